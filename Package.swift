@@ -1,0 +1,58 @@
+// swift-tools-version:6.0
+// geomon — low-power geofence and significant-change monitor for Linux.
+// Layers (dependencies point down only): geomon → GeomonDaemon → adapters → GeomonCore.
+import PackageDescription
+
+let strict: [SwiftSetting] = [
+    .enableUpcomingFeature("InternalImportsByDefault"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+    .enableUpcomingFeature("ExistentialAny"),
+]
+
+let package = Package(
+    name: "geomon",
+    products: [
+        .executable(name: "geomon", targets: ["geomon"]),
+    ],
+    targets: [
+        // C libraries from Debian, one system-library target each.
+        .systemLibrary(name: "CYAML", pkgConfig: "yaml-0.1", providers: [.apt(["libyaml-dev"])]),
+        .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(name: "CGPS", pkgConfig: "libgps", providers: [.apt(["libgps-dev"])]),
+        // Tiny C target for what Swift cannot reach (_GNU_SOURCE spawn helpers).
+        .target(name: "CGeomonShims"),
+
+        // The pure decision core: no Foundation, no C modules, no clock, no I/O.
+        .target(name: "GeomonCore", swiftSettings: strict),
+
+        // Adapters: each wraps one outside thing.
+        .target(name: "GeomonConfig", dependencies: ["GeomonCore", "CYAML"], swiftSettings: strict),
+        .target(name: "GeomonStore", dependencies: ["GeomonCore", "CSQLite"], swiftSettings: strict),
+        .target(name: "GeomonSources", dependencies: ["GeomonCore", "CGPS"], swiftSettings: strict),
+        .target(name: "GeomonHooks", dependencies: ["GeomonCore", "CGeomonShims"], swiftSettings: strict),
+
+        // The imperative shell: event loop, clock, signals, wiring.
+        .target(
+            name: "GeomonDaemon",
+            dependencies: ["GeomonCore", "GeomonConfig", "GeomonStore", "GeomonSources", "GeomonHooks"],
+            swiftSettings: strict
+        ),
+        .executableTarget(
+            name: "geomon",
+            dependencies: ["GeomonCore", "GeomonConfig", "GeomonStore", "GeomonSources", "GeomonHooks", "GeomonDaemon"],
+            swiftSettings: strict
+        ),
+
+        // Test helpers shared by the test targets (fixtures, temp dirs, running the binary).
+        .target(name: "GeomonTestSupport", dependencies: ["GeomonCore"], swiftSettings: strict),
+
+        .testTarget(name: "GeomonCoreTests", dependencies: ["GeomonCore", "GeomonTestSupport"], swiftSettings: strict),
+        .testTarget(name: "GeomonConfigTests", dependencies: ["GeomonConfig", "GeomonTestSupport"], swiftSettings: strict),
+        .testTarget(name: "GeomonStoreTests", dependencies: ["GeomonStore", "GeomonTestSupport"], swiftSettings: strict),
+        .testTarget(name: "GeomonSourcesTests", dependencies: ["GeomonSources", "GeomonTestSupport"], swiftSettings: strict),
+        .testTarget(name: "GeomonHooksTests", dependencies: ["GeomonHooks", "GeomonTestSupport"], swiftSettings: strict),
+        .testTarget(name: "GeomonDaemonTests", dependencies: ["GeomonDaemon", "GeomonConfig", "GeomonTestSupport"], swiftSettings: strict),
+        .testTarget(name: "GeomonCLITests", dependencies: ["GeomonTestSupport"], swiftSettings: strict),
+    ],
+    swiftLanguageModes: [.v6]
+)

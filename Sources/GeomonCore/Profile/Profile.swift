@@ -1,0 +1,210 @@
+/// A validated monitoring profile: what to watch, how, and whom to tell.
+///
+/// Built by `GeomonConfig` from YAML (keeping source locations for diagnostics); everything
+/// here is plain values so the core can decide on it without I/O. Paths are already resolved
+/// against the profile's directory.
+public struct Profile: Sendable {
+    public var version: Int = 1
+    public var name: String
+    public var description: String?
+    public var mode: MonitoringMode
+    public var sources: SourceSettings = SourceSettings()
+    public var significantChange: SignificantChangeSettings = SignificantChangeSettings()
+    public var policy: PolicySettings = PolicySettings()
+    public var transitions: TransitionSettings = TransitionSettings()
+    public var fences: [Fence] = []
+    public var hooks: HookSettings = HookSettings()
+    public var storage: StorageSettings = StorageSettings()
+    /// Absolute path of the profile file, when it came from one.
+    public var path: String?
+    /// The profile's own directory; relative paths in the profile resolve against it.
+    public var directory: String = "."
+
+    public init(name: String, mode: MonitoringMode) {
+        self.name = name
+        self.mode = mode
+    }
+}
+
+public enum MonitoringMode: String, Hashable, Sendable, CaseIterable {
+    case continuous
+    case significantChange = "significant-change"
+    case regions
+}
+
+public struct SourceSettings: Sendable {
+    public var gnss: GNSSSourceSettings?
+    public var coarse: CoarseSourceSettings?
+    public init(gnss: GNSSSourceSettings? = nil, coarse: CoarseSourceSettings? = nil) {
+        self.gnss = gnss
+        self.coarse = coarse
+    }
+}
+
+public struct GNSSSourceSettings: Sendable {
+    public var plugin: String = "gpsd"
+    public var host: String = "127.0.0.1"
+    public var port: Int = 2947
+    public var device: String?
+    /// Fixes with a worse horizontal accuracy never change fence state.
+    public var minAccuracyMeters: Double = 50
+    public init() {}
+}
+
+public struct CoarseSourceSettings: Sendable {
+    public var plugin: String = "command"
+    public var exec: [String] = []
+    /// Restart period when the program exits.
+    public var interval: Duration = .seconds(300)
+    /// Typical accuracy of the coarse source, used by lint rules and replay's degradation.
+    public var expectedAccuracyMeters: Double = 500
+    public init() {}
+}
+
+public struct SignificantChangeSettings: Sendable {
+    public var distanceMeters: Double = 500
+    public var minInterval: Duration = .seconds(300)
+    public init() {}
+}
+
+public struct StationarySettings: Sendable {
+    public var radiusMeters: Double = 50
+    public var timeout: Duration = .seconds(300)
+    public init() {}
+}
+
+public struct ReceiverSettings: Sendable {
+    public var ttffHot: Duration = .seconds(2)
+    public var ttffWarm: Duration = .seconds(30)
+    public var hotWindow: Duration = .seconds(7200)
+    public var powerAcquireMilliwatts: Double = 120
+    public var powerTrackMilliwatts: Double = 90
+    public init() {}
+}
+
+public struct PolicySettings: Sendable {
+    public var maxSpeedMetersPerSecond: Double = 30
+    public var wakeMarginMeters: Double = 50
+    public var minSleep: Duration = .seconds(10)
+    public var maxSleep: Duration = .seconds(1800)
+    public var fixTimeout: Duration = .seconds(90)
+    public var stationary: StationarySettings = StationarySettings()
+    public var receiver: ReceiverSettings = ReceiverSettings()
+    public init() {}
+}
+
+public enum InitialReport: String, Hashable, Sendable {
+    /// The first certain state of a fence is recorded without an event.
+    case silent
+    /// The first certain "inside" is reported as an enter event.
+    case report
+}
+
+public struct TransitionSettings: Sendable {
+    public var hysteresisMeters: Double = 10
+    /// Consecutive certain fixes needed to change state.
+    public var confirm: Int = 2
+    public var initial: InitialReport = .silent
+    public init() {}
+}
+
+/// The kinds of events geomon emits.
+public enum EventKind: String, Hashable, Sendable, CaseIterable, Comparable {
+    case enter
+    case exit
+    case dwell
+    case location
+
+    public static func < (lhs: EventKind, rhs: EventKind) -> Bool {
+        allCases.firstIndex(of: lhs)! < allCases.firstIndex(of: rhs)!
+    }
+}
+
+/// A polygon with optional holes; rings are lists of vertices (closing vertex optional,
+/// either orientation). Edges are straight lines in longitude/latitude (GeoJSON semantics).
+public struct PolygonRings: Hashable, Sendable {
+    public var shell: [Coordinate]
+    public var holes: [[Coordinate]]
+    public init(shell: [Coordinate], holes: [[Coordinate]] = []) {
+        self.shell = shell
+        self.holes = holes
+    }
+}
+
+public enum FenceShape: Hashable, Sendable {
+    case circle(center: Coordinate, radiusMeters: Double)
+    /// One or more polygons (a GeoJSON MultiPolygon has several).
+    case polygons([PolygonRings])
+}
+
+public struct Fence: Sendable {
+    public var id: String
+    public var name: String?
+    public var shape: FenceShape
+    public var events: Set<EventKind> = [.enter, .exit]
+    public var dwell: Duration?
+
+    public init(id: String, name: String? = nil, shape: FenceShape, events: Set<EventKind> = [.enter, .exit], dwell: Duration? = nil) {
+        self.id = id
+        self.name = name
+        self.shape = shape
+        self.events = events
+        self.dwell = dwell
+    }
+}
+
+/// Conditions a hook's deliveries wait for.
+public struct HookConditions: Hashable, Sendable {
+    public var network: Bool = false
+    public var externalPower: Bool = false
+    public init(network: Bool = false, externalPower: Bool = false) {
+        self.network = network
+        self.externalPower = externalPower
+    }
+}
+
+public struct HookSpec: Hashable, Sendable {
+    /// argv, run directly without a shell; `exec[0]` resolved against the profile directory.
+    public var exec: [String]
+    public var timeout: Duration = .seconds(30)
+    public var when: HookConditions = HookConditions()
+    public init(exec: [String], timeout: Duration = .seconds(30), when: HookConditions = HookConditions()) {
+        self.exec = exec
+        self.timeout = timeout
+        self.when = when
+    }
+}
+
+public struct RetrySettings: Hashable, Sendable {
+    public var attempts: Int = 8
+    public var backoff: Duration = .seconds(2)
+    public var maxBackoff: Duration = .seconds(600)
+    public init() {}
+}
+
+public struct HookSettings: Sendable {
+    public var enter: [HookSpec] = []
+    public var exit: [HookSpec] = []
+    public var dwell: [HookSpec] = []
+    public var location: [HookSpec] = []
+    public var heartbeat: [HookSpec] = []
+    public var heartbeatEvery: Duration = .seconds(1800)
+    public var retry: RetrySettings = RetrySettings()
+    public init() {}
+
+    public func hooks(for kind: EventKind) -> [HookSpec] {
+        switch kind {
+        case .enter: enter
+        case .exit: exit
+        case .dwell: dwell
+        case .location: location
+        }
+    }
+}
+
+public struct StorageSettings: Sendable {
+    /// Database path; nil means the default `/var/lib/geomon/<name>.db`.
+    public var path: String?
+    public var keepFixes: Duration = .seconds(7 * 86400)
+    public init() {}
+}

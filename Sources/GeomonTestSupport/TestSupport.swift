@@ -1,0 +1,108 @@
+public import Foundation
+
+/// Paths and helpers shared by all test targets.
+public enum TestSupport {
+    /// The package root, found from this source file's location.
+    public static let packageRoot: URL = {
+        URL(fileURLWithPath: #filePath)
+            .deletingLastPathComponent() // GeomonTestSupport
+            .deletingLastPathComponent() // Sources
+            .deletingLastPathComponent()
+    }()
+
+    /// `Tests/Fixtures/<relative>`.
+    public static func fixture(_ relative: String) -> URL {
+        packageRoot.appendingPathComponent("Tests/Fixtures").appendingPathComponent(relative)
+    }
+
+    /// The built `geomon` binary, next to the running test bundle.
+    public static var geomonBinary: URL {
+        let exe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        var dir = URL(fileURLWithPath: exe).deletingLastPathComponent()
+        // The test runner may live inside a `.xctest` bundle directory.
+        while dir.path != "/" {
+            let candidate = dir.appendingPathComponent("geomon")
+            var isDir: ObjCBool = false
+            if FileManager.default.fileExists(atPath: candidate.path, isDirectory: &isDir), !isDir.boolValue {
+                return candidate
+            }
+            dir = dir.deletingLastPathComponent()
+        }
+        return packageRoot.appendingPathComponent(".build/debug/geomon")
+    }
+}
+
+/// A fresh directory under the system temp dir, removed by `remove()` (or left for inspection).
+public struct TemporaryDirectory: Sendable {
+    public let url: URL
+
+    public init(prefix: String = "geomon-test") throws {
+        let base = URL(fileURLWithPath: NSTemporaryDirectory())
+        url = base.appendingPathComponent("\(prefix)-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    }
+
+    public func path(_ name: String) -> String { url.appendingPathComponent(name).path }
+
+    public func write(_ name: String, _ text: String, mode: Int? = nil) throws -> String {
+        let target = url.appendingPathComponent(name)
+        try FileManager.default.createDirectory(at: target.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try Data(text.utf8).write(to: target)
+        if let mode {
+            try FileManager.default.setAttributes([.posixPermissions: mode], ofItemAtPath: target.path)
+        }
+        return target.path
+    }
+
+    public func remove() {
+        try? FileManager.default.removeItem(at: url)
+    }
+}
+
+/// What a finished child process produced.
+public struct ProcessResult: Sendable {
+    public var exitCode: Int32
+    public var stdout: String
+    public var stderr: String
+}
+
+/// Runs a program to completion with the given stdin, capturing stdout and stderr.
+public func runProcess(
+    _ executable: URL,
+    _ arguments: [String],
+    stdin: String? = nil,
+    environment: [String: String]? = nil,
+    currentDirectory: URL? = nil
+) throws -> ProcessResult {
+    let process = Process()
+    process.executableURL = executable
+    process.arguments = arguments
+    if let environment { process.environment = environment }
+    if let currentDirectory { process.currentDirectoryURL = currentDirectory }
+    let out = Pipe(), err = Pipe(), input = Pipe()
+    process.standardOutput = out
+    process.standardError = err
+    process.standardInput = input
+    try process.run()
+    // Drain both pipes concurrently so a chatty child never blocks on a full pipe.
+    let group = DispatchGroup()
+    nonisolated(unsafe) var outData = Data(), errData = Data()
+    group.enter()
+    DispatchQueue.global().async { outData = out.fileHandleForReading.readDataToEndOfFile(); group.leave() }
+    group.enter()
+    DispatchQueue.global().async { errData = err.fileHandleForReading.readDataToEndOfFile(); group.leave() }
+    if let stdin { input.fileHandleForWriting.write(Data(stdin.utf8)) }
+    try? input.fileHandleForWriting.close()
+    process.waitUntilExit()
+    group.wait()
+    return ProcessResult(
+        exitCode: process.terminationStatus,
+        stdout: String(decoding: outData, as: UTF8.self),
+        stderr: String(decoding: errData, as: UTF8.self)
+    )
+}
+
+/// Runs the built `geomon` binary.
+public func runGeomon(_ arguments: [String], stdin: String? = nil, currentDirectory: URL? = nil) throws -> ProcessResult {
+    try runProcess(TestSupport.geomonBinary, arguments, stdin: stdin, currentDirectory: currentDirectory)
+}

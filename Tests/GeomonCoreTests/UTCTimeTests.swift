@@ -1,0 +1,24 @@
+import GeomonCore
+import Testing
+
+struct UTCTimeTests {
+    @Test(arguments: [
+        ("1970-01-01T00:00:00Z", Int64(0)),
+        ("2024-02-29T23:59:59.250Z", Int64(1_709_251_199_250)),
+        ("2010-04-03T12:00:00+02:00", Int64(1_270_288_800_000)),
+        ("1969-12-31T23:59:59Z", Int64(-1000)),
+    ])
+    func parsesRFC3339(text: String, millis: Int64) {
+        #expect(UTCTime(rfc3339: text)?.millisecondsSince1970 == millis)
+    }
+
+    @Test(arguments: ["2024-02-29T23:59:59.250Z", "1970-01-01T00:00:00Z", "2099-12-31T00:00:01.001Z", "1969-12-31T23:59:59Z"])
+    func formatsRoundTrip(text: String) {
+        #expect(UTCTime(rfc3339: text)?.rfc3339 == text)
+    }
+
+    @Test(arguments: ["", "2024-13-01T00:00:00Z", "2024-01-01 00:00:00", "2024-01-01T00:00:00Zjunk", "2024-01-01T00:00:00."])
+    func rejectsMalformed(text: String) {
+        #expect(UTCTime(rfc3339: text) == nil)
+    }
+}

@@ -1,0 +1,8 @@
+import GeomonHooks
+import Testing
+
+struct GeomonHooksSmokeTests {
+    @Test func moduleLinks() {
+        #expect(GeomonHooksInfo.name == "GeomonHooks")
+    }
+}

@@ -1,0 +1,8 @@
+import GeomonStore
+import Testing
+
+struct GeomonStoreSmokeTests {
+    @Test func moduleLinks() {
+        #expect(GeomonStoreInfo.name == "GeomonStore")
+    }
+}

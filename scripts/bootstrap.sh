@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Installs the system packages geomon needs, only when something is missing.
+# Safe to run repeatedly; needs root (or sudo) only when it has to install.
+set -euo pipefail
+
+packages=(pkg-config libyaml-dev libsqlite3-dev libgps-dev gpsd gpsd-clients sqlite3)
+missing=()
+for p in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+
+if [ ${#missing[@]} -gt 0 ]; then
+    echo "bootstrap: installing ${missing[*]}" >&2
+    sudo=""
+    [ "$(id -u)" -eq 0 ] || sudo="sudo"
+    export DEBIAN_FRONTEND=noninteractive
+    $sudo apt-get update -qq
+    # gpsd's package would start a system gpsd on :2947; tests run their own on free ports.
+    $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+    if command -v systemctl >/dev/null 2>&1; then
+        $sudo systemctl disable --now gpsd.socket gpsd.service >/dev/null 2>&1 || true
+    fi
+fi
+
+if ! command -v swift >/dev/null 2>&1; then
+    if [ -x /opt/swift/usr/bin/swift ]; then
+        export PATH="/opt/swift/usr/bin:$PATH"
+    else
+        echo "bootstrap: error: the Swift 6 toolchain is not installed (see https://www.swift.org/install/linux/)" >&2
+        exit 69
+    fi
+fi
