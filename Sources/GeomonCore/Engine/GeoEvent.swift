@@ -1,0 +1,37 @@
+/// A decided event: a fence transition, a dwell, or a significant location change.
+///
+/// Its `id` is stable (derived from the profile, fence, kind and the fix time, never random),
+/// so replays are byte-identical and hooks can be idempotent (`GEOMON_EVENT_ID`).
+public struct GeoEvent: Hashable, Sendable {
+    public var id: String
+    public var kind: EventKind
+    /// The fence's id; nil for `location` events.
+    public var fenceID: String?
+    public var fenceName: String?
+    /// Time of the first fix that showed the new state.
+    public var time: UTCTime
+    public var coordinate: Coordinate
+    public var accuracyMeters: Double
+    /// Which rule fired, for explanations (e.g. "inside confirmed by 2 fixes").
+    public var rule: String
+
+    public init(
+        id: String,
+        kind: EventKind,
+        fenceID: String?,
+        fenceName: String? = nil,
+        time: UTCTime,
+        coordinate: Coordinate,
+        accuracyMeters: Double,
+        rule: String
+    ) {
+        self.id = id
+        self.kind = kind
+        self.fenceID = fenceID
+        self.fenceName = fenceName
+        self.time = time
+        self.coordinate = coordinate
+        self.accuracyMeters = accuracyMeters
+        self.rule = rule
+    }
+}
