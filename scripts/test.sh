@@ -3,6 +3,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/bootstrap.sh
-swift build --build-tests 2>&1 | grep -vE '^\[[0-9]+/[0-9]+\] (Compiling|Emitting|Write|Linking|Applying|Wrapping|Planning)' || true
-swift build --build-tests >/dev/null 2>&1 || { swift build --build-tests; exit 1; }
+echo "== swift build --build-tests" >&2
+if ! swift build --build-tests > /tmp/geomon-build.log 2>&1; then
+    grep -E 'error|warning: unre' /tmp/geomon-build.log || tail -50 /tmp/geomon-build.log
+    exit 1
+fi
+echo "== swift test" >&2
 swift test --skip-build
