@@ -3,6 +3,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/bootstrap.sh
+bash scripts/check-core-purity.sh
 echo "== swift build --build-tests" >&2
 if ! swift build --build-tests > /tmp/geomon-build.log 2>&1; then
     grep -E 'error|warning: unre' /tmp/geomon-build.log || tail -50 /tmp/geomon-build.log

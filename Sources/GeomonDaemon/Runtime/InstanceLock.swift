@@ -1,0 +1,59 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One running instance per database: an exclusive `flock` on `<db>.lock`, held for the
+/// process's lifetime (the kernel drops it when the process dies, even on `kill -9`).
+public final class InstanceLock {
+    public struct Busy: Error, CustomStringConvertible {
+        public var path: String
+        public var holder: String?
+        public var description: String {
+            "another geomon instance is already running on this database (lock \(path)\(holder.map { ", pid \($0)" } ?? ""))"
+        }
+    }
+
+    public struct Failed: Error, CustomStringConvertible {
+        public var path: String
+        public var reason: String
+        public var description: String { "cannot create lock file \(path): \(reason)" }
+    }
+
+    public let path: String
+    private let fd: Int32
+
+    public init(databasePath: String) throws {
+        path = databasePath + ".lock"
+        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw Failed(path: path, reason: String(cString: strerror(errno))) }
+        if flock(fd, LOCK_EX | LOCK_NB) != 0 {
+            let busy = errno == EWOULDBLOCK
+            var buffer = [UInt8](repeating: 0, count: 32)
+            let n = read(fd, &buffer, buffer.count)
+            close(fd)
+            if busy {
+                let holder = n > 0 ? String(decoding: buffer[0..<n], as: UTF8.self).trimmingWhitespace : nil
+                throw Busy(path: path, holder: holder?.isEmpty == false ? holder : nil)
+            }
+            throw Failed(path: path, reason: String(cString: strerror(errno)))
+        }
+        _ = ftruncate(fd, 0)
+        let pid = Array("\(getpid())\n".utf8)
+        _ = pid.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }
+        self.fd = fd
+    }
+
+    deinit {
+        flock(fd, LOCK_UN)
+        close(fd)
+    }
+}
+
+extension String {
+    var trimmingWhitespace: String {
+        var scalars = Substring(self)
+        while let first = scalars.first, first.isWhitespace { scalars.removeFirst() }
+        while let last = scalars.last, last.isWhitespace { scalars.removeLast() }
+        return String(scalars)
+    }
+}
