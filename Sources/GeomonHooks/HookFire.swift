@@ -1,0 +1,70 @@
+public import GeomonCore
+
+/// `geomon hooks fire`: runs a profile's hooks once with a synthetic event (`GEOMON_TEST=1`),
+/// so users can try their scripts without moving. No store, no retries.
+public enum HookFire {
+    public enum FireError: Error, CustomStringConvertible, Equatable {
+        case unknownFence(String, known: [String])
+        case fenceRequired(EventKind)
+
+        public var description: String {
+            switch self {
+            case .unknownFence(let id, let known):
+                let list = known.isEmpty ? "the profile has no fences" : "known fences: \(known.joined(separator: ", "))"
+                return "no fence with id '\(id)' in the profile (\(list))"
+            case .fenceRequired(let kind):
+                return "a '\(kind.rawValue)' event needs --fence ID"
+            }
+        }
+    }
+
+    /// One hook's outcome.
+    public struct Outcome: Sendable {
+        public var argv: [String]
+        public var result: HookResult
+    }
+
+    /// A synthetic event of `kind` at `fenceID` (its centre, or the first polygon's first vertex).
+    public static func syntheticEvent(profile: Profile, kind: EventKind, fenceID: String?, now: UTCTime) throws -> GeoEvent {
+        var coordinate = Coordinate(latitude: 0, longitude: 0)
+        var fenceName: String?
+        if let fenceID {
+            guard let fence = profile.fences.first(where: { $0.id == fenceID }) else {
+                throw FireError.unknownFence(fenceID, known: profile.fences.map(\.id))
+            }
+            fenceName = fence.name
+            switch fence.shape {
+            case .circle(let center, _): coordinate = center
+            case .polygons(let polygons): coordinate = polygons.first?.shell.first ?? coordinate
+            }
+        } else if kind != .location {
+            throw FireError.fenceRequired(kind)
+        }
+        return GeoEvent(
+            id: "test-\(kind.rawValue)-\(fenceID ?? "location")-\(now.millisecondsSince1970)",
+            kind: kind, fenceID: fenceID, fenceName: fenceName, time: now, coordinate: coordinate,
+            accuracyMeters: 5, rule: "geomon hooks fire (test event)"
+        )
+    }
+
+    /// Runs every hook for `event.kind` concurrently, once; outcomes in profile order.
+    public static func run(profile: Profile, event: GeoEvent, runner: HookRunner = HookRunner(), home: String? = nil) -> [Outcome] {
+        let targets = HookCatalog.targets(for: event.kind, in: profile.hooks)
+        let inbox = CompletionInbox<(Int, HookResult)>(onActivity: nil)
+        for (index, target) in targets.enumerated() {
+            let invocation = HookEnvironment.invocation(
+                argv: target.spec.exec, timeout: target.spec.timeout, event: event, profileName: profile.name,
+                profileDirectory: profile.directory, attempt: 1, isTest: true, home: home
+            )
+            runner.start(invocation) { inbox.post((index, $0)) }
+        }
+        var results: [Int: HookResult] = [:]
+        while results.count < targets.count {
+            inbox.wait(timeout: .seconds(60))
+            for (index, result) in inbox.takeAll() { results[index] = result }
+        }
+        return targets.enumerated().compactMap { index, target in
+            results[index].map { Outcome(argv: target.spec.exec, result: $0) }
+        }
+    }
+}
