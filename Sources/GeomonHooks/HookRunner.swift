@@ -70,7 +70,9 @@ public struct HookRunner: Sendable {
     public static func resolveExecutable(_ name: String, directory: String) -> String {
         if name.hasPrefix("/") { return name }
         let base = directory.hasSuffix("/") ? String(directory.dropLast()) : directory
-        let local = base.isEmpty ? name : base + "/" + name
+        var relative = Substring(name)
+        while relative.hasPrefix("./") { relative = relative.dropFirst(2) }
+        let local = base.isEmpty ? String(relative) : base + "/" + relative
         if name.contains("/") { return local }
         if access(local, F_OK) == 0 { return local }
         for dir in HookEnvironment.hookPath.split(separator: ":") {
