@@ -37,6 +37,13 @@ public final class DeliveryWorker {
         public var attempt: Int
         public var result: HookResult
         public var decision: Decision
+
+        public init(delivery: Delivery, attempt: Int, result: HookResult, decision: Decision) {
+            self.delivery = delivery
+            self.attempt = attempt
+            self.result = result
+            self.decision = decision
+        }
     }
 
     public enum Decision: Sendable, Equatable {

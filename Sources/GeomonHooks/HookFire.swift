@@ -22,6 +22,11 @@ public enum HookFire {
     public struct Outcome: Sendable {
         public var argv: [String]
         public var result: HookResult
+
+        public init(argv: [String], result: HookResult) {
+            self.argv = argv
+            self.result = result
+        }
     }
 
     /// A synthetic event of `kind` at `fenceID` (its centre, or the first polygon's first vertex).
@@ -66,5 +71,25 @@ public enum HookFire {
         return targets.enumerated().compactMap { index, target in
             results[index].map { Outcome(argv: target.spec.exec, result: $0) }
         }
+    }
+}
+
+extension HookFire {
+    /// What `geomon hooks fire` prints: one status line per hook, then its output, indented.
+    public static func render(_ outcomes: [Outcome]) -> String {
+        var out = ""
+        for outcome in outcomes {
+            let command = JSONText.array(outcome.argv)
+            let status = outcome.result.succeeded ? "ok  " : "FAIL"
+            out += "\(status) \(command): \(outcome.result.summary)\n"
+            for (label, bytes, truncated) in [("stdout", outcome.result.stdout, outcome.result.stdoutTruncated),
+                                              ("stderr", outcome.result.stderr, outcome.result.stderrTruncated)] where !bytes.isEmpty {
+                for line in String(decoding: bytes, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false).dropLast(bytes.last == 10 ? 1 : 0) {
+                    out += "  \(label)| \(line)\n"
+                }
+                if truncated { out += "  \(label)| … (output truncated)\n" }
+            }
+        }
+        return out
     }
 }

@@ -58,7 +58,7 @@ public struct HookRunner: Sendable {
     }
 
     /// Runs the invocation on a dedicated thread (never blocking a concurrency pool thread).
-    public func run(_ invocation: HookInvocation) async -> HookResult {
+    public func runOnThread(_ invocation: HookInvocation) async -> HookResult {
         await withCheckedContinuation { continuation in
             start(invocation) { continuation.resume(returning: $0) }
         }
@@ -96,7 +96,7 @@ public struct HookRunner: Sendable {
         defer { if pidfd >= 0 { close(pidfd) } }
         var phase = Phase.running(deadline: started + timeout)
         var timedOut = false
-        var status: Int32 = 0
+        var status: Int32? = nil
         var endedAt = started
 
         while true {
@@ -145,7 +145,14 @@ public struct HookRunner: Sendable {
                 else if entry.fd == child.stderrRead { child.drain(.stderr) }
             }
 
-            if leaderRunning && geomon_child_exited_nowait(pid) == 1 {
+            let exitState = leaderRunning ? geomon_child_exited_nowait(pid) : 0
+            if exitState == -1 {
+                // ECHILD: someone else reaped it (SIGCHLD set to SIG_IGN, or a stray waitpid(-1)).
+                // The group id may be reused now, so do not signal it; report an unknown status.
+                status = nil
+                endedAt = ContinuousClock.now
+                phase = .exited(drainUntil: endedAt + limits.drainAfterExit)
+            } else if exitState == 1 {
                 // The leader is a zombie: its pid (= the group id) cannot be reused yet, so it is
                 // safe to kill whatever it left behind in its group, then reap it.
                 kill(-pid, SIGKILL)
@@ -158,14 +165,14 @@ public struct HookRunner: Sendable {
         }
     }
 
-    private func makeResult(status: Int32, timedOut: Bool, duration: Duration, child: ChildIO, path: String, pid: pid_t) -> HookResult {
+    private func makeResult(status: Int32?, timedOut: Bool, duration: Duration, child: ChildIO, path: String, pid: pid_t) -> HookResult {
         let termination: HookResult.Termination
-        if geomon_wifexited(status) != 0 {
+        if let status, geomon_wifexited(status) != 0 {
             termination = .exited(geomon_wexitstatus(status))
-        } else if geomon_wifsignaled(status) != 0 {
+        } else if let status, geomon_wifsignaled(status) != 0 {
             termination = .signaled(geomon_wtermsig(status))
         } else {
-            termination = .exited(-1)
+            termination = .exited(-1) // status unknown (reaped by someone else)
         }
         return HookResult(
             termination: termination, timedOut: timedOut, duration: duration,

@@ -73,3 +73,19 @@ struct DeliveryReportTests {
         #expect(JSONText.quote("a\u{1}\n\"") == #""a\u0001\n\"""#)
     }
 }
+
+struct HookFireRenderTests {
+    @Test func renderShowsStatusCommandAndIndentedOutput() {
+        let ok = HookFire.Outcome(argv: ["./a.sh"], result: HookResult(termination: .exited(0), stdout: Array("hi\nthere\n".utf8)))
+        let bad = HookFire.Outcome(argv: ["./b.sh", "x"], result: HookResult(termination: .exited(2), stderr: Array("oops".utf8), stderrTruncated: true))
+        #expect(HookFire.render([ok, bad]) == """
+        ok   ["./a.sh"]: exit status 0
+          stdout| hi
+          stdout| there
+        FAIL ["./b.sh","x"]: exit status 2: oops
+          stderr| oops
+          stderr| … (output truncated)
+
+        """)
+    }
+}

@@ -181,8 +181,8 @@ struct HookRunnerTests {
     @Test func severalHooksRunConcurrentlyOnTheirOwnThreads() async throws {
         let dir = try TemporaryDirectory()
         defer { dir.remove() }
-        async let a = runner.run(Hooks.invocation(["./record.sh", dir.url.path]))
-        async let b = runner.run(Hooks.invocation(["/bin/echo", "b"]))
+        async let a = runner.runOnThread(Hooks.invocation(["./record.sh", dir.url.path]))
+        async let b = runner.runOnThread(Hooks.invocation(["/bin/echo", "b"]))
         let (ra, rb) = await (a, b)
         #expect(ra.succeeded && rb.succeeded)
         #expect(rb.stdout == Array("b\n".utf8))
