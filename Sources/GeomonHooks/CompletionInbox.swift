@@ -28,6 +28,14 @@ final class CompletionInbox<Item: Sendable>: @unchecked Sendable {
         return taken
     }
 
+    /// Returns items that could not be handled, ahead of newer ones.
+    func putBack(_ returned: [Item]) {
+        guard !returned.isEmpty else { return }
+        condition.lock()
+        items.insert(contentsOf: returned, at: 0)
+        condition.unlock()
+    }
+
     /// Blocks until an item is waiting or `timeout` passed.
     func wait(timeout: Duration) {
         let deadline = Date(timeIntervalSinceNow: max(0, timeout.secondsValue))

@@ -106,8 +106,15 @@ public final class DeliveryWorker {
     /// latest (nil: only when a hook finishes or new events are committed).
     @discardableResult
     public func poll(now: UTCTime) throws -> UTCTime? {
-        for finished in inbox.takeAll() {
-            try record(finished, now: now)
+        let finished = inbox.takeAll()
+        for (index, item) in finished.enumerated() {
+            do {
+                try record(item, now: now)
+            } catch {
+                // Keep what was not recorded (the store failed): the next poll tries again.
+                inbox.putBack(Array(finished[index...]))
+                throw error
+            }
         }
         retryWakeTimes = retryWakeTimes.filter { $0 > now.millisecondsSince1970 }
 
@@ -178,7 +185,6 @@ public final class DeliveryWorker {
     }
 
     private func record(_ finished: Finished, now: UTCTime) throws {
-        running.remove(finished.delivery.serialKey)
         let decision: Decision
         if finished.result.succeeded {
             try queue.markDelivered(id: finished.delivery.id)
@@ -195,6 +201,7 @@ public final class DeliveryWorker {
                 decision = .dead
             }
         }
+        running.remove(finished.delivery.serialKey)
         onOutcome?(Outcome(delivery: finished.delivery, attempt: finished.attempt, result: finished.result, decision: decision))
     }
 }
