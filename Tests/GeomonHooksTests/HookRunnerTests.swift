@@ -122,7 +122,7 @@ struct HookRunnerTests {
     @Test func sleepingHookIsKilledAtItsTimeoutWithItsChildren() throws {
         let dir = try TemporaryDirectory()
         defer { dir.remove() }
-        let result = runner.run(Hooks.invocation(["./sleep_forever.sh", dir.url.path], timeout: .milliseconds(800)))
+        let result = runner.run(Hooks.invocation(["./sleep_forever.sh", dir.url.path], timeout: .seconds(2)))
         let pids = (Hooks.waitForFile(dir.path("pids")) ?? "").split(separator: " ").compactMap { Int32($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
         defer { Hooks.cleanup(pids) }
         #expect(result.timedOut)
@@ -135,7 +135,7 @@ struct HookRunnerTests {
     @Test func hookIgnoringSIGTERMIsKilledAfterTheGracePeriod() throws {
         let dir = try TemporaryDirectory()
         defer { dir.remove() }
-        let result = runner.run(Hooks.invocation(["./ignore_term.sh", dir.url.path], timeout: .milliseconds(500)))
+        let result = runner.run(Hooks.invocation(["./ignore_term.sh", dir.url.path], timeout: .seconds(2)))
         let pids = (Hooks.waitForFile(dir.path("pids")) ?? "").split(separator: " ").compactMap { Int32($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
         defer { Hooks.cleanup(pids) }
         #expect(result.timedOut)
@@ -155,6 +155,19 @@ struct HookRunnerTests {
         #expect(String(decoding: result.stdout, as: UTF8.self) == "started\n")
         #expect(child > 1)
         #expect(Hooks.stillRunning([child]).isEmpty)
+    }
+
+    @Test func processThatEscapedWithSetsidCannotKeepUsWaiting() throws {
+        // Documented limit: a setsid() descendant leaves the group and survives; but holding
+        // our stdout pipe open must not block the run past `drainAfterExit`.
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let result = runner.run(Hooks.invocation(["./escape_setsid.sh", dir.url.path], timeout: .seconds(30)))
+        let escaped = Int32((Hooks.waitForFile(dir.path("pid")) ?? "").trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1
+        defer { Hooks.cleanup([escaped]) }
+        #expect(result.termination == .exited(0))
+        #expect(!result.timedOut)
+        #expect(escaped > 1)
     }
 
     @Test func outputBeyondTheLimitIsDrainedAndMarkedTruncated() throws {
