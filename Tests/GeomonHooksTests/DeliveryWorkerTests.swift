@@ -44,6 +44,35 @@ struct DeliveryWorkerTests {
         #expect(decisions.last == .delivered)
     }
 
+    @Test func pollReportsTheRetryTimeAsItsNextWake() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let hook = HookSpec(exec: ["./fail_until.sh", dir.url.path, "2"])
+        let queue = QueueFactory.make()
+        let id = queue.enqueue(Hooks.event(), hooks: [hook])[0]
+        var retry = Hooks.fastRetry(attempts: 3)
+        retry.backoff = .seconds(60)
+        retry.maxBackoff = .seconds(60)
+        let worker = worker(queue, hooks: [hook], retry: retry)
+        let t0 = UTCTime(millisecondsSince1970: 1_714_564_800_000)
+        #expect(try worker.poll(now: t0) == nil, "nothing scheduled while the hook runs")
+        #expect(worker.runningCount == 1)
+        while worker.runningCount > 0 {
+            worker.waitForActivity(timeout: .seconds(5))
+            let wake = try worker.poll(now: t0 + .seconds(1))
+            if worker.runningCount == 0 {
+                let row = try #require(queue.row(id))
+                #expect(row.status == .retrying)
+                #expect(wake == row.nextAttemptAt)
+                // Equal jitter on a 60 s base: between 30 s and 60 s after the failure.
+                let delay = try #require(wake) - (t0 + .seconds(1))
+                #expect(delay >= .seconds(30) && delay <= .seconds(60))
+            }
+        }
+        #expect(try worker.poll(now: t0 + .seconds(2)) != nil)
+        #expect(worker.runningCount == 0, "not due before its retry time")
+    }
+
     @Test func missingAndNonExecutableHooksAreDeadLetteredAfterTheLastAttempt() throws {
         let missing = HookSpec(exec: ["./no-such-hook.sh"])
         let notExecutable = HookSpec(exec: ["./not_executable.sh"])
