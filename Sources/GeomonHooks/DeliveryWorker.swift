@@ -1,0 +1,207 @@
+public import GeomonCore
+
+/// Pulls due deliveries from a `DeliveryQueue`, runs them with a `HookRunner` (each on its own
+/// thread, up to `maxConcurrent` at once, strictly one at a time per hook and fence), and
+/// records every outcome: exit 0 → delivered; anything else → retry with backoff, or dead.
+///
+/// Owned by one thread (the daemon loop): call `poll(now:)` after committing new events, when a
+/// hook finished (`onActivity` fires, or `waitForActivity`) and at the returned wake time. The
+/// queue is only touched inside `poll`, on the owner's thread.
+public final class DeliveryWorker {
+    public struct Settings: Sendable {
+        public var maxConcurrent: Int = 4
+        public var retry: RetrySettings = RetrySettings()
+        /// How often held-back deliveries recheck their conditions.
+        public var conditionRecheck: Duration = .seconds(30)
+        public var profileName: String
+        /// Working directory of hooks and base of relative `exec[0]`.
+        public var profileDirectory: String
+        public var home: String?
+        /// Timeout for a delivery whose command the profile no longer lists.
+        public var defaultTimeout: Duration = .seconds(30)
+        /// How many due rows one poll reads.
+        public var batchLimit: Int = 256
+
+        public init(profileName: String, profileDirectory: String, retry: RetrySettings = RetrySettings(), maxConcurrent: Int = 4, home: String? = nil) {
+            self.profileName = profileName
+            self.profileDirectory = profileDirectory
+            self.retry = retry
+            self.maxConcurrent = maxConcurrent
+            self.home = home
+        }
+    }
+
+    /// What one recorded attempt came to.
+    public struct Outcome: Sendable {
+        public var delivery: Delivery
+        public var attempt: Int
+        public var result: HookResult
+        public var decision: Decision
+
+        public init(delivery: Delivery, attempt: Int, result: HookResult, decision: Decision) {
+            self.delivery = delivery
+            self.attempt = attempt
+            self.result = result
+            self.decision = decision
+        }
+    }
+
+    public enum Decision: Sendable, Equatable {
+        case delivered
+        case retry(at: UTCTime)
+        case dead
+    }
+
+    private struct Finished: Sendable {
+        var delivery: Delivery
+        var attempt: Int
+        var result: HookResult
+    }
+
+    public let settings: Settings
+    private let queue: any DeliveryQueue
+    private let runner: HookRunner
+    private let catalog: HookCatalog
+    private let probe: ConditionProbe
+    private var random: SeededGenerator
+    private let inbox: CompletionInbox<Finished>
+    private var running: Set<SerialKey> = []
+    private var retryWakeTimes: Set<Int64> = []
+    private var heldBackCount = 0
+
+    /// Called on the owner's thread for each recorded attempt (for logging).
+    public var onOutcome: ((Outcome) -> Void)?
+
+    /// - Parameter onActivity: called from a hook thread when a hook finished; wake the loop.
+    public init(
+        queue: any DeliveryQueue, settings: Settings, catalog: HookCatalog, runner: HookRunner = HookRunner(),
+        probe: ConditionProbe = ConditionProbe(), random: SeededGenerator = SeededGenerator(seed: UInt64.random(in: 0...UInt64.max)),
+        onActivity: (@Sendable () -> Void)? = nil
+    ) {
+        self.queue = queue
+        self.settings = settings
+        self.catalog = catalog
+        self.runner = runner
+        self.probe = probe
+        self.random = random
+        self.inbox = CompletionInbox(onActivity: onActivity)
+    }
+
+    /// Hooks started and not yet recorded.
+    public var runningCount: Int { running.count }
+
+    /// Deliveries whose conditions held them back at the last poll.
+    public var heldBack: Int { heldBackCount }
+
+    /// At start-up: attempts interrupted by a crash run again (same event id), and known retry
+    /// times are remembered for `poll`'s wake time.
+    public func recover() throws {
+        try queue.recoverInterrupted()
+        for delivery in try queue.deliveries(status: .retrying) {
+            if let at = delivery.nextAttemptAt { retryWakeTimes.insert(at.millisecondsSince1970) }
+        }
+    }
+
+    /// Records finished attempts, starts what is due, and returns when to poll again at the
+    /// latest (nil: only when a hook finishes or new events are committed).
+    @discardableResult
+    public func poll(now: UTCTime) throws -> UTCTime? {
+        let finished = inbox.takeAll()
+        for (index, item) in finished.enumerated() {
+            do {
+                try record(item, now: now)
+            } catch {
+                // Keep what was not recorded (the store failed): the next poll tries again.
+                inbox.putBack(Array(finished[index...]))
+                throw error
+            }
+        }
+        retryWakeTimes = retryWakeTimes.filter { $0 > now.millisecondsSince1970 }
+
+        let capacity = settings.maxConcurrent - running.count
+        var conditionCache: [HookConditions: Bool] = [:]
+        let due = try queue.dueDeliveries(now: now, limit: max(settings.batchLimit, settings.maxConcurrent))
+        let selection = DeliveryScheduler.select(due: due, running: running, capacity: max(0, capacity)) { delivery in
+            let conditions = catalog.spec(forKey: delivery.hookKey)?.when ?? HookConditions()
+            if !conditions.network && !conditions.externalPower { return true }
+            if let known = conditionCache[conditions] { return known }
+            let ok = probe.satisfied(conditions)
+            conditionCache[conditions] = ok
+            return ok
+        }
+        heldBackCount = selection.heldBack.count
+        for delivery in selection.start {
+            try start(delivery)
+        }
+
+        var wake: UTCTime? = retryWakeTimes.min().map { UTCTime(millisecondsSince1970: $0) }
+        if !selection.heldBack.isEmpty {
+            let recheck = now + settings.conditionRecheck
+            wake = wake.map { min($0, recheck) } ?? recheck
+        }
+        return wake
+    }
+
+    /// Blocks until a running hook finishes or `timeout` passes.
+    public func waitForActivity(timeout: Duration) {
+        inbox.wait(timeout: timeout)
+    }
+
+    /// Polls until nothing is pending, retrying or running (true), or `timeout` passed (false).
+    /// For `hooks fire`-like tools, replay's final drain and tests.
+    public func runUntilSettled(timeout: Duration, clock: () -> UTCTime = WallClock.now) throws -> Bool {
+        let end = ContinuousClock.now + timeout
+        while true {
+            let now = clock()
+            let wake = try poll(now: now)
+            if running.isEmpty, try openCount() == 0 { return true }
+            let left = end - ContinuousClock.now
+            if left <= .zero { return false }
+            var wait = left
+            if let wake { wait = min(wait, max(.milliseconds(1), wake - now)) }
+            if running.isEmpty && wake == nil { wait = min(wait, .milliseconds(50)) }
+            inbox.wait(timeout: wait)
+        }
+    }
+
+    private func openCount() throws -> Int {
+        try queue.deliveries(status: .pending).count + queue.deliveries(status: .retrying).count
+            + queue.deliveries(status: .running).count
+    }
+
+    private func start(_ delivery: Delivery) throws {
+        let attempt = delivery.attempt + 1
+        try queue.markRunning(id: delivery.id, attempt: attempt)
+        running.insert(delivery.serialKey)
+        let timeout = catalog.spec(forKey: delivery.hookKey)?.timeout ?? settings.defaultTimeout
+        let invocation = HookEnvironment.invocation(
+            argv: delivery.argv, timeout: timeout, event: delivery.event, profileName: settings.profileName,
+            profileDirectory: settings.profileDirectory, attempt: attempt, home: settings.home
+        )
+        let inbox = self.inbox
+        runner.start(invocation) { result in
+            inbox.post(Finished(delivery: delivery, attempt: attempt, result: result))
+        }
+    }
+
+    private func record(_ finished: Finished, now: UTCTime) throws {
+        let decision: Decision
+        if finished.result.succeeded {
+            try queue.markDelivered(id: finished.delivery.id)
+            decision = .delivered
+        } else {
+            let error = "attempt \(finished.attempt)/\(settings.retry.attempts): \(finished.result.summary)"
+            switch RetryPolicy.decide(afterAttempt: finished.attempt, settings: settings.retry, now: now, jitterUnit: random.nextUnit()) {
+            case .retry(let at, _):
+                try queue.markRetry(id: finished.delivery.id, nextAttemptAt: at, error: error)
+                retryWakeTimes.insert(at.millisecondsSince1970)
+                decision = .retry(at: at)
+            case .deadLetter:
+                try queue.markDead(id: finished.delivery.id, error: error)
+                decision = .dead
+            }
+        }
+        running.remove(finished.delivery.serialKey)
+        onOutcome?(Outcome(delivery: finished.delivery, attempt: finished.attempt, result: finished.result, decision: decision))
+    }
+}

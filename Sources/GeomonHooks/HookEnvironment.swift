@@ -1,0 +1,69 @@
+public import GeomonCore
+
+/// The environment and stdin a hook receives for one event.
+///
+/// Nothing is inherited from the daemon: a fixed PATH, `LANG=C.UTF-8`, `HOME` when known, and
+/// the `GEOMON_*` variables. Values are data: they reach the hook through `execve`'s envp and
+/// its stdin, never through a shell.
+public enum HookEnvironment {
+    /// The PATH every hook gets.
+    public static let hookPath = "/usr/local/bin:/usr/bin:/bin"
+
+    /// Variables for one delivery attempt of `event`.
+    public static func variables(
+        event: GeoEvent, profileName: String, attempt: Int, isTest: Bool = false, home: String? = nil
+    ) -> [String: String] {
+        var env = base(home: home)
+        env["GEOMON_EVENT"] = event.kind.rawValue
+        env["GEOMON_EVENT_ID"] = event.id
+        env["GEOMON_FENCE"] = event.fenceID ?? ""
+        env["GEOMON_FENCE_NAME"] = event.fenceName ?? ""
+        env["GEOMON_TIME"] = event.time.rfc3339
+        env["GEOMON_LAT"] = JSONText.number(event.coordinate.latitude)
+        env["GEOMON_LON"] = JSONText.number(event.coordinate.longitude)
+        env["GEOMON_ACCURACY_M"] = JSONText.number(event.accuracyMeters)
+        env["GEOMON_PROFILE"] = profileName
+        env["GEOMON_ATTEMPT"] = String(attempt)
+        if isTest { env["GEOMON_TEST"] = "1" }
+        return env
+    }
+
+    /// The variables shared by every hook, heartbeat included.
+    public static func base(home: String?) -> [String: String] {
+        var env = ["PATH": hookPath, "LANG": "C.UTF-8"]
+        if let home, !home.isEmpty { env["HOME"] = home }
+        return env
+    }
+
+    /// The event as one JSON object followed by a newline (hook stdin).
+    public static func stdinJSON(event: GeoEvent, profileName: String, attempt: Int, isTest: Bool = false) -> String {
+        var json = JSONText()
+        json.add("event", event.kind.rawValue)
+        json.add("event_id", event.id)
+        json.add("fence", event.fenceID)
+        json.add("fence_name", event.fenceName)
+        json.add("time", event.time.rfc3339)
+        json.add("lat", number: event.coordinate.latitude)
+        json.add("lon", number: event.coordinate.longitude)
+        json.add("accuracy_m", number: event.accuracyMeters)
+        json.add("rule", event.rule)
+        json.add("profile", profileName)
+        json.add("attempt", int: attempt)
+        json.add("test", bool: isTest)
+        return json.text + "\n"
+    }
+
+    /// A complete invocation of `spec` for one attempt at delivering `event`.
+    public static func invocation(
+        argv: [String], timeout: Duration, event: GeoEvent, profileName: String, profileDirectory: String,
+        attempt: Int, isTest: Bool = false, home: String? = nil
+    ) -> HookInvocation {
+        HookInvocation(
+            argv: argv,
+            environment: variables(event: event, profileName: profileName, attempt: attempt, isTest: isTest, home: home),
+            stdin: Array(stdinJSON(event: event, profileName: profileName, attempt: attempt, isTest: isTest).utf8),
+            workingDirectory: profileDirectory,
+            timeout: timeout
+        )
+    }
+}

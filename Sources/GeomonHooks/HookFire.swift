@@ -1,0 +1,95 @@
+public import GeomonCore
+
+/// `geomon hooks fire`: runs a profile's hooks once with a synthetic event (`GEOMON_TEST=1`),
+/// so users can try their scripts without moving. No store, no retries.
+public enum HookFire {
+    public enum FireError: Error, CustomStringConvertible, Equatable {
+        case unknownFence(String, known: [String])
+        case fenceRequired(EventKind)
+
+        public var description: String {
+            switch self {
+            case .unknownFence(let id, let known):
+                let list = known.isEmpty ? "the profile has no fences" : "known fences: \(known.joined(separator: ", "))"
+                return "no fence with id '\(id)' in the profile (\(list))"
+            case .fenceRequired(let kind):
+                return "a '\(kind.rawValue)' event needs --fence ID"
+            }
+        }
+    }
+
+    /// One hook's outcome.
+    public struct Outcome: Sendable {
+        public var argv: [String]
+        public var result: HookResult
+
+        public init(argv: [String], result: HookResult) {
+            self.argv = argv
+            self.result = result
+        }
+    }
+
+    /// A synthetic event of `kind` at `fenceID` (its centre, or the first polygon's first vertex).
+    public static func syntheticEvent(profile: Profile, kind: EventKind, fenceID: String?, now: UTCTime) throws -> GeoEvent {
+        var coordinate = Coordinate(latitude: 0, longitude: 0)
+        var fenceName: String?
+        if let fenceID {
+            guard let fence = profile.fences.first(where: { $0.id == fenceID }) else {
+                throw FireError.unknownFence(fenceID, known: profile.fences.map(\.id))
+            }
+            fenceName = fence.name
+            switch fence.shape {
+            case .circle(let center, _): coordinate = center
+            case .polygons(let polygons): coordinate = polygons.first?.shell.first ?? coordinate
+            }
+        } else if kind != .location {
+            throw FireError.fenceRequired(kind)
+        }
+        return GeoEvent(
+            id: "test-\(kind.rawValue)-\(fenceID ?? "location")-\(now.millisecondsSince1970)",
+            kind: kind, fenceID: fenceID, fenceName: fenceName, time: now, coordinate: coordinate,
+            accuracyMeters: 5, rule: "geomon hooks fire (test event)"
+        )
+    }
+
+    /// Runs every hook for `event.kind` concurrently, once; outcomes in profile order.
+    public static func run(profile: Profile, event: GeoEvent, runner: HookRunner = HookRunner(), home: String? = nil) -> [Outcome] {
+        let targets = HookCatalog.targets(for: event.kind, in: profile.hooks)
+        let inbox = CompletionInbox<(Int, HookResult)>(onActivity: nil)
+        for (index, target) in targets.enumerated() {
+            let invocation = HookEnvironment.invocation(
+                argv: target.spec.exec, timeout: target.spec.timeout, event: event, profileName: profile.name,
+                profileDirectory: profile.directory, attempt: 1, isTest: true, home: home
+            )
+            runner.start(invocation) { inbox.post((index, $0)) }
+        }
+        var results: [Int: HookResult] = [:]
+        while results.count < targets.count {
+            inbox.wait(timeout: .seconds(60))
+            for (index, result) in inbox.takeAll() { results[index] = result }
+        }
+        return targets.enumerated().compactMap { index, target in
+            results[index].map { Outcome(argv: target.spec.exec, result: $0) }
+        }
+    }
+}
+
+extension HookFire {
+    /// What `geomon hooks fire` prints: one status line per hook, then its output, indented.
+    public static func render(_ outcomes: [Outcome]) -> String {
+        var out = ""
+        for outcome in outcomes {
+            let command = JSONText.array(outcome.argv)
+            let status = outcome.result.succeeded ? "ok  " : "FAIL"
+            out += "\(status) \(command): \(outcome.result.summary)\n"
+            for (label, bytes, truncated) in [("stdout", outcome.result.stdout, outcome.result.stdoutTruncated),
+                                              ("stderr", outcome.result.stderr, outcome.result.stderrTruncated)] where !bytes.isEmpty {
+                for line in String(decoding: bytes, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false).dropLast(bytes.last == 10 ? 1 : 0) {
+                    out += "  \(label)| \(line)\n"
+                }
+                if truncated { out += "  \(label)| … (output truncated)\n" }
+            }
+        }
+        return out
+    }
+}

@@ -1,0 +1,36 @@
+import GeomonTestSupport
+import Testing
+
+struct HooksCommandTests {
+    @Test func missingSubcommandIsAUsageError() throws {
+        let result = try runGeomon(["hooks"])
+        #expect(result.exitCode == 64)
+        #expect(result.stderr.contains("geomon hooks: error: missing subcommand"))
+    }
+
+    @Test func unknownSubcommandIsAUsageError() throws {
+        let result = try runGeomon(["hooks", "frob"])
+        #expect(result.exitCode == 64)
+        #expect(result.stderr.contains("unknown subcommand 'frob'"))
+    }
+
+    @Test func fireNeedsProfileAndAValidEvent() throws {
+        #expect(try runGeomon(["hooks", "fire", "--event", "enter"]).exitCode == 64)
+        let bad = try runGeomon(["hooks", "fire", "--profile", "p.yaml", "--event", "arrive"])
+        #expect(bad.exitCode == 64)
+        #expect(bad.stderr.contains("option '--event' must be one of enter, exit, dwell, location (got 'arrive')"))
+    }
+
+    @Test func fireWithAMissingProfileExits66() throws {
+        let result = try runGeomon(["hooks", "fire", "--profile", "/nonexistent/p.yaml", "--event", "enter", "--fence", "x"])
+        #expect(result.exitCode == 66)
+        #expect(result.stderr.contains("geomon: error: cannot read profile '/nonexistent/p.yaml': No such file or directory"))
+    }
+
+    @Test func listNeedsADatabaseThatExists() throws {
+        #expect(try runGeomon(["hooks", "list"]).exitCode == 64)
+        let result = try runGeomon(["hooks", "dead", "--db", "/nonexistent/geomon.db"])
+        #expect(result.exitCode == 66)
+        #expect(result.stderr.contains("cannot read database '/nonexistent/geomon.db'"))
+    }
+}

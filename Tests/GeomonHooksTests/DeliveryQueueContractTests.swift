@@ -1,0 +1,65 @@
+import GeomonCore
+import GeomonHooks
+import Testing
+
+/// The `DeliveryQueue` contract, as the worker relies on it. Runs against `QueueFactory.make()`
+/// (the in-memory queue now; the SQLite store after the merge).
+struct DeliveryQueueContractTests {
+    let t0 = UTCTime(millisecondsSince1970: 1_714_564_800_000)
+    let hook = HookSpec(exec: ["./h.sh"])
+    let other = HookSpec(exec: ["./other.sh"])
+
+    func event(_ n: Int, fence: String? = "a") -> GeoEvent {
+        Hooks.event(id: "ev-\(n)", fence: fence, ms: t0.millisecondsSince1970 + Int64(n))
+    }
+
+    @Test func dueReturnsOnlyTheEarliestOpenDeliveryPerHookAndFence() throws {
+        let q = QueueFactory.make()
+        let a1 = q.enqueue(event(1), hooks: [hook, other])
+        let b1 = q.enqueue(event(2, fence: "b"), hooks: [hook])
+        q.enqueue(event(3), hooks: [hook, other])
+        let due = try q.dueDeliveries(now: t0, limit: 100)
+        #expect(due.map(\.id) == [a1[0], a1[1], b1[0]])
+        #expect(due[0].event == event(1))
+        #expect(due[0].argv == ["./h.sh"] && due[0].hookKey == HookCatalog.key(for: hook))
+        #expect(due[0].status == .pending && due[0].attempt == 0)
+        #expect(try q.dueDeliveries(now: t0, limit: 2).count == 2)
+    }
+
+    @Test func runningOrFutureRetryBlocksTheKeyAndTerminalStatesUnblockIt() throws {
+        let q = QueueFactory.make()
+        let first = q.enqueue(event(1), hooks: [hook])[0]
+        let second = q.enqueue(event(2), hooks: [hook])[0]
+        try q.markRunning(id: first, attempt: 1)
+        #expect(try q.dueDeliveries(now: t0, limit: 10).isEmpty)
+        try q.markRetry(id: first, nextAttemptAt: t0 + .seconds(10), error: "exit status 1")
+        #expect(try q.dueDeliveries(now: t0 + .seconds(9), limit: 10).isEmpty)
+        let due = try q.dueDeliveries(now: t0 + .seconds(10), limit: 10)
+        #expect(due.map(\.id) == [first])
+        #expect(due[0].status == .retrying && due[0].attempt == 1 && due[0].lastError == "exit status 1")
+        try q.markRunning(id: first, attempt: 2)
+        try q.markDead(id: first, error: "attempt 2/2: exit status 1")
+        #expect(try q.dueDeliveries(now: t0, limit: 10).map(\.id) == [second])
+        try q.markRunning(id: second, attempt: 1)
+        try q.markDelivered(id: second)
+        #expect(try q.dueDeliveries(now: t0 + .seconds(3600), limit: 10).isEmpty)
+        #expect(try q.deliveries(status: .delivered).map(\.id) == [second])
+        #expect(try q.deliveries(status: .dead).map(\.lastError) == ["attempt 2/2: exit status 1"])
+    }
+
+    @Test func requeueDeadStartsOverAndRecoverInterruptedRetriesNow() throws {
+        let q = QueueFactory.make()
+        let ids = q.enqueue(event(1), hooks: [hook, other])
+        try q.markRunning(id: ids[0], attempt: 3)
+        try q.markDead(id: ids[0], error: "boom")
+        try q.markRunning(id: ids[1], attempt: 2)
+        #expect(try q.requeueDead() == 1)
+        let requeued = try #require(q.row(ids[0]))
+        #expect(requeued.status == .pending && requeued.attempt == 0)
+        try q.recoverInterrupted()
+        let recovered = try #require(q.row(ids[1]))
+        #expect(recovered.status == .retrying && recovered.attempt == 2)
+        #expect(try q.dueDeliveries(now: t0, limit: 10).map(\.id) == ids)
+        #expect(try q.deliveries(status: .running).isEmpty)
+    }
+}
