@@ -38,7 +38,7 @@ public struct GPSDJSONParser: Sendable {
     }
 
     private mutating func parse(_ line: [UInt8], into fixes: inout [Fix]) {
-        guard let first = line.first(where: { $0 != 32 && $0 != 9 }) else { return }
+        guard let first = line.first(where: { $0 != 32 && $0 != 9 && $0 != 0 }) else { return }
         guard first == 123 else {
             count(first == 36 || first == 33 ? "nmea" : "not json") // .chk files interleave NMEA
             return
