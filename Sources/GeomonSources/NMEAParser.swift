@@ -28,6 +28,10 @@ public struct NMEAParser: Sendable {
     private var lastGSAHDOP: Double?
     private var fields: [Int] = []
 
+    /// At most this many epochs wait for a date (a day at 1 Hz); older ones are dropped as
+    /// "no date", so a dateless live stream cannot grow memory without bound.
+    static let maxUndatedEpochs = 86_400
+
     /// Lines longer than this are binary noise, not NMEA (the standard says 82 bytes).
     static let maxLineLength = 512
 
@@ -71,6 +75,15 @@ public struct NMEAParser: Sendable {
                 carry.append(contentsOf: bytes[lineStart..<n])
             }
         }
+    }
+
+    /// Completes the open epoch now instead of waiting for the next one to start. A live reader
+    /// calls this when the line has been quiet for a moment (receivers send an epoch as a burst),
+    /// trading a fix split in two for one epoch less latency. Input may continue afterwards.
+    public mutating func endEpoch() -> [Fix] {
+        var fixes: [Fix] = []
+        closeEpoch(into: &fixes)
+        return fixes
     }
 
     /// Ends the input: a trailing partial line is parsed, the open epoch completes, and undated
@@ -272,6 +285,10 @@ public struct NMEAParser: Sendable {
             lastTimeOfDayMs = e.timeOfDayMs
         } else if currentDay == nil {
             if e.coordinate != nil { undated.append(e) } else { count("no fix") }
+            if undated.count > Self.maxUndatedEpochs {
+                undated.removeFirst()
+                count("no date")
+            }
             return
         }
         guard var day = currentDay else { return }

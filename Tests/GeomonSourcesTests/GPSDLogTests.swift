@@ -112,6 +112,16 @@ struct GPSDLogTests {
         #expect(track.skipped["no fix"] == 2)
     }
 
+    /// telit-he910 is two captures concatenated: time steps back once (10:51:53.710 →
+    /// 10:51:53.408). Both are kept in file order, as gpsd reports them; the engine ignores the
+    /// older one.
+    @Test func backwardsTimeInTheConcatenatedTelitLogIsKept() throws {
+        let fixes = try Self.read("telit-he910.log").fixes
+        let steps = zip(fixes, fixes.dropFirst()).filter { $1.time < $0.time }
+        #expect(steps.count == 1)
+        #expect(steps.first.map { "\($0.0.time) -> \($0.1.time)" } == "2019-03-12T10:51:53.710Z -> 2019-03-12T10:51:53.408Z")
+    }
+
     /// rst39: one RMC gives the date, then 10 Hz GGA-only epochs carry it.
     @Test func ggaOnlyEpochsTakeTheLastDate() throws {
         let track = try Self.read("rst39.log")

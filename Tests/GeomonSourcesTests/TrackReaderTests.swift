@@ -281,3 +281,17 @@ struct TrackReaderTests {
         #expect(track.skipped == ["no fix": 1, "invalid coordinate": 1])
     }
 }
+
+struct NMEAParserTests {
+    /// A live reader can close an epoch without waiting for the next one.
+    @Test func endEpochEmitsTheOpenEpochAndInputContinues() {
+        var parser = NMEAParser()
+        let first = parser.feed(Array((nmea("GPRMC,120000.00,A,4700.0000,N,00800.0000,E,0.0,,010520,,,A") + "\r\n").utf8))
+        #expect(first.isEmpty, "the epoch is still open")
+        #expect(parser.endEpoch().map(\.time.rfc3339) == ["2020-05-01T12:00:00Z"])
+        #expect(parser.endEpoch().isEmpty)
+        let more = parser.feed(Array((nmea("GPGGA,120001.00,4700.0000,N,00800.0000,E,1,08,1.0,500.0,M,48.0,M,,") + "\n").utf8))
+        #expect(more.isEmpty)
+        #expect(parser.finish().map(\.time.rfc3339) == ["2020-05-01T12:00:01Z"])
+    }
+}
