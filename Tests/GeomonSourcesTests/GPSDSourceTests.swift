@@ -27,10 +27,11 @@ func fixes(_ events: [GPSDSource.Event]) -> [Fix] {
 struct GPSDSourceTests {
     /// The fixes libgps delivers for a log equal those our NMEA reader gets from the same log:
     /// same times (after gpsd 3.22's 1024-week shift), positions within 1e-6°, same accuracy.
-    @Test func fixesThroughGPSDMatchTheNMEAReader() throws {
-        let log = TestSupport.fixture("tracks/bu353s4.log")
+    @Test(arguments: ["bu353s4.log", "nmea-rtk.log"])
+    func fixesThroughGPSDMatchTheNMEAReader(file: String) throws {
+        let log = TestSupport.fixture("tracks/\(file)")
         let expected = try TrackReader.read(path: log.path).fixes
-        let gpsfake = try GPSFakeHarness(log: log, cycleSeconds: 0.05)
+        let gpsfake = try GPSFakeHarness(log: log, cycleSeconds: 0.03)
         defer { gpsfake.stop() }
         let source = GPSDSource(port: String(gpsfake.port))
         #expect(try source.connect() == [.stateChanged(.connected)])
@@ -67,7 +68,7 @@ struct GPSDSourceTests {
         let first = source.backoff.failed()
         #expect(first < .seconds(1))
 
-        let gpsfake = try GPSFakeHarness(log: TestSupport.fixture("tracks/telit-he910.log"), port: port, cycleSeconds: 0.02)
+        let gpsfake = try GPSFakeHarness(log: TestSupport.fixture("tracks/nmea-rtk.log"), port: port, cycleSeconds: 0.03)
         defer { gpsfake.stop() }
         #expect(try source.connect() == [.stateChanged(.connected)])
         #expect(source.state == .connected)
@@ -77,8 +78,8 @@ struct GPSDSourceTests {
         #expect(!got.isEmpty, "the remembered watch was sent on connect")
     }
 
-    @Test func gpsdKilledMidStreamGivesDisconnectedWithoutCrashing() throws {
-        let gpsfake = try GPSFakeHarness(log: TestSupport.fixture("tracks/telit-he910.log"), cycleSeconds: 0.02)
+    @Test func gpsdKilledMidStreamGivesDisconnectedAndARestartedGPSDIsReconnected() throws {
+        let gpsfake = try GPSFakeHarness(log: TestSupport.fixture("tracks/nmea-rtk.log"), cycleSeconds: 0.03)
         let source = GPSDSource(port: String(gpsfake.port))
         try source.connect()
         try source.watch(enabled: true)
@@ -90,6 +91,12 @@ struct GPSDSourceTests {
         #expect(source.fileDescriptor == nil)
         #expect(throws: GPSDError.self) { try source.connect() }
         #expect(source.readAvailable().isEmpty)
+
+        // gpsd comes back on the same port: the source reconnects and the watch is re-sent.
+        let restarted = try GPSFakeHarness(log: TestSupport.fixture("tracks/nmea-rtk.log"), port: gpsfake.port, cycleSeconds: 0.03)
+        defer { restarted.stop() }
+        #expect(try source.connect() == [.stateChanged(.connected)])
+        #expect(!fixes(pump(source) { !fixes($0).isEmpty }).isEmpty)
     }
 
     /// Disabling the watch stops the reports (so gpsd may power the receiver down); enabling it
