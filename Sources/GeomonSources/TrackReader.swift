@@ -32,28 +32,114 @@ public struct TrackError: Error, CustomStringConvertible, Sendable {
     public var description: String { "\(path): \(message)" }
 }
 
+/// The formats `TrackReader` understands.
+public enum TrackFormat: String, Sendable, CaseIterable {
+    case nmea
+    case gpx
+    case jsonl
+    case gpsdJSON = "gpsd-json"
+
+    /// Detects the format from the first 64 KiB of content (never from the file name):
+    /// XML with a `<gpx` element → GPX; JSON objects with a `"class"` member → gpsd JSON;
+    /// other JSON objects → JSON lines; `$`/`!` sentences → NMEA. Comment lines (`#`), blank
+    /// lines and NUL/garbage bytes before the first sentence are passed over.
+    public static func detect(_ bytes: UnsafeBufferPointer<UInt8>) -> TrackFormat? {
+        let head = UnsafeBufferPointer(rebasing: bytes[0..<min(bytes.count, 65_536)])
+        var jsonLines = 0, classLines = 0, nmeaLines = 0
+        var sawXML = false
+        var i = 0
+        while i < head.count {
+            var e = i
+            while e < head.count, head[e] != 10, head[e] != 13 { e += 1 }
+            var s = i
+            // Skip a UTF-8 BOM, whitespace and NUL noise at the start of the line.
+            while s < e, head[s] == 0 || head[s] == 32 || head[s] == 9 || head[s] == 0xEF || head[s] == 0xBB || head[s] == 0xBF { s += 1 }
+            if s < e {
+                switch head[s] {
+                case 60: // '<'
+                    if contains(head, s..<e, "<gpx") { return .gpx }
+                    sawXML = true
+                case 123: // '{'
+                    jsonLines += 1
+                    if contains(head, s..<e, "\"class\"") { classLines += 1 }
+                case 36, 33: // '$', '!'
+                    nmeaLines += 1
+                default:
+                    // Noise before a sentence on the same line (receiver restart).
+                    if contains(head, s..<e, "$G") { nmeaLines += 1 }
+                }
+            }
+            i = e + 1
+        }
+        if sawXML, contains(head, 0..<head.count, "<gpx") { return .gpx }
+        if classLines > 0 { return .gpsdJSON }
+        if jsonLines > 0, jsonLines >= nmeaLines { return .jsonl }
+        if nmeaLines > 0 { return .nmea }
+        return nil
+    }
+
+    private static func contains(_ b: UnsafeBufferPointer<UInt8>, _ r: Range<Int>, _ needle: StaticString) -> Bool {
+        let n = needle.utf8CodeUnitCount
+        let p = needle.utf8Start
+        guard r.count >= n else { return false }
+        var j = r.lowerBound
+        while j + n <= r.upperBound {
+            var match = true
+            for k in 0..<n where b[j + k] != p[k] { match = false; break }
+            if match { return true }
+            j += 1
+        }
+        return false
+    }
+}
+
 /// Reads NMEA 0183, GPX, JSON lines and gpsd JSON tracks, detecting the format from content.
-///
-/// PLACEHOLDER: only JSON lines `{"time":…,"lat":…,"lon":…,"accuracy_m":…}`; the engine issue's
-/// track readers replace the internals. The API stays.
+/// See docs/sources.md for what each reader accepts and how accuracy is derived.
 public enum TrackReader {
+    /// Reads and parses a file. Missing or unreadable files throw with `isMissing`; content in
+    /// no known format throws without it. Bad lines inside a known format are skipped and counted.
     public static func read(path: String) throws(TrackError) -> Track {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+            throw TrackError(path: path, message: "no such file", isMissing: true)
+        }
+        guard !isDirectory.boolValue else { throw TrackError(path: path, message: "is a directory", isMissing: true) }
         guard let data = FileManager.default.contents(atPath: path) else {
             throw TrackError(path: path, message: "cannot read file", isMissing: true)
         }
-        var fixes: [Fix] = []
-        var skipped: [String: Int] = [:]
-        for line in String(decoding: data, as: UTF8.self).split(whereSeparator: \.isNewline) {
-            guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
-                  let timeText = object["time"] as? String, let time = UTCTime(rfc3339: timeText),
-                  let lat = object["lat"] as? Double, let lon = object["lon"] as? Double
-            else {
-                skipped["garbage", default: 0] += 1
-                continue
+        return try read(bytes: [UInt8](data), name: path)
+    }
+
+    /// Parses a track held in memory; `name` is used as the track's path and in errors.
+    public static func read(bytes: [UInt8], name: String) throws(TrackError) -> Track {
+        let result: Result<Track, TrackError> = bytes.withUnsafeBufferPointer { buffer in
+            guard !buffer.isEmpty else {
+                return .failure(TrackError(path: name, message: "empty file", isMissing: false))
             }
-            let accuracy = object["accuracy_m"] as? Double ?? 10
-            fixes.append(Fix(time: time, coordinate: Coordinate(latitude: lat, longitude: lon), horizontalAccuracyMeters: accuracy))
+            guard let format = TrackFormat.detect(buffer) else {
+                return .failure(TrackError(path: name, message: "not a track: expected NMEA 0183, GPX, JSON lines or gpsd JSON", isMissing: false))
+            }
+            switch format {
+            case .nmea:
+                var parser = NMEAParser()
+                var fixes: [Fix] = []
+                fixes.reserveCapacity(buffer.count / 150)
+                parser.feed(buffer, into: &fixes)
+                fixes += parser.finish()
+                return .success(Track(path: name, format: format.rawValue, fixes: fixes, skipped: parser.skipped))
+            case .gpx:
+                let (fixes, skipped) = GPXParser.parse(buffer)
+                return .success(Track(path: name, format: format.rawValue, fixes: fixes, skipped: skipped))
+            case .jsonl:
+                var parser = JSONLinesParser()
+                let fixes = parser.feed(bytes) + parser.finish()
+                return .success(Track(path: name, format: format.rawValue, fixes: fixes, skipped: parser.skipped))
+            case .gpsdJSON:
+                var parser = GPSDJSONParser()
+                let fixes = parser.feed(bytes) + parser.finish()
+                return .success(Track(path: name, format: format.rawValue, fixes: fixes, skipped: parser.skipped))
+            }
         }
-        return Track(path: path, format: "jsonl", fixes: fixes, skipped: skipped)
+        return try result.get()
     }
 }

@@ -1,0 +1,161 @@
+/// A value of a flat JSON object's member. Nested objects and arrays are skipped (`.other`).
+enum FlatJSONValue: Sendable, Equatable {
+    case number(Double)
+    case string(String)
+    case bool(Bool)
+    case null
+    case other
+
+    var double: Double? {
+        if case .number(let v) = self { return v }
+        return nil
+    }
+
+    var string: String? {
+        if case .string(let v) = self { return v }
+        return nil
+    }
+}
+
+/// A byte-level parser for one JSON object per line: the top-level members with scalar values.
+/// Good for the line protocols geomon reads (JSON lines tracks, gpsd's JSON, coarse plugins).
+enum FlatJSON {
+    enum Failure: Error, Equatable {
+        case invalid(String)
+    }
+
+    /// Parses `{ "key": value, … }` (surrounding whitespace allowed). Throws with a short reason.
+    static func parseObject(_ b: UnsafeBufferPointer<UInt8>) throws(Failure) -> [String: FlatJSONValue] {
+        var p = Cursor(b: b)
+        p.skipSpace()
+        guard p.peek == 123 else { throw .invalid("not a JSON object") }
+        p.i += 1
+        var result: [String: FlatJSONValue] = [:]
+        p.skipSpace()
+        if p.peek == 125 {
+            p.i += 1
+        } else {
+            while true {
+                p.skipSpace()
+                guard p.peek == 34 else { throw .invalid("expected a member name at byte \(p.i + 1)") }
+                let key = try p.string()
+                p.skipSpace()
+                guard p.peek == 58 else { throw .invalid("expected ':' at byte \(p.i + 1)") }
+                p.i += 1
+                p.skipSpace()
+                result[key] = try p.value()
+                p.skipSpace()
+                if p.peek == 44 { p.i += 1; continue }
+                if p.peek == 125 { p.i += 1; break }
+                throw .invalid("expected ',' or '}' at byte \(p.i + 1)")
+            }
+        }
+        p.skipSpace()
+        guard p.i == b.count else { throw .invalid("trailing data at byte \(p.i + 1)") }
+        return result
+    }
+
+    static func parseObject(_ bytes: [UInt8]) throws(Failure) -> [String: FlatJSONValue] {
+        let r: Result<[String: FlatJSONValue], Failure> = bytes.withUnsafeBufferPointer { buffer in
+            do throws(Failure) { return .success(try parseObject(buffer)) } catch { return .failure(error) }
+        }
+        return try r.get()
+    }
+
+    private struct Cursor {
+        let b: UnsafeBufferPointer<UInt8>
+        var i = 0
+
+        var peek: UInt8? { i < b.count ? b[i] : nil }
+
+        mutating func skipSpace() {
+            while i < b.count, b[i] == 32 || b[i] == 9 || b[i] == 10 || b[i] == 13 { i += 1 }
+        }
+
+        mutating func string() throws(Failure) -> String {
+            i += 1 // opening quote
+            var out: [UInt8] = []
+            while i < b.count {
+                let c = b[i]
+                if c == 34 { i += 1; return String(decoding: out, as: UTF8.self) }
+                if c < 32 { throw .invalid("control character in string at byte \(i + 1)") }
+                if c == 92 {
+                    i += 1
+                    guard i < b.count else { break }
+                    switch b[i] {
+                    case 34: out.append(34)
+                    case 92: out.append(92)
+                    case 47: out.append(47)
+                    case 98: out.append(8)
+                    case 102: out.append(12)
+                    case 110: out.append(10)
+                    case 114: out.append(13)
+                    case 116: out.append(9)
+                    case 117:
+                        guard i + 4 < b.count, let v = UInt32(String(decoding: b[(i + 1)...(i + 4)], as: UTF8.self), radix: 16) else {
+                            throw .invalid("bad \\u escape at byte \(i + 1)")
+                        }
+                        out.append(contentsOf: Array(String(Unicode.Scalar(v).map(Character.init) ?? "\u{FFFD}").utf8))
+                        i += 4
+                    default: throw .invalid("bad escape at byte \(i + 1)")
+                    }
+                    i += 1
+                    continue
+                }
+                out.append(c)
+                i += 1
+            }
+            throw .invalid("unterminated string")
+        }
+
+        mutating func value() throws(Failure) -> FlatJSONValue {
+            guard let c = peek else { throw .invalid("missing value") }
+            switch c {
+            case 34: return .string(try string())
+            case 123, 91: try skipNested(); return .other
+            case 116: try literal("true"); return .bool(true)
+            case 102: try literal("false"); return .bool(false)
+            case 110: try literal("null"); return .null
+            default: return .number(try number())
+            }
+        }
+
+        mutating func literal(_ word: String) throws(Failure) {
+            for w in word.utf8 {
+                guard peek == w else { throw .invalid("bad literal at byte \(i + 1)") }
+                i += 1
+            }
+        }
+
+        mutating func number() throws(Failure) -> Double {
+            let start = i
+            while i < b.count {
+                let c = b[i]
+                guard (c >= 48 && c <= 57) || c == 45 || c == 43 || c == 46 || c == 101 || c == 69 else { break }
+                i += 1
+            }
+            guard i > start, let v = Double(String(decoding: b[start..<i], as: UTF8.self)) else {
+                throw .invalid("bad value at byte \(start + 1)")
+            }
+            return v
+        }
+
+        mutating func skipNested() throws(Failure) {
+            var depth = 0
+            while i < b.count {
+                let c = b[i]
+                if c == 34 {
+                    _ = try string()
+                    continue
+                }
+                if c == 123 || c == 91 { depth += 1 }
+                if c == 125 || c == 93 {
+                    depth -= 1
+                    if depth == 0 { i += 1; return }
+                }
+                i += 1
+            }
+            throw .invalid("unterminated object or array")
+        }
+    }
+}

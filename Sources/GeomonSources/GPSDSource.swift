@@ -1,0 +1,200 @@
+import CGPS
+public import GeomonCore
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Why talking to gpsd failed.
+public struct GPSDError: Error, CustomStringConvertible, Sendable, Equatable {
+    public enum Code: String, Sendable {
+        /// gpsd is not running, refused, or the host/port is wrong.
+        case connectFailed
+        /// The watch command could not be sent.
+        case watchFailed
+        /// An operation needs a connection and there is none.
+        case notConnected
+    }
+
+    public var code: Code
+    /// `host:port` of the gpsd.
+    public var endpoint: String
+    public var message: String
+
+    public var description: String { "gpsd at \(endpoint): \(message)" }
+}
+
+/// A position source reading a gpsd through libgps. It owns the `gps_data_t` and hides it.
+///
+/// The daemon drives it: `connect()` (and on failure asks `backoff` when to try again),
+/// `watch(enabled:device:)` when the policy wants the receiver on or off, sleeps in the kernel on
+/// `fileDescriptor` (poll/epoll), and calls `readAvailable()` when it is readable. Reading never
+/// blocks. A closed connection turns into `.disconnected(reason:)`; nothing here sleeps or retries
+/// by itself. The wanted watch is remembered and re-sent after a reconnect.
+public final class GPSDSource {
+    /// What happened while reading.
+    public enum Event: Sendable, Equatable {
+        /// A position fix (mode ≥ 2 with a valid position and a time).
+        case fix(Fix)
+        /// The connection state changed.
+        case stateChanged(State)
+    }
+
+    /// The connection state; changes are reported once each, as events.
+    public enum State: Sendable, Equatable {
+        case disconnected(reason: String)
+        case connected
+    }
+
+    public let host: String
+    public let port: String
+    public private(set) var state: State = .disconnected(reason: "not connected yet")
+    /// Reconnect timing; call `backoff.nextAttempt(after:)` after a failed `connect()`.
+    public var backoff = ReconnectBackoff()
+    /// Whether the watch is wanted (re-sent after every reconnect), and for which device.
+    public private(set) var watchEnabled = false
+    public private(set) var watchDevice: String?
+
+    private let data: UnsafeMutablePointer<gps_data_t>
+    private var open = false
+    private var lastFixTimeMs: Int64?
+
+    /// At most this many messages are handled per `readAvailable()` call, so a flood from
+    /// gpsd cannot starve the rest of the loop.
+    public static let maxMessagesPerRead = 256
+
+    public init(host: String = "127.0.0.1", port: String = "2947") {
+        self.host = host
+        self.port = port
+        guard let data = geomon_gps_new() else { preconditionFailure("out of memory allocating gps_data_t") }
+        self.data = data
+    }
+
+    deinit {
+        if open { _ = geomon_gps_close(data) }
+        geomon_gps_free(data)
+    }
+
+    public var endpoint: String { "\(host):\(port)" }
+
+    /// The socket to wait on while connected; nil when disconnected.
+    public var fileDescriptor: Int32? {
+        open ? Int32(geomon_gps_fd(data)) : nil
+    }
+
+    /// Connects (no-op when connected). On success the state becomes `.connected`, the backoff
+    /// resets and a wanted watch is re-sent. On failure the state is `.disconnected` with the
+    /// reason, and the error is thrown.
+    @discardableResult
+    public func connect() throws(GPSDError) -> [Event] {
+        guard !open else { return [] }
+        errno = 0
+        let rc = geomon_gps_open(data, host, port)
+        guard rc == 0 else {
+            let code = errno != 0 ? errno : rc
+            let message = String(cString: geomon_gps_errstr(code))
+            _ = setState(.disconnected(reason: message))
+            throw GPSDError(code: .connectFailed, endpoint: endpoint, message: message)
+        }
+        open = true
+        lastFixTimeMs = nil
+        backoff.succeeded()
+        var events = setState(.connected)
+        if watchEnabled {
+            do throws(GPSDError) {
+                try sendWatch()
+            } catch {
+                events += disconnect(reason: error.message)
+                throw error
+            }
+        }
+        return events
+    }
+
+    /// Enables or disables the watch. Enabled: gpsd streams JSON reports (only from `device`
+    /// if given). Disabled: gpsd may power the receiver down when no one else watches. The wish
+    /// is remembered while disconnected and applied on the next `connect()`.
+    public func watch(enabled: Bool, device: String? = nil) throws(GPSDError) {
+        watchEnabled = enabled
+        watchDevice = device
+        guard open else { return }
+        try sendWatch()
+    }
+
+    private func sendWatch() throws(GPSDError) {
+        let rc: Int32
+        if let device = watchDevice {
+            rc = device.withCString { geomon_gps_watch(data, watchEnabled, $0) }
+        } else {
+            rc = geomon_gps_watch(data, watchEnabled, nil)
+        }
+        guard rc == 0 else {
+            throw GPSDError(code: .watchFailed, endpoint: endpoint, message: "cannot send WATCH: \(String(cString: strerror(errno)))")
+        }
+    }
+
+    /// Handles everything gpsd has sent, without blocking. Returns fixes (one per fix time; gpsd
+    /// may report an epoch several times) and state changes. A closed or failed connection
+    /// gives `.stateChanged(.disconnected)`; call `connect()` again later.
+    public func readAvailable() -> [Event] {
+        guard open else { return [] }
+        var events: [Event] = []
+        var handled = 0
+        while handled < Self.maxMessagesPerRead, geomon_gps_waiting(data, 0) {
+            errno = 0
+            let rc = geomon_gps_read(data)
+            if rc < 0 {
+                let reason = errno != 0 ? "connection lost: \(String(cString: strerror(errno)))" : "connection closed by gpsd"
+                events += disconnect(reason: reason)
+                return events
+            }
+            if rc == 0 { break }
+            handled += 1
+            if let fix = currentFix() { events.append(.fix(fix)) }
+        }
+        return events
+    }
+
+    /// Closes the connection (state `.disconnected(reason:)`).
+    @discardableResult
+    public func disconnect(reason: String = "closed") -> [Event] {
+        if open {
+            _ = geomon_gps_close(data)
+            open = false
+        }
+        return setState(.disconnected(reason: reason))
+    }
+
+    private func setState(_ new: State) -> [Event] {
+        guard new != state else { return [] }
+        state = new
+        return [.stateChanged(new)]
+    }
+
+    /// The fix in the last message, if it was a new one. Accuracy: `eph`, else max(`epx`,
+    /// `epy`), else `AccuracyModel.unknownAccuracyMeters`.
+    private func currentFix() -> Fix? {
+        guard geomon_gps_has_mode(data), geomon_gps_has_time(data), geomon_gps_has_latlon(data),
+              geomon_gps_mode(data) >= 2 else { return nil }
+        let timeMs = Int64(geomon_gps_time_ms(data))
+        guard timeMs > 0, timeMs != lastFixTimeMs else { return nil }
+        let coordinate = Coordinate(latitude: geomon_gps_latitude(data), longitude: geomon_gps_longitude(data))
+        guard coordinate.isValid else { return nil }
+        lastFixTimeMs = timeMs
+        var accuracy = AccuracyModel.unknownAccuracyMeters
+        let eph = geomon_gps_eph(data), epx = geomon_gps_epx(data), epy = geomon_gps_epy(data)
+        if eph.isFinite, eph > 0 {
+            accuracy = eph
+        } else if epx.isFinite, epy.isFinite, max(epx, epy) > 0 {
+            accuracy = max(epx, epy)
+        }
+        let speed = geomon_gps_speed(data), track = geomon_gps_track(data)
+        return Fix(
+            time: UTCTime(millisecondsSince1970: timeMs),
+            coordinate: coordinate,
+            horizontalAccuracyMeters: accuracy,
+            speedMetersPerSecond: speed.isFinite ? speed : nil,
+            courseDegrees: track.isFinite ? track : nil,
+            source: .gnss
+        )
+    }
+}

@@ -1,0 +1,223 @@
+public import GeomonCore
+
+/// Reads GPX 1.0 and 1.1 track points with a small byte-level XML scanner (Foundation's
+/// XMLParser is unreliable on Linux). Every `trkpt` of every `trk`/`trkseg` with a `time`
+/// becomes a fix; `hdop` gives the accuracy (`fix` = `dgps` makes it differential), otherwise
+/// `AccuracyModel.unknownAccuracyMeters`. Anything inside `<extensions>` is ignored. Points
+/// without time or with a bad coordinate are skipped and counted.
+public enum GPXParser {
+    /// Parses a whole document.
+    public static func parse(_ bytes: UnsafeBufferPointer<UInt8>) -> (fixes: [Fix], skipped: [String: Int]) {
+        var scanner = Scanner(b: bytes)
+        scanner.run()
+        return (scanner.fixes, scanner.skipped)
+    }
+
+    public static func parse(_ bytes: [UInt8]) -> (fixes: [Fix], skipped: [String: Int]) {
+        bytes.withUnsafeBufferPointer { parse($0) }
+    }
+
+    private struct Point {
+        var lat: Double?
+        var lon: Double?
+        var time: String?
+        var hdop: Double?
+        var differential = false
+        var speed: Double?
+        var course: Double?
+    }
+
+    private struct Scanner {
+        let b: UnsafeBufferPointer<UInt8>
+        var i = 0
+        var fixes: [Fix] = []
+        var skipped: [String: Int] = [:]
+        var point: Point?
+        var extensionsDepth = 0
+        var textStart: Int?
+        var textElement: String?
+
+        init(b: UnsafeBufferPointer<UInt8>) { self.b = b }
+
+        mutating func count(_ reason: String) { skipped[reason, default: 0] += 1 }
+
+        mutating func run() {
+            while i < b.count {
+                guard b[i] == 60 else { i += 1; continue } // '<'
+                if starts("<!--") { skip(past: "-->"); continue }
+                if starts("<![CDATA[") { skip(past: "]]>"); continue }
+                if starts("<?") { skip(past: "?>"); continue }
+                if starts("<!") { skip(past: ">"); continue }
+                let tagStart = i
+                guard let tagEnd = find(62, from: i) else { count("truncated"); return } // '>'
+                i = tagEnd + 1
+                var nameStart = tagStart + 1
+                let closing = b[nameStart] == 47
+                if closing { nameStart += 1 }
+                var nameEnd = nameStart
+                while nameEnd < tagEnd, !isSpace(b[nameEnd]), b[nameEnd] != 47, b[nameEnd] != 62 { nameEnd += 1 }
+                let name = localName(nameStart, nameEnd)
+                let selfClosing = !closing && tagEnd > tagStart && b[tagEnd - 1] == 47
+                if closing {
+                    end(name, tagStart: tagStart)
+                } else {
+                    start(name, attributes: nameEnd..<(selfClosing ? tagEnd - 1 : tagEnd))
+                    if selfClosing { end(name, tagStart: tagStart) }
+                }
+            }
+            if point != nil { count("truncated") }
+        }
+
+        mutating func start(_ name: String, attributes: Range<Int>) {
+            if extensionsDepth > 0 {
+                if name == "extensions" { extensionsDepth += 1 }
+                return
+            }
+            switch name {
+            case "extensions":
+                extensionsDepth = 1
+            case "trkpt":
+                var p = Point()
+                p.lat = attribute("lat", in: attributes).flatMap(parseDouble)
+                p.lon = attribute("lon", in: attributes).flatMap(parseDouble)
+                point = p
+            case "time", "hdop", "fix", "speed", "course":
+                if point != nil {
+                    textStart = i
+                    textElement = name
+                }
+            default:
+                break
+            }
+        }
+
+        mutating func end(_ name: String, tagStart: Int) {
+            if extensionsDepth > 0 {
+                if name == "extensions" { extensionsDepth -= 1 }
+                return
+            }
+            if name == textElement, let s = textStart, point != nil {
+                let text = trimmed(s, tagStart)
+                switch name {
+                case "time": point?.time = text
+                case "hdop": point?.hdop = parseDouble(text)
+                case "fix": point?.differential = text == "dgps"
+                case "speed": point?.speed = parseDouble(text)
+                case "course": point?.course = parseDouble(text)
+                default: break
+                }
+                textStart = nil
+                textElement = nil
+            }
+            if name == "trkpt", let p = point {
+                point = nil
+                finish(p)
+            }
+        }
+
+        mutating func finish(_ p: Point) {
+            guard let lat = p.lat, let lon = p.lon, Coordinate(latitude: lat, longitude: lon).isValid else {
+                count("invalid coordinate")
+                return
+            }
+            guard let timeText = p.time else { count("no time"); return }
+            guard let time = UTCTime(rfc3339: timeText) else { count("bad time"); return }
+            var accuracy = AccuracyModel.unknownAccuracyMeters
+            if let hdop = p.hdop, hdop.isFinite, hdop > 0 {
+                accuracy = AccuracyModel.fromHDOP(hdop, differential: p.differential)
+            }
+            fixes.append(Fix(
+                time: time,
+                coordinate: Coordinate(latitude: lat, longitude: lon),
+                horizontalAccuracyMeters: accuracy,
+                speedMetersPerSecond: p.speed.flatMap { $0.isFinite ? $0 : nil },
+                courseDegrees: p.course.flatMap { $0.isFinite ? $0 : nil }
+            ))
+        }
+
+        // MARK: bytes
+
+        func isSpace(_ c: UInt8) -> Bool { c == 32 || c == 9 || c == 10 || c == 13 }
+
+        func starts(_ text: StaticString) -> Bool {
+            let n = text.utf8CodeUnitCount
+            guard i + n <= b.count else { return false }
+            let p = text.utf8Start
+            for k in 0..<n where b[i + k] != p[k] { return false }
+            return true
+        }
+
+        mutating func skip(past text: StaticString) {
+            let n = text.utf8CodeUnitCount
+            let p = text.utf8Start
+            var j = i
+            while j + n <= b.count {
+                var match = true
+                for k in 0..<n where b[j + k] != p[k] { match = false; break }
+                if match { i = j + n; return }
+                j += 1
+            }
+            i = b.count
+        }
+
+        func find(_ c: UInt8, from: Int) -> Int? {
+            var j = from
+            var quote: UInt8 = 0
+            while j < b.count {
+                let x = b[j]
+                if quote != 0 {
+                    if x == quote { quote = 0 }
+                } else if x == 34 || x == 39 {
+                    quote = x
+                } else if x == c {
+                    return j
+                }
+                j += 1
+            }
+            return nil
+        }
+
+        /// The element name without a namespace prefix, lowercased ASCII.
+        func localName(_ s: Int, _ e: Int) -> String {
+            var start = s
+            for k in s..<e where b[k] == 58 { start = k + 1 }
+            return String(decoding: b[start..<e].map { $0 >= 65 && $0 <= 90 ? $0 + 32 : $0 }, as: UTF8.self)
+        }
+
+        func trimmed(_ s: Int, _ e: Int) -> String {
+            var s = s, e = e
+            while s < e, isSpace(b[s]) { s += 1 }
+            while e > s, isSpace(b[e - 1]) { e -= 1 }
+            return String(decoding: b[s..<e], as: UTF8.self)
+        }
+
+        /// The value of attribute `name` (no namespace) in a start tag's attribute bytes.
+        func attribute(_ name: String, in r: Range<Int>) -> String? {
+            var j = r.lowerBound
+            while j < r.upperBound {
+                while j < r.upperBound, isSpace(b[j]) { j += 1 }
+                let ns = j
+                while j < r.upperBound, b[j] != 61, !isSpace(b[j]) { j += 1 }
+                let attrName = String(decoding: b[ns..<j], as: UTF8.self)
+                while j < r.upperBound, isSpace(b[j]) { j += 1 }
+                guard j < r.upperBound, b[j] == 61 else { return nil }
+                j += 1
+                while j < r.upperBound, isSpace(b[j]) { j += 1 }
+                guard j < r.upperBound, b[j] == 34 || b[j] == 39 else { return nil }
+                let quote = b[j]
+                j += 1
+                let vs = j
+                while j < r.upperBound, b[j] != quote { j += 1 }
+                let value = trimmed(vs, j)
+                j += 1
+                if attrName == name { return value }
+            }
+            return nil
+        }
+    }
+}
+
+private func parseDouble(_ text: String) -> Double? {
+    guard let v = Double(text), v.isFinite else { return nil }
+    return v
+}

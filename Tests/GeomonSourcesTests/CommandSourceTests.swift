@@ -1,0 +1,75 @@
+import Foundation
+import GeomonCore
+import GeomonSources
+import GeomonTestSupport
+import Testing
+
+/// Waits on the plugin's stdout (as the daemon does) until it exits.
+func runToExit(_ source: CommandSource, timeout: Duration = .seconds(20)) -> [CommandSource.Event] {
+    var events: [CommandSource.Event] = []
+    let deadline = ContinuousClock.now + timeout
+    while ContinuousClock.now < deadline, let fd = source.fileDescriptor {
+        var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        _ = poll(&descriptor, 1, 200)
+        events += source.readAvailable()
+    }
+    return events
+}
+
+@Suite(.serialized, .timeLimit(.minutes(1)))
+struct CommandSourceTests {
+    static let plugin = TestSupport.fixture("tracks/coarse-plugin.sh").path
+
+    @Test func readsCoarseFixesAndCountsMalformedLines() throws {
+        let source = CommandSource(arguments: ["/bin/sh", Self.plugin], restartInterval: .seconds(30))
+        try source.start()
+        #expect(source.isRunning && source.fileDescriptor != nil)
+        let events = runToExit(source)
+        let fixes = events.compactMap { if case .fix(let f) = $0 { f } else { nil } }
+        #expect(fixes.map(\.time.rfc3339) == ["2024-05-01T12:00:00Z", "2024-05-01T12:05:00Z"])
+        #expect(fixes.allSatisfy { $0.source == .coarse })
+        #expect(fixes.map(\.horizontalAccuracyMeters) == [1500, 800])
+        #expect(fixes[0].coordinate == Coordinate(latitude: 46.948, longitude: 7.4474))
+        #expect(events.last == .exited(status: 0))
+        #expect(source.malformedLines == 1)
+        #expect(source.lastError?.hasPrefix("line 2: ") == true)
+        #expect(!source.isRunning && source.fileDescriptor == nil)
+    }
+
+    @Test func restartsWhenTheDaemonSaysSoAndCountsAcrossRuns() throws {
+        let source = CommandSource(arguments: ["sh", Self.plugin, "3"], restartInterval: .seconds(30))
+        try source.start()
+        #expect(runToExit(source).last == .exited(status: 3))
+        let exitedAt = ContinuousClock.now
+        #expect(source.nextStart(after: exitedAt) == exitedAt + .seconds(30))
+        try source.start()
+        let second = runToExit(source)
+        #expect(second.count == 3) // two fixes and the exit
+        #expect(source.starts == 2)
+        #expect(source.malformedLines == 2)
+    }
+
+    @Test func aMissingProgramIsAClearError() {
+        let source = CommandSource(arguments: ["/nonexistent/geomon-coarse"], restartInterval: .seconds(1))
+        #expect { try source.start() } throws: { ($0 as? CommandSourceError)?.code == .notFound }
+        let unnamed = CommandSource(arguments: ["no-such-geomon-plugin-xyz"], restartInterval: .seconds(1))
+        #expect { try unnamed.start() } throws: { ($0 as? CommandSourceError)?.code == .notFound }
+    }
+
+    @Test func stopKillsAPluginThatNeverExits() throws {
+        let source = CommandSource(arguments: ["/bin/sh", "-c", "echo '{\"time\":\"2024-05-01T12:00:00Z\",\"lat\":1,\"lon\":2}'; exec sleep 60"], restartInterval: .seconds(1))
+        try source.start()
+        let pid = try #require(source.processIdentifier)
+        var got: [CommandSource.Event] = []
+        let deadline = ContinuousClock.now + .seconds(10)
+        while got.isEmpty, ContinuousClock.now < deadline, let fd = source.fileDescriptor {
+            var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            _ = poll(&descriptor, 1, 200)
+            got += source.readAvailable()
+        }
+        #expect(got.count == 1)
+        source.stop()
+        #expect(!source.isRunning)
+        #expect(kill(pid, 0) == -1, "the plugin is gone")
+    }
+}

@@ -1,0 +1,139 @@
+import Foundation
+import GeomonCore
+import GeomonSources
+import GeomonTestSupport
+import Testing
+
+/// The 16 receiver logs from gpsd's regression suite, read by our NMEA reader and compared
+/// with what gpsd 3.22 itself reports for them (`.chk-gpsd3.22` files, parsed by our
+/// `GPSDJSONParser`).
+struct GPSDLogTests {
+    /// Log name, fix (epoch) count from the data README's table, and the expected-output file.
+    ///
+    /// The table's numbers are within one of the epochs actually in the logs: e.g. bu353s4 has
+    /// 25 GGA and 25 RMC sentences, 25 epochs with a fix, where the table says 26; rst39 starts
+    /// with an RMC at .00 followed by GGA at .10 — two epochs — where the table counts one.
+    static let logs: [(name: String, fixes: Int, check: String)] = [
+        ("bundg_zeus_9", 149, "bundg_zeus_9.log.chk-gpsd3.22"),
+        ("nl2008u", 9, "nl2008u.log.chk-gpsd3.22"),
+        ("quectel-eg25-g", 24, "quectel-eg25-g.log.chk-gpsd3.22-LOCAL"),
+        ("garmin15x", 7, "garmin15x.log.chk-gpsd3.22-LOCAL"),
+        ("ublox-lea-4h", 9, "ublox-lea-4h.log.chk-gpsd3.22"),
+        ("sl869", 8, "sl869.log.chk-gpsd3.22"),
+        ("rst39", 40, "rst39.log.chk-gpsd3.22"),
+        ("garmin-10x", 10, "garmin-10x.log.chk-gpsd3.22"),
+        ("nmea-rtk", 123, "nmea-rtk.log.chk-gpsd3.22"),
+        ("iTrek", 35, "iTrek.log.chk-gpsd3.22"),
+        ("tomtom-mkII", 5, "tomtom-mkII.log.chk-gpsd3.22"),
+        ("bu353s4", 26, "bu353s4.log.chk-gpsd3.22"),
+        ("unicore-um621", 16, "unicore-um621.log.chk-gpsd3.22-LOCAL"),
+        ("blumax-gps009", 4, "blumax-gps009.log.chk-gpsd3.22"),
+        ("telit-he910", 188, "telit-he910.log.chk-gpsd3.22"),
+        ("quectel-l76k-nmea", 150, "quectel-l76k-nmea.log.chk-gpsd3.22-LOCAL"),
+    ]
+
+    /// gpsd 3.22 moves NMEA dates before 2017-01-01 forward by 1024 GPS weeks.
+    static func gpsd322Time(_ time: UTCTime) -> UTCTime {
+        time.millisecondsSince1970 < 1_483_228_800_000 ? time + .seconds(619_315_200) : time
+    }
+
+    static func read(_ name: String) throws -> Track {
+        try TrackReader.read(path: TestSupport.fixture("tracks/\(name)").path)
+    }
+
+    @Test(arguments: logs.map(\.name))
+    func fixCountMatchesTheDataTable(name: String) throws {
+        let entry = try #require(Self.logs.first { $0.name == name })
+        let track = try Self.read("\(name).log")
+        #expect(track.format == "nmea")
+        #expect(abs(track.fixes.count - entry.fixes) <= 1, "\(name): \(track.fixes.count) fixes, table says \(entry.fixes)")
+        #expect(track.fixes.allSatisfy { $0.coordinate.isValid && $0.horizontalAccuracyMeters > 0 })
+    }
+
+    /// Every fix gpsd reports for a log is one of ours, at the same time (after gpsd's 1024-week
+    /// shift) and position (within 1e-6°). Ours may have one more at a cycle edge that gpsd 3.22
+    /// does not report: the last epoch of a capture (gpsd ends a cycle when the next begins), the
+    /// last fix before the receiver loses it (garmin-10x), the 0.1 s GGA right after the opening
+    /// RMC (rst39).
+    @Test(arguments: logs.map(\.name))
+    func fixesMatchGPSDsOwnOutput(name: String) throws {
+        let entry = try #require(Self.logs.first { $0.name == name })
+        let ours = try Self.read("\(name).log").fixes
+        let gpsd = try Self.read(entry.check)
+        #expect(gpsd.format == "gpsd-json")
+        #expect(!gpsd.fixes.isEmpty)
+        var byTime: [UTCTime: Fix] = [:]
+        for fix in ours { byTime[Self.gpsd322Time(fix.time)] = fix }
+        // The B&G chartplotter sends RMC, GLL and GGA for the same second with positions up to
+        // 4 m apart (its RMC repeats an older position); gpsd and we pick different ones.
+        let tolerance = name == "bundg_zeus_9" ? 1e-4 : 1e-6
+        for g in gpsd.fixes {
+            guard let o = byTime[g.time] else {
+                Issue.record("\(name): gpsd reports a fix at \(g.time) that we do not")
+                continue
+            }
+            #expect(abs(o.coordinate.latitude - g.coordinate.latitude) <= tolerance, "\(name) \(g.time)")
+            #expect(abs(o.coordinate.longitude - g.coordinate.longitude) <= tolerance, "\(name) \(g.time)")
+        }
+        let gpsdTimes = Set(gpsd.fixes.map(\.time))
+        let extra = ours.indices.filter { !gpsdTimes.contains(Self.gpsd322Time(ours[$0].time)) }
+        #expect(extra.count <= 1, "\(name): \(extra.count) fixes gpsd does not report")
+    }
+
+    /// Where the accuracy comes from HDOP of the same epoch, it equals gpsd 3.22's `eph`
+    /// (HDOP × 19 m, × 4.75 m with DGPS).
+    @Test(arguments: ["bu353s4", "tomtom-mkII", "telit-he910", "iTrek", "nmea-rtk", "bundg_zeus_9", "rst39"])
+    func accuracyEqualsGPSDsEph(name: String) throws {
+        let entry = try #require(Self.logs.first { $0.name == name })
+        let ours = try Self.read("\(name).log").fixes
+        let gpsd = try Self.read(entry.check).fixes
+        var byTime: [UTCTime: Fix] = [:]
+        for fix in ours { byTime[Self.gpsd322Time(fix.time)] = fix }
+        var compared = 0
+        for g in gpsd where g.horizontalAccuracyMeters != AccuracyModel.unknownAccuracyMeters {
+            guard let o = byTime[g.time] else { continue }
+            #expect(abs(o.horizontalAccuracyMeters - g.horizontalAccuracyMeters) < 0.01, "\(name) \(g.time)")
+            compared += 1
+        }
+        #expect(compared > 0)
+    }
+
+    @Test func oldLogsAreDatedFromTheirRMC() throws {
+        let fixes = try Self.read("bu353s4.log").fixes
+        #expect(fixes.first?.time.rfc3339 == "2014-12-31T03:07:19Z")
+        #expect(fixes.first.map { Self.gpsd322Time($0.time).rfc3339 } == "2034-08-16T03:07:19Z")
+    }
+
+    /// iTrek is two captures concatenated: no-fix RMCs of 2005-07-26 15:16, then a fix session
+    /// on 2005-07-27 04:58. The first fix takes its date from its own RMC.
+    @Test func concatenatedCapturesKeepTheirOwnDates() throws {
+        let track = try Self.read("iTrek.log")
+        #expect(track.fixes.first?.time.rfc3339 == "2005-07-27T04:58:49Z")
+        #expect(track.skipped["no fix"] == 2)
+    }
+
+    /// telit-he910 is two captures concatenated: time steps back once (10:51:53.710 →
+    /// 10:51:53.408). Both are kept in file order, as gpsd reports them; the engine ignores the
+    /// older one.
+    @Test func backwardsTimeInTheConcatenatedTelitLogIsKept() throws {
+        let fixes = try Self.read("telit-he910.log").fixes
+        let steps = zip(fixes, fixes.dropFirst()).filter { $1.time < $0.time }
+        #expect(steps.count == 1)
+        #expect(steps.first.map { "\($0.0.time) -> \($0.1.time)" } == "2019-03-12T10:51:53.710Z -> 2019-03-12T10:51:53.408Z")
+    }
+
+    /// rst39: one RMC gives the date, then 10 Hz GGA-only epochs carry it.
+    @Test func ggaOnlyEpochsTakeTheLastDate() throws {
+        let track = try Self.read("rst39.log")
+        #expect(track.fixes.count == 41)
+        #expect(track.fixes.allSatisfy { $0.time.rfc3339.hasPrefix("2014-02-19T20:4") })
+        let times = track.fixes.map(\.time)
+        #expect(times == times.sorted())
+    }
+
+    @Test func crlfAndProprietarySentencesAreHandled() throws {
+        // nmea-rtk and bundg_zeus_9 use CRLF; bundg has SDDPT, WIMWV, IIXDR …
+        #expect(try Self.read("nmea-rtk.log").skipped.keys.sorted() == ["comment"])
+        #expect(try Self.read("bundg_zeus_9.log").skipped.keys.sorted() == ["comment"])
+    }
+}

@@ -1,0 +1,135 @@
+import Foundation
+import GeomonCore
+import GeomonSources
+import GeomonTestSupport
+import Testing
+
+/// Waits on the source's descriptor (as the daemon does) and collects its events until `done`
+/// says so or `timeout` passes.
+func pump(_ source: GPSDSource, timeout: Duration = .seconds(30), until done: ([GPSDSource.Event]) -> Bool) -> [GPSDSource.Event] {
+    var events: [GPSDSource.Event] = []
+    let deadline = ContinuousClock.now + timeout
+    while ContinuousClock.now < deadline, !done(events) {
+        guard let fd = source.fileDescriptor else { break }
+        var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        _ = poll(&descriptor, 1, 200)
+        events += source.readAvailable()
+    }
+    return events
+}
+
+func fixes(_ events: [GPSDSource.Event]) -> [Fix] {
+    events.compactMap { if case .fix(let f) = $0 { f } else { nil } }
+}
+
+/// GPSDSource against a real gpsd fed by gpsfake. Under CI=true a missing gpsd fails.
+@Suite(.serialized, .timeLimit(.minutes(2)), .enabled(if: GPSFakeHarness.shouldRun))
+struct GPSDSourceTests {
+    /// The fixes libgps delivers for a log equal those our NMEA reader gets from the same log:
+    /// same times (after gpsd 3.22's 1024-week shift), positions within 1e-6°, same accuracy.
+    @Test(arguments: ["bu353s4.log", "nmea-rtk.log"])
+    func fixesThroughGPSDMatchTheNMEAReader(file: String) throws {
+        let log = TestSupport.fixture("tracks/\(file)")
+        let expected = try TrackReader.read(path: log.path).fixes
+        let gpsfake = try GPSFakeHarness(log: log, cycleSeconds: 0.03)
+        defer { gpsfake.stop() }
+        let source = GPSDSource(port: String(gpsfake.port))
+        #expect(try source.connect() == [.stateChanged(.connected)])
+        try source.watch(enabled: true)
+        let got = fixes(pump(source) { fixes($0).count >= expected.count || $0.contains(.stateChanged(.disconnected(reason: "connection closed by gpsd"))) })
+        // Sentences played before the watch was on are lost; the rest must all be there.
+        #expect(got.count >= expected.count - 5, "got \(got.count) of \(expected.count)")
+        var byTime: [UTCTime: Fix] = [:]
+        for fix in expected { byTime[GPSDLogTests.gpsd322Time(fix.time)] = fix }
+        for fix in got {
+            let mine = try #require(byTime[fix.time], "gpsd fix at \(fix.time) not in the NMEA reader's fixes")
+            #expect(abs(mine.coordinate.latitude - fix.coordinate.latitude) <= 1e-6)
+            #expect(abs(mine.coordinate.longitude - fix.coordinate.longitude) <= 1e-6)
+            #expect(abs(mine.horizontalAccuracyMeters - fix.horizontalAccuracyMeters) < 0.01)
+            #expect(fix.source == .gnss)
+        }
+        let times = got.map(\.time)
+        #expect(times == times.sorted() && Set(times).count == times.count, "one fix per epoch, in order")
+    }
+
+    @Test func gpsdNotRunningIsAClearErrorAndReconnectWorksWhenItComesUp() throws {
+        let port = try GPSFakeHarness.freePort()
+        let source = GPSDSource(port: String(port))
+        try source.watch(enabled: true) // remembered while disconnected
+        #expect { try source.connect() } throws: { error in
+            guard let error = error as? GPSDError else { return false }
+            return error.code == .connectFailed && error.endpoint == "127.0.0.1:\(port)" && !error.message.isEmpty
+        }
+        guard case .disconnected(let reason) = source.state else { Issue.record("state \(source.state)"); return }
+        #expect(!reason.isEmpty)
+        #expect(source.fileDescriptor == nil)
+        #expect(source.readAvailable().isEmpty)
+        #expect(source.backoff.failures == 0)
+        let first = source.backoff.failed()
+        #expect(first < .seconds(1))
+
+        let gpsfake = try GPSFakeHarness(log: TestSupport.fixture("tracks/nmea-rtk.log"), port: port, cycleSeconds: 0.03)
+        defer { gpsfake.stop() }
+        #expect(try source.connect() == [.stateChanged(.connected)])
+        #expect(source.state == .connected)
+        #expect(source.backoff.failures == 0)
+        #expect(source.fileDescriptor != nil)
+        let got = fixes(pump(source) { !fixes($0).isEmpty })
+        #expect(!got.isEmpty, "the remembered watch was sent on connect")
+    }
+
+    @Test func gpsdKilledMidStreamGivesDisconnectedAndARestartedGPSDIsReconnected() throws {
+        let gpsfake = try GPSFakeHarness(log: TestSupport.fixture("tracks/nmea-rtk.log"), cycleSeconds: 0.03)
+        let source = GPSDSource(port: String(gpsfake.port))
+        try source.connect()
+        try source.watch(enabled: true)
+        #expect(!fixes(pump(source) { !fixes($0).isEmpty }).isEmpty)
+        gpsfake.stop()
+        let events = pump(source, timeout: .seconds(10)) { $0.contains { if case .stateChanged(.disconnected) = $0 { true } else { false } } }
+        #expect(events.contains { if case .stateChanged(.disconnected) = $0 { true } else { false } })
+        guard case .disconnected = source.state else { Issue.record("state \(source.state)"); return }
+        #expect(source.fileDescriptor == nil)
+        #expect(throws: GPSDError.self) { try source.connect() }
+        #expect(source.readAvailable().isEmpty)
+
+        // gpsd comes back on the same port: the source reconnects and the watch is re-sent.
+        let restarted = try GPSFakeHarness(log: TestSupport.fixture("tracks/nmea-rtk.log"), port: gpsfake.port, cycleSeconds: 0.03)
+        defer { restarted.stop() }
+        #expect(try source.connect() == [.stateChanged(.connected)])
+        #expect(!fixes(pump(source) { !fixes($0).isEmpty }).isEmpty)
+    }
+
+    /// Disabling the watch stops the reports (so gpsd may power the receiver down); enabling it
+    /// again brings them back.
+    @Test func disablingTheWatchStopsFixes() throws {
+        let gpsfake = try GPSFakeHarness(log: TestSupport.fixture("tracks/telit-he910.log"), cycleSeconds: 0.01)
+        defer { gpsfake.stop() }
+        let source = GPSDSource(port: String(gpsfake.port))
+        try source.connect()
+        try source.watch(enabled: true)
+        #expect(!fixes(pump(source) { !fixes($0).isEmpty }).isEmpty)
+        try source.watch(enabled: false)
+        _ = pump(source, timeout: .milliseconds(500)) { _ in false } // what was already in flight
+        let whileOff = pump(source, timeout: .seconds(2)) { _ in false }
+        #expect(fixes(whileOff).isEmpty)
+        try source.watch(enabled: true)
+        #expect(!fixes(pump(source) { !fixes($0).isEmpty }).isEmpty)
+    }
+}
+
+struct ReconnectBackoffTests {
+    @Test func delaysDoubleFromUnderASecondUpToTheCap() {
+        var backoff = ReconnectBackoff()
+        let delays = (0..<7).map { _ in backoff.failed() }
+        #expect(delays == [.milliseconds(250), .milliseconds(500), .seconds(1), .seconds(2), .seconds(4), .seconds(4), .seconds(4)])
+        backoff.succeeded()
+        #expect(backoff.failed() == .milliseconds(250))
+    }
+
+    @Test func nextAttemptIsAnInstantNotASleep() {
+        var backoff = ReconnectBackoff(initial: .milliseconds(100), cap: .seconds(1))
+        let now = ContinuousClock.now
+        #expect(backoff.nextAttempt(after: now) == now + .milliseconds(100))
+        #expect(backoff.nextAttempt(after: now) == now + .milliseconds(200))
+    }
+}

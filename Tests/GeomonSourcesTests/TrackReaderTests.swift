@@ -1,0 +1,297 @@
+import Foundation
+import GeomonCore
+import GeomonSources
+import GeomonTestSupport
+import Testing
+
+/// Builds an NMEA sentence with a correct checksum.
+func nmea(_ body: String) -> String {
+    let sum = body.utf8.reduce(UInt8(0)) { $0 ^ $1 }
+    let hex = String(sum, radix: 16, uppercase: true)
+    return "$\(body)*\(hex.count == 1 ? "0" + hex : hex)"
+}
+
+func readText(_ text: String, name: String = "test") throws -> Track {
+    try TrackReader.read(bytes: Array(text.utf8), name: name)
+}
+
+struct TrackReaderTests {
+    // MARK: real tracks
+
+    @Test func swissDriveReadsWithNULsAtReceiverRestarts() throws {
+        let start = ContinuousClock.now
+        let track = try TrackReader.read(path: TestSupport.fixture("tracks/genivi_20100403_Z205_Switzerland.nmea").path)
+        let elapsed = ContinuousClock.now - start
+        print("Swiss NMEA (2.7 MB, debug build): \(track.fixes.count) fixes in \(elapsed), skipped \(track.skipped)")
+        #expect(track.format == "nmea")
+        #expect(abs(track.fixes.count - 10_327) <= 5)
+        #expect(track.fixes.first?.time.rfc3339 == "2010-04-03T11:22:25.844Z")
+        #expect(track.fixes.allSatisfy { abs($0.coordinate.latitude - 47) < 1 && abs($0.coordinate.longitude - 8) < 1.5 })
+    }
+
+    @Test func swissShortExcerptReads() throws {
+        let track = try TrackReader.read(path: TestSupport.fixture("tracks/genivi_20100403_Z205_Switzerland_short.nmea").path)
+        #expect(track.format == "nmea")
+        #expect(track.fixes.count > 200)
+    }
+
+    @Test func garminGPX11WithExtensions() throws {
+        let track = try TrackReader.read(path: TestSupport.fixture("tracks/georust_garmin_with_extensions.gpx").path)
+        #expect(track.format == "gpx")
+        #expect(track.fixes.count == 3540)
+        #expect(track.skipped.isEmpty)
+        let times = track.fixes.map(\.time)
+        #expect(times == times.sorted())
+    }
+
+    /// GPX 1.0 walks from gpxpy: several trk/trkseg, an empty trkseg, and points without time.
+    @Test(arguments: [("gpxpy_cerknicko-jezero.gpx", 296), ("gpxpy_korita-zbevnica.gpx", 871)])
+    func gpx10WalksSkipPointsWithoutTime(file: String, points: Int) throws {
+        let track = try TrackReader.read(path: TestSupport.fixture("tracks/\(file)").path)
+        #expect(track.format == "gpx")
+        #expect(track.fixes.count + track.skipped["no time", default: 0] == points)
+        #expect(track.fixes.count > 0)
+        #expect(track.fixes.allSatisfy { $0.coordinate.isValid })
+    }
+
+    @Test func allBundledTracksAndLogsRead() throws {
+        let dir = TestSupport.fixture("tracks")
+        let names = try FileManager.default.contentsOfDirectory(atPath: dir.path)
+            .filter { $0.hasSuffix(".log") || $0.hasSuffix(".nmea") || $0.hasSuffix(".gpx") || $0.contains(".chk-gpsd3.22") }
+        #expect(names.count == 16 + 16 + 5)
+        for name in names {
+            let track = try TrackReader.read(path: dir.appendingPathComponent(name).path)
+            #expect(!track.fixes.isEmpty, "\(name)")
+        }
+    }
+
+    // MARK: errors
+
+    @Test func missingFileIsMissing() {
+        #expect { try TrackReader.read(path: "/nonexistent/track.nmea") } throws: { ($0 as? TrackError)?.isMissing == true }
+    }
+
+    @Test func unknownContentIsAnError() {
+        #expect { try readText("hello\nworld\n") } throws: { ($0 as? TrackError)?.isMissing == false }
+        #expect { try readText("") } throws: { ($0 as? TrackError)?.message == "empty file" }
+        #expect { try TrackReader.read(bytes: [0xFF, 0x00, 0x13, 0x88, 0x01], name: "bin") } throws: { $0 is TrackError }
+    }
+
+    // MARK: NMEA quirks
+
+    @Test func garbageIsSkippedAndCountedByReason() throws {
+        let good = nmea("GPRMC,120000.00,A,4700.0000,N,00800.0000,E,1.0,90.0,010520,,,A")
+        let bad = nmea("GPRMC,120001.00,A,4700.0000,N,00800.0000,E,1.0,90.0,010520,,,A").dropLast(2) + "00"
+        let text = [
+            "# a comment",
+            good,
+            String(bad),                         // bad checksum
+            "$GPGGA,120002.00,4700.00",           // truncated
+            "\u{1}\u{2}binary\u{7f}noise",        // garbage
+            nmea("GPRMC,120003.00,A,9100.0000,N,00800.0000,E,1.0,90.0,010520,,,A"), // lat 91°
+            nmea("GPRMC,120004.00,V,,,,,,,010520,,,N"), // no fix
+        ].joined(separator: "\n")
+        let track = try readText(text)
+        #expect(track.fixes.count == 1)
+        #expect(track.skipped["bad checksum"] == 1)
+        #expect(track.skipped["truncated"] == 1)
+        #expect(track.skipped["garbage"] == 1)
+        #expect(track.skipped["invalid coordinate"] == 1)
+        #expect(track.skipped["no fix"] == 2) // the 91° epoch and the V epoch
+        #expect(track.skipped["comment"] == 1)
+        let fix = try #require(track.fixes.first)
+        #expect(fix.time.rfc3339 == "2020-05-01T12:00:00Z")
+        #expect(fix.coordinate == Coordinate(latitude: 47, longitude: 8))
+        #expect(fix.speedMetersPerSecond.map { abs($0 - 0.514444) < 1e-5 } == true)
+        #expect(fix.courseDegrees == 90)
+    }
+
+    @Test func nulBytesAndNoiseBeforeASentenceAreTolerated() throws {
+        let s = nmea("GPRMC,120000.00,A,4700.0000,N,00800.0000,E,1.0,90.0,010520,,,A")
+        let bytes: [UInt8] = [0, 0, 0xFF, 0x80] + Array(s.utf8) + [0, 13, 10]
+        let track = try TrackReader.read(bytes: bytes, name: "nul")
+        #expect(track.fixes.count == 1)
+    }
+
+    @Test func lineEndingsLFCRLFAndCRGiveTheSameFixes() throws {
+        let lines = (0..<5).map { nmea("GNRMC,12000\($0).00,A,4700.000\($0),N,00800.0000,E,1.0,90.0,010520,,,A") }
+        let lf = try readText(lines.joined(separator: "\n"))
+        let crlf = try readText(lines.joined(separator: "\r\n"))
+        let cr = try readText(lines.joined(separator: "\r"))
+        #expect(lf.fixes.count == 5)
+        #expect(lf.fixes == crlf.fixes)
+        #expect(lf.fixes == cr.fixes)
+    }
+
+    @Test func oneFixPerEpochFromGGAandRMCwithGSTAccuracy() throws {
+        let text = [
+            nmea("GNGGA,120000.00,4700.0000,N,00800.0000,E,1,10,1.0,500.0,M,48.0,M,,"),
+            nmea("GNGSA,A,3,01,02,03,04,,,,,,,,,2.0,1.0,1.5"),
+            nmea("GNGST,120000.00,1.0,2.0,1.0,0.0,3.0,4.0,5.0"),
+            nmea("GNRMC,120000.00,A,4700.0000,N,00800.0000,E,0.0,,010520,,,A"),
+            nmea("GNGGA,120001.00,4700.0000,N,00800.0000,E,1,10,2.0,500.0,M,48.0,M,,"),
+            nmea("GNRMC,120001.00,A,4700.0000,N,00800.0000,E,0.0,,010520,,,A"),
+            nmea("GNRMC,120002.00,A,4700.0000,N,00800.0000,E,0.0,,010520,,,D"),
+        ].joined(separator: "\r\n")
+        let fixes = try readText(text).fixes
+        #expect(fixes.count == 3)
+        #expect(fixes.map(\.horizontalAccuracyMeters) == [10, 38, 4.75]) // 2·√(3²+4²); 2.0×19; GSA 1.0×4.75
+    }
+
+    @Test func dayRollsOverAtMidnightWithoutANewDate() throws {
+        let text = [
+            nmea("GPRMC,235959.00,A,4700.0000,N,00800.0000,E,0.0,,311220,,,A"),
+            nmea("GPGGA,000000.00,4700.0000,N,00800.0000,E,1,08,1.0,500.0,M,48.0,M,,"),
+            nmea("GPGGA,000001.00,4700.0000,N,00800.0000,E,1,08,1.0,500.0,M,48.0,M,,"),
+        ].joined(separator: "\n")
+        let times = try readText(text).fixes.map(\.time.rfc3339)
+        #expect(times == ["2020-12-31T23:59:59Z", "2021-01-01T00:00:00Z", "2021-01-01T00:00:01Z"])
+    }
+
+    /// GGA-only epochs before the first date are held and backfilled from it (across midnight).
+    @Test func epochsBeforeTheFirstDateAreBackfilled() throws {
+        let text = [
+            nmea("GPGGA,235958.00,4700.0000,N,00800.0000,E,1,08,1.0,500.0,M,48.0,M,,"),
+            nmea("GPGGA,235959.00,4700.0000,N,00800.0000,E,1,08,1.0,500.0,M,48.0,M,,"),
+            nmea("GPRMC,000000.00,A,4700.0000,N,00800.0000,E,0.0,,010121,,,A"),
+        ].joined(separator: "\n")
+        let times = try readText(text).fixes.map(\.time.rfc3339)
+        #expect(times == ["2020-12-31T23:59:58Z", "2020-12-31T23:59:59Z", "2021-01-01T00:00:00Z"])
+    }
+
+    @Test func epochsThatNeverGetADateAreCounted() throws {
+        let text = nmea("GPGGA,120000.00,4700.0000,N,00800.0000,E,1,08,1.0,500.0,M,48.0,M,,")
+        let track = try readText(text)
+        #expect(track.fixes.isEmpty)
+        #expect(track.skipped["no date"] == 1)
+    }
+
+    /// Two captures concatenated: time goes backwards; fixes stay in file order with their own
+    /// dates (the engine ignores fixes older than the last one it processed).
+    @Test func backwardsTimeIsKeptInFileOrder() throws {
+        let text = [
+            nmea("GPRMC,120000.00,A,4700.0000,N,00800.0000,E,0.0,,020520,,,A"),
+            nmea("GPRMC,120001.00,A,4700.0000,N,00800.0000,E,0.0,,020520,,,A"),
+            nmea("GPRMC,080000.00,A,4700.0000,N,00800.0000,E,0.0,,010520,,,A"),
+            nmea("GPGGA,080001.00,4700.0000,N,00800.0000,E,1,08,1.0,500.0,M,48.0,M,,"),
+        ].joined(separator: "\n")
+        let times = try readText(text).fixes.map(\.time.rfc3339)
+        #expect(times == ["2020-05-02T12:00:00Z", "2020-05-02T12:00:01Z", "2020-05-01T08:00:00Z", "2020-05-01T08:00:01Z"])
+    }
+
+    @Test func anyTalkerAndGNSareAccepted() throws {
+        let text = [
+            nmea("BDGNS,120000.00,4700.0000,N,00800.0000,E,NAA,10,1.0,500.0,48.0,,"),
+            nmea("GARMC,120000.00,A,4700.0000,N,00800.0000,E,0.0,,010520,,,A"),
+            nmea("GLGNS,120001.00,4700.0000,N,00800.0000,E,NNN,10,1.0,500.0,48.0,,"),
+        ].joined(separator: "\n")
+        let track = try readText(text)
+        #expect(track.fixes.count == 1)
+        #expect(track.skipped["no fix"] == 1)
+    }
+
+    /// The streaming parser gives the same fixes whatever the chunk size.
+    @Test(arguments: [1, 7, 4096])
+    func streamingInChunksEqualsWholeFile(chunk: Int) throws {
+        let data = try Data(contentsOf: TestSupport.fixture("tracks/quectel-eg25-g.log"))
+        let bytes = [UInt8](data)
+        var parser = NMEAParser()
+        var fixes: [Fix] = []
+        var i = 0
+        while i < bytes.count {
+            fixes += parser.feed(Array(bytes[i..<min(i + chunk, bytes.count)]))
+            i += chunk
+        }
+        fixes += parser.finish()
+        let whole = try TrackReader.read(bytes: bytes, name: "q")
+        #expect(fixes == whole.fixes)
+        #expect(parser.skipped == whole.skipped)
+    }
+
+    // MARK: GPX quirks
+
+    @Test func gpxQuirks() throws {
+        let gpx = """
+        <?xml version="1.0"?>
+        <!-- a comment with <trkpt> inside -->
+        <gpx version="1.1" xmlns="http://www.topografix.com/GPX/1/1">
+        <metadata><time>2001-01-01T00:00:00Z</time></metadata>
+        <trk><trkseg>
+          <trkpt lat='47.5' lon="8.5"><time>2020-05-01T12:00:00Z</time><hdop>2</hdop>
+            <extensions><gpxtpx:TrackPointExtension><gpxtpx:speed>99</gpxtpx:speed><time>1999-01-01T00:00:00Z</time></gpxtpx:TrackPointExtension></extensions>
+          </trkpt>
+          <trkpt lat="47.6" lon="8.6"/>
+        </trkseg><trkseg>
+          <trkpt lat="95" lon="8.6"><time>2020-05-01T12:00:02Z</time></trkpt>
+          <trkpt lat="47.7" lon="8.7"><time> 2020-05-01T12:00:03.500+02:00 </time><fix>dgps</fix><hdop>2</hdop><speed>1.5</speed></trkpt>
+          <trkpt lat="47.8" lon="8.8"><time>yesterday</time></trkpt>
+        </trkseg></trk>
+        </gpx>
+        """
+        let track = try readText(gpx)
+        #expect(track.format == "gpx")
+        #expect(track.fixes.count == 2)
+        #expect(track.fixes.map(\.time.rfc3339) == ["2020-05-01T12:00:00Z", "2020-05-01T10:00:03.500Z"])
+        #expect(track.fixes.map(\.horizontalAccuracyMeters) == [38, 9.5])
+        #expect(track.fixes[0].speedMetersPerSecond == nil)
+        #expect(track.fixes[1].speedMetersPerSecond == 1.5)
+        #expect(track.skipped == ["no time": 1, "invalid coordinate": 1, "bad time": 1])
+    }
+
+    // MARK: JSON
+
+    @Test func jsonLines() throws {
+        let text = """
+        {"time":"2020-05-01T12:00:00Z","lat":47.5,"lon":8.5,"accuracy_m":12.5,"speed_mps":3,"course_deg":180}
+
+        {"time":"2020-05-01T12:00:01Z","lat":47.5,"lon":8.5}
+        {"time":"2020-05-01T12:00:02Z","lat":"x","lon":8.5}
+        {"time":"2020-05-01T12:00:03Z","lat":47.5,"lon":181}
+        {"time":"2020-05-01T12:00:04Z","lat":47.5,"lon":8.5,"accuracy_m":-1}
+        {"time":"2020-05-01T12:00:05Z","lat":47.5,
+        {"lat":47.5,"lon":8.5}
+        """
+        let track = try readText(text)
+        #expect(track.format == "jsonl")
+        #expect(track.fixes.count == 2)
+        #expect(track.fixes[0].horizontalAccuracyMeters == 12.5)
+        #expect(track.fixes[0].speedMetersPerSecond == 3)
+        #expect(track.fixes[0].courseDegrees == 180)
+        #expect(track.fixes[1].horizontalAccuracyMeters == AccuracyModel.unknownAccuracyMeters)
+        #expect(track.skipped == ["no position": 1, "invalid coordinate": 1, "invalid accuracy": 1, "malformed": 1, "no time": 1])
+    }
+
+    @Test func gpsdJSONDeduplicatesByTimeAndTakesEph() throws {
+        let text = """
+        {"class":"VERSION","release":"3.22"}
+        {"class":"TPV","mode":1,"time":"2020-05-01T12:00:00.000Z"}
+        {"class":"TPV","mode":2,"time":"2020-05-01T12:00:01.000Z","lat":47.5,"lon":8.5}
+        {"class":"SKY","hdop":1.0}
+        {"class":"TPV","mode":3,"time":"2020-05-01T12:00:01.000Z","lat":47.50001,"lon":8.5,"eph":12.0}
+        {"class":"TPV","mode":3,"time":"2020-05-01T12:00:02.000Z","lat":47.5,"lon":8.5,"epx":3.0,"epy":4.0}
+        {"class":"TPV","mode":3,"time":"2020-05-01T12:00:03.000Z","lat":47.5,"lon":8.5,"speed":2.5,"track":45}
+        {"class":"TPV","mode":3,"time":"2020-05-01T12:00:04.000Z","lat":null,"lon":8.5}
+        """
+        let track = try readText(text)
+        #expect(track.format == "gpsd-json")
+        #expect(track.fixes.map(\.time.rfc3339) == ["2020-05-01T12:00:01Z", "2020-05-01T12:00:02Z", "2020-05-01T12:00:03Z"])
+        #expect(track.fixes[0].coordinate.latitude == 47.50001)
+        #expect(track.fixes.map(\.horizontalAccuracyMeters) == [12, 4, AccuracyModel.unknownAccuracyMeters])
+        #expect(track.fixes[2].speedMetersPerSecond == 2.5)
+        #expect(track.skipped == ["no fix": 1, "invalid coordinate": 1])
+    }
+}
+
+struct NMEAParserTests {
+    /// A live reader can close an epoch without waiting for the next one.
+    @Test func endEpochEmitsTheOpenEpochAndInputContinues() {
+        var parser = NMEAParser()
+        let first = parser.feed(Array((nmea("GPRMC,120000.00,A,4700.0000,N,00800.0000,E,0.0,,010520,,,A") + "\r\n").utf8))
+        #expect(first.isEmpty, "the epoch is still open")
+        #expect(parser.endEpoch().map(\.time.rfc3339) == ["2020-05-01T12:00:00Z"])
+        #expect(parser.endEpoch().isEmpty)
+        let more = parser.feed(Array((nmea("GPGGA,120001.00,4700.0000,N,00800.0000,E,1,08,1.0,500.0,M,48.0,M,,") + "\n").utf8))
+        #expect(more.isEmpty)
+        #expect(parser.finish().map(\.time.rfc3339) == ["2020-05-01T12:00:01Z"])
+    }
+}
