@@ -4,7 +4,8 @@ public enum FixSource: String, Hashable, Sendable {
     case coarse
 }
 
-/// One position report, from any source, with its horizontal accuracy (1-sigma-ish radius, metres).
+/// One position report, from any source, with its horizontal accuracy: a ~95 % radius in metres
+/// (the quantity gpsd reports as `eph`; see docs/sources.md for how each source derives it).
 public struct Fix: Hashable, Sendable {
     public var time: UTCTime
     public var coordinate: Coordinate
