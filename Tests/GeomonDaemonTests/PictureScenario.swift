@@ -173,3 +173,75 @@ enum PictureScenario {
                      fixes: fixes, fences: fences(along: fixes), assumedSpeed: 0.8)
     }
 }
+
+extension PictureScenario {
+    /// A deterministic pseudo-random generator (SplitMix64), so synthetic data is the same
+    /// on every run.
+    struct SplitMix {
+        var state: UInt64
+        mutating func next() -> Double {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return Double((z ^ (z >> 31)) >> 11) / Double(1 << 53)
+        }
+    }
+
+    /// A synthetic week at 1 Hz: a car driving 07:00–19:00 around a 60 km region (steering back
+    /// toward the centre), parked with GNSS jitter at night, with ten circular fences placed on
+    /// its path. Same receiver schedule and events as the hike, tuned for driving speeds.
+    static func weekDrive() -> RunPicture.Input {
+        var random = SplitMix(state: 42)
+        let origin = Coordinate(latitude: 47.37, longitude: 8.54)
+        let start = UTCTime(rfc3339: "2024-05-06T00:00:00Z") ?? UTCTime(millisecondsSince1970: 0)
+        var east = 0.0, north = 0.0, heading = 0.3
+        var fixes: [Fix] = []
+        fixes.reserveCapacity(7 * 86_400)
+        for s in 0..<(7 * 86_400) {
+            let hour = (s % 86_400) / 3600
+            if (7..<19).contains(hour) {
+                heading += (random.next() - 0.5) * 0.05
+                let distance = (east * east + north * north).squareRoot()
+                if distance > 30_000 {
+                    // Turn gently toward the centre.
+                    let home = atan2(-north, -east)
+                    heading += 0.02 * sin(home - heading)
+                }
+                let speed = 8 + 14 * random.next()
+                east += cos(heading) * speed
+                north += sin(heading) * speed
+            }
+            let jitter = (random.next() - 0.5) * 4
+            fixes.append(Fix(time: start + .seconds(Int64(s)), coordinate: offset(origin, east: east + jitter, north: north + jitter),
+                             horizontalAccuracyMeters: 5))
+        }
+        var fences: [Fence] = []
+        for k in 0..<10 {
+            let at = fixes[(k * 60_013 + 30_000) % fixes.count].coordinate
+            fences.append(Fence(id: "place-\(k)", shape: .circle(center: offset(at, east: 150, north: -100), radiusMeters: 400)))
+        }
+        return input(title: "synthetic week at 1 Hz", fixes: fixes, fences: fences, assumedSpeed: 30)
+    }
+
+    /// `count` small fences (circles and squares, 3–200 m, most under 30 m) scattered over a box three times
+    /// the size of the track's, so many are out of view and most are tiny on screen.
+    static func manyFences(around coordinates: [Coordinate], count: Int) -> [Fence] {
+        var random = SplitMix(state: 7)
+        let lats = coordinates.map(\.latitude), lons = coordinates.map(\.longitude)
+        let minLat = lats.min() ?? 0, maxLat = lats.max() ?? 0, minLon = lons.min() ?? 0, maxLon = lons.max() ?? 0
+        let dLat = maxLat - minLat, dLon = maxLon - minLon
+        var fences: [Fence] = []
+        for i in 0..<count {
+            let c = Coordinate(latitude: minLat - dLat + 3 * dLat * random.next(), longitude: minLon - dLon + 3 * dLon * random.next())
+            let size = 3 + 200 * random.next() * random.next() * random.next()
+            let id = "f" + String(repeating: "0", count: 5 - String(i).count) + String(i)
+            if i % 3 == 0 {
+                fences.append(Fence(id: id, shape: .polygons([PolygonRings(shell: square(c, half: size))])))
+            } else {
+                fences.append(Fence(id: id, shape: .circle(center: c, radiusMeters: size)))
+            }
+        }
+        return fences
+    }
+}

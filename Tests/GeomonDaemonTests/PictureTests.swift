@@ -4,8 +4,12 @@ import GeomonCore
 import GeomonTestSupport
 import Testing
 
+/// The run picture, checked with the tools a reader would use: an XML parser (python's
+/// minidom, and xmllint when installed) and librsvg's `rsvg-convert`.
+@Suite(.serialized)
 struct PictureTests {
-    /// Writes the SVG into a temp dir; also checks it with the two external tools.
+    /// Writes the SVG into a temp dir, parses it as XML and renders it to PNG.
+    @discardableResult
     static func validate(_ svg: String, name: String) throws -> (svg: String, png: String) {
         let dir = try TemporaryDirectory(prefix: "geomon-picture")
         let svgPath = try dir.write("\(name).svg", svg)
@@ -21,6 +25,11 @@ struct PictureTests {
         #expect(rsvg.exitCode == 0 && rsvg.stderr.isEmpty, "rsvg-convert: \(rsvg.stderr)")
         let png = try Data(contentsOf: URL(fileURLWithPath: pngPath))
         #expect(png.starts(with: [0x89, 0x50, 0x4E, 0x47]), "rsvg-convert wrote no PNG")
+        if ProcessInfo.processInfo.environment["GEOMON_KEEP_PICTURES"] == "1" {
+            print("picture kept: \(svgPath) \(pngPath)")
+        } else {
+            dir.remove()
+        }
         return (svgPath, pngPath)
     }
 
@@ -31,13 +40,196 @@ struct PictureTests {
     @Test func hikePictureIsWellFormedAndRenders() throws {
         let input = try PictureScenario.hike()
         let rendering = RunPicture.render(input)
-        let paths = try Self.validate(rendering.svg, name: "hike")
+        try Self.validate(rendering.svg, name: "hike")
         if ProcessInfo.processInfo.environment["GEOMON_UPDATE_PICTURES"] == "1" {
+            // Regenerates docs/images/replay-example.{svg,png} for the README.
             let images = TestSupport.packageRoot.appendingPathComponent("docs/images")
-            try Data(rendering.svg.utf8).write(to: images.appendingPathComponent("replay-example.svg"))
-            let png = try Data(contentsOf: URL(fileURLWithPath: paths.png))
-            try png.write(to: images.appendingPathComponent("replay-example.png"))
+            let svgURL = images.appendingPathComponent("replay-example.svg")
+            try Data(rendering.svg.utf8).write(to: svgURL)
+            let rsvg = try runProcess(URL(fileURLWithPath: "/usr/bin/rsvg-convert"),
+                                      ["-o", images.appendingPathComponent("replay-example.png").path, svgURL.path])
+            #expect(rsvg.exitCode == 0)
         }
         print("hike picture: \(rendering.stats)")
+    }
+
+    @Test func hikePictureShowsFencesEventsGapsAndFurniture() throws {
+        let input = try PictureScenario.hike()
+        let svg = RunPicture.render(input).svg
+        let stats = RunPicture.render(input).stats
+
+        // Self-contained: no scripts, no links, nothing fetched.
+        #expect(!svg.contains("<script"))
+        #expect(!svg.contains("href"))
+        #expect(!svg.contains("@import"))
+        #expect(!svg.contains("http://") || Self.count("http://", in: svg) == 1, "only the SVG namespace may be a URL")
+
+        // Five fences in view (three circles; a polygon with a hole; a two-part multipolygon),
+        // the sixth is 1,000 km away and culled.
+        #expect(Self.count("<ellipse class=\"fence\"", in: svg) == 3)
+        #expect(Self.count("<path class=\"fence\"", in: svg) == 2)
+        #expect(stats.fencesCulled == 1)
+        #expect(!svg.contains("<title>far-away</title>"))
+        for id in ["trailhead", "hut", "summit-zone", "pasture", "lake"] {
+            #expect(svg.contains("<title>\(id)</title>"), "fence \(id) has no shape")
+            #expect(svg.contains(">\(id)</text>"), "fence \(id) has no label")
+        }
+        let summit = try #require(svg.split(separator: "\n").first { $0.contains("<title>summit-zone</title>") })
+        #expect(Self.count("Z", in: String(summit.prefix { $0 != ">" })) == 2, "shell and hole")
+
+        // One filled marker per run event, one hollow per baseline event, each with its label.
+        #expect(!input.events.isEmpty)
+        for kind in EventKind.allCases {
+            #expect(Self.count("class=\"ev ev-\(kind.rawValue)\"", in: svg) == input.events.filter { $0.kind == kind }.count)
+        }
+        #expect(Self.count("<circle class=\"bl bl-", in: svg) >= (input.baselineEvents ?? []).count)
+        for e in input.events {
+            let label = MapLayer.describe(e, span: 36_624_000)
+            #expect(svg.contains("<title>\(label) — boundary crossed</title>"), "no marker for \(label)")
+        }
+        #expect(svg.contains(">enter hut 07:31</text>"))
+        #expect(stats.eventLabels >= input.events.count - 3)
+
+        // Every stretch with the receiver off between two seen fixes is one dashed straight line.
+        var gaps = 0
+        let track = input.track
+        var i = 0
+        while i < track.count {
+            if track[i].receiver == .off {
+                var j = i
+                while j < track.count, track[j].receiver == .off { j += 1 }
+                if i > 0, j < track.count { gaps += 1 }
+                i = j
+            } else {
+                i += 1
+            }
+        }
+        #expect(gaps > 5)
+        #expect(Self.count("<polyline class=\"trk trk-off\"", in: svg) == gaps)
+        #expect(svg.contains(".trk-off{stroke:#495057;stroke-width:1.4;stroke-dasharray:6 4}"))
+        #expect(Self.count("<polyline class=\"trk trk-unseen\"", in: svg) >= gaps)
+
+        // Furniture: scale bar with a round length, north arrow, legend, UTC time axis.
+        #expect(svg.contains(">500 m</text>"))
+        #expect(svg.contains(">N</text>"))
+        #expect(svg.contains(">receiver on</text>"))
+        #expect(svg.contains(">05-01 06:00</text>"))
+        #expect(svg.contains(">08:00</text>"))
+        #expect(svg.contains(">UTC</text>"))
+        // Timeline: one coloured span per interval with the receiver powered.
+        let powered = input.receiverIntervals.filter { $0.state != .off }
+        #expect(Self.count("<rect class=\"band-on\"", in: svg) == powered.filter { $0.state == .on }.count)
+        #expect(Self.count("<rect class=\"band-acquiring\"", in: svg) == powered.filter { $0.state == .acquiring }.count)
+        #expect(svg.contains(">boundary</text>"))
+        #expect(stats.wakeMarkers == Self.count("<path class=\"wake\"", in: svg))
+    }
+
+    @Test func sameInputGivesIdenticalBytes() throws {
+        let input = try PictureScenario.hike()
+        let first = RunPicture.render(input).svg
+        #expect(RunPicture.render(input).svg == first)
+        // Unsorted input is sorted first: a reversed track draws the same picture.
+        var reversed = input
+        reversed.track.reverse()
+        reversed.events.reverse()
+        #expect(RunPicture.render(reversed).svg == first)
+        // Numeric attributes have at most one decimal and no exponent, whatever the values.
+        let attribute = /\s(?:x|y|cx|cy|r|rx|ry|width|height|x1|y1|x2|y2)="([^"]*)"/
+        var checked = 0
+        for match in first.matches(of: attribute) {
+            #expect(match.1.wholeMatch(of: /-?[0-9]+(\.[0-9])?/) != nil, "bad number \(match.1)")
+            checked += 1
+        }
+        #expect(checked > 100)
+    }
+
+    @Test func weekAtOneHertzStaysBoundedAndKeepsEventPoints() throws {
+        let input = PictureScenario.weekDrive()
+        #expect(input.track.count == 7 * 86_400)
+        let rendering = RunPicture.render(input)
+        let stats = rendering.stats
+        print("week picture: \(stats.trackPointsInput) fixes -> \(stats.trackPointsDrawn) drawn, \(stats.distanceChartPoints) chart points, \(input.events.count) events, \(input.receiverIntervals.count) intervals, \(stats.bytes) bytes")
+        #expect(stats.bytes < 3_000_000)
+        #expect(stats.trackPointsDrawn < 60_000)
+        #expect(stats.distanceChartPoints <= 4 * 1000)
+        // Every fix at an event (run or baseline) and every state change survives thinning.
+        let kept = RunPicture.drawnTrackIndices(input)
+        var stats2 = RunPicture.Stats()
+        let run = NormalizedRun(input, stats: &stats2)
+        for e in input.events + (input.baselineEvents ?? []) {
+            let i = try #require(run.trackIndex(nearest: e.time))
+            #expect(kept.contains(i), "event fix \(i) at \(e.time) thinned away")
+        }
+        for i in run.track.indices.dropFirst() where run.track[i].receiver != run.track[i - 1].receiver {
+            #expect(kept.contains(i) && kept.contains(i - 1), "state change at \(i) thinned away")
+        }
+        try Self.validate(rendering.svg, name: "week")
+    }
+
+    @Test func tenThousandFencesRenderWithBoundedLabels() throws {
+        var input = try PictureScenario.hike()
+        input.fences = PictureScenario.manyFences(around: input.track.map(\.coordinate), count: 10_000) + input.fences
+        let rendering = RunPicture.render(input)
+        let stats = rendering.stats
+        print("10k fences: culled \(stats.fencesCulled), shapes \(stats.fenceShapes), dots \(stats.fenceDots), labels \(stats.fenceLabels), \(stats.bytes) bytes")
+        #expect(stats.fencesInput == 10_006)
+        #expect(stats.fencesCulled > 1000)
+        #expect(stats.fenceDots > 100)
+        #expect(stats.fenceLabels <= RunPicture.Options().maxFenceLabels)
+        #expect(Self.count("class=\"fence-label", in: rendering.svg) == stats.fenceLabels)
+        #expect(stats.bytes < 2_000_000)
+        // Fences with events keep their labels in the crowd.
+        for id in ["hut", "summit-zone", "lake"] {
+            #expect(rendering.svg.contains(">\(id)</text>"), "fence \(id) lost its label")
+        }
+        try Self.validate(rendering.svg, name: "fences")
+    }
+
+    @Test func emptyAndHostileInputsStillGiveValidPictures() throws {
+        let empty = RunPicture.render(RunPicture.Input(title: "nothing"))
+        try Self.validate(empty.svg, name: "empty")
+        #expect(empty.svg.contains("no track, no events"))
+
+        // A database view: fences and events only, no track, odd characters everywhere.
+        let c = Coordinate(latitude: 47.5, longitude: 11)
+        let fence = Fence(id: "<home & \"garden\">\u{1}", shape: .circle(center: c, radiusMeters: 80))
+        let event = GeoEvent(id: "e1", kind: .enter, fenceID: fence.id, time: UTCTime(millisecondsSince1970: 1_700_000_000_000),
+                             coordinate: c, accuracyMeters: 5, rule: "a < b & c")
+        let bad = RunPicture.TrackPoint(time: UTCTime(millisecondsSince1970: 1_700_000_000_000),
+                                        coordinate: Coordinate(latitude: .nan, longitude: 500), accuracyMeters: .infinity, receiver: .on,
+                                        nearestBoundaryMeters: .nan)
+        let odd = RunPicture.render(RunPicture.Input(title: "odd ]]> & <stuff>", fences: [fence], track: [bad], events: [event]))
+        try Self.validate(odd.svg, name: "odd")
+        #expect(odd.stats.trackPointsInvalid == 1)
+        #expect(odd.svg.contains("&lt;home &amp; &quot;garden&quot;&gt;?"))
+    }
+
+    @Test(arguments: [(0.0, "0"), (-0.04, "0"), (1.25, "1.3"), (2.0, "2"), (-3.45, "-3.5"), (1234.56, "1234.6"), (Double.nan, "0"), (1e300, "1000000000000")])
+    func numbersHaveOneFixedDecimal(value: Double, text: String) {
+        #expect(SVGWriter.n(value) == text)
+    }
+
+    @Test func scaleBarIsARoundLength() {
+        #expect(ScaleBar.length(metersPerPixel: 2.5, maxPixels: 196).text == "200 m")
+        #expect(ScaleBar.length(metersPerPixel: 4, maxPixels: 196).text == "500 m")
+        #expect(ScaleBar.length(metersPerPixel: 50, maxPixels: 196).text == "5 km")
+        #expect(ScaleBar.length(metersPerPixel: 0.01, maxPixels: 196).text == "1 m")
+    }
+
+    @Test func timeTicksAreRoundUTC() {
+        func axis(_ seconds: Int64) -> TimeAxis {
+            let start = UTCTime(rfc3339: "2024-05-01T10:03:20Z") ?? UTCTime(millisecondsSince1970: 0)
+            return TimeAxis(start: start, end: start + .seconds(seconds), x0: 0, x1: 1000)
+        }
+        let walk = axis(600)
+        #expect(walk.stepMilliseconds == 60_000)
+        #expect(walk.ticks.first?.rfc3339 == "2024-05-01T10:04:00Z")
+        #expect(walk.label(walk.ticks[0], previous: nil) == "05-01 10:04")
+        #expect(walk.label(walk.ticks[1], previous: walk.ticks[0]) == "10:05")
+        let week = axis(7 * 86_400)
+        #expect(week.stepMilliseconds == 86_400_000)
+        #expect(week.ticks.first?.rfc3339 == "2024-05-02T00:00:00Z")
+        #expect(week.label(week.ticks[0], previous: nil) == "2024-05-02")
+        #expect(axis(45).stepMilliseconds == 5_000)
     }
 }

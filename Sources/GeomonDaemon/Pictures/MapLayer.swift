@@ -108,10 +108,13 @@ struct MapLayer {
             start = i
         }
         let spacing = options.minPointSpacingPixels
-        func thin(_ range: Range<Int>) -> [Int] {
+        func thin(_ range: Range<Int>, alsoKeep: Range<Int>? = nil) -> [Int] {
             let slice = Array(screen[range])
             let base = range.lowerBound
-            return TrackThinner.thin(slice, minSpacing: spacing, mustKeep: { keep[base + $0] }).map { base + $0 }
+            let first = alsoKeep?.lowerBound ?? -1, last = (alsoKeep?.upperBound ?? 0) - 1
+            return TrackThinner.thin(slice, minSpacing: spacing, mustKeep: { i in
+                keep[base + i] || base + i == first || base + i == last
+            }).map { base + $0 }
         }
         var unseen: [Line] = [], gaps: [Line] = [], seen: [Line] = []
         for (k, r) in runs.enumerated() {
@@ -121,7 +124,7 @@ struct MapLayer {
                 // What the device missed (recorded), and the straight line it assumed.
                 let from = before >= 0 ? before : r.range.lowerBound
                 let to = after < track.count ? after + 1 : after
-                unseen.append(Line(cls: "unseen", indices: thin(from..<to)))
+                unseen.append(Line(cls: "unseen", indices: thin(from..<to, alsoKeep: r.range)))
                 if before >= 0, after < track.count {
                     gaps.append(Line(cls: "off", indices: [before, after]))
                 }
@@ -339,15 +342,15 @@ struct MapLayer {
             let sx = x + 8
             switch entry.kind {
             case "on", "acquiring", "off", "unseen":
-                w.line("<line class=\"trk trk-\(entry.kind)\" x1=\"\(n(sx))\" y1=\"\(n(y - 3))\" x2=\"\(n(sx + 22))\" y2=\"\(n(y - 3))\"/>")
+                w.line("<line class=\"trk trk-\(entry.kind) key\" x1=\"\(n(sx))\" y1=\"\(n(y - 3))\" x2=\"\(n(sx + 22))\" y2=\"\(n(y - 3))\"/>")
             case "wake":
-                w.line("<path class=\"wake\" d=\"M\(n(sx + 11)) \(n(y - 8))l4 5l-4 5l-4 -5Z\"/>")
+                w.line("<path class=\"wake key\" d=\"M\(n(sx + 11)) \(n(y - 8))l4 5l-4 5l-4 -5Z\"/>")
             case "fence":
-                w.line("<rect class=\"fence\" x=\"\(n(sx + 3))\" y=\"\(n(y - 8))\" width=\"16\" height=\"10\"/>")
+                w.line("<rect class=\"fence key\" x=\"\(n(sx + 3))\" y=\"\(n(y - 8))\" width=\"16\" height=\"10\"/>")
             case "bl":
-                w.line("<circle class=\"bl bl-location\" cx=\"\(n(sx + 11))\" cy=\"\(n(y - 3))\" r=\"5\"/>")
+                w.line("<circle class=\"bl bl-location key\" cx=\"\(n(sx + 11))\" cy=\"\(n(y - 3))\" r=\"5\"/>")
             default:
-                w.line("<circle class=\"ev \(entry.kind)\" cx=\"\(n(sx + 11))\" cy=\"\(n(y - 3))\" r=\"4.5\"/>")
+                w.line("<circle class=\"ev \(entry.kind) key\" cx=\"\(n(sx + 11))\" cy=\"\(n(y - 3))\" r=\"4.5\"/>")
             }
             w.label(entry.text, x: sx + 30, y: y, size: 10.5)
         }
