@@ -146,9 +146,12 @@ struct PictureTests {
     @Test func weekAtOneHertzStaysBoundedAndKeepsEventPoints() throws {
         let input = PictureScenario.weekDrive()
         #expect(input.track.count == 7 * 86_400)
+        let clock = ContinuousClock()
+        let began = clock.now
         let rendering = RunPicture.render(input)
+        let elapsed = clock.now - began
         let stats = rendering.stats
-        print("week picture: \(stats.trackPointsInput) fixes -> \(stats.trackPointsDrawn) drawn, \(stats.distanceChartPoints) chart points, \(input.events.count) events, \(input.receiverIntervals.count) intervals, \(stats.bytes) bytes")
+        print("week picture: \(stats.trackPointsInput) fixes -> \(stats.trackPointsDrawn) drawn, \(stats.distanceChartPoints) chart points, \(stats.wakeMarkers) wake markers, \(input.events.count) events, \(input.receiverIntervals.count) intervals, \(stats.bytes) bytes, rendered in \(elapsed) (debug build)")
         #expect(stats.bytes < 3_000_000)
         #expect(stats.trackPointsDrawn < 60_000)
         #expect(stats.distanceChartPoints <= 4 * 1000)

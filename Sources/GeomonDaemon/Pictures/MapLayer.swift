@@ -54,23 +54,25 @@ struct MapLayer {
         // Labels after all shapes, most important first: events, missed events, wakes, fences.
         w.line("<g class=\"labels\">")
         for m in markers { labels.reserve(.init(x0: m.point.x - 6, y0: m.point.y - 6, x1: m.point.x + 6, y1: m.point.y + 6)) }
-        for m in wakes { labels.reserve(.init(x0: m.point.x - 5, y0: m.point.y - 5, x1: m.point.x + 5, y1: m.point.y + 5)) }
+        if wakes.count <= 100 {
+            for m in wakes { labels.reserve(.init(x0: m.point.x - 4, y0: m.point.y - 4, x1: m.point.x + 4, y1: m.point.y + 4)) }
+        }
         var eventLabelCount = 0
         for m in markers where m.label != nil && eventLabelCount < options.maxEventLabels {
             if placeLabel(m.label ?? "", near: m.point, radius: 7, cls: m.cls, into: &w) { eventLabelCount += 1 }
         }
         stats.eventLabels = eventLabelCount
-        if wakes.count <= options.maxWakeLabels {
-            for m in wakes where !(m.label ?? "").isEmpty {
-                _ = placeLabel(m.label ?? "", near: m.point, radius: 6, cls: "muted", size: 10, into: &w)
-            }
-        }
         for f in fenceLabels where stats.fenceLabels < options.maxFenceLabels {
             let width = SVGWriter.textWidth(f.text, size: 11)
             let boxes = f.anchors.map { a in LabelPlacer.Box(x0: a.x - width / 2, y0: a.y - 11, x1: a.x + width / 2, y1: a.y + 2) }
             if let k = labels.place(boxes) {
                 w.label(f.text, x: f.anchors[k].x, y: f.anchors[k].y, anchor: "middle", cls: "fence-label halo")
                 stats.fenceLabels += 1
+            }
+        }
+        if run.wakeIndices.count <= options.maxWakeLabels {
+            for m in wakes where !(m.label ?? "").isEmpty {
+                _ = placeLabel(m.label ?? "", near: m.point, radius: 6, cls: "muted", size: 10, into: &w)
             }
         }
         w.line("</g>")
@@ -227,14 +229,18 @@ struct MapLayer {
         var cls: String
     }
 
-    /// A diamond where the receiver powered up, labelled with the policy's reason.
+    /// A diamond where the receiver powered up, labelled with the policy's reason. Wakes on
+    /// top of an earlier one (same 6-pixel cell) are not drawn again: a week of wakes stays a
+    /// readable scatter, and the timeline still shows each one.
     private func drawWakes(into w: inout SVGWriter, stats: inout RunPicture.Stats) -> [Marker] {
         var markers: [Marker] = []
+        var cells = Set<Int>()
         let n = SVGWriter.n
         for i in run.wakeIndices {
             let interval = run.intervals[i]
             guard let k = run.trackIndex(nearest: interval.start) else { break }
             let p = screen[k]
+            guard cells.insert(Int((p.y / 6).rounded(.down)) * 100_000 + Int((p.x / 6).rounded(.down))).inserted else { continue }
             w.line("<path class=\"wake\" d=\"M\(n(p.x)) \(n(p.y - 4))l3.2 4l-3.2 4l-3.2 -4Z\"><title>\(SVGWriter.escape("wake \(interval.start.rfc3339): \(interval.reason)"))</title></path>")
             markers.append(Marker(point: p, label: SVGWriter.shorten(interval.reason, limit: 36), cls: "muted"))
         }
