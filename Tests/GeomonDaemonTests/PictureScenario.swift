@@ -100,7 +100,7 @@ enum PictureScenario {
 
     /// The whole picture input for a track and its fences.
     static func input(title: String, fixes: [Fix], fences: [Fence], assumedSpeed: Double = 2,
-                      distances precomputed: [(Double, String)]? = nil) -> RunPicture.Input {
+                      nearMeters: Double = 250, distances precomputed: [(Double, String)]? = nil) -> RunPicture.Input {
         let nearest: [(Double, String)] = precomputed ?? fixes.map { fix in
             var best = (Double.infinity, "")
             for fence in fences {
@@ -128,9 +128,9 @@ enum PictureScenario {
             case .off where fix.time >= wakeAt:
                 change(to: .acquiring, at: fix.time, because: wakeReason)
             case .acquiring where fix.time - since >= .seconds(20):
-                change(to: .on, at: fix.time, because: abs(d) <= 250 ? "near \(id) (\(Int(abs(d))) m)" : "checking position")
-            case .on where abs(d) > 250:
-                let sleep = min(max((abs(d) - 100) / assumedSpeed, 60), 1800)
+                change(to: .on, at: fix.time, because: abs(d) <= nearMeters ? "near \(id) (\(Int(abs(d))) m)" : "checking position")
+            case .on where abs(d) > nearMeters:
+                let sleep = min(max((abs(d) - nearMeters / 2) / assumedSpeed, 60), 1800)
                 let minutes = Int(sleep / 60)
                 change(to: .off, at: fix.time, because: "sleep \(minutes) min: \(Int(abs(d))) m to \(id)")
                 wakeAt = fix.time + .seconds(Int64(sleep))

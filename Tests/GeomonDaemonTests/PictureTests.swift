@@ -143,6 +143,31 @@ struct PictureTests {
         #expect(checked > 100)
     }
 
+    @Test func tenMinuteWalkHasMinuteTicksAndLabelledWakes() throws {
+        let all = try PictureScenario.readJSONLines("pictures/garmin-hike.jsonl")
+        // 07:24–07:34 UTC: the walk up to the hut, crossing its fence.
+        let start = try #require(UTCTime(rfc3339: "2019-05-01T07:24:00Z"))
+        let fixes = all.filter { $0.time >= start && $0.time - start <= .seconds(600) }
+        let input = PictureScenario.input(title: "ten-minute walk to the hut", fixes: fixes, fences: PictureScenario.fences(along: all),
+                                          assumedSpeed: 1, nearMeters: 80)
+        let rendering = RunPicture.render(input)
+        try Self.validate(rendering.svg, name: "walk")
+        let svg = rendering.svg
+        print("walk picture: \(rendering.stats)")
+        #expect(svg.contains(">05-01 07:25</text>"))
+        #expect(svg.contains(">07:26</text>"))
+        #expect(svg.contains(">enter hut 07:31:41</text>"))
+        #expect(svg.contains(">none</text>") == false)
+        #expect(rendering.stats.wakeMarkers >= 1)
+        // Few wakes: each reason is printed on the map next to its diamond.
+        let wakes = input.receiverIntervals.enumerated().filter { $0.element.state != .off && ($0.offset == 0 || input.receiverIntervals[$0.offset - 1].state == .off) }
+        #expect(wakes.count <= RunPicture.Options().maxWakeLabels)
+        for wake in wakes where !wake.element.reason.isEmpty {
+            #expect(svg.contains(">\(wake.element.reason)</text>"), "wake reason \(wake.element.reason) not on the map")
+        }
+        #expect(svg.contains("m</text>"))
+    }
+
     @Test func weekAtOneHertzStaysBoundedAndKeepsEventPoints() throws {
         let input = PictureScenario.weekDrive()
         #expect(input.track.count == 7 * 86_400)

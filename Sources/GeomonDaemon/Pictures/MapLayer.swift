@@ -321,7 +321,8 @@ struct MapLayer {
     }
 
     private func legendEntries() -> [(kind: String, text: String)] {
-        var entries: [(String, String)] = [("on", "receiver on"), ("acquiring", "acquiring fix")]
+        var entries: [(String, String)] = [("on", "receiver on")]
+        if run.track.contains(where: { $0.receiver == .acquiring }) { entries.append(("acquiring", "acquiring fix")) }
         let hasOff = run.track.contains { $0.receiver == .off }
         if hasOff { entries += [("off", "off: assumed straight"), ("unseen", "off: path not seen")] }
         if !run.intervals.isEmpty, !run.wakeIndices.isEmpty { entries.append(("wake", "receiver woke (reason)")) }
@@ -329,7 +330,7 @@ struct MapLayer {
         var kinds = Set(run.events.map(\.kind))
         for e in run.baseline ?? [] { kinds.insert(e.kind) }
         for kind in EventKind.allCases where kinds.contains(kind) { entries.append(("ev-\(kind.rawValue)", "\(kind.rawValue) event")) }
-        if run.baseline != nil { entries.append(("bl", "always-on event (hollow)")) }
+        if !(run.baseline ?? []).isEmpty { entries.append(("bl", "always-on event (hollow)")) }
         return entries
     }
 

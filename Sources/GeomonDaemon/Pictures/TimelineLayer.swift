@@ -180,6 +180,9 @@ struct TimelineLayer {
     private func drawEvents(_ events: [GeoEvent], hollow: Bool, top: Double, title: String, into w: inout SVGWriter) {
         let n = SVGWriter.n
         w.label(title, x: labelX, y: top + 14, size: 11)
+        if events.isEmpty {
+            w.label("none", x: axis.x0 + 4, y: top + 14, size: 10, cls: "muted")
+        }
         var laneRight = [-Double.infinity, -Double.infinity]
         var drawn = 0
         for e in events {
