@@ -168,6 +168,41 @@ struct PictureTests {
         #expect(svg.contains("m</text>"))
     }
 
+    @Test func realDriveShowsWakesEventsAndGaps() throws {
+        let fixes = try PictureScenario.readJSONLines("pictures/swiss-drive.jsonl")
+        #expect(fixes.count == 10_325)
+        func at(_ fraction: Double) -> Coordinate { fixes[Int(Double(fixes.count - 1) * fraction)].coordinate }
+        let fences = [
+            Fence(id: "depot", shape: .circle(center: at(0.0), radiusMeters: 400)),
+            Fence(id: "bridge", shape: .circle(center: PictureScenario.offset(at(0.25), east: 200, north: 0), radiusMeters: 600)),
+            Fence(id: "town", shape: .polygons([PolygonRings(shell: PictureScenario.square(at(0.5), half: 1500),
+                                                             holes: [PictureScenario.square(at(0.5), half: 300)])])),
+            Fence(id: "pass", shape: .circle(center: at(0.75), radiusMeters: 800)),
+            Fence(id: "destination", shape: .circle(center: at(1.0), radiusMeters: 500)),
+        ]
+        let input = PictureScenario.input(title: "geomon replay · swiss-drive.jsonl (GENIVI, real 3 h drive)", fixes: fixes,
+                                          fences: fences, assumedSpeed: 25, nearMeters: 1000)
+        let rendering = RunPicture.render(input)
+        print("drive picture: \(rendering.stats)")
+        try Self.validate(rendering.svg, name: "drive")
+        let svg = rendering.svg
+        #expect(rendering.stats.trackPointsDrawn < fixes.count / 2)
+        #expect(rendering.stats.fenceShapes == 5)
+        #expect(Self.count("<polyline class=\"trk trk-off\"", in: svg) > 3)
+        #expect(svg.contains(">town</text>"))
+        #expect(svg.contains(" km</text>"))
+        for e in input.events {
+            #expect(svg.contains("<title>\(MapLayer.describe(e, span: 10_624_000)) — boundary crossed</title>"))
+        }
+        if ProcessInfo.processInfo.environment["GEOMON_UPDATE_PICTURES"] == "1" {
+            let images = TestSupport.packageRoot.appendingPathComponent("docs/images")
+            let svgURL = images.appendingPathComponent("replay-drive.svg")
+            try Data(svg.utf8).write(to: svgURL)
+            _ = try runProcess(URL(fileURLWithPath: "/usr/bin/rsvg-convert"),
+                               ["-o", images.appendingPathComponent("replay-drive.png").path, svgURL.path])
+        }
+    }
+
     @Test func weekAtOneHertzStaysBoundedAndKeepsEventPoints() throws {
         let input = PictureScenario.weekDrive()
         #expect(input.track.count == 7 * 86_400)

@@ -64,9 +64,12 @@ struct MapLayer {
         stats.eventLabels = eventLabelCount
         for f in fenceLabels where stats.fenceLabels < options.maxFenceLabels {
             let width = SVGWriter.textWidth(f.text, size: 11)
-            let boxes = f.anchors.map { a in LabelPlacer.Box(x0: a.x - width / 2, y0: a.y - 11, x1: a.x + width / 2, y1: a.y + 2) }
+            let boxes = f.anchors.map { a -> LabelPlacer.Box in
+                let x0 = a.anchor == "start" ? a.point.x : (a.anchor == "end" ? a.point.x - width : a.point.x - width / 2)
+                return LabelPlacer.Box(x0: x0, y0: a.point.y - 11, x1: x0 + width, y1: a.point.y + 2)
+            }
             if let k = labels.place(boxes) {
-                w.label(f.text, x: f.anchors[k].x, y: f.anchors[k].y, anchor: "middle", cls: "fence-label halo")
+                w.label(f.text, x: f.anchors[k].point.x, y: f.anchors[k].point.y, anchor: f.anchors[k].anchor, cls: "fence-label halo")
                 stats.fenceLabels += 1
             }
         }
@@ -144,7 +147,8 @@ struct MapLayer {
 
     private struct FenceLabel {
         var text: String
-        var anchors: [ScreenPoint]
+        /// Candidate positions in order of preference, with their text-anchor.
+        var anchors: [(point: ScreenPoint, anchor: String)]
     }
 
     /// Draws the fences in view and returns label candidates in priority order.
@@ -200,11 +204,18 @@ struct MapLayer {
             let near = sizePixels > 200 || isNearTrack(a, b)
             guard !crowded || hasEvent || near else { continue }
             let text = SVGWriter.shorten(item.fence.id)
+            // Above, below, right, left of the shape (clear of markers on its edge), then inside.
             let r = projection.rect
-            let top = ScreenPoint(x: min(max(center.x, r.x + 40), r.x + r.width - 40), y: max(a.y - 4, r.y + 14))
-            let anchors = drewDot
-                ? [ScreenPoint(x: center.x, y: center.y - 4), ScreenPoint(x: center.x, y: center.y + 14)]
-                : [top, ScreenPoint(x: top.x, y: min(max(center.y + 4, r.y + 14), r.y + r.height - 4))]
+            let cx = min(max(center.x, r.x + 40), r.x + r.width - 40)
+            let cy = min(max(center.y + 4, r.y + 14), r.y + r.height - 4)
+            let pad = drewDot ? 3.0 : 7.0
+            var anchors: [(point: ScreenPoint, anchor: String)] = [
+                (ScreenPoint(x: cx, y: max(a.y - pad, r.y + 14)), "middle"),
+                (ScreenPoint(x: cx, y: min(b.y + pad + 10, r.y + r.height - 4)), "middle"),
+                (ScreenPoint(x: b.x + pad, y: cy), "start"),
+                (ScreenPoint(x: a.x - pad, y: cy), "end"),
+            ]
+            if !drewDot { anchors.append((ScreenPoint(x: cx, y: cy), "middle")) }
             candidates.append(((hasEvent ? 0 : 2) + (near ? 0 : 1), item.index, FenceLabel(text: text, anchors: anchors)))
         }
         return candidates.sorted { $0.priority != $1.priority ? $0.priority < $1.priority : $0.index < $1.index }.map(\.label)
