@@ -37,6 +37,12 @@ struct PictureTests {
         text.components(separatedBy: needle).count - 1
     }
 
+    /// Subpaths (`M` commands) of the path element with the given class.
+    static func subpaths(_ cls: String, in svg: String) -> Int {
+        guard let line = svg.split(separator: "\n").first(where: { $0.hasPrefix("<path class=\"\(cls)\"") }) else { return 0 }
+        return line.filter { $0 == "M" }.count
+    }
+
     @Test func hikePictureIsWellFormedAndRenders() throws {
         let input = try PictureScenario.hike()
         let rendering = RunPicture.render(input)
@@ -105,9 +111,9 @@ struct PictureTests {
             }
         }
         #expect(gaps > 5)
-        #expect(Self.count("<polyline class=\"trk trk-off\"", in: svg) == gaps)
+        #expect(Self.subpaths("trk trk-off", in: svg) == gaps)
         #expect(svg.contains(".trk-off{stroke:#495057;stroke-width:1.4;stroke-dasharray:6 4}"))
-        #expect(Self.count("<polyline class=\"trk trk-unseen\"", in: svg) >= gaps)
+        #expect(Self.subpaths("trk trk-unseen", in: svg) >= gaps)
 
         // Furniture: scale bar with a round length, north arrow, legend, UTC time axis.
         #expect(svg.contains(">500 m</text>"))
@@ -188,7 +194,7 @@ struct PictureTests {
         let svg = rendering.svg
         #expect(rendering.stats.trackPointsDrawn < fixes.count / 2)
         #expect(rendering.stats.fenceShapes == 5)
-        #expect(Self.count("<polyline class=\"trk trk-off\"", in: svg) > 3)
+        #expect(Self.subpaths("trk trk-off", in: svg) > 3)
         #expect(svg.contains(">town</text>"))
         #expect(svg.contains(" km</text>"))
         for e in input.events {
@@ -227,6 +233,35 @@ struct PictureTests {
             #expect(kept.contains(i) && kept.contains(i - 1), "state change at \(i) thinned away")
         }
         try Self.validate(rendering.svg, name: "week")
+    }
+
+    @Test func flappingReceiverAndEventFloodStayBounded() throws {
+        // A day at 1 Hz walking a small loop; the receiver flips every 10 s (the shortest
+        // sleep a profile allows) and a location event fires every 10 s: 8,640 of each.
+        let start = try #require(UTCTime(rfc3339: "2024-05-01T00:00:00Z"))
+        let center = Coordinate(latitude: 46.5, longitude: 6.6)
+        var track: [RunPicture.TrackPoint] = [], intervals: [RunPicture.ReceiverInterval] = [], events: [GeoEvent] = []
+        for s in 0..<86_400 {
+            let angle = Double(s) / 600 * 2 * .pi
+            let c = PictureScenario.offset(center, east: 300 * cos(angle), north: 300 * sin(angle))
+            let t = start + .seconds(Int64(s))
+            let state: RunPicture.ReceiverState = (s / 10) % 2 == 0 ? .on : .off
+            track.append(.init(time: t, coordinate: c, accuracyMeters: 5, receiver: state, nearestBoundaryMeters: 300 * sin(angle * 3)))
+            if s % 10 == 0 { intervals.append(.init(start: t, end: t + .seconds(10), state: state, reason: "flap")) }
+            if s % 10 == 0 {
+                events.append(GeoEvent(id: "l\(s)", kind: .location, fenceID: nil, time: t, coordinate: c, accuracyMeters: 5, rule: "moved"))
+            }
+        }
+        let rendering = RunPicture.render(RunPicture.Input(title: "flapping", track: track, receiverIntervals: intervals, events: events))
+        let svg = rendering.svg
+        let stats = rendering.stats
+        print("flood picture: \(stats.trackPointsDrawn) track vertices, \(stats.eventMarkers) event markers, \(Self.count("<rect class=\"band-on\"", in: svg)) band spans, \(stats.bytes) bytes")
+        #expect(stats.bytes < 3_000_000)
+        #expect(Self.count("<rect class=\"band-on\"", in: svg) <= 1000)
+        #expect(Self.count("class=\"ev-tick ev-location\"", in: svg) <= 1000)
+        #expect(stats.eventMarkers < events.count)
+        #expect(stats.eventMarkers > 0)
+        try Self.validate(svg, name: "flood")
     }
 
     @Test func tenThousandFencesRenderWithBoundedLabels() throws {

@@ -43,9 +43,17 @@ struct MapLayer {
             for i in line.indices { trackCells.insert(cell(screen[i])) }
         }
         let fenceLabels = drawFences(into: &w, stats: &stats)
-        for line in trackLines {
-            w.line("<polyline class=\"trk trk-\(line.cls)\" points=\"\(line.indices.map { "\(n(screen[$0].x)),\(n(screen[$0].y))" }.joined(separator: " "))\"/>")
-            stats.trackPointsDrawn += line.indices.count
+        // One path per receiver state, one subpath per run: few elements however often the
+        // state changes.
+        for cls in ["unseen", "off", "acquiring", "on"] {
+            var d = ""
+            for line in trackLines where line.cls == cls {
+                for (k, i) in line.indices.enumerated() {
+                    d += (k == 0 ? "M" : (k == 1 ? "L" : " ")) + n(screen[i].x) + " " + n(screen[i].y)
+                }
+                stats.trackPointsDrawn += line.indices.count
+            }
+            if !d.isEmpty { w.line("<path class=\"trk trk-\(cls)\" d=\"\(d)\"/>") }
         }
         let wakes = drawWakes(into: &w, stats: &stats)
         let markers = drawEvents(into: &w, stats: &stats)
@@ -267,8 +275,15 @@ struct MapLayer {
         var markers: [Marker] = []
         var reported = Set<String>()
         for e in run.events { reported.insert("\(e.kind.rawValue)|\(e.fenceID ?? "")") }
+        // One marker per kind and 3-pixel cell (run and baseline apart): thousands of events
+        // on one spot draw once.
+        var cells = Set<String>()
+        func firstHere(_ prefix: String, _ e: GeoEvent, _ p: ScreenPoint) -> Bool {
+            cells.insert("\(prefix)\(e.kind.rawValue)|\(Int((p.x / 3).rounded(.down)))|\(Int((p.y / 3).rounded(.down)))").inserted
+        }
         for e in run.baseline ?? [] {
             let p = projection.project(e.coordinate)
+            guard firstHere("b", e, p) else { continue }
             w.line("<circle class=\"bl bl-\(e.kind.rawValue)\" cx=\"\(n(p.x))\" cy=\"\(n(p.y))\" r=\"7.5\"><title>\(SVGWriter.escape("always-on: " + Self.describe(e, span: span)))</title></circle>")
             stats.baselineMarkers += 1
             let missed = !reported.contains("\(e.kind.rawValue)|\(e.fenceID ?? "")")
@@ -277,6 +292,7 @@ struct MapLayer {
         var eventMarkers: [Marker] = []
         for e in run.events {
             let p = projection.project(e.coordinate)
+            guard firstHere("r", e, p) else { continue }
             w.line("<circle class=\"ev ev-\(e.kind.rawValue)\" cx=\"\(n(p.x))\" cy=\"\(n(p.y))\" r=\"5\"><title>\(SVGWriter.escape(Self.describe(e, span: span) + " — " + e.rule))</title></circle>")
             stats.eventMarkers += 1
             eventMarkers.append(Marker(point: p, label: Self.describe(e, span: span), cls: "event-label"))

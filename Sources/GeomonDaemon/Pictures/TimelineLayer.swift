@@ -63,14 +63,58 @@ struct TimelineLayer {
             w.line("<line class=\"axis\" x1=\"\(n(x))\" y1=\"\(n(axisTop))\" x2=\"\(n(x))\" y2=\"\(n(axisTop + 4))\"/>")
             let text = axis.label(t, previous: previous)
             let half = SVGWriter.textWidth(text, size: 10.5) / 2
-            if x - half > lastRight + 4 {
-                w.label(text, x: x, y: axisTop + 16, size: 10.5, anchor: "middle", cls: "tick")
-                lastRight = x + half
+            // Keep the last label inside the picture.
+            let cx = min(x, axis.x1 + 20 - half)
+            if cx - half > lastRight + 4 {
+                w.label(text, x: cx, y: axisTop + 16, size: 10.5, anchor: "middle", cls: "tick")
+                lastRight = cx + half
                 previous = t
             }
         }
         w.label("UTC", x: labelX, y: axisTop + 16, size: 10.5, cls: "muted")
         w.line("</g>")
+    }
+
+    struct Span {
+        var x0: Double
+        var x1: Double
+        var first: RunPicture.ReceiverInterval
+        var end: UTCTime
+        var count: Int
+        /// Time inside the merged intervals, for the share of the span they cover.
+        var coveredMilliseconds: Int64
+
+        /// Opacity for a merged span: the share of its time the state held (at least 0.25).
+        var opacity: Double {
+            let total = end.millisecondsSince1970 - first.start.millisecondsSince1970
+            guard count > 1, total > 0 else { return 1 }
+            return max(0.25, min(1, Double(coveredMilliseconds) / Double(total)))
+        }
+
+        var opacityAttribute: String {
+            opacity < 1 ? " fill-opacity=\"\(SVGWriter.n(opacity))\"" : ""
+        }
+    }
+
+    /// Intervals in `states` as pixel spans (at least 0.6 px wide). Spans that start within a
+    /// pixel of the previous one's end merge, so a receiver flapping every second still gives
+    /// at most a few rectangles per pixel column.
+    func spans(of states: Set<RunPicture.ReceiverState>) -> [Span] {
+        var out: [Span] = []
+        for interval in run.intervals where states.contains(interval.state) {
+            let x0 = axis.x(interval.start), x1 = max(axis.x(interval.end), x0 + 0.6)
+            let covered = interval.end.millisecondsSince1970 - interval.start.millisecondsSince1970
+            if var last = out.last, x0 <= last.x1 + 1 {
+                last.x1 = max(last.x1, x1)
+                last.end = max(last.end, interval.end)
+                last.count += 1
+                last.coveredMilliseconds += covered
+                out[out.count - 1] = last
+            } else {
+                out.append(Span(x0: x0, x1: x1, first: interval, end: interval.end, count: 1, coveredMilliseconds: covered))
+            }
+        }
+        return out
     }
 
     /// Receiver state as coloured spans, each with its reason as a tooltip and, when it fits,
@@ -79,10 +123,17 @@ struct TimelineLayer {
         let n = SVGWriter.n
         w.label("receiver", x: labelX, y: bandTop + 15, size: 11)
         w.line("<rect class=\"band-off\" x=\"\(n(axis.x0))\" y=\"\(n(bandTop))\" width=\"\(n(axis.x1 - axis.x0))\" height=\"\(n(Self.bandHeight))\"/>")
-        for interval in run.intervals where interval.state != .off {
-            let x0 = axis.x(interval.start), x1 = max(axis.x(interval.end), x0 + 0.6)
-            let tip = "\(interval.state.rawValue) \(interval.start.rfc3339) – \(interval.end.rfc3339)\(interval.reason.isEmpty ? "" : ": " + interval.reason)"
-            w.line("<rect class=\"band-\(interval.state.rawValue)\" x=\"\(n(x0))\" y=\"\(n(bandTop))\" width=\"\(n(x1 - x0))\" height=\"\(n(Self.bandHeight))\"><title>\(SVGWriter.escape(tip))</title></rect>")
+        for state in [RunPicture.ReceiverState.on, .acquiring] {
+            for span in spans(of: [state]) {
+                let first = span.first
+                var tip = "\(state.rawValue) \(first.start.rfc3339) – \(span.end.rfc3339)"
+                if span.count > 1 {
+                    tip += " (\(span.count) spans, \(SVGWriter.n(span.opacity * 100))% of the time)"
+                } else if !first.reason.isEmpty {
+                    tip += ": " + first.reason
+                }
+                w.line("<rect class=\"band-\(state.rawValue)\" x=\"\(n(span.x0))\" y=\"\(n(bandTop))\" width=\"\(n(span.x1 - span.x0))\" height=\"\(n(Self.bandHeight))\"\(span.opacityAttribute)><title>\(SVGWriter.escape(tip))</title></rect>")
+            }
         }
         // Reasons of off spans and wide on spans, where the text fits.
         for interval in run.intervals where !interval.reason.isEmpty {
@@ -101,9 +152,8 @@ struct TimelineLayer {
         w.label("nearest boundary", x: labelX, y: y0 + 28, size: 11)
         w.label("(log scale)", x: labelX, y: y0 + 42, size: 9.5, cls: "muted")
         // Light shading where the receiver was on, to read distance against wakes.
-        for interval in run.intervals where interval.state != .off {
-            let x0 = axis.x(interval.start), x1 = max(axis.x(interval.end), x0 + 0.6)
-            w.line("<rect class=\"on-shade\" x=\"\(n(x0))\" y=\"\(n(y0))\" width=\"\(n(x1 - x0))\" height=\"\(n(h))\"/>")
+        for span in spans(of: [.on, .acquiring]) {
+            w.line("<rect class=\"on-shade\" x=\"\(n(span.x0))\" y=\"\(n(y0))\" width=\"\(n(span.x1 - span.x0))\" height=\"\(n(h))\"/>")
         }
         let values = run.track.compactMap { p in p.nearestBoundaryMeters.flatMap { $0.isFinite ? $0 : nil } }
         guard let maxAbs = values.map(abs).max() else {
@@ -185,9 +235,12 @@ struct TimelineLayer {
         }
         var laneRight = [-Double.infinity, -Double.infinity]
         var drawn = 0
+        var columns = Set<String>()
         for e in events {
             let x = axis.x(e.time)
             let kind = e.kind.rawValue
+            // One mark per kind and pixel column: a flood of events stays a bounded row.
+            guard columns.insert("\(kind)|\(Int(x.rounded(.down)))").inserted else { continue }
             if hollow {
                 w.line("<circle class=\"bl bl-\(kind)\" cx=\"\(n(x))\" cy=\"\(n(top + 6))\" r=\"4\"/>")
             } else {
