@@ -122,10 +122,18 @@ struct PictureTests {
         #expect(svg.contains(">05-01 06:00</text>"))
         #expect(svg.contains(">08:00</text>"))
         #expect(svg.contains(">UTC</text>"))
-        // Timeline: one coloured span per interval with the receiver powered.
+        // Timeline: every powered interval at least 3 px wide is its own span with its reason as
+        // a tooltip; shorter ones add to a duty-cycle column (at most two rectangles a column).
         let powered = input.receiverIntervals.filter { $0.state != .off }
-        #expect(Self.count("<rect class=\"band-on\"", in: svg) == powered.filter { $0.state == .on }.count)
-        #expect(Self.count("<rect class=\"band-acquiring\"", in: svg) == powered.filter { $0.state == .acquiring }.count)
+        let pixelsPerMs = (1000.0 - 24 - 160) / Double(input.track[input.track.count - 1].time.millisecondsSince1970 - input.track[0].time.millisecondsSince1970)
+        let wide = powered.filter { Double($0.end.millisecondsSince1970 - $0.start.millisecondsSince1970) * pixelsPerMs >= 3 }
+        #expect(wide.count >= 5 && wide.count < powered.count)
+        for i in wide {
+            #expect(svg.contains("<title>\(i.state.rawValue) \(i.start.rfc3339) – \(i.end.rfc3339): \(i.reason)</title>"), "no span for \(i)")
+        }
+        let bandRects = Self.count("<rect class=\"band-on\"", in: svg) + Self.count("<rect class=\"band-acquiring\"", in: svg)
+        #expect(bandRects > wide.count)
+        #expect(bandRects <= wide.count + 2 * 816)
         #expect(svg.contains(">boundary</text>"))
         #expect(stats.wakeMarkers == Self.count("<path class=\"wake\"", in: svg))
     }

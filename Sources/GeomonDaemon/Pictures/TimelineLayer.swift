@@ -75,46 +75,47 @@ struct TimelineLayer {
         w.line("</g>")
     }
 
-    struct Span {
-        var x0: Double
-        var x1: Double
-        var first: RunPicture.ReceiverInterval
-        var end: UTCTime
-        var count: Int
-        /// Time inside the merged intervals, for the share of the span they cover.
-        var coveredMilliseconds: Int64
-
-        /// Opacity for a merged span: the share of its time the state held (at least 0.25).
-        var opacity: Double {
-            let total = end.millisecondsSince1970 - first.start.millisecondsSince1970
-            guard count > 1, total > 0 else { return 1 }
-            return max(0.25, min(1, Double(coveredMilliseconds) / Double(total)))
-        }
-
-        var opacityAttribute: String {
-            opacity < 1 ? " fill-opacity=\"\(SVGWriter.n(opacity))\"" : ""
-        }
+    /// How the receiver row is drawn: intervals at least 3 px wide as their own rectangles
+    /// (with times and reason as a tooltip); shorter ones summed per pixel column into a duty
+    /// cycle (share of the column's time on and acquiring). At most 2 rectangles a column,
+    /// however often the receiver switched.
+    struct Band {
+        var wide: [(interval: RunPicture.ReceiverInterval, x0: Double, x1: Double)] = []
+        /// Per pixel column (from `axis.x0`): milliseconds on and acquiring in short intervals.
+        var onMilliseconds: [Int64] = []
+        var acquiringMilliseconds: [Int64] = []
     }
 
-    /// Intervals in `states` as pixel spans (at least 0.6 px wide). Spans that start within a
-    /// pixel of the previous one's end merge, so a receiver flapping every second still gives
-    /// at most a few rectangles per pixel column.
-    func spans(of states: Set<RunPicture.ReceiverState>) -> [Span] {
-        var out: [Span] = []
-        for interval in run.intervals where states.contains(interval.state) {
-            let x0 = axis.x(interval.start), x1 = max(axis.x(interval.end), x0 + 0.6)
-            let covered = interval.end.millisecondsSince1970 - interval.start.millisecondsSince1970
-            if var last = out.last, x0 <= last.x1 + 1 {
-                last.x1 = max(last.x1, x1)
-                last.end = max(last.end, interval.end)
-                last.count += 1
-                last.coveredMilliseconds += covered
-                out[out.count - 1] = last
-            } else {
-                out.append(Span(x0: x0, x1: x1, first: interval, end: interval.end, count: 1, coveredMilliseconds: covered))
+    var band: Band {
+        var band = Band()
+        let columns = max(Int((axis.x1 - axis.x0).rounded(.up)), 1)
+        band.onMilliseconds = Array(repeating: 0, count: columns)
+        band.acquiringMilliseconds = Array(repeating: 0, count: columns)
+        let msPerPixel = Double(axis.spanMilliseconds) / (axis.x1 - axis.x0)
+        for interval in run.intervals where interval.state != .off {
+            let x0 = axis.x(interval.start), x1 = axis.x(interval.end)
+            if x1 - x0 >= 3 {
+                band.wide.append((interval, x0, x1))
+                continue
+            }
+            // Spread the interval's time over the columns it touches.
+            var t = Double(interval.start.millisecondsSince1970 - axis.start.millisecondsSince1970)
+            let tEnd = Double(interval.end.millisecondsSince1970 - axis.start.millisecondsSince1970)
+            while t < tEnd {
+                let c = min(max(Int(t / msPerPixel), 0), columns - 1)
+                let next = min(tEnd, Double(c + 1) * msPerPixel)
+                let ms = Int64(max(next - t, 0).rounded())
+                if interval.state == .on { band.onMilliseconds[c] += ms } else { band.acquiringMilliseconds[c] += ms }
+                if next <= t { break }
+                t = next
+            }
+            if interval.end == interval.start {
+                // A zero-length wake still shows as a sliver.
+                let c = min(max(Int(x0 - axis.x0), 0), columns - 1)
+                if interval.state == .on { band.onMilliseconds[c] += 1 } else { band.acquiringMilliseconds[c] += 1 }
             }
         }
-        return out
+        return band
     }
 
     /// Receiver state as coloured spans, each with its reason as a tooltip and, when it fits,
@@ -123,16 +124,27 @@ struct TimelineLayer {
         let n = SVGWriter.n
         w.label("receiver", x: labelX, y: bandTop + 15, size: 11)
         w.line("<rect class=\"band-off\" x=\"\(n(axis.x0))\" y=\"\(n(bandTop))\" width=\"\(n(axis.x1 - axis.x0))\" height=\"\(n(Self.bandHeight))\"/>")
-        for state in [RunPicture.ReceiverState.on, .acquiring] {
-            for span in spans(of: [state]) {
-                let first = span.first
-                var tip = "\(state.rawValue) \(first.start.rfc3339) – \(span.end.rfc3339)"
-                if span.count > 1 {
-                    tip += " (\(span.count) spans, \(SVGWriter.n(span.opacity * 100))% of the time)"
-                } else if !first.reason.isEmpty {
-                    tip += ": " + first.reason
-                }
-                w.line("<rect class=\"band-\(state.rawValue)\" x=\"\(n(span.x0))\" y=\"\(n(bandTop))\" width=\"\(n(span.x1 - span.x0))\" height=\"\(n(Self.bandHeight))\"\(span.opacityAttribute)><title>\(SVGWriter.escape(tip))</title></rect>")
+        let band = self.band
+        for item in band.wide {
+            let i = item.interval
+            let tip = "\(i.state.rawValue) \(i.start.rfc3339) – \(i.end.rfc3339)\(i.reason.isEmpty ? "" : ": " + i.reason)"
+            w.line("<rect class=\"band-\(i.state.rawValue)\" x=\"\(n(item.x0))\" y=\"\(n(bandTop))\" width=\"\(n(item.x1 - item.x0))\" height=\"\(n(Self.bandHeight))\"><title>\(SVGWriter.escape(tip))</title></rect>")
+        }
+        // Short intervals: a duty-cycle column, on from the bottom, acquiring above it.
+        let msPerPixel = Double(axis.spanMilliseconds) / (axis.x1 - axis.x0)
+        for c in band.onMilliseconds.indices {
+            let on = band.onMilliseconds[c], acquiring = band.acquiringMilliseconds[c]
+            guard on + acquiring > 0 else { continue }
+            // At least a fifth of the row, so a lone short wake stays visible.
+            let total = max(min(Double(on + acquiring) / msPerPixel, 1), 0.2)
+            let onHeight = Self.bandHeight * total * Double(on) / Double(on + acquiring)
+            let acquiringHeight = Self.bandHeight * total - onHeight
+            let x = axis.x0 + Double(c)
+            if onHeight > 0 {
+                w.line("<rect class=\"band-on\" x=\"\(n(x))\" y=\"\(n(bandTop + Self.bandHeight - onHeight))\" width=\"1\" height=\"\(n(onHeight))\"/>")
+            }
+            if acquiringHeight > 0 {
+                w.line("<rect class=\"band-acquiring\" x=\"\(n(x))\" y=\"\(n(bandTop + Self.bandHeight - onHeight - acquiringHeight))\" width=\"1\" height=\"\(n(acquiringHeight))\"/>")
             }
         }
         // Reasons of off spans and wide on spans, where the text fits.
@@ -152,8 +164,15 @@ struct TimelineLayer {
         w.label("nearest boundary", x: labelX, y: y0 + 28, size: 11)
         w.label("(log scale)", x: labelX, y: y0 + 42, size: 9.5, cls: "muted")
         // Light shading where the receiver was on, to read distance against wakes.
-        for span in spans(of: [.on, .acquiring]) {
-            w.line("<rect class=\"on-shade\" x=\"\(n(span.x0))\" y=\"\(n(y0))\" width=\"\(n(span.x1 - span.x0))\" height=\"\(n(h))\"/>")
+        let band = self.band
+        for item in band.wide {
+            w.line("<rect class=\"on-shade\" x=\"\(n(item.x0))\" y=\"\(n(y0))\" width=\"\(n(item.x1 - item.x0))\" height=\"\(n(h))\"/>")
+        }
+        let msPerPixel = Double(axis.spanMilliseconds) / (axis.x1 - axis.x0)
+        for c in band.onMilliseconds.indices {
+            let share = min(Double(band.onMilliseconds[c] + band.acquiringMilliseconds[c]) / msPerPixel, 1)
+            guard share >= 0.05 else { continue }
+            w.line("<rect class=\"on-shade\" x=\"\(n(axis.x0 + Double(c)))\" y=\"\(n(y0))\" width=\"1\" height=\"\(n(h))\" opacity=\"\(SVGWriter.n(share))\"/>")
         }
         let values = run.track.compactMap { p in p.nearestBoundaryMeters.flatMap { $0.isFinite ? $0 : nil } }
         guard let maxAbs = values.map(abs).max() else {
