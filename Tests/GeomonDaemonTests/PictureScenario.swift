@@ -245,3 +245,29 @@ extension PictureScenario {
         return fences
     }
 }
+
+extension PictureScenario {
+    /// Fences from a GeoJSON FeatureCollection of Polygons/MultiPolygons, id from `name`.
+    static func readGeoJSONFences(_ relative: String) throws -> [Fence] {
+        let data = try Data(contentsOf: TestSupport.fixture(relative))
+        guard let root = try JSONSerialization.jsonObject(with: data) as? [String: Any],
+              let features = root["features"] as? [[String: Any]]
+        else { throw Error(description: "\(relative): not a FeatureCollection") }
+        func ring(_ any: Any) throws -> [Coordinate] {
+            guard let points = any as? [[Double]] else { throw Error(description: "\(relative): bad ring") }
+            return points.compactMap { $0.count >= 2 ? Coordinate(latitude: $0[1], longitude: $0[0]) : nil }
+        }
+        func polygon(_ any: Any) throws -> PolygonRings {
+            guard let rings = any as? [Any], let shell = rings.first else { throw Error(description: "\(relative): bad polygon") }
+            return PolygonRings(shell: try ring(shell), holes: try rings.dropFirst().map(ring))
+        }
+        return try features.map { feature in
+            guard let geometry = feature["geometry"] as? [String: Any], let type = geometry["type"] as? String,
+                  let coordinates = geometry["coordinates"] as? [Any],
+                  let name = (feature["properties"] as? [String: Any])?["name"] as? String
+            else { throw Error(description: "\(relative): bad feature") }
+            let polygons = type == "MultiPolygon" ? try coordinates.map(polygon) : [try polygon(coordinates)]
+            return Fence(id: name, shape: .polygons(polygons))
+        }
+    }
+}

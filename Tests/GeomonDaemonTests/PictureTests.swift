@@ -291,6 +291,47 @@ struct PictureTests {
         try Self.validate(rendering.svg, name: "fences")
     }
 
+    @Test func countryBoundariesAreClippedToTheMap() throws {
+        let countries = try PictureScenario.readGeoJSONFences("pictures/ne_50m_germany_austria.geojson")
+        #expect(countries.map(\.id) == ["Germany", "Austria"])
+
+        // A 3 km hike deep inside Germany: the border polygon is clipped to the view.
+        var hike = try PictureScenario.hike()
+        hike.fences = countries + hike.fences
+        let zoomed = RunPicture.render(hike)
+        try Self.validate(zoomed.svg, name: "countries-hike")
+        let germany = try #require(zoomed.svg.split(separator: "\n").first { $0.contains("<title>Germany</title>") })
+        #expect(germany.filter { $0 == "L" }.count < 20, "Germany not clipped: \(germany.prefix(300))")
+
+        // Munich to Innsbruck at 25 m/s, one fix a minute: crosses the real border.
+        let munich = Coordinate(latitude: 48.137, longitude: 11.575), innsbruck = Coordinate(latitude: 47.269, longitude: 11.404)
+        let start = try #require(UTCTime(rfc3339: "2024-06-01T08:00:00Z"))
+        let fixes = (0...70).map { k -> Fix in
+            let f = Double(k) / 70
+            return Fix(time: start + .seconds(Int64(k * 60)), coordinate: Coordinate(
+                latitude: munich.latitude + (innsbruck.latitude - munich.latitude) * f,
+                longitude: munich.longitude + (innsbruck.longitude - munich.longitude) * f), horizontalAccuracyMeters: 8)
+        }
+        let input = PictureScenario.input(title: "Munich to Innsbruck", fixes: fixes, fences: countries, assumedSpeed: 30, nearMeters: 5000)
+        #expect(input.baselineEvents?.map { "\($0.kind.rawValue) \($0.fenceID ?? "")" }.sorted() == ["enter Austria", "exit Germany"])
+        let crossing = RunPicture.render(input)
+        try Self.validate(crossing.svg, name: "countries-crossing")
+        #expect(crossing.stats.fenceShapes == 2)
+        #expect(crossing.svg.contains(">Germany</text>") && crossing.svg.contains(">Austria</text>"))
+    }
+
+    @Test func clippingKeepsTheVisiblePartOfARing() {
+        let box = (x0: 0.0, y0: 0.0, x1: 10.0, y1: 10.0)
+        let inside = [ScreenPoint(x: 1, y: 1), ScreenPoint(x: 9, y: 1), ScreenPoint(x: 5, y: 9)]
+        #expect(FenceGeometry.clipped(inside, to: box) == inside)
+        let around = [ScreenPoint(x: -100, y: -100), ScreenPoint(x: 100, y: -100), ScreenPoint(x: 100, y: 100), ScreenPoint(x: -100, y: 100)]
+        let clipped = FenceGeometry.clipped(around, to: box)
+        #expect(Set(clipped.map { "\($0.x),\($0.y)" }) == ["0.0,0.0", "10.0,0.0", "10.0,10.0", "0.0,10.0"])
+        let half = [ScreenPoint(x: 5, y: -5), ScreenPoint(x: 20, y: -5), ScreenPoint(x: 20, y: 20), ScreenPoint(x: 5, y: 20)]
+        #expect(FenceGeometry.clipped(half, to: box).allSatisfy { $0.x >= 5 && $0.x <= 10 && $0.y >= 0 && $0.y <= 10 })
+        #expect(FenceGeometry.clipped([ScreenPoint(x: 50, y: 50), ScreenPoint(x: 60, y: 50), ScreenPoint(x: 55, y: 60)], to: box).isEmpty)
+    }
+
     @Test func emptyAndHostileInputsStillGiveValidPictures() throws {
         let empty = RunPicture.render(RunPicture.Input(title: "nothing"))
         try Self.validate(empty.svg, name: "empty")

@@ -183,6 +183,7 @@ struct MapLayer {
             let center = ScreenPoint(x: (a.x + b.x) / 2, y: (a.y + b.y) / 2)
             let title = "<title>\(SVGWriter.escape(item.fence.id))</title>"
             var drewDot = false
+            var outline: [ScreenPoint] = []
             if sizePixels < 2 || (crowded && sizePixels < 5) {
                 // Too small to read as a shape: a dot, one per 2-pixel cell.
                 let key = Int((center.y / 2).rounded(.down)) * 100_000 + Int((center.x / 2).rounded(.down))
@@ -199,7 +200,7 @@ struct MapLayer {
                     let rx = ry * projection.xScale / max(cos(c.latitude * Double.pi / 180), 0.01)
                     w.line("<ellipse class=\"fence\" cx=\"\(n(p.x))\" cy=\"\(n(p.y))\" rx=\"\(n(rx))\" ry=\"\(n(ry))\">\(title)</ellipse>")
                 case let .polygons(polygons):
-                    let d = FenceGeometry.pathData(polygons, projection: projection, minSpacing: 0.8, stats: &vertexCount)
+                    let d = FenceGeometry.pathData(polygons, projection: projection, minSpacing: 0.8, stats: &vertexCount, vertices: &outline)
                     guard !d.isEmpty else { continue }
                     w.line("<path class=\"fence\" d=\"\(d)\">\(title)</path>")
                 }
@@ -224,6 +225,15 @@ struct MapLayer {
                 (ScreenPoint(x: a.x - pad, y: cy), "end"),
             ]
             if !drewDot { anchors.append((ScreenPoint(x: cx, y: cy), "middle")) }
+            // A fence larger than the view: beside its outline where the outline is in view.
+            let inset = (x0: r.x + 40, y0: r.y + 20, x1: r.x + r.width - 40, y1: r.y + r.height - 20)
+            let onScreen = outline.filter { $0.x > inset.x0 && $0.x < inset.x1 && $0.y > inset.y0 && $0.y < inset.y1 }
+            if !onScreen.isEmpty {
+                for k in 0..<min(8, onScreen.count) {
+                    let p = onScreen[k * onScreen.count / min(8, onScreen.count)]
+                    anchors += [(ScreenPoint(x: p.x, y: p.y - 5), "middle"), (ScreenPoint(x: p.x, y: p.y + 14), "middle")]
+                }
+            }
             candidates.append(((hasEvent ? 0 : 2) + (near ? 0 : 1), item.index, FenceLabel(text: text, anchors: anchors)))
         }
         return candidates.sorted { $0.priority != $1.priority ? $0.priority < $1.priority : $0.index < $1.index }.map(\.label)
