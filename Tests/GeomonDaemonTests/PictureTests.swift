@@ -351,6 +351,23 @@ struct PictureTests {
         #expect(odd.svg.contains("&lt;home &amp; &quot;garden&quot;&gt;?"))
     }
 
+    @Test func fixesTakeTheStateOfTheirInterval() throws {
+        let t0 = try #require(UTCTime(rfc3339: "2024-05-01T10:00:00Z"))
+        let fixes = (0..<8).map { Fix(time: t0 + .seconds(Int64($0 * 10)), coordinate: Coordinate(latitude: 47, longitude: 8), horizontalAccuracyMeters: 5) }
+        let intervals: [RunPicture.ReceiverInterval] = [
+            .init(start: t0 + .seconds(20), end: t0 + .seconds(40), state: .off, reason: "sleep"),
+            .init(start: t0 + .seconds(40), end: t0 + .seconds(50), state: .acquiring, reason: "wake"),
+            .init(start: t0, end: t0 + .seconds(20), state: .on, reason: "start"),
+            .init(start: t0 + .seconds(50), end: t0 + .seconds(60), state: .on, reason: "fix"),
+        ]
+        let points = RunPicture.trackPoints(fixes: fixes, intervals: intervals, nearestBoundaryMeters: { $0.latitude - 47 + 12.5 })
+        #expect(points.map(\.receiver) == [.on, .on, .off, .off, .acquiring, .on, .on, .on])
+        #expect(points.allSatisfy { $0.nearestBoundaryMeters == 12.5 })
+        let derived = RunPicture.receiverIntervals(from: points)
+        #expect(derived.map(\.state) == [.on, .off, .acquiring, .on])
+        #expect(derived.map { $0.end - $0.start } == [.seconds(20), .seconds(20), .seconds(10), .seconds(20)])
+    }
+
     @Test(arguments: [(0.0, "0"), (-0.04, "0"), (1.25, "1.3"), (2.0, "2"), (-3.45, "-3.5"), (1234.56, "1234.6"), (Double.nan, "0"), (1e300, "1000000000000")])
     func numbersHaveOneFixedDecimal(value: Double, text: String) {
         #expect(SVGWriter.n(value) == text)

@@ -86,6 +86,35 @@ extension RunPicture {
         }
     }
 
+    /// Track points for recorded fixes: each fix gets the state of the receiver interval that
+    /// contains its time (start inclusive, end exclusive; the last interval also includes its
+    /// end), `.on` when no interval covers it. `nearestBoundaryMeters` is asked once per fix,
+    /// e.g. `{ index.nearestBoundary(to: $0)?.signedDistanceMeters }` with a `FenceIndex`.
+    public static func trackPoints(
+        fixes: [Fix],
+        intervals: [ReceiverInterval],
+        nearestBoundaryMeters: (Coordinate) -> Double? = { _ in nil }
+    ) -> [TrackPoint] {
+        let sorted = intervals.enumerated()
+            .sorted { $0.element.start != $1.element.start ? $0.element.start < $1.element.start : $0.offset < $1.offset }
+            .map(\.element)
+        return fixes.map { fix in
+            // Last interval starting at or before the fix.
+            var lo = 0, hi = sorted.count
+            while lo < hi {
+                let mid = (lo + hi) / 2
+                if sorted[mid].start <= fix.time { lo = mid + 1 } else { hi = mid }
+            }
+            var state = ReceiverState.on
+            if lo > 0 {
+                let interval = sorted[lo - 1]
+                if fix.time < interval.end || (lo == sorted.count && fix.time == interval.end) { state = interval.state }
+            }
+            return TrackPoint(time: fix.time, coordinate: fix.coordinate, accuracyMeters: fix.horizontalAccuracyMeters,
+                              receiver: state, nearestBoundaryMeters: nearestBoundaryMeters(fix.coordinate))
+        }
+    }
+
     /// Receiver intervals read off the track: one per run of equal states, each ending where
     /// the next begins. For callers that have per-point states but no policy log.
     public static func receiverIntervals(from track: [TrackPoint]) -> [ReceiverInterval] {
