@@ -105,9 +105,4 @@ struct MapProjection {
             minLongitude: centerLongitude - halfLon, maxLongitude: centerLongitude + halfLon
         )
     }
-
-    func contains(_ p: ScreenPoint, margin: Double = 0) -> Bool {
-        p.x >= rect.x - margin && p.x <= rect.x + rect.width + margin
-            && p.y >= rect.y - margin && p.y <= rect.y + rect.height + margin
-    }
 }

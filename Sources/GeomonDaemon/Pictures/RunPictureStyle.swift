@@ -1,13 +1,5 @@
 /// The stylesheet and colours of the pictures (one place to tune the look).
 enum RunPictureStyle {
-    static func receiverColor(_ state: RunPicture.ReceiverState) -> String {
-        switch state {
-        case .on: "#d1495b"
-        case .acquiring: "#f0a202"
-        case .off: "#ced4da"
-        }
-    }
-
     static let css = """
     .bg{fill:#ffffff}\
     text{font-family:system-ui,-apple-system,"Segoe UI",Roboto,"Noto Sans","DejaVu Sans",sans-serif;fill:#212529}\
@@ -34,7 +26,7 @@ enum RunPictureStyle {
     .zero{stroke:#d1495b;stroke-width:1;stroke-dasharray:3 3}\
     .dist{fill:none;stroke:#343a40;stroke-width:1.2;stroke-linejoin:round}\
     .on-shade{fill:#d1495b;fill-opacity:0.07}\
-    .band-on{fill:#d1495b}.band-acquiring{fill:#f0a202}.band-off{fill:#e9ecef}\
+    .band-text{fill:#ffffff}.band-on{fill:#d1495b}.band-acquiring{fill:#f0a202}.band-off{fill:#e9ecef}\
     .scale{fill:#212529}.scale-alt{fill:#ffffff;stroke:#212529;stroke-width:1}\
     .north{fill:#212529}
     """

@@ -7,10 +7,6 @@ struct SVGWriter {
         text.reserveCapacity(1 << 16)
     }
 
-    mutating func raw(_ s: String) {
-        text += s
-    }
-
     mutating func line(_ s: String) {
         text += s
         text += "\n"
