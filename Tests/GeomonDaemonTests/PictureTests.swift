@@ -345,10 +345,14 @@ struct PictureTests {
         let bad = RunPicture.TrackPoint(time: UTCTime(millisecondsSince1970: 1_700_000_000_000),
                                         coordinate: Coordinate(latitude: .nan, longitude: 500), accuracyMeters: .infinity, receiver: .on,
                                         nearestBoundaryMeters: .nan)
-        let odd = RunPicture.render(RunPicture.Input(title: "odd ]]> & <stuff>", fences: [fence], track: [bad], events: [event]))
+        let seen = RunPicture.TrackPoint(time: event.time, coordinate: c, accuracyMeters: 5, receiver: .on)
+        let odd = RunPicture.render(RunPicture.Input(title: "odd ]]> & <stuff>", fences: [fence], track: [bad, seen], events: [event]))
         try Self.validate(odd.svg, name: "odd")
         #expect(odd.stats.trackPointsInvalid == 1)
         #expect(odd.svg.contains("&lt;home &amp; &quot;garden&quot;&gt;?"))
+        // Stored fixes without a power log: no invented wake, no distance chart.
+        #expect(odd.stats.wakeMarkers == 0)
+        #expect(odd.svg.contains(">no distance data</text>"))
     }
 
     @Test func fixesTakeTheStateOfTheirInterval() throws {

@@ -84,10 +84,11 @@ struct NormalizedRun {
         return parts.joined(separator: " · ")
     }
 
-    /// Indices of intervals where the receiver powers up (the first interval counts when on).
+    /// Indices of intervals where the receiver powers up after being off (the first interval
+    /// counts when powered and it has a reason: a derived interval is no wake).
     var wakeIndices: [Int] {
         intervals.indices.filter { i in
-            intervals[i].state != .off && (i == 0 || intervals[i - 1].state == .off)
+            intervals[i].state != .off && (i == 0 ? !intervals[i].reason.isEmpty : intervals[i - 1].state == .off)
         }
     }
 
