@@ -65,7 +65,7 @@ struct NormalizedRun {
         let endText = String(end.rfc3339.compactMap { $0 == "T" ? " " : ($0 == "Z" ? nil : $0) })
         let sameDay = startText.prefix(10) == endText.prefix(10)
         parts.append("\(startText) – \(sameDay ? String(endText.dropFirst(11)) : endText) UTC (\(TimeAxis.duration(milliseconds: spanMilliseconds)))")
-        parts.append("\(track.count) fixes")
+        parts.append("\(track.count) fix\(track.count == 1 ? "" : "es")")
         var onMs: Int64 = 0, totalMs: Int64 = 0
         for i in intervals {
             let ms = i.end.millisecondsSince1970 - i.start.millisecondsSince1970
