@@ -336,6 +336,7 @@ struct PictureTests {
         let empty = RunPicture.render(RunPicture.Input(title: "nothing"))
         try Self.validate(empty.svg, name: "empty")
         #expect(empty.svg.contains("no track, no events"))
+        #expect(empty.svg.contains(">nothing to draw: no track, events or fences</text>"))
 
         // A database view: fences and events only, no track, odd characters everywhere.
         let c = Coordinate(latitude: 47.5, longitude: 11)

@@ -88,6 +88,9 @@ struct MapLayer {
         }
         w.line("</g>")
 
+        if run.dataBox == nil {
+            w.label("nothing to draw: no track, events or fences", x: r.x + r.width / 2, y: r.y + r.height / 2, size: 12, anchor: "middle", cls: "muted")
+        }
         drawScaleBar(into: &w)
         drawNorthArrow(into: &w)
         drawLegend(into: &w, size: legendBox, stats: stats)
