@@ -1,0 +1,62 @@
+/// The power policy's knobs, taken from a `Profile` plus the reachability assumptions.
+public struct PowerConfiguration: Hashable, Sendable {
+    public var mode: MonitoringMode
+    /// Forces the receiver on (`--always-on`, the comparison baseline).
+    public var alwaysOn: Bool = false
+    /// The profile configures a GNSS source (significant-change mode may wake it near a fence).
+    public var gnssConfigured: Bool = true
+    public var maxSpeedMetersPerSecond: Double
+    public var wakeMarginMeters: Double
+    public var minSleep: Duration
+    public var maxSleep: Duration
+    public var fixTimeout: Duration
+    public var stationaryRadiusMeters: Double
+    public var stationaryTimeout: Duration
+    public var ttffHot: Duration
+    public var ttffWarm: Duration
+    public var hotWindow: Duration
+    /// GNSS fixes worse than this decide nothing (the receiver stays on).
+    public var minAccuracyMeters: Double
+    /// Largest change of the velocity vector per second apart from braking (turns, speeding up).
+    public var maxAccelerationMetersPerSecondSquared: Double = 1.0
+    /// Largest error of a fix's reported speed.
+    public var speedErrorMetersPerSecond: Double = 1.0
+    /// Largest error of a fix's reported course.
+    public var courseErrorDegrees: Double = 20
+    /// Below this speed a fix's course is ignored.
+    public var minSpeedForCourseMetersPerSecond: Double = 3
+
+    public init(profile: Profile) {
+        mode = profile.mode
+        gnssConfigured = profile.sources.gnss != nil || profile.mode != .significantChange
+        let p = profile.policy
+        maxSpeedMetersPerSecond = p.maxSpeedMetersPerSecond
+        wakeMarginMeters = p.wakeMarginMeters
+        minSleep = p.minSleep
+        maxSleep = p.maxSleep
+        fixTimeout = p.fixTimeout
+        stationaryRadiusMeters = p.stationary.radiusMeters
+        stationaryTimeout = p.stationary.timeout
+        ttffHot = p.receiver.ttffHot
+        ttffWarm = p.receiver.ttffWarm
+        hotWindow = p.receiver.hotWindow
+        minAccuracyMeters = profile.sources.gnss?.minAccuracyMeters ?? GNSSSourceSettings().minAccuracyMeters
+    }
+
+    /// The reachability bound these settings define.
+    public var reachability: ReachabilityBound {
+        ReachabilityBound(
+            maxSpeedMetersPerSecond: maxSpeedMetersPerSecond,
+            maxAccelerationMetersPerSecondSquared: maxAccelerationMetersPerSecondSquared,
+            speedErrorMetersPerSecond: speedErrorMetersPerSecond,
+            courseErrorDegrees: courseErrorDegrees,
+            minSpeedForCourseMetersPerSecond: minSpeedForCourseMetersPerSecond
+        )
+    }
+
+    /// How far the index must look so that a boundary beyond it can never shorten a sleep:
+    /// `max_speed × (max_sleep + ttff_warm) + min_accuracy + wake_margin`.
+    public var searchRadiusMeters: Double {
+        maxSpeedMetersPerSecond * (maxSleep + ttffWarm).secondsValue + minAccuracyMeters + wakeMarginMeters
+    }
+}
