@@ -85,6 +85,10 @@ enum PowerEvaluationSupport {
         let index = FenceIndex(shapes: shapes)
         let ids = shapes.indices.map { "f\($0)" }
         var config = PowerConfiguration(profile: profile)
+        let env = ProcessInfo.processInfo.environment
+        if let a = env["GEOMON_POWER_A"].flatMap(Double.init) { config.maxAccelerationMetersPerSecondSquared = a }
+        if let rule = env["GEOMON_POWER_RULE"].flatMap(ShortSleepRule.init(rawValue:)) { config.shortSleep = rule }
+        if let r = env["GEOMON_POWER_RETRY"].flatMap(Int64.init) { config.maxFixTimeoutRetry = .seconds(r) }
         tune(&config)
         var alwaysOn = config
         alwaysOn.alwaysOn = true

@@ -23,6 +23,11 @@ public struct PowerConfiguration: Hashable, Sendable {
     public var speedErrorMetersPerSecond: Double = 1.0
     /// Largest error of a fix's reported course.
     public var courseErrorDegrees: Double = 20
+    /// Cap of the retry interval after fix timeouts (it doubles from `min_sleep`): bounds how
+    /// late the first fixes after a signal outage are seen, compared with a receiver left on.
+    public var maxFixTimeoutRetry: Duration = .seconds(60)
+    /// What to do when the safe sleep is shorter than `min_sleep` (and the engine is certain).
+    public var shortSleep: ShortSleepRule = .clampToMinSleep
     /// Below this speed a fix's course is ignored.
     public var minSpeedForCourseMetersPerSecond: Double = 3
 
@@ -59,4 +64,15 @@ public struct PowerConfiguration: Hashable, Sendable {
     public var searchRadiusMeters: Double {
         maxSpeedMetersPerSecond * (maxSleep + ttffWarm).secondsValue + minAccuracyMeters + wakeMarginMeters
     }
+}
+
+/// The rule for a safe sleep shorter than `min_sleep`.
+public enum ShortSleepRule: String, Hashable, Sendable, CaseIterable {
+    /// The rule: the sleep is clamped up to `min_sleep`. The device may then be up to
+    /// `max_speed × (min_sleep − safe sleep)` closer to a boundary than the bound allows, so a
+    /// crossing may be seen up to `min_sleep + ttff` late (never missed while the device stays
+    /// on the new side for at least that long plus the engine's confirmation).
+    case clampToMinSleep = "clamp"
+    /// Never sleep beyond the safe horizon: the receiver stays on instead.
+    case stayOn = "stay-on"
 }

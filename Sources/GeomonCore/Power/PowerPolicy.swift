@@ -147,7 +147,7 @@ public struct PowerPolicy: Sendable {
     /// No fix came within `fix_timeout` while the receiver was on.
     ///
     /// Regions: switch off and retry after `min_sleep`, doubling on every further timeout
-    /// without a fix in between, capped by `max_sleep`. Significant-change: back to coarse only.
+    /// without a fix in between, capped by `maxFixTimeoutRetry` (and `max_sleep`). Significant-change: back to coarse only.
     /// Continuous (and always-on): keep waiting, as a receiver in a tunnel would.
     public mutating func fixTimedOut(now: UTCTime) -> [PowerAction] {
         guard case let .on(since, _) = state else { return [] }
@@ -155,7 +155,8 @@ public struct PowerPolicy: Sendable {
             state = .on(since: since, timeoutBase: now)
             return []
         }
-        let retry = memory.timeoutRetry.map { min($0 * 2, configuration.maxSleep) } ?? configuration.minSleep
+        let cap = max(configuration.minSleep, min(configuration.maxSleep, configuration.maxFixTimeoutRetry))
+        let retry = memory.timeoutRetry.map { min($0 * 2, cap) } ?? configuration.minSleep
         memory.timeoutRetry = retry
         let reason = PowerReason(.fixTimeout, sleep: retry)
         memory.lastGnssOffAt = now
@@ -242,6 +243,16 @@ public struct PowerPolicy: Sendable {
             .sleep, bound: bound, distanceMeters: distance, accuracyMeters: accuracy,
             speedMetersPerSecond: fix.speedMetersPerSecond, sleep: wake - now, ttff: ttff
         )
+        if wake - now < configuration.minSleep, bound != .dwell, configuration.shortSleep == .clampToMinSleep,
+           horizon.seconds > 0
+        {
+            wake = now + configuration.minSleep
+            let clamped = PowerReason(
+                .sleep, bound: .minSleep, distanceMeters: distance, accuracyMeters: accuracy,
+                speedMetersPerSecond: fix.speedMetersPerSecond, sleep: configuration.minSleep, ttff: ttff
+            )
+            return .sleep(until: wake, clamped)
+        }
         if wake - now < configuration.minSleep {
             let kind: PowerReason.Kind = bound == .dwell ? .dwellDue : .boundaryNear
             var near = reason

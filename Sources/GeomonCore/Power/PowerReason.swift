@@ -48,6 +48,8 @@ public struct PowerReason: Hashable, Sendable, CustomStringConvertible {
         case heading
         /// Capped by `max_sleep`.
         case maxSleep = "max-sleep"
+        /// A shorter safe sleep clamped up to `min_sleep` (`ShortSleepRule.clampToMinSleep`).
+        case minSleep = "min-sleep"
         /// Capped by a pending dwell deadline.
         case dwell
     }

@@ -1,0 +1,127 @@
+import GeomonCore
+import Testing
+
+/// Event matching against always-on, the oracle bound, the minimal engine and the simulation.
+@Suite struct PowerReportTests {
+    static let t0 = UTCTime(millisecondsSince1970: 1_700_000_000_000)
+    static func at(_ s: Double) -> UTCTime { t0 + .milliseconds(Int64(s * 1000)) }
+    static func event(_ fence: String, _ kind: EventKind, _ s: Double) -> GeoEvent {
+        GeoEvent(id: "\(fence)-\(kind)-\(s)", kind: kind, fenceID: fence, time: at(s), coordinate: Coordinate(latitude: 0, longitude: 0), accuracyMeters: 5, rule: "test")
+    }
+    static func east(_ m: Double) -> Coordinate { Coordinate(latitude: 0, longitude: m / 111_195.08) }
+
+    @Test func matchCountsRecallExtrasAndLatencyPercentiles() {
+        let baseline = [Self.event("A", .enter, 100), Self.event("A", .exit, 200), Self.event("B", .enter, 300)]
+        let candidate = [Self.event("A", .exit, 260), Self.event("A", .enter, 105), Self.event("C", .enter, 400), Self.event("B", .enter, 1000)]
+        let m = EventMatch(baseline: baseline, candidate: candidate, window: .seconds(600))
+        // B enter at 1000 s is 700 s late: outside the window, so missed and extra.
+        #expect(m.matched == 2)
+        #expect(m.missed.map(\.fenceID) == ["B"])
+        #expect(m.extra == 2)
+        #expect(abs(m.recall - 2.0 / 3.0) < 1e-12)
+        #expect(m.latenciesSeconds == [5, 60])
+        #expect(m.latencyP50Seconds == 5)
+        #expect(m.latencyP95Seconds == 60)
+        let empty = EventMatch(baseline: [], candidate: [], window: .seconds(1))
+        #expect(empty.recall == 1)
+        #expect(empty.latencyP95Seconds == nil)
+    }
+
+    static func straightTrack(seconds: Int, speed: Double) -> [Fix] {
+        (0...seconds).map { s in
+            Fix(time: at(Double(s)), coordinate: east(Double(s) * speed), horizontalAccuracyMeters: 5, speedMetersPerSecond: speed, courseDegrees: 90)
+        }
+    }
+
+    @Test func oracleBoundCountsCrossingsOfTheRecordedTrack() {
+        // 10 m/s east for 300 s through a 250 m circle centred at 1500 m: in at 1250 m, out at 1750 m.
+        let track = Self.straightTrack(seconds: 300, speed: 10)
+        let index = FenceIndex(shapes: [.circle(center: Self.east(1500), radiusMeters: 250)])
+        var settings = ReceiverSettings()
+        settings.ttffHot = .seconds(2)
+        settings.ttffWarm = .seconds(30)
+        let bound = OracleBound(track: track, index: index, settings: settings)
+        #expect(bound.crossings == 2)
+        // 30 + 2·2 s acquiring, 1 + 2 s tracking.
+        #expect(abs(bound.gnssOnSeconds - 37) < 1e-9)
+        #expect(abs(bound.energyMilliwattHours - (34 * 120 + 3 * 90) / 3600.0) < 1e-9)
+    }
+
+    @Test func certaintyOracleConfirmsWithTwoFixesAndDatesTheEventAtTheFirst() {
+        let index = FenceIndex(shapes: [.circle(center: Self.east(0), radiusMeters: 100)])
+        var o = BoundaryCertaintyOracle(index: index, fenceIDs: ["home"], hysteresisMeters: 10, confirm: 2, minAccuracyMeters: 50)
+        func f(_ s: Double, _ m: Double) -> Fix { Fix(time: Self.at(s), coordinate: Self.east(m), horizontalAccuracyMeters: 5) }
+        // Outside (s = 100 ≥ 15): first certain side, silent.
+        #expect(o.observe(f(0, 200)) == TransitionObservation(events: [], allCertain: true, transitionPending: false))
+        // s = −5: within ±15, uncertain.
+        let unsure = o.observe(f(1, 95))
+        #expect(!unsure.allCertain && unsure.events.isEmpty)
+        // Certainly inside twice: enter dated at the first of the two.
+        let first = o.observe(f(2, 50))
+        #expect(first.transitionPending && first.events.isEmpty)
+        let second = o.observe(f(3, 40))
+        #expect(second.events.map(\.kind) == [.enter])
+        #expect(second.events.first?.time == Self.at(2))
+        #expect(second.allCertain && !second.transitionPending)
+    }
+
+    @Test func simulationFindsTheAlwaysOnEventsWithLessOnTimeAndIsDeterministic() {
+        let track = Self.straightTrack(seconds: 600, speed: 10)
+        let index = FenceIndex(shapes: [.circle(center: Self.east(3000), radiusMeters: 250)])
+        var profile = Profile(name: "sim", mode: .regions)
+        profile.policy.maxSpeedMetersPerSecond = 45
+        profile.policy.wakeMarginMeters = 20
+        profile.policy.minSleep = .seconds(10)
+        profile.policy.maxSleep = .seconds(600)
+        profile.policy.receiver.ttffHot = .seconds(2)
+        let config = PowerConfiguration(profile: profile)
+        var alwaysOn = config
+        alwaysOn.alwaysOn = true
+        let oracle = BoundaryCertaintyOracle(index: index, fenceIDs: ["f"], hysteresisMeters: 10, confirm: 2, minAccuracyMeters: 50)
+        let run = SimulationRun(configuration: config, receiver: profile.policy.receiver, index: index)
+        let policy = run.run(track: track, oracle: oracle)
+        let again = run.run(track: track, oracle: oracle)
+        let baseline = SimulationRun(configuration: alwaysOn, receiver: profile.policy.receiver, index: index).run(track: track, oracle: oracle)
+
+        #expect(baseline.events.map(\.kind) == [.enter, .exit])
+        let match = EventMatch(baseline: baseline.events, candidate: policy.events, window: .seconds(600))
+        #expect(match.recall == 1)
+        #expect(match.extra == 0)
+        #expect((match.latencyP95Seconds ?? .infinity) <= 12)
+        #expect(baseline.report.gnssOnSeconds == 600)
+        #expect(baseline.report.wakeups == 1)
+        #expect(policy.report.gnssOnSeconds < 0.5 * baseline.report.gnssOnSeconds)
+        #expect(policy.report.trackSeconds == 600)
+        #expect(abs(policy.report.acquireSeconds + policy.report.trackingSeconds - policy.report.gnssOnSeconds) < 1e-9)
+        #expect(policy.actions == again.actions)
+        #expect(policy.events == again.events)
+        #expect(policy.report == again.report)
+        // No fix is delivered while the policy has the receiver off.
+        var on = false
+        var actionIndex = 0
+        for fix in policy.delivered {
+            while actionIndex < policy.actions.count, policy.actions[actionIndex].time <= fix.time {
+                switch policy.actions[actionIndex].action {
+                case .gnssOn: on = true
+                case .gnssOff: on = false
+                default: break
+                }
+                actionIndex += 1
+            }
+            #expect(on || policy.actions.contains { $0.time == fix.time })
+        }
+    }
+
+    @Test func reportRendersDeterministicJSONMembers() {
+        var usage = ReceiverUsage()
+        usage.acquire = .seconds(4)
+        usage.track = .seconds(56)
+        usage.wakeups = 2
+        usage.fixesDelivered = 57
+        var s = ReceiverSettings()
+        s.powerAcquireMilliwatts = 120
+        s.powerTrackMilliwatts = 90
+        let r = EnergyReport(trackSeconds: 600, usage: usage, settings: s, events: 2)
+        #expect(r.jsonMembers == "\"track_s\": 600.000, \"fixes_used\": 57, \"gnss_on_s\": 60.000, \"gnss_acquire_s\": 4.000, \"gnss_track_s\": 56.000, \"duty_cycle\": 0.1000, \"wakeups\": 2, \"energy_mwh\": 1.533, \"events\": 2")
+    }
+}
