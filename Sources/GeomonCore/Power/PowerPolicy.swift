@@ -253,6 +253,11 @@ public struct PowerPolicy: Sendable {
             )
             return .sleep(until: wake, clamped)
         }
+        if wake - now < configuration.minSleep, bound != .dwell, configuration.shortSleep == .exact,
+           wake - now >= configuration.ttffHot
+        {
+            return .sleep(until: wake, reason)
+        }
         if wake - now < configuration.minSleep {
             let kind: PowerReason.Kind = bound == .dwell ? .dwellDue : .boundaryNear
             var near = reason
