@@ -185,7 +185,7 @@ import Testing
     }
 
     @Test func fixTimeoutsBackOffFromMinSleepToTheCap() {
-        var p = Self.started(Self.config())
+        var p = Self.started(Self.config { $0.maxFixTimeoutRetry = .seconds(60) })
         var now = Self.at(0)
         var sleeps: [Int64] = []
         for _ in 0..<6 {
@@ -205,6 +205,14 @@ import Testing
         _ = p.fixReceived(f, context: FixContext(nearestBoundaryMeters: 0, searchRadiusMeters: 30000, allCertain: false), now: f.time)
         let off = p.fixTimedOut(now: f.time + .seconds(90))
         #expect(Self.wake(off) == f.time + .seconds(100))
+    }
+
+    @Test func defaultFixTimeoutRetryIsConstantMinSleep() {
+        var p = Self.started(Self.config())
+        let first = p.deadlineReached(now: Self.at(90_000))
+        #expect(first == [.gnssOff(PowerReason(.fixTimeout, sleep: .seconds(10))), .wakeAt(Self.at(100_000), PowerReason(.fixTimeout, sleep: .seconds(10)))])
+        _ = p.deadlineReached(now: Self.at(100_000))
+        #expect(Self.wake(p.deadlineReached(now: Self.at(190_000))) == Self.at(200_000))
     }
 
     @Test func continuousModeWaitsThroughOutages() {

@@ -22,7 +22,9 @@ import Testing
         #expect(m.latenciesSeconds == [5, 60])
         #expect(m.latencyP50Seconds == 5)
         #expect(m.latencyP95Seconds == 60)
+        #expect(m.jsonMembers == "\"recall\": 0.6667, \"extra\": 2, \"latency_s_p50\": 5.000, \"latency_s_p95\": 60.000")
         let empty = EventMatch(baseline: [], candidate: [], window: .seconds(1))
+        #expect(empty.jsonMembers == "\"recall\": 1.0000, \"extra\": 0, \"latency_s_p50\": null, \"latency_s_p95\": null")
         #expect(empty.recall == 1)
         #expect(empty.latencyP95Seconds == nil)
     }
@@ -45,6 +47,8 @@ import Testing
         // 30 + 2·2 s acquiring, 1 + 2 s tracking.
         #expect(abs(bound.gnssOnSeconds - 37) < 1e-9)
         #expect(abs(bound.energyMilliwattHours - (34 * 120 + 3 * 90) / 3600.0) < 1e-9)
+        // (34·120 + 3·90)/3600 = 1.2083 mWh.
+        #expect(bound.jsonMembers == "\"crossings\": 2, \"gnss_on_s\": 37.000, \"energy_mwh\": 1.208")
     }
 
     @Test func certaintyOracleConfirmsWithTwoFixesAndDatesTheEventAtTheFirst() {

@@ -44,6 +44,13 @@ public struct EventMatch: Hashable, Sendable {
         self.missed = missed
     }
 
+    /// The match as deterministic JSON members (no braces): `recall`, `extra`, `latency_s_p50`,
+    /// `latency_s_p95` (null without matches).
+    public var jsonMembers: String {
+        func opt(_ v: Double?) -> String { v.map { PowerFormat.fixed($0, 3) } ?? "null" }
+        return "\"recall\": \(PowerFormat.fixed(recall, 4)), \"extra\": \(extra), \"latency_s_p50\": \(opt(latencyP50Seconds)), \"latency_s_p95\": \(opt(latencyP95Seconds))"
+    }
+
     /// Nearest-rank percentile of the matched latencies.
     public func percentile(_ p: Double) -> Double? {
         guard !latenciesSeconds.isEmpty else { return nil }

@@ -31,4 +31,9 @@ public struct OracleBound: Hashable, Sendable {
         gnssOnSeconds = acquire + tracking
         energyMilliwattHours = (acquire * settings.powerAcquireMilliwatts + tracking * settings.powerTrackMilliwatts) / 3600
     }
+
+    /// The bound as deterministic JSON members (no braces).
+    public var jsonMembers: String {
+        "\"crossings\": \(crossings), \"gnss_on_s\": \(PowerFormat.fixed(gnssOnSeconds, 3)), \"energy_mwh\": \(PowerFormat.fixed(energyMilliwattHours, 3))"
+    }
 }

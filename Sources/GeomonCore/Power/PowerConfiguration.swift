@@ -25,7 +25,9 @@ public struct PowerConfiguration: Hashable, Sendable {
     public var courseErrorDegrees: Double = 20
     /// Cap of the retry interval after fix timeouts (it doubles from `min_sleep`): bounds how
     /// late the first fixes after a signal outage are seen, compared with a receiver left on.
-    public var maxFixTimeoutRetry: Duration = .seconds(60)
+    /// The default, 10 s (with `min_sleep` 10 s: a constant retry), is the largest value that kept
+    /// recall 1.0 on the real tracks (docs/power.md).
+    public var maxFixTimeoutRetry: Duration = .seconds(10)
     /// What to do when the safe sleep is shorter than `min_sleep` (and the engine is certain).
     public var shortSleep: ShortSleepRule = .clampToMinSleep
     /// Below this speed a fix's course is ignored.
