@@ -184,6 +184,22 @@ import Testing
         #expect(p.deadlineReached(now: Self.at(600_000)) == [.gnssOn(PowerReason(.scheduledWake, ttff: .seconds(30)))])
     }
 
+    @Test func sleepsReachingTheHotWindowArePlannedForAWarmStart() {
+        // hot_window 60 s. Boundary 3000 m: horizon (3000 − 25)/45 = 66.111 s. A hot plan sleeps
+        // 64.111 s ≥ 60 s, which would wake warm; a warm plan sleeps 36.111 s < 60 s, so the
+        // policy wakes 1 ms before the hot window closes: 59.999 s, hot.
+        var p = Self.started(Self.config { $0.hotWindow = .seconds(60) })
+        let f = Self.fix(0)
+        let a = p.fixReceived(f, context: FixContext(nearestBoundaryMeters: 3000, searchRadiusMeters: 30000), now: f.time)
+        #expect(Self.wake(a) == Self.at(59_999))
+        #expect(p.expectedTTFF(at: Self.at(59_999)) == .seconds(2))
+        // Boundary 6000 m: horizon 132.78 s; warm plan 102.78 s ≥ 60 s → wake at 102.777 s, warm.
+        var q = Self.started(Self.config { $0.hotWindow = .seconds(60) })
+        let b = q.fixReceived(f, context: FixContext(nearestBoundaryMeters: 6000, searchRadiusMeters: 30000), now: f.time)
+        #expect(Self.wake(b) == Self.at(102_777))
+        #expect(b.first?.reason.ttff == .seconds(30))
+    }
+
     @Test func fixTimeoutsBackOffFromMinSleepToTheCap() {
         var p = Self.started(Self.config { $0.maxFixTimeoutRetry = .seconds(60) })
         var now = Self.at(0)

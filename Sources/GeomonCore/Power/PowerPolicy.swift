@@ -216,10 +216,10 @@ public struct PowerPolicy: Sendable {
         if !context.allCertain {
             return stationaryOr(.stayOn(PowerReason(.uncertain, distanceMeters: distance, accuracyMeters: accuracy)), now: now)
         }
-        // The receiver will be off at least `min_sleep` before waking, so a hot start is expected
-        // unless `hot_window` is shorter than that.
-        let ttff = configuration.hotWindow > configuration.minSleep ? configuration.ttffHot : configuration.ttffWarm
-        let limit = (configuration.maxSleep + ttff).secondsValue
+        // Plan for a hot start; a sleep reaching `hot_window` would end in a warm one, so then
+        // either plan for the warm TTFF or wake just before the hot window closes.
+        let hot = configuration.ttffHot, warm = configuration.ttffWarm
+        let limit = (configuration.maxSleep + max(hot, warm)).secondsValue
         let horizon = configuration.reachability.horizon(
             distanceMeters: distance,
             reserveMeters: accuracy + configuration.wakeMarginMeters,
@@ -228,8 +228,18 @@ public struct PowerPolicy: Sendable {
             courseClearance: context.courseClearance,
             limitSeconds: limit
         )
+        let horizonDuration = Duration.milliseconds(Int64((horizon.seconds * 1000).rounded(.down)))
         var bound = horizon.bound
-        var sleep = Duration.milliseconds(Int64((horizon.seconds * 1000).rounded(.down))) - ttff
+        var ttff = hot
+        var sleep = horizonDuration - hot
+        if sleep >= configuration.hotWindow {
+            if horizonDuration - warm >= configuration.hotWindow {
+                sleep = horizonDuration - warm
+                ttff = warm
+            } else {
+                sleep = configuration.hotWindow - .milliseconds(1)
+            }
+        }
         if sleep >= configuration.maxSleep {
             sleep = configuration.maxSleep
             bound = .maxSleep
