@@ -129,3 +129,75 @@ import Testing
         #expect(r.jsonMembers == "\"track_s\": 600.000, \"fixes_used\": 57, \"gnss_on_s\": 60.000, \"gnss_acquire_s\": 4.000, \"gnss_track_s\": 56.000, \"duty_cycle\": 0.1000, \"wakeups\": 2, \"energy_mwh\": 1.533, \"events\": 2")
     }
 }
+
+/// Whole-loop simulations of the continuous and significant-change modes.
+@Suite struct PowerSimulationModeTests {
+    static let t0 = UTCTime(millisecondsSince1970: 1_700_000_000_000)
+    static func east(_ m: Double) -> Coordinate { Coordinate(latitude: 0, longitude: m / 111_195.08) }
+
+    static func profile(_ mode: MonitoringMode) -> Profile {
+        var p = Profile(name: "sim", mode: mode)
+        p.sources.gnss = GNSSSourceSettings()
+        p.policy.maxSpeedMetersPerSecond = 45
+        p.policy.wakeMarginMeters = 20
+        p.policy.minSleep = .seconds(10)
+        p.policy.maxSleep = .seconds(600)
+        p.policy.receiver.ttffHot = .seconds(2)
+        return p
+    }
+
+    @Test func continuousModeIsOffDuringAStopBeyondTimeoutPlusChecks() {
+        // 1 Hz: 300 s at 2 m/s, stopped 1200 s (±3 m jitter), 900 s at 2 m/s again.
+        var track: [Fix] = []
+        for s in 0...2400 {
+            let x: Double = s <= 300 ? Double(s) * 2 : (s <= 1500 ? 600 + Double(s % 3) : 600 + Double(s - 1500) * 2)
+            track.append(Fix(time: Self.t0 + .seconds(s), coordinate: Self.east(x), horizontalAccuracyMeters: 5, speedMetersPerSecond: s > 300 && s <= 1500 ? 0 : 2))
+        }
+        let p = Self.profile(.continuous)
+        let index = FenceIndex(shapes: [])
+        let oracle = BoundaryCertaintyOracle(index: index, fenceIDs: [], hysteresisMeters: 10, confirm: 2, minAccuracyMeters: 50)
+        let result = SimulationRun(configuration: PowerConfiguration(profile: p), receiver: p.policy.receiver, index: index).run(track: track, oracle: oracle)
+        // Stationary from the stop (300 s) + timeout 300 s = 600 s; checks after 10, 20, 40, 80,
+        // 160, 320 s (cumulative 630 s ≤ 900 s left in the stop), each costing one 2 s hot start.
+        let duringStop = result.delivered.filter { $0.time > Self.t0 + .seconds(610) && $0.time <= Self.t0 + .seconds(1500) }
+        #expect(duringStop.count <= 7)
+        #expect(result.actions.contains { if case .gnssOff(let r) = $0.action { return r.kind == .stationary } else { return false } })
+        // The next check (at most max_sleep = 600 s after the last one, before 2100 s) finds the
+        // device moving and tracking resumes to the end of the track.
+        #expect(result.delivered.last?.time == track.last?.time)
+        #expect(result.actions.contains { $0.time <= Self.t0 + .seconds(2100) && $0.action == .gnssOn(PowerReason(.stationaryCheck, ttff: .seconds(2))) })
+        // On: ≤ 610 s before the stationary switch-off, ≤ 8 checks, then from the resume to the end.
+        #expect(result.report.gnssOnSeconds < 610 + 8 * 3 + 900)
+        #expect(result.report.gnssOnSeconds > 600 + 300)
+    }
+
+    @Test func significantChangeWakesGNSSOnlyNearTheFence() {
+        // 1 Hz at 10 m/s for 1500 s (15 km); a 250 m fence at 7.5 km; coarse fixes every 60 s,
+        // 200 m accuracy, derived with seed 7.
+        let track = (0...1500).map { s in
+            Fix(time: Self.t0 + .seconds(s), coordinate: Self.east(Double(s) * 10), horizontalAccuracyMeters: 5, speedMetersPerSecond: 10, courseDegrees: 90)
+        }
+        let coarse = CoarseFixGenerator.derive(track: track, interval: .seconds(60), accuracyMeters: 200, seed: 7)
+        let p = Self.profile(.significantChange)
+        let index = FenceIndex(shapes: [.circle(center: Self.east(7500), radiusMeters: 250)])
+        let oracle = BoundaryCertaintyOracle(index: index, fenceIDs: ["f"], hysteresisMeters: 10, confirm: 2, minAccuracyMeters: 50)
+        let run = SimulationRun(configuration: PowerConfiguration(profile: p), receiver: p.policy.receiver, index: index)
+        let result = run.run(track: track, coarse: coarse, oracle: oracle)
+        let wakes = result.actions.filter { if case .gnssOn(let r) = $0.action { return r.kind == .coarseNearFence } else { return false } }
+        #expect(!wakes.isEmpty)
+        // Every GNSS wake happens with the device within coarse accuracy + margin + 60 s of travel
+        // of the fence boundary (7250…7750 m): between 6370 m and 8630 m.
+        for w in wakes {
+            let x = Double((w.time - Self.t0).wholeMilliseconds) / 100
+            #expect(x >= 6370 && x <= 8630)
+        }
+        #expect(result.report.gnssOnSeconds < 0.3 * 1500)
+        #expect(result.delivered.contains { $0.source == .coarse })
+
+        var coarseOnly = PowerConfiguration(profile: p)
+        coarseOnly.gnssConfigured = false
+        let silent = SimulationRun(configuration: coarseOnly, receiver: p.policy.receiver, index: index).run(track: track, coarse: coarse, oracle: oracle)
+        #expect(silent.report.gnssOnSeconds == 0)
+        #expect(silent.report.wakeups == 0)
+    }
+}

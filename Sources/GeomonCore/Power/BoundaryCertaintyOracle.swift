@@ -3,8 +3,8 @@
 /// For fence `i` with signed distance `s` (negative inside), accuracy `a` and hysteresis `h`:
 /// certainly inside when `s ≤ −(a + h)`, certainly outside when `s ≥ a + h`, else uncertain
 /// (changes nothing). A new side needs `confirm` consecutive certain fixes showing it; the event
-/// carries the time of the first of them. The first certain side is recorded silently. Fixes
-/// worse than `minAccuracyMeters` are ignored.
+/// carries the time of the first of them. The first certain side is recorded silently. GNSS fixes
+/// worse than `minAccuracyMeters` are ignored; coarse fixes count with their own accuracy.
 public struct BoundaryCertaintyOracle: TransitionOracle, Sendable {
     public let index: FenceIndex
     public let fenceIDs: [String]
@@ -31,7 +31,7 @@ public struct BoundaryCertaintyOracle: TransitionOracle, Sendable {
     }
 
     public mutating func observe(_ fix: Fix) -> TransitionObservation {
-        guard fix.horizontalAccuracyMeters <= minAccuracyMeters else {
+        guard fix.source == .coarse || fix.horizontalAccuracyMeters <= minAccuracyMeters else {
             return TransitionObservation(events: [], allCertain: false, transitionPending: candidate.contains { $0 != nil })
         }
         let band = fix.horizontalAccuracyMeters + hysteresisMeters
