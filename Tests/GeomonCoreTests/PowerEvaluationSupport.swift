@@ -90,17 +90,12 @@ enum PowerEvaluationSupport {
         if let rule = env["GEOMON_POWER_RULE"].flatMap(ShortSleepRule.init(rawValue:)) { config.shortSleep = rule }
         if let r = env["GEOMON_POWER_RETRY"].flatMap(Int64.init) { config.maxFixTimeoutRetry = .seconds(r) }
         tune(&config)
-        var alwaysOn = config
-        alwaysOn.alwaysOn = true
         let oracle = BoundaryCertaintyOracle(
             index: index, fenceIDs: ids, hysteresisMeters: profile.transitions.hysteresisMeters,
             confirm: profile.transitions.confirm, minAccuracyMeters: config.minAccuracyMeters
         )
-        let policy = SimulationRun(configuration: config, receiver: profile.policy.receiver, index: index).run(track: track, oracle: oracle)
-        let baseline = SimulationRun(configuration: alwaysOn, receiver: profile.policy.receiver, index: index).run(track: track, oracle: oracle)
-        let match = EventMatch(baseline: baseline.events, candidate: policy.events, window: config.maxSleep)
-        return Row(name: name, fences: shapes.count, policy: policy, baseline: baseline, match: match,
-                   oracle: OracleBound(track: track, index: index, settings: profile.policy.receiver))
+        let c = PowerComparison(simulation: SimulationRun(configuration: config, receiver: profile.policy.receiver, index: index), track: track, oracle: oracle)
+        return Row(name: name, fences: shapes.count, policy: c.policy, baseline: c.baseline, match: c.match, oracle: c.oracle)
     }
 
     static func table(_ rows: [Row], title: String) -> String {
