@@ -23,7 +23,10 @@ public enum DiagnosticRenderer {
             var line = String(lines[location.line - 1])
             if line.hasSuffix("\r") { line.removeLast() }
             if line.hasPrefix("\u{FEFF}") { line.removeFirst() }
-            guard line.unicodeScalars.count <= 240 else { continue }
+            // No snippet for long, empty or binary-looking lines.
+            guard line.unicodeScalars.count <= 240, !line.isEmpty,
+                  !line.unicodeScalars.contains(where: { ($0.value < 0x20 && $0 != "\t") || $0 == "\u{FFFD}" || $0.value == 0x7F })
+            else { continue }
             let scalars = Array(line.unicodeScalars)
             var caret = ""
             for k in 0..<max(0, min(location.column - 1, scalars.count)) {

@@ -32,7 +32,7 @@ extension ProfileDecoder {
             if let text = string(n, "id") {
                 if text.isEmpty || text.count > 128 || text.unicodeScalars.contains(where: { $0.properties.isWhitespace || $0.value < 0x20 }) {
                     error("fence 'id' must be 1 to 128 characters without spaces (got '\(text)')", n)
-                } else {
+                } else if registerFenceID(text, at: location(n), geojsonFile: nil) {
                     id = text
                 }
             }
@@ -194,6 +194,7 @@ extension ProfileDecoder {
             warning("GeoJSON file '\(relative)' has no features", n)
         }
         for var fence in result.fences {
+            guard registerFenceID(fence.id, at: fence.location ?? location(n), geojsonFile: shown) else { continue }
             fence.events = events
             fence.dwell = dwell
             let anchor = fence.location ?? location(n)

@@ -11,7 +11,7 @@ extension ProfileDecoder {
     }
 
     private func checkModeSources(_ profile: Profile, fenceCount: Int) {
-        guard let modeNode = nodes["mode"] else { return }
+        guard modeIsKnown, let modeNode = nodes["mode"] else { return }
         switch profile.mode {
         case .continuous, .regions:
             if profile.sources.gnss == nil && nodes["sources.gnss"] == nil {
@@ -46,13 +46,7 @@ extension ProfileDecoder {
         let coarseAccuracy = profile.sources.coarse?.expectedAccuracyMeters ?? 500
         for record in records {
             let fence = record.fence
-            if let first = firstByID[fence.id] {
-                // Duplicates inside one GeoJSON file were already reported by its reader.
-                if record.geojsonFile == nil || record.geojsonFile != first.geojsonFile {
-                    diagnostics.append(.error("duplicate fence id '\(fence.id)' (first defined at \(describe(first.anchor)))", at: record.anchor))
-                }
-                continue
-            }
+            if firstByID[fence.id] != nil { continue }
             firstByID[fence.id] = record
             if let first = firstByShape[fence.shape] {
                 diagnostics.append(.warning("fence '\(fence.id)' has the same shape as fence '\(first.fence.id)' (\(describe(first.anchor))); one of them is redundant", at: record.anchor))

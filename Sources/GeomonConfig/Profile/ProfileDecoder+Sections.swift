@@ -13,10 +13,10 @@ struct FenceRecord {
 extension ProfileDecoder {
     static let topLevelKeys = ["version", "name", "description", "mode", "sources", "significant_change", "policy", "transitions", "fences", "hooks", "storage"]
 
-    /// Decodes the whole profile; nil when required parts are missing or invalid.
+    /// Decodes the whole profile; nil only when the root is not a mapping. Missing or invalid
+    /// parts are reported and replaced by defaults so that later rules can still run.
     func decodeProfile(_ root: YAMLNode, fences records: inout [FenceRecord]) -> Profile? {
         guard let top = fields(root, path: "", allowed: Self.topLevelKeys, required: ["version", "name", "mode"]) else { return nil }
-        var valid = true
         if let node = top["version"], let version = integer(node, "version", range: Int.min...Int.max), version != 1 {
             error("unsupported profile version \(version) (this geomon reads version 1)", node)
         }
@@ -33,7 +33,7 @@ extension ProfileDecoder {
             mode = MonitoringMode(rawValue: text)
         }
         var profile = Profile(name: name ?? "invalid", mode: mode ?? .regions)
-        if name == nil || mode == nil { valid = false }
+        modeIsKnown = mode != nil
         if let node = top["description"], let text = string(node, "description") { profile.description = text }
         if let node = top["sources"] { decodeSources(node, into: &profile.sources) }
         if let node = top["significant_change"] { decodeSignificantChange(node, into: &profile.significantChange) }
@@ -45,7 +45,7 @@ extension ProfileDecoder {
         }
         if let node = top["hooks"] { decodeHooks(node, into: &profile.hooks) }
         if let node = top["storage"] { decodeStorage(node, into: &profile.storage) }
-        return valid ? profile : nil
+        return profile
     }
 
     // MARK: - Sources

@@ -14,6 +14,10 @@ final class ProfileDecoder {
     var diagnostics: [Diagnostic] = []
     /// Value nodes by dotted key path (`policy.min_sleep`), for cross-field rules.
     var nodes: [String: YAMLNode] = [:]
+    /// False when 'mode' was missing or invalid (mode rules are then skipped).
+    var modeIsKnown = false
+    /// Where each fence id was first defined, and the GeoJSON file it came from.
+    var fenceIDs: [String: (location: SourceLocation, geojsonFile: String?)] = [:]
 
     init(file: String, displayDirectory: String, absoluteDirectory: String) {
         self.file = file
@@ -31,6 +35,21 @@ final class ProfileDecoder {
 
     func warning(_ message: String, _ node: YAMLNode) {
         diagnostics.append(.warning(message, at: location(node)))
+    }
+
+    /// Records a fence id; reports a duplicate (at `location`, naming the first definition).
+    /// Returns false for a duplicate.
+    func registerFenceID(_ id: String, at location: SourceLocation, geojsonFile: String?) -> Bool {
+        guard let first = fenceIDs[id] else {
+            fenceIDs[id] = (location, geojsonFile)
+            return true
+        }
+        // Duplicates inside one GeoJSON file were already reported by its reader.
+        if geojsonFile == nil || geojsonFile != first.geojsonFile {
+            let firstText = first.location.file == file ? "line \(first.location.line), column \(first.location.column)" : first.location.description
+            diagnostics.append(.error("duplicate fence id '\(id)' (first defined at \(firstText))", at: location))
+        }
+        return false
     }
 
     /// "line 12, column 9" of a node, for messages naming an earlier definition.

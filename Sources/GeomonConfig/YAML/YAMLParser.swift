@@ -211,12 +211,16 @@ private final class ParserSession {
 /// Byte-level checks done before libyaml sees the text, with exact positions.
 enum TextScan {
     /// The first invalid UTF-8 sequence or disallowed control character, as a diagnostic.
-    static func firstProblem(_ bytes: [UInt8], file: String) -> Diagnostic? {
+    static func firstProblem(_ array: [UInt8], file: String) -> Diagnostic? {
+        array.withUnsafeBufferPointer { firstProblem(in: $0, file: file) }
+    }
+
+    private static func firstProblem(in bytes: UnsafeBufferPointer<UInt8>, file: String) -> Diagnostic? {
         var line = 1
         var column = 1
         var i = 0
         let n = bytes.count
-        if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { i = 3 }
+        if n >= 3 && bytes[0] == 0xEF && bytes[1] == 0xBB && bytes[2] == 0xBF { i = 3 }
         while i < n {
             let b = bytes[i]
             if b < 0x80 {
@@ -227,7 +231,7 @@ enum TextScan {
                     continue
                 }
                 if b < 0x20 && b != 0x09 && b != 0x0D || b == 0x7F {
-                    return .error("control character U+\(hex(UInt32(b))) is not allowed in a profile (is this a binary file?)", at: SourceLocation(file: file, line: line, column: column))
+                    return .error("control character U+\(hex(UInt32(b), width: 4)) is not allowed in a profile (is this a binary file?)", at: SourceLocation(file: file, line: line, column: column))
                 }
                 i += 1
                 column += 1
@@ -252,7 +256,7 @@ enum TextScan {
                 return .error("file is not valid UTF-8 (byte 0x\(hex(UInt32(b))) at offset \(i)); profiles must be UTF-8 text", at: SourceLocation(file: file, line: line, column: column))
             }
             if (0x80...0x9F).contains(scalar) && scalar != 0x85 || scalar == 0xFFFE || scalar == 0xFFFF {
-                return .error("control character U+\(hex(scalar)) is not allowed in a profile", at: SourceLocation(file: file, line: line, column: column))
+                return .error("control character U+\(hex(scalar, width: 4)) is not allowed in a profile", at: SourceLocation(file: file, line: line, column: column))
             }
             i += length
             column += 1
@@ -260,9 +264,9 @@ enum TextScan {
         return nil
     }
 
-    private static func hex(_ value: UInt32) -> String {
+    private static func hex(_ value: UInt32, width: Int = 2) -> String {
         let digits = String(value, radix: 16, uppercase: true)
-        return String(repeating: "0", count: max(0, (value > 0xFF ? 4 : 2) - digits.count)) + digits
+        return String(repeating: "0", count: max(0, width - digits.count)) + digits
     }
 
     /// True when every non-blank line is a comment (or a bare document marker).

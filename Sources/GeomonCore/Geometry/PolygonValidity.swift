@@ -64,13 +64,36 @@ public enum PolygonValidity {
         if distinct < 3 {
             return [.tooFewDistinctPoints(count: distinct)]
         }
-        if abs(signedArea(indices.map { ring[$0] })) < 1e-14 {
+        let points = indices.map { ring[$0] }
+        if allCollinear(points) {
             return [.zeroArea]
         }
         if let crossing = firstSelfIntersection(ring, indices) {
             return [.selfIntersection(crossing.0, crossing.1)]
         }
+        if abs(signedArea(points)) < 1e-14 {
+            return [.zeroArea]
+        }
         return []
+    }
+
+    /// True when every point lies on the line through the first point and the point farthest
+    /// from it (within a relative tolerance).
+    static func allCollinear(_ points: [Coordinate]) -> Bool {
+        guard let origin = points.first else { return true }
+        var far = origin
+        var farDistance = 0.0
+        for point in points {
+            let dx = point.longitude - origin.longitude, dy = point.latitude - origin.latitude
+            let d = dx * dx + dy * dy
+            if d > farDistance { farDistance = d; far = point }
+        }
+        guard farDistance > 0 else { return true }
+        let length = farDistance.squareRoot()
+        for point in points where abs(orientation(origin, far, point)) / length > 1e-12 {
+            return false
+        }
+        return true
     }
 
     /// Shoelace area in square degrees; positive when counter-clockwise.
