@@ -101,6 +101,9 @@ final class GeoJSONReader {
     private var firstIDOffset: [String: Int] = [:]
     private let maxDiagnostics = 200
     private var stopped = false
+    private var scratch: [Coordinate] = []
+    /// The last position resolved by `location(_:)`, for the incremental (forward) case.
+    private var lastLocated = (offset: 0, line: 1, lineStart: 0)
 
     var fences: [Fence] = []
     var diagnostics: [Diagnostic] = []
@@ -116,6 +119,22 @@ final class GeoJSONReader {
     // MARK: - Positions and diagnostics
 
     func location(_ offset: Int) -> SourceLocation {
+        if offset >= lastLocated.offset && offset <= n {
+            // Forward from the last answer: count newlines in between (one pass overall).
+            var line = lastLocated.line
+            var lineStart = lastLocated.lineStart
+            if let base = p.baseAddress {
+                var k = lastLocated.offset
+                while k < offset, let hit = memchr(base + k, 0x0A, offset - k) {
+                    let newline = UnsafeRawPointer(hit).assumingMemoryBound(to: UInt8.self) - base
+                    line += 1
+                    lineStart = newline + 1
+                    k = newline + 1
+                }
+            }
+            lastLocated = (offset, line, lineStart)
+            return SourceLocation(file: file, line: line, column: column(from: lineStart, to: offset))
+        }
         if lineStarts == nil {
             var starts = [0]
             for k in 0..<n where p[k] == 0x0A { starts.append(k + 1) }
@@ -127,15 +146,20 @@ final class GeoJSONReader {
             let mid = (lo + hi + 1) / 2
             if starts[mid] <= offset { lo = mid } else { hi = mid - 1 }
         }
+        return SourceLocation(file: file, line: lo + 1, column: column(from: starts[lo], to: offset))
+    }
+
+    /// 1-based column in Unicode scalars (a leading byte order mark does not count).
+    private func column(from lineStart: Int, to offset: Int) -> Int {
         var column = 1
-        var k = starts[lo]
+        var k = lineStart
         if k == 0 && n >= 3 && p[0] == 0xEF && p[1] == 0xBB && p[2] == 0xBF { k = 3 }
         let end = min(offset, n)
         while k < end {
             if p[k] & 0xC0 != 0x80 { column += 1 }
             k += 1
         }
-        return SourceLocation(file: file, line: lo + 1, column: column)
+        return column
     }
 
     private func report(_ message: String, at offset: Int) {
@@ -321,6 +345,7 @@ final class GeoJSONReader {
         var type: String?
         var typeOffset = start
         var coordinatesOffset: Int?
+        var parsed: [PolygonRings]??
         try parseObject { key, _ in
             switch key {
             case "type":
@@ -328,7 +353,13 @@ final class GeoJSONReader {
                 type = try self.parseStringValue()
             case "coordinates":
                 coordinatesOffset = self.i
-                try self.skipValue(depth: 4)
+                if let type, type == "Polygon" || type == "MultiPolygon" {
+                    // The usual order: read the coordinates right away.
+                    parsed = .some(try self.parseCoordinates(multi: type == "MultiPolygon"))
+                } else {
+                    // Type not known yet: come back once it is.
+                    try self.skipValue(depth: 4)
+                }
             default:
                 try self.skipValue(depth: 4)
             }
@@ -338,11 +369,7 @@ final class GeoJSONReader {
             report("geometry has no 'type'", at: start)
             return nil
         }
-        let depth: Int
-        switch type {
-        case "Polygon": depth = 3
-        case "MultiPolygon": depth = 4
-        default:
+        guard type == "Polygon" || type == "MultiPolygon" else {
             report("geometry type '\(type)' is not supported; fences must be Polygon or MultiPolygon", at: typeOffset)
             return nil
         }
@@ -350,11 +377,18 @@ final class GeoJSONReader {
             report("\(type) has no 'coordinates'", at: start)
             return nil
         }
+        if let parsed { return parsed }
         i = coordinatesOffset
         defer { i = end }
+        return try parseCoordinates(multi: type == "MultiPolygon")
+    }
+
+    /// The coordinates of a Polygon or MultiPolygon at `i`; nil after reporting problems.
+    private func parseCoordinates(multi: Bool) throws -> [PolygonRings]? {
+        let coordinatesOffset = i
         var bad = false
         var polygons: [PolygonRings] = []
-        if depth == 3 {
+        if !multi {
             if let polygon = try parsePolygon(&bad) { polygons.append(polygon) }
         } else {
             guard try expectArray("MultiPolygon coordinates must be an array of polygons") else { return nil }
@@ -446,18 +480,12 @@ final class GeoJSONReader {
     private func parseRing() throws -> [Coordinate]? {
         let start = i
         guard try expectArray("a polygon ring must be an array of positions") else { return nil }
-        var ring: [Coordinate] = []
-        var failed = false
-        var lastOffset = start
-        try parseArray { _ in
-            lastOffset = self.i
-            if let point = try self.parsePosition() {
-                ring.append(point)
-            } else {
-                failed = true
-            }
-        }
-        if failed { return nil }
+        var cursor = JSONCursor(p, at: i)
+        var problems: [JSONCursor.Problem] = []
+        let (points, lastOffset) = try cursor.ring(&problems, scratch: &scratch)
+        i = cursor.j
+        for problem in problems { report(problem.message, at: problem.offset) }
+        guard let ring = points else { return nil }
         if ring.count < 4 {
             report("a polygon ring needs at least 4 positions (got \(ring.count))", at: start)
             return nil
@@ -467,63 +495,6 @@ final class GeoJSONReader {
             return nil
         }
         return ring
-    }
-
-    /// `[lon, lat]` or `[lon, lat, alt]`.
-    private func parsePosition() throws -> Coordinate? {
-        let start = i
-        guard peek() == UInt8(ascii: "[") else {
-            report("a position must be an array [longitude, latitude]", at: i)
-            try skipValue(depth: 6)
-            return nil
-        }
-        i += 1
-        var values: (Double, Double) = (0, 0)
-        var count = 0
-        var valid = true
-        try skipSpace()
-        if peek() == UInt8(ascii: "]") {
-            i += 1
-        } else {
-            while true {
-                try skipSpace()
-                let offset = i
-                guard let c = peek(), c == UInt8(ascii: "-") || (c >= 0x30 && c <= 0x39) else {
-                    report("a position must contain numbers", at: i)
-                    try skipValue(depth: 7)
-                    valid = false
-                    try skipSpace()
-                    if peek() == UInt8(ascii: ",") { i += 1; continue }
-                    try expect(UInt8(ascii: "]"))
-                    break
-                }
-                let value = try parseNumber()
-                if count == 0 {
-                    values.0 = value
-                    if !(value >= -180 && value <= 180) {
-                        report("longitude \(JSONNumberText.format(value)) is out of range [-180, 180]", at: offset)
-                        valid = false
-                    }
-                } else if count == 1 {
-                    values.1 = value
-                    if !(value >= -90 && value <= 90) {
-                        report("latitude \(JSONNumberText.format(value)) is out of range [-90, 90]", at: offset)
-                        valid = false
-                    }
-                }
-                count += 1
-                try skipSpace()
-                guard let next = peek() else { throw JSONSyntaxError(offset: i, message: "unexpected end of file") }
-                i += 1
-                if next == UInt8(ascii: "]") { break }
-                if next != UInt8(ascii: ",") { throw JSONSyntaxError(offset: i - 1, message: "expected ',' or ']' in an array") }
-            }
-        }
-        if count < 2 && valid {
-            report("a position needs at least 2 numbers [longitude, latitude] (got \(count))", at: start)
-            return nil
-        }
-        return valid ? Coordinate(latitude: values.1, longitude: values.0) : nil
     }
 
     // MARK: - JSON primitives
@@ -539,10 +510,9 @@ final class GeoJSONReader {
     }
 
     @inline(__always) private func skipSpace() throws {
-        while i < n {
-            let c = p[i]
-            if c == 0x20 || c == 0x0A || c == 0x0D || c == 0x09 { i += 1 } else { return }
-        }
+        var cursor = JSONCursor(p, at: i)
+        cursor.skipSpace()
+        i = cursor.j
     }
 
     private func expect(_ byte: UInt8) throws {
@@ -693,107 +663,22 @@ final class GeoJSONReader {
         return value
     }
 
-    /// A JSON number, parsed in place (exact fast path; `strtod` for the rare long ones).
     private func parseNumber() throws -> Double {
-        let start = i
-        var negative = false
-        if i < n && p[i] == UInt8(ascii: "-") { negative = true; i += 1 }
-        var mantissa: UInt64 = 0
-        var significant = 0
-        var exponent = 0
-        var digits = 0
-        var exact = true
-        while i < n, p[i] >= 0x30, p[i] <= 0x39 {
-            if significant < 19 {
-                mantissa = mantissa &* 10 &+ UInt64(p[i] - 0x30)
-                if mantissa > 0 { significant += 1 }
-            } else {
-                exponent += 1
-                exact = false
-            }
-            digits += 1
-            i += 1
-        }
-        guard digits > 0 else { throw JSONSyntaxError(offset: start, message: "invalid number") }
-        if i < n && p[i] == UInt8(ascii: ".") {
-            i += 1
-            var fraction = 0
-            while i < n, p[i] >= 0x30, p[i] <= 0x39 {
-                if significant < 19 {
-                    mantissa = mantissa &* 10 &+ UInt64(p[i] - 0x30)
-                    if mantissa > 0 { significant += 1 }
-                    exponent -= 1
-                } else {
-                    exact = false
-                }
-                fraction += 1
-                i += 1
-            }
-            guard fraction > 0 else { throw JSONSyntaxError(offset: start, message: "invalid number") }
-        }
-        if i < n && (p[i] == UInt8(ascii: "e") || p[i] == UInt8(ascii: "E")) {
-            i += 1
-            var expNegative = false
-            if i < n && (p[i] == UInt8(ascii: "+") || p[i] == UInt8(ascii: "-")) {
-                expNegative = p[i] == UInt8(ascii: "-")
-                i += 1
-            }
-            var value = 0
-            var expDigits = 0
-            while i < n, p[i] >= 0x30, p[i] <= 0x39 {
-                if value < 100_000 { value = value * 10 + Int(p[i] - 0x30) }
-                expDigits += 1
-                i += 1
-            }
-            guard expDigits > 0 else { throw JSONSyntaxError(offset: start, message: "invalid number") }
-            exponent += expNegative ? -value : value
-        }
-        if exact && mantissa < (1 << 53) && exponent >= -22 && exponent <= 22 {
-            let m = Double(mantissa)
-            let value = exponent < 0 ? m / JSONNumberText.powersOfTen[-exponent] : m * JSONNumberText.powersOfTen[exponent]
-            return negative ? -value : value
-        }
-        let text = String(decoding: UnsafeBufferPointer(rebasing: p[start..<i]), as: UTF8.self)
-        return Double(text) ?? .nan
+        var cursor = JSONCursor(p, at: i)
+        defer { i = cursor.j }
+        return try cursor.number()
     }
 
-    /// Skips any JSON value; nesting deeper than 512 is an error, not a stack overflow.
+    /// Skips any JSON value (`depth` is kept for call-site readability; the cursor limits nesting).
     private func skipValue(depth: Int) throws {
-        try skipSpace()
-        guard depth < 512 else { throw JSONSyntaxError(offset: i, message: "nesting is deeper than 512 levels") }
-        guard let c = peek() else { throw JSONSyntaxError(offset: i, message: "unexpected end of file, expected a value") }
-        switch c {
-        case UInt8(ascii: "{"):
-            try parseObject { _, _ in try self.skipValue(depth: depth + 1) }
-        case UInt8(ascii: "["):
-            try parseArray { _ in try self.skipValue(depth: depth + 1) }
-        case UInt8(ascii: "\""):
-            _ = try parseString()
-        case UInt8(ascii: "t"):
-            guard peekLiteral("true") else { throw JSONSyntaxError(offset: i, message: "invalid literal") }
-            i += 4
-        case UInt8(ascii: "f"):
-            guard peekLiteral("false") else { throw JSONSyntaxError(offset: i, message: "invalid literal") }
-            i += 5
-        case UInt8(ascii: "n"):
-            guard peekLiteral("null") else { throw JSONSyntaxError(offset: i, message: "invalid literal") }
-            i += 4
-        case UInt8(ascii: "-"), 0x30...0x39:
-            _ = try parseNumber()
-        default:
-            throw JSONSyntaxError(offset: i, message: "unexpected character '\(Character(Unicode.Scalar(c)))'")
-        }
+        var cursor = JSONCursor(p, at: i)
+        defer { i = cursor.j }
+        try cursor.skipValue()
     }
 }
 
 /// Number helpers shared by the JSON reader and diagnostics.
 enum JSONNumberText {
-    static let powersOfTen: [Double] = (0...22).map { k in
-        var value = 1.0
-        for _ in 0..<k { value *= 10 }
-        return value
-    }
-
     /// `12` for whole numbers, else Swift's shortest round-trip form.
     static func format(_ value: Double) -> String {
         if value.isFinite && value == value.rounded() && abs(value) < 1e15 {

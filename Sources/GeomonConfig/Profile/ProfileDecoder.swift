@@ -46,7 +46,7 @@ final class ProfileDecoder {
         }
         // Duplicates inside one GeoJSON file were already reported by its reader.
         if geojsonFile == nil || geojsonFile != first.geojsonFile {
-            let firstText = first.location.file == file ? "line \(first.location.line), column \(first.location.column)" : first.location.description
+            let firstText = first.location.file == location.file ? "line \(first.location.line), column \(first.location.column)" : first.location.description
             diagnostics.append(.error("duplicate fence id '\(id)' (first defined at \(firstText))", at: location))
         }
         return false

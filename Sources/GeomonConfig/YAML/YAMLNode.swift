@@ -58,9 +58,7 @@ public struct YAMLNode: Sendable {
         case .sequence: return "a list"
         case .scalar(let text, let style):
             if isNull { return "null" }
-            if style != .plain { return "a string" }
-            if text == "true" || text == "false" { return "a boolean" }
-            if Double(text) != nil { return "a number" }
+            if style != .plain { return "a quoted string \"\(text)\"" }
             return "'\(text)'"
         }
     }

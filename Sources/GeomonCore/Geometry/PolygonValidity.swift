@@ -60,7 +60,17 @@ public enum PolygonValidity {
         while indices.count > 1, let last = indices.last, ring[last] == ring[indices[0]] {
             indices.removeLast()
         }
-        let distinct = Set(indices.map { ring[$0] }).count
+        // Count distinct vertices up to 3 (enough to decide).
+        var distinct = indices.isEmpty ? 0 : 1
+        var second: Coordinate?
+        for k in indices where ring[k] != ring[indices[0]] {
+            if let second {
+                if ring[k] != second { distinct = 3; break }
+            } else {
+                second = ring[k]
+                distinct = 2
+            }
+        }
         if distinct < 3 {
             return [.tooFewDistinctPoints(count: distinct)]
         }
@@ -173,32 +183,39 @@ public enum PolygonValidity {
             return segmentsTouch(a, b, c, d)
         }
 
-        var order = Array(0..<m)
-        var minX = [Double](repeating: 0, count: m)
-        var maxX = [Double](repeating: 0, count: m)
-        var minY = [Double](repeating: 0, count: m)
-        var maxY = [Double](repeating: 0, count: m)
+        if m <= 32 {
+            for i in 0..<m {
+                for j in (i + 1)..<m where conflict(i, j) {
+                    return (edge(i), edge(j))
+                }
+            }
+            return nil
+        }
+        struct Box {
+            var minX, maxX, minY, maxY: Double
+            var k: Int
+        }
+        var boxes: [Box] = []
+        boxes.reserveCapacity(m)
         for k in 0..<m {
             let a = start(k), b = end(k)
-            minX[k] = min(a.longitude, b.longitude)
-            maxX[k] = max(a.longitude, b.longitude)
-            minY[k] = min(a.latitude, b.latitude)
-            maxY[k] = max(a.latitude, b.latitude)
+            boxes.append(Box(minX: min(a.longitude, b.longitude), maxX: max(a.longitude, b.longitude),
+                             minY: min(a.latitude, b.latitude), maxY: max(a.latitude, b.latitude), k: k))
         }
-        order.sort { minX[$0] < minX[$1] || (minX[$0] == minX[$1] && $0 < $1) }
-        var active: [Int] = []
+        boxes.sort { $0.minX < $1.minX || ($0.minX == $1.minX && $0.k < $1.k) }
+        var active: [Box] = []
         var found: (Int, Int)?
-        for k in order {
-            active.removeAll { maxX[$0] < minX[k] }
-            for other in active where minY[other] <= maxY[k] && minY[k] <= maxY[other] {
-                if conflict(other, k) {
-                    let pair = (min(other, k), max(other, k))
+        for box in boxes {
+            active.removeAll { $0.maxX < box.minX }
+            for other in active where other.minY <= box.maxY && box.minY <= other.maxY {
+                if conflict(other.k, box.k) {
+                    let pair = (min(other.k, box.k), max(other.k, box.k))
                     if let best = found, best <= pair { continue }
                     found = pair
                 }
             }
             if found != nil { break }
-            active.append(k)
+            active.append(box)
         }
         guard let found else { return nil }
         return (edge(found.0), edge(found.1))
