@@ -225,8 +225,9 @@ final class GeoJSONReader {
 
     private func parseFeatures() throws {
         guard peek() == UInt8(ascii: "[") else {
-            report("'features' must be an array", at: i)
+            let at = i
             try skipValue(depth: 1)
+            report("'features' must be an array", at: at)
             return
         }
         try parseArray { _ in
@@ -241,8 +242,8 @@ final class GeoJSONReader {
     private func parseFeature() throws {
         let start = i
         guard peek() == UInt8(ascii: "{") else {
-            report("a feature must be an object", at: i)
             try skipValue(depth: 2)
+            report("a feature must be an object", at: start)
             return
         }
         var typeOK = false
@@ -338,8 +339,8 @@ final class GeoJSONReader {
             return nil
         }
         guard peek() == UInt8(ascii: "{") else {
-            report("feature 'geometry' must be an object", at: i)
             try skipValue(depth: 3)
+            report("feature 'geometry' must be an object", at: start)
             return nil
         }
         var type: String?
@@ -405,8 +406,9 @@ final class GeoJSONReader {
 
     private func expectArray(_ message: String) throws -> Bool {
         if peek() == UInt8(ascii: "[") { return true }
-        report(message, at: i)
+        let at = i
         try skipValue(depth: 5)
+        report(message, at: at)
         return false
     }
 
