@@ -31,7 +31,7 @@ extension ProfileDecoder {
         if let n = f["id"] {
             if let text = string(n, "id") {
                 if text.isEmpty || text.count > 128 || text.unicodeScalars.contains(where: { $0.properties.isWhitespace || $0.value < 0x20 }) {
-                    error("fence 'id' must be 1 to 128 characters without spaces (got '\(text)')", n)
+                    error("fence 'id' must be 1 to 128 characters without spaces (got '\(text.clipped)')", n)
                 } else if registerFenceID(text, at: location(n), geojsonFile: nil) {
                     id = text
                 }

@@ -23,7 +23,7 @@ extension ProfileDecoder {
         var name: String?
         if let node = top["name"], let text = string(node, "name") {
             if text.isEmpty || text.count > 64 || !text.unicodeScalars.allSatisfy({ ("a"..."z").contains($0) || ("0"..."9").contains($0) || $0 == "-" }) || text.hasPrefix("-") {
-                error("'name' must be 1 to 64 lowercase letters, digits and '-', not starting with '-' (got '\(text)')", node)
+                error("'name' must be 1 to 64 lowercase letters, digits and '-', not starting with '-' (got '\(text.clipped)')", node)
             } else {
                 name = text
             }
@@ -60,7 +60,7 @@ extension ProfileDecoder {
             }
             if let n = g["port"], let v = integer(n, "port", range: 1...65535) { gnss.port = v }
             if let n = g["device"], let v = string(n, "device") {
-                if v.hasPrefix("/") { gnss.device = v } else { error("'device' must be an absolute path such as /dev/ttyACM0 (got '\(v)')", n) }
+                if v.hasPrefix("/") { gnss.device = v } else { error("'device' must be an absolute path such as /dev/ttyACM0 (got '\(v.clipped)')", n) }
             }
             if let n = g["min_accuracy"], let v = quantity(n, "min_accuracy", .distance) { gnss.minAccuracyMeters = v }
             sources.gnss = gnss
@@ -78,7 +78,7 @@ extension ProfileDecoder {
     /// An argv list whose first element is checked as a program; exec[0] is resolved.
     func argv(_ node: YAMLNode, what: String) -> [String]? {
         if case .scalar(let text, _) = node.kind, !node.isNull {
-            error("'exec' must be a list (argv), e.g. exec: [\(text)]", node)
+            error("'exec' must be a list (argv), e.g. exec: [\(text.clipped)]", node)
             return nil
         }
         guard let items = list(node, "exec") else { return nil }

@@ -145,7 +145,7 @@ final class ProfileDecoder {
             return nil
         }
         guard range.contains(value) else {
-            error("'\(name)' must be between \(range.lowerBound) and \(range.upperBound) (got \(text))", node)
+            error("'\(name)' must be between \(range.lowerBound) and \(range.upperBound) (got \(text.clipped))", node)
             return nil
         }
         return value
@@ -170,7 +170,7 @@ final class ProfileDecoder {
             return nil
         }
         guard range.contains(value) else {
-            error("'\(name)' must be between \(formatNumber(range.lowerBound)) and \(formatNumber(range.upperBound)) \(unit) (got \(text))", node)
+            error("'\(name)' must be between \(formatNumber(range.lowerBound)) and \(formatNumber(range.upperBound)) \(unit) (got \(text.clipped))", node)
             return nil
         }
         return value
@@ -189,7 +189,7 @@ final class ProfileDecoder {
         }
         switch kind.parse(text) {
         case .notANumber:
-            error("'\(name)' must be \(kind.noun) such as \(kind.examples) (got '\(text)')", node)
+            error("'\(name)' must be \(kind.noun) such as \(kind.examples) (got '\(text.clipped)')", node)
             return nil
         case .unknownUnit(let unit):
             error("unknown unit '\(unit)' in '\(name)' (\(kind == .distance ? "distances" : kind == .duration ? "durations" : kind == .speed ? "speeds" : "powers") use \(kind.unitList))", node)
@@ -197,16 +197,16 @@ final class ProfileDecoder {
         case .value(let value):
             switch bound {
             case .positive where value <= 0:
-                error("'\(name)' must be greater than 0 \(kind.baseUnit) (got \(text))", node)
+                error("'\(name)' must be greater than 0 \(kind.baseUnit) (got \(text.clipped))", node)
                 return nil
             case .nonNegative where value < 0:
-                error("'\(name)' must not be negative (got \(text))", node)
+                error("'\(name)' must not be negative (got \(text.clipped))", node)
                 return nil
             default:
                 break
             }
             guard value <= kind.maximum else {
-                error("'\(name)' is too large (at most \(kind.maximumText); got \(text))", node)
+                error("'\(name)' is too large (at most \(kind.maximumText); got \(text.clipped))", node)
                 return nil
             }
             return value
@@ -229,9 +229,9 @@ final class ProfileDecoder {
         if allowed.contains(text) { return text }
         let options = allowed.count == 1 ? "'\(allowed[0])'" : allowed.dropLast().map { "'\($0)'" }.joined(separator: ", ") + " or '\(allowed[allowed.count - 1])'"
         if let suggestion = EditDistance.suggestion(for: text, among: allowed) {
-            error("'\(name)' must be \(options) (got '\(text)'); did you mean '\(suggestion)'?", node)
+            error("'\(name)' must be \(options) (got '\(text.clipped)'); did you mean '\(suggestion)'?", node)
         } else {
-            error("'\(name)' must be \(options) (got '\(text)')", node)
+            error("'\(name)' must be \(options) (got '\(text.clipped)')", node)
         }
         return nil
     }

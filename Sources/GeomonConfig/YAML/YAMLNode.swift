@@ -58,8 +58,17 @@ public struct YAMLNode: Sendable {
         case .sequence: return "a list"
         case .scalar(let text, let style):
             if isNull { return "null" }
-            if style != .plain { return "a quoted string \"\(text)\"" }
-            return "'\(text)'"
+            if style != .plain { return "a quoted string \"\(text.clipped)\"" }
+            return "'\(text.clipped)'"
         }
+    }
+}
+
+extension String {
+    /// At most 60 Unicode scalars, with "…" when cut: user text echoed in messages stays short.
+    var clipped: String {
+        let scalars = unicodeScalars
+        guard scalars.count > 60 else { return self }
+        return String(String.UnicodeScalarView(scalars.prefix(59))) + "…"
     }
 }
