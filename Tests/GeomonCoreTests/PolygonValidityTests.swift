@@ -54,6 +54,10 @@ struct PolygonValidityTests {
         #expect(PolygonValidity.problems(of: PolygonRings(shell: shell, holes: [inside])) == [])
         #expect(PolygonValidity.problems(of: PolygonRings(shell: shell, holes: [inside, outside])) == [.holeOutsideShell(1)])
         #expect(PolygonValidity.problems(of: PolygonRings(shell: shell, holes: [Self.ring([(1, 1), (2, 2)])])) == [.hole(0, .tooFewDistinctPoints(count: 2))])
+        // A C-shaped shell: the hole's vertices are all inside, but an edge leaves the shell.
+        let cShape = Self.ring([(0, 0), (10, 0), (10, 3), (3, 3), (3, 7), (10, 7), (10, 10), (0, 10)])
+        let bridging = Self.ring([(5, 1), (6, 1), (6, 9), (5, 9)])
+        #expect(PolygonValidity.problems(of: PolygonRings(shell: cShape, holes: [bridging])) == [.holeOutsideShell(0)])
     }
 
     /// 10,000-vertex rings go through the sweep; a crossing added at the end is still found.

@@ -39,7 +39,8 @@ public enum PolygonValidity {
         for (n, hole) in polygon.holes.enumerated() {
             let holeProblems = problems(ofRing: hole)
             result += holeProblems.map { PolygonProblem.hole(n, $0) }
-            if shellProblems.isEmpty && holeProblems.isEmpty && !hole.allSatisfy({ pointIsInsideOrOn($0, ring: polygon.shell) }) {
+            if shellProblems.isEmpty && holeProblems.isEmpty
+                && (!hole.allSatisfy({ pointIsInsideOrOn($0, ring: polygon.shell) }) || ringsCross(hole, polygon.shell)) {
                 result.append(.holeOutsideShell(n))
             }
         }
@@ -104,6 +105,23 @@ public enum PolygonValidity {
             return false
         }
         return true
+    }
+
+    /// True when an edge of `a` properly crosses an edge of `b` (touching does not count).
+    /// Very large pairs (over 4 million edge pairs) are not checked.
+    static func ringsCross(_ a: [Coordinate], _ b: [Coordinate]) -> Bool {
+        guard a.count >= 2, b.count >= 2, a.count * b.count <= 4_000_000 else { return false }
+        for i in a.indices {
+            let p = a[i], q = a[(i + 1) % a.count]
+            for k in b.indices {
+                let r = b[k], t = b[(k + 1) % b.count]
+                if max(p.longitude, q.longitude) < min(r.longitude, t.longitude) || max(r.longitude, t.longitude) < min(p.longitude, q.longitude) { continue }
+                let o1 = sign(orientation(p, q, r)), o2 = sign(orientation(p, q, t))
+                let o3 = sign(orientation(r, t, p)), o4 = sign(orientation(r, t, q))
+                if o1 * o2 < 0 && o3 * o4 < 0 { return true }
+            }
+        }
+        return false
     }
 
     /// Shoelace area in square degrees; positive when counter-clockwise.
