@@ -53,23 +53,23 @@ enum FileBytes {
         if info.st_mode & S_IFMT == S_IFDIR { return .failure("is a directory") }
         let size = Int(info.st_size)
         if size > limit { return .failure("file is larger than \(limit) bytes") }
-        var bytes = [UInt8](repeating: 0, count: size)
-        var filled = 0
         var failure: String?
-        bytes.withUnsafeMutableBytes { raw in
-            while filled < size {
-                let got = Glibc.read(fd, raw.baseAddress! + filled, size - filled)
+        // Read straight into uninitialized storage (no memset of a possibly huge buffer).
+        var bytes = [UInt8](unsafeUninitializedCapacity: size) { buffer, initialized in
+            var filled = 0
+            while filled < size, let base = buffer.baseAddress {
+                let got = Glibc.read(fd, base + filled, size - filled)
                 if got < 0 {
                     if errno == EINTR { continue }
                     failure = String(cString: strerror(errno))
-                    return
+                    break
                 }
                 if got == 0 { break }
                 filled += got
             }
+            initialized = filled
         }
         if let failure { return .failure(failure) }
-        if filled < size { bytes.removeLast(size - filled) }
         // Files that grew (or /proc-like files with size 0) are read to the end.
         var chunk = [UInt8](repeating: 0, count: 65536)
         while true {
@@ -102,6 +102,8 @@ final class GeoJSONReader {
     private let maxDiagnostics = 200
     private var stopped = false
     private var scratch: [Coordinate] = []
+    /// Shared by all fences (one set storage instead of one per fence).
+    private let defaultEvents: Set<EventKind> = [.enter, .exit]
     /// The last position resolved by `location(_:)`, for the incremental (forward) case.
     private var lastLocated = (offset: 0, line: 1, lineStart: 0)
 
@@ -325,7 +327,7 @@ final class GeoJSONReader {
             }
         }
         guard typeOK, !geometryBad, let fenceID, let geometry else { return }
-        var fence = Fence(id: fenceID, name: name, shape: .polygons(geometry))
+        var fence = Fence(id: fenceID, name: name, shape: .polygons(geometry), events: defaultEvents)
         fence.location = location(start)
         fences.append(fence)
     }
