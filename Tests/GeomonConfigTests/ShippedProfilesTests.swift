@@ -82,4 +82,22 @@ struct ShippedProfilesTests {
         #expect(profile.storage.path == nil)
         #expect(profile.directory == "/tmp")
     }
+
+    @Test func exampleNotifyHookPrintsTheEnvironmentAndTheEvent() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let log = dir.path("notify.log")
+        let hook = TestSupport.packageRoot.appendingPathComponent("profiles/hooks/notify.sh")
+        let attributes = try FileManager.default.attributesOfItem(atPath: hook.path)
+        #expect((attributes[.posixPermissions] as? Int) == 0o755)
+        let result = try runProcess(
+            hook, ["--event=enter"], stdin: #"{"event":"enter","fence":"home"}"#,
+            environment: ["PATH": "/usr/bin:/bin", "GEOMON_EVENT": "enter", "GEOMON_FENCE_ID": "home", "GEOMON_NOTIFY_LOG": log]
+        )
+        #expect(result.exitCode == 0)
+        #expect(result.stderr.contains("GEOMON_EVENT=enter\nGEOMON_FENCE_ID=home\n"))
+        #expect(result.stderr.contains(#"stdin: {"event":"enter","fence":"home"}"#))
+        #expect(result.stderr.contains("args: --event=enter"))
+        #expect(try String(contentsOfFile: log, encoding: .utf8) == result.stderr)
+    }
 }
