@@ -98,8 +98,6 @@ def run_fence(fixes, fence, scale, profile_name):
             pending["n"] += 1
         else:
             pending = {"state": obs, "n": 1, "t": t, "fix": (lat, lon, acc)}
-        if pending["n"] if pending else False:
-            pass
         if pending is not None and pending["n"] >= CONFIRM:
             old, state = state, pending["state"]
             since, since_fix, fired = pending["t"], pending["fix"], False
@@ -108,10 +106,10 @@ def run_fence(fixes, fence, scale, profile_name):
                 ev("enter", p["t"], *p["fix"])
             if old == "inside" and state == "outside" and "exit" in kinds:
                 ev("exit", p["t"], *p["fix"])
-            due = dwell_due()
-            if due is not None and due <= t and not held(due):
-                fired = True
-                ev("dwell", t, lat, lon, acc)
+        due = dwell_due()
+        if due is not None and due <= t and not held(due):  # new stay already due, or hold cleared
+            fired = True
+            ev("dwell", t, lat, lon, acc)
     return events
 
 

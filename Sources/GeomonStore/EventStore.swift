@@ -27,7 +27,12 @@ public final class EventStore {
     ///
     /// Never overwrites a file that is not a geomon database: such a file gives
     /// `StoreError(.notADatabase)`; a newer schema gives `StoreError(.newerSchema)`.
-    public init(path: String, readOnly: Bool = false, keepFixes: Duration = .seconds(7 * 86400)) throws {
+    ///
+    /// `syncEveryCommit` selects `PRAGMA synchronous=FULL` (every commit reaches the disk before
+    /// it returns; for `geomon run`); the default `NORMAL` in WAL mode survives a crash or
+    /// `kill -9` of the process, and only a power loss may roll back the last commits (the
+    /// database stays consistent). Replay uses the default.
+    public init(path: String, readOnly: Bool = false, keepFixes: Duration = .seconds(7 * 86400), syncEveryCommit: Bool = false) throws {
         self.path = path
         self.readOnly = readOnly
         self.keepFixes = keepFixes
@@ -47,7 +52,7 @@ public final class EventStore {
                 }
             } else {
                 try db.execute("PRAGMA journal_mode=WAL")
-                try db.execute("PRAGMA synchronous=FULL")
+                try db.execute(syncEveryCommit ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL")
                 try migrate(from: version)
             }
             oldestFixMilliseconds = try db.scalarInt("SELECT min(time_ms) FROM fixes")

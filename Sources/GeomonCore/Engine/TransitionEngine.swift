@@ -174,8 +174,10 @@ public struct TransitionEngine: Sendable {
                 }
                 if let pending = record.pending, pending.count >= confirm {
                     transition(&record, fence: fence, pending: pending, into: &events)
-                    checkDwell(&record, fence: fence, at: fix.time, fix: fix, into: &events)
                 }
+                // A new stay whose dwell is already due, or a pending exit just cleared that
+                // was holding the dwell.
+                checkDwell(&record, fence: fence, at: fix.time, fix: fix, into: &events)
             }
             let implicit = record.state == .outside && record.pending == nil && usableFixCount + 1 >= confirm
             if implicit {
