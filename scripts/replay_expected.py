@@ -8,7 +8,10 @@ is evaluated on every fix (no index, no lazy state), with haversine distances. I
 Each fence is kept only if its events are the same when every distance is scaled by 0.995 and
 1.005, so the golden data does not depend on the exact geodesic model (spherical vs WGS84).
 
-usage: replay_expected.py TRACK.jsonl OUT_PREFIX NAME [--spacing-km 5]
+usage: replay_expected.py TRACK.jsonl OUT_PREFIX NAME [--spacing-km 5] [--parked]
+  default: fences along the track (start, end, longest stop, one every spacing: centred,
+  150 m off, 245 m off (grazing)); --parked: a fence whose boundary runs through the mean
+  position of a parked receiver, and one around it.
 """
 import json
 import math
@@ -133,6 +136,32 @@ def main():
         fixes.append((t, o["lat"], o["lon"], o.get("accuracy_m", 10.0)))
 
     candidates = []
+    if "--parked" in sys.argv:
+        # A parked receiver: one fence whose boundary runs through the mean position (must
+        # give no events) and one around it (silent initial inside, then a dwell).
+        mean = (sum(f[1] for f in fixes) / len(fixes), sum(f[2] for f in fixes) / len(fixes))
+        candidates.append({"id": "edge", "name": "Boundary through the parked position", "center": offset(mean, 0, -60.0),
+                           "radius": 60.0, "events": ["enter", "exit", "dwell"], "dwell_ms": 30000})
+        candidates.append({"id": "around", "name": "Around the parked position", "center": offset(mean, 0, 0),
+                           "radius": 200.0, "events": ["enter", "exit", "dwell"], "dwell_ms": 60000})
+    if "--parked" not in sys.argv:
+        add_track_fences(candidates, fixes, spacing)
+    fences, all_events = [], []
+    for fence in candidates:
+        for attempt in range(8):
+            base = run_fence(fixes, fence, 1.0, name)
+            strip = lambda evs: [(e["type"], e["time"]) for e in evs]
+            if strip(base) == strip(run_fence(fixes, fence, 0.995, name)) == strip(run_fence(fixes, fence, 1.005, name)):
+                fences.append(fence)
+                for e in base:
+                    e["_index"] = len(fences) - 1
+                all_events.extend(base)
+                break
+            fence["center"] = offset(fence["center"], 7.0, 11.0)
+    write(prefix, name, fences, all_events)
+
+
+def add_track_fences(candidates, fixes, spacing):
     start = (fixes[0][1], fixes[0][2])
     end = (fixes[-1][1], fixes[-1][2])
     candidates.append({"id": "start", "name": "Start", "center": offset(start, 0, 0), "radius": 150.0,
@@ -163,19 +192,8 @@ def main():
                                "events": ["enter", "exit"] + (["dwell"] if k % 4 == 0 else []),
                                "dwell_ms": 30000 if k % 4 == 0 else None})
 
-    fences, all_events = [], []
-    for fence in candidates:
-        for attempt in range(8):
-            base = run_fence(fixes, fence, 1.0, name)
-            strip = lambda evs: [(e["type"], e["time"]) for e in evs]
-            if strip(base) == strip(run_fence(fixes, fence, 0.995, name)) == strip(run_fence(fixes, fence, 1.005, name)):
-                fences.append(fence)
-                for e in base:
-                    e["_index"] = len(fences) - 1
-                all_events.extend(base)
-                break
-            fence["center"] = offset(fence["center"], 7.0, 11.0)
 
+def write(prefix, name, fences, all_events):
     profile = {
         "version": 1, "name": name, "mode": "regions",
         "sources": {"gnss": {"plugin": "gpsd", "min_accuracy": MIN_ACC}},
@@ -200,7 +218,7 @@ def main():
     with open(prefix + ".expected.jsonl", "w") as out:
         for e in all_events:
             out.write(json.dumps({k: v for k, v in e.items() if not k.startswith("_")}, separators=(",", ":")) + "\n")
-    print(f"{len(fences)} fences ({len(candidates)} candidates), {len(all_events)} events", file=sys.stderr)
+    print(f"{len(fences)} fences, {len(all_events)} events", file=sys.stderr)
 
 
 if __name__ == "__main__":
