@@ -37,15 +37,17 @@ public final class Monitor {
         let snapshot = try store.loadSnapshot()
         engine = TransitionEngine(profile: profile, index: index, snapshot: snapshot)
         lastCommittedFixTime = snapshot.lastFixTime
+        lastFixTime = snapshot.lastFixTime
+        nextDeadline = engine.nextDeadline
         batch = CommitBatch(profileName: profile.name, committedAt: UTCTime(millisecondsSince1970: 0))
         batch.fixes.reserveCapacity(self.batchSize)
     }
 
-    /// The next instant the engine needs a deadline input.
-    public var nextDeadline: UTCTime? { engine.nextDeadline }
+    /// The next instant the engine needs a deadline input (kept current after every input).
+    public private(set) var nextDeadline: UTCTime?
 
     /// Time of the last fix the engine processed (committed or still in the batch).
-    public var lastFixTime: UTCTime? { engine.lastFixTime }
+    public private(set) var lastFixTime: UTCTime?
 
     /// State for the power policy (or any other collaborator) to persist with the next commit.
     public func setValue(_ value: String, forKey key: String) {
@@ -58,6 +60,8 @@ public final class Monitor {
     public func fixReceived(_ fix: Fix, now: UTCTime) throws -> (accepted: Bool, events: [StoredEvent]) {
         let outcome = engine.fixReceived(fix)
         guard outcome.accepted else { return (false, []) }
+        lastFixTime = fix.time
+        nextDeadline = engine.nextDeadline
         batch.fixes.append(fix)
         append(outcome.events)
         if !outcome.events.isEmpty || batch.fixes.count >= batchSize {
@@ -70,6 +74,7 @@ public final class Monitor {
     @discardableResult
     public func deadlineReached(at now: UTCTime) throws -> [StoredEvent] {
         let events = engine.deadlineReached(at: now)
+        nextDeadline = engine.nextDeadline
         guard !events.isEmpty else { return [] }
         append(events)
         return try commit(now: now)

@@ -36,7 +36,7 @@ public final class EventStore {
         self.path = path
         self.readOnly = readOnly
         self.keepFixes = keepFixes
-        try Self.checkHeader(path: path, readOnly: readOnly)
+        if path != ":memory:" { try Self.checkHeader(path: path, readOnly: readOnly) }
         do {
             db = try Connection(path: path, readOnly: readOnly)
             let version = try Int(db.scalarInt("PRAGMA user_version") ?? 0)
@@ -217,8 +217,8 @@ public final class EventStore {
             throw storeBug("commit")
         }
         return try db.transaction {
+            // Every parameter is bound on each row, and `run()` resets after each step.
             for fix in batch.fixes {
-                insertFix.reset()
                 insertFix.bind(1, fix.time.millisecondsSince1970)
                 insertFix.bind(2, fix.coordinate.latitude)
                 insertFix.bind(3, fix.coordinate.longitude)

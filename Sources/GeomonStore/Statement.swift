@@ -45,7 +45,16 @@ public final class Statement {
     }
 
     public func bind(_ index: Int32, _ value: String?) {
-        if let value { sqlite3_bind_text(handle, index, value, -1, SQLITE_TRANSIENT) } else { sqlite3_bind_null(handle, index) }
+        guard var value else {
+            sqlite3_bind_null(handle, index)
+            return
+        }
+        // Native strings hand out their UTF-8 without a copy; SQLite copies (TRANSIENT).
+        value.withUTF8 { bytes in
+            _ = bytes.withMemoryRebound(to: CChar.self) {
+                sqlite3_bind_text(handle, index, $0.baseAddress, Int32($0.count), SQLITE_TRANSIENT)
+            }
+        }
     }
 
     /// Steps once: true when a row is available, false when done.

@@ -20,35 +20,61 @@ import Glibc
 /// Per fix only fences near the point (`FenceIndex.near`/`containing`) and fences with a record
 /// (inside, unknown-but-touched, or pending) are visited.
 public struct TransitionEngine: Sendable {
-    public let profile: Profile
-    public let index: FenceIndex
-    private let indexByID: [String: Int]
+    /// The immutable part, shared by reference so copying an engine (or reading a property of
+    /// one stored in a class) does not copy the profile and the index.
+    private final class Configuration: Sendable {
+        let profile: Profile
+        let index: FenceIndex
+        let indexByID: [String: Int]
+        let hysteresisMeters: Double
+        let confirm: Int
+        let minAccuracyMeters: Double
+        let locationEnabled: Bool
+
+        init(profile: Profile, index: FenceIndex?) {
+            self.profile = profile
+            self.index = index ?? FenceIndex(shapes: profile.fences.map(\.shape))
+            var byID: [String: Int] = [:]
+            for (i, fence) in profile.fences.enumerated() where byID[fence.id] == nil { byID[fence.id] = i }
+            indexByID = byID
+            hysteresisMeters = max(0, profile.transitions.hysteresisMeters)
+            confirm = max(1, profile.transitions.confirm)
+            minAccuracyMeters = (profile.sources.gnss ?? GNSSSourceSettings()).minAccuracyMeters
+            locationEnabled = !profile.hooks.location.isEmpty || profile.mode == .significantChange
+        }
+    }
+
+    private let config: Configuration
+    public var profile: Profile { config.profile }
+    public var index: FenceIndex { config.index }
+    private var indexByID: [String: Int] { config.indexByID }
+    private var hysteresisMeters: Double { config.hysteresisMeters }
+    private var confirm: Int { config.confirm }
+    private var minAccuracyMeters: Double { config.minAccuracyMeters }
+    private var locationEnabled: Bool { config.locationEnabled }
+
     private var records: [Int: FenceStateRecord] = [:]
     private var dirty: Set<Int> = []
     private var droppedIDs: [String] = []
     private var usableFixCount = 0
     public private(set) var lastFixTime: UTCTime?
     public private(set) var location: LocationReference?
-
-    private let hysteresisMeters: Double
-    private let confirm: Int
-    private let minAccuracyMeters: Double
-    private let locationEnabled: Bool
+    /// A cache, not state: every fence without a record is at least `clearanceMeters` outside
+    /// of `clearAnchor` (signed distance is 1-Lipschitz, so a fix within
+    /// `clearance − margin` of the anchor is certainly outside all of them).
+    private var clearAnchor: Coordinate?
+    private var clearanceMeters = 0.0
+    private var clearAnchorCosLatitude = 1.0
+    private static let metersPerDegree = 6_371_008.8 * Double.pi / 180
+    /// How far the clearance search looks (one `near` query per refresh).
+    private static let clearanceSearchMeters = 1000.0
 
     /// Creates an engine for `profile`, continuing from `snapshot` (records of fences that no
     /// longer exist in the profile are dropped and reported as removals).
     public init(profile: Profile, index: FenceIndex? = nil, snapshot: EngineSnapshot = EngineSnapshot()) {
-        self.profile = profile
-        self.index = index ?? FenceIndex(shapes: profile.fences.map(\.shape))
-        var byID: [String: Int] = [:]
-        for (i, fence) in profile.fences.enumerated() where byID[fence.id] == nil { byID[fence.id] = i }
-        indexByID = byID
-        hysteresisMeters = max(0, profile.transitions.hysteresisMeters)
-        confirm = max(1, profile.transitions.confirm)
-        minAccuracyMeters = (profile.sources.gnss ?? GNSSSourceSettings()).minAccuracyMeters
-        locationEnabled = !profile.hooks.location.isEmpty || profile.mode == .significantChange
+        config = Configuration(profile: profile, index: index)
         for record in snapshot.records {
-            if let i = byID[record.fenceID] {
+            if let i = config.indexByID[record.fenceID] {
                 records[i] = record
             } else {
                 droppedIDs.append(record.fenceID)
@@ -88,7 +114,7 @@ public struct TransitionEngine: Sendable {
             if let record = records[i] {
                 changes.upserts.append(record)
             } else {
-                changes.removals.append(profile.fences[i].id)
+                changes.removals.append(config.profile.fences[i].id)
             }
         }
         dirty = []
@@ -99,7 +125,7 @@ public struct TransitionEngine: Sendable {
     public var nextDeadline: UTCTime? {
         var best: UTCTime?
         for (i, record) in records {
-            guard let due = dwellDue(record, fence: profile.fences[i]), !dwellHeld(record, due: due) else { continue }
+            guard let due = dwellDue(record, fence: config.profile.fences[i]), !dwellHeld(record, due: due) else { continue }
             if best == nil || due < best! { best = due }
         }
         return best
@@ -142,21 +168,47 @@ public struct TransitionEngine: Sendable {
     private mutating func evaluateFences(_ fix: Fix, into events: inout [GeoEvent]) {
         let point = fix.coordinate
         let margin = fix.horizontalAccuracyMeters + hysteresisMeters
-        // Fences within `margin` of the boundary, and fences containing the point; every
-        // other fence is certainly outside.
-        var touched: [Int: Double] = [:]
-        for near in index.near(point, within: margin) { touched[near.fence] = near.signedDistanceMeters }
-        for i in index.containing(point) where touched[i] == nil { touched[i] = -Double.infinity }
-        if touched.isEmpty && records.isEmpty { return }
-        var candidates = Array(touched.keys)
-        for i in records.keys where touched[i] == nil { candidates.append(i) }
-        candidates.sort()
-        for i in candidates {
-            let s = touched[i] ?? Double.infinity
+        // Which fences need work: those with a record, those containing the point (a certain
+        // inside fix is the only thing that changes a fence in the implicit `outside` state),
+        // and, while the implicit state is still `unknown`, those within `margin` of the point
+        // (an uncertain fix does not count towards confirming `outside`). Every other fence is
+        // certainly outside and already in (or counted towards) the implicit state.
+        var work: [(fence: Int, s: Double)] = []
+        let startup = usableFixCount < confirm
+        var clear = false
+        if !startup, let anchor = clearAnchor {
+            // 1 m and 1 % of slack cover the difference between distance models.
+            // Equirectangular distance around the anchor: within 0.1 % of the great-circle
+            // distance at these ranges (< 1 km), no trigonometry per fix.
+            let dy = (point.latitude - anchor.latitude) * Self.metersPerDegree
+            let dx = (point.longitude - anchor.longitude) * Self.metersPerDegree * clearAnchorCosLatitude
+            clear = (dx * dx + dy * dy).squareRoot() + margin < clearanceMeters * 0.99 - 1
+        }
+        if !clear {
+            if startup {
+                for near in config.index.near(point, within: margin) { work.append((near.fence, near.signedDistanceMeters)) }
+            }
+            let containing = config.index.containing(point)
+            for i in containing where !work.contains(where: { $0.fence == i }) { work.append((i, .nan)) }
+            if containing.isEmpty {
+                var clearance = Self.clearanceSearchMeters
+                for near in config.index.near(point, within: clearance) { clearance = min(clearance, near.signedDistanceMeters) }
+                clearAnchor = point
+                clearAnchorCosLatitude = cos(point.latitude * Double.pi / 180)
+                clearanceMeters = clearance
+            } else {
+                clearAnchor = nil
+            }
+        }
+        for i in records.keys where !work.contains(where: { $0.fence == i }) { work.append((i, .nan)) }
+        if work.isEmpty { return }
+        if work.count > 1 { work.sort { $0.fence < $1.fence } }
+        for (i, known) in work {
+            let s = known.isNaN ? config.index.signedDistance(fence: i, to: point) : known
             let observation: Observation = s <= -margin ? .inside : (s >= margin ? .outside : .uncertain)
             let before = records[i]
             var record = before ?? implicitRecord(fence: i, fix: fix)
-            let fence = profile.fences[i]
+            let fence = config.profile.fences[i]
             switch observation {
             case .uncertain:
                 break
@@ -167,10 +219,9 @@ public struct TransitionEngine: Sendable {
                 } else if record.pending?.state == observed {
                     record.pending!.count += 1
                 } else {
-                    let sd = s.isFinite ? s : index.signedDistance(fence: i, to: point)
                     record.pending = PendingTransition(
                         state: observed, count: 1, firstTime: fix.time, firstCoordinate: point,
-                        firstAccuracyMeters: fix.horizontalAccuracyMeters, firstSignedDistanceMeters: sd)
+                        firstAccuracyMeters: fix.horizontalAccuracyMeters, firstSignedDistanceMeters: s)
                 }
                 if let pending = record.pending, pending.count >= confirm {
                     transition(&record, fence: fence, pending: pending, into: &events)
@@ -194,7 +245,7 @@ public struct TransitionEngine: Sendable {
 
     /// The record a fence without one is implicitly in, before `fix` is applied.
     private func implicitRecord(fence i: Int, fix: Fix) -> FenceStateRecord {
-        let id = profile.fences[i].id
+        let id = config.profile.fences[i].id
         if usableFixCount >= confirm { return FenceStateRecord(fenceID: id, state: .outside) }
         var record = FenceStateRecord(fenceID: id, state: .unknown)
         if usableFixCount > 0 {
@@ -253,10 +304,16 @@ public struct TransitionEngine: Sendable {
 
     private mutating func fireDueDwells(at now: UTCTime, fix: Fix?, into events: inout [GeoEvent]) {
         guard !records.isEmpty else { return }
+        // Cheap scan first: most fixes have no dwell coming due.
+        var anyDue = false
+        for (i, record) in records {
+            if let due = dwellDue(record, fence: config.profile.fences[i]), now >= due { anyDue = true; break }
+        }
+        guard anyDue else { return }
         for i in records.keys.sorted() {
             guard var record = records[i] else { continue }
             let before = record
-            checkDwell(&record, fence: profile.fences[i], at: now, fix: fix, into: &events)
+            checkDwell(&record, fence: config.profile.fences[i], at: now, fix: fix, into: &events)
             if record != before {
                 records[i] = record
                 dirty.insert(i)

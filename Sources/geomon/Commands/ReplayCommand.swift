@@ -24,6 +24,8 @@ enum ReplayCommand: Command {
       --format FORMAT     text (default) or json (one object per line)
       --speed X           play X times real time (default: as fast as possible)
       --no-hooks          store events without queueing hook deliveries
+      --stats             print fixes processed and the loop's throughput to stderr
+                          (`--db :memory:` keeps the database in memory, for comparison)
     """
 
     static func run(_ arguments: inout Arguments) throws -> Int32 {
@@ -33,6 +35,7 @@ enum ReplayCommand: Command {
         let speed = try arguments.doubleOption("--speed")
         if let speed, speed <= 0 { throw UsageError("option '--speed' must be greater than 0 (got \(speed))") }
         let noHooks = arguments.flag("--no-hooks")
+        let stats = arguments.flag("--stats")
         let trackPaths = try arguments.positionals()
         guard !trackPaths.isEmpty else { throw UsageError("missing TRACK") }
 
@@ -76,15 +79,33 @@ enum ReplayCommand: Command {
         let replay = Replay(monitor: monitor, speed: speed)
         let progressBar = isatty(2) == 1 && fixes.count >= 5000 ? ProgressBar() : nil
         if let progressBar { replay.progress = { progressBar.update($0, of: $1) } }
+        let clock = ContinuousClock()
+        let started = clock.now
+        let cpuStarted = processCPUSeconds()
         let summary = try replay.run(fixes) { events in
             for stored in events { print(EventFormatter.line(stored.event, json: json)) }
             fflush(nil)
         }
+        let elapsed = (clock.now - started).secondsValue
+        let cpu = processCPUSeconds() - cpuStarted
         progressBar?.finish()
         fflush(nil)
-        _ = summary
+        if stats {
+            let rate = elapsed > 0 ? Int((Double(summary.processed) / elapsed).rounded()) : 0
+            let cpuRate = cpu > 0 ? Int((Double(summary.processed) / cpu).rounded()) : 0
+            writeStderr("replay: \(summary.processed) fixes processed, \(summary.skipped) skipped, \(summary.events) events in "
+                        + "\(Int((elapsed * 1000).rounded())) ms wall (\(rate) fixes/s), \(Int((cpu * 1000).rounded())) ms CPU "
+                        + "(\(cpuRate) fixes/s), db \(dbOption ?? "temporary file")")
+        }
         return 0
     }
+}
+
+/// CPU time used by this process (user + system), in seconds.
+func processCPUSeconds() -> Double {
+    var ts = timespec()
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts)
+    return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
 }
 
 /// A one-line progress bar on stderr (only used when stderr is a terminal).
