@@ -22,6 +22,11 @@ public final class Monitor {
     /// When false, events are stored without delivery rows (`replay --no-hooks`).
     public var recordDeliveries: Bool
     public var batchSize: Int
+    /// When true (the default, and always when hooks or anything else acts on events), an
+    /// input that decided events is committed at once, before the events are returned. When
+    /// false, events ride with their batch and are returned when it commits: only for callers
+    /// that do nothing with an event before it is committed anyway (replay without hooks).
+    public var commitEventsImmediately = true
     public weak var observer: (any CommitObserver)?
     private var batch: CommitBatch
     private var pendingKeyValues: [String: String] = [:]
@@ -64,7 +69,7 @@ public final class Monitor {
         nextDeadline = engine.nextDeadline
         batch.fixes.append(fix)
         append(outcome.events)
-        if !outcome.events.isEmpty || batch.fixes.count >= batchSize {
+        if (commitEventsImmediately && !outcome.events.isEmpty) || batch.fixes.count >= batchSize {
             return (true, try commit(now: now))
         }
         return (true, [])
@@ -77,7 +82,7 @@ public final class Monitor {
         nextDeadline = engine.nextDeadline
         guard !events.isEmpty else { return [] }
         append(events)
-        return try commit(now: now)
+        return commitEventsImmediately ? try commit(now: now) : []
     }
 
     /// Commits whatever is buffered.

@@ -20,8 +20,8 @@ public final class EventStore {
     public static var schemaVersion: Int { Migrations.latestVersion }
 
     private var oldestFixMilliseconds: Int64?
-    private lazy var insertFix = try? db.prepare(
-        "INSERT OR IGNORE INTO fixes(time_ms, lat, lon, accuracy_m, speed_mps, course_deg, source) VALUES (?,?,?,?,?,?,?)")
+    private lazy var insertChunk = try? db.prepare(
+        "INSERT OR REPLACE INTO fix_chunks(first_ms, last_ms, count, data) VALUES (?,?,?,?)")
 
     /// Opens (and for writers creates and migrates) the database at `path`.
     ///
@@ -55,7 +55,7 @@ public final class EventStore {
                 try db.execute(syncEveryCommit ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL")
                 try migrate(from: version)
             }
-            oldestFixMilliseconds = try db.scalarInt("SELECT min(time_ms) FROM fixes")
+            oldestFixMilliseconds = try db.scalarInt("SELECT min(first_ms) FROM fix_chunks")
         } catch let error as SQLiteError where error.code == SQLiteError.notADatabase || error.code == SQLiteError.corrupt {
             throw StoreError(.notADatabase, path: path, message: "not a geomon database, or it is damaged (\(error.message)); the file was left untouched")
         }
@@ -213,20 +213,17 @@ public final class EventStore {
     /// newly stored, with their sequence numbers.
     @discardableResult
     public func commit(_ batch: CommitBatch) throws -> [StoredEvent] {
-        guard let insertFix, let upsertFence, let deleteFence, let insertEvent, let insertDelivery else {
+        guard let insertChunk, let upsertFence, let deleteFence, let insertEvent, let insertDelivery else {
             throw storeBug("commit")
         }
         return try db.transaction {
-            // Every parameter is bound on each row, and `run()` resets after each step.
-            for fix in batch.fixes {
-                insertFix.bind(1, fix.time.millisecondsSince1970)
-                insertFix.bind(2, fix.coordinate.latitude)
-                insertFix.bind(3, fix.coordinate.longitude)
-                insertFix.bind(4, fix.horizontalAccuracyMeters)
-                insertFix.bind(5, fix.speedMetersPerSecond)
-                insertFix.bind(6, fix.courseDegrees)
-                insertFix.bind(7, fix.source.rawValue)
-                try insertFix.run()
+            // All fixes of the batch in one chunk row (fixes are strictly increasing in time).
+            if let first = batch.fixes.first, let last = batch.fixes.last {
+                insertChunk.bind(1, first.time.millisecondsSince1970)
+                insertChunk.bind(2, last.time.millisecondsSince1970)
+                insertChunk.bind(3, batch.fixes.count)
+                insertChunk.bind(4, blob: FixChunk.encode(batch.fixes))
+                try insertChunk.run()
             }
             for record in batch.changes.upserts {
                 upsertFence.reset()
@@ -299,20 +296,37 @@ public final class EventStore {
         }
     }
 
-    /// Deletes fixes older than `keepFixes` before `newest`, at most one batch per commit.
+    /// Deletes fixes older than `keepFixes` before `newest`: whole chunks at once, at most
+    /// 1,000 per commit, and the one chunk straddling the cutoff is rewritten without them.
     private func pruneFixes(newest: UTCTime) throws {
         let cutoff = (newest - keepFixes).millisecondsSince1970
-        if oldestFixMilliseconds == nil { oldestFixMilliseconds = batchOldest() }
+        if oldestFixMilliseconds == nil { oldestFixMilliseconds = (try? db.scalarInt("SELECT min(first_ms) FROM fix_chunks")) ?? nil }
         guard let oldest = oldestFixMilliseconds, oldest < cutoff else { return }
-        let statement = try db.prepare(
-            "DELETE FROM fixes WHERE time_ms IN (SELECT time_ms FROM fixes WHERE time_ms < ? ORDER BY time_ms LIMIT 10000)")
-        statement.bind(1, cutoff)
-        try statement.run()
-        oldestFixMilliseconds = try db.scalarInt("SELECT min(time_ms) FROM fixes")
-    }
-
-    private func batchOldest() -> Int64? {
-        (try? db.scalarInt("SELECT min(time_ms) FROM fixes")) ?? nil
+        let delete = try db.prepare(
+            "DELETE FROM fix_chunks WHERE first_ms IN (SELECT first_ms FROM fix_chunks WHERE last_ms < ? ORDER BY first_ms LIMIT 1000)")
+        delete.bind(1, cutoff)
+        try delete.run()
+        let straddling = try db.prepare("SELECT first_ms, data FROM fix_chunks WHERE first_ms < ? AND last_ms >= ?")
+        straddling.bind(1, cutoff)
+        straddling.bind(2, cutoff)
+        var rewrite: (Int64, [Fix])?
+        if try straddling.step() {
+            rewrite = (straddling.int64(0), straddling.withBlob(1) { FixChunk.decode($0) }.filter { $0.time.millisecondsSince1970 >= cutoff })
+        }
+        straddling.reset()
+        if let (firstMilliseconds, kept) = rewrite {
+            let remove = try db.prepare("DELETE FROM fix_chunks WHERE first_ms = ?")
+            remove.bind(1, firstMilliseconds)
+            try remove.run()
+            if let first = kept.first, let last = kept.last, let insertChunk {
+                insertChunk.bind(1, first.time.millisecondsSince1970)
+                insertChunk.bind(2, last.time.millisecondsSince1970)
+                insertChunk.bind(3, kept.count)
+                insertChunk.bind(4, blob: FixChunk.encode(kept))
+                try insertChunk.run()
+            }
+        }
+        oldestFixMilliseconds = try db.scalarInt("SELECT min(first_ms) FROM fix_chunks")
     }
 
     // MARK: - Reading
@@ -339,36 +353,24 @@ public final class EventStore {
 
     /// Calls `body` for each stored fix in time order (at or after `since`).
     public func forEachFix(since: UTCTime? = nil, _ body: (Fix) throws -> Void) throws {
-        let statement = try db.prepare(
-            "SELECT time_ms, lat, lon, accuracy_m, speed_mps, course_deg, source FROM fixes WHERE time_ms >= ? ORDER BY time_ms")
-        statement.bind(1, since?.millisecondsSince1970 ?? Int64.min)
+        let from = since?.millisecondsSince1970 ?? Int64.min
+        let statement = try db.prepare("SELECT data FROM fix_chunks WHERE last_ms >= ? ORDER BY first_ms")
+        statement.bind(1, from)
         while try statement.step() {
-            try body(Fix(
-                time: UTCTime(millisecondsSince1970: statement.int64(0)),
-                coordinate: Coordinate(latitude: statement.double(1), longitude: statement.double(2)),
-                horizontalAccuracyMeters: statement.double(3),
-                speedMetersPerSecond: statement.optionalDouble(4), courseDegrees: statement.optionalDouble(5),
-                source: FixSource(rawValue: statement.text(6)) ?? .gnss))
+            for fix in statement.withBlob(0, { FixChunk.decode($0) }) where fix.time.millisecondsSince1970 >= from {
+                try body(fix)
+            }
         }
     }
 
     public func fixCount() throws -> Int {
-        try Int(db.scalarInt("SELECT count(*) FROM fixes") ?? 0)
+        try Int(db.scalarInt("SELECT coalesce(sum(count), 0) FROM fix_chunks") ?? 0)
     }
 
     /// The newest stored fix, if any.
     public func lastFix() throws -> Fix? {
-        var last: Fix?
-        let statement = try db.prepare(
-            "SELECT time_ms, lat, lon, accuracy_m, speed_mps, course_deg, source FROM fixes ORDER BY time_ms DESC LIMIT 1")
-        if try statement.step() {
-            last = Fix(
-                time: UTCTime(millisecondsSince1970: statement.int64(0)),
-                coordinate: Coordinate(latitude: statement.double(1), longitude: statement.double(2)),
-                horizontalAccuracyMeters: statement.double(3),
-                speedMetersPerSecond: statement.optionalDouble(4), courseDegrees: statement.optionalDouble(5),
-                source: FixSource(rawValue: statement.text(6)) ?? .gnss)
-        }
-        return last
+        let statement = try db.prepare("SELECT data FROM fix_chunks ORDER BY first_ms DESC LIMIT 1")
+        guard try statement.step() else { return nil }
+        return statement.withBlob(0) { FixChunk.decode($0) }.last
     }
 }

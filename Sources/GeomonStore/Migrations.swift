@@ -55,14 +55,11 @@ enum Migrations {
         CREATE INDEX deliveries_queue ON deliveries(hook_key, fence_id, seq)
             WHERE status IN ('pending','running','retrying');
         CREATE INDEX deliveries_status ON deliveries(status);
-        CREATE TABLE fixes (
-            time_ms INTEGER PRIMARY KEY,
-            lat REAL NOT NULL,
-            lon REAL NOT NULL,
-            accuracy_m REAL NOT NULL,
-            speed_mps REAL,
-            course_deg REAL,
-            source TEXT NOT NULL
+        CREATE TABLE fix_chunks (
+            first_ms INTEGER PRIMARY KEY,
+            last_ms INTEGER NOT NULL,
+            count INTEGER NOT NULL,
+            data BLOB NOT NULL
         );
         """,
     ]

@@ -57,6 +57,19 @@ public final class Statement {
         }
     }
 
+    public func bind(_ index: Int32, blob bytes: [UInt8]) {
+        _ = bytes.withUnsafeBytes { sqlite3_bind_blob(handle, index, $0.baseAddress, Int32($0.count), SQLITE_TRANSIENT) }
+    }
+
+    /// The bytes of a BLOB column, valid only inside `body`.
+    public func withBlob<T>(_ column: Int32, _ body: (UnsafeRawBufferPointer) throws -> T) rethrows -> T {
+        let count = Int(sqlite3_column_bytes(handle, column))
+        guard count > 0, let pointer = sqlite3_column_blob(handle, column) else {
+            return try body(UnsafeRawBufferPointer(start: nil, count: 0))
+        }
+        return try body(UnsafeRawBufferPointer(start: pointer, count: count))
+    }
+
     /// Steps once: true when a row is available, false when done.
     @discardableResult
     public func step() throws -> Bool {

@@ -76,6 +76,9 @@ enum ReplayCommand: Command {
             return error.kind == .missing ? ExitCode.noInput.code : ExitCode.dataError.code
         }
         let monitor = try Monitor(profile: profile, store: store, recordDeliveries: !noHooks)
+        // Without hooks and without pacing nothing acts on an event before its batch commits,
+        // so events ride with their batch (they are still printed only after the commit).
+        monitor.commitEventsImmediately = !noHooks || speed != nil
         let replay = Replay(monitor: monitor, speed: speed)
         let progressBar = isatty(2) == 1 && fixes.count >= 5000 ? ProgressBar() : nil
         if let progressBar { replay.progress = { progressBar.update($0, of: $1) } }
