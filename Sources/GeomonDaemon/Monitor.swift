@@ -1,6 +1,13 @@
 public import GeomonCore
 public import GeomonStore
 
+/// Why a monitor cannot run on a database.
+public struct MonitorError: Error, CustomStringConvertible, Sendable {
+    public var message: String
+    public init(_ message: String) { self.message = message }
+    public var description: String { message }
+}
+
 /// Receives the events of each commit, after the commit: the seam where the hook delivery
 /// worker plugs in (it then reads `EventStore.dueDeliveries`).
 public protocol CommitObserver: AnyObject {
@@ -39,6 +46,9 @@ public final class Monitor {
         self.recordDeliveries = recordDeliveries
         self.batchSize = max(1, batchSize)
         store.keepFixes = profile.storage.keepFixes
+        if let owner = try store.value(forKey: "profile"), owner != profile.name {
+            throw MonitorError("\(store.path): the database belongs to profile '\(owner)', not '\(profile.name)'; use another --db")
+        }
         let snapshot = try store.loadSnapshot()
         engine = TransitionEngine(profile: profile, index: index, snapshot: snapshot)
         lastCommittedFixTime = snapshot.lastFixTime
@@ -106,7 +116,9 @@ public final class Monitor {
     private func commit(now: UTCTime) throws -> [StoredEvent] {
         batch.changes = engine.takeChanges()
         batch.keyValues = pendingKeyValues
-        guard !batch.isEmpty else { return [] }
+        // For `geomon status`: the state of fences without a row.
+        guard !batch.fixes.isEmpty || !batch.changes.isEmpty || !batch.events.isEmpty || !pendingKeyValues.isEmpty else { return [] }
+        batch.keyValues["implicit_state"] = engine.implicitState.rawValue
         let snapshotScalars = engine.snapshot
         batch.usableFixCount = snapshotScalars.usableFixCount
         batch.lastFixTime = snapshotScalars.lastFixTime

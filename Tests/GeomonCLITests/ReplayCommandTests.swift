@@ -149,6 +149,7 @@ struct ReplayCommandTests {
         #expect((s["last_fix"] as? [String: Any])?["time"] as? String == "2010-04-03T14:19:29Z")
         #expect(s["events"] as? Int == all.count)
         #expect(s["pending_deliveries"] as? Int == 0)
+        #expect(s["other_fences"] as? String == "outside")
         let fences = try #require(s["fences"] as? [[String: Any]])
         #expect(fences.contains { $0["id"] as? String == "end" && $0["state"] as? String == "inside" })
         #expect(try runGeomon(["status", "--db", db]).stdout.contains("profile:            swiss-drive"))

@@ -114,4 +114,15 @@ struct MonitorTests {
         #expect(summary.skipped == 100)
         #expect(summary.processed == Self.walk.count - 100)
     }
+
+    @Test func aDatabaseOfAnotherProfileIsRefused() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let path = dir.path("other.db")
+        _ = try Self.replay(Array(Self.walk[..<10]), path: path, batchSize: 4)
+        var other = Self.profile()
+        other.name = "someone-else"
+        let store = try EventStore(path: path)
+        #expect(throws: MonitorError.self) { _ = try Monitor(profile: other, store: store) }
+    }
 }

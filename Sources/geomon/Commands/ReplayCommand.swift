@@ -75,7 +75,13 @@ enum ReplayCommand: Command {
             writeStderr("geomon: error: \(error)")
             return error.kind == .missing ? ExitCode.noInput.code : ExitCode.dataError.code
         }
-        let monitor = try Monitor(profile: profile, store: store, recordDeliveries: !noHooks)
+        let monitor: Monitor
+        do {
+            monitor = try Monitor(profile: profile, store: store, recordDeliveries: !noHooks)
+        } catch let error as MonitorError {
+            writeStderr("geomon: error: \(error)")
+            return ExitCode.dataError.code
+        }
         // Without hooks and without pacing nothing acts on an event before its batch commits,
         // so events ride with their batch (they are still printed only after the commit).
         monitor.commitEventsImmediately = !noHooks || speed != nil

@@ -26,8 +26,8 @@ enum StatusCommand: Command {
         let pending = try store.pendingDeliveryCount()
         let dead = try store.deliveries(status: .dead).count
         let eventCount = try store.events().count
-        // Fences without a row are outside once any fix was usable (unknown before).
-        let implicit = snapshot.usableFixCount > 0 ? "outside" : "unknown"
+        // Fences without a row are in the engine's implicit state (outside once confirmed).
+        let implicit = try store.value(forKey: "implicit_state") ?? "unknown"
         if json {
             var out = "{\"profile\":" + (profile.map(JSONText.string) ?? "null")
             out += ",\"schema_version\":\(try store.userVersion())"
