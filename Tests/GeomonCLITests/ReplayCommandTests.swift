@@ -185,4 +185,15 @@ struct ReplayCommandTests {
         #expect(try String(contentsOfFile: foreign, encoding: .utf8) == "my precious notes\n")
         #expect(try runGeomon(["events"]).exitCode == 64)
     }
+
+    @Test func aProgressBarGoesToStderrOnlyWhenItIsATerminal() throws {
+        let args = ["replay", "--profile", Self.fixture("swiss-drive.profile.yaml"), Self.fixture("swiss-drive.jsonl"), "--no-hooks"]
+        let piped = try runGeomon(args)
+        #expect(piped.exitCode == 0 && piped.stderr.isEmpty)
+        // util-linux `script` gives the child a pseudo-terminal; stdout is discarded inside it.
+        let command = ([TestSupport.geomonBinary.path] + args).map { "'\($0)'" }.joined(separator: " ") + " >/dev/null"
+        let tty = try runProcess(URL(fileURLWithPath: "/usr/bin/script"), ["-qec", command, "/dev/null"])
+        #expect(tty.exitCode == 0)
+        #expect(tty.stdout.contains("] 100% 10327/10327 fixes"))
+    }
 }
