@@ -32,7 +32,7 @@ struct ReplayCommandTests {
         }
     }
 
-    @Test(arguments: [("swiss-drive", "swiss-drive"), ("telit-parked", "telit-static")])
+    @Test(arguments: [("swiss-drive", "swiss-drive"), ("telit-parked", "telit-static"), ("swiss-location", "swiss-drive")])
     func replayOfARealTrackGivesExactlyTheExpectedEventsEveryTime(profile: String, track: String) throws {
         let args = ["replay", "--profile", Self.fixture("\(profile).profile.yaml"), Self.fixture("\(track).jsonl"), "--format", "json", "--no-hooks"]
         let first = try runGeomon(args)
