@@ -15,15 +15,6 @@ public struct ReplaySummary: Sendable, Equatable {
     public init() {}
 }
 
-/// Decides which recorded fixes the receiver delivers in replay: the power policy's seam.
-/// The default delivers every fix (receiver always on).
-public protocol ReplayReceiver: AnyObject {
-    /// True when the receiver would deliver this recorded fix.
-    func delivers(_ fix: Fix) -> Bool
-    /// Events just committed (a policy may react, e.g. stay on near a boundary).
-    func observe(_ events: [StoredEvent])
-}
-
 /// Replays recorded fixes through a `Monitor` on a virtual clock driven by the fixes' times.
 ///
 /// Before each fix, deadlines that fall strictly before it fire at their own instant (a dwell
@@ -33,7 +24,6 @@ public protocol ReplayReceiver: AnyObject {
 public final class Replay {
     public let monitor: Monitor
     public var speed: Double?
-    public weak var receiver: (any ReplayReceiver)?
     /// Called with (fixes done, total) about every 1 % (for a progress bar).
     public var progress: ((Int, Int) -> Void)?
 
@@ -42,29 +32,40 @@ public final class Replay {
         self.speed = speed
     }
 
+    /// Replays recorded fixes as they are (receiver always on).
     public func run(_ fixes: [Fix], onEvents: ([StoredEvent]) throws -> Void) throws -> ReplaySummary {
+        try run(source: RecordedFixes(fixes), total: fixes.count, onEvents: onEvents)
+    }
+
+    /// Replays what `source` delivers; `total` (fixes in the recording) scales the progress.
+    public func run(source: any ReplayFixSource, total: Int, onEvents: ([StoredEvent]) throws -> Void) throws -> ReplaySummary {
         var summary = ReplaySummary()
         let resumeAfter = monitor.lastCommittedFixTime
         var previous: UTCTime?
-        let step = max(1, fixes.count / 100)
+        let step = max(1, total / 100)
+        var seen = 0
         func emit(_ events: [StoredEvent]) throws {
             guard !events.isEmpty else { return }
             summary.events += events.count
-            receiver?.observe(events)
+            source.observe(events)
             try onEvents(events)
         }
-        for (n, fix) in fixes.enumerated() {
-            if let progress, n % step == 0 { progress(n, fixes.count) }
+        while let fix = source.peekFix() {
+            // Deadlines and wake-ups strictly before the fix come first, in time order.
+            if let deadline = monitor.nextDeadline, deadline < fix.time, deadline <= (source.nextWake ?? deadline) {
+                try emit(monitor.deadlineReached(at: deadline))
+                continue
+            }
+            if let wake = source.nextWake, wake < fix.time {
+                source.wakeReached(at: wake)
+                continue
+            }
+            source.advance()
+            seen += 1
+            if let progress, seen % step == 0 { progress(seen, total) }
             if let resumeAfter, fix.time <= resumeAfter {
                 summary.skipped += 1
                 continue
-            }
-            if let receiver, !receiver.delivers(fix) {
-                summary.withheld += 1
-                continue
-            }
-            while let deadline = monitor.nextDeadline, deadline < fix.time {
-                try emit(monitor.deadlineReached(at: deadline))
             }
             if let speed, let previous, fix.time > previous {
                 let seconds = (fix.time - previous).secondsValue / speed
@@ -80,7 +81,8 @@ public final class Replay {
             try emit(result.events)
         }
         try emit(monitor.flush(now: monitor.lastFixTime ?? UTCTime(millisecondsSince1970: 0)))
-        progress?(fixes.count, fixes.count)
+        summary.withheld = source.withheldCount
+        progress?(total, total)
         return summary
     }
 }

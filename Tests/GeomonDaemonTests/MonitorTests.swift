@@ -125,4 +125,41 @@ struct MonitorTests {
         let store = try EventStore(path: path)
         #expect(throws: MonitorError.self) { _ = try Monitor(profile: other, store: store) }
     }
+
+    /// A receiver model that delivers every third fix and wants to wake every 100 s.
+    final class EveryThird: ReplayFixSource {
+        let fixes: [Fix]
+        var position = 0
+        var withheld = 0
+        var wakes: [Int64] = []
+        var wake: UTCTime? = UTCTime(millisecondsSince1970: 100_000)
+        var observed = 0
+        init(_ fixes: [Fix]) { self.fixes = fixes }
+        func peekFix() -> Fix? {
+            while position < fixes.count, position % 3 != 0 { position += 1; withheld += 1 }
+            return position < fixes.count ? fixes[position] : nil
+        }
+        func advance() { position += 1 }
+        var nextWake: UTCTime? { wake }
+        func wakeReached(at time: UTCTime) {
+            wakes.append(time.millisecondsSince1970 / 1000)
+            wake = time + .seconds(100)
+        }
+        func observe(_ events: [StoredEvent]) { observed += events.count }
+        var withheldCount: Int { withheld }
+    }
+
+    @Test func aReceiverModelDecidesWhichFixesArriveAndGetsItsWakeUps() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let monitor = try Monitor(profile: Self.profile(), store: EventStore(path: dir.path("rx.db")))
+        let source = EveryThird(Self.walk)
+        var events: [StoredEvent] = []
+        let summary = try Replay(monitor: monitor).run(source: source, total: Self.walk.count) { events += $0 }
+        #expect(summary.processed == (Self.walk.count + 2) / 3)
+        #expect(summary.withheld == Self.walk.count - summary.processed)
+        let last = Self.walk[Self.walk.count - 1 - (Self.walk.count - 1) % 3].time.millisecondsSince1970 / 1000
+        #expect(source.wakes == Array(stride(from: 100, to: last, by: 100)))
+        #expect(source.observed == events.count && !events.isEmpty)
+    }
 }
