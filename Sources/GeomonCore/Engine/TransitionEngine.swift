@@ -126,7 +126,7 @@ public struct TransitionEngine: Sendable {
         var best: UTCTime?
         for (i, record) in records {
             guard let due = dwellDue(record, fence: config.profile.fences[i]), !dwellHeld(record, due: due) else { continue }
-            if best == nil || due < best! { best = due }
+            if best.map({ due < $0 }) ?? true { best = due }
         }
         return best
     }
@@ -217,7 +217,7 @@ public struct TransitionEngine: Sendable {
                 if observed == record.state {
                     record.pending = nil
                 } else if record.pending?.state == observed {
-                    record.pending!.count += 1
+                    record.pending?.count += 1
                 } else {
                     record.pending = PendingTransition(
                         state: observed, count: 1, firstTime: fix.time, firstCoordinate: point,
