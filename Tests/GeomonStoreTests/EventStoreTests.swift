@@ -218,4 +218,26 @@ struct EventStoreTests {
         #expect(try store.pendingDeliveryCount() == 5)
         #expect(throws: SQLiteError.self) { try store.markDelivered(id: 12345) }
     }
+
+    @Test func storedFixesReadBackExactly() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let store = try EventStore(path: dir.path("fixes.db"))
+        let fixes = [
+            Fix(time: UTCTime(millisecondsSince1970: 1_270_293_745_844), coordinate: Coordinate(latitude: 47.332895, longitude: 7.821065),
+                horizontalAccuracyMeters: 12.5),
+            Fix(time: UTCTime(millisecondsSince1970: 1_270_293_746_041), coordinate: Coordinate(latitude: -33.8688197, longitude: -151.2092955),
+                horizontalAccuracyMeters: 2500, speedMetersPerSecond: 0, courseDegrees: 359.99, source: .coarse),
+        ]
+        try store.commit(Self.batch(fixes: [fixes[0]]))
+        try store.commit(Self.batch(fixes: [fixes[1]]))
+        var read: [Fix] = []
+        try store.forEachFix { read.append($0) }
+        #expect(read == fixes)
+        #expect(try store.lastFix() == fixes[1])
+        #expect(try store.fixCount() == 2)
+        var since: [Fix] = []
+        try store.forEachFix(since: fixes[1].time) { since.append($0) }
+        #expect(since == [fixes[1]])
+    }
 }
