@@ -1,62 +1,78 @@
 #!/usr/bin/env python3
-"""Convert an NMEA 0183 log to geomon JSON lines: {"time","lat","lon","accuracy_m"} per fix.
+"""Convert an NMEA 0183 log into geomon JSON lines ({"time","lat","lon","accuracy_m"}).
 
-Usage: scripts/nmea_to_jsonl.py INPUT.nmea > OUTPUT.jsonl
+Used to make the replay fixtures in Tests/Fixtures/replay/ (see SOURCE.md there). One fix per
+valid RMC sentence (status A, checksum verified); the date comes from RMC; the accuracy is
+HDOP x 5 m (HDOP from the latest GGA or GSA of the same epoch, else the latest seen; 10 m when
+none is known yet). Sentences with a bad checksum, NUL bytes or missing fields are skipped.
+Fixes not newer than the previous one are dropped (the log concatenates two captures).
 
-Reads $--RMC sentences with status A and a valid checksum (NUL bytes, CR/CRLF line ends and
-proprietary sentences are skipped). accuracy_m is 5 m x the HDOP of the latest $--GSA
-(10 m when none was seen). Standard library only, output is deterministic.
+usage: nmea_to_jsonl.py INPUT.nmea OUTPUT.jsonl
 """
+import calendar
+import json
 import sys
 
+UERE_M = 5.0
 
-def checksum_ok(sentence: str) -> bool:
-    if "*" not in sentence:
+
+def checksum_ok(line):
+    if not line.startswith("$") or "*" not in line:
         return False
-    body, _, given = sentence[1:].partition("*")
+    body, _, given = line[1:].partition("*")
     value = 0
     for ch in body:
         value ^= ord(ch)
-    return given[:2].upper() == "%02X" % value
+    try:
+        return value == int(given[:2], 16)
+    except ValueError:
+        return False
 
 
-def degrees(value: str, hemisphere: str) -> float:
+def degrees(value, hemi):
+    if not value:
+        return None
     dot = value.index(".")
-    whole = float(value[: dot - 2]) + float(value[dot - 2 :]) / 60
-    return -whole if hemisphere in ("S", "W") else whole
+    deg = float(value[: dot - 2])
+    minutes = float(value[dot - 2 :])
+    result = deg + minutes / 60.0
+    return -result if hemi in ("S", "W") else result
 
 
-def main() -> int:
-    if len(sys.argv) != 2:
-        print(__doc__.strip(), file=sys.stderr)
-        return 64
+def main(src, dst):
     hdop = None
-    last_time = None
-    with open(sys.argv[1], "rb") as f:
-        text = f.read().replace(b"\0", b"").decode("ascii", "replace")
-    for line in text.replace("\r", "\n").split("\n"):
+    last_ms = None
+    out = []
+    with open(src, "rb") as f:
+        raw = f.read().replace(b"\x00", b"\n")
+    for line in raw.decode("ascii", "replace").splitlines():
         line = line.strip()
-        if not line.startswith("$") or not checksum_ok(line):
+        if not checksum_ok(line):
             continue
-        fields = line.split("*")[0].split(",")
-        kind = fields[0][3:]
-        try:
-            if kind == "GSA" and len(fields) > 16 and fields[16]:
-                hdop = float(fields[16])
-            elif kind == "RMC" and len(fields) > 9 and fields[2] == "A":
-                t, d = fields[1], fields[9]
-                year = 2000 + int(d[4:6]) if int(d[4:6]) < 80 else 1900 + int(d[4:6])
-                stamp = "%04d-%s-%sT%s:%s:%sZ" % (year, d[2:4], d[0:2], t[0:2], t[2:4], t[4:6])
-                if stamp == last_time:
-                    continue
-                last_time = stamp
-                lat, lon = degrees(fields[3], fields[4]), degrees(fields[5], fields[6])
-                accuracy = round(5 * hdop, 1) if hdop else 10
-                print('{"time":"%s","lat":%.7f,"lon":%.7f,"accuracy_m":%g}' % (stamp, lat, lon, accuracy))
-        except (ValueError, IndexError):
-            continue
-    return 0
+        fields = line[1:].split("*")[0].split(",")
+        kind = fields[0][2:]
+        if kind == "GGA" and len(fields) > 8 and fields[8]:
+            hdop = float(fields[8])
+        elif kind == "GSA" and len(fields) > 16 and fields[16]:
+            hdop = float(fields[16])
+        elif kind == "RMC" and len(fields) > 9 and fields[2] == "A" and fields[1] and fields[9]:
+            t, d = fields[1], fields[9]
+            seconds = int(t[0:2]) * 3600 + int(t[2:4]) * 60 + float(t[4:])
+            day, month, year = int(d[0:2]), int(d[2:4]), 2000 + int(d[4:6])
+            ms = calendar.timegm((year, month, day, 0, 0, 0)) * 1000 + round(seconds * 1000)
+            lat, lon = degrees(fields[3], fields[4]), degrees(fields[5], fields[6])
+            if lat is None or lon is None or (last_ms is not None and ms <= last_ms):
+                continue
+            last_ms = ms
+            secs, milli = divmod(ms, 1000)
+            stamp = __import__("time").strftime("%Y-%m-%dT%H:%M:%S", __import__("time").gmtime(secs))
+            stamp += (".%03dZ" % milli) if milli else "Z"
+            acc = round((hdop if hdop is not None else 2.0) * UERE_M, 2)
+            out.append(json.dumps({"time": stamp, "lat": round(lat, 7), "lon": round(lon, 7), "accuracy_m": acc}, separators=(",", ":")))
+    with open(dst, "w") as f:
+        f.write("\n".join(out) + "\n")
+    print(f"{src}: {len(out)} fixes -> {dst}", file=sys.stderr)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main(sys.argv[1], sys.argv[2])

@@ -1,0 +1,31 @@
+/// Everything the transition engine needs to continue after a restart, as plain values.
+///
+/// Fences without a record are in the implicit state: `unknown` while fewer than
+/// `transitions.confirm` usable fixes have been processed, `outside` afterwards (every usable
+/// fix that did not touch a fence was certainly outside it, so its count equals the global one).
+public struct EngineSnapshot: Hashable, Sendable {
+    /// Records of fences that are inside, unknown-but-touched, or have a pending change.
+    public var records: [FenceStateRecord]
+    /// Usable fixes processed (capped at a large value; only `>= confirm` matters).
+    public var usableFixCount: Int
+    /// Time of the last processed fix; older or equal fixes are ignored.
+    public var lastFixTime: UTCTime?
+    /// Latest virtual or real time the engine has seen (fixes and deadlines).
+    public var lastInputTime: UTCTime?
+    /// Reference of the significant-change (`location`) events.
+    public var location: LocationReference?
+
+    public init(
+        records: [FenceStateRecord] = [],
+        usableFixCount: Int = 0,
+        lastFixTime: UTCTime? = nil,
+        lastInputTime: UTCTime? = nil,
+        location: LocationReference? = nil
+    ) {
+        self.records = records
+        self.usableFixCount = usableFixCount
+        self.lastFixTime = lastFixTime
+        self.lastInputTime = lastInputTime
+        self.location = location
+    }
+}

@@ -1,0 +1,385 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The pure transition engine: fixes and deadlines in, enter/exit/dwell/location events out.
+///
+/// Rules (docs/engine.md has the full text):
+/// - A fix is *usable* for fences when it is coarse, or when its accuracy `a` is at most
+///   `sources.gnss.min_accuracy`. Unusable fixes change no fence state and reset nothing.
+/// - For a usable fix with signed distance `s` to a fence (negative inside) and hysteresis `h`:
+///   certainly inside iff `s <= -(a + h)`, certainly outside iff `s >= a + h`, else uncertain.
+///   Uncertain fixes change nothing and reset nothing.
+/// - A certain fix equal to the fence's state clears a pending change. A certain fix of the
+///   other state starts (or continues) a pending change; `transitions.confirm` consecutive ones
+///   confirm it. The event carries the time and position of the first of them.
+/// - Dwell fires once per stay, at `enter time + dwell`: on the first input (fix or deadline) at
+///   or after that instant, unless an exit pending since before that instant may still confirm.
+/// - A fix not newer than the last processed fix is ignored.
+///
+/// Per fix only fences near the point (`FenceIndex.near`/`containing`) and fences with a record
+/// (inside, unknown-but-touched, or pending) are visited.
+public struct TransitionEngine: Sendable {
+    /// The immutable part, shared by reference so copying an engine (or reading a property of
+    /// one stored in a class) does not copy the profile and the index.
+    private final class Configuration: Sendable {
+        let profile: Profile
+        let index: FenceIndex
+        let indexByID: [String: Int]
+        let hysteresisMeters: Double
+        let confirm: Int
+        let minAccuracyMeters: Double
+        let locationEnabled: Bool
+
+        init(profile: Profile, index: FenceIndex?) {
+            self.profile = profile
+            self.index = index ?? FenceIndex(shapes: profile.fences.map(\.shape))
+            var byID: [String: Int] = [:]
+            for (i, fence) in profile.fences.enumerated() where byID[fence.id] == nil { byID[fence.id] = i }
+            indexByID = byID
+            hysteresisMeters = max(0, profile.transitions.hysteresisMeters)
+            confirm = max(1, profile.transitions.confirm)
+            minAccuracyMeters = (profile.sources.gnss ?? GNSSSourceSettings()).minAccuracyMeters
+            locationEnabled = !profile.hooks.location.isEmpty || profile.mode == .significantChange
+        }
+    }
+
+    private let config: Configuration
+    public var profile: Profile { config.profile }
+    public var index: FenceIndex { config.index }
+    private var indexByID: [String: Int] { config.indexByID }
+    private var hysteresisMeters: Double { config.hysteresisMeters }
+    private var confirm: Int { config.confirm }
+    private var minAccuracyMeters: Double { config.minAccuracyMeters }
+    private var locationEnabled: Bool { config.locationEnabled }
+
+    private var records: [Int: FenceStateRecord] = [:]
+    private var dirty: Set<Int> = []
+    private var droppedIDs: [String] = []
+    private var usableFixCount = 0
+    public private(set) var lastFixTime: UTCTime?
+    public private(set) var location: LocationReference?
+    /// A cache, not state: every fence without a record is at least `clearanceMeters` outside
+    /// of `clearAnchor` (signed distance is 1-Lipschitz, so a fix within
+    /// `clearance − margin` of the anchor is certainly outside all of them).
+    private var clearAnchor: Coordinate?
+    private var clearanceMeters = 0.0
+    private var clearAnchorCosLatitude = 1.0
+    private static let metersPerDegree = 6_371_008.8 * Double.pi / 180
+    /// How far the clearance search looks (one `near` query per refresh).
+    private static let clearanceSearchMeters = 1000.0
+
+    /// Creates an engine for `profile`, continuing from `snapshot` (records of fences that no
+    /// longer exist in the profile are dropped and reported as removals).
+    public init(profile: Profile, index: FenceIndex? = nil, snapshot: EngineSnapshot = EngineSnapshot()) {
+        config = Configuration(profile: profile, index: index)
+        for record in snapshot.records {
+            if let i = config.indexByID[record.fenceID] {
+                records[i] = record
+            } else {
+                droppedIDs.append(record.fenceID)
+            }
+        }
+        usableFixCount = snapshot.usableFixCount
+        lastFixTime = snapshot.lastFixTime
+        location = snapshot.location
+    }
+
+    // MARK: - State
+
+    /// The persistable state, exactly enough to continue.
+    public var snapshot: EngineSnapshot {
+        EngineSnapshot(
+            records: records.keys.sorted().compactMap { records[$0] },
+            usableFixCount: usableFixCount,
+            lastFixTime: lastFixTime,
+            location: location
+        )
+    }
+
+    /// The state of fence `fenceID` (implicit state for fences without a record).
+    public func state(of fenceID: String) -> FenceState? {
+        guard let i = indexByID[fenceID] else { return nil }
+        return records[i]?.state ?? implicitState
+    }
+
+    /// The state of fences that have no record.
+    public var implicitState: FenceState { usableFixCount >= confirm ? .outside : .unknown }
+
+    /// Records changed since the last call, for the store; clears the change set.
+    public mutating func takeChanges() -> EngineChanges {
+        var changes = EngineChanges(removals: droppedIDs)
+        droppedIDs = []
+        for i in dirty.sorted() {
+            if let record = records[i] {
+                changes.upserts.append(record)
+            } else {
+                changes.removals.append(config.profile.fences[i].id)
+            }
+        }
+        dirty = []
+        return changes
+    }
+
+    /// The next instant at which a deadline input is needed (a dwell coming due), if any.
+    public var nextDeadline: UTCTime? {
+        var best: UTCTime?
+        for (i, record) in records {
+            guard let due = dwellDue(record, fence: config.profile.fences[i]), !dwellHeld(record, due: due) else { continue }
+            if best.map({ due < $0 }) ?? true { best = due }
+        }
+        return best
+    }
+
+    // MARK: - Inputs
+
+    /// Processes one fix.
+    public mutating func fixReceived(_ fix: Fix) -> FixOutcome {
+        guard fix.coordinate.isValid, fix.horizontalAccuracyMeters.isFinite, fix.horizontalAccuracyMeters >= 0 else {
+            return FixOutcome(accepted: false, events: [])
+        }
+        if let last = lastFixTime, fix.time <= last {
+            return FixOutcome(accepted: false, events: [])
+        }
+        lastFixTime = fix.time
+        var events: [GeoEvent] = []
+        fireDueDwells(at: fix.time, fix: fix, into: &events)
+
+        let usable = fix.source == .coarse || fix.horizontalAccuracyMeters <= minAccuracyMeters
+        if usable {
+            evaluateFences(fix, into: &events)
+            usableFixCount = min(usableFixCount + 1, 1 << 40)
+            if locationEnabled { evaluateLocation(fix, into: &events) }
+        }
+        return FixOutcome(accepted: true, events: events)
+    }
+
+    /// Processes a deadline (the shell's clock, or replay's virtual clock, reached `now`).
+    public mutating func deadlineReached(at now: UTCTime) -> [GeoEvent] {
+        var events: [GeoEvent] = []
+        fireDueDwells(at: now, fix: nil, into: &events)
+        return events
+    }
+
+    // MARK: - Fences
+
+    private enum Observation { case inside, outside, uncertain }
+
+    private mutating func evaluateFences(_ fix: Fix, into events: inout [GeoEvent]) {
+        let point = fix.coordinate
+        let margin = fix.horizontalAccuracyMeters + hysteresisMeters
+        // Which fences need work: those with a record, those containing the point (a certain
+        // inside fix is the only thing that changes a fence in the implicit `outside` state),
+        // and, while the implicit state is still `unknown`, those within `margin` of the point
+        // (an uncertain fix does not count towards confirming `outside`). Every other fence is
+        // certainly outside and already in (or counted towards) the implicit state.
+        var work: [(fence: Int, s: Double)] = []
+        let startup = usableFixCount < confirm
+        var clear = false
+        if !startup, let anchor = clearAnchor {
+            // 1 m and 1 % of slack cover the difference between distance models.
+            // Equirectangular distance around the anchor: within 0.1 % of the great-circle
+            // distance at these ranges (< 1 km), no trigonometry per fix.
+            let dy = (point.latitude - anchor.latitude) * Self.metersPerDegree
+            let dx = (point.longitude - anchor.longitude) * Self.metersPerDegree * clearAnchorCosLatitude
+            clear = (dx * dx + dy * dy).squareRoot() + margin < clearanceMeters * 0.99 - 1
+        }
+        if !clear {
+            if startup {
+                for near in config.index.near(point, within: margin) { work.append((near.fence, near.signedDistanceMeters)) }
+            }
+            let containing = config.index.containing(point)
+            for i in containing where !work.contains(where: { $0.fence == i }) { work.append((i, .nan)) }
+            if containing.isEmpty {
+                var clearance = Self.clearanceSearchMeters
+                for near in config.index.near(point, within: clearance) { clearance = min(clearance, near.signedDistanceMeters) }
+                clearAnchor = point
+                clearAnchorCosLatitude = cos(point.latitude * Double.pi / 180)
+                clearanceMeters = clearance
+            } else {
+                clearAnchor = nil
+            }
+        }
+        for i in records.keys where !work.contains(where: { $0.fence == i }) { work.append((i, .nan)) }
+        if work.isEmpty { return }
+        if work.count > 1 { work.sort { $0.fence < $1.fence } }
+        for (i, known) in work {
+            let s = known.isNaN ? config.index.signedDistance(fence: i, to: point) : known
+            let observation: Observation = s <= -margin ? .inside : (s >= margin ? .outside : .uncertain)
+            let before = records[i]
+            var record = before ?? implicitRecord(fence: i, fix: fix)
+            let fence = config.profile.fences[i]
+            switch observation {
+            case .uncertain:
+                break
+            case .inside, .outside:
+                let observed: FenceState = observation == .inside ? .inside : .outside
+                if observed == record.state {
+                    record.pending = nil
+                } else if record.pending?.state == observed {
+                    record.pending?.count += 1
+                } else {
+                    record.pending = PendingTransition(
+                        state: observed, count: 1, firstTime: fix.time, firstCoordinate: point,
+                        firstAccuracyMeters: fix.horizontalAccuracyMeters, firstSignedDistanceMeters: s)
+                }
+                if let pending = record.pending, pending.count >= confirm {
+                    transition(&record, fence: fence, pending: pending, into: &events)
+                }
+                // A new stay whose dwell is already due, or a pending exit just cleared that
+                // was holding the dwell.
+                checkDwell(&record, fence: fence, at: fix.time, fix: fix, into: &events)
+            }
+            let implicit = record.state == .outside && record.pending == nil && usableFixCount + 1 >= confirm
+            if implicit {
+                if before != nil {
+                    records[i] = nil
+                    dirty.insert(i)
+                }
+            } else if record != before {
+                records[i] = record
+                dirty.insert(i)
+            }
+        }
+    }
+
+    /// The record a fence without one is implicitly in, before `fix` is applied.
+    private func implicitRecord(fence i: Int, fix: Fix) -> FenceStateRecord {
+        let id = config.profile.fences[i].id
+        if usableFixCount >= confirm { return FenceStateRecord(fenceID: id, state: .outside) }
+        var record = FenceStateRecord(fenceID: id, state: .unknown)
+        if usableFixCount > 0 {
+            // Every earlier usable fix was certainly outside this fence (it was not touched).
+            record.pending = PendingTransition(
+                state: .outside, count: usableFixCount, firstTime: fix.time, firstCoordinate: fix.coordinate,
+                firstAccuracyMeters: fix.horizontalAccuracyMeters, firstSignedDistanceMeters: Double.infinity)
+        }
+        return record
+    }
+
+    private func transition(_ record: inout FenceStateRecord, fence: Fence, pending: PendingTransition, into events: inout [GeoEvent]) {
+        let old = record.state
+        record.state = pending.state
+        record.stateSince = pending.firstTime
+        record.sinceCoordinate = pending.firstCoordinate
+        record.sinceAccuracyMeters = pending.firstAccuracyMeters
+        record.dwellFired = false
+        record.pending = nil
+        let evidence = "\(pending.count) consecutive certain-\(pending.state.rawValue) fixes"
+            + " (\(pending.state == .inside ? "s <= -(a+h)" : "s >= a+h")); first s=\(Self.decimal(pending.firstSignedDistanceMeters)) m"
+            + " a=\(Self.decimal(pending.firstAccuracyMeters)) m h=\(Self.decimal(hysteresisMeters)) m"
+        let kind: EventKind
+        let rule: String
+        switch (old, pending.state) {
+        case (.outside, .inside):
+            kind = .enter
+            rule = "enter: outside -> inside, " + evidence
+        case (.unknown, .inside) where profile.transitions.initial == .report:
+            kind = .enter
+            rule = "initial inside (initial: report): " + evidence
+        case (.inside, .outside):
+            kind = .exit
+            rule = "exit: inside -> outside, " + evidence
+        default:
+            return
+        }
+        guard fence.events.contains(kind) else { return }
+        events.append(makeEvent(kind, fence: fence, time: pending.firstTime, coordinate: pending.firstCoordinate,
+                                accuracy: pending.firstAccuracyMeters, rule: rule))
+    }
+
+    // MARK: - Dwell
+
+    private func dwellDue(_ record: FenceStateRecord, fence: Fence) -> UTCTime? {
+        guard record.state == .inside, !record.dwellFired, fence.events.contains(.dwell),
+              let dwell = fence.dwell, let since = record.stateSince else { return nil }
+        return since + dwell
+    }
+
+    /// An exit pending since before the dwell instant may still show the device left in time.
+    private func dwellHeld(_ record: FenceStateRecord, due: UTCTime) -> Bool {
+        if let pending = record.pending, pending.state == .outside, pending.firstTime < due { return true }
+        return false
+    }
+
+    private mutating func fireDueDwells(at now: UTCTime, fix: Fix?, into events: inout [GeoEvent]) {
+        guard !records.isEmpty else { return }
+        // Cheap scan first: most fixes have no dwell coming due.
+        var anyDue = false
+        for (i, record) in records {
+            if let due = dwellDue(record, fence: config.profile.fences[i]), now >= due { anyDue = true; break }
+        }
+        guard anyDue else { return }
+        for i in records.keys.sorted() {
+            guard var record = records[i] else { continue }
+            let before = record
+            checkDwell(&record, fence: config.profile.fences[i], at: now, fix: fix, into: &events)
+            if record != before {
+                records[i] = record
+                dirty.insert(i)
+            }
+        }
+    }
+
+    private func checkDwell(_ record: inout FenceStateRecord, fence: Fence, at now: UTCTime, fix: Fix?, into events: inout [GeoEvent]) {
+        guard let due = dwellDue(record, fence: fence), now >= due, !dwellHeld(record, due: due),
+              let since = record.stateSince, let dwell = fence.dwell else { return }
+        record.dwellFired = true
+        let base = "dwell: inside since \(since.rfc3339) for \(Self.decimal(dwell.secondsValue)) s"
+        if let fix {
+            events.append(makeEvent(.dwell, fence: fence, time: fix.time, coordinate: fix.coordinate,
+                                    accuracy: fix.horizontalAccuracyMeters, rule: base + ", fired by the first fix past it"))
+        } else {
+            events.append(makeEvent(.dwell, fence: fence, time: due, coordinate: record.sinceCoordinate ?? Coordinate(latitude: 0, longitude: 0),
+                                    accuracy: record.sinceAccuracyMeters ?? 0, rule: base + ", fired by deadline at the enter position"))
+        }
+    }
+
+    // MARK: - Location
+
+    private mutating func evaluateLocation(_ fix: Fix, into events: inout [GeoEvent]) {
+        let settings = profile.significantChange
+        let rule: String
+        if let reference = location {
+            let moved = Self.distanceMeters(reference.coordinate, fix.coordinate)
+            let elapsed = fix.time - reference.time
+            guard moved >= settings.distanceMeters, elapsed >= settings.minInterval else { return }
+            rule = "location: moved \(Self.decimal(moved)) m >= \(Self.decimal(settings.distanceMeters)) m from the last reported location"
+                + " after \(Self.decimal(elapsed.secondsValue)) s >= \(Self.decimal(settings.minInterval.secondsValue)) s"
+        } else {
+            rule = "location: first usable fix"
+        }
+        location = LocationReference(time: fix.time, coordinate: fix.coordinate)
+        events.append(GeoEvent(
+            id: EventID.make(profile: profile.name, fenceID: nil, kind: .location, time: fix.time),
+            kind: .location, fenceID: nil, time: fix.time, coordinate: fix.coordinate,
+            accuracyMeters: fix.horizontalAccuracyMeters, rule: rule))
+    }
+
+    // MARK: - Helpers
+
+    private func makeEvent(_ kind: EventKind, fence: Fence, time: UTCTime, coordinate: Coordinate, accuracy: Double, rule: String) -> GeoEvent {
+        GeoEvent(
+            id: EventID.make(profile: profile.name, fenceID: fence.id, kind: kind, time: time),
+            kind: kind, fenceID: fence.id, fenceName: fence.name, time: time,
+            coordinate: coordinate, accuracyMeters: accuracy, rule: rule)
+    }
+
+    /// One decimal, deterministic (`-35.2`, `5.0`, `inf`).
+    static func decimal(_ value: Double) -> String {
+        guard value.isFinite else { return value < 0 ? "-inf" : "inf" }
+        let tenths = Int64((value * 10).rounded())
+        let sign = tenths < 0 ? "-" : ""
+        let magnitude = tenths.magnitude
+        return "\(sign)\(magnitude / 10).\(magnitude % 10)"
+    }
+
+    /// Great-circle distance (haversine, mean Earth radius).
+    static func distanceMeters(_ a: Coordinate, _ b: Coordinate) -> Double {
+        let rad = Double.pi / 180
+        let dLat = (b.latitude - a.latitude) * rad
+        let dLon = (b.longitude - a.longitude) * rad
+        let h = sin(dLat / 2) * sin(dLat / 2) + cos(a.latitude * rad) * cos(b.latitude * rad) * sin(dLon / 2) * sin(dLon / 2)
+        return 2 * 6_371_008.8 * asin(min(1, h.squareRoot()))
+    }
+}

@@ -1,0 +1,25 @@
+public import GeomonCore
+
+/// Everything one transaction writes: fixes, the engine's changed state, events and their
+/// delivery rows. Either all of it is committed or none.
+public struct CommitBatch: Sendable {
+    public var profileName: String
+    public var fixes: [Fix] = []
+    public var changes: EngineChanges = EngineChanges()
+    public var events: [(event: GeoEvent, targets: [DeliveryTarget])] = []
+    /// Engine scalars (last fix time, usable fix count, location reference).
+    public var usableFixCount: Int = 0
+    public var lastFixTime: UTCTime?
+    public var location: LocationReference?
+    /// Extra key/values to write (e.g. the power policy's state).
+    public var keyValues: [String: String] = [:]
+    /// When the batch is committed (wall clock or virtual), for `updated_at`.
+    public var committedAt: UTCTime
+
+    public init(profileName: String, committedAt: UTCTime) {
+        self.profileName = profileName
+        self.committedAt = committedAt
+    }
+
+    public var isEmpty: Bool { fixes.isEmpty && changes.isEmpty && events.isEmpty && keyValues.isEmpty }
+}

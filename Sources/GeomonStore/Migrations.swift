@@ -1,0 +1,68 @@
+/// The schema, as an append-only list: migration `i` takes `user_version` from `i` to `i + 1`.
+/// Never edit a released entry; add a new one.
+enum Migrations {
+    static let all: [String] = [
+        // 1: the initial schema.
+        """
+        CREATE TABLE kv (
+            key TEXT PRIMARY KEY,
+            value TEXT NOT NULL
+        ) WITHOUT ROWID;
+        CREATE TABLE fence_state (
+            fence_id TEXT PRIMARY KEY,
+            state TEXT NOT NULL,
+            since_ms INTEGER,
+            since_lat REAL,
+            since_lon REAL,
+            since_accuracy_m REAL,
+            dwell_fired INTEGER NOT NULL DEFAULT 0,
+            pending_state TEXT,
+            pending_count INTEGER NOT NULL DEFAULT 0,
+            pending_ms INTEGER,
+            pending_lat REAL,
+            pending_lon REAL,
+            pending_accuracy_m REAL,
+            pending_s_m REAL
+        ) WITHOUT ROWID;
+        CREATE TABLE events (
+            seq INTEGER PRIMARY KEY AUTOINCREMENT,
+            id TEXT NOT NULL UNIQUE,
+            profile TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            fence_id TEXT,
+            fence_name TEXT,
+            time_ms INTEGER NOT NULL,
+            lat REAL NOT NULL,
+            lon REAL NOT NULL,
+            accuracy_m REAL NOT NULL,
+            rule TEXT NOT NULL
+        );
+        CREATE INDEX events_time ON events(time_ms);
+        CREATE TABLE deliveries (
+            id INTEGER PRIMARY KEY,
+            event_id TEXT NOT NULL REFERENCES events(id),
+            hook_key TEXT NOT NULL,
+            argv TEXT NOT NULL,
+            fence_id TEXT NOT NULL,
+            seq INTEGER NOT NULL,
+            status TEXT NOT NULL CHECK (status IN ('pending','running','retrying','delivered','dead')),
+            attempt INTEGER NOT NULL DEFAULT 0,
+            next_attempt_at_ms INTEGER NOT NULL,
+            last_error TEXT,
+            updated_at_ms INTEGER NOT NULL,
+            UNIQUE (event_id, hook_key)
+        );
+        CREATE INDEX deliveries_queue ON deliveries(hook_key, fence_id, seq)
+            WHERE status IN ('pending','running','retrying');
+        CREATE INDEX deliveries_status ON deliveries(status);
+        CREATE TABLE fix_chunks (
+            first_ms INTEGER PRIMARY KEY,
+            last_ms INTEGER NOT NULL,
+            count INTEGER NOT NULL,
+            data BLOB NOT NULL
+        );
+        """,
+    ]
+
+    static var latestVersion: Int { all.count }
+}

@@ -1,0 +1,27 @@
+/// An SQLite failure: the primary and extended result codes, SQLite's message, and the SQL
+/// that failed (bound values are never included, so they cannot leak into logs).
+public struct SQLiteError: Error, CustomStringConvertible, Sendable {
+    /// Primary result code (`extended & 0xFF`), e.g. 26 for SQLITE_NOTADB.
+    public var code: Int32
+    public var extended: Int32
+    public var message: String
+    public var sql: String?
+
+    public init(code: Int32, extended: Int32, message: String, sql: String? = nil) {
+        self.code = code
+        self.extended = extended
+        self.message = message
+        self.sql = sql
+    }
+
+    public static let busy: Int32 = 5
+    public static let corrupt: Int32 = 11
+    public static let notADatabase: Int32 = 26
+    public static let constraint: Int32 = 19
+
+    public var description: String {
+        var text = "SQLite error \(code) (extended \(extended)): \(message)"
+        if let sql { text += " [\(sql)]" }
+        return text
+    }
+}

@@ -1,0 +1,103 @@
+import CSQLite
+
+/// A prepared statement; finalized in `deinit`. Reuse it: `reset()` + bind + `step()`.
+public final class Statement {
+    let handle: OpaquePointer
+    unowned let connection: Connection
+    public let sql: String
+
+    init(connection: Connection, sql: String) throws {
+        self.connection = connection
+        self.sql = sql
+        var statement: OpaquePointer?
+        let rc = sqlite3_prepare_v3(connection.handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, nil)
+        guard rc == SQLITE_OK, let statement else {
+            sqlite3_finalize(statement)
+            throw SQLiteError(code: rc & 0xFF, extended: sqlite3_extended_errcode(connection.handle),
+                              message: String(cString: sqlite3_errmsg(connection.handle)), sql: sql)
+        }
+        handle = statement
+    }
+
+    deinit {
+        sqlite3_finalize(handle)
+    }
+
+    /// Resets the statement and clears its bindings.
+    @discardableResult
+    public func reset() -> Statement {
+        sqlite3_reset(handle)
+        sqlite3_clear_bindings(handle)
+        return self
+    }
+
+    // Binding is 1-based, like SQLite.
+    public func bind(_ index: Int32, _ value: Int64?) {
+        if let value { sqlite3_bind_int64(handle, index, value) } else { sqlite3_bind_null(handle, index) }
+    }
+
+    public func bind(_ index: Int32, _ value: Int) {
+        sqlite3_bind_int64(handle, index, Int64(value))
+    }
+
+    public func bind(_ index: Int32, _ value: Double?) {
+        if let value { sqlite3_bind_double(handle, index, value) } else { sqlite3_bind_null(handle, index) }
+    }
+
+    public func bind(_ index: Int32, _ value: String?) {
+        guard var value else {
+            sqlite3_bind_null(handle, index)
+            return
+        }
+        // Native strings hand out their UTF-8 without a copy; SQLite copies (TRANSIENT).
+        value.withUTF8 { bytes in
+            _ = bytes.withMemoryRebound(to: CChar.self) {
+                sqlite3_bind_text(handle, index, $0.baseAddress, Int32($0.count), SQLITE_TRANSIENT)
+            }
+        }
+    }
+
+    public func bind(_ index: Int32, blob bytes: [UInt8]) {
+        _ = bytes.withUnsafeBytes { sqlite3_bind_blob(handle, index, $0.baseAddress, Int32($0.count), SQLITE_TRANSIENT) }
+    }
+
+    /// The bytes of a BLOB column, valid only inside `body`.
+    public func withBlob<T>(_ column: Int32, _ body: (UnsafeRawBufferPointer) throws -> T) rethrows -> T {
+        let count = Int(sqlite3_column_bytes(handle, column))
+        guard count > 0, let pointer = sqlite3_column_blob(handle, column) else {
+            return try body(UnsafeRawBufferPointer(start: nil, count: 0))
+        }
+        return try body(UnsafeRawBufferPointer(start: pointer, count: count))
+    }
+
+    /// Steps once: true when a row is available, false when done.
+    @discardableResult
+    public func step() throws -> Bool {
+        let rc = sqlite3_step(handle)
+        if rc == SQLITE_ROW { return true }
+        if rc == SQLITE_DONE { return false }
+        let error = SQLiteError(code: rc & 0xFF, extended: sqlite3_extended_errcode(connection.handle),
+                                message: String(cString: sqlite3_errmsg(connection.handle)), sql: sql)
+        sqlite3_reset(handle)
+        throw error
+    }
+
+    /// Steps to completion, then resets (for INSERT/UPDATE/DELETE).
+    public func run() throws {
+        defer { sqlite3_reset(handle) }
+        while try step() {}
+    }
+
+    // Columns are 0-based, like SQLite.
+    public func isNull(_ column: Int32) -> Bool { sqlite3_column_type(handle, column) == SQLITE_NULL }
+    public func int64(_ column: Int32) -> Int64 { sqlite3_column_int64(handle, column) }
+    public func int(_ column: Int32) -> Int { Int(sqlite3_column_int64(handle, column)) }
+    public func double(_ column: Int32) -> Double { sqlite3_column_double(handle, column) }
+    public func optionalDouble(_ column: Int32) -> Double? { isNull(column) ? nil : double(column) }
+    public func optionalInt64(_ column: Int32) -> Int64? { isNull(column) ? nil : int64(column) }
+    public func text(_ column: Int32) -> String {
+        guard let cString = sqlite3_column_text(handle, column) else { return "" }
+        return String(cString: cString)
+    }
+    public func optionalText(_ column: Int32) -> String? { isNull(column) ? nil : text(column) }
+}

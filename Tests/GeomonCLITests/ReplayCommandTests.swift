@@ -1,0 +1,199 @@
+import Foundation
+import GeomonTestSupport
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `geomon replay`, `events`, `status`, `export` through the built binary, on real tracks.
+///
+/// Fixtures (Tests/Fixtures/replay, see SOURCE.md): real receiver logs converted to JSON lines,
+/// profiles with fences placed across them, and the expected events computed independently by
+/// scripts/replay_expected.py.
+@Suite(.serialized)
+struct ReplayCommandTests {
+    static let keys = ["id", "type", "fence", "time", "lat", "lon", "accuracy_m"]
+
+    static func fixture(_ name: String) -> String { TestSupport.fixture("replay/\(name)").path }
+
+    static func objects(_ text: String) throws -> [[String: Any]] {
+        try text.split(separator: "\n").map {
+            try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
+        }
+    }
+
+    /// The compared part of each event, as canonical strings.
+    static func canonical(_ objects: [[String: Any]]) -> [String] {
+        objects.map { o in
+            keys.map { key -> String in
+                if let number = o[key] as? NSNumber, !(o[key] is String) { return "\(key)=\(number.doubleValue)" }
+                return "\(key)=\(o[key].map { "\($0)" } ?? "nil")"
+            }.joined(separator: " ")
+        }
+    }
+
+    @Test(arguments: [("swiss-drive", "swiss-drive"), ("telit-parked", "telit-static"), ("swiss-location", "swiss-drive")])
+    func replayOfARealTrackGivesExactlyTheExpectedEventsEveryTime(profile: String, track: String) throws {
+        let args = ["replay", "--profile", Self.fixture("\(profile).profile.yaml"), Self.fixture("\(track).jsonl"), "--format", "json", "--no-hooks"]
+        let first = try runGeomon(args)
+        #expect(first.exitCode == 0, "\(first.stderr)")
+        let expected = try String(contentsOfFile: Self.fixture("\(profile).expected.jsonl"), encoding: .utf8)
+        #expect(Self.canonical(try Self.objects(first.stdout)) == Self.canonical(try Self.objects(expected)))
+        #expect(try Self.objects(first.stdout).allSatisfy { ($0["rule"] as? String)?.isEmpty == false })
+        let second = try runGeomon(args)
+        #expect(second.stdout == first.stdout)
+        let text1 = try runGeomon(args.filter { $0 != "json" && $0 != "--format" })
+        let text2 = try runGeomon(args.filter { $0 != "json" && $0 != "--format" })
+        #expect(text1.exitCode == 0 && text1.stdout == text2.stdout)
+        #expect(text1.stdout.split(separator: "\n").count == first.stdout.split(separator: "\n").count)
+    }
+
+    @Test func theTemporaryDatabaseIsRemoved() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let result = try runProcess(TestSupport.geomonBinary,
+                                    ["replay", "--profile", Self.fixture("telit-parked.profile.yaml"), Self.fixture("telit-static.jsonl")],
+                                    environment: ["TMPDIR": dir.url.path + "/"])
+        #expect(result.exitCode == 0, "\(result.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir.url.path).isEmpty)
+    }
+
+    @Test func missingAndInvalidInputsGiveTheirExitCodes() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let profile = Self.fixture("swiss-drive.profile.yaml")
+        let missingTrack = try runGeomon(["replay", "--profile", profile, dir.path("nope.jsonl")])
+        #expect(missingTrack.exitCode == 66)
+        #expect(missingTrack.stderr.hasPrefix("geomon: error: "))
+        let bad = try dir.write("bad.yaml", "{\"version\": 1, \"name\": \"x\", \"mode\": \"regions\", \"fences\": [{\"id\": \"a\", \"circle\": {\"lat\": 1, \"lon\": 2, \"radius\": -3}}]}")
+        let invalid = try runGeomon(["replay", "--profile", bad, Self.fixture("telit-static.jsonl")])
+        #expect(invalid.exitCode == 65)
+        #expect(invalid.stderr.contains("radius"))
+        #expect(try runGeomon(["replay", "--profile", dir.path("none.yaml"), Self.fixture("telit-static.jsonl")]).exitCode == 66)
+        #expect(try runGeomon(["replay", Self.fixture("telit-static.jsonl")]).exitCode == 64)
+        #expect(try runGeomon(["replay", "--profile", profile]).exitCode == 64)
+        #expect(try runGeomon(["replay", "--profile", profile, "--speed", "0", Self.fixture("telit-static.jsonl")]).exitCode == 64)
+    }
+
+    @Test func killMinus9DuringReplayThenResumingEqualsOneUninterruptedRun() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let args = ["replay", "--profile", Self.fixture("swiss-drive.profile.yaml"), Self.fixture("swiss-drive.jsonl"), "--format", "json"]
+        let reference = try runGeomon(args + ["--db", dir.path("ref.db")])
+        #expect(reference.exitCode == 0)
+        let referenceEvents = try runGeomon(["events", "--db", dir.path("ref.db"), "--format", "json"])
+        #expect(referenceEvents.stdout == reference.stdout)
+
+        let db = dir.path("killed.db")
+        var printed = ""
+        // The 3 h track at 4000× real time: kill -9 right after the k-th event line appeared
+        // (plus a few ms, so some kills land mid-batch), then start again on the same db.
+        for (k, extraMilliseconds) in [(2, 0), (9, 7), (30, 3), (31, 0), (60, 11), (88, 5)] {
+            let process = Process()
+            process.executableURL = TestSupport.geomonBinary
+            process.arguments = args + ["--db", db, "--speed", "4000"]
+            let out = Pipe()
+            process.standardOutput = out
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            var data = Data()
+            let alreadyStored = printed.split(separator: "\n").count
+            while data.filter({ $0 == 10 }).count + alreadyStored < k {
+                let chunk = out.fileHandleForReading.availableData
+                if chunk.isEmpty { break }
+                data += chunk
+            }
+            Thread.sleep(forTimeInterval: Double(extraMilliseconds) / 1000)
+            kill(process.processIdentifier, SIGKILL)
+            data += out.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            #expect(process.terminationReason == .uncaughtSignal, "run \(k) ended before the kill")
+            printed += String(decoding: data, as: UTF8.self)
+        }
+        let resumed = try runGeomon(args + ["--db", db])
+        #expect(resumed.exitCode == 0)
+        printed += resumed.stdout
+        let stored = try runGeomon(["events", "--db", db, "--format", "json"])
+        #expect(stored.stdout == referenceEvents.stdout)
+        // What was printed across the runs is the reference, in order, with nothing twice
+        // (an event committed just before a kill may miss its line; it is in the database).
+        let printedLines = printed.split(separator: "\n")
+        let referenceLines = reference.stdout.split(separator: "\n")
+        #expect(Set(printedLines).count == printedLines.count)
+        #expect(printedLines.allSatisfy { referenceLines.contains($0) })
+        let status = try runGeomon(["status", "--db", db, "--format", "json"])
+        let a = try #require(try JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any])
+        let b = try #require(try JSONSerialization.jsonObject(with: Data(runGeomon(["status", "--db", dir.path("ref.db"), "--format", "json"]).stdout.utf8)) as? [String: Any])
+        #expect(a["fences"] as? [[String: AnyHashable]] == b["fences"] as? [[String: AnyHashable]])
+        #expect(a["last_fix_time"] as? String == "2010-04-03T14:19:29Z")
+    }
+
+    @Test func eventsStatusAndExportReadTheDatabase() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let db = dir.path("e.db")
+        let replay = try runGeomon(["replay", "--profile", Self.fixture("swiss-drive.profile.yaml"), Self.fixture("swiss-drive.jsonl"), "--db", db, "--format", "json"])
+        #expect(replay.exitCode == 0)
+        let all = try Self.objects(replay.stdout)
+
+        let since = try runGeomon(["events", "--db", db, "--format", "json", "--since", "2010-04-03T13:00:00Z"])
+        #expect(since.exitCode == 0)
+        #expect(try Self.objects(since.stdout).count == all.filter { ($0["time"] as? String ?? "") >= "2010-04-03T13:00:00Z" }.count)
+        #expect(try runGeomon(["events", "--db", db, "--since", "yesterday"]).exitCode == 64)
+        let text = try runGeomon(["events", "--db", db])
+        #expect(text.stdout.split(separator: "\n").count == all.count)
+
+        let status = try runGeomon(["status", "--db", db, "--format", "json"])
+        let s = try #require(try JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any])
+        #expect(s["profile"] as? String == "swiss-drive")
+        #expect((s["last_fix"] as? [String: Any])?["time"] as? String == "2010-04-03T14:19:29Z")
+        #expect(s["events"] as? Int == all.count)
+        #expect(s["pending_deliveries"] as? Int == 0)
+        #expect(s["other_fences"] as? String == "outside")
+        let fences = try #require(s["fences"] as? [[String: Any]])
+        #expect(fences.contains { $0["id"] as? String == "end" && $0["state"] as? String == "inside" })
+        #expect(try runGeomon(["status", "--db", db]).stdout.contains("profile:            swiss-drive"))
+
+        let jsonl = try runGeomon(["export", "--db", db, "--format", "jsonl"])
+        let lines = jsonl.stdout.split(separator: "\n")
+        #expect(lines.count == 10_327 + all.count)
+        #expect(lines.first == "{\"time\":\"2010-04-03T11:22:25.844Z\",\"lat\":47.332895,\"lon\":7.821065,\"accuracy_m\":12.5}")
+        let gpx = try runGeomon(["export", "--db", db, "--format", "gpx"])
+        #expect(gpx.stdout.components(separatedBy: "<trkpt ").count - 1 == 10_327)
+        #expect(gpx.stdout.components(separatedBy: "<wpt ").count - 1 == all.count)
+        let geojson = try runGeomon(["export", "--db", db, "--format", "geojson", "--since", "2010-04-03T14:00:00Z"])
+        let g = try #require(try JSONSerialization.jsonObject(with: Data(geojson.stdout.utf8)) as? [String: Any])
+        let features = try #require(g["features"] as? [[String: Any]])
+        #expect(features.count == 1 + all.filter { ($0["time"] as? String ?? "") >= "2010-04-03T14:00:00Z" }.count)
+        #expect(try runGeomon(["export", "--db", db]).exitCode == 64)
+    }
+
+    @Test func readingCommandsRefuseMissingOrForeignDatabases() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        for command in ["events", "status"] {
+            let missing = try runGeomon([command, "--db", dir.path("missing.db")])
+            #expect(missing.exitCode == 66)
+            #expect(missing.stderr.hasPrefix("geomon: error: "))
+        }
+        let foreign = try dir.write("notes.db", "my precious notes\n")
+        let result = try runGeomon(["events", "--db", foreign])
+        #expect(result.exitCode == 65)
+        #expect(result.stderr.contains("not a geomon database"))
+        let replay = try runGeomon(["replay", "--profile", Self.fixture("telit-parked.profile.yaml"), Self.fixture("telit-static.jsonl"), "--db", foreign])
+        #expect(replay.exitCode == 65)
+        #expect(try String(contentsOfFile: foreign, encoding: .utf8) == "my precious notes\n")
+        #expect(try runGeomon(["events"]).exitCode == 64)
+    }
+
+    @Test func aProgressBarGoesToStderrOnlyWhenItIsATerminal() throws {
+        let args = ["replay", "--profile", Self.fixture("swiss-drive.profile.yaml"), Self.fixture("swiss-drive.jsonl"), "--no-hooks"]
+        let piped = try runGeomon(args)
+        #expect(piped.exitCode == 0 && piped.stderr.isEmpty)
+        // util-linux `script` gives the child a pseudo-terminal; stdout is discarded inside it.
+        let command = ([TestSupport.geomonBinary.path] + args).map { "'\($0)'" }.joined(separator: " ") + " >/dev/null"
+        let tty = try runProcess(URL(fileURLWithPath: "/usr/bin/script"), ["-qec", command, "/dev/null"])
+        #expect(tty.exitCode == 0)
+        #expect(tty.stdout.contains("] 100% 10327/10327 fixes"))
+    }
+}

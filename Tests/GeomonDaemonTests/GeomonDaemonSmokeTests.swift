@@ -1,8 +1,0 @@
-import GeomonDaemon
-import Testing
-
-struct GeomonDaemonSmokeTests {
-    @Test func moduleLinks() {
-        #expect(GeomonDaemonInfo.name == "GeomonDaemon")
-    }
-}

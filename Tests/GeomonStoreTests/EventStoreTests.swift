@@ -1,0 +1,243 @@
+import Foundation
+import GeomonCore
+import GeomonStore
+import GeomonTestSupport
+import Testing
+
+/// The store against real SQLite files in a temporary directory.
+struct EventStoreTests {
+    static func event(_ fence: String?, _ kind: EventKind, _ seconds: Int64) -> GeoEvent {
+        let time = UTCTime(millisecondsSince1970: seconds * 1000)
+        return GeoEvent(id: EventID.make(profile: "p", fenceID: fence, kind: kind, time: time), kind: kind, fenceID: fence,
+                        time: time, coordinate: Coordinate(latitude: 47, longitude: 8), accuracyMeters: 5, rule: "test")
+    }
+
+    static func fix(_ seconds: Int64) -> Fix {
+        Fix(time: UTCTime(millisecondsSince1970: seconds * 1000), coordinate: Coordinate(latitude: 47, longitude: 8.001),
+            horizontalAccuracyMeters: 4.5, speedMetersPerSecond: 1.5)
+    }
+
+    static func batch(fixes: [Fix] = [], events: [GeoEvent] = [], hooks: [String] = ["enter#0"], records: [FenceStateRecord] = []) -> CommitBatch {
+        var batch = CommitBatch(profileName: "p", committedAt: UTCTime(millisecondsSince1970: 1))
+        batch.fixes = fixes
+        batch.lastFixTime = fixes.last?.time
+        batch.events = events.map { ($0, hooks.map { DeliveryTarget(hookKey: $0, argv: ["/bin/echo", "a b", "$(x)"]) }) }
+        batch.changes = EngineChanges(upserts: records)
+        return batch
+    }
+
+    @Test func aNewDatabaseIsMigratedUsesWALAndIsPrivate() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let path = dir.path("new.db")
+        let store = try EventStore(path: path)
+        #expect(try store.userVersion() == EventStore.schemaVersion)
+        #expect(try store.journalMode() == "wal")
+        let mode = try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int
+        #expect(mode == 0o600)
+        try store.commit(Self.batch(fixes: [Self.fix(1)]))
+        for suffix in ["-wal", "-shm"] where FileManager.default.fileExists(atPath: path + suffix) {
+            let m = try FileManager.default.attributesOfItem(atPath: path + suffix)[.posixPermissions] as? Int
+            #expect(m == 0o600, "\(suffix)")
+        }
+    }
+
+    @Test func reopeningKeepsTheVersionAndTheData() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let path = dir.path("a.db")
+        do {
+            let store = try EventStore(path: path)
+            try store.commit(Self.batch(fixes: [Self.fix(1), Self.fix(2)], events: [Self.event("a", .enter, 1)]))
+        }
+        let again = try EventStore(path: path)
+        #expect(try again.userVersion() == EventStore.schemaVersion)
+        #expect(try again.fixCount() == 2)
+        #expect(try again.events().map(\.event) == [Self.event("a", .enter, 1)])
+        #expect(try again.lastFixTime() == UTCTime(millisecondsSince1970: 2000))
+        let readOnly = try EventStore(path: path, readOnly: true)
+        #expect(try readOnly.events().count == 1)
+    }
+
+    @Test func aDatabaseFromANewerVersionIsRefused() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let path = dir.path("newer.db")
+        _ = try EventStore(path: path)
+        try Connection(path: path).execute("PRAGMA user_version = 99")
+        for readOnly in [false, true] {
+            do {
+                _ = try EventStore(path: path, readOnly: readOnly)
+                Issue.record("opened a newer database")
+            } catch let error as StoreError {
+                #expect(error.kind == .newerSchema)
+                #expect(error.description.contains("version 99 is newer"))
+            }
+        }
+        #expect(try Connection(path: path).scalarInt("PRAGMA user_version") == 99)
+    }
+
+    @Test(arguments: ["garbage", "header"])
+    func aFileThatIsNotADatabaseIsRefusedAndLeftUntouched(kind: String) throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let path = dir.path("x.db")
+        var bytes = Array("hello, I am a text file, not a database\n".utf8)
+        if kind == "header" {
+            // A valid SQLite header followed by junk: the damage is found by SQLite itself.
+            bytes = Array("SQLite format 3".utf8) + [0] + [UInt8](repeating: 0xA5, count: 8192)
+        }
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        for readOnly in [false, true] {
+            do {
+                _ = try EventStore(path: path, readOnly: readOnly)
+                Issue.record("opened a non-database (\(kind), readOnly \(readOnly))")
+            } catch let error as StoreError {
+                #expect(error.kind == .notADatabase)
+                #expect(error.description.contains("left untouched"))
+            }
+        }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == Data(bytes))
+    }
+
+    @Test func aReadOnlyOpenOfAMissingFileFailsWithoutCreatingIt() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let path = dir.path("missing.db")
+        #expect(throws: StoreError.self) { _ = try EventStore(path: path, readOnly: true) }
+        #expect(!FileManager.default.fileExists(atPath: path))
+    }
+
+    @Test func aBatchIsCommittedInOneTransactionOrNotAtAll() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let path = dir.path("atomic.db")
+        let store = try EventStore(path: path)
+        try store.commit(Self.batch(fixes: [Self.fix(1)]))
+        // Make the last write of the next batch (a delivery row) fail.
+        try Connection(path: path).execute("""
+            CREATE TRIGGER boom BEFORE INSERT ON deliveries WHEN NEW.hook_key = 'boom'
+            BEGIN SELECT RAISE(ABORT, 'boom'); END
+            """)
+        let record = FenceStateRecord(fenceID: "a", state: .inside, stateSince: UTCTime(millisecondsSince1970: 2000))
+        var batch = Self.batch(fixes: [Self.fix(2), Self.fix(3)], events: [Self.event("a", .enter, 2)], hooks: ["enter#0", "boom"], records: [record])
+        batch.usableFixCount = 3
+        #expect(throws: SQLiteError.self) { try store.commit(batch) }
+        #expect(try store.fixCount() == 1)
+        #expect(try store.events().isEmpty)
+        #expect(try store.deliveries().isEmpty)
+        #expect(try store.fenceStates().isEmpty)
+        #expect(try store.lastFixTime() == UTCTime(millisecondsSince1970: 1000))
+        #expect(try store.loadSnapshot().usableFixCount == 0)
+    }
+
+    @Test func theEngineSnapshotRoundTrips() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let store = try EventStore(path: dir.path("snap.db"))
+        let pending = PendingTransition(state: .outside, count: 1, firstTime: UTCTime(millisecondsSince1970: 5000),
+                                        firstCoordinate: Coordinate(latitude: 47.1234567, longitude: 8.7654321),
+                                        firstAccuracyMeters: 7.25, firstSignedDistanceMeters: 18.5)
+        let records = [
+            FenceStateRecord(fenceID: "a", state: .inside, stateSince: UTCTime(millisecondsSince1970: 2000),
+                             sinceCoordinate: Coordinate(latitude: 47.1, longitude: 8.2), sinceAccuracyMeters: 3, dwellFired: true, pending: pending),
+            FenceStateRecord(fenceID: "b", state: .unknown),
+        ]
+        var batch = Self.batch(fixes: [Self.fix(6)], records: records)
+        batch.usableFixCount = 6
+        batch.location = LocationReference(time: UTCTime(millisecondsSince1970: 4000), coordinate: Coordinate(latitude: 47.000001, longitude: -8.5))
+        try store.commit(batch)
+        let expected = EngineSnapshot(records: records, usableFixCount: 6, lastFixTime: UTCTime(millisecondsSince1970: 6000), location: batch.location)
+        #expect(try store.loadSnapshot() == expected)
+        var removal = Self.batch(fixes: [Self.fix(7)])
+        removal.changes = EngineChanges(removals: ["a"])
+        try store.commit(removal)
+        #expect(try store.fenceStates().map(\.fenceID) == ["b"])
+    }
+
+    @Test func anEventIsNeverStoredTwice() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let store = try EventStore(path: dir.path("dup.db"))
+        let e = Self.event("a", .enter, 1)
+        #expect(try store.commit(Self.batch(events: [e])).count == 1)
+        #expect(try store.commit(Self.batch(events: [e])).isEmpty)
+        #expect(try store.events().count == 1)
+        #expect(try store.deliveries().count == 1)
+        #expect(try store.deliveries()[0].argv == ["/bin/echo", "a b", "$(x)"])
+    }
+
+    @Test func fixesAreKeptForTheRetentionWindowRelativeToTheNewest() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let store = try EventStore(path: dir.path("ret.db"), keepFixes: .seconds(60))
+        try store.commit(Self.batch(fixes: (1...100).map { Self.fix($0) }))
+        try store.commit(Self.batch(fixes: (101...200).map { Self.fix($0) }))
+        var times: [Int64] = []
+        try store.forEachFix { times.append($0.time.millisecondsSince1970 / 1000) }
+        #expect(times == Array(140...200))
+    }
+
+    @Test func theDeliveryQueueKeepsEventOrderPerHookAndFence() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let store = try EventStore(path: dir.path("q.db"))
+        let e1 = Self.event("a", .enter, 1), e2 = Self.event("a", .exit, 2), e3 = Self.event("b", .enter, 3)
+        try store.commit(Self.batch(events: [e1, e2, e3], hooks: ["h#0", "h#1"]))
+        let now = UTCTime(millisecondsSince1970: 10_000)
+        func name(_ d: Delivery) -> String { "\(d.eventID == e1.id ? 1 : d.eventID == e2.id ? 2 : 3)\(d.hookKey)" }
+        func due() throws -> [String] { try store.dueDeliveries(now: now).map(name) }
+        #expect(try due() == ["1h#0", "1h#1", "3h#0", "3h#1"])
+        #expect(try store.pendingDeliveryCount() == 6)
+        #expect(try store.dueDeliveries(now: UTCTime(millisecondsSince1970: 999)).isEmpty)   // next_attempt_at = event time
+
+        let head = try #require(try store.dueDeliveries(now: now).first)
+        try store.markRunning(id: head.id, attempt: 1)
+        #expect(try due() == ["1h#1", "3h#0", "3h#1"])          // a running head blocks its group
+        try store.markRetry(id: head.id, nextAttemptAt: UTCTime(millisecondsSince1970: 20_000), error: "exit 1")
+        #expect(try due() == ["1h#1", "3h#0", "3h#1"])          // not due yet, still blocks e2
+        let later = try store.dueDeliveries(now: UTCTime(millisecondsSince1970: 20_000))
+        #expect(later.first?.id == head.id && later.first?.status == .retrying && later.first?.lastError == "exit 1")
+        try store.markRunning(id: head.id, attempt: 2)
+        try store.markDelivered(id: head.id)
+        #expect(try due() == ["1h#1", "2h#0", "3h#0", "3h#1"])
+
+        let second = try #require(try store.dueDeliveries(now: now).first { name($0) == "1h#1" })
+        try store.markRunning(id: second.id, attempt: 1)
+        try store.markDead(id: second.id, error: "gave up")
+        #expect(try store.deliveries(status: .dead).map(\.id) == [second.id])
+        #expect(try due() == ["2h#0", "2h#1", "3h#0", "3h#1"])  // dead does not block
+
+        let third = try #require(try store.dueDeliveries(now: now).first { name($0) == "3h#0" })
+        try store.markRunning(id: third.id, attempt: 1)
+        #expect(try store.recoverInterrupted() == 1)
+        let recovered = try #require(try store.deliveries().first { $0.id == third.id })
+        #expect(recovered.status == .pending && recovered.attempt == 1 && recovered.eventID == e3.id)
+        #expect(try store.requeueDead() == 1)
+        #expect(try store.deliveries(status: .dead).isEmpty)
+        #expect(try store.pendingDeliveryCount() == 5)
+        #expect(throws: SQLiteError.self) { try store.markDelivered(id: 12345) }
+    }
+
+    @Test func storedFixesReadBackExactly() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let store = try EventStore(path: dir.path("fixes.db"))
+        let fixes = [
+            Fix(time: UTCTime(millisecondsSince1970: 1_270_293_745_844), coordinate: Coordinate(latitude: 47.332895, longitude: 7.821065),
+                horizontalAccuracyMeters: 12.5),
+            Fix(time: UTCTime(millisecondsSince1970: 1_270_293_746_041), coordinate: Coordinate(latitude: -33.8688197, longitude: -151.2092955),
+                horizontalAccuracyMeters: 2500, speedMetersPerSecond: 0, courseDegrees: 359.99, source: .coarse),
+        ]
+        try store.commit(Self.batch(fixes: [fixes[0]]))
+        try store.commit(Self.batch(fixes: [fixes[1]]))
+        var read: [Fix] = []
+        try store.forEachFix { read.append($0) }
+        #expect(read == fixes)
+        #expect(try store.lastFix() == fixes[1])
+        #expect(try store.fixCount() == 2)
+        var since: [Fix] = []
+        try store.forEachFix(since: fixes[1].time) { since.append($0) }
+        #expect(since == [fixes[1]])
+    }
+}

@@ -1,8 +1,0 @@
-import GeomonStore
-import Testing
-
-struct GeomonStoreSmokeTests {
-    @Test func moduleLinks() {
-        #expect(GeomonStoreInfo.name == "GeomonStore")
-    }
-}
