@@ -103,12 +103,8 @@ enum HooksCommand: Command {
     // MARK: wiring (the lead replaces these two bodies at merge)
 
     /// Loads and validates a profile.
-    /// TODO(lead): replace the body with the config loader (GeomonConfig), mapping invalid
-    /// profiles to exit 65 with their diagnostics.
     static func loadProfile(path: String) throws -> Profile {
-        try requireReadable(path, what: "profile")
-        writeStderr("geomon: error: profile loading is not wired into this build yet")
-        throw ExitCode.failure
+        try loadProfileOrExit(path)
     }
 
     /// Opens the delivery store read-write.

@@ -39,13 +39,7 @@ enum ReplayCommand: Command {
         let trackPaths = try arguments.positionals()
         guard !trackPaths.isEmpty else { throw UsageError("missing TRACK") }
 
-        let profile: Profile
-        do {
-            profile = try loadProfile(path: profilePath)
-        } catch {
-            writeStderr("geomon: error: \(error)")
-            return error.isMissing ? ExitCode.noInput.code : ExitCode.dataError.code
-        }
+        let profile = try loadProfileOrExit(profilePath)
         var fixes: [Fix] = []
         for path in trackPaths {
             do {
