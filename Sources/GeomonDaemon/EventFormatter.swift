@@ -8,8 +8,8 @@ public enum EventFormatter {
         var out = "{\"id\":\(JSONText.string(event.id)),\"type\":\(JSONText.string(event.kind.rawValue))"
         out += ",\"fence\":" + (event.fenceID.map(JSONText.string) ?? "null")
         out += ",\"time\":\(JSONText.string(event.time.rfc3339))"
-        out += ",\"lat\":\(JSONText.number(event.coordinate.latitude)),\"lon\":\(JSONText.number(event.coordinate.longitude))"
-        out += ",\"accuracy_m\":\(JSONText.number(event.accuracyMeters))"
+        out += ",\"lat\":\(JSONText.rounded(event.coordinate.latitude, decimals: 7)),\"lon\":\(JSONText.rounded(event.coordinate.longitude, decimals: 7))"
+        out += ",\"accuracy_m\":\(JSONText.rounded(event.accuracyMeters, decimals: 1))"
         if let name = event.fenceName { out += ",\"fence_name\":\(JSONText.string(name))" }
         out += ",\"rule\":\(JSONText.string(event.rule))}"
         return out
@@ -19,8 +19,8 @@ public enum EventFormatter {
     public static func text(_ event: GeoEvent) -> String {
         let kind = event.kind.rawValue.padding(to: 8)
         let fence = (event.fenceID ?? "-")
-        return "\(event.time.rfc3339)  \(kind)  \(fence)  \(event.coordinate.latitude),\(event.coordinate.longitude)"
-            + "  ±\(JSONText.number(event.accuracyMeters)) m  \(event.id)  \(event.rule)"
+        return "\(event.time.rfc3339)  \(kind)  \(fence)  \(JSONText.rounded(event.coordinate.latitude, decimals: 6)),\(JSONText.rounded(event.coordinate.longitude, decimals: 6))"
+            + "  ±\(JSONText.rounded(event.accuracyMeters, decimals: 1)) m  \(event.id)  \(event.rule)"
     }
 
     public static func line(_ event: GeoEvent, json asJSON: Bool) -> String {

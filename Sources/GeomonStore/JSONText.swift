@@ -29,6 +29,15 @@ public enum JSONText {
         return "\(value)"
     }
 
+    /// `value` rounded to `decimals` places, printed in its shortest form (`20.9`, not
+    /// `20.900000000000002`): coordinates at 7 places are centimetres, accuracies at 1 a decimetre.
+    public static func rounded(_ value: Double, decimals: Int) -> String {
+        guard value.isFinite else { return "null" }
+        var scale = 1.0
+        for _ in 0..<decimals { scale *= 10 }
+        return number((value * scale).rounded() / scale)
+    }
+
     public static func array(_ strings: [String]) -> String {
         "[" + strings.map(string).joined(separator: ",") + "]"
     }

@@ -26,7 +26,12 @@ struct ReplayCommandTests {
     static func canonical(_ objects: [[String: Any]]) -> [String] {
         objects.map { o in
             keys.map { key -> String in
-                if let number = o[key] as? NSNumber, !(o[key] is String) { return "\(key)=\(number.doubleValue)" }
+                // Output rounds coordinates to 7 decimals (1 cm) and accuracy to 0.1 m.
+                if let number = o[key] as? NSNumber, !(o[key] is String) {
+                    let places = key == "accuracy_m" ? 1.0 : 7.0
+                    let scale = Foundation.pow(10.0, places)
+                    return "\(key)=\((number.doubleValue * scale).rounded() / scale)"
+                }
                 return "\(key)=\(o[key].map { "\($0)" } ?? "nil")"
             }.joined(separator: " ")
         }
