@@ -22,6 +22,8 @@ public final class GPSFakeHarness: @unchecked Sendable {
     public static let python = "/usr/bin/python3"
     public static let gpsfake = "/usr/bin/gpsfake"
     public static let gpsd = "/usr/sbin/gpsd"
+    /// The longest any gpsfake may live, whatever happens to the test process.
+    public static let safetySeconds = 600
 
     /// True when gpsd, gpsfake and Debian's python are installed.
     public static var isAvailable: Bool {
@@ -55,8 +57,14 @@ public final class GPSFakeHarness: @unchecked Sendable {
         self.port = chosen
         self.log = log
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: Self.python)
-        process.arguments = [Self.gpsfake, "-1", "-n", "-q", "-W", String(lingerSeconds), "-c", String(cycleSeconds), "-P", String(chosen), log.path]
+        // `timeout` makes itself a process-group leader (so stop() reaches gpsfake and its gpsd
+        // with one kill) and is a safety net: nothing outlives a crashed test run by more than
+        // `safetySeconds`. The python trampoline clears the signal mask the test runner's
+        // thread may have blocked; gpsfake's -W linger needs its signals.
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/timeout")
+        let trampoline = "import os, signal, sys; signal.pthread_sigmask(signal.SIG_SETMASK, []); os.execv(sys.argv[1], sys.argv[1:])"
+        process.arguments = ["-s", "KILL", String(Self.safetySeconds), Self.python, "-c", trampoline, Self.python, Self.gpsfake,
+                             "-1", "-n", "-q", "-W", String(lingerSeconds), "-c", String(cycleSeconds), "-P", String(chosen), log.path]
         var environment = ProcessInfo.processInfo.environment
         environment["PATH"] = "/usr/sbin:/usr/bin:/sbin:/bin"
         process.environment = environment
@@ -65,8 +73,6 @@ public final class GPSFakeHarness: @unchecked Sendable {
         process.standardError = FileHandle.nullDevice
         self.process = process
         try process.run()
-        // Its own process group, so stop() reaches gpsd too.
-        _ = setpgid(process.processIdentifier, process.processIdentifier)
         let deadline = ContinuousClock.now + startTimeout
         while !Self.accepts(port: chosen) {
             if !process.isRunning || ContinuousClock.now > deadline {

@@ -43,6 +43,18 @@ public final class InstanceLock {
         self.fd = fd
     }
 
+    /// True when a live process holds the lock of `databasePath` (probe without taking it).
+    public static func isHeld(databasePath: String) -> Bool {
+        let fd = open(databasePath + ".lock", O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        if flock(fd, LOCK_SH | LOCK_NB) == 0 {
+            flock(fd, LOCK_UN)
+            return false
+        }
+        return errno == EWOULDBLOCK
+    }
+
     deinit {
         flock(fd, LOCK_UN)
         close(fd)

@@ -9,6 +9,11 @@ enum GeomonCLI {
     static func main(_ argv: [String], commands: [any Command.Type]) -> Int32 {
         // A hook or pipe reader that goes away must not kill us with SIGPIPE.
         signal(SIGPIPE, SIG_IGN)
+        // Whoever started us may have left signals blocked (test runners, some supervisors);
+        // a daemon must see SIGTERM, SIGINT and SIGHUP.
+        var empty = sigset_t()
+        sigemptyset(&empty)
+        sigprocmask(SIG_SETMASK, &empty, nil)
         guard let first = argv.first else {
             writeStderr(topLevelHelp(commands))
             return ExitCode.usage.code

@@ -1,5 +1,7 @@
 import GeomonCore
 import GeomonStore
+import GeomonDaemon
+import Foundation
 
 /// `geomon status`: Shows fence states, the last fix and pending deliveries.
 enum StatusCommand: Command {
@@ -10,6 +12,9 @@ enum StatusCommand: Command {
 
     Shows what the database records: the profile, the last processed fix, every fence with a
     stored state (fences not listed are in the implicit state shown), and delivery counts.
+    For a database a `geomon run` instance owns, also the daemon's own status: whether it is
+    running, the receiver state and why, gpsd's state, the fences inside. Small and cheap
+    enough for a status bar to poll.
 
     options:
       --db PATH         the database (opened read-only)
@@ -28,6 +33,15 @@ enum StatusCommand: Command {
         let eventCount = try store.events().count
         // Fences without a row are in the engine's implicit state (outside once confirmed).
         let implicit = try store.value(forKey: "implicit_state") ?? "unknown"
+        let dbPath = store.path
+        let running = InstanceLock.isHeld(databasePath: dbPath)
+        // The daemon's last written status; "running" is decided by the instance lock, so a
+        // killed daemon is not reported as running.
+        var daemon = try store.value(forKey: "runtime_status")
+        if let text = daemon, text.hasPrefix("{\"running\":") {
+            let rest = text.drop(while: { $0 != "," })
+            daemon = "{\"running\":\(running)" + rest
+        }
         if json {
             var out = "{\"profile\":" + (profile.map(JSONText.string) ?? "null")
             out += ",\"schema_version\":\(try store.userVersion())"
@@ -50,10 +64,12 @@ enum StatusCommand: Command {
                 return f + "}"
             }
             out += ",\"fences\":[" + fences.joined(separator: ",") + "]"
-            out += ",\"events\":\(eventCount),\"pending_deliveries\":\(pending),\"dead_deliveries\":\(dead)}"
+            out += ",\"events\":\(eventCount),\"pending_deliveries\":\(pending),\"dead_deliveries\":\(dead)"
+            out += ",\"daemon\":" + (daemon ?? "null") + "}"
             print(out)
         } else {
             print("profile:            \(profile ?? "-")")
+            print("daemon:             \(running ? "running" : "not running")" + (daemon.flatMap(receiverSummary).map { ", \($0)" } ?? ""))
             print("last fix:           " + (lastFix.map { "\($0.time.rfc3339)  \($0.coordinate.latitude),\($0.coordinate.longitude)  ±\(JSONText.number($0.horizontalAccuracyMeters)) m" } ?? "none"))
             print("events:             \(eventCount)")
             print("pending deliveries: \(pending)")
@@ -68,5 +84,17 @@ enum StatusCommand: Command {
             }
         }
         return 0
+    }
+
+    /// "receiver on (reason)" from the daemon status JSON.
+    private static func receiverSummary(_ json: String) -> String? {
+        guard let start = json.range(of: "\"receiver\":{\"state\":\"") else { return nil }
+        let rest = json[start.upperBound...]
+        guard let end = rest.firstIndex(of: "\"") else { return nil }
+        var summary = "receiver \(rest[..<end])"
+        if let r = rest.range(of: "\"reason\":\""), let e = rest[r.upperBound...].firstIndex(of: "\"") {
+            summary += " (\(rest[r.upperBound..<e]))"
+        }
+        return summary
     }
 }

@@ -1,0 +1,41 @@
+/// What `geomon run` was asked to do.
+public struct RunOptions: Sendable {
+    public var profilePath: String
+    /// Database path; nil: the profile's `storage.path`, else `/var/lib/geomon/<name>.db`.
+    public var databasePath: String?
+    /// `HOST:PORT` overriding the profile's gpsd endpoint.
+    public var gpsdOverride: (host: String, port: Int)?
+    public var logLevel: LogLevel = .notice
+    /// Print each event as a JSON line on stdout (besides logging it).
+    public var printEvents: Bool = false
+    /// Exit after this many seconds (tests, demos); nil runs until signalled.
+    public var exitAfterSeconds: Double?
+    /// Environment (NOTIFY_SOCKET, WATCHDOG_USEC, …).
+    public var environment: [String: String] = [:]
+
+    public init(profilePath: String) {
+        self.profilePath = profilePath
+    }
+}
+
+/// Parses `HOST:PORT` (or `[v6]:PORT`, or `HOST` alone with the default port 2947).
+public func parseEndpoint(_ text: String) -> (host: String, port: Int)? {
+    var host = text
+    var port = 2947
+    if text.hasPrefix("["), let close = text.firstIndex(of: "]") {
+        host = String(text[text.index(after: text.startIndex)..<close])
+        let rest = text[text.index(after: close)...]
+        if rest.hasPrefix(":") {
+            guard let p = Int(rest.dropFirst()), (1...65535).contains(p) else { return nil }
+            port = p
+        } else if !rest.isEmpty {
+            return nil
+        }
+    } else if let colon = text.lastIndex(of: ":"), text.filter({ $0 == ":" }).count == 1 {
+        host = String(text[..<colon])
+        guard let p = Int(text[text.index(after: colon)...]), (1...65535).contains(p) else { return nil }
+        port = p
+    }
+    guard !host.isEmpty else { return nil }
+    return (host, port)
+}

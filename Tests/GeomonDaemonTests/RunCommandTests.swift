@@ -1,0 +1,218 @@
+import Foundation
+import GeomonTestSupport
+import Testing
+
+/// `geomon run` as a child process against a real gpsd fed by gpsfake with a recorded log.
+@Suite(.serialized, .enabled(if: GPSFakeHarness.shouldRun), .timeLimit(.minutes(3)))
+struct RunCommandTests {
+    /// gpsd 3.22 moves NMEA times before 2017 forward by 1024 weeks.
+    static let weekRolloverSeconds: Int64 = 619_315_200
+    static let shortSwiss = TestSupport.fixture("tracks/genivi_20100403_Z205_Switzerland_short.nmea")
+
+    /// A running `geomon run`, its output in files.
+    final class Daemon {
+        let process = Process()
+        let stdoutURL: URL
+        let stderrURL: URL
+
+        init(_ arguments: [String], in dir: TemporaryDirectory) throws {
+            stdoutURL = dir.url.appendingPathComponent("run-\(UUID().uuidString).out")
+            stderrURL = dir.url.appendingPathComponent("run-\(UUID().uuidString).err")
+            _ = FileManager.default.createFile(atPath: stdoutURL.path, contents: nil)
+            _ = FileManager.default.createFile(atPath: stderrURL.path, contents: nil)
+            process.executableURL = TestSupport.geomonBinary
+            process.arguments = ["run"] + arguments
+            process.standardOutput = try FileHandle(forWritingTo: stdoutURL)
+            process.standardError = try FileHandle(forWritingTo: stderrURL)
+            process.standardInput = FileHandle.nullDevice
+            try process.run()
+        }
+
+        var stdout: String { (try? String(contentsOf: stdoutURL, encoding: .utf8)) ?? "" }
+        var stderr: String { (try? String(contentsOf: stderrURL, encoding: .utf8)) ?? "" }
+
+        func signal(_ signo: Int32) { kill(process.processIdentifier, signo) }
+
+        /// Waits until `predicate` holds on stderr (polling), or the timeout passes.
+        @discardableResult
+        func waitForLog(_ text: String, timeout: Double = 30) -> Bool {
+            let deadline = Date().addingTimeInterval(timeout)
+            while Date() < deadline {
+                if stderr.contains(text) { return true }
+                if !process.isRunning { return stderr.contains(text) }
+                usleep(50_000)
+            }
+            return false
+        }
+
+        /// SIGTERM and wait; returns the exit status.
+        func stop(timeout: Double = 10) -> Int32? {
+            signal(SIGTERM)
+            let deadline = Date().addingTimeInterval(timeout)
+            while process.isRunning, Date() < deadline { usleep(20_000) }
+            if process.isRunning {
+                kill(process.processIdentifier, SIGKILL)
+                process.waitUntilExit()
+                return nil
+            }
+            return process.terminationStatus
+        }
+
+        deinit {
+            if process.isRunning {
+                kill(process.processIdentifier, SIGKILL)
+                process.waitUntilExit()
+            }
+        }
+    }
+
+    /// A copy of the shipped profiles directory (hooks, GeoJSON) in a temp dir.
+    static func profileCopy(_ dir: TemporaryDirectory) throws -> String {
+        let source = TestSupport.packageRoot.appendingPathComponent("profiles")
+        let target = dir.url.appendingPathComponent("profiles")
+        try FileManager.default.copyItem(at: source, to: target)
+        return target.appendingPathComponent("geofence-only.yaml").path
+    }
+
+    struct EventKey: Hashable, CustomStringConvertible {
+        var type: String
+        var fence: String
+        var time: Int64
+        var description: String { "\(type) \(fence) @\(time)" }
+    }
+
+    static func events(_ jsonLines: String, shift: Int64 = 0) throws -> [EventKey] {
+        try jsonLines.split(separator: "\n").map { line in
+            let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] ?? [:]
+            let time = (object["time"] as? String).flatMap(Self.parseTime) ?? -1
+            return EventKey(type: object["type"] as? String ?? "?", fence: object["fence"] as? String ?? "-", time: time - shift)
+        }
+    }
+
+    static func parseTime(_ text: String) -> Int64? {
+        let formatter = ISO8601DateFormatter()
+        return formatter.date(from: text).map { Int64($0.timeIntervalSince1970) }
+    }
+
+    /// The events `geomon replay` decides for the same log, with the same profile.
+    static func replayEvents(profile: String, log: URL, dir: TemporaryDirectory) throws -> [EventKey] {
+        let result = try runGeomon(["replay", "--profile", profile, log.path, "--format", "json", "--no-hooks", "--db", dir.path("replay-\(UUID().uuidString).db")])
+        #expect(result.exitCode == 0, "\(result.stderr)")
+        return try events(result.stdout)
+    }
+
+    @Test func runOnGpsdDecidesTheSameEventsAsReplayOfTheLog() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let profile = try Self.profileCopy(dir)
+        let gpsd = try GPSFakeHarness(log: Self.shortSwiss, cycleSeconds: 0.01, lingerSeconds: 2)
+        defer { gpsd.stop() }
+        let db = dir.path("run.db")
+        let daemon = try Daemon(["--profile", profile, "--db", db, "--gpsd", "127.0.0.1:\(gpsd.port)", "--print-events", "--log-level", "info"], in: dir)
+        #expect(gpsd.waitForExit(timeout: .seconds(90)))
+        #expect(daemon.waitForLog("gpsd disconnected"))
+        #expect(daemon.stop() == 0, "\(daemon.stderr)")
+
+        let live = try Self.events(daemon.stdout, shift: Self.weekRolloverSeconds)
+        let replayed = try Self.replayEvents(profile: profile, log: Self.shortSwiss, dir: dir)
+        #expect(!replayed.isEmpty)
+        // gpsd drops what it read before geomon connected; compare from 60 s into the log on.
+        let start = replayed.map(\.time).min()! - 3600
+        let firstLive = live.map(\.time).min() ?? .max
+        let comparable = replayed.filter { $0.time > max(start, firstLive - 1) }
+        #expect(live == comparable, "live: \(live)\nreplay: \(replayed)")
+        #expect(live.count >= 4)
+
+        // State is committed: status sees the last fix and the daemon as stopped.
+        let status = try runGeomon(["status", "--db", db, "--format", "json"])
+        #expect(status.exitCode == 0)
+        let object = try JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any]
+        let daemonStatus = object?["daemon"] as? [String: Any]
+        #expect(daemonStatus?["running"] as? Bool == false)
+        #expect(object?["last_fix"] is [String: Any])
+        #expect(object?["events"] as? Int == live.count)
+    }
+
+    @Test func gpsdKilledAndRestartedMidRunIsReconnectedAndNothingIsLost() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let profile = try Self.profileCopy(dir)
+        // Split the log at an RMC sentence near the middle: the first half, then the second.
+        let text = try String(contentsOf: Self.shortSwiss, encoding: .isoLatin1)
+        let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+        var cut = lines.count / 2
+        while cut < lines.count, !lines[cut].hasPrefix("$GPRMC") { cut += 1 }
+        let first = try dir.write("first.nmea", lines[..<cut].joined(separator: "\n") + "\n")
+        let second = try dir.write("second.nmea", lines[cut...].joined(separator: "\n"))
+
+        let port = try GPSFakeHarness.freePort()
+        var gpsd: GPSFakeHarness? = try GPSFakeHarness(log: URL(fileURLWithPath: first), port: port, cycleSeconds: 0.01, lingerSeconds: 1)
+        let db = dir.path("run.db")
+        let daemon = try Daemon(["--profile", profile, "--db", db, "--gpsd", "127.0.0.1:\(port)", "--print-events", "--log-level", "info"], in: dir)
+        #expect(gpsd?.waitForExit(timeout: .seconds(60)) == true)
+        gpsd?.stop()
+        #expect(daemon.waitForLog("gpsd disconnected"))
+        gpsd = nil
+        // gpsd comes back on the same port with the rest of the log.
+        let again = try GPSFakeHarness(log: URL(fileURLWithPath: second), port: port, cycleSeconds: 0.01, lingerSeconds: 1)
+        defer { again.stop() }
+        #expect(again.waitForExit(timeout: .seconds(60)))
+        let connects = daemon.stderr.components(separatedBy: "gpsd connected").count - 1
+        #expect(daemon.stop() == 0)
+        #expect(connects >= 2, "\(daemon.stderr)")
+        #expect(daemon.process.isRunning == false)
+
+        let live = try Self.events(daemon.stdout, shift: Self.weekRolloverSeconds)
+        let replayed = try Self.replayEvents(profile: profile, log: Self.shortSwiss, dir: dir)
+        // Every event replay decides after the first live one was also decided live, once.
+        let firstLive = live.map(\.time).min() ?? .max
+        #expect(Set(live).count == live.count)
+        #expect(live == replayed.filter { $0.time >= firstLive }, "live: \(live)\nreplay: \(replayed)")
+    }
+
+    @Test func sighupWithABrokenProfileKeepsTheRunningOneAndAValidOneIsLoaded() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let profile = try Self.profileCopy(dir)
+        let original = try String(contentsOfFile: profile, encoding: .utf8)
+        let port = try GPSFakeHarness.freePort() // nothing listens: gpsd is away, geomon retries
+        let daemon = try Daemon(["--profile", profile, "--db", dir.path("run.db"), "--gpsd", "127.0.0.1:\(port)"], in: dir)
+        #expect(daemon.waitForLog("geomon started"))
+        try (original + "\nbogus_key: [unterminated\n").write(toFile: profile, atomically: true, encoding: .utf8)
+        daemon.signal(SIGHUP)
+        #expect(daemon.waitForLog("reload failed; keeping the running profile"))
+        #expect(daemon.process.isRunning)
+        #expect(daemon.stderr.contains("geofence-only.yaml:"), "diagnostics name the file: \(daemon.stderr)")
+        try original.write(toFile: profile, atomically: true, encoding: .utf8)
+        daemon.signal(SIGHUP)
+        #expect(daemon.waitForLog("profile reloaded"))
+        #expect(daemon.stop() == 0)
+    }
+
+    @Test func aSecondInstanceOnTheSameDatabaseIsRefused() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let profile = try Self.profileCopy(dir)
+        let port = try GPSFakeHarness.freePort()
+        let db = dir.path("run.db")
+        let first = try Daemon(["--profile", profile, "--db", db, "--gpsd", "127.0.0.1:\(port)"], in: dir)
+        #expect(first.waitForLog("geomon started"))
+        let second = try runGeomon(["run", "--profile", profile, "--db", db, "--gpsd", "127.0.0.1:\(port)"])
+        #expect(second.exitCode == 1)
+        #expect(second.stderr.contains("another geomon instance is already running"), "\(second.stderr)")
+        #expect(first.stop() == 0)
+    }
+
+    @Test func anInvalidProfileExits65WithDiagnosticsAndAMissingOne66() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let bad = try dir.write("bad.yaml", "version: 1\nname: Bad Name\nmode: regions\n")
+        let result = try runGeomon(["run", "--profile", bad, "--db", dir.path("x.db")])
+        #expect(result.exitCode == 65)
+        #expect(result.stderr.contains("bad.yaml:2:7: error:"), "\(result.stderr)")
+        let missing = try runGeomon(["run", "--profile", dir.path("nope.yaml")])
+        #expect(missing.exitCode == 66)
+        let usage = try runGeomon(["run", "--profile", bad, "--gpsd", "host:notaport"])
+        #expect(usage.exitCode == 64)
+    }
+}
