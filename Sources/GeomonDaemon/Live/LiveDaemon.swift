@@ -94,13 +94,19 @@ public final class LiveDaemon {
         } catch {
             throw LiveDaemonError(message: "\(error)", exitCode: Exit.failure)
         }
-        policy = PowerPolicy(configuration: PowerConfiguration(profile: profile))
+        policy = PowerPolicy(configuration: Self.powerConfiguration(profile, options))
         do {
             loop = try EventLoop()
         } catch {
             throw LiveDaemonError(message: "\(error)", exitCode: Exit.failure)
         }
         notifier = SystemdNotifier(environment: options.environment)
+    }
+
+    static func powerConfiguration(_ profile: Profile, _ options: RunOptions) -> PowerConfiguration {
+        var configuration = PowerConfiguration(profile: profile)
+        configuration.alwaysOn = options.alwaysOn
+        return configuration
     }
 
     /// The database this instance owns.
@@ -403,7 +409,7 @@ public final class LiveDaemon {
             let fresh = try Monitor(profile: next, store: store)
             monitor = fresh
             profile = next
-            policy = PowerPolicy(configuration: PowerConfiguration(profile: next))
+            policy = PowerPolicy(configuration: Self.powerConfiguration(next, options))
             perform(policy.start(now: clock.now()))
             log.notice("profile reloaded", ["profile": next.name, "fences": "\(next.fences.count)"])
         } catch {

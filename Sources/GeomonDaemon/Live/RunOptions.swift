@@ -6,6 +6,8 @@ public struct RunOptions: Sendable {
     /// `HOST:PORT` overriding the profile's gpsd endpoint.
     public var gpsdOverride: (host: String, port: Int)?
     public var logLevel: LogLevel = .notice
+    /// Keep the receiver on all the time (the baseline the power policy is measured against).
+    public var alwaysOn: Bool = false
     /// Print each event as a JSON line on stdout (besides logging it).
     public var printEvents: Bool = false
     /// Exit after this many seconds (tests, demos); nil runs until signalled.

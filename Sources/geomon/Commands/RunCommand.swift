@@ -7,7 +7,7 @@ enum RunCommand: Command {
     static let summary = "Runs the monitor on a live receiver through gpsd"
     static let help = """
     usage: geomon run --profile PROFILE [--db PATH] [--gpsd HOST:PORT] [--log-level LEVEL]
-                      [--print-events] [--exit-after SECONDS]
+                      [--always-on] [--print-events] [--exit-after SECONDS]
 
     Runs the monitor: reads fixes from gpsd (and the profile's coarse command), follows the
     power policy (enabling gpsd's watch only when the receiver is needed), decides events and
@@ -24,6 +24,7 @@ enum RunCommand: Command {
                             /var/lib/geomon/NAME.db)
       --gpsd HOST:PORT      gpsd to use instead of the profile's sources.gnss host and port
       --log-level LEVEL     error, warning, notice (default), info or debug
+      --always-on           keep the receiver on (no power policy; for comparison)
       --print-events        also print each event as a JSON line on stdout
       --exit-after SECONDS  stop by itself after this long (tests and demos)
     """
@@ -41,6 +42,7 @@ enum RunCommand: Command {
         let levelName = try arguments.choice("--log-level", LogLevel.allCases.map(\.name), default: "notice")
         options.logLevel = LogLevel(name: levelName) ?? .notice
         options.printEvents = arguments.flag("--print-events")
+        options.alwaysOn = arguments.flag("--always-on")
         options.exitAfterSeconds = try arguments.doubleOption("--exit-after", range: 0...1e9)
         options.environment = ProcessInfo.processInfo.environment
         try arguments.finish()
