@@ -1,0 +1,284 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One polygon fence's vertex range and optional latitude-strip edge index.
+struct PolygonRecord: Sendable {
+    /// Vertices `vertexStart..<vertexEnd` in `FenceStore.vertices` (x, y pairs): each ring is
+    /// stored closed and followed by a NaN separator, so edge `i` joins vertex `i` and `i + 1`.
+    var vertexStart: UInt32
+    var vertexEnd: UInt32
+    /// First entry in `FenceStore.stripStarts`; `stripCount == 0` means no edge index.
+    var stripStart: UInt32
+    var stripCount: UInt32
+    /// Latitude offset of the first strip's lower edge and strips per degree.
+    var stripLat0: Float
+    var stripsPerDegree: Float
+}
+
+/// The compact storage and query code behind `FenceIndex`.
+struct FenceStore: Sendable {
+    // Per fence (structure of arrays).
+    var centerLat: ContiguousArray<Double> = []
+    var centerLon: ContiguousArray<Double> = []
+    /// Bounding box as offsets from the centre in degrees: minX, maxX, minY, maxY (x = lon).
+    var box: ContiguousArray<Float> = []
+    /// Minimum distance centre→boundary (negative when the centre is outside the fence),
+    /// and maximum distance centre→boundary, metres. Circles: both the radius.
+    var innerRadius: ContiguousArray<Float> = []
+    var outerRadius: ContiguousArray<Float> = []
+    /// Index into `polygons`, or `UInt32.max` for a circle.
+    var polygonRef: ContiguousArray<UInt32> = []
+
+    var polygons: ContiguousArray<PolygonRecord> = []
+    /// Vertex offsets from the fence centre in degrees, interleaved x (lon), y (lat).
+    var vertices: ContiguousArray<Float> = []
+    /// Strip `s` of a polygon lists edges `stripEdges[stripStarts[s]..<stripStarts[s+1]]`
+    /// (edge numbers relative to the polygon's `vertexStart`).
+    var stripStarts: ContiguousArray<UInt32> = []
+    var stripEdges: ContiguousArray<UInt32> = []
+
+    // The grid.
+    var gridLon0 = 0.0, gridLat0 = 0.0
+    var cellLonDegrees = 1.0, cellLatDegrees = 1.0
+    var columns = 0, rows = 0
+    var cellStarts: ContiguousArray<UInt32> = [0]
+    var cellFences: ContiguousArray<UInt32> = []
+
+    /// Polygons with more vertices than this get a strip edge index.
+    static let stripThreshold = 40
+    /// Edges per strip aimed for.
+    static let edgesPerStrip = 8
+
+    var bytes: Int {
+        centerLat.count * 8 + centerLon.count * 8 + box.count * 4 + innerRadius.count * 4
+            + outerRadius.count * 4 + polygonRef.count * 4 + polygons.count * MemoryLayout<PolygonRecord>.stride
+            + vertices.count * 4 + stripStarts.count * 4 + stripEdges.count * 4
+            + cellStarts.count * 4 + cellFences.count * 4
+    }
+
+    var count: Int { centerLat.count }
+}
+
+// MARK: - Building
+
+extension FenceStore {
+    init(shapes: [FenceShape]) {
+        centerLat.reserveCapacity(shapes.count)
+        centerLon.reserveCapacity(shapes.count)
+        box.reserveCapacity(shapes.count * 4)
+        innerRadius.reserveCapacity(shapes.count)
+        outerRadius.reserveCapacity(shapes.count)
+        polygonRef.reserveCapacity(shapes.count)
+        for shape in shapes {
+            switch shape {
+            case let .circle(center, radius):
+                addCircle(center: center, radiusMeters: radius)
+            case let .polygons(members):
+                addPolygons(members)
+            }
+        }
+        buildGrid()
+    }
+
+    private mutating func addCircle(center: Coordinate, radiusMeters: Double) {
+        let r = radiusMeters.isFinite ? max(0, radiusMeters) : 0
+        let lat = center.latitude.isFinite ? center.latitude : 0
+        let lon = center.longitude.isFinite ? Geodesy.normalizedLongitude(center.longitude) : 0
+        let k = Geodesy.metersPerDegree(atLatitude: lat)
+        let dLat = r / k.latitude * 1.01 + 1e-9
+        let poleward = min(89.999, abs(lat) + dLat)
+        let kPole = Geodesy.metersPerDegree(atLatitude: poleward)
+        let dLon = min(180, r / max(kPole.longitude, 1) * 1.01 + 1e-9)
+        centerLat.append(lat)
+        centerLon.append(lon)
+        box.append(contentsOf: [-Float(dLon).nextUp, Float(dLon).nextUp, -Float(dLat).nextUp, Float(dLat).nextUp])
+        innerRadius.append(Float(r))
+        outerRadius.append(Float(r))
+        polygonRef.append(UInt32.max)
+    }
+
+    private mutating func addPolygons(_ members: [PolygonRings]) {
+        // Unwrap longitudes: consecutive vertices differ by at most 180°, each ring is shifted
+        // by 360° multiples to lie near the first ring.
+        var rings: [[(x: Double, y: Double)]] = []
+        var referenceLon: Double?
+        for member in members {
+            for ring in [member.shell] + member.holes {
+                var points = ring.filter { $0.latitude.isFinite && $0.longitude.isFinite }
+                if points.count > 1, points.first == points.last { points.removeLast() }
+                guard points.count >= 3 else { continue }
+                var out: [(x: Double, y: Double)] = []
+                out.reserveCapacity(points.count)
+                var lon = points[0].longitude
+                if let reference = referenceLon { lon += 360 * ((reference - lon + 180) / 360).rounded(.down) }
+                else { referenceLon = lon }
+                out.append((lon, points[0].latitude))
+                for i in 1..<points.count {
+                    lon += Geodesy.longitudeDelta(points[i - 1].longitude, points[i].longitude)
+                    out.append((lon, points[i].latitude))
+                }
+                rings.append(out)
+            }
+        }
+        var minX = Double.infinity, maxX = -Double.infinity, minY = Double.infinity, maxY = -Double.infinity
+        for ring in rings {
+            for p in ring {
+                minX = min(minX, p.x); maxX = max(maxX, p.x)
+                minY = min(minY, p.y); maxY = max(maxY, p.y)
+            }
+        }
+        guard !rings.isEmpty else {
+            // Nothing usable: an empty fence far from everything (validation reports it).
+            centerLat.append(0); centerLon.append(0)
+            box.append(contentsOf: [0, 0, 0, 0])
+            innerRadius.append(-0); outerRadius.append(0)
+            polygonRef.append(UInt32(polygons.count))
+            polygons.append(PolygonRecord(vertexStart: UInt32(vertices.count / 2), vertexEnd: UInt32(vertices.count / 2), stripStart: 0, stripCount: 0, stripLat0: 0, stripsPerDegree: 0))
+            return
+        }
+        let cx0 = (minX + maxX) / 2, cy = (minY + maxY) / 2
+        let cx = Geodesy.normalizedLongitude(cx0)
+        let shift = cx - cx0
+        let start = vertices.count / 2
+        for ring in rings {
+            for p in ring {
+                vertices.append(Float(p.x + shift - cx))
+                vertices.append(Float(p.y - cy))
+            }
+            vertices.append(Float(ring[0].x + shift - cx))
+            vertices.append(Float(ring[0].y - cy))
+            vertices.append(.nan)
+            vertices.append(.nan)
+        }
+        let end = vertices.count / 2
+        var record = PolygonRecord(vertexStart: UInt32(start), vertexEnd: UInt32(end), stripStart: 0, stripCount: 0, stripLat0: 0, stripsPerDegree: 0)
+        let boxMinX = Float(minX - cx0).nextDown, boxMaxX = Float(maxX - cx0).nextUp
+        let boxMinY = Float(minY - cy).nextDown, boxMaxY = Float(maxY - cy).nextUp
+        let vertexCount = end - start
+        if vertexCount > Self.stripThreshold, boxMaxY > boxMinY {
+            buildStrips(&record, minY: boxMinY, maxY: boxMaxY)
+        }
+        centerLat.append(cy)
+        centerLon.append(cx)
+        box.append(contentsOf: [boxMinX, boxMaxX, boxMinY, boxMaxY])
+        polygonRef.append(UInt32(polygons.count))
+        polygons.append(record)
+        // Radii about the centre, in the centre's local metric, with a safety margin for the
+        // metric's variation across the fence.
+        let k = Geodesy.metersPerDegree(atLatitude: cy)
+        let extentRadians = (maxY - minY) * Geodesy.radiansPerDegree
+        let margin = 1e-3 + 2 * extentRadians * (abs(tan(cy * Geodesy.radiansPerDegree)) + 1)
+        let edges = edgeScan(polygon: Int(polygonRef[polygonRef.count - 1]), px: 0, py: 0, kx: k.longitude, ky: k.latitude)
+        var farthest = 0.0
+        for i in start..<end {
+            let x = Double(vertices[2 * i]), y = Double(vertices[2 * i + 1])
+            if x.isNaN { continue }
+            let d = ((x * k.longitude) * (x * k.longitude) + (y * k.latitude) * (y * k.latitude)).squareRoot()
+            farthest = max(farthest, d)
+        }
+        let nearestEdge = max(0, edges.distance * (1 - margin) - 0.01)
+        innerRadius.append(edges.inside && !edges.onBoundary ? Float(nearestEdge).nextDown : -Float(nearestEdge).nextDown)
+        outerRadius.append(Float(farthest * (1 + margin) + 0.01).nextUp)
+    }
+
+    private mutating func buildStrips(_ record: inout PolygonRecord, minY: Float, maxY: Float) {
+        let start = Int(record.vertexStart), end = Int(record.vertexEnd)
+        let edgeCount = end - start - 1
+        let strips = max(2, min(4096, edgeCount / Self.edgesPerStrip))
+        let perDegree = Float(Double(strips) / Double(maxY - minY))
+        var counts = [UInt32](repeating: 0, count: strips + 1)
+        func range(_ e: Int) -> ClosedRange<Int>? {
+            let ay = vertices[2 * (start + e) + 1], by = vertices[2 * (start + e + 1) + 1]
+            if ay.isNaN || by.isNaN { return nil }
+            let lo = Int(((min(ay, by) - minY) * perDegree).rounded(.down))
+            let hi = Int(((max(ay, by) - minY) * perDegree).rounded(.down))
+            return max(0, min(strips - 1, lo))...max(0, min(strips - 1, hi))
+        }
+        for e in 0..<edgeCount {
+            if let r = range(e) { for s in r { counts[s + 1] += 1 } }
+        }
+        for s in 0..<strips { counts[s + 1] += counts[s] }
+        let base = UInt32(stripEdges.count)
+        var fill = counts
+        stripEdges.append(contentsOf: repeatElement(0, count: Int(counts[strips])))
+        for e in 0..<edgeCount {
+            if let r = range(e) {
+                for s in r {
+                    stripEdges[Int(base + fill[s])] = UInt32(e)
+                    fill[s] += 1
+                }
+            }
+        }
+        record.stripStart = UInt32(stripStarts.count)
+        record.stripCount = UInt32(strips)
+        record.stripLat0 = minY
+        record.stripsPerDegree = perDegree
+        for s in 0...strips { stripStarts.append(base + counts[s]) }
+    }
+
+    private mutating func buildGrid() {
+        let n = count
+        guard n > 0 else { return }
+        var minX = Double.infinity, maxX = -Double.infinity, minY = Double.infinity, maxY = -Double.infinity
+        for f in 0..<n {
+            minX = min(minX, centerLon[f] + Double(box[4 * f]))
+            maxX = max(maxX, centerLon[f] + Double(box[4 * f + 1]))
+            minY = min(minY, centerLat[f] + Double(box[4 * f + 2]))
+            maxY = max(maxY, centerLat[f] + Double(box[4 * f + 3]))
+        }
+        let k = Geodesy.metersPerDegree(atLatitude: max(-80, min(80, (minY + maxY) / 2)))
+        let widthMeters = max(1, (maxX - minX) * k.longitude)
+        let heightMeters = max(1, (maxY - minY) * k.latitude)
+        var side = (widthMeters * heightMeters / Double(min(2 * n, 1 << 22))).squareRoot()
+        while true {
+            columns = max(1, min(1 << 16, Int((widthMeters / side).rounded(.up))))
+            rows = max(1, min(1 << 16, Int((heightMeters / side).rounded(.up))))
+            cellLonDegrees = (maxX - minX) / Double(columns) * (1 + 1e-12) + 1e-12
+            cellLatDegrees = (maxY - minY) / Double(rows) * (1 + 1e-12) + 1e-12
+            gridLon0 = minX
+            gridLat0 = minY
+            // Keep the total number of cell entries bounded (big fences cover many cells).
+            var entries = 0
+            for f in 0..<n { entries += cellRange(f).count }
+            if entries <= 24 * n + 1024 || columns * rows == 1 { break }
+            side *= (Double(entries) / Double(16 * n)).squareRoot()
+        }
+        var counts = [UInt32](repeating: 0, count: columns * rows + 1)
+        for f in 0..<n {
+            let r = cellRange(f)
+            for j in r.rows { for i in r.columns { counts[j * columns + i + 1] += 1 } }
+        }
+        for c in 0..<(columns * rows) { counts[c + 1] += counts[c] }
+        cellStarts = ContiguousArray(counts)
+        cellFences = ContiguousArray(repeating: 0, count: Int(counts[columns * rows]))
+        var fill = counts
+        for f in 0..<n {
+            let r = cellRange(f)
+            for j in r.rows {
+                for i in r.columns {
+                    cellFences[Int(fill[j * columns + i])] = UInt32(f)
+                    fill[j * columns + i] += 1
+                }
+            }
+        }
+    }
+
+    private func cellRange(_ f: Int) -> (columns: ClosedRange<Int>, rows: ClosedRange<Int>, count: Int) {
+        let x0 = cellColumn(centerLon[f] + Double(box[4 * f])), x1 = cellColumn(centerLon[f] + Double(box[4 * f + 1]))
+        let y0 = cellRow(centerLat[f] + Double(box[4 * f + 2])), y1 = cellRow(centerLat[f] + Double(box[4 * f + 3]))
+        return (x0...x1, y0...y1, (x1 - x0 + 1) * (y1 - y0 + 1))
+    }
+
+    @inline(__always)
+    func cellColumn(_ lon: Double) -> Int {
+        let v = (lon - gridLon0) / cellLonDegrees
+        return v < 0 ? 0 : (v >= Double(columns) ? columns - 1 : Int(v))
+    }
+
+    @inline(__always)
+    func cellRow(_ lat: Double) -> Int {
+        let v = (lat - gridLat0) / cellLatDegrees
+        return v < 0 ? 0 : (v >= Double(rows) ? rows - 1 : Int(v))
+    }
+}
