@@ -117,7 +117,7 @@ extension FenceStore {
     func centerDistance(_ p: Coordinate, _ f: Int, dlon: Double, dlat: Double, kx: Double, ky: Double) -> Double {
         // Scale the east component to the mean latitude (first order in the latitude change).
         let t = tan(p.latitude * Geodesy.radiansPerDegree)
-        let east = dlon * kx * (1 - t * dlat * Geodesy.radiansPerDegree / 2)
+        let east = dlon * kx * (1 + t * dlat * Geodesy.radiansPerDegree / 2)
         let north = dlat * ky
         let d = (east * east + north * north).squareRoot()
         if d < 20_000 { return d }

@@ -178,7 +178,7 @@ extension FenceStore {
             farthest = max(farthest, d)
         }
         let nearestEdge = max(0, edges.distance * (1 - margin) - 0.01)
-        innerRadius.append(edges.inside && !edges.onBoundary ? Float(nearestEdge).nextDown : -Float(nearestEdge).nextDown)
+        innerRadius.append(edges.inside && !edges.onBoundary ? max(0, Float(nearestEdge).nextDown) : -Float(nearestEdge))
         outerRadius.append(Float(farthest * (1 + margin) + 0.01).nextUp)
     }
 
