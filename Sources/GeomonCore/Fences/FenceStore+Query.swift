@@ -99,14 +99,16 @@ extension FenceStore {
     func signedDistance(fence f: Int, to p: Coordinate) -> Double {
         guard f >= 0, f < count, p.latitude.isFinite, p.longitude.isFinite else { return .nan }
         let k = Geodesy.metersPerDegree(atLatitude: p.latitude)
-        let dlon = Geodesy.longitudeDelta(centerLon[f], p.longitude)
-        let dlat = p.latitude - centerLat[f]
-        if polygonRef[f] == UInt32.max {
-            return centerDistance(p, f, dlon: dlon, dlat: dlat, kx: k.longitude, ky: k.latitude) - Double(outerRadius[f])
+        let fence = fences[f]
+        let dlon = Geodesy.longitudeDelta(fence.centerLon, p.longitude)
+        let dlat = p.latitude - fence.centerLat
+        if fence.polygon == UInt32.max {
+            let t = tan(p.latitude * Geodesy.radiansPerDegree)
+            return centerDistance(p, fence, dlon: dlon, dlat: dlat, kx: k.longitude, ky: k.latitude, tanLat: t) - Double(fence.outer)
         }
-        let insideBox = dlon >= Double(box[4 * f]) && dlon <= Double(box[4 * f + 1])
-            && dlat >= Double(box[4 * f + 2]) && dlat <= Double(box[4 * f + 3])
-        let r = edgeScan(polygon: Int(polygonRef[f]), px: dlon, py: dlat, kx: k.longitude, ky: k.latitude, pip: insideBox)
+        let insideBox = dlon >= Double(fence.minX) && dlon <= Double(fence.maxX)
+            && dlat >= Double(fence.minY) && dlat <= Double(fence.maxY)
+        let r = edgeScan(polygon: Int(fence.polygon), px: dlon, py: dlat, kx: k.longitude, ky: k.latitude, pip: insideBox)
         let d = refined(p, r, kx: k.longitude, ky: k.latitude)
         return insideBox && (r.inside || r.onBoundary) ? -d : d
     }
@@ -114,14 +116,13 @@ extension FenceStore {
     /// Distance from `p` to fence `f`'s centre in metres (mean-latitude metric; ellipsoidal
     /// beyond 20 km).
     @inline(__always)
-    func centerDistance(_ p: Coordinate, _ f: Int, dlon: Double, dlat: Double, kx: Double, ky: Double) -> Double {
+    func centerDistance(_ p: Coordinate, _ fence: FenceRecord, dlon: Double, dlat: Double, kx: Double, ky: Double, tanLat t: Double) -> Double {
         // Scale the east component to the mean latitude (first order in the latitude change).
-        let t = tan(p.latitude * Geodesy.radiansPerDegree)
         let east = dlon * kx * (1 + t * dlat * Geodesy.radiansPerDegree / 2)
         let north = dlat * ky
         let d = (east * east + north * north).squareRoot()
         if d < 20_000 { return d }
-        return Geodesy.distanceMeters(from: p, to: Coordinate(latitude: centerLat[f], longitude: centerLon[f]))
+        return Geodesy.distanceMeters(from: p, to: Coordinate(latitude: fence.centerLat, longitude: fence.centerLon))
     }
 
     /// The scan's nearest-edge distance, refined to the mean-latitude metric (and to the
@@ -171,18 +172,31 @@ extension FenceStore {
     /// Returns how many passes ran.
     private func search(_ p: Coordinate, wantNearest: Bool, state: inout SearchState, containing: inout [Int]) -> Int {
         let k = Geodesy.metersPerDegree(atLatitude: p.latitude)
+        let tanLat = tan(p.latitude * Geodesy.radiansPerDegree)
         let lon = (p.longitude >= -180 && p.longitude < 180) ? p.longitude : Geodesy.normalizedLongitude(p.longitude)
         let gridLon1 = gridLon0 + cellLonDegrees * Double(columns)
         var passes = 0
-        for shift in [0.0, -360.0, 360.0] {
-            let plon = lon + shift
-            let gap = max(0, gridLon0 - plon, plon - gridLon1) * k.longitude
-            if shift != 0, gap > state.best || (gap > 0 && !wantNearest) { continue }
-            passes += 1
-            withUnsafeTemporaryAllocation(of: Int32.self, capacity: 32) { seen in
-                var context = SearchContext(p: p, plon: plon, kx: k.longitude, ky: k.latitude,
-                                            wantNearest: wantNearest, seen: seen, seenCount: 0)
-                searchGrid(&context, state: &state, containing: &containing)
+        fences.withUnsafeBufferPointer { records in
+            cellStarts.withUnsafeBufferPointer { starts in
+                cellFences.withUnsafeBufferPointer { members in
+                    withUnsafeTemporaryAllocation(of: Int32.self, capacity: 32) { seen in
+                    withUnsafeTemporaryAllocation(of: Candidate.self, capacity: 64) { pending in
+                        var shift = 0.0
+                        for pass in 0..<3 {
+                            if pass == 1 { shift = -360 } else if pass == 2 { shift = 360 }
+                            let plon = lon + shift
+                            let gap = max(0, gridLon0 - plon, plon - gridLon1) * k.longitude
+                            if pass != 0, gap > state.best || (gap > 0 && !wantNearest) { continue }
+                            passes += 1
+                            var context = SearchContext(p: p, plon: plon, kx: k.longitude, ky: k.latitude, tanLat: tanLat,
+                                                        wantNearest: wantNearest, records: records, starts: starts,
+                                                        members: members, seen: seen, seenCount: 0,
+                                                        pending: pending, pendingCount: 0)
+                            searchGrid(&context, state: &state, containing: &containing)
+                        }
+                    }
+                    }
+                }
             }
         }
         return passes
@@ -196,6 +210,7 @@ extension FenceStore {
         let cj = fy < 0 ? 0 : (fy >= Double(rows) ? rows - 1 : Int(fy))
         visit(ci, cj, ring0: inGrid, &c, state: &state, containing: &containing)
         guard c.wantNearest else { return }
+        settle(&c, state: &state)
         let cellWidth = cellLonDegrees * c.kx, cellHeight = cellLatDegrees * c.ky
         var ring = 1
         while true {
@@ -213,6 +228,7 @@ extension FenceStore {
                 if ci - ring >= 0 { for j in j0...j1 { visit(ci - ring, j, ring0: false, &c, state: &state, containing: &containing) } }
                 if ci + ring < columns { for j in j0...j1 { visit(ci + ring, j, ring0: false, &c, state: &state, containing: &containing) } }
             }
+            settle(&c, state: &state)
             ring += 1
         }
     }
@@ -220,20 +236,21 @@ extension FenceStore {
     @inline(__always)
     private func visit(_ i: Int, _ j: Int, ring0: Bool, _ c: inout SearchContext, state: inout SearchState, containing: inout [Int]) {
         let cell = j * columns + i
-        let lo = Int(cellStarts[cell]), hi = Int(cellStarts[cell + 1])
+        let lo = Int(c.starts[cell]), hi = Int(c.starts[cell + 1])
         if lo == hi { return }
         for e in lo..<hi {
-            evaluate(Int(cellFences[e]), ring0: ring0, &c, state: &state, containing: &containing)
+            evaluate(Int(c.members[e]), ring0: ring0, &c, state: &state, containing: &containing)
         }
     }
 
     @inline(__always)
     private func evaluate(_ f: Int, ring0: Bool, _ c: inout SearchContext, state: inout SearchState, containing: inout [Int]) {
-        var dlon = c.plon - centerLon[f]
+        let fence = c.records[f]
+        var dlon = c.plon - fence.centerLon
         if dlon >= 180 { dlon -= 360 } else if dlon < -180 { dlon += 360 }
-        let dlat = c.p.latitude - centerLat[f]
-        let minX = Double(box[4 * f]), maxX = Double(box[4 * f + 1])
-        let minY = Double(box[4 * f + 2]), maxY = Double(box[4 * f + 3])
+        let dlat = c.p.latitude - fence.centerLat
+        let minX = Double(fence.minX), maxX = Double(fence.maxX)
+        let minY = Double(fence.minY), maxY = Double(fence.maxY)
         let gx = dlon < minX ? minX - dlon : (dlon > maxX ? dlon - maxX : 0)
         let gy = dlat < minY ? minY - dlat : (dlat > maxY ? dlat - maxY : 0)
         let insideBox = gx == 0 && gy == 0
@@ -246,23 +263,35 @@ extension FenceStore {
             if lb2 > state.best * state.best { return }
             lbBox = lb2.squareRoot()
         }
-        let dc = centerDistance(c.p, f, dlon: dlon, dlat: dlat, kx: c.kx, ky: c.ky)
-        let ref = polygonRef[f]
+        let dc = centerDistance(c.p, fence, dlon: dlon, dlat: dlat, kx: c.kx, ky: c.ky, tanLat: c.tanLat)
+        let ref = fence.polygon
         if ref == UInt32.max {
-            let sd = dc - Double(outerRadius[f])
+            let sd = dc - Double(fence.outer)
             if sd <= 0 && canContain { containing.append(f) }
             if c.wantNearest { state.consider(f, sd) }
             return
         }
-        let inner = Double(innerRadius[f]), outer = Double(outerRadius[f])
+        let inner = Double(fence.inner), outer = Double(fence.outer)
         let knownInside = inner > 0 && dc < inner
         let knownOutside = !insideBox || dc > outer
         if knownInside || knownOutside {
+            if knownInside && canContain { containing.append(f) }
             let lb = max(lbBox, dc - outer, abs(inner) - dc)
-            if !c.wantNearest || lb > state.best {
-                if knownInside && canContain { containing.append(f) }
+            if !c.wantNearest || lb > state.best { return }
+            // Only the distance is left to find: defer, nearest lower bound first.
+            if c.pendingCount < c.pending.count {
+                c.pending[c.pendingCount] = Candidate(fence: Int32(truncatingIfNeeded: f), inside: knownInside && insideBox,
+                                                     lowerBound: lb, dlon: dlon, dlat: dlat)
+                c.pendingCount += 1
                 return
             }
+            if c.seenContains(f) { return }
+            let r = edgeScan(polygon: Int(ref), px: dlon, py: dlat, kx: c.kx, ky: c.ky, limit: state.best, pip: false)
+            if r.distance.isFinite {
+                let d = refined(c.p, r, kx: c.kx, ky: c.ky)
+                state.consider(f, knownInside && insideBox ? -d : d)
+            }
+            return
         }
         if !canContain && c.seenContains(f) { return }
         let r = edgeScan(polygon: Int(ref), px: dlon, py: dlat, kx: c.kx, ky: c.ky,
@@ -276,15 +305,65 @@ extension FenceStore {
     }
 }
 
+extension FenceStore {
+    /// Evaluates the deferred candidates in order of their lower bounds, while they can
+    /// still beat the best distance.
+    fileprivate func settle(_ c: inout SearchContext, state: inout SearchState) {
+        let n = c.pendingCount
+        if n == 0 { return }
+        let buffer = c.pending
+        // Insertion sort: a handful of entries.
+        if n > 1 {
+            for i in 1..<n {
+                let x = buffer[i]
+                var j = i - 1
+                while j >= 0 && buffer[j].lowerBound > x.lowerBound {
+                    buffer[j + 1] = buffer[j]
+                    j -= 1
+                }
+                buffer[j + 1] = x
+            }
+        }
+        for i in 0..<n {
+            let candidate = buffer[i]
+            if candidate.lowerBound > state.best { break }
+            let f = Int(candidate.fence)
+            if c.seenContains(f) { continue }
+            let r = edgeScan(polygon: Int(c.records[f].polygon), px: candidate.dlon, py: candidate.dlat,
+                             kx: c.kx, ky: c.ky, limit: state.best, pip: false)
+            if r.distance.isFinite {
+                let d = refined(c.p, r, kx: c.kx, ky: c.ky)
+                state.consider(f, candidate.inside ? -d : d)
+            }
+        }
+        c.pendingCount = 0
+    }
+}
+
+/// A polygon whose containment is known and whose distance may still matter.
+struct Candidate {
+    var fence: Int32
+    var inside: Bool
+    var lowerBound: Double
+    var dlon: Double
+    var dlat: Double
+}
+
 /// Per-pass constants of a grid search, and the fences already evaluated exactly.
 struct SearchContext {
     var p: Coordinate
     var plon: Double
     var kx: Double
     var ky: Double
+    var tanLat: Double
     var wantNearest: Bool
+    var records: UnsafeBufferPointer<FenceRecord>
+    var starts: UnsafeBufferPointer<UInt32>
+    var members: UnsafeBufferPointer<UInt32>
     var seen: UnsafeMutableBufferPointer<Int32>
     var seenCount: Int
+    var pending: UnsafeMutableBufferPointer<Candidate>
+    var pendingCount: Int
 
     /// True when `f` was evaluated exactly before in this pass; otherwise records it.
     @inline(__always)
@@ -329,7 +408,12 @@ struct EdgeAccumulator {
         }
         if wantDistance {
             let x0 = (ax - px) * kx, y0 = (ay - py) * ky
-            let dx = (bx - ax) * kx, dy = (by - ay) * ky
+            let x1 = (bx - px) * kx, y1 = (by - py) * ky
+            // Cheap rejection: the edge's box is farther than the best so far.
+            let gx = x0 > 0 && x1 > 0 ? min(x0, x1) : (x0 < 0 && x1 < 0 ? -max(x0, x1) : 0)
+            let gy = y0 > 0 && y1 > 0 ? min(y0, y1) : (y0 < 0 && y1 < 0 ? -max(y0, y1) : 0)
+            if gx * gx + gy * gy > best2 { return }
+            let dx = x1 - x0, dy = y1 - y0
             let len2 = dx * dx + dy * dy
             var t = len2 > 0 ? -(x0 * dx + y0 * dy) / len2 : 0
             t = t < 0 ? 0 : (t > 1 ? 1 : t)

@@ -16,19 +16,25 @@ struct PolygonRecord: Sendable {
     var stripsPerDegree: Float
 }
 
+/// One fence: centre, bounding box and radii.
+struct FenceRecord: Sendable {
+    var centerLat: Double
+    var centerLon: Double
+    /// Bounding box as offsets from the centre in degrees (x = longitude).
+    var minX: Float, maxX: Float, minY: Float, maxY: Float
+    /// Minimum distance centre→boundary in metres, negative when the centre is outside the
+    /// fence (conservative: slightly small).
+    var inner: Float
+    /// Maximum distance centre→boundary in metres (conservative: slightly large).
+    var outer: Float
+    /// Index into `FenceStore.polygons`, or `UInt32.max` for a circle (radius = `outer`).
+    var polygon: UInt32
+}
+
 /// The compact storage and query code behind `FenceIndex`.
 struct FenceStore: Sendable {
-    // Per fence (structure of arrays).
-    var centerLat: ContiguousArray<Double> = []
-    var centerLon: ContiguousArray<Double> = []
-    /// Bounding box as offsets from the centre in degrees: minX, maxX, minY, maxY (x = lon).
-    var box: ContiguousArray<Float> = []
-    /// Minimum distance centre→boundary (negative when the centre is outside the fence),
-    /// and maximum distance centre→boundary, metres. Circles: both the radius.
-    var innerRadius: ContiguousArray<Float> = []
-    var outerRadius: ContiguousArray<Float> = []
-    /// Index into `polygons`, or `UInt32.max` for a circle.
-    var polygonRef: ContiguousArray<UInt32> = []
+    /// One record per fence (48 bytes: one cache line access per candidate).
+    var fences: ContiguousArray<FenceRecord> = []
 
     var polygons: ContiguousArray<PolygonRecord> = []
     /// Vertex offsets from the fence centre in degrees, interleaved x (lon), y (lat).
@@ -51,25 +57,19 @@ struct FenceStore: Sendable {
     static let edgesPerStrip = 8
 
     var bytes: Int {
-        centerLat.count * 8 + centerLon.count * 8 + box.count * 4 + innerRadius.count * 4
-            + outerRadius.count * 4 + polygonRef.count * 4 + polygons.count * MemoryLayout<PolygonRecord>.stride
+        fences.count * MemoryLayout<FenceRecord>.stride + polygons.count * MemoryLayout<PolygonRecord>.stride
             + vertices.count * 4 + stripStarts.count * 4 + stripEdges.count * 4
             + cellStarts.count * 4 + cellFences.count * 4
     }
 
-    var count: Int { centerLat.count }
+    var count: Int { fences.count }
 }
 
 // MARK: - Building
 
 extension FenceStore {
     init(shapes: [FenceShape]) {
-        centerLat.reserveCapacity(shapes.count)
-        centerLon.reserveCapacity(shapes.count)
-        box.reserveCapacity(shapes.count * 4)
-        innerRadius.reserveCapacity(shapes.count)
-        outerRadius.reserveCapacity(shapes.count)
-        polygonRef.reserveCapacity(shapes.count)
+        fences.reserveCapacity(shapes.count)
         for shape in shapes {
             switch shape {
             case let .circle(center, radius):
@@ -90,12 +90,9 @@ extension FenceStore {
         let poleward = min(89.999, abs(lat) + dLat)
         let kPole = Geodesy.metersPerDegree(atLatitude: poleward)
         let dLon = min(180, r / max(kPole.longitude, 1) * 1.01 + 1e-9)
-        centerLat.append(lat)
-        centerLon.append(lon)
-        box.append(contentsOf: [-Float(dLon).nextUp, Float(dLon).nextUp, -Float(dLat).nextUp, Float(dLat).nextUp])
-        innerRadius.append(Float(r))
-        outerRadius.append(Float(r))
-        polygonRef.append(UInt32.max)
+        fences.append(FenceRecord(centerLat: lat, centerLon: lon,
+                                  minX: -Float(dLon).nextUp, maxX: Float(dLon).nextUp, minY: -Float(dLat).nextUp, maxY: Float(dLat).nextUp,
+                                  inner: Float(r), outer: Float(r), polygon: UInt32.max))
     }
 
     private mutating func addPolygons(_ members: [PolygonRings]) {
@@ -130,10 +127,8 @@ extension FenceStore {
         }
         guard !rings.isEmpty else {
             // Nothing usable: an empty fence far from everything (validation reports it).
-            centerLat.append(0); centerLon.append(0)
-            box.append(contentsOf: [0, 0, 0, 0])
-            innerRadius.append(-0); outerRadius.append(0)
-            polygonRef.append(UInt32(polygons.count))
+            fences.append(FenceRecord(centerLat: 0, centerLon: 0, minX: 0, maxX: 0, minY: 0, maxY: 0,
+                                      inner: -0, outer: 0, polygon: UInt32(polygons.count)))
             polygons.append(PolygonRecord(vertexStart: UInt32(vertices.count / 2), vertexEnd: UInt32(vertices.count / 2), stripStart: 0, stripCount: 0, stripLat0: 0, stripsPerDegree: 0))
             return
         }
@@ -159,17 +154,14 @@ extension FenceStore {
         if vertexCount > Self.stripThreshold, boxMaxY > boxMinY {
             buildStrips(&record, minY: boxMinY, maxY: boxMaxY)
         }
-        centerLat.append(cy)
-        centerLon.append(cx)
-        box.append(contentsOf: [boxMinX, boxMaxX, boxMinY, boxMaxY])
-        polygonRef.append(UInt32(polygons.count))
+        let polygonNumber = polygons.count
         polygons.append(record)
         // Radii about the centre, in the centre's local metric, with a safety margin for the
         // metric's variation across the fence.
         let k = Geodesy.metersPerDegree(atLatitude: cy)
         let extentRadians = (maxY - minY) * Geodesy.radiansPerDegree
         let margin = 1e-3 + 2 * extentRadians * (abs(tan(cy * Geodesy.radiansPerDegree)) + 1)
-        let edges = edgeScan(polygon: Int(polygonRef[polygonRef.count - 1]), px: 0, py: 0, kx: k.longitude, ky: k.latitude)
+        let edges = edgeScan(polygon: polygonNumber, px: 0, py: 0, kx: k.longitude, ky: k.latitude)
         var farthest = 0.0
         for i in start..<end {
             let x = Double(vertices[2 * i]), y = Double(vertices[2 * i + 1])
@@ -178,8 +170,9 @@ extension FenceStore {
             farthest = max(farthest, d)
         }
         let nearestEdge = max(0, edges.distance * (1 - margin) - 0.01)
-        innerRadius.append(edges.inside && !edges.onBoundary ? max(0, Float(nearestEdge).nextDown) : -Float(nearestEdge))
-        outerRadius.append(Float(farthest * (1 + margin) + 0.01).nextUp)
+        fences.append(FenceRecord(centerLat: cy, centerLon: cx, minX: boxMinX, maxX: boxMaxX, minY: boxMinY, maxY: boxMaxY,
+                                  inner: edges.inside && !edges.onBoundary ? max(0, Float(nearestEdge).nextDown) : -Float(nearestEdge),
+                                  outer: Float(farthest * (1 + margin) + 0.01).nextUp, polygon: UInt32(polygonNumber)))
     }
 
     private mutating func buildStrips(_ record: inout PolygonRecord, minY: Float, maxY: Float) {
@@ -222,10 +215,11 @@ extension FenceStore {
         guard n > 0 else { return }
         var minX = Double.infinity, maxX = -Double.infinity, minY = Double.infinity, maxY = -Double.infinity
         for f in 0..<n {
-            minX = min(minX, centerLon[f] + Double(box[4 * f]))
-            maxX = max(maxX, centerLon[f] + Double(box[4 * f + 1]))
-            minY = min(minY, centerLat[f] + Double(box[4 * f + 2]))
-            maxY = max(maxY, centerLat[f] + Double(box[4 * f + 3]))
+            let r = fences[f]
+            minX = min(minX, r.centerLon + Double(r.minX))
+            maxX = max(maxX, r.centerLon + Double(r.maxX))
+            minY = min(minY, r.centerLat + Double(r.minY))
+            maxY = max(maxY, r.centerLat + Double(r.maxY))
         }
         let k = Geodesy.metersPerDegree(atLatitude: max(-80, min(80, (minY + maxY) / 2)))
         let widthMeters = max(1, (maxX - minX) * k.longitude)
@@ -265,8 +259,9 @@ extension FenceStore {
     }
 
     private func cellRange(_ f: Int) -> (columns: ClosedRange<Int>, rows: ClosedRange<Int>, count: Int) {
-        let x0 = cellColumn(centerLon[f] + Double(box[4 * f])), x1 = cellColumn(centerLon[f] + Double(box[4 * f + 1]))
-        let y0 = cellRow(centerLat[f] + Double(box[4 * f + 2])), y1 = cellRow(centerLat[f] + Double(box[4 * f + 3]))
+        let r = fences[f]
+        let x0 = cellColumn(r.centerLon + Double(r.minX)), x1 = cellColumn(r.centerLon + Double(r.maxX))
+        let y0 = cellRow(r.centerLat + Double(r.minY)), y1 = cellRow(r.centerLat + Double(r.maxY))
         return (x0...x1, y0...y1, (x1 - x0 + 1) * (y1 - y0 + 1))
     }
 
