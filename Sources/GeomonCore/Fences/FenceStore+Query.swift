@@ -238,8 +238,18 @@ extension FenceStore {
         let cell = j * columns + i
         let lo = Int(c.starts[cell]), hi = Int(c.starts[cell + 1])
         if lo == hi { return }
+        let px = c.plon, py = c.p.latitude
         for e in lo..<hi {
-            evaluate(Int(c.members[e]), ring0: ring0, &c, state: &state, containing: &containing)
+            let entry = c.members[e]
+            let x0 = Double(entry.minLon), x1 = Double(entry.maxLon), y0 = Double(entry.minLat), y1 = Double(entry.maxLat)
+            let gx = px < x0 ? x0 - px : (px > x1 ? px - x1 : 0)
+            let gy = py < y0 ? y0 - py : (py > y1 ? py - y1 : 0)
+            if gx != 0 || gy != 0 {
+                if !c.wantNearest { continue }
+                let ex = gx * c.kx, ny = gy * c.ky
+                if ex * ex + ny * ny > state.best * state.best { continue }
+            }
+            evaluate(Int(entry.fence), ring0: ring0, &c, state: &state, containing: &containing)
         }
     }
 
@@ -359,7 +369,7 @@ struct SearchContext {
     var wantNearest: Bool
     var records: UnsafeBufferPointer<FenceRecord>
     var starts: UnsafeBufferPointer<UInt32>
-    var members: UnsafeBufferPointer<UInt32>
+    var members: UnsafeBufferPointer<CellEntry>
     var seen: UnsafeMutableBufferPointer<Int32>
     var seenCount: Int
     var pending: UnsafeMutableBufferPointer<Candidate>

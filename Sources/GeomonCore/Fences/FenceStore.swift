@@ -31,6 +31,14 @@ struct FenceRecord: Sendable {
     var polygon: UInt32
 }
 
+/// A fence listed in a grid cell, with its bounding box (absolute degrees in the grid's
+/// longitude range, rounded outward) so most candidates are rejected without touching the
+/// fence record.
+struct CellEntry: Sendable {
+    var minLon: Float, minLat: Float, maxLon: Float, maxLat: Float
+    var fence: UInt32
+}
+
 /// The compact storage and query code behind `FenceIndex`.
 struct FenceStore: Sendable {
     /// One record per fence (48 bytes: one cache line access per candidate).
@@ -42,24 +50,24 @@ struct FenceStore: Sendable {
     /// Strip `s` of a polygon lists edges `stripEdges[stripStarts[s]..<stripStarts[s+1]]`
     /// (edge numbers relative to the polygon's `vertexStart`).
     var stripStarts: ContiguousArray<UInt32> = []
-    var stripEdges: ContiguousArray<UInt32> = []
+    var stripEdges: ContiguousArray<UInt16> = []
 
     // The grid.
     var gridLon0 = 0.0, gridLat0 = 0.0
     var cellLonDegrees = 1.0, cellLatDegrees = 1.0
     var columns = 0, rows = 0
     var cellStarts: ContiguousArray<UInt32> = [0]
-    var cellFences: ContiguousArray<UInt32> = []
+    var cellFences: ContiguousArray<CellEntry> = []
 
-    /// Polygons with more vertices than this get a strip edge index.
-    static let stripThreshold = 40
+    /// Polygons with more vertices than this (and fewer than 65,536) get a strip edge index.
+    static let stripThreshold = 24
     /// Edges per strip aimed for.
-    static let edgesPerStrip = 8
+    static let edgesPerStrip = 4
 
     var bytes: Int {
         fences.count * MemoryLayout<FenceRecord>.stride + polygons.count * MemoryLayout<PolygonRecord>.stride
-            + vertices.count * 4 + stripStarts.count * 4 + stripEdges.count * 4
-            + cellStarts.count * 4 + cellFences.count * 4
+            + vertices.count * 4 + stripStarts.count * 4 + stripEdges.count * 2
+            + cellStarts.count * 4 + cellFences.count * MemoryLayout<CellEntry>.stride
     }
 
     var count: Int { fences.count }
@@ -151,7 +159,7 @@ extension FenceStore {
         let boxMinX = Float(minX - cx0).nextDown, boxMaxX = Float(maxX - cx0).nextUp
         let boxMinY = Float(minY - cy).nextDown, boxMaxY = Float(maxY - cy).nextUp
         let vertexCount = end - start
-        if vertexCount > Self.stripThreshold, boxMaxY > boxMinY {
+        if vertexCount > Self.stripThreshold, vertexCount <= Int(UInt16.max), boxMaxY > boxMinY {
             buildStrips(&record, minY: boxMinY, maxY: boxMaxY)
         }
         let polygonNumber = polygons.count
@@ -198,7 +206,7 @@ extension FenceStore {
         for e in 0..<edgeCount {
             if let r = range(e) {
                 for s in r {
-                    stripEdges[Int(base + fill[s])] = UInt32(e)
+                    stripEdges[Int(base + fill[s])] = UInt16(e)
                     fill[s] += 1
                 }
             }
@@ -224,7 +232,15 @@ extension FenceStore {
         let k = Geodesy.metersPerDegree(atLatitude: max(-80, min(80, (minY + maxY) / 2)))
         let widthMeters = max(1, (maxX - minX) * k.longitude)
         let heightMeters = max(1, (maxY - minY) * k.latitude)
-        var side = (widthMeters * heightMeters / Double(min(2 * n, 1 << 22))).squareRoot()
+        // Cells: about two per fence, but not much smaller than the typical fence, so that a
+        // fence is listed in few cells.
+        var meanSide = 0.0
+        for f in 0..<n {
+            let r = fences[f]
+            meanSide += Double(r.maxY - r.minY) * k.latitude
+        }
+        meanSide /= Double(n)
+        var side = max((widthMeters * heightMeters / Double(min(2 * n, 1 << 22))).squareRoot(), 1.2 * meanSide, 1)
         while true {
             columns = max(1, min(1 << 16, Int((widthMeters / side).rounded(.up))))
             rows = max(1, min(1 << 16, Int((heightMeters / side).rounded(.up))))
@@ -235,8 +251,8 @@ extension FenceStore {
             // Keep the total number of cell entries bounded (big fences cover many cells).
             var entries = 0
             for f in 0..<n { entries += cellRange(f).count }
-            if entries <= 24 * n + 1024 || columns * rows == 1 { break }
-            side *= (Double(entries) / Double(16 * n)).squareRoot()
+            if entries <= 4 * n + 1024 || columns * rows == 1 { break }
+            side *= (Double(entries) / Double(3 * n)).squareRoot()
         }
         var counts = [UInt32](repeating: 0, count: columns * rows + 1)
         for f in 0..<n {
@@ -245,13 +261,19 @@ extension FenceStore {
         }
         for c in 0..<(columns * rows) { counts[c + 1] += counts[c] }
         cellStarts = ContiguousArray(counts)
-        cellFences = ContiguousArray(repeating: 0, count: Int(counts[columns * rows]))
+        cellFences = ContiguousArray(repeating: CellEntry(minLon: 0, minLat: 0, maxLon: 0, maxLat: 0, fence: 0), count: Int(counts[columns * rows]))
         var fill = counts
         for f in 0..<n {
             let r = cellRange(f)
+            let record = fences[f]
+            let entry = CellEntry(minLon: Float(record.centerLon + Double(record.minX)).nextDown,
+                                  minLat: Float(record.centerLat + Double(record.minY)).nextDown,
+                                  maxLon: Float(record.centerLon + Double(record.maxX)).nextUp,
+                                  maxLat: Float(record.centerLat + Double(record.maxY)).nextUp,
+                                  fence: UInt32(f))
             for j in r.rows {
                 for i in r.columns {
-                    cellFences[Int(fill[j * columns + i])] = UInt32(f)
+                    cellFences[Int(fill[j * columns + i])] = entry
                     fill[j * columns + i] += 1
                 }
             }
