@@ -99,7 +99,7 @@ extension FenceStore {
     func signedDistance(fence f: Int, to p: Coordinate) -> Double {
         guard f >= 0, f < count, p.latitude.isFinite, p.longitude.isFinite else { return .nan }
         let k = Geodesy.metersPerDegree(atLatitude: p.latitude)
-        let fence = fences[f]
+        let fence = fences[Int(internalIDs[f])]
         let dlon = Geodesy.longitudeDelta(fence.centerLon, p.longitude)
         let dlat = p.latitude - fence.centerLat
         if fence.polygon == UInt32.max {
@@ -144,8 +144,10 @@ extension FenceStore {
         guard count > 0, p.latitude.isFinite, p.longitude.isFinite, abs(p.latitude) <= 90 else { return }
         var state = SearchState(best: wantNearest ? radius : 0)
         let passes = search(p, wantNearest: wantNearest, state: &state, containing: &result.containing)
-        if passes > 1, result.containing.count > 1 {
+        if result.containing.count > 1 {
             result.containing.sort()
+        }
+        if passes > 1, result.containing.count > 1 {
             var unique: [Int] = []
             for f in result.containing where unique.last != f { unique.append(f) }
             result.containing = unique
@@ -277,15 +279,15 @@ extension FenceStore {
         let ref = fence.polygon
         if ref == UInt32.max {
             let sd = dc - Double(fence.outer)
-            if sd <= 0 && canContain { containing.append(f) }
-            if c.wantNearest { state.consider(f, sd) }
+            if sd <= 0 && canContain { containing.append(Int(fence.external)) }
+            if c.wantNearest { state.consider(Int(fence.external), sd) }
             return
         }
         let inner = Double(fence.inner), outer = Double(fence.outer)
         let knownInside = inner > 0 && dc < inner
         let knownOutside = !insideBox || dc > outer
         if knownInside || knownOutside {
-            if knownInside && canContain { containing.append(f) }
+            if knownInside && canContain { containing.append(Int(fence.external)) }
             let lb = max(lbBox, dc - outer, abs(inner) - dc)
             if !c.wantNearest || lb > state.best { return }
             // Only the distance is left to find: defer, nearest lower bound first.
@@ -299,7 +301,7 @@ extension FenceStore {
             let r = edgeScan(polygon: Int(ref), px: dlon, py: dlat, kx: c.kx, ky: c.ky, limit: state.best, pip: false)
             if r.distance.isFinite {
                 let d = refined(c.p, r, kx: c.kx, ky: c.ky)
-                state.consider(f, knownInside && insideBox ? -d : d)
+                state.consider(Int(fence.external), knownInside && insideBox ? -d : d)
             }
             return
         }
@@ -307,10 +309,10 @@ extension FenceStore {
         let r = edgeScan(polygon: Int(ref), px: dlon, py: dlat, kx: c.kx, ky: c.ky,
                          limit: c.wantNearest ? state.best : 0, pip: insideBox)
         let inside = insideBox && (r.inside || r.onBoundary)
-        if inside && canContain { containing.append(f) }
+        if inside && canContain { containing.append(Int(fence.external)) }
         if c.wantNearest, r.distance.isFinite {
             let d = refined(c.p, r, kx: c.kx, ky: c.ky)
-            state.consider(f, inside ? -d : d)
+            state.consider(Int(fence.external), inside ? -d : d)
         }
     }
 }
@@ -339,11 +341,12 @@ extension FenceStore {
             if candidate.lowerBound > state.best { break }
             let f = Int(candidate.fence)
             if c.seenContains(f) { continue }
-            let r = edgeScan(polygon: Int(c.records[f].polygon), px: candidate.dlon, py: candidate.dlat,
+            let fence = c.records[f]
+            let r = edgeScan(polygon: Int(fence.polygon), px: candidate.dlon, py: candidate.dlat,
                              kx: c.kx, ky: c.ky, limit: state.best, pip: false)
             if r.distance.isFinite {
                 let d = refined(c.p, r, kx: c.kx, ky: c.ky)
-                state.consider(f, candidate.inside ? -d : d)
+                state.consider(Int(fence.external), candidate.inside ? -d : d)
             }
         }
         c.pendingCount = 0

@@ -29,6 +29,8 @@ struct FenceRecord: Sendable {
     var outer: Float
     /// Index into `FenceStore.polygons`, or `UInt32.max` for a circle (radius = `outer`).
     var polygon: UInt32
+    /// The fence's number in the caller's order (records are stored in spatial order).
+    var external: UInt32 = 0
 }
 
 /// A fence listed in a grid cell, with its bounding box (absolute degrees in the grid's
@@ -43,6 +45,8 @@ struct CellEntry: Sendable {
 struct FenceStore: Sendable {
     /// One record per fence (48 bytes: one cache line access per candidate).
     var fences: ContiguousArray<FenceRecord> = []
+    /// Caller's fence number → record number.
+    var internalIDs: ContiguousArray<UInt32> = []
 
     var polygons: ContiguousArray<PolygonRecord> = []
     /// Vertex offsets from the fence centre in degrees, interleaved x (lon), y (lat).
@@ -65,7 +69,7 @@ struct FenceStore: Sendable {
     static let edgesPerStrip = 4
 
     var bytes: Int {
-        fences.count * MemoryLayout<FenceRecord>.stride + polygons.count * MemoryLayout<PolygonRecord>.stride
+        fences.count * MemoryLayout<FenceRecord>.stride + internalIDs.count * 4 + polygons.count * MemoryLayout<PolygonRecord>.stride
             + vertices.count * 4 + stripStarts.count * 4 + stripEdges.count * 2
             + cellStarts.count * 4 + cellFences.count * MemoryLayout<CellEntry>.stride
     }
@@ -78,15 +82,53 @@ struct FenceStore: Sendable {
 extension FenceStore {
     init(shapes: [FenceShape]) {
         fences.reserveCapacity(shapes.count)
-        for shape in shapes {
-            switch shape {
+        // Store fences in Z-order of their position so that neighbours share cache lines.
+        let order = Self.spatialOrder(shapes)
+        var scratch = Scratch()
+        internalIDs = ContiguousArray(repeating: 0, count: shapes.count)
+        for external in order {
+            internalIDs[external] = UInt32(fences.count)
+            switch shapes[external] {
             case let .circle(center, radius):
                 addCircle(center: center, radiusMeters: radius)
             case let .polygons(members):
-                addPolygons(members)
+                addPolygons(members, scratch: &scratch)
             }
+            fences[fences.count - 1].external = UInt32(external)
         }
         buildGrid()
+    }
+
+    /// Shape indices sorted by the Morton code of a representative point.
+    static func spatialOrder(_ shapes: [FenceShape]) -> [Int] {
+        func point(_ shape: FenceShape) -> (Double, Double) {
+            switch shape {
+            case let .circle(center, _): return (center.longitude, center.latitude)
+            case let .polygons(members):
+                guard let first = members.first?.shell.first else { return (0, 0) }
+                return (first.longitude, first.latitude)
+            }
+        }
+        let points = shapes.map(point)
+        var minX = Double.infinity, maxX = -Double.infinity, minY = Double.infinity, maxY = -Double.infinity
+        for (x, y) in points where x.isFinite && y.isFinite {
+            minX = min(minX, x); maxX = max(maxX, x); minY = min(minY, y); maxY = max(maxY, y)
+        }
+        guard minX.isFinite else { return Array(shapes.indices) }
+        let sx = maxX > minX ? 65535 / (maxX - minX) : 0, sy = maxY > minY ? 65535 / (maxY - minY) : 0
+        func spread(_ v: UInt32) -> UInt64 {
+            var x = UInt64(v) & 0xFFFF
+            x = (x | (x << 8)) & 0x00FF_00FF
+            x = (x | (x << 4)) & 0x0F0F_0F0F
+            x = (x | (x << 2)) & 0x3333_3333
+            x = (x | (x << 1)) & 0x5555_5555
+            return x
+        }
+        let keys: [UInt64] = points.map { (x, y) in
+            guard x.isFinite, y.isFinite else { return UInt64.max }
+            return spread(UInt32((x - minX) * sx)) | (spread(UInt32((y - minY) * sy)) << 1)
+        }
+        return shapes.indices.sorted { keys[$0] != keys[$1] ? keys[$0] < keys[$1] : $0 < $1 }
     }
 
     private mutating func addCircle(center: Coordinate, radiusMeters: Double) {
@@ -103,37 +145,56 @@ extension FenceStore {
                                   inner: Float(r), outer: Float(r), polygon: UInt32.max))
     }
 
-    private mutating func addPolygons(_ members: [PolygonRings]) {
+    /// Reusable buffers for building polygons (unwrapped vertices and ring ends).
+    struct Scratch {
+        var xs: [Double] = []
+        var ys: [Double] = []
+        var ringEnds: [Int] = []
+    }
+
+    private mutating func addPolygons(_ members: [PolygonRings], scratch: inout Scratch) {
         // Unwrap longitudes: consecutive vertices differ by at most 180°, each ring is shifted
         // by 360° multiples to lie near the first ring.
-        var rings: [[(x: Double, y: Double)]] = []
+        scratch.xs.removeAll(keepingCapacity: true)
+        scratch.ys.removeAll(keepingCapacity: true)
+        scratch.ringEnds.removeAll(keepingCapacity: true)
         var referenceLon: Double?
-        for member in members {
-            for ring in [member.shell] + member.holes {
-                var points = ring.filter { $0.latitude.isFinite && $0.longitude.isFinite }
-                if points.count > 1, points.first == points.last { points.removeLast() }
-                guard points.count >= 3 else { continue }
-                var out: [(x: Double, y: Double)] = []
-                out.reserveCapacity(points.count)
-                var lon = points[0].longitude
-                if let reference = referenceLon { lon += 360 * ((reference - lon + 180) / 360).rounded(.down) }
-                else { referenceLon = lon }
-                out.append((lon, points[0].latitude))
-                for i in 1..<points.count {
-                    lon += Geodesy.longitudeDelta(points[i - 1].longitude, points[i].longitude)
-                    out.append((lon, points[i].latitude))
-                }
-                rings.append(out)
-            }
-        }
         var minX = Double.infinity, maxX = -Double.infinity, minY = Double.infinity, maxY = -Double.infinity
-        for ring in rings {
-            for p in ring {
-                minX = min(minX, p.x); maxX = max(maxX, p.x)
-                minY = min(minY, p.y); maxY = max(maxY, p.y)
+        func addRing(_ ring: [Coordinate], _ scratch: inout Scratch) {
+            let ringStart = scratch.xs.count
+            var previousLon = 0.0
+            var lon = 0.0
+            for p in ring where p.latitude.isFinite && p.longitude.isFinite {
+                if scratch.xs.count == ringStart {
+                    lon = p.longitude
+                    if let reference = referenceLon { lon += 360 * ((reference - lon + 180) / 360).rounded(.down) }
+                } else {
+                    lon += Geodesy.longitudeDelta(previousLon, p.longitude)
+                }
+                previousLon = p.longitude
+                scratch.xs.append(lon)
+                scratch.ys.append(p.latitude)
             }
+            var n = scratch.xs.count - ringStart
+            if n > 1, scratch.xs[ringStart + n - 1] == scratch.xs[ringStart], scratch.ys[ringStart + n - 1] == scratch.ys[ringStart] {
+                scratch.xs.removeLast(); scratch.ys.removeLast(); n -= 1
+            }
+            if n < 3 {
+                scratch.xs.removeLast(n); scratch.ys.removeLast(n)
+                return
+            }
+            if referenceLon == nil { referenceLon = scratch.xs[ringStart] }
+            for k in ringStart..<scratch.xs.count {
+                minX = min(minX, scratch.xs[k]); maxX = max(maxX, scratch.xs[k])
+                minY = min(minY, scratch.ys[k]); maxY = max(maxY, scratch.ys[k])
+            }
+            scratch.ringEnds.append(scratch.xs.count)
         }
-        guard !rings.isEmpty else {
+        for member in members {
+            addRing(member.shell, &scratch)
+            for hole in member.holes { addRing(hole, &scratch) }
+        }
+        guard !scratch.ringEnds.isEmpty else {
             // Nothing usable: an empty fence far from everything (validation reports it).
             fences.append(FenceRecord(centerLat: 0, centerLon: 0, minX: 0, maxX: 0, minY: 0, maxY: 0,
                                       inner: -0, outer: 0, polygon: UInt32(polygons.count)))
@@ -142,17 +203,19 @@ extension FenceStore {
         }
         let cx0 = (minX + maxX) / 2, cy = (minY + maxY) / 2
         let cx = Geodesy.normalizedLongitude(cx0)
-        let shift = cx - cx0
         let start = vertices.count / 2
-        for ring in rings {
-            for p in ring {
-                vertices.append(Float(p.x + shift - cx))
-                vertices.append(Float(p.y - cy))
+        vertices.reserveCapacity(vertices.count + 2 * (scratch.xs.count + 2 * scratch.ringEnds.count))
+        var ringStart = 0
+        for ringEnd in scratch.ringEnds {
+            for k in ringStart..<ringEnd {
+                vertices.append(Float(scratch.xs[k] - cx0))
+                vertices.append(Float(scratch.ys[k] - cy))
             }
-            vertices.append(Float(ring[0].x + shift - cx))
-            vertices.append(Float(ring[0].y - cy))
+            vertices.append(Float(scratch.xs[ringStart] - cx0))
+            vertices.append(Float(scratch.ys[ringStart] - cy))
             vertices.append(.nan)
             vertices.append(.nan)
+            ringStart = ringEnd
         }
         let end = vertices.count / 2
         var record = PolygonRecord(vertexStart: UInt32(start), vertexEnd: UInt32(end), stripStart: 0, stripCount: 0, stripLat0: 0, stripsPerDegree: 0)
