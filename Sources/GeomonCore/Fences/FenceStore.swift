@@ -204,7 +204,6 @@ extension FenceStore {
         let cx0 = (minX + maxX) / 2, cy = (minY + maxY) / 2
         let cx = Geodesy.normalizedLongitude(cx0)
         let start = vertices.count / 2
-        vertices.reserveCapacity(vertices.count + 2 * (scratch.xs.count + 2 * scratch.ringEnds.count))
         var ringStart = 0
         for ringEnd in scratch.ringEnds {
             for k in ringStart..<ringEnd {
