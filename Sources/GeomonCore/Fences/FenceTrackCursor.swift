@@ -11,7 +11,9 @@ public struct FenceTrackCursor: Sendable {
     /// The current answer.
     public private(set) var result = FenceQueryResult()
     /// Lower bound on the current distance to any fence boundary.
-    public private(set) var clearanceMeters: Double = 0
+    public var clearanceMeters: Double {
+        moved2 < 0 ? result.clearanceMeters : max(0, safe - moved2.squareRoot())
+    }
     /// Number of full index queries run so far.
     public private(set) var queries = 0
 
@@ -20,6 +22,8 @@ public struct FenceTrackCursor: Sendable {
     /// Squared usable radius around the anchor (clearance with a safety margin).
     private var safe2 = -1.0
     private var safe = 0.0
+    /// Squared distance moved since the last query, or -1 right after one.
+    private var moved2 = -1.0
 
     public init(searchRadiusMeters: Double = 2000) {
         self.searchRadiusMeters = searchRadiusMeters
@@ -31,11 +35,12 @@ public struct FenceTrackCursor: Sendable {
         var dlon = point.longitude - anchorLon
         if dlon >= 180 { dlon -= 360 } else if dlon < -180 { dlon += 360 }
         let east = dlon * kx, north = (point.latitude - anchorLat) * ky
-        let moved2 = east * east + north * north
-        if moved2 < safe2 {
-            clearanceMeters = safe - moved2.squareRoot()
+        let distance2 = east * east + north * north
+        if distance2 < safe2 {
+            moved2 = distance2
             return false
         }
+        moved2 = -1
         index.query(point, within: searchRadiusMeters, into: &result)
         queries += 1
         anchorLat = point.latitude
@@ -45,7 +50,6 @@ public struct FenceTrackCursor: Sendable {
         let k = Geodesy.metersPerDegree(atLatitude: point.latitude)
         kx = k.longitude
         ky = k.latitude
-        clearanceMeters = result.clearanceMeters
         safe = abs(point.latitude) < 85 && result.clearanceMeters.isFinite ? max(0, result.clearanceMeters * 0.995 - 0.05) : 0
         safe2 = safe > 0 ? safe * safe : -1
         return true

@@ -9,6 +9,7 @@ enum BenchCommand: Command {
     static let summary = "Benchmarks the fence index and generates test data"
     static let help = """
     usage: geomon bench fences --fences F.geojson --points P.csv [--track T.csv] [--repeat N]
+           geomon bench fences --synthetic N [--seed S] [--track-fixes K] [--repeat N]
            geomon bench generate --fences N --points M [--track-fixes K] --seed S --out DIR
 
     bench fences: loads the fences, builds the index and, for every point (`lat,lon` lines),
@@ -16,6 +17,9 @@ enum BenchCommand: Command {
     also follows the track (consecutive fixes close together) with a clearance cursor.
     Prints one JSON line: fences, points, load_s, build_s, query_points_per_s,
     track_fixes_per_s, track_queries, mean_inside, index_bytes, bytes_per_fence, peak_rss_mb.
+    Rates are per CPU second. --synthetic N generates N fences, 100,000 points and the track in
+    memory (the `generate` recipe) instead of reading files, to measure beyond what the GeoJSON
+    loader can read.
 
     bench generate: writes DIR/fences.geojson (circles as 64-gons with radii 50 m–2 km and
     irregular polygons, some with holes, at constant density in a square of side
@@ -31,10 +35,26 @@ enum BenchCommand: Command {
         let trackFixes = try arguments.intOption("--track-fixes", default: 1_000_000, range: 0...100_000_000) ?? 0
         let seed = try arguments.option("--seed")
         let out = try arguments.option("--out")
+        let synthetic = try arguments.intOption("--synthetic", range: 1...10_000_000)
         let words = try arguments.positionals()
         guard words.count == 1 else { throw UsageError("expected 'fences' or 'generate'") }
         switch words[0] {
         case "fences":
+            if let synthetic {
+                guard fencesOption == nil, pointsOption == nil, track == nil, out == nil else {
+                    throw UsageError("--synthetic N replaces --fences, --points and --track")
+                }
+                var seedValue: UInt64 = 1
+                if let seed {
+                    guard let v = UInt64(seed) else { throw UsageError("--seed needs an unsigned integer") }
+                    seedValue = v
+                }
+                var generator = BenchGenerator(seed: seedValue)
+                let t0 = seconds()
+                let data = generator.synthetic(fences: synthetic, points: 100_000, trackFixes: trackFixes)
+                let t1 = seconds()
+                return measure(fences: data.fences, points: data.points, track: data.track, loadSeconds: t1 - t0, repeats: repeats)
+            }
             guard let fences = fencesOption, let points = pointsOption else {
                 throw UsageError("bench fences needs --fences F.geojson and --points P.csv")
             }
@@ -62,14 +82,21 @@ enum BenchCommand: Command {
             return error.exitCode
         }
         let t1 = seconds()
-        let index = FenceIndex(shapes: fences.map(\.shape))
-        let t2 = seconds()
         guard let points = readPoints(pointsPath) else { return ExitCode.noInput.code }
         var track: [Coordinate] = []
         if let trackPath {
             guard let t = readPoints(trackPath) else { return ExitCode.noInput.code }
             track = t
         }
+        return measure(fences: fences, points: points, track: track, loadSeconds: t1 - t0, repeats: repeats)
+    }
+
+    /// Builds the index and runs the point and track queries; prints the JSON line.
+    static func measure(fences: [Fence], points: [Coordinate], track: [Coordinate], loadSeconds: Double, repeats: Int) -> Int32 {
+        let shapes = fences.map(\.shape)
+        let t1 = seconds()
+        let index = FenceIndex(shapes: shapes)
+        let t2 = seconds()
 
         var result = FenceQueryResult()
         var insideTotal = 0
@@ -103,7 +130,7 @@ enum BenchCommand: Command {
         var fields: [String] = []
         fields.append("\"fences\":\(fences.count)")
         fields.append("\"points\":\(points.count)")
-        fields.append("\"load_s\":\(fixed(t1 - t0, 3))")
+        fields.append("\"load_s\":\(fixed(loadSeconds, 3))")
         fields.append("\"build_s\":\(fixed(t2 - t1, 3))")
         fields.append("\"query_points_per_s\":\(Int(perSecond))")
         fields.append("\"track_fixes\":\(track.count)")

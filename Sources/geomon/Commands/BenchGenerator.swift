@@ -40,19 +40,7 @@ struct BenchGenerator {
         }
         fences.write("{\"type\":\"FeatureCollection\",\"features\":[\n")
         for i in 0..<n {
-            let center = place(random.unit() * side - side / 2, random.unit() * side - side / 2)
-            var rings: [[Coordinate]]
-            if random.unit() < 0.7 {
-                let radius = 50 + 1950 * pow(random.unit(), 3)
-                rings = [(0..<64).map { Geodesy.localDestination(from: center, bearingDegrees: Double($0) * 360 / 64, distanceMeters: radius) }]
-            } else {
-                let radius = 100 + 1900 * pow(random.unit(), 3)
-                let vertices = 12 + Int(random.unit() * 117)
-                rings = [blob(center, radius: radius, vertices: vertices)]
-                if random.unit() < 0.5 {
-                    rings.append(blob(center, radius: radius * 0.25, vertices: 8 + Int(random.unit() * 9)).reversed())
-                }
-            }
+            let rings = nextFence(side: side)
             var line = i == 0 ? "" : ",\n"
             line += "{\"type\":\"Feature\",\"id\":\"f\(i)\",\"properties\":{},\"geometry\":{\"type\":\"Polygon\",\"coordinates\":["
             line += rings.map { ring in
@@ -88,6 +76,52 @@ struct BenchGenerator {
             return ExitCode.failure.code
         }
         return 0
+    }
+
+    /// The next fence's rings (shell first), in a square of side `side` metres.
+    mutating func nextFence(side: Double) -> [[Coordinate]] {
+        let center = place(random.unit() * side - side / 2, random.unit() * side - side / 2)
+        if random.unit() < 0.7 {
+            let radius = 50 + 1950 * pow(random.unit(), 3)
+            return [(0..<64).map { Geodesy.localDestination(from: center, bearingDegrees: Double($0) * 360 / 64, distanceMeters: radius) }]
+        }
+        let radius = 100 + 1900 * pow(random.unit(), 3)
+        let vertices = 12 + Int(random.unit() * 117)
+        var rings = [blob(center, radius: radius, vertices: vertices)]
+        if random.unit() < 0.5 {
+            rings.append(blob(center, radius: radius * 0.25, vertices: 8 + Int(random.unit() * 9)).reversed())
+        }
+        return rings
+    }
+
+    /// Fences, random points and a track in memory (the same recipe as the files, without
+    /// the 6-decimal rounding), for benchmarks that skip GeoJSON parsing.
+    mutating func synthetic(fences n: Int, points m: Int, trackFixes: Int) -> (fences: [Fence], points: [Coordinate], track: [Coordinate]) {
+        let side = 50_000 * (Double(n) / 1000).squareRoot()
+        var fences: [Fence] = []
+        fences.reserveCapacity(n)
+        for i in 0..<n {
+            let rings = nextFence(side: side)
+            fences.append(Fence(id: "f\(i)", shape: .polygons([PolygonRings(shell: rings[0], holes: Array(rings.dropFirst()))])))
+        }
+        let points = (0..<m).map { _ in place(random.unit() * side - side / 2, random.unit() * side - side / 2) }
+        var track: [Coordinate] = []
+        track.reserveCapacity(trackFixes)
+        var x = 0.0, y = 0.0, heading = random.range(0, 360), turn = 0.0
+        for _ in 0..<trackFixes {
+            turn = max(-4, min(4, turn + random.range(-1, 1)))
+            heading += turn
+            let t = heading * Double.pi / 180
+            x += 10 * sin(t)
+            y += 10 * cos(t)
+            if abs(x) > side / 2 || abs(y) > side / 2 {
+                heading += 180
+                x = max(-side / 2, min(side / 2, x))
+                y = max(-side / 2, min(side / 2, y))
+            }
+            track.append(place(x, y))
+        }
+        return (fences, points, track)
     }
 
     /// The point `east`, `north` metres from the origin (flat mapping, exact enough here).
