@@ -150,6 +150,9 @@ extension FenceStore {
         var xs: [Double] = []
         var ys: [Double] = []
         var ringEnds: [Int] = []
+        var counts: [UInt32] = []
+        var fill: [UInt32] = []
+        var ranges: [Int32] = []
     }
 
     private mutating func addPolygons(_ members: [PolygonRings], scratch: inout Scratch) {
@@ -222,7 +225,7 @@ extension FenceStore {
         let boxMinY = Float(minY - cy).nextDown, boxMaxY = Float(maxY - cy).nextUp
         let vertexCount = end - start
         if vertexCount > Self.stripThreshold, vertexCount <= Int(UInt16.max), boxMaxY > boxMinY {
-            buildStrips(&record, minY: boxMinY, maxY: boxMaxY)
+            buildStrips(&record, minY: boxMinY, maxY: boxMaxY, scratch: &scratch)
         }
         let polygonNumber = polygons.count
         polygons.append(record)
@@ -245,31 +248,42 @@ extension FenceStore {
                                   outer: Float(farthest * (1 + margin) + 0.01).nextUp, polygon: UInt32(polygonNumber)))
     }
 
-    private mutating func buildStrips(_ record: inout PolygonRecord, minY: Float, maxY: Float) {
+    private mutating func buildStrips(_ record: inout PolygonRecord, minY: Float, maxY: Float, scratch: inout Scratch) {
         let start = Int(record.vertexStart), end = Int(record.vertexEnd)
         let edgeCount = end - start - 1
         let strips = max(2, min(4096, edgeCount / Self.edgesPerStrip))
         let perDegree = Float(Double(strips) / Double(maxY - minY))
-        var counts = [UInt32](repeating: 0, count: strips + 1)
-        func range(_ e: Int) -> ClosedRange<Int>? {
-            let ay = vertices[2 * (start + e) + 1], by = vertices[2 * (start + e + 1) + 1]
-            if ay.isNaN || by.isNaN { return nil }
-            let lo = Int(((min(ay, by) - minY) * perDegree).rounded(.down))
-            let hi = Int(((max(ay, by) - minY) * perDegree).rounded(.down))
-            return max(0, min(strips - 1, lo))...max(0, min(strips - 1, hi))
+        scratch.counts.removeAll(keepingCapacity: true)
+        scratch.counts.append(contentsOf: repeatElement(0, count: strips + 1))
+        scratch.ranges.removeAll(keepingCapacity: true)
+        vertices.withUnsafeBufferPointer { v in
+            for e in 0..<edgeCount {
+                let ay = v[2 * (start + e) + 1], by = v[2 * (start + e + 1) + 1]
+                if ay.isNaN || by.isNaN {
+                    scratch.ranges.append(1)
+                    scratch.ranges.append(0)
+                    continue
+                }
+                let lo = max(0, min(strips - 1, Int(((min(ay, by) - minY) * perDegree).rounded(.down))))
+                let hi = max(0, min(strips - 1, Int(((max(ay, by) - minY) * perDegree).rounded(.down))))
+                scratch.ranges.append(Int32(lo))
+                scratch.ranges.append(Int32(hi))
+                for s in lo...hi { scratch.counts[s + 1] += 1 }
+            }
         }
-        for e in 0..<edgeCount {
-            if let r = range(e) { for s in r { counts[s + 1] += 1 } }
-        }
-        for s in 0..<strips { counts[s + 1] += counts[s] }
-        let base = UInt32(stripEdges.count)
-        var fill = counts
-        stripEdges.append(contentsOf: repeatElement(0, count: Int(counts[strips])))
-        for e in 0..<edgeCount {
-            if let r = range(e) {
-                for s in r {
-                    stripEdges[Int(base + fill[s])] = UInt16(e)
-                    fill[s] += 1
+        for s in 0..<strips { scratch.counts[s + 1] += scratch.counts[s] }
+        let base = stripEdges.count
+        let total = Int(scratch.counts[strips])
+        stripEdges.append(contentsOf: repeatElement(0, count: total))
+        scratch.fill.removeAll(keepingCapacity: true)
+        scratch.fill.append(contentsOf: scratch.counts)
+        stripEdges.withUnsafeMutableBufferPointer { out in
+            for e in 0..<edgeCount {
+                let lo = Int(scratch.ranges[2 * e]), hi = Int(scratch.ranges[2 * e + 1])
+                if lo > hi { continue }
+                for s in lo...hi {
+                    out[base + Int(scratch.fill[s])] = UInt16(e)
+                    scratch.fill[s] += 1
                 }
             }
         }
@@ -277,7 +291,7 @@ extension FenceStore {
         record.stripCount = UInt32(strips)
         record.stripLat0 = minY
         record.stripsPerDegree = perDegree
-        for s in 0...strips { stripStarts.append(base + counts[s]) }
+        for s in 0...strips { stripStarts.append(UInt32(base) + scratch.counts[s]) }
     }
 
     private mutating func buildGrid() {
