@@ -410,7 +410,8 @@ struct EdgeAccumulator {
     mutating func edge(_ v: UnsafeBufferPointer<Float>, _ i: Int, pip: Bool) {
         let ax = Double(v[2 * i]), ay = Double(v[2 * i + 1])
         let bx = Double(v[2 * i + 2]), by = Double(v[2 * i + 3])
-        if bx.isNaN || ax.isNaN { return }
+        // Ring separators are NaN: every comparison below is then false, so they count for
+        // nothing without a branch of their own.
         if pip {
             if (ay > py) != (by > py) {
                 let x = ax + (py - ay) * (bx - ax) / (by - ay)
@@ -421,12 +422,7 @@ struct EdgeAccumulator {
         }
         if wantDistance {
             let x0 = (ax - px) * kx, y0 = (ay - py) * ky
-            let x1 = (bx - px) * kx, y1 = (by - py) * ky
-            // Cheap rejection: the edge's box is farther than the best so far.
-            let gx = x0 > 0 && x1 > 0 ? min(x0, x1) : (x0 < 0 && x1 < 0 ? -max(x0, x1) : 0)
-            let gy = y0 > 0 && y1 > 0 ? min(y0, y1) : (y0 < 0 && y1 < 0 ? -max(y0, y1) : 0)
-            if gx * gx + gy * gy > best2 { return }
-            let dx = x1 - x0, dy = y1 - y0
+            let dx = (bx - ax) * kx, dy = (by - ay) * ky
             let len2 = dx * dx + dy * dy
             var t = len2 > 0 ? -(x0 * dx + y0 * dy) / len2 : 0
             t = t < 0 ? 0 : (t > 1 ? 1 : t)
