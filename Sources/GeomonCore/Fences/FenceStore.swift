@@ -68,10 +68,12 @@ struct FenceStore: Sendable {
     /// Edges per strip aimed for.
     static let edgesPerStrip = 4
 
+    /// Allocated bytes (capacities, not counts).
     var bytes: Int {
-        fences.count * MemoryLayout<FenceRecord>.stride + internalIDs.count * 4 + polygons.count * MemoryLayout<PolygonRecord>.stride
-            + vertices.count * 4 + stripStarts.count * 4 + stripEdges.count * 2
-            + cellStarts.count * 4 + cellFences.count * MemoryLayout<CellEntry>.stride
+        fences.capacity * MemoryLayout<FenceRecord>.stride + internalIDs.capacity * 4
+            + polygons.capacity * MemoryLayout<PolygonRecord>.stride
+            + vertices.capacity * 4 + stripStarts.capacity * 4 + stripEdges.capacity * 2
+            + cellStarts.capacity * 4 + cellFences.capacity * MemoryLayout<CellEntry>.stride
     }
 
     var count: Int { fences.count }
@@ -82,6 +84,19 @@ struct FenceStore: Sendable {
 extension FenceStore {
     init(shapes: [FenceShape]) {
         fences.reserveCapacity(shapes.count)
+        // Reserve the vertex storage once (closing vertex and separator per ring).
+        var floats = 0
+        var polygonCount = 0
+        for shape in shapes {
+            guard case let .polygons(members) = shape else { continue }
+            polygonCount += 1
+            for member in members {
+                floats += 2 * (member.shell.count + 2)
+                for hole in member.holes { floats += 2 * (hole.count + 2) }
+            }
+        }
+        vertices.reserveCapacity(floats)
+        polygons.reserveCapacity(polygonCount)
         // Store fences in Z-order of their position so that neighbours share cache lines.
         let order = Self.spatialOrder(shapes)
         var scratch = Scratch()
@@ -97,6 +112,9 @@ extension FenceStore {
             fences[fences.count - 1].external = UInt32(external)
         }
         buildGrid()
+        // Drop the growth slack of the arrays built by appending.
+        stripEdges = ContiguousArray(stripEdges)
+        stripStarts = ContiguousArray(stripStarts)
     }
 
     /// Shape indices sorted by the Morton code of a representative point.
