@@ -120,12 +120,14 @@ struct FenceIndexTests {
         }
     }
 
-    @Test func bigPolygonUsesEdgeIndexAndMatchesBruteForce() {
+    /// With a hole: the strip edge index; without: the angular (star-shaped) index.
+    @Test(arguments: [true, false])
+    func bigPolygonUsesEdgeIndexAndMatchesBruteForce(withHole: Bool) {
         var rng = SeededGenerator(seed: 42)
         let c = Coordinate(latitude: 46.5, longitude: 7.5)
         let shell = RandomFences.star(c, radius: 30_000, vertices: 10_000, rng: &rng)
         let hole = RandomFences.star(c, radius: 5_000, vertices: 500, rng: &rng)
-        let shape = FenceShape.polygons([PolygonRings(shell: shell, holes: [hole])])
+        let shape = FenceShape.polygons([PolygonRings(shell: withHole ? shell : shell.reversed(), holes: withHole ? [hole] : [])])
         let index = FenceIndex(shapes: [shape])
         for _ in 0..<300 {
             let p = Geodesy.localDestination(from: c, bearingDegrees: Double.random(in: 0..<360, using: &rng),

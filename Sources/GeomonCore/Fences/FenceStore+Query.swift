@@ -48,6 +48,12 @@ extension FenceStore {
         let record = polygons[polygon]
         let start = Int(record.vertexStart), end = Int(record.vertexEnd)
         var acc = EdgeAccumulator(px: px, py: py, kx: kx, ky: ky, best2: limit * limit, wantDistance: limit > 0)
+        if record.stripCount == UInt32.max {
+            sectorScan(record, &acc, pip: pip)
+            return EdgeScanResult(inside: acc.inside, onBoundary: acc.onBoundary,
+                                  distance: acc.found ? acc.best2.squareRoot() : .infinity,
+                                  nearestEast: acc.nearestEast, nearestNorth: acc.nearestNorth)
+        }
         vertices.withUnsafeBufferPointer { v in
             if record.stripCount == 0 {
                 if end - start >= 2 {
@@ -91,6 +97,80 @@ extension FenceStore {
         return EdgeScanResult(inside: acc.inside, onBoundary: acc.onBoundary,
                               distance: acc.found ? acc.best2.squareRoot() : .infinity,
                               nearestEast: acc.nearestEast, nearestNorth: acc.nearestNorth)
+    }
+
+    /// Edge scan for a star-shaped polygon with an angular index: containment from the one
+    /// edge the ray centre→point crosses, distance from the edges within the angular window
+    /// that the best distance so far allows.
+    private func sectorScan(_ record: PolygonRecord, _ acc: inout EdgeAccumulator, pip: Bool) {
+        let start = Int(record.vertexStart)
+        let n = Int(record.vertexEnd) - start - 2
+        let base = Int(record.stripStart)
+        let scale = Double(record.stripsPerDegree)
+        let first = Double(record.stripLat0)
+        let twoPi = 2 * Double.pi
+        vertices.withUnsafeBufferPointer { v in
+            angles.withUnsafeBufferPointer { a in
+                let x = acc.px * scale, y = acc.py
+                var phi = atan2(y, x)
+                if phi < first { phi += twoPi } else if phi >= first + twoPi { phi -= twoPi }
+                // Edge k spans angles [a[k], a[k+1]).
+                var lo = 0, hi = n
+                while hi - lo > 1 {
+                    let mid = (lo + hi) / 2
+                    if Double(a[base + mid]) <= phi { lo = mid } else { hi = mid }
+                }
+                let k = lo
+                if pip {
+                    let nearVertex = phi - Double(a[base + k]) < 1e-5 || Double(a[base + k + 1]) - phi < 1e-5
+                    if nearVertex || (x == 0 && y == 0) {
+                        // Too close to call from one edge: even-odd over the ring.
+                        var probe = EdgeAccumulator(px: acc.px, py: acc.py, kx: acc.kx, ky: acc.ky, best2: 0, wantDistance: false)
+                        for i in 0..<n { probe.edge(v, start + i, pip: true) }
+                        acc.inside = probe.inside
+                        acc.onBoundary = probe.onBoundary
+                    } else {
+                        let ax = Double(v[2 * (start + k)]) * scale, ay = Double(v[2 * (start + k) + 1])
+                        let bx = Double(v[2 * (start + k + 1)]) * scale, by = Double(v[2 * (start + k + 1) + 1])
+                        let cross = (bx - ax) * (y - ay) - (by - ay) * (x - ax)
+                        acc.inside = cross > 0
+                        acc.onBoundary = cross == 0
+                    }
+                }
+                guard acc.wantDistance else { return }
+                acc.edge(v, start + k, pip: false)
+                // Window: the nearest boundary point is within the best distance of the point,
+                // so within asin(best / centre distance) of its bearing (plus a margin for the
+                // frame's approximation).
+                let east = acc.px * acc.kx, north = acc.py * acc.ky
+                let dc = (east * east + north * north).squareRoot()
+                var scanned = 1
+                var left = k, right = k
+                while scanned < n {
+                    let best = acc.best2.squareRoot()
+                    let window = best < dc * 0.999 ? asin(best / dc) * 1.02 + 0.01 : twoPi
+                    var progressed = false
+                    // Next edge to the left: k-1 spans [a[k-1], a[k]); wraps around.
+                    let leftEdge = (left - 1 + n) % n
+                    let leftEnd = Double(a[base + leftEdge + 1]) - (leftEdge >= k ? twoPi : 0)
+                    if phi - leftEnd <= window && scanned < n {
+                        left = leftEdge
+                        acc.edge(v, start + left, pip: false)
+                        scanned += 1
+                        progressed = true
+                    }
+                    let rightEdge = (right + 1) % n
+                    let rightStart = Double(a[base + rightEdge]) + (rightEdge <= k ? twoPi : 0)
+                    if rightStart - phi <= window && scanned < n {
+                        right = rightEdge
+                        acc.edge(v, start + right, pip: false)
+                        scanned += 1
+                        progressed = true
+                    }
+                    if !progressed { break }
+                }
+            }
+        }
     }
 
     // MARK: Single fence

@@ -55,6 +55,9 @@ struct FenceStore: Sendable {
     /// (edge numbers relative to the polygon's `vertexStart`).
     var stripStarts: ContiguousArray<UInt32> = []
     var stripEdges: ContiguousArray<UInt16> = []
+    /// Sector-indexed polygons (`stripCount == UInt32.max`): unwrapped vertex angles, n + 1
+    /// per polygon starting at `stripStart`.
+    var angles: ContiguousArray<Float> = []
 
     // The grid.
     var gridLon0 = 0.0, gridLat0 = 0.0
@@ -72,7 +75,7 @@ struct FenceStore: Sendable {
     var bytes: Int {
         fences.capacity * MemoryLayout<FenceRecord>.stride + internalIDs.capacity * 4
             + polygons.capacity * MemoryLayout<PolygonRecord>.stride
-            + vertices.capacity * 4 + stripStarts.capacity * 4 + stripEdges.capacity * 2
+            + vertices.capacity * 4 + angles.capacity * 4 + stripStarts.capacity * 4 + stripEdges.capacity * 2
             + cellStarts.capacity * 4 + cellFences.capacity * MemoryLayout<CellEntry>.stride
     }
 
@@ -113,8 +116,9 @@ extension FenceStore {
         }
         buildGrid()
         // Drop the growth slack of the arrays built by appending.
-        stripEdges = ContiguousArray(stripEdges)
-        stripStarts = ContiguousArray(stripStarts)
+        stripEdges = Self.exact(stripEdges)
+        stripStarts = Self.exact(stripStarts)
+        angles = Self.exact(angles)
     }
 
     /// Shape indices sorted by the Morton code of a representative point.
@@ -242,7 +246,10 @@ extension FenceStore {
         let boxMinX = Float(minX - cx0).nextDown, boxMaxX = Float(maxX - cx0).nextUp
         let boxMinY = Float(minY - cy).nextDown, boxMaxY = Float(maxY - cy).nextUp
         let vertexCount = end - start
-        if vertexCount > Self.stripThreshold, vertexCount <= Int(UInt16.max), boxMaxY > boxMinY {
+        if vertexCount > Self.stripThreshold, scratch.ringEnds.count == 1, maxY - minY < 1, maxX - minX < 1,
+           buildSectors(&record, latitude: cy) {
+            // Star-shaped around the centre: angular index.
+        } else if vertexCount > Self.stripThreshold, vertexCount <= Int(UInt16.max), boxMaxY > boxMinY {
             buildStrips(&record, minY: boxMinY, maxY: boxMaxY, scratch: &scratch)
         }
         let polygonNumber = polygons.count
@@ -264,6 +271,64 @@ extension FenceStore {
         fences.append(FenceRecord(centerLat: cy, centerLon: cx, minX: boxMinX, maxX: boxMaxX, minY: boxMinY, maxY: boxMaxY,
                                   inner: edges.inside && !edges.onBoundary ? max(0, Float(nearestEdge).nextDown) : -Float(nearestEdge),
                                   outer: Float(farthest * (1 + margin) + 0.01).nextUp, polygon: UInt32(polygonNumber)))
+    }
+
+    /// A copy with capacity equal to its count.
+    static func exact<T>(_ array: ContiguousArray<T>) -> ContiguousArray<T> {
+        ContiguousArray(unsafeUninitializedCapacity: array.count) { buffer, count in
+            array.withUnsafeBufferPointer { source in
+                for i in 0..<source.count { (buffer.baseAddress! + i).initialize(to: source[i]) }
+            }
+            count = array.count
+        }
+    }
+
+    /// Marks a single-ring polygon whose vertices go round the centre in strictly monotone
+    /// angle (so every ray from the centre crosses exactly one edge) and stores the unwrapped
+    /// vertex angles. Angles are taken in the frame (x·s, y) with s = ±(metres per degree of
+    /// longitude / of latitude) at the centre; the sign makes every such ring counter-clockwise.
+    private mutating func buildSectors(_ record: inout PolygonRecord, latitude: Double) -> Bool {
+        let start = Int(record.vertexStart), end = Int(record.vertexEnd)
+        let n = end - start - 2 // closed ring + separator
+        guard n >= 3 else { return false }
+        let k = Geodesy.metersPerDegree(atLatitude: latitude)
+        var scale = k.longitude / k.latitude
+        var raw: [Double] = []
+        raw.reserveCapacity(n)
+        for i in 0..<n {
+            raw.append(atan2(Double(vertices[2 * (start + i) + 1]), Double(vertices[2 * (start + i)]) * scale))
+        }
+        func step(_ i: Int) -> Double {
+            var d = raw[(i + 1) % n] - raw[i]
+            if d > Double.pi { d -= 2 * Double.pi } else if d <= -Double.pi { d += 2 * Double.pi }
+            return d
+        }
+        var total = 0.0
+        for i in 0..<n { total += step(i) }
+        // Mirroring x turns a clockwise ring counter-clockwise (and negates its angles).
+        let sign: Double = total < 0 ? -1 : 1
+        if total < 0 { scale = -scale }
+        var unwrapped: [Float] = []
+        unwrapped.reserveCapacity(n + 1)
+        var a = sign > 0 ? raw[0] : (raw[0] >= 0 ? Double.pi - raw[0] : -Double.pi - raw[0])
+        unwrapped.append(Float(a))
+        for i in 0..<n {
+            let d = sign * step(i)
+            // Strictly increasing, each edge under a half turn, one turn in total.
+            guard d > 1e-6, d < Double.pi - 1e-6 else { return false }
+            a += d
+            unwrapped.append(Float(a))
+        }
+        guard abs(a - Double(unwrapped[0]) - 2 * Double.pi) < 1e-6 else { return false }
+        // The centre must be strictly inside (not on an edge).
+        let first = Double(unwrapped[0])
+        for i in 1...n where Double(unwrapped[i]) - Double(unwrapped[i - 1]) < 2e-6 { return false }
+        record.stripStart = UInt32(angles.count)
+        record.stripCount = UInt32.max
+        record.stripLat0 = Float(first)
+        record.stripsPerDegree = Float(scale)
+        angles.append(contentsOf: unwrapped)
+        return true
     }
 
     private mutating func buildStrips(_ record: inout PolygonRecord, minY: Float, maxY: Float, scratch: inout Scratch) {
