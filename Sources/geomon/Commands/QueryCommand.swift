@@ -1,15 +1,157 @@
+import GeomonCore
+
 /// `geomon query`: Reports which fences contain points and the nearest boundary.
 enum QueryCommand: Command {
     static let name = "query"
     static let summary = "Reports which fences contain points and the nearest boundary"
     static let help = """
-    usage: geomon query [OPTIONS]
+    usage: geomon query (--profile P | --fences FILE.geojson [--id-property NAME]) [LAT LON]
 
-    Reports which fences contain points and the nearest boundary.
+    Reports which fences contain points and the nearest boundary. With LAT LON, answers for
+    that point; otherwise reads points from standard input, one per line as `lat lon` or
+    `lat,lon` (blank lines and lines starting with # are skipped), and prints one JSON object
+    per point:
+
+      {"lat":47.37,"lon":8.54,"inside":["depot"],"nearest":{"fence":"depot","distance_m":-12.3}}
+
+    `inside` lists the ids of the fences containing the point (a point on a boundary is
+    inside), sorted; `nearest` is the fence with the nearest boundary and the signed distance
+    to it in metres (negative inside), or null when there are no fences. Bad input lines are
+    reported on standard error with their line number and skipped; the exit code is then 65.
+
+    options:
+      --profile P           the profile whose fences to use
+      --fences FILE         a GeoJSON FeatureCollection of Polygons/MultiPolygons instead
+      --id-property NAME    with --fences: take fence ids from this feature property
     """
 
     static func run(_ arguments: inout Arguments) throws -> Int32 {
-        writeStderr("geomon query: error: not implemented yet")
-        return ExitCode.failure.code
+        let profile = try arguments.option("--profile")
+        let fencesPath = try arguments.option("--fences")
+        let idProperty = try arguments.option("--id-property")
+        let rest = try arguments.positionals()
+        guard (profile == nil) != (fencesPath == nil) else {
+            throw UsageError("give exactly one of --profile P or --fences FILE.geojson")
+        }
+        if idProperty != nil && fencesPath == nil { throw UsageError("--id-property needs --fences") }
+        var single: Coordinate?
+        switch rest.count {
+        case 0: break
+        case 2:
+            guard let p = parsePoint(rest[0] + " " + rest[1]) else {
+                throw UsageError("LAT LON must be numbers with latitude in -90...90 and longitude in -180...180 (got '\(rest[0]) \(rest[1])')")
+            }
+            single = p
+        default:
+            throw UsageError("expected LAT LON or no positional arguments (got \(rest.count))")
+        }
+
+        let fences: [Fence]
+        do {
+            if let profile { fences = try FenceLoading.profileFences(path: profile) }
+            else { fences = try FenceLoading.geoJSONFences(path: fencesPath ?? "", idProperty: idProperty) }
+        } catch {
+            for message in error.messages {
+                writeStderr(message.contains(": error: ") ? message : "geomon: error: \(message)")
+            }
+            return error.exitCode
+        }
+        let index = FenceIndex(shapes: fences.map(\.shape))
+        let ids = fences.map(\.id)
+        var result = FenceQueryResult()
+
+        if let single {
+            index.query(single, within: .infinity, into: &result)
+            print(format(single, result, ids: ids))
+            return 0
+        }
+        var bad = 0
+        var lineNumber = 0
+        var output = ""
+        while let line = readLine(strippingNewline: true) {
+            lineNumber += 1
+            let trimmed = line.trimmingWhitespace()
+            if trimmed.isEmpty || trimmed.hasPrefix("#") { continue }
+            guard let p = parsePoint(trimmed) else {
+                bad += 1
+                flush(&output)
+                writeStderr("geomon: error: <stdin>:\(lineNumber): expected 'lat lon' or 'lat,lon' with latitude in -90...90 and longitude in -180...180 (got '\(String(trimmed.prefix(80)))')")
+                continue
+            }
+            index.query(p, within: .infinity, into: &result)
+            output += format(p, result, ids: ids)
+            output += "\n"
+            if output.utf8.count > 1 << 16 { flush(&output) }
+        }
+        flush(&output)
+        return bad > 0 ? ExitCode.dataError.code : 0
+    }
+
+    private static func flush(_ output: inout String) {
+        if !output.isEmpty {
+            print(output, terminator: "")
+            output = ""
+        }
+    }
+
+    /// `lat lon` or `lat,lon` (spaces or one comma between), range-checked.
+    static func parsePoint(_ text: Substring) -> Coordinate? {
+        let parts = text.split(whereSeparator: { $0 == "," || $0 == " " || $0 == "\t" })
+        guard parts.count == 2, text.filter({ $0 == "," }).count <= 1,
+              let lat = Double(parts[0]), let lon = Double(parts[1]) else { return nil }
+        let p = Coordinate(latitude: lat, longitude: lon)
+        return p.isValid ? p : nil
+    }
+
+    static func parsePoint(_ text: String) -> Coordinate? { parsePoint(text[...]) }
+
+    /// One output line (no newline).
+    static func format(_ p: Coordinate, _ result: FenceQueryResult, ids: [String]) -> String {
+        let inside = result.containing.map { ids[$0] }.sorted()
+        var line = "{\"lat\":\(number(p.latitude)),\"lon\":\(number(p.longitude)),\"inside\":["
+        line += inside.map(jsonString).joined(separator: ",")
+        line += "],\"nearest\":"
+        if let nearest = result.nearest {
+            let rounded = (nearest.signedDistanceMeters * 100).rounded() / 100
+            line += "{\"fence\":\(jsonString(ids[nearest.fence])),\"distance_m\":\(number(rounded == 0 ? 0 : rounded))}"
+        } else {
+            line += "null"
+        }
+        return line + "}"
+    }
+
+    static func number(_ value: Double) -> String {
+        if value == value.rounded(), abs(value) < 1e15 { return String(Int64(value)) }
+        return "\(value)"
+    }
+
+    static func jsonString(_ text: String) -> String {
+        var out = "\""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            default:
+                if scalar.value < 0x20 {
+                    let hex = String(scalar.value, radix: 16)
+                    out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+                } else {
+                    out.unicodeScalars.append(scalar)
+                }
+            }
+        }
+        return out + "\""
+    }
+}
+
+extension String {
+    func trimmingWhitespace() -> Substring {
+        var s = self[...]
+        while let c = s.first, c.isWhitespace { s.removeFirst() }
+        while let c = s.last, c.isWhitespace { s.removeLast() }
+        return s
     }
 }

@@ -1,0 +1,519 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What one scan over a polygon's edges found. Distances in local metres from the point.
+struct EdgeScanResult {
+    var inside: Bool
+    var onBoundary: Bool
+    /// Distance to the nearest edge, or +infinity when none is within the scan's limit.
+    var distance: Double
+    /// Offset (east, north) in metres from the point to the nearest boundary point.
+    var nearestEast: Double
+    var nearestNorth: Double
+}
+
+/// Mutable state of one query's search.
+struct SearchState {
+    var best: Double
+    var nearest: Int = -1
+    var nearestSigned: Double = .infinity
+    var collect: Bool = false
+    var found: [FenceDistance] = []
+
+    @inline(__always)
+    mutating func consider(_ fence: Int, _ signed: Double) {
+        let a = abs(signed)
+        if collect {
+            if a <= best { found.append(FenceDistance(fence: fence, signedDistanceMeters: signed)) }
+            return
+        }
+        if a < best || (a == best && (nearest < 0 || fence < nearest)) {
+            best = a
+            nearest = fence
+            nearestSigned = signed
+        }
+    }
+}
+
+extension FenceStore {
+    // MARK: Polygon edges
+
+    /// Point-in-polygon (even-odd, boundary detected) and distance to the nearest edge for a
+    /// point at offset (`px`, `py`) degrees from the fence centre, with metric `kx`, `ky`
+    /// (metres per degree). `pip` false skips the containment part; distances beyond `limit`
+    /// are not searched for.
+    func edgeScan(polygon: Int, px: Double, py: Double, kx: Double, ky: Double,
+                  limit: Double = .infinity, pip: Bool = true) -> EdgeScanResult {
+        let record = polygons[polygon]
+        let start = Int(record.vertexStart), end = Int(record.vertexEnd)
+        var acc = EdgeAccumulator(px: px, py: py, kx: kx, ky: ky, best2: limit * limit, wantDistance: limit > 0)
+        if record.stripCount == UInt32.max {
+            sectorScan(record, &acc, pip: pip)
+            return EdgeScanResult(inside: acc.inside, onBoundary: acc.onBoundary,
+                                  distance: acc.found ? acc.best2.squareRoot() : .infinity,
+                                  nearestEast: acc.nearestEast, nearestNorth: acc.nearestNorth)
+        }
+        vertices.withUnsafeBufferPointer { v in
+            if record.stripCount == 0 {
+                if end - start >= 2 {
+                    for i in start..<(end - 1) { acc.edge(v, i, pip: pip) }
+                }
+                return
+            }
+            stripStarts.withUnsafeBufferPointer { starts in
+                stripEdges.withUnsafeBufferPointer { edges in
+                    let strips = Int(record.stripCount)
+                    let lat0 = Double(record.stripLat0), perDegree = Double(record.stripsPerDegree)
+                    let fs = (Float(py) - record.stripLat0) * record.stripsPerDegree
+                    let inRange = fs >= 0 && fs < Float(strips)
+                    let s0 = fs < 0 ? 0 : (fs >= Float(strips) ? strips - 1 : Int(fs))
+                    let base = Int(record.stripStart)
+                    func scan(_ s: Int, pip: Bool) {
+                        for e in Int(starts[base + s])..<Int(starts[base + s + 1]) {
+                            acc.edge(v, start + Int(edges[e]), pip: pip)
+                        }
+                    }
+                    scan(s0, pip: pip && inRange)
+                    guard acc.wantDistance else { return }
+                    var step = 1
+                    while true {
+                        var any = false
+                        let below = s0 - step, above = s0 + step
+                        if below >= 0 {
+                            let gap = max(0, (py - (lat0 + Double(below + 1) / perDegree)) * ky)
+                            if gap * gap <= acc.best2 { scan(below, pip: false); any = true }
+                        }
+                        if above < strips {
+                            let gap = max(0, ((lat0 + Double(above) / perDegree) - py) * ky)
+                            if gap * gap <= acc.best2 { scan(above, pip: false); any = true }
+                        }
+                        if !any { break }
+                        step += 1
+                    }
+                }
+            }
+        }
+        return EdgeScanResult(inside: acc.inside, onBoundary: acc.onBoundary,
+                              distance: acc.found ? acc.best2.squareRoot() : .infinity,
+                              nearestEast: acc.nearestEast, nearestNorth: acc.nearestNorth)
+    }
+
+    /// Edge scan for a star-shaped polygon with an angular index: containment from the one
+    /// edge the ray centre→point crosses, distance from the edges within the angular window
+    /// that the best distance so far allows.
+    private func sectorScan(_ record: PolygonRecord, _ acc: inout EdgeAccumulator, pip: Bool) {
+        let start = Int(record.vertexStart)
+        let n = Int(record.vertexEnd) - start - 2
+        let base = Int(record.stripStart)
+        let scale = Double(record.stripsPerDegree)
+        let first = Double(record.stripLat0)
+        let twoPi = 2 * Double.pi
+        vertices.withUnsafeBufferPointer { v in
+            angles.withUnsafeBufferPointer { a in
+                let x = acc.px * scale, y = acc.py
+                var phi = atan2(y, x)
+                if phi < first { phi += twoPi } else if phi >= first + twoPi { phi -= twoPi }
+                // Edge k spans angles [a[k], a[k+1]).
+                var lo = 0, hi = n
+                while hi - lo > 1 {
+                    let mid = (lo + hi) / 2
+                    if Double(a[base + mid]) <= phi { lo = mid } else { hi = mid }
+                }
+                let k = lo
+                if pip {
+                    let nearVertex = phi - Double(a[base + k]) < 1e-5 || Double(a[base + k + 1]) - phi < 1e-5
+                    if nearVertex || (x == 0 && y == 0) {
+                        // Too close to call from one edge: even-odd over the ring.
+                        var probe = EdgeAccumulator(px: acc.px, py: acc.py, kx: acc.kx, ky: acc.ky, best2: 0, wantDistance: false)
+                        for i in 0..<n { probe.edge(v, start + i, pip: true) }
+                        acc.inside = probe.inside
+                        acc.onBoundary = probe.onBoundary
+                    } else {
+                        let ax = Double(v[2 * (start + k)]) * scale, ay = Double(v[2 * (start + k) + 1])
+                        let bx = Double(v[2 * (start + k + 1)]) * scale, by = Double(v[2 * (start + k + 1) + 1])
+                        let cross = (bx - ax) * (y - ay) - (by - ay) * (x - ax)
+                        acc.inside = cross > 0
+                        acc.onBoundary = cross == 0
+                    }
+                }
+                guard acc.wantDistance else { return }
+                acc.edge(v, start + k, pip: false)
+                // Window: the nearest boundary point is within the best distance of the point,
+                // so within asin(best / centre distance) of its bearing (plus a margin for the
+                // frame's approximation).
+                let east = acc.px * acc.kx, north = acc.py * acc.ky
+                let dc = (east * east + north * north).squareRoot()
+                var scanned = 1
+                var left = k, right = k
+                while scanned < n {
+                    let best = acc.best2.squareRoot()
+                    let window = best < dc * 0.999 ? asin(best / dc) * 1.02 + 0.01 : twoPi
+                    var progressed = false
+                    // Next edge to the left: k-1 spans [a[k-1], a[k]); wraps around.
+                    let leftEdge = (left - 1 + n) % n
+                    let leftEnd = Double(a[base + leftEdge + 1]) - (leftEdge >= k ? twoPi : 0)
+                    if phi - leftEnd <= window && scanned < n {
+                        left = leftEdge
+                        acc.edge(v, start + left, pip: false)
+                        scanned += 1
+                        progressed = true
+                    }
+                    let rightEdge = (right + 1) % n
+                    let rightStart = Double(a[base + rightEdge]) + (rightEdge <= k ? twoPi : 0)
+                    if rightStart - phi <= window && scanned < n {
+                        right = rightEdge
+                        acc.edge(v, start + right, pip: false)
+                        scanned += 1
+                        progressed = true
+                    }
+                    if !progressed { break }
+                }
+            }
+        }
+    }
+
+    // MARK: Single fence
+
+    /// Signed distance for one fence, by direct evaluation.
+    func signedDistance(fence f: Int, to p: Coordinate) -> Double {
+        guard f >= 0, f < count, p.latitude.isFinite, p.longitude.isFinite else { return .nan }
+        let k = Geodesy.metersPerDegree(atLatitude: p.latitude)
+        let fence = fences[Int(internalIDs[f])]
+        let dlon = Geodesy.longitudeDelta(fence.centerLon, p.longitude)
+        let dlat = p.latitude - fence.centerLat
+        if fence.polygon == UInt32.max {
+            let t = tan(p.latitude * Geodesy.radiansPerDegree)
+            return centerDistance(p, fence, dlon: dlon, dlat: dlat, kx: k.longitude, ky: k.latitude, tanLat: t) - Double(fence.outer)
+        }
+        let insideBox = dlon >= Double(fence.minX) && dlon <= Double(fence.maxX)
+            && dlat >= Double(fence.minY) && dlat <= Double(fence.maxY)
+        let r = edgeScan(polygon: Int(fence.polygon), px: dlon, py: dlat, kx: k.longitude, ky: k.latitude, pip: insideBox)
+        let d = refined(p, r, kx: k.longitude, ky: k.latitude)
+        return insideBox && (r.inside || r.onBoundary) ? -d : d
+    }
+
+    /// Distance from `p` to fence `f`'s centre in metres (mean-latitude metric; ellipsoidal
+    /// beyond 20 km).
+    @inline(__always)
+    func centerDistance(_ p: Coordinate, _ fence: FenceRecord, dlon: Double, dlat: Double, kx: Double, ky: Double, tanLat t: Double) -> Double {
+        // Scale the east component to the mean latitude (first order in the latitude change).
+        let east = dlon * kx * (1 + t * dlat * Geodesy.radiansPerDegree / 2)
+        let north = dlat * ky
+        let d = (east * east + north * north).squareRoot()
+        if d < 20_000 { return d }
+        return Geodesy.distanceMeters(from: p, to: Coordinate(latitude: fence.centerLat, longitude: fence.centerLon))
+    }
+
+    /// The scan's nearest-edge distance, refined to the mean-latitude metric (and to the
+    /// ellipsoid beyond 50 km) using the nearest boundary point.
+    func refined(_ p: Coordinate, _ r: EdgeScanResult, kx: Double, ky: Double) -> Double {
+        guard r.distance.isFinite, r.distance > 1000 else { return r.distance }
+        let q = Coordinate(latitude: p.latitude + r.nearestNorth / ky, longitude: p.longitude + r.nearestEast / kx)
+        if r.distance < 50_000 { return Geodesy.localDistanceMeters(from: p, to: q) }
+        return Geodesy.distanceMeters(from: p, to: q)
+    }
+
+    // MARK: Queries
+
+    func query(_ p: Coordinate, within searchRadiusMeters: Double, wantNearest: Bool, into result: inout FenceQueryResult) {
+        result.containing.removeAll(keepingCapacity: true)
+        result.nearest = nil
+        let radius = searchRadiusMeters.isNaN ? 0 : max(0, searchRadiusMeters)
+        result.clearanceMeters = radius
+        guard count > 0, p.latitude.isFinite, p.longitude.isFinite, abs(p.latitude) <= 90 else { return }
+        var state = SearchState(best: wantNearest ? radius : 0)
+        let passes = search(p, wantNearest: wantNearest, state: &state, containing: &result.containing)
+        if result.containing.count > 1 {
+            result.containing.sort()
+        }
+        if passes > 1, result.containing.count > 1 {
+            var unique: [Int] = []
+            for f in result.containing where unique.last != f { unique.append(f) }
+            result.containing = unique
+        }
+        if wantNearest, state.nearest >= 0 {
+            result.nearest = FenceDistance(fence: state.nearest, signedDistanceMeters: state.nearestSigned)
+            result.clearanceMeters = abs(state.nearestSigned)
+        }
+    }
+
+    func near(_ p: Coordinate, within radiusMeters: Double) -> [FenceDistance] {
+        let radius = radiusMeters.isNaN ? 0 : max(0, radiusMeters)
+        guard count > 0, p.latitude.isFinite, p.longitude.isFinite, abs(p.latitude) <= 90 else { return [] }
+        var state = SearchState(best: radius, collect: true)
+        var containing: [Int] = []
+        _ = search(p, wantNearest: true, state: &state, containing: &containing)
+        state.found.sort { $0.fence < $1.fence }
+        var unique: [FenceDistance] = []
+        for d in state.found where unique.last?.fence != d.fence { unique.append(d) }
+        return unique
+    }
+
+    /// Runs the grid search for `p` and its ±360° longitude images that can matter.
+    /// Returns how many passes ran.
+    private func search(_ p: Coordinate, wantNearest: Bool, state: inout SearchState, containing: inout [Int]) -> Int {
+        let k = Geodesy.metersPerDegree(atLatitude: p.latitude)
+        let tanLat = tan(p.latitude * Geodesy.radiansPerDegree)
+        let lon = (p.longitude >= -180 && p.longitude < 180) ? p.longitude : Geodesy.normalizedLongitude(p.longitude)
+        let gridLon1 = gridLon0 + cellLonDegrees * Double(columns)
+        var passes = 0
+        fences.withUnsafeBufferPointer { records in
+            cellStarts.withUnsafeBufferPointer { starts in
+                cellFences.withUnsafeBufferPointer { members in
+                    withUnsafeTemporaryAllocation(of: Int32.self, capacity: 32) { seen in
+                    withUnsafeTemporaryAllocation(of: Candidate.self, capacity: 64) { pending in
+                        var shift = 0.0
+                        for pass in 0..<3 {
+                            if pass == 1 { shift = -360 } else if pass == 2 { shift = 360 }
+                            let plon = lon + shift
+                            let gap = max(0, gridLon0 - plon, plon - gridLon1) * k.longitude
+                            if pass != 0, gap > state.best || (gap > 0 && !wantNearest) { continue }
+                            passes += 1
+                            var context = SearchContext(p: p, plon: plon, kx: k.longitude, ky: k.latitude, tanLat: tanLat,
+                                                        wantNearest: wantNearest, records: records, starts: starts,
+                                                        members: members, seen: seen, seenCount: 0,
+                                                        pending: pending, pendingCount: 0)
+                            searchGrid(&context, state: &state, containing: &containing)
+                        }
+                    }
+                    }
+                }
+            }
+        }
+        return passes
+    }
+
+    private func searchGrid(_ c: inout SearchContext, state: inout SearchState, containing: inout [Int]) {
+        let fx = (c.plon - gridLon0) / cellLonDegrees
+        let fy = (c.p.latitude - gridLat0) / cellLatDegrees
+        let inGrid = fx >= 0 && fx < Double(columns) && fy >= 0 && fy < Double(rows)
+        let ci = fx < 0 ? 0 : (fx >= Double(columns) ? columns - 1 : Int(fx))
+        let cj = fy < 0 ? 0 : (fy >= Double(rows) ? rows - 1 : Int(fy))
+        visit(ci, cj, ring0: inGrid, &c, state: &state, containing: &containing)
+        guard c.wantNearest else { return }
+        settle(&c, state: &state)
+        let cellWidth = cellLonDegrees * c.kx, cellHeight = cellLatDegrees * c.ky
+        var ring = 1
+        while true {
+            var lb = Double.infinity
+            if ci - ring >= 0 { lb = min(lb, max(0, fx - Double(ci - ring + 1)) * cellWidth) }
+            if ci + ring < columns { lb = min(lb, max(0, Double(ci + ring) - fx) * cellWidth) }
+            if cj - ring >= 0 { lb = min(lb, max(0, fy - Double(cj - ring + 1)) * cellHeight) }
+            if cj + ring < rows { lb = min(lb, max(0, Double(cj + ring) - fy) * cellHeight) }
+            if lb == .infinity || lb > state.best { break }
+            let i0 = max(0, ci - ring), i1 = min(columns - 1, ci + ring)
+            if cj + ring < rows { for i in i0...i1 { visit(i, cj + ring, ring0: false, &c, state: &state, containing: &containing) } }
+            if cj - ring >= 0 { for i in i0...i1 { visit(i, cj - ring, ring0: false, &c, state: &state, containing: &containing) } }
+            let j0 = max(0, cj - ring + 1), j1 = min(rows - 1, cj + ring - 1)
+            if j0 <= j1 {
+                if ci - ring >= 0 { for j in j0...j1 { visit(ci - ring, j, ring0: false, &c, state: &state, containing: &containing) } }
+                if ci + ring < columns { for j in j0...j1 { visit(ci + ring, j, ring0: false, &c, state: &state, containing: &containing) } }
+            }
+            settle(&c, state: &state)
+            ring += 1
+        }
+    }
+
+    @inline(__always)
+    private func visit(_ i: Int, _ j: Int, ring0: Bool, _ c: inout SearchContext, state: inout SearchState, containing: inout [Int]) {
+        let cell = j * columns + i
+        let lo = Int(c.starts[cell]), hi = Int(c.starts[cell + 1])
+        if lo == hi { return }
+        let px = c.plon, py = c.p.latitude
+        for e in lo..<hi {
+            let entry = c.members[e]
+            let x0 = Double(entry.minLon), x1 = Double(entry.maxLon), y0 = Double(entry.minLat), y1 = Double(entry.maxLat)
+            let gx = px < x0 ? x0 - px : (px > x1 ? px - x1 : 0)
+            let gy = py < y0 ? y0 - py : (py > y1 ? py - y1 : 0)
+            if gx != 0 || gy != 0 {
+                if !c.wantNearest { continue }
+                let ex = gx * c.kx, ny = gy * c.ky
+                if ex * ex + ny * ny > state.best * state.best { continue }
+            }
+            evaluate(Int(entry.fence), ring0: ring0, &c, state: &state, containing: &containing)
+        }
+    }
+
+    @inline(__always)
+    private func evaluate(_ f: Int, ring0: Bool, _ c: inout SearchContext, state: inout SearchState, containing: inout [Int]) {
+        let fence = c.records[f]
+        var dlon = c.plon - fence.centerLon
+        if dlon >= 180 { dlon -= 360 } else if dlon < -180 { dlon += 360 }
+        let dlat = c.p.latitude - fence.centerLat
+        let minX = Double(fence.minX), maxX = Double(fence.maxX)
+        let minY = Double(fence.minY), maxY = Double(fence.maxY)
+        let gx = dlon < minX ? minX - dlon : (dlon > maxX ? dlon - maxX : 0)
+        let gy = dlat < minY ? minY - dlat : (dlat > maxY ? dlat - maxY : 0)
+        let insideBox = gx == 0 && gy == 0
+        let canContain = insideBox && ring0
+        var lbBox = 0.0
+        if !insideBox {
+            if !c.wantNearest { return }
+            let ex = gx * c.kx, ny = gy * c.ky
+            let lb2 = ex * ex + ny * ny
+            if lb2 > state.best * state.best { return }
+            lbBox = lb2.squareRoot()
+        }
+        let dc = centerDistance(c.p, fence, dlon: dlon, dlat: dlat, kx: c.kx, ky: c.ky, tanLat: c.tanLat)
+        let ref = fence.polygon
+        if ref == UInt32.max {
+            let sd = dc - Double(fence.outer)
+            if sd <= 0 && canContain { containing.append(Int(fence.external)) }
+            if c.wantNearest { state.consider(Int(fence.external), sd) }
+            return
+        }
+        let inner = Double(fence.inner), outer = Double(fence.outer)
+        let knownInside = inner > 0 && dc < inner
+        let knownOutside = !insideBox || dc > outer
+        if knownInside || knownOutside {
+            if knownInside && canContain { containing.append(Int(fence.external)) }
+            let lb = max(lbBox, dc - outer, abs(inner) - dc)
+            if !c.wantNearest || lb > state.best { return }
+            // Only the distance is left to find: defer, nearest lower bound first.
+            if c.pendingCount < c.pending.count {
+                c.pending[c.pendingCount] = Candidate(fence: Int32(truncatingIfNeeded: f), inside: knownInside && insideBox,
+                                                     lowerBound: lb, dlon: dlon, dlat: dlat)
+                c.pendingCount += 1
+                return
+            }
+            if c.seenContains(f) { return }
+            let r = edgeScan(polygon: Int(ref), px: dlon, py: dlat, kx: c.kx, ky: c.ky, limit: state.best, pip: false)
+            if r.distance.isFinite {
+                let d = refined(c.p, r, kx: c.kx, ky: c.ky)
+                state.consider(Int(fence.external), knownInside && insideBox ? -d : d)
+            }
+            return
+        }
+        if !canContain && c.seenContains(f) { return }
+        let r = edgeScan(polygon: Int(ref), px: dlon, py: dlat, kx: c.kx, ky: c.ky,
+                         limit: c.wantNearest ? state.best : 0, pip: insideBox)
+        let inside = insideBox && (r.inside || r.onBoundary)
+        if inside && canContain { containing.append(Int(fence.external)) }
+        if c.wantNearest, r.distance.isFinite {
+            let d = refined(c.p, r, kx: c.kx, ky: c.ky)
+            state.consider(Int(fence.external), inside ? -d : d)
+        }
+    }
+}
+
+extension FenceStore {
+    /// Evaluates the deferred candidates in order of their lower bounds, while they can
+    /// still beat the best distance.
+    fileprivate func settle(_ c: inout SearchContext, state: inout SearchState) {
+        let n = c.pendingCount
+        if n == 0 { return }
+        let buffer = c.pending
+        // Insertion sort: a handful of entries.
+        if n > 1 {
+            for i in 1..<n {
+                let x = buffer[i]
+                var j = i - 1
+                while j >= 0 && buffer[j].lowerBound > x.lowerBound {
+                    buffer[j + 1] = buffer[j]
+                    j -= 1
+                }
+                buffer[j + 1] = x
+            }
+        }
+        for i in 0..<n {
+            let candidate = buffer[i]
+            if candidate.lowerBound > state.best { break }
+            let f = Int(candidate.fence)
+            if c.seenContains(f) { continue }
+            let fence = c.records[f]
+            let r = edgeScan(polygon: Int(fence.polygon), px: candidate.dlon, py: candidate.dlat,
+                             kx: c.kx, ky: c.ky, limit: state.best, pip: false)
+            if r.distance.isFinite {
+                let d = refined(c.p, r, kx: c.kx, ky: c.ky)
+                state.consider(Int(fence.external), candidate.inside ? -d : d)
+            }
+        }
+        c.pendingCount = 0
+    }
+}
+
+/// A polygon whose containment is known and whose distance may still matter.
+struct Candidate {
+    var fence: Int32
+    var inside: Bool
+    var lowerBound: Double
+    var dlon: Double
+    var dlat: Double
+}
+
+/// Per-pass constants of a grid search, and the fences already evaluated exactly.
+struct SearchContext {
+    var p: Coordinate
+    var plon: Double
+    var kx: Double
+    var ky: Double
+    var tanLat: Double
+    var wantNearest: Bool
+    var records: UnsafeBufferPointer<FenceRecord>
+    var starts: UnsafeBufferPointer<UInt32>
+    var members: UnsafeBufferPointer<CellEntry>
+    var seen: UnsafeMutableBufferPointer<Int32>
+    var seenCount: Int
+    var pending: UnsafeMutableBufferPointer<Candidate>
+    var pendingCount: Int
+
+    /// True when `f` was evaluated exactly before in this pass; otherwise records it.
+    @inline(__always)
+    mutating func seenContains(_ f: Int) -> Bool {
+        let v = Int32(truncatingIfNeeded: f)
+        for i in 0..<seenCount where seen[i] == v { return true }
+        if seenCount < seen.count {
+            seen[seenCount] = v
+            seenCount += 1
+        }
+        return false
+    }
+}
+
+/// Accumulates crossings and the nearest edge over a polygon's edges.
+struct EdgeAccumulator {
+    let px: Double, py: Double, kx: Double, ky: Double
+    var best2: Double
+    let wantDistance: Bool
+    var inside = false
+    var onBoundary = false
+    var found = false
+    var nearestEast = 0.0, nearestNorth = 0.0
+
+    init(px: Double, py: Double, kx: Double, ky: Double, best2: Double, wantDistance: Bool) {
+        self.px = px; self.py = py; self.kx = kx; self.ky = ky
+        self.best2 = best2; self.wantDistance = wantDistance
+    }
+
+    @inline(__always)
+    mutating func edge(_ v: UnsafeBufferPointer<Float>, _ i: Int, pip: Bool) {
+        let ax = Double(v[2 * i]), ay = Double(v[2 * i + 1])
+        let bx = Double(v[2 * i + 2]), by = Double(v[2 * i + 3])
+        // Ring separators are NaN: every comparison below is then false, so they count for
+        // nothing without a branch of their own.
+        if pip {
+            if (ay > py) != (by > py) {
+                let x = ax + (py - ay) * (bx - ax) / (by - ay)
+                if px < x { inside.toggle() } else if px == x { onBoundary = true }
+            } else if ay == py {
+                if by == py ? (px >= min(ax, bx) && px <= max(ax, bx)) : px == ax { onBoundary = true }
+            }
+        }
+        if wantDistance {
+            let x0 = (ax - px) * kx, y0 = (ay - py) * ky
+            let dx = (bx - ax) * kx, dy = (by - ay) * ky
+            let len2 = dx * dx + dy * dy
+            var t = len2 > 0 ? -(x0 * dx + y0 * dy) / len2 : 0
+            t = t < 0 ? 0 : (t > 1 ? 1 : t)
+            let cx = x0 + t * dx, cy = y0 + t * dy
+            let d2 = cx * cx + cy * cy
+            if d2 < best2 || (!found && d2 <= best2) {
+                best2 = d2
+                found = true
+                nearestEast = cx
+                nearestNorth = cy
+            }
+        }
+    }
+}

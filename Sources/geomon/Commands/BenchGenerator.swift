@@ -1,0 +1,180 @@
+import GeomonCore
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Deterministic benchmark data: fences, points and a track (see `geomon bench --help`).
+struct BenchGenerator {
+    /// SplitMix64.
+    struct Random {
+        var state: UInt64
+        mutating func next() -> UInt64 {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+        /// Uniform in [0, 1).
+        mutating func unit() -> Double { Double(next() >> 11) * 0x1p-53 }
+        mutating func range(_ lo: Double, _ hi: Double) -> Double { lo + (hi - lo) * unit() }
+    }
+
+    var random: Random
+    let origin = Coordinate(latitude: 47.0, longitude: 8.0)
+
+    init(seed: UInt64) { random = Random(state: seed) }
+
+    /// Writes the files; returns the exit code.
+    mutating func write(fences n: Int, points m: Int, trackFixes: Int, to directory: String) -> Int32 {
+        if mkdir(directory, 0o755) != 0 && errno != EEXIST {
+            writeStderr("geomon: error: cannot create directory '\(directory)'")
+            return ExitCode.failure.code
+        }
+        let side = 50_000 * (Double(n) / 1000).squareRoot()
+        guard let fences = Output(path: directory + "/fences.geojson"),
+              let points = Output(path: directory + "/points.csv"),
+              let track = Output(path: directory + "/track.csv") else {
+            writeStderr("geomon: error: cannot write into '\(directory)'")
+            return ExitCode.failure.code
+        }
+        fences.write("{\"type\":\"FeatureCollection\",\"features\":[\n")
+        for i in 0..<n {
+            let rings = nextFence(side: side)
+            var line = i == 0 ? "" : ",\n"
+            line += "{\"type\":\"Feature\",\"id\":\"f\(i)\",\"properties\":{},\"geometry\":{\"type\":\"Polygon\",\"coordinates\":["
+            line += rings.map { ring in
+                "[" + (ring + [ring[0]]).map { "[\(fixed6($0.longitude)),\(fixed6($0.latitude))]" }.joined(separator: ",") + "]"
+            }.joined(separator: ",")
+            line += "]}}"
+            fences.write(line)
+        }
+        fences.write("\n]}\n")
+        for _ in 0..<m {
+            let p = place(random.unit() * side - side / 2, random.unit() * side - side / 2)
+            points.write("\(fixed6(p.latitude)),\(fixed6(p.longitude))\n")
+        }
+        // A smooth random walk, 10 m steps, turning back at the square's edge.
+        var x = 0.0, y = 0.0, heading = random.range(0, 360)
+        var turn = 0.0
+        for _ in 0..<trackFixes {
+            turn = max(-4, min(4, turn + random.range(-1, 1)))
+            heading += turn
+            let t = heading * Double.pi / 180
+            x += 10 * sin(t)
+            y += 10 * cos(t)
+            if abs(x) > side / 2 || abs(y) > side / 2 {
+                heading += 180
+                x = max(-side / 2, min(side / 2, x))
+                y = max(-side / 2, min(side / 2, y))
+            }
+            let p = place(x, y)
+            track.write("\(fixed7(p.latitude)),\(fixed7(p.longitude))\n")
+        }
+        guard fences.close(), points.close(), track.close() else {
+            writeStderr("geomon: error: writing into '\(directory)' failed")
+            return ExitCode.failure.code
+        }
+        return 0
+    }
+
+    /// The next fence's rings (shell first), in a square of side `side` metres.
+    mutating func nextFence(side: Double) -> [[Coordinate]] {
+        let center = place(random.unit() * side - side / 2, random.unit() * side - side / 2)
+        if random.unit() < 0.7 {
+            let radius = 50 + 1950 * pow(random.unit(), 3)
+            return [(0..<64).map { Geodesy.localDestination(from: center, bearingDegrees: Double($0) * 360 / 64, distanceMeters: radius) }]
+        }
+        let radius = 100 + 1900 * pow(random.unit(), 3)
+        let vertices = 12 + Int(random.unit() * 117)
+        var rings = [blob(center, radius: radius, vertices: vertices)]
+        if random.unit() < 0.5 {
+            rings.append(blob(center, radius: radius * 0.25, vertices: 8 + Int(random.unit() * 9)).reversed())
+        }
+        return rings
+    }
+
+    /// Fences, random points and a track in memory (the same recipe as the files, without
+    /// the 6-decimal rounding), for benchmarks that skip GeoJSON parsing.
+    mutating func synthetic(fences n: Int, points m: Int, trackFixes: Int) -> (fences: [Fence], points: [Coordinate], track: [Coordinate]) {
+        let side = 50_000 * (Double(n) / 1000).squareRoot()
+        var fences: [Fence] = []
+        fences.reserveCapacity(n)
+        for i in 0..<n {
+            let rings = nextFence(side: side)
+            fences.append(Fence(id: "f\(i)", shape: .polygons([PolygonRings(shell: rings[0], holes: Array(rings.dropFirst()))])))
+        }
+        let points = (0..<m).map { _ in place(random.unit() * side - side / 2, random.unit() * side - side / 2) }
+        var track: [Coordinate] = []
+        track.reserveCapacity(trackFixes)
+        var x = 0.0, y = 0.0, heading = random.range(0, 360), turn = 0.0
+        for _ in 0..<trackFixes {
+            turn = max(-4, min(4, turn + random.range(-1, 1)))
+            heading += turn
+            let t = heading * Double.pi / 180
+            x += 10 * sin(t)
+            y += 10 * cos(t)
+            if abs(x) > side / 2 || abs(y) > side / 2 {
+                heading += 180
+                x = max(-side / 2, min(side / 2, x))
+                y = max(-side / 2, min(side / 2, y))
+            }
+            track.append(place(x, y))
+        }
+        return (fences, points, track)
+    }
+
+    /// The point `east`, `north` metres from the origin (flat mapping, exact enough here).
+    func place(_ east: Double, _ north: Double) -> Coordinate {
+        let k0 = Geodesy.metersPerDegree(atLatitude: origin.latitude)
+        let lat = origin.latitude + north / k0.latitude
+        let k = Geodesy.metersPerDegree(atLatitude: lat)
+        return Coordinate(latitude: lat, longitude: origin.longitude + east / k.longitude)
+    }
+
+    /// An irregular, smooth, star-shaped outline (a few random harmonics of the radius).
+    mutating func blob(_ center: Coordinate, radius: Double, vertices n: Int) -> [Coordinate] {
+        let a1 = random.range(0, 0.25), a2 = random.range(0, 0.15), a3 = random.range(0, 0.08)
+        let p1 = random.range(0, 6.3), p2 = random.range(0, 6.3), p3 = random.range(0, 6.3)
+        return (0..<n).map { i in
+            let t = 2 * Double.pi * Double(i) / Double(n)
+            let f = 1 - a1 - a2 - a3 + a1 * cos(2 * t + p1) + a2 * cos(3 * t + p2) + a3 * cos(7 * t + p3)
+            let jitter = 1 + random.range(-0.02, 0.02)
+            return Geodesy.localDestination(from: center, bearingDegrees: t * 180 / Double.pi, distanceMeters: radius * f * jitter)
+        }
+    }
+
+    func fixed6(_ v: Double) -> String { fixed(v, scale: 1e6, digits: 6) }
+    func fixed7(_ v: Double) -> String { fixed(v, scale: 1e7, digits: 7) }
+
+    func fixed(_ v: Double, scale: Double, digits: Int) -> String {
+        let n = Int64((abs(v) * scale).rounded())
+        let s = Int64(scale)
+        var frac = String(n % s)
+        frac = String(repeating: "0", count: digits - frac.count) + frac
+        return (v < 0 && n != 0 ? "-" : "") + "\(n / s).\(frac)"
+    }
+}
+
+/// A buffered output file.
+final class Output {
+    private let file: UnsafeMutablePointer<FILE>
+    private var failed = false
+
+    init?(path: String) {
+        guard let f = fopen(path, "w") else { return nil }
+        file = f
+    }
+
+    func write(_ text: String) {
+        var text = text
+        text.withUTF8 { bytes in
+            if fwrite(bytes.baseAddress, 1, bytes.count, file) != bytes.count { failed = true }
+        }
+    }
+
+    func close() -> Bool {
+        let ok = fclose(file) == 0
+        return ok && !failed
+    }
+}
