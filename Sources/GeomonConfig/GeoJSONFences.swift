@@ -327,6 +327,11 @@ final class GeoJSONReader {
             }
         }
         guard typeOK, !geometryBad, let fenceID, let geometry else { return }
+        if checkPolygons {
+            let limits = geometryLimitProblems(.polygons(geometry))
+            for problem in limits { report("feature '\(fenceID)': \(problem)", at: start) }
+            guard limits.isEmpty else { return }
+        }
         var fence = Fence(id: fenceID, name: name, shape: .polygons(geometry), events: defaultEvents)
         fence.location = location(start)
         fences.append(fence)

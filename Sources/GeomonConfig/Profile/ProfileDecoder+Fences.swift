@@ -58,6 +58,10 @@ extension ProfileDecoder {
             shape = decodeInlinePolygon(polygonNode, holes: f["holes"])
         }
         guard let id, let shape else { return }
+        // Shapes the geometry cannot answer for (near the poles, wider than 180°, …).
+        let limits = geometryLimitProblems(shape)
+        for problem in limits { error("fence '\(id)': \(problem)", f["circle"] ?? f["polygon"] ?? item) }
+        guard limits.isEmpty else { return }
         var fence = Fence(id: id, name: name, shape: shape, events: events, dwell: dwell)
         let anchorNode = f["id"] ?? item
         fence.location = location(anchorNode)

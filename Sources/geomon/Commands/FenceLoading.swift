@@ -13,17 +13,10 @@ enum FenceLoading {
         var exitCode: Int32
     }
 
-    /// Fences of a profile.
-    ///
-    /// TODO(lead): replace this body with the config helper's `ProfileLoader` (load the
-    /// profile, fail with its diagnostics and exit 65 when invalid, return `profile.fences`).
-    /// Nothing else in `query` needs to change.
-    static func profileFences(path: String) throws(Failure) -> [Fence] {
-        guard access(path, R_OK) == 0 else {
-            throw Failure(messages: ["cannot read profile '\(path)'"], exitCode: ExitCode.noInput.code)
-        }
-        throw Failure(messages: ["loading profiles is not available in this build yet; use --fences FILE.geojson"],
-                      exitCode: ExitCode.failure.code)
+    /// Fences of a profile, loaded and validated like `geomon validate` (diagnostics printed,
+    /// exit 65 when invalid, 66 when missing).
+    static func profileFences(path: String) throws -> [Fence] {
+        try loadProfileOrExit(path).fences
     }
 
     /// Fences of a GeoJSON FeatureCollection; errors (unreadable file, bad features, shapes the

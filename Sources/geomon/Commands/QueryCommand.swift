@@ -50,7 +50,7 @@ enum QueryCommand: Command {
         do {
             if let profile { fences = try FenceLoading.profileFences(path: profile) }
             else { fences = try FenceLoading.geoJSONFences(path: fencesPath ?? "", idProperty: idProperty) }
-        } catch {
+        } catch let error as FenceLoading.Failure {
             for message in error.messages {
                 writeStderr(message.contains(": error: ") ? message : "geomon: error: \(message)")
             }
