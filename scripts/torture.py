@@ -69,7 +69,7 @@ def order_violations(ref_events, log_rows):
         expected.setdefault(fence, []).append(eid)
     seen = {}
     logged = set()
-    for eid, fence in log_rows:
+    for eid, fence, _ in log_rows:
         if eid not in logged:
             logged.add(eid)
             seen.setdefault(fence, []).append(eid)
@@ -96,7 +96,7 @@ def make_profile(src, work, log):
 
 
 def hook_rows(path):
-    """(event id, fence) per hook run that completed its log line."""
+    """(event id, fence, attempt) per hook run that completed its log line."""
     if not os.path.exists(path):
         return []
     rows = []
@@ -104,7 +104,7 @@ def hook_rows(path):
         for line in f:
             parts = line.split()
             if len(parts) == 3:
-                rows.append((parts[0], parts[1]))
+                rows.append((parts[0], parts[1], parts[2]))
     return rows
 
 
@@ -141,7 +141,10 @@ def main():
         ref_events = stored_events(args.geomon, ref_db)
         if not ref_events:
             raise SystemExit("torture: the reference run decided no events; check the profile and track")
-        ref_order = order_violations(ref_events, hook_rows(ref_log))
+        ref_rows = hook_rows(ref_log)
+        ref_order = order_violations(ref_events, ref_rows)
+        if sorted(eid for eid, _, _ in ref_rows) != sorted(eid for eid, _ in ref_events):
+            raise SystemExit("torture: the reference run did not deliver every event exactly once")
         if ref_order or open_deliveries(args.geomon, ref_db):
             raise SystemExit(f"torture: the reference run itself broke order or left deliveries open: {ref_order}")
 
@@ -151,7 +154,7 @@ def main():
         rounds = 0
         restarts_completed = 0
         totals = {"missing": 0, "extra": 0, "duplicates": 0, "undelivered": 0, "repeats": 0, "events": 0,
-                  "order": 0, "open": 0, "hook_runs": 0}
+                  "order": 0, "open": 0, "hook_runs": 0, "same_attempt": 0}
         failures = []
         while kills < args.kills:
             rounds += 1
@@ -177,7 +180,12 @@ def main():
                 break
             events = stored_events(args.geomon, db)
             rows = hook_rows(log)
-            delivered = [eid for eid, _ in rows]
+            delivered = [eid for eid, _, _ in rows]
+            # A repeat must be a new attempt (the attempt number is committed before a hook
+            # starts, so the run after a kill carries a higher one); the same (id, attempt)
+            # twice would be a double delivery no kill explains.
+            same_attempt = len(rows) - len({(eid, attempt) for eid, _, attempt in rows})
+            totals["same_attempt"] += same_attempt
             missing = set(ref_events) - set(events)
             extra = set(events) - set(ref_events)
             undelivered = {eid for eid, _ in ref_events} - set(delivered)
@@ -192,7 +200,7 @@ def main():
             totals["undelivered"] += len(undelivered)
             totals["repeats"] += len(delivered) - len(set(delivered))
             totals["events"] += len(events)
-            if missing or extra or events != ref_events or undelivered or order or still_open:
+            if missing or extra or events != ref_events or undelivered or order or still_open or same_attempt:
                 failures.append({"round": rounds, "missing": sorted(missing)[:3], "extra": sorted(extra)[:3],
                                  "undelivered": sorted(undelivered)[:3], "order": order[:3], "open": still_open})
 
@@ -208,6 +216,7 @@ def main():
             "hook_undelivered": totals["undelivered"],
             "hook_runs_logged": totals["hook_runs"],
             "hook_repeats_after_kill": totals["repeats"],
+            "repeats_with_same_attempt": totals["same_attempt"],
             "order_violations": totals["order"],
             "open_deliveries": totals["open"],
             "reference_run_s": round(ref_seconds, 3),
