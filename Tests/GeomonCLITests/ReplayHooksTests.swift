@@ -216,4 +216,45 @@ struct ReplayHooksTests {
         let events = try Self.events(db: db)
         Self.expectDeliveredInOrder(events, Self.logged(log))
     }
+
+    @Test func fireRunsTheProfilesHooksOnceWithASyntheticEvent() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        _ = try dir.write("ok.sh", "#!/bin/sh\necho \"$GEOMON_EVENT $GEOMON_FENCE test=$GEOMON_TEST attempt=$GEOMON_ATTEMPT\"\n", mode: 0o755)
+        _ = try dir.write("bad.sh", "#!/bin/sh\necho nope >&2\nexit 4\n", mode: 0o755)
+        let profile = try dir.write("p.yaml", """
+            version: 1
+            name: fire
+            mode: regions
+            sources:
+              gnss: {}
+            fences:
+              - {id: home, circle: {lat: 46.3, lon: 6.9, radius: 100m}}
+            hooks:
+              enter: [{exec: [./ok.sh]}]
+              exit: [{exec: [./ok.sh]}, {exec: [./bad.sh]}]
+
+            """)
+        let enter = try runGeomon(["hooks", "fire", "--profile", profile, "--event", "enter", "--fence", "home"])
+        #expect(enter.exitCode == 0, "\(enter.stderr)")
+        // exec[0] is shown as the profile loader resolved it (against the profile's directory).
+        #expect(enter.stdout.hasPrefix("ok   [\"\(dir.url.path)/"))
+        #expect(enter.stdout.hasSuffix("ok.sh\"]: exit status 0\n  stdout| enter home test=1 attempt=1\n"))
+        let exit = try runGeomon(["hooks", "fire", "--profile", profile, "--event", "exit", "--fence", "home"])
+        #expect(exit.exitCode == 1)
+        #expect(exit.stdout.contains("bad.sh\"]: exit status 4: nope\n"))
+        #expect(exit.stdout.split(separator: "\n").filter { $0.hasPrefix("FAIL ") }.count == 1)
+        let none = try runGeomon(["hooks", "fire", "--profile", profile, "--event", "dwell", "--fence", "home"])
+        #expect(none.exitCode == 0 && none.stdout == "no dwell hooks in profile 'fire'\n")
+    }
+
+    @Test func listAndDeadOnANonDatabaseFileFailCleanly() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let junk = try dir.write("junk.db", "this is not sqlite")
+        let result = try runGeomon(["hooks", "list", "--db", junk])
+        #expect(result.exitCode == 65)
+        #expect(result.stderr.hasPrefix("geomon: error: "))
+        #expect(try String(contentsOfFile: junk, encoding: .utf8) == "this is not sqlite")
+    }
 }
