@@ -58,6 +58,17 @@ def open_deliveries(geomon, db):
     return 0 if out.stdout.strip() == "no pending deliveries" else out.stdout.count("\n#") + 1
 
 
+def kill_phase(geomon, db, ref_count):
+    """Where a kill landed: (events stored so far < the reference's, deliveries left running)."""
+    if not os.path.exists(db):
+        return True, False
+    out = run([geomon, "events", "--db", db, "--format", "json"])
+    stored = len([l for l in out.stdout.splitlines() if l.strip()]) if out.returncode == 0 else 0
+    listing = run([geomon, "hooks", "list", "--db", db])
+    running = listing.returncode == 0 and " running attempt " in listing.stdout
+    return stored < ref_count, running
+
+
 def order_violations(ref_events, log_rows):
     """Per fence, the first delivery of each event in the hook log must follow the events' order.
 
@@ -154,7 +165,8 @@ def main():
         rounds = 0
         restarts_completed = 0
         totals = {"missing": 0, "extra": 0, "duplicates": 0, "undelivered": 0, "repeats": 0, "events": 0,
-                  "order": 0, "open": 0, "hook_runs": 0, "same_attempt": 0}
+                  "order": 0, "open": 0, "hook_runs": 0, "same_attempt": 0,
+                  "kills_while_deciding": 0, "kills_mid_delivery": 0}
         failures = []
         while kills < args.kills:
             rounds += 1
@@ -169,9 +181,12 @@ def main():
                 try:
                     p.wait(timeout=rng.uniform(min(args.min_delay, max_delay), max_delay) if kills < args.kills else 600)
                 except subprocess.TimeoutExpired:
-                    os.killpg(p.pid, signal.SIGKILL)  # geomon and any hook it was running
+                    os.killpg(p.pid, signal.SIGKILL)  # geomon (its hooks run in their own sessions)
                     p.wait()
                     kills += 1
+                    deciding, running = kill_phase(args.geomon, db, len(ref_events))
+                    totals["kills_while_deciding"] += deciding
+                    totals["kills_mid_delivery"] += running
                     continue
                 err = p.stderr.read().decode(errors="replace")
                 if p.returncode != 0:
@@ -207,6 +222,8 @@ def main():
         result = {
             "kills": kills,
             "rounds": rounds,
+            "kills_before_all_events_stored": totals["kills_while_deciding"],
+            "kills_with_a_hook_running": totals["kills_mid_delivery"],
             "seed": args.seed,
             "events_per_run": len(ref_events),
             "events_compared": totals["events"],
