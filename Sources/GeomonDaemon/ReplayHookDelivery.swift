@@ -52,6 +52,21 @@ public final class ReplayHookDelivery: CommitObserver {
         try worker.poll(now: WallClock.now())
     }
 
+    /// Waits `duration` (a paced replay between fixes) while delivering: finished hooks are
+    /// recorded and due retries started as they come.
+    public func pause(_ duration: Duration) throws {
+        let end = ContinuousClock.now + duration
+        while true {
+            let now = WallClock.now()
+            let wake = try worker.poll(now: now)
+            let left = end - ContinuousClock.now
+            if left <= .zero { return }
+            var wait = left
+            if let wake { wait = min(wait, max(.milliseconds(1), wake - now)) }
+            worker.waitForActivity(timeout: wait)
+        }
+    }
+
     public func committed(_ events: [StoredEvent], monitor: Monitor) throws {
         try poll()
     }

@@ -81,6 +81,7 @@ enum ReplayCommand: Command {
         monitor.commitEventsImmediately = !noHooks || speed != nil
         let hooks = try ReplayHooks.start(profile: profile, store: store, monitor: monitor, enabled: !noHooks)
         let replay = Replay(monitor: monitor, speed: speed)
+        if let hooks { replay.pause = hooks.pause }
         let progressBar = isatty(2) == 1 && fixes.count >= 5000 ? ProgressBar() : nil
         if let progressBar { replay.progress = { progressBar.update($0, of: $1) } }
         let clock = ContinuousClock()
