@@ -50,7 +50,7 @@ let package = Package(
         .testTarget(name: "GeomonConfigTests", dependencies: ["GeomonConfig", "GeomonTestSupport"], swiftSettings: strict),
         .testTarget(name: "GeomonStoreTests", dependencies: ["GeomonStore", "GeomonTestSupport"], swiftSettings: strict),
         .testTarget(name: "GeomonSourcesTests", dependencies: ["GeomonSources", "GeomonTestSupport"], swiftSettings: strict),
-        .testTarget(name: "GeomonHooksTests", dependencies: ["GeomonHooks", "GeomonTestSupport"], swiftSettings: strict),
+        .testTarget(name: "GeomonHooksTests", dependencies: ["GeomonHooks", "GeomonStore", "GeomonDaemon", "GeomonTestSupport"], swiftSettings: strict),
         .testTarget(name: "GeomonDaemonTests", dependencies: ["GeomonDaemon", "GeomonConfig", "GeomonTestSupport"], swiftSettings: strict),
         .testTarget(name: "GeomonCLITests", dependencies: ["GeomonTestSupport"], swiftSettings: strict),
     ],

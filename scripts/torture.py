@@ -9,7 +9,11 @@ stored events and the hook log with one uninterrupted run:
 - hook log: every event id delivered at least once per hook; an id seen twice is allowed only
   when geomon was killed while that delivery ran, and such repeats are counted and reported.
 
+- hook order: per fence, the first delivery of each event follows the events' order;
+- `geomon hooks list` shows nothing pending at the end.
+
 Usage: scripts/torture.py --kills 200 --seed 1 [--geomon PATH] [--profile P] [--track T]
+(the default binary is the debug build, .build/debug/geomon; CI: --kills 20)
 Prints one JSON line with the figures; exits 1 when a guarantee is broken.
 """
 import argparse
@@ -26,10 +30,10 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 HOOK = """#!/bin/sh
-# Appends the event id to the log, slowly enough that kills land mid-delivery.
+# Appends "event-id fence attempt" to the log, slowly enough that kills land mid-delivery.
 id="$GEOMON_EVENT_ID"
 sleep 0.02
-printf '%s %s\\n' "$id" "$GEOMON_ATTEMPT" >> "{log}"
+printf '%s %s %s\\n' "$id" "$GEOMON_FENCE" "$GEOMON_ATTEMPT" >> "{log}"
 """
 
 
@@ -38,10 +42,49 @@ def run(cmd, **kw):
 
 
 def stored_events(geomon, db):
+    """(id, fence) of every stored event, in event order."""
     out = run([geomon, "events", "--db", db, "--format", "json"])
     if out.returncode != 0:
         raise SystemExit(f"torture: geomon events failed: {out.stderr}")
-    return [json.loads(line)["id"] for line in out.stdout.splitlines() if line.strip()]
+    rows = [json.loads(line) for line in out.stdout.splitlines() if line.strip()]
+    return [(r["id"], r.get("fence") or "") for r in rows]
+
+
+def open_deliveries(geomon, db):
+    """Deliveries `geomon hooks list` still shows as pending/running/retrying (must be none)."""
+    out = run([geomon, "hooks", "list", "--db", db])
+    if out.returncode != 0:
+        raise SystemExit(f"torture: geomon hooks list failed: {out.stderr}")
+    return 0 if out.stdout.strip() == "no pending deliveries" else out.stdout.count("\n#") + 1
+
+
+def kill_phase(geomon, db, ref_count):
+    """Where a kill landed: (events stored so far < the reference's, deliveries left running)."""
+    if not os.path.exists(db):
+        return True, False
+    out = run([geomon, "events", "--db", db, "--format", "json"])
+    stored = len([l for l in out.stdout.splitlines() if l.strip()]) if out.returncode == 0 else 0
+    listing = run([geomon, "hooks", "list", "--db", db])
+    running = listing.returncode == 0 and " running attempt " in listing.stdout
+    return stored < ref_count, running
+
+
+def order_violations(ref_events, log_rows):
+    """Per fence, the first delivery of each event in the hook log must follow the events' order.
+
+    Repeats (an id logged again) come from kills after the hook ran but before geomon recorded
+    it; a killed geomon's hook keeps running in its own session and may log after the restarted
+    geomon delivered the next event, so repeats are counted, not ordered."""
+    expected = {}
+    for eid, fence in ref_events:
+        expected.setdefault(fence, []).append(eid)
+    seen = {}
+    logged = set()
+    for eid, fence, _ in log_rows:
+        if eid not in logged:
+            logged.add(eid)
+            seen.setdefault(fence, []).append(eid)
+    return sorted(f for f in set(expected) | set(seen) if seen.get(f, []) != expected.get(f, []))
 
 
 def make_profile(src, work, log):
@@ -63,11 +106,17 @@ def make_profile(src, work, log):
     return profile
 
 
-def hook_ids(path):
+def hook_rows(path):
+    """(event id, fence, attempt) per hook run that completed its log line."""
     if not os.path.exists(path):
         return []
+    rows = []
     with open(path) as f:
-        return [line.split()[0] for line in f if line.strip()]
+        for line in f:
+            parts = line.split()
+            if len(parts) == 3:
+                rows.append((parts[0], parts[1], parts[2]))
+    return rows
 
 
 def main():
@@ -78,9 +127,13 @@ def main():
     ap.add_argument("--profile", default=os.path.join(ROOT, "Tests/Fixtures/torture/profile.yaml"))
     ap.add_argument("--track", default=os.path.join(ROOT, "Tests/Fixtures/tracks/genivi_20100403_Z205_Switzerland_short.nmea"))
     ap.add_argument("--max-delay", type=float, default=0, help="longest run before a kill, seconds (default: 1.2 x the reference run)")
+    ap.add_argument("--min-delay", type=float, default=0, help="shortest run before a kill, seconds (default: 0)")
     args = ap.parse_args()
     rng = random.Random(args.seed)
 
+    began = time.monotonic()
+    if not os.access(args.geomon, os.X_OK):
+        raise SystemExit(f"torture: no geomon binary at {args.geomon} (swift build first, or --geomon PATH)")
     work = tempfile.mkdtemp(prefix="geomon-torture-")
     try:
         # 1. The uninterrupted reference run.
@@ -97,13 +150,23 @@ def main():
         if ref.returncode != 0:
             raise SystemExit(f"torture: reference replay failed ({ref.returncode}): {ref.stderr}")
         ref_events = stored_events(args.geomon, ref_db)
+        if not ref_events:
+            raise SystemExit("torture: the reference run decided no events; check the profile and track")
+        ref_rows = hook_rows(ref_log)
+        ref_order = order_violations(ref_events, ref_rows)
+        if sorted(eid for eid, _, _ in ref_rows) != sorted(eid for eid, _ in ref_events):
+            raise SystemExit("torture: the reference run did not deliver every event exactly once")
+        if ref_order or open_deliveries(args.geomon, ref_db):
+            raise SystemExit(f"torture: the reference run itself broke order or left deliveries open: {ref_order}")
 
         # 2. Tortured rounds: each on a fresh database, killed at random instants and
         #    restarted with the same command until one run completes; then compared.
         kills = 0
         rounds = 0
         restarts_completed = 0
-        totals = {"missing": 0, "extra": 0, "duplicates": 0, "undelivered": 0, "repeats": 0, "events": 0}
+        totals = {"missing": 0, "extra": 0, "duplicates": 0, "undelivered": 0, "repeats": 0, "events": 0,
+                  "order": 0, "open": 0, "hook_runs": 0, "same_attempt": 0,
+                  "kills_while_deciding": 0, "kills_mid_delivery": 0}
         failures = []
         while kills < args.kills:
             rounds += 1
@@ -116,11 +179,14 @@ def main():
             while True:
                 p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
                 try:
-                    p.wait(timeout=rng.uniform(0.0, max_delay) if kills < args.kills else 600)
+                    p.wait(timeout=rng.uniform(min(args.min_delay, max_delay), max_delay) if kills < args.kills else 600)
                 except subprocess.TimeoutExpired:
-                    os.killpg(p.pid, signal.SIGKILL)  # geomon and any hook it was running
+                    os.killpg(p.pid, signal.SIGKILL)  # geomon (its hooks run in their own sessions)
                     p.wait()
                     kills += 1
+                    deciding, running = kill_phase(args.geomon, db, len(ref_events))
+                    totals["kills_while_deciding"] += deciding
+                    totals["kills_mid_delivery"] += running
                     continue
                 err = p.stderr.read().decode(errors="replace")
                 if p.returncode != 0:
@@ -128,22 +194,36 @@ def main():
                 restarts_completed += 1
                 break
             events = stored_events(args.geomon, db)
-            delivered = hook_ids(log)
+            rows = hook_rows(log)
+            delivered = [eid for eid, _, _ in rows]
+            # A repeat must be a new attempt (the attempt number is committed before a hook
+            # starts, so the run after a kill carries a higher one); the same (id, attempt)
+            # twice would be a double delivery no kill explains.
+            same_attempt = len(rows) - len({(eid, attempt) for eid, _, attempt in rows})
+            totals["same_attempt"] += same_attempt
             missing = set(ref_events) - set(events)
             extra = set(events) - set(ref_events)
-            undelivered = set(ref_events) - set(delivered)
+            undelivered = {eid for eid, _ in ref_events} - set(delivered)
+            order = order_violations(events, rows)
+            still_open = open_deliveries(args.geomon, db)
+            totals["order"] += len(order)
+            totals["open"] += still_open
+            totals["hook_runs"] += len(rows)
             totals["missing"] += len(missing)
             totals["extra"] += len(extra)
             totals["duplicates"] += len(events) - len(set(events))
             totals["undelivered"] += len(undelivered)
             totals["repeats"] += len(delivered) - len(set(delivered))
             totals["events"] += len(events)
-            if missing or extra or events != ref_events or undelivered:
-                failures.append({"round": rounds, "missing": sorted(missing)[:3], "extra": sorted(extra)[:3], "undelivered": sorted(undelivered)[:3]})
+            if missing or extra or events != ref_events or undelivered or order or still_open or same_attempt:
+                failures.append({"round": rounds, "missing": sorted(missing)[:3], "extra": sorted(extra)[:3],
+                                 "undelivered": sorted(undelivered)[:3], "order": order[:3], "open": still_open})
 
         result = {
             "kills": kills,
             "rounds": rounds,
+            "kills_before_all_events_stored": totals["kills_while_deciding"],
+            "kills_with_a_hook_running": totals["kills_mid_delivery"],
             "seed": args.seed,
             "events_per_run": len(ref_events),
             "events_compared": totals["events"],
@@ -151,8 +231,13 @@ def main():
             "extra": totals["extra"],
             "duplicates": totals["duplicates"],
             "hook_undelivered": totals["undelivered"],
+            "hook_runs_logged": totals["hook_runs"],
             "hook_repeats_after_kill": totals["repeats"],
+            "repeats_with_same_attempt": totals["same_attempt"],
+            "order_violations": totals["order"],
+            "open_deliveries": totals["open"],
             "reference_run_s": round(ref_seconds, 3),
+            "total_s": round(time.monotonic() - began, 1),
         }
         print(json.dumps(result))
         if failures:

@@ -36,6 +36,7 @@ public final class Monitor {
     public var commitEventsImmediately = true
     public weak var observer: (any CommitObserver)?
     private var batch: CommitBatch
+    private let hookTargets: HookTargets
     private var pendingKeyValues: [String: String] = [:]
     /// The last fix time known to be committed (the resume point).
     public private(set) var lastCommittedFixTime: UTCTime?
@@ -45,6 +46,7 @@ public final class Monitor {
         self.store = store
         self.recordDeliveries = recordDeliveries
         self.batchSize = max(1, batchSize)
+        hookTargets = HookTargets(profile: profile)
         store.keepFixes = profile.storage.keepFixes
         if let owner = try store.value(forKey: "profile"), owner != profile.name {
             throw MonitorError("\(store.path): the database belongs to profile '\(owner)', not '\(profile.name)'; use another --db")
@@ -105,9 +107,7 @@ public final class Monitor {
         for event in events {
             var targets: [DeliveryTarget] = []
             if recordDeliveries {
-                for (i, hook) in profile.hooks.hooks(for: event.kind).enumerated() {
-                    targets.append(DeliveryTarget(hookKey: "\(event.kind.rawValue)#\(i)", argv: hook.exec))
-                }
+                targets = hookTargets.targets(for: event.kind)
             }
             batch.events.append((event, targets))
         }

@@ -26,6 +26,9 @@ public final class Replay {
     public var speed: Double?
     /// Called with (fixes done, total) about every 1 % (for a progress bar).
     public var progress: ((Int, Int) -> Void)?
+    /// Waits between fixes with `speed` (default: sleeps); hook delivery waits here instead,
+    /// recording finished hooks and starting due retries meanwhile.
+    public var pause: (Duration) throws -> Void = { Thread.sleep(forTimeInterval: $0.secondsValue) }
 
     public init(monitor: Monitor, speed: Double? = nil) {
         self.monitor = monitor
@@ -69,7 +72,7 @@ public final class Replay {
             }
             if let speed, let previous, fix.time > previous {
                 let seconds = (fix.time - previous).secondsValue / speed
-                if seconds > 0 { Thread.sleep(forTimeInterval: seconds) }
+                if seconds > 0 { try pause(.milliseconds(Int64((seconds * 1000).rounded()))) }
             }
             let result = try monitor.fixReceived(fix, now: fix.time)
             if result.accepted {

@@ -32,7 +32,7 @@ extension EventStore {
                   WHERE status IN ('pending','running','retrying') GROUP BY hook_key, fence_id) h
               ON d.hook_key = h.hook_key AND d.fence_id = h.fence_id AND d.seq = h.seq
             WHERE d.status IN ('pending','retrying') AND d.next_attempt_at_ms <= ?
-            ORDER BY d.seq, d.hook_key LIMIT ?
+            ORDER BY d.id LIMIT ?
             """)
         statement.bind(1, now.millisecondsSince1970)
         statement.bind(2, limit)
@@ -51,10 +51,34 @@ extension EventStore {
             """).map { UTCTime(millisecondsSince1970: $0) }
     }
 
+    /// One delivery by row id.
+    public func delivery(id: Int64) throws -> Delivery? {
+        let statement = try db.prepare("SELECT \(Self.columns) FROM deliveries WHERE id = ?")
+        statement.bind(1, id)
+        return try readDeliveries(statement).first
+    }
+
+    /// The deliveries of one event, in row order.
+    public func deliveries(eventID: String) throws -> [Delivery] {
+        let statement = try db.prepare("SELECT \(Self.columns) FROM deliveries WHERE event_id = ? ORDER BY id")
+        statement.bind(1, eventID)
+        return try readDeliveries(statement)
+    }
+
+    /// The stored event with `id`, if any.
+    public func event(id: String) throws -> StoredEvent? {
+        let statement = try db.prepare("""
+            SELECT seq, profile, id, kind, fence_id, fence_name, time_ms, lat, lon, accuracy_m, rule
+            FROM events WHERE id = ?
+            """)
+        statement.bind(1, id)
+        return try readEvents(statement).first
+    }
+
     /// All deliveries with `status` (all when nil), in event order.
     public func deliveries(status: DeliveryStatus? = nil) throws -> [Delivery] {
         let statement = try db.prepare(
-            "SELECT \(Self.columns) FROM deliveries WHERE (?1 IS NULL OR status = ?1) ORDER BY seq, hook_key")
+            "SELECT \(Self.columns) FROM deliveries WHERE (?1 IS NULL OR status = ?1) ORDER BY id")
         statement.bind(1, status?.rawValue)
         return try readDeliveries(statement)
     }
@@ -88,8 +112,9 @@ extension EventStore {
         }
     }
 
+    /// Terminal success; the last failed attempt's error (if any) is kept for the record.
     public func markDelivered(id: Int64, at now: UTCTime? = nil) throws {
-        try update("UPDATE deliveries SET status = 'delivered', last_error = NULL, updated_at_ms = ?2 WHERE id = ?1", id: id) {
+        try update("UPDATE deliveries SET status = 'delivered', updated_at_ms = ?2 WHERE id = ?1", id: id) {
             $0.bind(2, nowMilliseconds(now))
         }
     }
@@ -109,25 +134,26 @@ extension EventStore {
         }
     }
 
-    /// Puts every dead delivery back in the queue (attempt count restarts); returns how many.
+    /// Puts every dead delivery back in the queue, due at once whatever clock the worker runs
+    /// on (attempt count restarts, the last error is kept); returns how many.
     @discardableResult
     public func requeueDead(at now: UTCTime? = nil) throws -> Int {
         try db.transaction {
             let statement = try db.prepare(
-                "UPDATE deliveries SET status = 'pending', attempt = 0, next_attempt_at_ms = ?1, updated_at_ms = ?1 WHERE status = 'dead'")
+                "UPDATE deliveries SET status = 'pending', attempt = 0, next_attempt_at_ms = 0, updated_at_ms = ?1 WHERE status = 'dead'")
             statement.bind(1, nowMilliseconds(now))
             try statement.run()
             return db.changes
         }
     }
 
-    /// After a crash: deliveries left `running` go back to `pending` (same event id, same
-    /// attempt count, so the next attempt is numbered after it). Returns how many.
+    /// After a crash: deliveries left `running` become `retrying`, due at once (same event id,
+    /// same attempt count, so the next attempt is numbered after it). Returns how many.
     @discardableResult
     public func recoverInterrupted(at now: UTCTime? = nil) throws -> Int {
         try db.transaction {
             let statement = try db.prepare(
-                "UPDATE deliveries SET status = 'pending', updated_at_ms = ?1 WHERE status = 'running'")
+                "UPDATE deliveries SET status = 'retrying', next_attempt_at_ms = 0, updated_at_ms = ?1 WHERE status = 'running'")
             statement.bind(1, nowMilliseconds(now))
             try statement.run()
             return db.changes

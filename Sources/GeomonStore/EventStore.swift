@@ -284,7 +284,7 @@ public final class EventStore {
                     insertDelivery.bind(3, JSONText.array(target.argv))
                     insertDelivery.bind(4, event.fenceID ?? "")
                     insertDelivery.bind(5, seq)
-                    insertDelivery.bind(6, event.time.millisecondsSince1970)
+                    insertDelivery.bind(6, Int64(0))  // due at once, whatever clock the worker runs on
                     insertDelivery.bind(7, batch.committedAt.millisecondsSince1970)
                     try insertDelivery.run()
                 }
@@ -338,6 +338,11 @@ public final class EventStore {
             FROM events WHERE time_ms >= ? ORDER BY seq
             """)
         statement.bind(1, since?.millisecondsSince1970 ?? Int64.min)
+        return try readEvents(statement)
+    }
+
+    /// Rows of `seq, profile, id, kind, fence_id, fence_name, time_ms, lat, lon, accuracy_m, rule`.
+    func readEvents(_ statement: Statement) throws -> [StoredEvent] {
         var result: [StoredEvent] = []
         while try statement.step() {
             let event = GeoEvent(

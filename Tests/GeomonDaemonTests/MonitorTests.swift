@@ -69,8 +69,9 @@ struct MonitorTests {
         let enters = events.filter { $0.event.kind == .enter }.count
         let dwells = events.filter { $0.event.kind == .dwell }.count
         #expect(deliveries.count == enters * 2 + dwells)
-        #expect(Set(deliveries.map(\.hookKey)) == ["enter#0", "enter#1", "dwell#0"])
-        #expect(deliveries.filter { $0.hookKey == "enter#1" }.allSatisfy { $0.argv == ["/bin/echo", "entered"] && $0.fenceID == "home" })
+        // One key per distinct command (HookCatalog's scheme): /bin/true under enter and dwell is one hook.
+        #expect(Set(deliveries.map(\.hookKey)) == [#"["/bin/true"]"#, #"["/bin/echo","entered"]"#])
+        #expect(deliveries.filter { $0.hookKey == #"["/bin/echo","entered"]"# }.allSatisfy { $0.argv == ["/bin/echo", "entered"] && $0.fenceID == "home" })
         #expect(try store.fixCount() == Self.walk.count)
     }
 

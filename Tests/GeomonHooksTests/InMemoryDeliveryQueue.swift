@@ -12,11 +12,10 @@ protocol TestDeliveryQueue: DeliveryQueue {
 }
 
 enum QueueFactory {
-    /// The queue every worker/contract test runs against.
-    /// TODO(lead): return the SQLite store's DeliveryQueue (on a temp file) to rerun all of
-    /// DeliveryWorkerTests and DeliveryQueueContractTests against it.
+    /// The queue every worker/contract test runs against: the real SQLite store (on a temp
+    /// file). `InMemoryDeliveryQueue()` is the reference model of the same contract.
     static func make() -> any TestDeliveryQueue {
-        InMemoryDeliveryQueue()
+        SQLiteDeliveryQueue()
     }
 }
 

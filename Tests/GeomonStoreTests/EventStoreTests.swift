@@ -189,7 +189,7 @@ struct EventStoreTests {
         func due() throws -> [String] { try store.dueDeliveries(now: now).map(name) }
         #expect(try due() == ["1h#0", "1h#1", "3h#0", "3h#1"])
         #expect(try store.pendingDeliveryCount() == 6)
-        #expect(try store.dueDeliveries(now: UTCTime(millisecondsSince1970: 999)).isEmpty)   // next_attempt_at = event time
+        #expect(try store.dueDeliveries(now: UTCTime(millisecondsSince1970: 0)).count == 4)   // new rows are due at once
 
         let head = try #require(try store.dueDeliveries(now: now).first)
         try store.markRunning(id: head.id, attempt: 1)
@@ -212,7 +212,7 @@ struct EventStoreTests {
         try store.markRunning(id: third.id, attempt: 1)
         #expect(try store.recoverInterrupted() == 1)
         let recovered = try #require(try store.deliveries().first { $0.id == third.id })
-        #expect(recovered.status == .pending && recovered.attempt == 1 && recovered.eventID == e3.id)
+        #expect(recovered.status == .retrying && recovered.attempt == 1 && recovered.eventID == e3.id)
         #expect(try store.requeueDead() == 1)
         #expect(try store.deliveries(status: .dead).isEmpty)
         #expect(try store.pendingDeliveryCount() == 5)

@@ -1,5 +1,7 @@
 import GeomonCore
+import GeomonDaemon
 import GeomonHooks
+import GeomonStore
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -84,7 +86,7 @@ enum HooksCommand: Command {
 
     private static func inspect(_ sub: String, _ options: Options) throws -> Int32 {
         guard let dbPath = options.db else { throw UsageError("\(sub) needs --db PATH") }
-        let queue = try openDeliveryQueue(path: dbPath)
+        let queue = try openDeliveryQueue(path: dbPath, writable: sub == "retry")
         switch sub {
         case "retry":
             let count = try queue.requeueDead()
@@ -93,26 +95,29 @@ enum HooksCommand: Command {
             let dead = try queue.deliveries(status: .dead)
             print(dead.isEmpty ? "no dead deliveries" : DeliveryReport.render(dead), terminator: dead.isEmpty ? "\n" : "")
         default:
-            var open: [Delivery] = []
-            for status in [DeliveryStatus.pending, .running, .retrying] { open += try queue.deliveries(status: status) }
+            var open: [GeomonHooks.Delivery] = []
+            for status in [GeomonHooks.DeliveryStatus.pending, .running, .retrying] { open += try queue.deliveries(status: status) }
             print(open.isEmpty ? "no pending deliveries" : DeliveryReport.render(open), terminator: open.isEmpty ? "\n" : "")
         }
         return 0
     }
 
-    // MARK: wiring (the lead replaces these two bodies at merge)
+    // MARK: wiring
 
     /// Loads and validates a profile.
     static func loadProfile(path: String) throws -> Profile {
         try loadProfileOrExit(path)
     }
 
-    /// Opens the delivery store read-write.
-    /// TODO(lead): replace the body with the SQLite store's `DeliveryQueue` (GeomonStore).
-    static func openDeliveryQueue(path: String) throws -> any DeliveryQueue {
+    /// Opens the delivery store (read-only unless `writable`).
+    static func openDeliveryQueue(path: String, writable: Bool = true) throws -> any DeliveryQueue {
         try requireReadable(path, what: "database")
-        writeStderr("geomon: error: the delivery store is not wired into this build yet")
-        throw ExitCode.unavailable
+        do {
+            return StoreDeliveryQueue(store: try EventStore(path: path, readOnly: !writable))
+        } catch let error as StoreError {
+            writeStderr("geomon: error: \(error)")
+            throw error.kind == .missing ? ExitCode.noInput : ExitCode.dataError
+        }
     }
 
     private static func requireReadable(_ path: String, what: String) throws {

@@ -79,7 +79,9 @@ enum ReplayCommand: Command {
         // Without hooks and without pacing nothing acts on an event before its batch commits,
         // so events ride with their batch (they are still printed only after the commit).
         monitor.commitEventsImmediately = !noHooks || speed != nil
+        let hooks = try ReplayHooks.start(profile: profile, store: store, monitor: monitor, enabled: !noHooks)
         let replay = Replay(monitor: monitor, speed: speed)
+        if let hooks { replay.pause = hooks.pause }
         let progressBar = isatty(2) == 1 && fixes.count >= 5000 ? ProgressBar() : nil
         if let progressBar { replay.progress = { progressBar.update($0, of: $1) } }
         let clock = ContinuousClock()
@@ -89,6 +91,7 @@ enum ReplayCommand: Command {
             for stored in events { print(EventFormatter.line(stored.event, json: json)) }
             fflush(nil)
         }
+        try ReplayHooks.finish(hooks, dbPath: dbOption)
         let elapsed = (clock.now - started).secondsValue
         let cpu = processCPUSeconds() - cpuStarted
         progressBar?.finish()

@@ -1,0 +1,260 @@
+import Foundation
+import GeomonTestSupport
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `geomon replay` running hooks for real, and `geomon hooks list|dead|retry` on its database:
+/// the built binary, real hook processes, real SQLite files.
+@Suite(.serialized)
+struct ReplayHooksTests {
+    static let track = TestSupport.fixture("tracks/genivi_20100403_Z205_Switzerland_short.nmea").path
+
+    /// A hook appending "event-id fence attempt" to `log`; fails (exit 3) while `gate` is
+    /// missing when given; sleeps `sleep` seconds first.
+    static func hook(in dir: TemporaryDirectory, log: String, sleep: String = "0", gate: String? = nil) throws -> String {
+        var script = "#!/bin/sh\nsleep \(sleep)\n"
+        if let gate { script += "[ -e '\(gate)' ] || { echo 'gate closed' >&2; exit 3; }\n" }
+        script += "printf '%s %s %s\\n' \"$GEOMON_EVENT_ID\" \"$GEOMON_FENCE\" \"$GEOMON_ATTEMPT\" >> '\(log)'\n"
+        return try dir.write("hook.sh", script, mode: 0o755)
+    }
+
+    /// The torture profile with `hook` as every hook; `edit` rewrites the text further.
+    static func profile(in dir: TemporaryDirectory, hook: String, edit: (String) -> String = { $0 }) throws -> String {
+        let text = try String(contentsOf: TestSupport.fixture("torture/profile.yaml"), encoding: .utf8)
+        return try dir.write("profile.yaml", edit(text.replacingOccurrences(of: "@HOOK@", with: hook)))
+    }
+
+    /// (id, fence) of the stored events, in event order.
+    static func events(db: String, polling: Bool = false) throws -> [(id: String, fence: String)] {
+        let result = try runGeomon(["events", "--db", db, "--format", "json"])
+        if polling && result.exitCode != 0 { return [] }   // not created yet
+        #expect(result.exitCode == 0, "\(result.stderr)")
+        return result.stdout.split(separator: "\n").compactMap { line in
+            guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
+                  let id = object["id"] as? String else { return nil }
+            return (id, object["fence"] as? String ?? "")
+        }
+    }
+
+    /// (id, fence, attempt) per line of the hook log.
+    static func logged(_ path: String) -> [(id: String, fence: String, attempt: Int)] {
+        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return [] }
+        return text.split(separator: "\n").compactMap { line in
+            let parts = line.split(separator: " ")
+            guard parts.count == 3, let attempt = Int(parts[2]) else { return nil }
+            return (String(parts[0]), String(parts[1]), attempt)
+        }
+    }
+
+    /// Per fence, the first delivery of each event is in event order and every event is there.
+    static func expectDeliveredInOrder(_ events: [(id: String, fence: String)], _ log: [(id: String, fence: String, attempt: Int)]) {
+        var expected: [String: [String]] = [:]
+        for e in events { expected[e.fence, default: []].append(e.id) }
+        var seen: Set<String> = []
+        var firsts: [String: [String]] = [:]
+        for line in log where seen.insert(line.id).inserted { firsts[line.fence, default: []].append(line.id) }
+        #expect(firsts == expected)
+    }
+
+    /// Starts geomon without waiting (stdout/stderr to /dev/null).
+    static func launch(_ arguments: [String], environment: [String: String]? = nil) throws -> Process {
+        let process = Process()
+        process.executableURL = TestSupport.geomonBinary
+        process.arguments = arguments
+        if let environment { process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 } }
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        return process
+    }
+
+    /// Polls (bounded) until `condition` holds.
+    static func waitUntil(within limit: Duration = .seconds(60), _ condition: () throws -> Bool) rethrows -> Bool {
+        let end = ContinuousClock.now + limit
+        while ContinuousClock.now < end {
+            if try condition() { return true }
+            usleep(20_000)
+        }
+        return try condition()
+    }
+
+    @Test func replayDeliversEveryEventToItsHookInOrderBeforeExiting() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let log = dir.path("hooks.log")
+        let profile = try Self.profile(in: dir, hook: try Self.hook(in: dir, log: log))
+        let db = dir.path("r.db")
+        let result = try runGeomon(["replay", "--profile", profile, Self.track, "--db", db, "--format", "json"])
+        #expect(result.exitCode == 0, "\(result.stderr)")
+        let events = try Self.events(db: db)
+        #expect(events.count >= 20)
+        let lines = Self.logged(log)
+        #expect(lines.map(\.id) == events.map(\.id) || Set(lines.map(\.id)) == Set(events.map(\.id)))
+        #expect(lines.count == events.count && lines.allSatisfy { $0.attempt == 1 })
+        Self.expectDeliveredInOrder(events, lines)
+        let list = try runGeomon(["hooks", "list", "--db", db])
+        #expect(list.exitCode == 0 && list.stdout == "no pending deliveries\n")
+    }
+
+    @Test func noHooksStoresEventsWithoutDeliveries() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let log = dir.path("hooks.log")
+        let profile = try Self.profile(in: dir, hook: try Self.hook(in: dir, log: log))
+        let db = dir.path("r.db")
+        let result = try runGeomon(["replay", "--profile", profile, Self.track, "--db", db, "--no-hooks"])
+        #expect(result.exitCode == 0, "\(result.stderr)")
+        #expect(try Self.events(db: db).count >= 20)
+        #expect(!FileManager.default.fileExists(atPath: log))
+        #expect(try runGeomon(["hooks", "list", "--db", db]).stdout == "no pending deliveries\n")
+    }
+
+    @Test func deadDeliveriesAreListedRequeuedAndDeliveredByTheNextReplay() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let log = dir.path("hooks.log"), gate = dir.path("open")
+        let hook = try Self.hook(in: dir, log: log, gate: gate)
+        let profile = try Self.profile(in: dir, hook: hook) {
+            $0.replacingOccurrences(of: "retry: {attempts: 20, backoff: 100ms, max_backoff: 1s}", with: "retry: {attempts: 2, backoff: 10ms, max_backoff: 20ms}")
+        }
+        let db = dir.path("r.db")
+        let first = try runGeomon(["replay", "--profile", profile, Self.track, "--db", db])
+        #expect(first.exitCode == 0)
+        #expect(first.stderr.contains("dead-lettered"))
+        #expect(first.stderr.contains("see 'geomon hooks dead --db \(db)'"))
+        let events = try Self.events(db: db)
+        #expect(events.count >= 20 && Self.logged(log).isEmpty)
+
+        // A dead delivery does not block its fence: every delivery was tried twice and died.
+        let dead = try runGeomon(["hooks", "dead", "--db", db])
+        #expect(dead.exitCode == 0)
+        #expect(dead.stdout.components(separatedBy: " dead attempt 2").count - 1 == events.count)
+        #expect(dead.stdout.contains("  hook  [\"\(hook)\",\"torture\"]"))
+        #expect(dead.stdout.contains("  error attempt 2/2: exit status 3"))
+        #expect(try runGeomon(["hooks", "list", "--db", db]).stdout == "no pending deliveries\n")
+
+        let retry = try runGeomon(["hooks", "retry", "--db", db])
+        #expect(retry.exitCode == 0 && retry.stdout == "requeued \(events.count) dead deliveries\n")
+        let list = try runGeomon(["hooks", "list", "--db", db])
+        #expect(list.stdout.components(separatedBy: " pending attempt 0").count - 1 == events.count)
+        #expect(try runGeomon(["hooks", "dead", "--db", db]).stdout == "no dead deliveries\n")
+
+        // The same replay again: no new fixes, but it delivers what is pending from before.
+        _ = try dir.write("open", "")
+        let second = try runGeomon(["replay", "--profile", profile, Self.track, "--db", db])
+        #expect(second.exitCode == 0, "\(second.stderr)")
+        #expect(second.stdout.isEmpty)
+        Self.expectDeliveredInOrder(events, Self.logged(log))
+        #expect(try runGeomon(["hooks", "list", "--db", db]).stdout == "no pending deliveries\n")
+    }
+
+    @Test func killNineDuringDeliveryThenTheSameCommandDeliversEverything() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let log = dir.path("hooks.log")
+        let profile = try Self.profile(in: dir, hook: try Self.hook(in: dir, log: log, sleep: "0.2"))
+        let db = dir.path("r.db")
+        let arguments = ["replay", "--profile", profile, Self.track, "--db", db, "--format", "json"]
+        for round in 1...2 {
+            let process = try Self.launch(arguments)
+            let already = Self.logged(log).count
+            #expect(Self.waitUntil { Self.logged(log).count > already || !process.isRunning })
+            #expect(process.isRunning, "round \(round): replay finished before the kill")
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            #expect(process.terminationReason == .uncaughtSignal)
+        }
+        let open = try runGeomon(["hooks", "list", "--db", db])
+        #expect(open.stdout != "no pending deliveries\n")   // the kills left work behind
+
+        let final = try runGeomon(arguments)
+        #expect(final.exitCode == 0, "\(final.stderr)")
+        let events = try Self.events(db: db)
+        #expect(events.count >= 20)
+        let lines = Self.logged(log)
+        #expect(Set(lines.map(\.id)) == Set(events.map(\.id)))
+        Self.expectDeliveredInOrder(events, lines)
+        #expect(try runGeomon(["hooks", "list", "--db", db]).stdout == "no pending deliveries\n")
+    }
+
+    @Test func conditionsHoldDeliveriesUntilTheFakedNetworkAndPowerAppear() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let log = dir.path("hooks.log")
+        let profile = try Self.profile(in: dir, hook: try Self.hook(in: dir, log: log)) {
+            $0.replacingOccurrences(of: "timeout: 10s}", with: "timeout: 10s, when: {network: true, external_power: true}}")
+        }
+        let header = "Iface\tDestination\tGateway \tFlags\tRefCnt\tUse\tMetric\tMask\t\tMTU\tWindow\tIRTT\n"
+        _ = try dir.write("proc/net/route", header)
+        _ = try dir.write("sys/class/power_supply/AC/type", "Mains\n")
+        _ = try dir.write("sys/class/power_supply/AC/online", "0\n")
+        _ = try dir.write("sys/class/power_supply/BAT0/type", "Battery\n")
+        let db = dir.path("r.db")
+        let process = try Self.launch(
+            ["replay", "--profile", profile, Self.track, "--db", db],
+            environment: ["GEOMON_PROCFS_ROOT": dir.path("proc"), "GEOMON_SYSFS_ROOT": dir.path("sys")])
+        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+
+        // Every event is decided and stored, and the replay keeps waiting with nothing delivered.
+        #expect(Self.waitUntil { (try? Self.events(db: db, polling: true).count) ?? 0 >= 20 })
+        let list = try runGeomon(["hooks", "list", "--db", db])
+        #expect(list.stdout.contains(" pending attempt 0"))
+        // A few condition rechecks (every second in replay) pass; still held back.
+        usleep(2_500_000)
+        #expect(process.isRunning)
+        #expect(Self.logged(log).isEmpty)
+
+        _ = try dir.write("proc/net/route", header + "wlan0\t00000000\t0101A8C0\t0003\t0\t0\t600\t00000000\t0\t0\t0\n")
+        usleep(1_500_000)
+        #expect(process.isRunning && Self.logged(log).isEmpty)   // network alone is not enough
+
+        _ = try dir.write("sys/class/power_supply/AC/online", "1\n")
+        #expect(Self.waitUntil { !process.isRunning })
+        #expect(process.terminationStatus == 0)
+        let events = try Self.events(db: db)
+        Self.expectDeliveredInOrder(events, Self.logged(log))
+    }
+
+    @Test func fireRunsTheProfilesHooksOnceWithASyntheticEvent() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        _ = try dir.write("ok.sh", "#!/bin/sh\necho \"$GEOMON_EVENT $GEOMON_FENCE test=$GEOMON_TEST attempt=$GEOMON_ATTEMPT\"\n", mode: 0o755)
+        _ = try dir.write("bad.sh", "#!/bin/sh\necho nope >&2\nexit 4\n", mode: 0o755)
+        let profile = try dir.write("p.yaml", """
+            version: 1
+            name: fire
+            mode: regions
+            sources:
+              gnss: {}
+            fences:
+              - {id: home, circle: {lat: 46.3, lon: 6.9, radius: 100m}}
+            hooks:
+              enter: [{exec: [./ok.sh]}]
+              exit: [{exec: [./ok.sh]}, {exec: [./bad.sh]}]
+
+            """)
+        let enter = try runGeomon(["hooks", "fire", "--profile", profile, "--event", "enter", "--fence", "home"])
+        #expect(enter.exitCode == 0, "\(enter.stderr)")
+        // exec[0] is shown as the profile loader resolved it (against the profile's directory).
+        #expect(enter.stdout.hasPrefix("ok   [\"\(dir.url.path)/"))
+        #expect(enter.stdout.hasSuffix("ok.sh\"]: exit status 0\n  stdout| enter home test=1 attempt=1\n"))
+        let exit = try runGeomon(["hooks", "fire", "--profile", profile, "--event", "exit", "--fence", "home"])
+        #expect(exit.exitCode == 1)
+        #expect(exit.stdout.contains("bad.sh\"]: exit status 4: nope\n"))
+        #expect(exit.stdout.split(separator: "\n").filter { $0.hasPrefix("FAIL ") }.count == 1)
+        let none = try runGeomon(["hooks", "fire", "--profile", profile, "--event", "dwell", "--fence", "home"])
+        #expect(none.exitCode == 0 && none.stdout == "no dwell hooks in profile 'fire'\n")
+    }
+
+    @Test func listAndDeadOnANonDatabaseFileFailCleanly() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let junk = try dir.write("junk.db", "this is not sqlite")
+        let result = try runGeomon(["hooks", "list", "--db", junk])
+        #expect(result.exitCode == 65)
+        #expect(result.stderr.hasPrefix("geomon: error: "))
+        #expect(try String(contentsOfFile: junk, encoding: .utf8) == "this is not sqlite")
+    }
+}

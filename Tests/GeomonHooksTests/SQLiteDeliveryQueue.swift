@@ -1,0 +1,94 @@
+import Foundation
+import GeomonCore
+import GeomonDaemon
+import GeomonHooks
+import GeomonStore
+import GeomonTestSupport
+
+/// The real queue: the SQLite `EventStore` (on a temp file) through the daemon's adapter, with
+/// rows created the way `Monitor` creates them: in the event's commit.
+final class SQLiteDeliveryQueue: TestDeliveryQueue, @unchecked Sendable {
+    private let directory: TemporaryDirectory
+    private let adapter: StoreDeliveryQueue
+    private let lock = NSLock()
+
+    init() {
+        // A test without a writable temp dir cannot run at all; fail loudly there.
+        do {
+            directory = try TemporaryDirectory(prefix: "geomon-queue")
+            adapter = StoreDeliveryQueue(store: try EventStore(path: directory.path("queue.db")))
+        } catch {
+            preconditionFailure("cannot create the test queue database: \(error)")
+        }
+    }
+
+    deinit { directory.remove() }
+
+    @discardableResult
+    func enqueue(_ event: GeoEvent, hooks: [HookSpec]) -> [Int64] {
+        lock.lock()
+        defer { lock.unlock() }
+        var batch = CommitBatch(profileName: "test-profile", committedAt: event.time)
+        batch.events = [(event, hooks.map { DeliveryTarget(hookKey: HookCatalog.key(for: $0), argv: $0.exec) })]
+        do {
+            try adapter.store.commit(batch)
+            return try adapter.store.deliveries(eventID: event.id).map(\.id)
+        } catch {
+            preconditionFailure("enqueue failed: \(error)")
+        }
+    }
+
+    func row(_ id: Int64) -> GeomonHooks.Delivery? {
+        lock.lock()
+        defer { lock.unlock() }
+        return try? adapter.delivery(id: id)
+    }
+
+    func dueDeliveries(now: UTCTime, limit: Int) throws -> [GeomonHooks.Delivery] {
+        lock.lock()
+        defer { lock.unlock() }
+        return try adapter.dueDeliveries(now: now, limit: limit)
+    }
+
+    func markRunning(id: Int64, attempt: Int) throws {
+        lock.lock()
+        defer { lock.unlock() }
+        try adapter.markRunning(id: id, attempt: attempt)
+    }
+
+    func markDelivered(id: Int64) throws {
+        lock.lock()
+        defer { lock.unlock() }
+        try adapter.markDelivered(id: id)
+    }
+
+    func markRetry(id: Int64, nextAttemptAt: UTCTime, error: String) throws {
+        lock.lock()
+        defer { lock.unlock() }
+        try adapter.markRetry(id: id, nextAttemptAt: nextAttemptAt, error: error)
+    }
+
+    func markDead(id: Int64, error: String) throws {
+        lock.lock()
+        defer { lock.unlock() }
+        try adapter.markDead(id: id, error: error)
+    }
+
+    func requeueDead() throws -> Int {
+        lock.lock()
+        defer { lock.unlock() }
+        return try adapter.requeueDead()
+    }
+
+    func recoverInterrupted() throws {
+        lock.lock()
+        defer { lock.unlock() }
+        try adapter.recoverInterrupted()
+    }
+
+    func deliveries(status: GeomonHooks.DeliveryStatus) throws -> [GeomonHooks.Delivery] {
+        lock.lock()
+        defer { lock.unlock() }
+        return try adapter.deliveries(status: status)
+    }
+}
