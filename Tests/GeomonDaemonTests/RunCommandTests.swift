@@ -105,6 +105,9 @@ struct RunCommandTests {
         let dir = try TemporaryDirectory()
         defer { dir.remove() }
         let profile = try Self.profileCopy(dir)
+        // The profile's hook, replaced by one that records what it was given.
+        let hookLog = dir.path("hook.log")
+        _ = try dir.write("profiles/hooks/notify.sh", "#!/bin/sh\nprintf '%s %s %s\\n' \"$GEOMON_EVENT\" \"$GEOMON_FENCE\" \"$GEOMON_EVENT_ID\" >> '\(hookLog)'\n", mode: 0o755)
         let gpsd = try GPSFakeHarness(log: Self.shortSwiss, cycleSeconds: 0.01, lingerSeconds: 2)
         defer { gpsd.stop() }
         let db = dir.path("run.db")
@@ -122,6 +125,14 @@ struct RunCommandTests {
         let comparable = replayed.filter { $0.time > max(start, firstLive - 1) }
         #expect(live == comparable, "live: \(live)\nreplay: \(replayed)")
         #expect(live.count >= 4)
+
+        // Every event reached the hook, once, with the id it was printed with (hooks for
+        // different fences may run concurrently; per fence they run in order).
+        let printedIDs = try daemon.stdout.split(separator: "\n").map { line in
+            (try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])?["id"] as? String ?? "?"
+        }
+        let hookLines = ((try? String(contentsOfFile: hookLog, encoding: .utf8)) ?? "").split(separator: "\n")
+        #expect(hookLines.map { String($0.split(separator: " ").last ?? "") }.sorted() == printedIDs.sorted(), "\(hookLines)")
 
         // State is committed: status sees the last fix and the daemon as stopped.
         let status = try runGeomon(["status", "--db", db, "--format", "json"])

@@ -1,9 +1,10 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-public import GeomonCore
+import GeomonCore
 public import GeomonStore
 import GeomonSources
+import GeomonHooks
 import Foundation
 
 /// `geomon run`: the live monitor on gpsd (and a coarse command), driving the same Monitor
@@ -53,12 +54,11 @@ public final class LiveDaemon {
     /// Wake-ups per minute, for the idle-cost figure in `status`.
     private var wakeups = 0
 
-    /// Collaborators that act after each commit (the hook delivery worker): `poll(now:)`
-    /// starts what is due and returns the next instant it needs a call.
-    public var afterCommit: ((_ now: UTCTime) -> UTCTime?)?
+    /// Hook deliveries from the store, on real processes; retry times are wall-clock times.
+    private var worker: DeliveryWorker
     private var deliveryWakeAt: UTCTime?
-    /// Called once on shutdown to let running hooks finish (their grace period).
-    public var onShutdown: (() -> Void)?
+    private var heartbeat: HeartbeatDriver?
+    private var heartbeatAt: UTCTime?
 
     /// Opens everything `run` needs; throws `LiveDaemonError` with the exit code to use.
     public init(options: RunOptions, log: Log) throws(LiveDaemonError) {
@@ -101,6 +101,48 @@ public final class LiveDaemon {
             throw LiveDaemonError(message: "\(error)", exitCode: Exit.failure)
         }
         notifier = SystemdNotifier(environment: options.environment)
+        let wakeFD = loop.wakeWrite
+        let wake: @Sendable () -> Void = { EventLoop.writeByte(wakeFD, 1) }
+        do {
+            worker = try Self.makeWorker(profile: profile, store: store, options: options, log: log, wake: wake)
+        } catch {
+            throw LiveDaemonError(message: "\(error)", exitCode: Exit.failure)
+        }
+        heartbeat = Self.makeHeartbeat(profile: profile, options: options, log: log, wake: wake)
+    }
+
+    private static func makeWorker(profile: Profile, store: EventStore, options: RunOptions, log: Log, wake: @escaping @Sendable () -> Void) throws -> DeliveryWorker {
+        let settings = DeliveryWorker.Settings(
+            profileName: profile.name, profileDirectory: HookTargets.absoluteDirectory(profile.directory),
+            retry: profile.hooks.retry, home: options.environment["HOME"])
+        let worker = DeliveryWorker(
+            queue: StoreDeliveryQueue(store: store), settings: settings, catalog: HookCatalog(settings: profile.hooks),
+            probe: .fromEnvironment(options.environment), onActivity: wake)
+        worker.onOutcome = { outcome in
+            let metadata: KeyValuePairs<String, String> = [
+                "hook.cmd": outcome.delivery.argv.joined(separator: " "), "event.id": outcome.delivery.eventID,
+                "hook.attempt": "\(outcome.attempt)", "hook.result": "\(outcome.result)",
+            ]
+            switch outcome.decision {
+            case .delivered: log.info("hook delivered", metadata)
+            case .retry: log.warning("hook failed, will retry", metadata)
+            case .dead: log.error("hook failed for the last time, dead-lettered", metadata)
+            }
+        }
+        try worker.recover()
+        return worker
+    }
+
+    private static func makeHeartbeat(profile: Profile, options: RunOptions, log: Log, wake: @escaping @Sendable () -> Void) -> HeartbeatDriver? {
+        guard !profile.hooks.heartbeat.isEmpty else { return nil }
+        let driver = HeartbeatDriver(
+            settings: profile.hooks, profileName: profile.name,
+            profileDirectory: HookTargets.absoluteDirectory(profile.directory), startedAt: WallClock.now(),
+            home: options.environment["HOME"], onActivity: wake)
+        driver.onResult = { result in
+            log.info("heartbeat hook finished", ["hook.key": result.hookKey, "hook.result": "\(result.result)"])
+        }
+        return driver
     }
 
     static func powerConfiguration(_ profile: Profile, _ options: RunOptions) -> PowerConfiguration {
@@ -125,6 +167,7 @@ public final class LiveDaemon {
         setUpSources()
         perform(policy.start(now: clock.now()))
         runDeliveries()
+        runHeartbeat()
         notifier.ready(status: statusLine())
         do {
             while !stopRequested {
@@ -309,8 +352,12 @@ public final class LiveDaemon {
         if let deadline = policy.nextDeadline, deadline <= now {
             perform(policy.deadlineReached(now: now))
         }
-        if let wake = deliveryWakeAt, wake <= now {
+        let wall = WallClock.now()
+        if let wake = deliveryWakeAt, wake <= wall {
             runDeliveries()
+        }
+        if let beat = heartbeatAt, beat <= wall {
+            runHeartbeat()
         }
     }
 
@@ -361,9 +408,29 @@ public final class LiveDaemon {
         runDeliveries()
     }
 
+    /// Records finished hooks and starts what is due (after commits, hook completions, retries).
     private func runDeliveries() {
-        guard let afterCommit else { return }
-        deliveryWakeAt = afterCommit(clock.now())
+        do {
+            deliveryWakeAt = try worker.poll(now: WallClock.now())
+            statusDirty = true
+        } catch {
+            log.error("hook delivery failed to update the store", ["error": "\(error)"])
+            deliveryWakeAt = WallClock.now() + .seconds(5)
+        }
+    }
+
+    /// Lets running hooks finish (recording their results) for at most `limit`.
+    private func waitForRunningHooks(upTo limit: Duration) {
+        let end = ContinuousClock.now + limit
+        while worker.runningCount > 0, ContinuousClock.now < end {
+            worker.waitForActivity(timeout: .milliseconds(100))
+            _ = try? worker.poll(now: WallClock.now())
+        }
+    }
+
+    private func runHeartbeat() {
+        guard let heartbeat else { return }
+        heartbeatAt = heartbeat.poll(now: WallClock.now(), status: { statusJSON(running: true) })
     }
 
     // MARK: - Signals, reload, shutdown
@@ -379,6 +446,7 @@ public final class LiveDaemon {
             default:
                 // A hook finished: let the worker record it and start what is next.
                 runDeliveries()
+                runHeartbeat()
             }
         }
     }
@@ -407,6 +475,12 @@ public final class LiveDaemon {
         do {
             _ = try monitor.flush(now: clock.now())
             let fresh = try Monitor(profile: next, store: store)
+            let wakeFD = loop.wakeWrite
+            let wake: @Sendable () -> Void = { EventLoop.writeByte(wakeFD, 1) }
+            // Hooks already running finish and are recorded by the worker that started them.
+            waitForRunningHooks(upTo: .seconds(60))
+            worker = try Self.makeWorker(profile: next, store: store, options: options, log: log, wake: wake)
+            heartbeat = Self.makeHeartbeat(profile: next, options: options, log: log, wake: wake)
             monitor = fresh
             profile = next
             policy = PowerPolicy(configuration: Self.powerConfiguration(next, options))
@@ -421,7 +495,9 @@ public final class LiveDaemon {
 
     private func shutdown(code: Int32) -> Int32 {
         notifier.stopping()
-        onShutdown?()
+        // Running hooks get their time; they are already durable, so a hook cut short runs
+        // again after the restart with the same event id.
+        waitForRunningHooks(upTo: .seconds(2))
         do {
             _ = try monitor.flush(now: clock.now())
             statusDirty = true
@@ -445,8 +521,12 @@ public final class LiveDaemon {
     private func nextTimeoutMilliseconds() -> Int64 {
         var best: Int64 = 60_000
         let nowMs = SystemClock.monotonicMilliseconds()
-        for deadline in [monitor.nextDeadline, policy.nextDeadline, deliveryWakeAt].compactMap({ $0 }) {
+        for deadline in [monitor.nextDeadline, policy.nextDeadline].compactMap({ $0 }) {
             best = min(best, clock.milliseconds(until: deadline))
+        }
+        let wall = WallClock.now()
+        for deadline in [deliveryWakeAt, heartbeatAt].compactMap({ $0 }) {
+            best = min(best, max(0, deadline.millisecondsSince1970 - wall.millisecondsSince1970))
         }
         for at in [gpsdRetryAtMs, coarseWanted ? coarseRestartAtMs : nil].compactMap({ $0 }) {
             best = min(best, max(0, at - nowMs))
@@ -467,6 +547,12 @@ public final class LiveDaemon {
     /// The status `geomon status` shows for a running instance, kept in the store's kv table.
     private func writeStatus(running: Bool = true) throws {
         statusDirty = false
+        monitor.setValue(statusJSON(running: running), forKey: "runtime_status")
+        _ = try monitor.flush(now: clock.now())
+    }
+
+    /// The daemon's status as one JSON object (also the heartbeat hooks' stdin).
+    private func statusJSON(running: Bool) -> String {
         let inside = monitor.engine.snapshot.records.filter { $0.state == .inside }.map(\.fenceID).sorted()
         var json = "{\"running\":\(running),\"pid\":\(getpid()),\"profile\":\(JSONString.quote(profile.name))"
         json += ",\"mode\":\(JSONString.quote(profile.mode.rawValue))"
@@ -489,9 +575,9 @@ public final class LiveDaemon {
         json += ",\"pending_deliveries\":\((try? store.pendingDeliveryCount()) ?? 0)"
         let uptimeS = Double(SystemClock.monotonicMilliseconds() - startedMs) / 1000
         json += ",\"uptime_s\":\(Int(uptimeS)),\"loop_wakeups\":\(wakeups)"
+        json += ",\"hooks_running\":\(worker.runningCount)"
         json += ",\"updated\":\(JSONString.quote(SystemClock.now().rfc3339))}"
-        monitor.setValue(json, forKey: "runtime_status")
-        _ = try monitor.flush(now: clock.now())
+        return json
     }
 }
 
