@@ -11,3 +11,5 @@ if ! swift build --build-tests > /tmp/geomon-build.log 2>&1; then
 fi
 echo "== swift test" >&2
 swift test --skip-build
+echo "== crash torture (short form: 20 kills; long form: python3 scripts/torture.py --kills 200)" >&2
+python3 scripts/torture.py --kills 20 --seed 1
