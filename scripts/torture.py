@@ -12,7 +12,14 @@ stored events and the hook log with one uninterrupted run:
 - hook order: per fence, the first delivery of each event follows the events' order;
 - `geomon hooks list` shows nothing pending at the end.
 
+With --live it tortures `geomon run` instead: a real gpsd (gpsfake) plays the track while
+geomon run is SIGKILLed at random instants and restarted on the same database. Fixes gpsd
+sent while geomon was dead are gone (that is live life), so the check is: no committed event
+is stored twice, every stored event reaches the hook at least once and in order per fence,
+and nothing is left pending.
+
 Usage: scripts/torture.py --kills 200 --seed 1 [--geomon PATH] [--profile P] [--track T]
+       scripts/torture.py --live --kills 10 --seed 1
 (the default binary is the debug build, .build/debug/geomon; CI: --kills 20)
 Prints one JSON line with the figures; exits 1 when a guarantee is broken.
 """
@@ -119,6 +126,93 @@ def hook_rows(path):
     return rows
 
 
+def free_port():
+    import socket
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def live_torture(args, rng):
+    """`geomon run` against gpsd, killed at random instants; see the module docstring."""
+    work = tempfile.mkdtemp(prefix="geomon-torture-live-")
+    try:
+        log = os.path.join(work, "hooks.log")
+        profile = make_profile(args.profile, work, log)
+        db = os.path.join(work, "live.db")
+        port = free_port()
+        # ~0.05 s per sentence: the short track plays in about a minute.
+        gpsfake = subprocess.Popen(
+            ["/usr/bin/timeout", "-s", "KILL", "600", "/usr/bin/python3", "/usr/bin/gpsfake", "-1", "-n", "-q", "-W", "2",
+             "-c", str(args.live_cycle), "-P", str(port), args.track],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        cmd = [args.geomon, "run", "--profile", profile, "--db", db, "--gpsd", f"127.0.0.1:{port}"]
+        kills = 0
+        started = time.monotonic()
+        try:
+            while gpsfake.poll() is None:
+                p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+                delay = rng.uniform(0.3, 3.0)
+                try:
+                    p.wait(timeout=delay)
+                    raise SystemExit(f"torture: geomon run exited by itself ({p.returncode})")
+                except subprocess.TimeoutExpired:
+                    pass
+                if kills < args.kills and gpsfake.poll() is None:
+                    os.killpg(p.pid, signal.SIGKILL)
+                    p.wait()
+                    kills += 1
+                    continue
+                # Enough kills: let this one run to the end of the log, then stop it cleanly.
+                gpsfake.wait(timeout=600)
+                time.sleep(1)
+                p.send_signal(signal.SIGTERM)
+                if p.wait(timeout=30) != 0:
+                    raise SystemExit(f"torture: geomon run exited {p.returncode} on SIGTERM")
+                break
+        finally:
+            if gpsfake.poll() is None:
+                gpsfake.kill()
+        # A last run delivers whatever the final kill left (hooks that were running, retries).
+        p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and open_deliveries(args.geomon, db) > 0:
+            time.sleep(0.5)
+        p.send_signal(signal.SIGTERM)
+        p.wait(timeout=30)
+
+        events = stored_events(args.geomon, db)
+        ids = [e for e, _ in events]
+        rows = hook_rows(log)
+        delivered = {r[0] for r in rows}
+        result = {
+            "mode": "live",
+            "kills": kills,
+            "seed": args.seed,
+            "events_stored": len(events),
+            "duplicates": len(ids) - len(set(ids)),
+            "hook_undelivered": len(set(ids) - delivered),
+            "hook_runs_logged": len(rows),
+            "hook_repeats_after_kill": len(rows) - len(delivered),
+            "order_violations": len(order_violations(events, rows)),
+            "open_deliveries": open_deliveries(args.geomon, db),
+            "total_s": round(time.monotonic() - started, 1),
+        }
+        print(json.dumps(result))
+        ok = events and result["duplicates"] == 0 and result["hook_undelivered"] == 0 \
+            and result["order_violations"] == 0 and result["open_deliveries"] == 0
+        if not ok:
+            print(f"torture: FAILED (kept {work})", file=sys.stderr)
+            return 1
+        shutil.rmtree(work, ignore_errors=True)
+        return 0
+    except BaseException:
+        print(f"torture: kept {work}", file=sys.stderr)
+        raise
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--kills", type=int, default=200)
@@ -128,8 +222,12 @@ def main():
     ap.add_argument("--track", default=os.path.join(ROOT, "Tests/Fixtures/tracks/genivi_20100403_Z205_Switzerland_short.nmea"))
     ap.add_argument("--max-delay", type=float, default=0, help="longest run before a kill, seconds (default: 1.2 x the reference run)")
     ap.add_argument("--min-delay", type=float, default=0, help="shortest run before a kill, seconds (default: 0)")
+    ap.add_argument("--live", action="store_true", help="torture `geomon run` against gpsd (gpsfake) instead of replay")
+    ap.add_argument("--live-cycle", type=float, default=0.05, help="gpsfake's delay per sentence in --live mode")
     args = ap.parse_args()
     rng = random.Random(args.seed)
+    if args.live:
+        return live_torture(args, rng)
 
     began = time.monotonic()
     if not os.access(args.geomon, os.X_OK):
