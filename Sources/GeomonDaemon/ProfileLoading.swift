@@ -26,10 +26,12 @@ public struct ProfileLoadError: Error, CustomStringConvertible, Sendable {
 
 /// The ONE place the daemon and the commands load a profile: YAML through `ProfileLoader`,
 /// with every check `geomon validate` makes. Warnings go to `warn` (rendered compiler-style).
-public func loadProfile(path: String, warn: (String) -> Void = { _ in }) throws(ProfileLoadError) -> Profile {
+/// `insecurePermissions` (`--insecure-permissions`) skips the permission, ownership and
+/// symlink checks of the profile and the files it names (docs/security.md).
+public func loadProfile(path: String, insecurePermissions: Bool = false, warn: (String) -> Void = { _ in }) throws(ProfileLoadError) -> Profile {
     let result: ProfileLoadResult
     do {
-        result = try ProfileLoader.load(path: path)
+        result = try ProfileLoader.load(path: path, trust: FileTrust(enforced: !insecurePermissions))
     } catch {
         throw ProfileLoadError(path: path, message: error.description, isMissing: true)
     }

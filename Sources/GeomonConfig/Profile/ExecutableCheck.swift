@@ -13,23 +13,23 @@ enum ExecutableCheck {
 
     /// `program` containing a `/` resolves against `directory`; a bare name is searched in PATH.
     /// `what` names the program in messages ("hook program").
-    static func check(_ program: String, directory: String, what: String) -> Outcome {
+    static func check(_ program: String, directory: String, what: String, trust: FileTrust = FileTrust()) -> Outcome {
         if program.isEmpty { return .problem("\(what) is empty") }
         if program.contains("/") {
             let path = program.hasPrefix("/") ? program : PathText.join(directory, program)
-            return inspect(path, shown: program, what: what)
+            return inspect(path, shown: program, what: what, trust: trust)
         }
         let searchPath = getenv("PATH").map { String(cString: $0) } ?? "/usr/local/bin:/usr/bin:/bin"
         for dir in searchPath.split(separator: ":", omittingEmptySubsequences: true) {
             let candidate = PathText.join(String(dir), program)
             if access(candidate, X_OK) == 0 {
-                return inspect(candidate, shown: program, what: what)
+                return inspect(candidate, shown: program, what: what, trust: trust)
             }
         }
         return .problem("\(what) '\(program)' was not found in PATH")
     }
 
-    private static func inspect(_ path: String, shown: String, what: String) -> Outcome {
+    private static func inspect(_ path: String, shown: String, what: String, trust: FileTrust) -> Outcome {
         var info = stat()
         guard stat(path, &info) == 0 else {
             if errno == ENOENT || errno == ENOTDIR { return .problem("\(what) '\(shown)' does not exist") }
@@ -45,8 +45,11 @@ enum ExecutableCheck {
         if permissions & 0o111 == 0 || access(path, X_OK) != 0 {
             return .problem("\(what) '\(shown)' is not executable (mode \(modeText)); run: chmod +x \(shown)")
         }
-        if permissions & 0o022 != 0 {
-            return .problem("\(what) '\(shown)' is group- or world-writable (mode \(modeText)); others could change what geomon runs: chmod go-w \(shown)")
+        if trust.enforced && permissions & 0o022 != 0 {
+            return .problem("\(what) '\(shown)' is group- or world-writable (mode \(modeText)); others could change what geomon runs: chmod go-w \(shown), \(FileTrust.overrideHint)")
+        }
+        if let problem = trust.problem(path, what: what, shown: shown) {
+            return .problem(problem)
         }
         return .ok(path)
     }

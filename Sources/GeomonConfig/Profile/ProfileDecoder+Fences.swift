@@ -184,6 +184,10 @@ extension ProfileDecoder {
             return
         }
         let shown = displayPath(relative)
+        if let problem = trust.problem(resolvedPath(relative), what: "GeoJSON file", shown: relative) {
+            error(problem, n)
+            return
+        }
         let bytes: [UInt8]
         switch FileBytes.read(resolvedPath(relative)) {
         case .failure(let reason):

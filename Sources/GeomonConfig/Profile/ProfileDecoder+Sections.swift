@@ -91,7 +91,7 @@ extension ProfileDecoder {
             guard let text = string(item, "exec item") else { return nil }
             result.append(text)
         }
-        switch ExecutableCheck.check(result[0], directory: absoluteDirectory, what: what) {
+        switch ExecutableCheck.check(result[0], directory: absoluteDirectory, what: what, trust: trust) {
         case .ok(let path):
             result[0] = path
             return result

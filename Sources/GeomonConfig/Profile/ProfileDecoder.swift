@@ -18,6 +18,8 @@ final class ProfileDecoder {
     var modeIsKnown = false
     /// Where each fence id was first defined, and the GeoJSON file it came from.
     var fenceIDs: [String: (location: SourceLocation, geojsonFile: String?)] = [:]
+    /// Permission and ownership checks for referenced files (docs/security.md).
+    var trust = FileTrust()
 
     init(file: String, displayDirectory: String, absoluteDirectory: String) {
         self.file = file

@@ -26,7 +26,11 @@ public enum ProfileLoader {
     public static let maxBytes = 16 * 1024 * 1024
 
     /// Reads and checks `path`. Diagnostics name the file as `path` was given.
-    public static func load(path: String) throws(ProfileFileError) -> ProfileLoadResult {
+    ///
+    /// `trust` checks the profile file and every file it references (GeoJSON, programs) for
+    /// unsafe permissions and, as root, ownership and symlinks (docs/security.md); pass
+    /// `.insecure` for `--insecure-permissions`.
+    public static func load(path: String, trust: FileTrust = FileTrust()) throws(ProfileFileError) -> ProfileLoadResult {
         var info = stat()
         guard stat(path, &info) == 0 else {
             throw ProfileFileError(path: path, reason: String(cString: strerror(errno)))
@@ -46,12 +50,17 @@ public enum ProfileLoader {
             }
             throw ProfileFileError(path: path, reason: reason)
         case .success(let bytes):
-            return load(bytes: bytes, path: path)
+            var result = load(bytes: bytes, path: path, trust: trust)
+            if let problem = trust.problem(path, what: "profile") {
+                result.diagnostics.insert(.error(problem, at: SourceLocation(file: path, line: 1, column: 1)), at: 0)
+                result.profile = nil
+            }
+            return result
         }
     }
 
     /// Checks profile text already in memory; `path` names it and anchors relative paths.
-    public static func load(bytes: [UInt8], path: String) -> ProfileLoadResult {
+    public static func load(bytes: [UInt8], path: String, trust: FileTrust = FileTrust()) -> ProfileLoadResult {
         var parser = YAMLParser()
         parser.maxBytes = maxBytes
         let parsed = parser.parse(bytes, file: path)
@@ -65,6 +74,7 @@ public enum ProfileLoader {
             absoluteDirectory: PathText.absolute(displayDirectory)
         )
         decoder.diagnostics = parsed.diagnostics
+        decoder.trust = trust
         var records: [FenceRecord] = []
         var profile = decoder.decodeProfile(root, fences: &records)
         if let checked = profile {

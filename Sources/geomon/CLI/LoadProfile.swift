@@ -3,9 +3,9 @@ import GeomonDaemon
 
 /// Loads a profile for a command: warnings and errors are printed compiler-style on stderr;
 /// a missing file exits 66, an invalid profile 65.
-func loadProfileOrExit(_ path: String) throws -> Profile {
+func loadProfileOrExit(_ path: String, insecurePermissions: Bool = false) throws -> Profile {
     do {
-        return try loadProfile(path: path, warn: { writeStderr($0) })
+        return try loadProfile(path: path, insecurePermissions: insecurePermissions, warn: { writeStderr($0) })
     } catch {
         if error.isMissing {
             writeStderr("geomon: error: \(error.message)")

@@ -24,6 +24,13 @@ enum ReplayCommand: Command {
       --format FORMAT     text (default) or json (one object per line)
       --speed X           play X times real time (default: as fast as possible)
       --no-hooks          store events without queueing hook deliveries
+      --insecure-permissions
+                          accept group/world-writable profiles, GeoJSON files, programs and
+                          database files (and, as root, ones owned by other users)
+
+    A database write failure (disk full, read-only file system, I/O error) exits 1 with
+    'geomon: error: DB: cannot write the database: REASON'; nothing after the last commit is
+    stored, and the same command resumes once the cause is fixed.
       --stats             print fixes processed and the loop's throughput to stderr
                           (`--db :memory:` keeps the database in memory, for comparison)
     """
@@ -36,10 +43,11 @@ enum ReplayCommand: Command {
         if let speed, speed <= 0 { throw UsageError("option '--speed' must be greater than 0 (got \(speed))") }
         let noHooks = arguments.flag("--no-hooks")
         let stats = arguments.flag("--stats")
+        let insecurePermissions = arguments.flag("--insecure-permissions")
         let trackPaths = try arguments.positionals()
         guard !trackPaths.isEmpty else { throw UsageError("missing TRACK") }
 
-        let profile = try loadProfileOrExit(profilePath)
+        let profile = try loadProfileOrExit(profilePath, insecurePermissions: insecurePermissions)
         var fixes: [Fix] = []
         for path in trackPaths {
             do {
@@ -62,12 +70,19 @@ enum ReplayCommand: Command {
             temporaryDirectory = dir
             dbPath = dir + "/replay.db"
         }
+        if let problem = DatabaseTrust.problem(path: dbPath, insecurePermissions: insecurePermissions) {
+            writeStderr("geomon: error: \(problem)")
+            return ExitCode.failure.code
+        }
         let store: EventStore
         do {
             store = try EventStore(path: dbPath)
         } catch let error as StoreError {
             writeStderr("geomon: error: \(error)")
             return error.kind == .missing ? ExitCode.noInput.code : ExitCode.dataError.code
+        } catch let error as SQLiteError {
+            writeStderr("geomon: error: \(DatabaseTrust.writeFailure(path: dbPath, error))")
+            return ExitCode.failure.code
         }
         let monitor: Monitor
         do {
@@ -75,6 +90,9 @@ enum ReplayCommand: Command {
         } catch let error as MonitorError {
             writeStderr("geomon: error: \(error)")
             return ExitCode.dataError.code
+        } catch let error as SQLiteError {
+            writeStderr("geomon: error: \(DatabaseTrust.writeFailure(path: dbPath, error))")
+            return ExitCode.failure.code
         }
         // Without hooks and without pacing nothing acts on an event before its batch commits,
         // so events ride with their batch (they are still printed only after the commit).
@@ -87,9 +105,17 @@ enum ReplayCommand: Command {
         let clock = ContinuousClock()
         let started = clock.now
         let cpuStarted = processCPUSeconds()
-        let summary = try replay.run(fixes) { events in
-            for stored in events { print(EventFormatter.line(stored.event, json: json)) }
+        let summary: ReplaySummary
+        do {
+            summary = try replay.run(fixes) { events in
+                for stored in events { print(EventFormatter.line(stored.event, json: json)) }
+                fflush(nil)
+            }
+        } catch let error as SQLiteError {
+            progressBar?.finish()
             fflush(nil)
+            writeStderr("geomon: error: \(DatabaseTrust.writeFailure(path: dbPath, error))")
+            return ExitCode.failure.code
         }
         try ReplayHooks.finish(hooks, dbPath: dbOption)
         let elapsed = (clock.now - started).secondsValue

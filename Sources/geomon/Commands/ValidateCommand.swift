@@ -6,7 +6,7 @@ enum ValidateCommand: Command {
     static let name = "validate"
     static let summary = "Checks profiles and prints compiler-style diagnostics"
     static let help = """
-    usage: geomon validate PROFILE… [--format text|json]
+    usage: geomon validate PROFILE… [--format text|json] [--insecure-permissions]
 
     Checks each profile (syntax, keys, types, units, ranges, fences, GeoJSON files, hooks,
     cross-field rules, lint warnings) and reports every problem of every file in one run.
@@ -15,6 +15,9 @@ enum ValidateCommand: Command {
       --format text   diagnostics on stderr as 'path:line:column: error: message' with the
                       source line and a caret; 'path: ok' on stdout per valid profile (default)
       --format json   a JSON array of {file, line, column, severity, message} on stdout
+      --insecure-permissions
+                      accept group/world-writable profiles, GeoJSON files and programs (and,
+                      as root, files owned by other users or reached through their symlinks)
 
     exit codes: 0 all valid (warnings allowed), 65 a profile is invalid,
                 66 a profile is missing or unreadable, 64 usage error.
@@ -22,6 +25,7 @@ enum ValidateCommand: Command {
 
     static func run(_ arguments: inout Arguments) throws -> Int32 {
         let format = try arguments.choice("--format", ["text", "json"], default: "text")
+        let trust = FileTrust(enforced: !arguments.flag("--insecure-permissions"))
         let paths = try arguments.positionals()
         guard !paths.isEmpty else { throw UsageError("name at least one PROFILE to validate") }
         var all: [Diagnostic] = []
@@ -30,7 +34,7 @@ enum ValidateCommand: Command {
         for path in paths {
             let result: ProfileLoadResult
             do {
-                result = try ProfileLoader.load(path: path)
+                result = try ProfileLoader.load(path: path, trust: trust)
             } catch {
                 missing = true
                 if format == "json" {

@@ -1,0 +1,52 @@
+import GeomonConfig
+public import GeomonStore
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Checks on the database path before geomon writes to it (docs/security.md).
+public enum DatabaseTrust {
+    /// Why the database at `path` must not be used, or nil. An existing database file must
+    /// not be group- or world-writable; as root, the directory holding it is walked from `/`
+    /// like a profile path (owned by root, not writable by others, no symlink through a place
+    /// another user controls), so no one else can swap the file or its -wal/-shm under geomon.
+    /// `insecurePermissions` (`--insecure-permissions`) turns the checks off.
+    public static func problem(path: String, insecurePermissions: Bool = false) -> String? {
+        guard path != ":memory:" else { return nil }
+        let trust = FileTrust(enforced: !insecurePermissions)
+        if trust.uid == 0 {
+            let directory = directoryOf(path)
+            if let problem = trust.problem(directory, what: "database directory", shown: directory) { return problem }
+        }
+        var info = stat()
+        if stat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG, let problem = trust.problem(path, what: "database", shown: path) {
+            return problem
+        }
+        return nil
+    }
+
+    private static func directoryOf(_ path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return "." }
+        if slash == path.startIndex { return "/" }
+        return String(path[..<slash])
+    }
+
+    /// The one-line message for a database write failure: the path, SQLite's reason and
+    /// what to do. Nothing after the last commit was stored (each batch is one transaction).
+    public static func writeFailure(path: String, _ error: SQLiteError) -> String {
+        var text = "\(path): cannot write the database: \(error.message) (SQLite error \(error.code)"
+        if error.extended != error.code { text += ", extended \(error.extended)" }
+        text += ")"
+        var fs = statvfs()
+        if statvfs(directoryOf(path), &fs) == 0, fs.f_flag & 1 != 0 { // 1 = ST_RDONLY
+            return text + "; the database is on a read-only file system: remount it read-write or use another --db"
+        }
+        switch error.code {
+        case 13: text += "; free some space and run the same command again: it resumes after the last committed fix"
+        case 8: text += "; the file or its file system is read-only"
+        case 10: text += "; an I/O error: check the disk"
+        default: break
+        }
+        return text
+    }
+}
