@@ -132,10 +132,12 @@ for t in "${RUN[@]}"; do
     log=$OUT/logs/$t.log
     mkdir -p "$OUT/logs"
     echo "fuzz.sh: running $t for ${SECONDS_PER_TARGET}s ($(ls "$OUT/corpus/$t" | wc -l) corpus files)" >&2
+    dict=()
+    [[ -f Fuzz/$t/$t.dict ]] && dict=(-dict="Fuzz/$t/$t.dict")
     set +e
     # shellcheck disable=SC2086
     "$OUT/bin/$t" -max_total_time="$SECONDS_PER_TARGET" -rss_limit_mb=2048 -timeout=10 \
-        -max_len="$MAX_LEN" -print_final_stats=1 -artifact_prefix="$crashes/" ${FUZZ_FLAGS:-} \
+        -max_len="$MAX_LEN" -print_final_stats=1 -artifact_prefix="$crashes/" "${dict[@]}" ${FUZZ_FLAGS:-} \
         "$OUT/corpus/$t" > "$log" 2>&1
     rc=$?
     set -e

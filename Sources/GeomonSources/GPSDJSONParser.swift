@@ -54,7 +54,8 @@ public struct GPSDJSONParser: Sendable {
         var accuracy: Double?
         if let eph = object["eph"]?.double, eph.isFinite, eph > 0 {
             accuracy = eph
-        } else if let epx = object["epx"]?.double, let epy = object["epy"]?.double, epx.isFinite, epy.isFinite {
+        } else if let epx = object["epx"]?.double, let epy = object["epy"]?.double, epx.isFinite, epy.isFinite,
+                  epx >= 0, epy >= 0 {
             accuracy = max(epx, epy)
         }
         let fix = Fix(
