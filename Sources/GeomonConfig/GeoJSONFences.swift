@@ -1,66 +1,693 @@
 public import GeomonCore
-import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Fences read from an RFC 7946 FeatureCollection of Polygons and MultiPolygons.
 ///
-/// PLACEHOLDER on Foundation's JSONSerialization (no positions, slow on big files); the
-/// foundation issue replaces the internals with a byte-level reader that reports
-/// `file:line:column` and streams million-fence files. The API stays.
+/// A byte-level reader: the file is read into one byte array, numbers are parsed in place
+/// (no `String`s, no `JSONSerialization`), and every problem is reported at its
+/// `file:line:column` inside the GeoJSON. Bad features are skipped and reported; good ones
+/// are returned. A JSON syntax error stops the read.
 public enum GeoJSONFences {
     /// Reads `path`; fence ids come from `feature.id` or, when given, `properties[idProperty]`.
     /// Problems are returned as diagnostics; fences that could be read are returned too.
     public static func load(path: String, idProperty: String? = nil) -> (fences: [Fence], diagnostics: [Diagnostic]) {
-        let here = SourceLocation(file: path, line: 1, column: 1)
-        guard let data = FileManager.default.contents(atPath: path) else {
-            return ([], [.error("cannot read GeoJSON file '\(path)'", at: nil)])
+        load(path: path, idProperty: idProperty, checkPolygons: true)
+    }
+
+    /// Like `load(path:idProperty:)`; `checkPolygons: false` skips the polygon validity rules
+    /// (self-intersection etc.) for trusted, very large files.
+    public static func load(path: String, idProperty: String?, checkPolygons: Bool) -> (fences: [Fence], diagnostics: [Diagnostic]) {
+        switch FileBytes.read(path) {
+        case .failure(let message):
+            return ([], [.error("cannot read GeoJSON file '\(path)': \(message)", at: nil)])
+        case .success(let bytes):
+            return parse(bytes, file: path, idProperty: idProperty, checkPolygons: checkPolygons)
         }
-        guard let root = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
-              root["type"] as? String == "FeatureCollection",
-              let features = root["features"] as? [[String: Any]]
-        else {
-            return ([], [.error("not a GeoJSON FeatureCollection", at: here)])
+    }
+
+    /// Parses GeoJSON text already in memory; `file` names it in diagnostics.
+    public static func parse(_ bytes: [UInt8], file: String, idProperty: String? = nil, checkPolygons: Bool = true) -> (fences: [Fence], diagnostics: [Diagnostic]) {
+        bytes.withUnsafeBufferPointer { buffer in
+            let reader = GeoJSONReader(buffer, file: file, idProperty: idProperty, checkPolygons: checkPolygons)
+            reader.run()
+            return (reader.fences, reader.diagnostics)
         }
-        var fences: [Fence] = []
-        var diagnostics: [Diagnostic] = []
-        for (n, feature) in features.enumerated() {
-            let properties = feature["properties"] as? [String: Any]
-            var id: String?
-            if let idProperty, let value = properties?[idProperty] { id = "\(value)" }
-            if id == nil, let value = feature["id"] { id = "\(value)" }
-            guard let fenceID = id else {
-                diagnostics.append(.error("feature \(n) has no id", at: here))
-                continue
+    }
+}
+
+/// Reading a whole file into memory with plain POSIX calls.
+enum FileBytes {
+    enum Outcome {
+        case success([UInt8])
+        case failure(String)
+    }
+
+    static func read(_ path: String, limit: Int = Int.max) -> Outcome {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return .failure(String(cString: strerror(errno))) }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { return .failure(String(cString: strerror(errno))) }
+        if info.st_mode & S_IFMT == S_IFDIR { return .failure("is a directory") }
+        let size = Int(info.st_size)
+        if size > limit { return .failure("file is larger than \(limit) bytes") }
+        var failure: String?
+        // Read straight into uninitialized storage (no memset of a possibly huge buffer).
+        var bytes = [UInt8](unsafeUninitializedCapacity: size) { buffer, initialized in
+            var filled = 0
+            while filled < size, let base = buffer.baseAddress {
+                let got = Glibc.read(fd, base + filled, size - filled)
+                if got < 0 {
+                    if errno == EINTR { continue }
+                    failure = String(cString: strerror(errno))
+                    break
+                }
+                if got == 0 { break }
+                filled += got
             }
-            guard let geometry = feature["geometry"] as? [String: Any],
-                  let type = geometry["type"] as? String,
-                  let coordinates = geometry["coordinates"] as? [Any]
-            else {
-                diagnostics.append(.error("feature '\(fenceID)' has no geometry", at: here))
-                continue
+            initialized = filled
+        }
+        if let failure { return .failure(failure) }
+        // Files that grew (or /proc-like files with size 0) are read to the end.
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let got = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+            if got < 0 && errno == EINTR { continue }
+            if got <= 0 { break }
+            bytes.append(contentsOf: chunk[0..<got])
+            if bytes.count > limit { return .failure("file is larger than \(limit) bytes") }
+        }
+        return .success(bytes)
+    }
+}
+
+/// A JSON syntax error at a byte offset.
+struct JSONSyntaxError: Error {
+    var offset: Int
+    var message: String
+}
+
+/// The single-pass reader behind `GeoJSONFences`.
+final class GeoJSONReader {
+    private let p: UnsafeBufferPointer<UInt8>
+    private let n: Int
+    private var i = 0
+    private let file: String
+    private let idProperty: String?
+    private let checkPolygons: Bool
+    private var lineStarts: [Int]?
+    private var firstIDOffset: [String: Int] = [:]
+    private let maxDiagnostics = 200
+    private var stopped = false
+    private var scratch: [Coordinate] = []
+    /// Shared by all fences (one set storage instead of one per fence).
+    private let defaultEvents: Set<EventKind> = [.enter, .exit]
+    /// The last position resolved by `location(_:)`, for the incremental (forward) case.
+    private var lastLocated = (offset: 0, line: 1, lineStart: 0)
+
+    var fences: [Fence] = []
+    var diagnostics: [Diagnostic] = []
+
+    init(_ buffer: UnsafeBufferPointer<UInt8>, file: String, idProperty: String?, checkPolygons: Bool) {
+        p = buffer
+        n = buffer.count
+        self.file = file
+        self.idProperty = idProperty
+        self.checkPolygons = checkPolygons
+    }
+
+    // MARK: - Positions and diagnostics
+
+    func location(_ offset: Int) -> SourceLocation {
+        if offset >= lastLocated.offset && offset <= n {
+            // Forward from the last answer: count newlines in between (one pass overall).
+            var line = lastLocated.line
+            var lineStart = lastLocated.lineStart
+            if let base = p.baseAddress {
+                var k = lastLocated.offset
+                while k < offset, let hit = memchr(base + k, 0x0A, offset - k) {
+                    let newline = UnsafeRawPointer(hit).assumingMemoryBound(to: UInt8.self) - base
+                    line += 1
+                    lineStart = newline + 1
+                    k = newline + 1
+                }
             }
-            func ring(_ value: Any) -> [Coordinate]? {
-                guard let points = value as? [[Double]] else { return nil }
-                return points.map { Coordinate(latitude: $0.count > 1 ? $0[1] : .nan, longitude: $0.first ?? .nan) }
+            lastLocated = (offset, line, lineStart)
+            return SourceLocation(file: file, line: line, column: column(from: lineStart, to: offset))
+        }
+        if lineStarts == nil {
+            var starts = [0]
+            for k in 0..<n where p[k] == 0x0A { starts.append(k + 1) }
+            lineStarts = starts
+        }
+        let starts = lineStarts ?? [0]
+        var lo = 0, hi = starts.count - 1
+        while lo < hi {
+            let mid = (lo + hi + 1) / 2
+            if starts[mid] <= offset { lo = mid } else { hi = mid - 1 }
+        }
+        return SourceLocation(file: file, line: lo + 1, column: column(from: starts[lo], to: offset))
+    }
+
+    /// 1-based column in Unicode scalars (a leading byte order mark does not count).
+    private func column(from lineStart: Int, to offset: Int) -> Int {
+        var column = 1
+        var k = lineStart
+        if k == 0 && n >= 3 && p[0] == 0xEF && p[1] == 0xBB && p[2] == 0xBF { k = 3 }
+        let end = min(offset, n)
+        while k < end {
+            if p[k] & 0xC0 != 0x80 { column += 1 }
+            k += 1
+        }
+        return column
+    }
+
+    private func report(_ message: String, at offset: Int) {
+        guard !stopped else { return }
+        if diagnostics.count >= maxDiagnostics {
+            diagnostics.append(.error("too many errors in this file; stopping", at: location(offset)))
+            stopped = true
+            return
+        }
+        diagnostics.append(.error(message, at: location(offset)))
+    }
+
+    // MARK: - Driver
+
+    func run() {
+        do {
+            if n >= 3 && p[0] == 0xEF && p[1] == 0xBB && p[2] == 0xBF { i = 3 }
+            try skipSpace()
+            guard i < n else {
+                report("GeoJSON file is empty", at: 0)
+                return
             }
-            func polygon(_ value: Any) -> PolygonRings? {
-                guard let rings = (value as? [Any])?.compactMap(ring), let shell = rings.first else { return nil }
-                return PolygonRings(shell: shell, holes: Array(rings.dropFirst()))
-            }
-            let polygons: [PolygonRings]?
-            switch type {
-            case "Polygon": polygons = polygon(coordinates).map { [$0] }
-            case "MultiPolygon": polygons = coordinates.map { polygon($0) }.allSatisfy { $0 != nil } ? coordinates.compactMap(polygon) : nil
+            try parseRoot()
+            try skipSpace()
+            if i < n { throw JSONSyntaxError(offset: i, message: "unexpected text after the end of the JSON value") }
+        } catch let error as JSONSyntaxError {
+            stopped = false
+            report("invalid JSON: \(error.message)", at: error.offset)
+        } catch {
+            report("invalid JSON", at: i)
+        }
+    }
+
+    private func parseRoot() throws {
+        let start = i
+        guard peek() == UInt8(ascii: "{") else {
+            throw JSONSyntaxError(offset: i, message: "a GeoJSON file must be an object (a FeatureCollection)")
+        }
+        var type: String?
+        var typeOffset = start
+        var sawFeatures = false
+        try parseObject { key, offset in
+            switch key {
+            case "type":
+                typeOffset = self.i
+                type = try self.parseStringValue()
+            case "features":
+                sawFeatures = true
+                try self.parseFeatures()
             default:
-                diagnostics.append(.error("feature '\(fenceID)': geometry type '\(type)' is not a Polygon or MultiPolygon", at: here))
-                continue
+                try self.skipValue(depth: 1)
             }
-            guard let polygons, !polygons.isEmpty else {
-                diagnostics.append(.error("feature '\(fenceID)': malformed coordinates", at: here))
-                continue
-            }
-            let name = properties?["name"] as? String
-            fences.append(Fence(id: fenceID, name: name, shape: .polygons(polygons)))
+            _ = offset
         }
-        return (fences, diagnostics)
+        if let type, type != "FeatureCollection" {
+            report("GeoJSON root must be a FeatureCollection (got '\(type)')", at: typeOffset)
+        } else if type == nil {
+            report("GeoJSON root has no \"type\": \"FeatureCollection\"", at: start)
+        } else if !sawFeatures {
+            report("GeoJSON FeatureCollection has no 'features' array", at: start)
+        }
+    }
+
+    private func parseFeatures() throws {
+        guard peek() == UInt8(ascii: "[") else {
+            let at = i
+            try skipValue(depth: 1)
+            report("'features' must be an array", at: at)
+            return
+        }
+        try parseArray { _ in
+            if self.stopped {
+                try self.skipValue(depth: 2)
+            } else {
+                try self.parseFeature()
+            }
+        }
+    }
+
+    private func parseFeature() throws {
+        let start = i
+        guard peek() == UInt8(ascii: "{") else {
+            try skipValue(depth: 2)
+            report("a feature must be an object", at: start)
+            return
+        }
+        var typeOK = false
+        var typeSeen = false
+        var id: String?
+        var idBad = false
+        var propertyID: String?
+        var propertyIDBad = false
+        var name: String?
+        var geometry: [PolygonRings]?
+        var geometrySeen = false
+        var geometryBad = false
+        let idProperty = self.idProperty
+        try parseObject { key, _ in
+            switch key {
+            case "type":
+                typeSeen = true
+                let offset = self.i
+                let value = try self.parseStringValue()
+                typeOK = value == "Feature"
+                if !typeOK { self.report("feature type must be 'Feature' (got '\(value ?? "non-string")')", at: offset) }
+            case "id":
+                let offset = self.i
+                if let value = try self.parseIDValue() {
+                    id = value
+                } else {
+                    idBad = true
+                    self.report("feature 'id' must be a string or a number", at: offset)
+                }
+            case "properties":
+                if self.peek() == UInt8(ascii: "{") {
+                    try self.parseObject { pkey, _ in
+                        if let idProperty, pkey == idProperty {
+                            let offset = self.i
+                            if let value = try self.parseIDValue() {
+                                propertyID = value
+                            } else {
+                                propertyIDBad = true
+                                self.report("property '\(idProperty)' must be a string or a number", at: offset)
+                            }
+                        } else if pkey == "name", self.peek() == UInt8(ascii: "\"") {
+                            name = try self.parseStringValue()
+                        } else {
+                            try self.skipValue(depth: 4)
+                        }
+                    }
+                } else {
+                    try self.skipValue(depth: 3)
+                }
+            case "geometry":
+                geometrySeen = true
+                if let polygons = try self.parseGeometry() {
+                    geometry = polygons
+                } else {
+                    geometryBad = true
+                }
+            default:
+                try self.skipValue(depth: 3)
+            }
+        }
+        if !typeSeen { report("feature has no \"type\": \"Feature\"", at: start) }
+        if !geometrySeen { report("feature has no 'geometry'", at: start) }
+        var fenceID = propertyID ?? id
+        if idProperty != nil && propertyID == nil && !propertyIDBad && id == nil && !idBad {
+            report("feature has no id (no 'id' member and no '\(idProperty ?? "")' property)", at: start)
+        } else if idProperty == nil && id == nil && !idBad {
+            report("feature has no 'id' (set one, or name an id property with 'id_property')", at: start)
+        }
+        if let candidate = fenceID {
+            if candidate.isEmpty {
+                report("feature id is empty", at: start)
+                fenceID = nil
+            } else if let first = firstIDOffset[candidate] {
+                let at = location(first)
+                report("duplicate feature id '\(candidate)' (first at line \(at.line), column \(at.column))", at: start)
+                fenceID = nil
+            } else {
+                firstIDOffset[candidate] = start
+            }
+        }
+        guard typeOK, !geometryBad, let fenceID, let geometry else { return }
+        var fence = Fence(id: fenceID, name: name, shape: .polygons(geometry), events: defaultEvents)
+        fence.location = location(start)
+        fences.append(fence)
+    }
+
+    /// A geometry object → polygons, or nil after reporting why not.
+    private func parseGeometry() throws -> [PolygonRings]? {
+        let start = i
+        if peekLiteral("null") {
+            try skipValue(depth: 3)
+            report("feature geometry is null; a fence needs a Polygon or MultiPolygon", at: start)
+            return nil
+        }
+        guard peek() == UInt8(ascii: "{") else {
+            try skipValue(depth: 3)
+            report("feature 'geometry' must be an object", at: start)
+            return nil
+        }
+        var type: String?
+        var typeOffset = start
+        var coordinatesOffset: Int?
+        var parsed: [PolygonRings]??
+        try parseObject { key, _ in
+            switch key {
+            case "type":
+                typeOffset = self.i
+                type = try self.parseStringValue()
+            case "coordinates":
+                coordinatesOffset = self.i
+                if let type, type == "Polygon" || type == "MultiPolygon" {
+                    // The usual order: read the coordinates right away.
+                    parsed = .some(try self.parseCoordinates(multi: type == "MultiPolygon"))
+                } else {
+                    // Type not known yet: come back once it is.
+                    try self.skipValue(depth: 4)
+                }
+            default:
+                try self.skipValue(depth: 4)
+            }
+        }
+        let end = i
+        guard let type else {
+            report("geometry has no 'type'", at: start)
+            return nil
+        }
+        guard type == "Polygon" || type == "MultiPolygon" else {
+            report("geometry type '\(type)' is not supported; fences must be Polygon or MultiPolygon", at: typeOffset)
+            return nil
+        }
+        guard let coordinatesOffset else {
+            report("\(type) has no 'coordinates'", at: start)
+            return nil
+        }
+        if let parsed { return parsed }
+        i = coordinatesOffset
+        defer { i = end }
+        return try parseCoordinates(multi: type == "MultiPolygon")
+    }
+
+    /// The coordinates of a Polygon or MultiPolygon at `i`; nil after reporting problems.
+    private func parseCoordinates(multi: Bool) throws -> [PolygonRings]? {
+        let coordinatesOffset = i
+        var bad = false
+        var polygons: [PolygonRings] = []
+        if !multi {
+            if let polygon = try parsePolygon(&bad) { polygons.append(polygon) }
+        } else {
+            guard try expectArray("MultiPolygon coordinates must be an array of polygons") else { return nil }
+            try parseArray { _ in
+                if let polygon = try self.parsePolygon(&bad) { polygons.append(polygon) }
+            }
+            if polygons.isEmpty && !bad {
+                report("MultiPolygon has no polygons", at: coordinatesOffset)
+                bad = true
+            }
+        }
+        return bad ? nil : polygons
+    }
+
+    private func expectArray(_ message: String) throws -> Bool {
+        if peek() == UInt8(ascii: "[") { return true }
+        let at = i
+        try skipValue(depth: 5)
+        report(message, at: at)
+        return false
+    }
+
+    private func parsePolygon(_ bad: inout Bool) throws -> PolygonRings? {
+        let start = i
+        guard try expectArray("polygon coordinates must be an array of rings") else { bad = true; return nil }
+        var rings: [[Coordinate]] = []
+        var ringOffsets: [Int] = []
+        var failed = false
+        try parseArray { _ in
+            let offset = self.i
+            if let ring = try self.parseRing() {
+                rings.append(ring)
+                ringOffsets.append(offset)
+            } else {
+                failed = true
+            }
+        }
+        if failed { bad = true; return nil }
+        guard let shell = rings.first else {
+            report("polygon has no rings", at: start)
+            bad = true
+            return nil
+        }
+        let polygon = PolygonRings(shell: shell, holes: Array(rings.dropFirst()))
+        if checkPolygons {
+            for problem in PolygonValidity.problems(of: polygon) {
+                bad = true
+                switch problem {
+                case .shell(let ringProblem):
+                    reportRing(ringProblem, ringOffset: ringOffsets[0], what: "polygon")
+                case .hole(let h, let ringProblem):
+                    reportRing(ringProblem, ringOffset: ringOffsets[h + 1], what: "hole \(h + 1)")
+                case .holeOutsideShell(let h):
+                    report("hole \(h + 1) is not inside the polygon's outer ring", at: ringOffsets[h + 1])
+                }
+            }
+        }
+        return bad ? nil : polygon
+    }
+
+    private func reportRing(_ problem: PolygonValidity.RingProblem, ringOffset: Int, what: String) {
+        switch problem {
+        case .invalidCoordinate(let index):
+            report("\(what): position \(index + 1) is out of range", at: positionOffset(ringOffset, index))
+        case .tooFewDistinctPoints(let count):
+            report("\(what) needs at least 3 distinct positions (got \(count))", at: ringOffset)
+        case .zeroArea:
+            report("\(what) has zero area (all positions on one line)", at: ringOffset)
+        case .selfIntersection(let a, let b):
+            report("\(what) edges cross: positions \(a.from + 1)–\(a.to + 1) and \(b.from + 1)–\(b.to + 1)", at: positionOffset(ringOffset, b.from))
+        }
+    }
+
+    /// Byte offset of the `index`-th position of the ring starting at `ringOffset`.
+    private func positionOffset(_ ringOffset: Int, _ index: Int) -> Int {
+        let saved = i
+        defer { i = saved }
+        i = ringOffset
+        var result = ringOffset
+        do {
+            try parseArray { k in
+                if k == index { result = self.i }
+                try self.skipValue(depth: 8)
+            }
+        } catch {}
+        return result
+    }
+
+    /// One linear ring: ≥ 4 positions, closed, coordinates in range.
+    private func parseRing() throws -> [Coordinate]? {
+        let start = i
+        guard try expectArray("a polygon ring must be an array of positions") else { return nil }
+        var cursor = JSONCursor(p, at: i)
+        var problems: [JSONCursor.Problem] = []
+        let (points, lastOffset) = try cursor.ring(&problems, scratch: &scratch)
+        i = cursor.j
+        for problem in problems { report(problem.message, at: problem.offset) }
+        guard let ring = points else { return nil }
+        if ring.count < 4 {
+            report("a polygon ring needs at least 4 positions (got \(ring.count))", at: start)
+            return nil
+        }
+        if ring.first != ring.last {
+            report("polygon ring is not closed: the last position must equal the first", at: lastOffset)
+            return nil
+        }
+        return ring
+    }
+
+    // MARK: - JSON primitives
+
+    @inline(__always) private func peek() -> UInt8? { i < n ? p[i] : nil }
+
+    private func peekLiteral(_ word: StaticString) -> Bool {
+        let count = word.utf8CodeUnitCount
+        guard i + count <= n else { return false }
+        let w = word.utf8Start
+        for k in 0..<count where p[i + k] != w[k] { return false }
+        return true
+    }
+
+    @inline(__always) private func skipSpace() throws {
+        var cursor = JSONCursor(p, at: i)
+        cursor.skipSpace()
+        i = cursor.j
+    }
+
+    private func expect(_ byte: UInt8) throws {
+        try skipSpace()
+        guard i < n else { throw JSONSyntaxError(offset: i, message: "unexpected end of file, expected '\(Character(Unicode.Scalar(byte)))'") }
+        guard p[i] == byte else { throw JSONSyntaxError(offset: i, message: "expected '\(Character(Unicode.Scalar(byte)))'") }
+        i += 1
+    }
+
+    /// Walks an object, calling `member(key, keyOffset)` with `i` at each value.
+    private func parseObject(_ member: (String, Int) throws -> Void) throws {
+        try expect(UInt8(ascii: "{"))
+        try skipSpace()
+        if peek() == UInt8(ascii: "}") { i += 1; return }
+        while true {
+            try skipSpace()
+            let keyOffset = i
+            guard peek() == UInt8(ascii: "\"") else { throw JSONSyntaxError(offset: i, message: "expected a string key") }
+            let key = try parseString()
+            try expect(UInt8(ascii: ":"))
+            try skipSpace()
+            try member(key, keyOffset)
+            try skipSpace()
+            guard let c = peek() else { throw JSONSyntaxError(offset: i, message: "unexpected end of file in an object") }
+            i += 1
+            if c == UInt8(ascii: "}") { return }
+            if c != UInt8(ascii: ",") { throw JSONSyntaxError(offset: i - 1, message: "expected ',' or '}' in an object") }
+        }
+    }
+
+    /// Walks an array, calling `element(index)` with `i` at each element.
+    private func parseArray(_ element: (Int) throws -> Void) throws {
+        try expect(UInt8(ascii: "["))
+        try skipSpace()
+        if peek() == UInt8(ascii: "]") { i += 1; return }
+        var index = 0
+        while true {
+            try skipSpace()
+            try element(index)
+            index += 1
+            try skipSpace()
+            guard let c = peek() else { throw JSONSyntaxError(offset: i, message: "unexpected end of file in an array") }
+            i += 1
+            if c == UInt8(ascii: "]") { return }
+            if c != UInt8(ascii: ",") { throw JSONSyntaxError(offset: i - 1, message: "expected ',' or ']' in an array") }
+        }
+    }
+
+    /// A string value, or nil (value skipped) when the value is not a string.
+    private func parseStringValue() throws -> String? {
+        if peek() == UInt8(ascii: "\"") { return try parseString() }
+        try skipValue(depth: 8)
+        return nil
+    }
+
+    /// A string or number value as an id string; nil (value skipped) otherwise.
+    private func parseIDValue() throws -> String? {
+        guard let c = peek() else { throw JSONSyntaxError(offset: i, message: "unexpected end of file") }
+        if c == UInt8(ascii: "\"") { return try parseString() }
+        if c == UInt8(ascii: "-") || (c >= 0x30 && c <= 0x39) {
+            let start = i
+            _ = try parseNumber()
+            return String(decoding: UnsafeBufferPointer(rebasing: p[start..<i]), as: UTF8.self)
+        }
+        try skipValue(depth: 8)
+        return nil
+    }
+
+    private func parseString() throws -> String {
+        let start = i
+        i += 1
+        let contentStart = i
+        var simple = true
+        while i < n {
+            let c = p[i]
+            if c == UInt8(ascii: "\"") {
+                if simple {
+                    let text = String(decoding: UnsafeBufferPointer(rebasing: p[contentStart..<i]), as: UTF8.self)
+                    i += 1
+                    return text
+                }
+                break
+            }
+            if c == UInt8(ascii: "\\") { simple = false; i += 2; continue }
+            if c < 0x20 { throw JSONSyntaxError(offset: i, message: "control character in a string") }
+            i += 1
+        }
+        guard i < n else { throw JSONSyntaxError(offset: start, message: "unterminated string") }
+        // Slow path with escapes.
+        var scalars = String.UnicodeScalarView()
+        var bytes: [UInt8] = []
+        i = contentStart
+        func flush() {
+            if !bytes.isEmpty {
+                scalars.append(contentsOf: String(decoding: bytes, as: UTF8.self).unicodeScalars)
+                bytes.removeAll()
+            }
+        }
+        while i < n {
+            let c = p[i]
+            if c == UInt8(ascii: "\"") { i += 1; flush(); return String(scalars) }
+            if c == UInt8(ascii: "\\") {
+                guard i + 1 < n else { break }
+                let e = p[i + 1]
+                i += 2
+                switch e {
+                case UInt8(ascii: "n"): bytes.append(0x0A)
+                case UInt8(ascii: "t"): bytes.append(0x09)
+                case UInt8(ascii: "r"): bytes.append(0x0D)
+                case UInt8(ascii: "b"): bytes.append(0x08)
+                case UInt8(ascii: "f"): bytes.append(0x0C)
+                case UInt8(ascii: "/"), UInt8(ascii: "\\"), UInt8(ascii: "\""): bytes.append(e)
+                case UInt8(ascii: "u"):
+                    var code = try hex4()
+                    if (0xD800...0xDBFF).contains(code), i + 1 < n, p[i] == UInt8(ascii: "\\"), p[i + 1] == UInt8(ascii: "u") {
+                        i += 2
+                        let low = try hex4()
+                        code = 0x10000 + ((code - 0xD800) << 10) + (low &- 0xDC00) & 0x3FF
+                    }
+                    flush()
+                    scalars.append(Unicode.Scalar(code) ?? "\u{FFFD}")
+                default:
+                    throw JSONSyntaxError(offset: i - 2, message: "invalid escape in a string")
+                }
+                continue
+            }
+            bytes.append(c)
+            i += 1
+        }
+        throw JSONSyntaxError(offset: start, message: "unterminated string")
+    }
+
+    private func hex4() throws -> UInt32 {
+        guard i + 4 <= n else { throw JSONSyntaxError(offset: i, message: "bad \\u escape") }
+        var value: UInt32 = 0
+        for _ in 0..<4 {
+            let c = p[i]
+            let digit: UInt32
+            switch c {
+            case 0x30...0x39: digit = UInt32(c - 0x30)
+            case 0x41...0x46: digit = UInt32(c - 0x41 + 10)
+            case 0x61...0x66: digit = UInt32(c - 0x61 + 10)
+            default: throw JSONSyntaxError(offset: i, message: "bad \\u escape")
+            }
+            value = value << 4 | digit
+            i += 1
+        }
+        return value
+    }
+
+    private func parseNumber() throws -> Double {
+        var cursor = JSONCursor(p, at: i)
+        defer { i = cursor.j }
+        return try cursor.number()
+    }
+
+    /// Skips any JSON value (`depth` is kept for call-site readability; the cursor limits nesting).
+    private func skipValue(depth: Int) throws {
+        var cursor = JSONCursor(p, at: i)
+        defer { i = cursor.j }
+        try cursor.skipValue()
+    }
+}
+
+/// Number helpers shared by the JSON reader and diagnostics.
+enum JSONNumberText {
+    /// `12` for whole numbers, else Swift's shortest round-trip form.
+    static func format(_ value: Double) -> String {
+        if value.isFinite && value == value.rounded() && abs(value) < 1e15 {
+            return String(Int(value))
+        }
+        return "\(value)"
     }
 }

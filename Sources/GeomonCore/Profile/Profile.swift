@@ -143,6 +143,8 @@ public struct Fence: Sendable {
     public var shape: FenceShape
     public var events: Set<EventKind> = [.enter, .exit]
     public var dwell: Duration?
+    /// Where the fence was defined (a profile line, or a feature inside a GeoJSON file).
+    public var location: SourceLocation? = nil
 
     public init(id: String, name: String? = nil, shape: FenceShape, events: Set<EventKind> = [.enter, .exit], dwell: Duration? = nil) {
         self.id = id

@@ -1,0 +1,74 @@
+public import GeomonCore
+
+/// Renders diagnostics for people (clang style, with the source line and a caret) or for
+/// tools (JSON).
+public enum DiagnosticRenderer {
+    /// One diagnostic per block: `path:line:col: severity: message`, then (when the file
+    /// can be read and the line is short) the source line and a `^` under the column.
+    public static func text(_ diagnostics: [Diagnostic], snippets: Bool = true) -> String {
+        var cache: [String: [Substring]?] = [:]
+        var out = ""
+        for diagnostic in diagnostics {
+            out += diagnostic.description + "\n"
+            guard snippets, let location = diagnostic.location else { continue }
+            if cache[location.file] == nil {
+                if case .success(let bytes) = FileBytes.read(location.file, limit: 16 * 1024 * 1024) {
+                    let text = String(decoding: bytes, as: UTF8.self)
+                    cache[location.file] = .some(text.split(separator: "\n", omittingEmptySubsequences: false))
+                } else {
+                    cache[location.file] = .some(nil)
+                }
+            }
+            guard let lines = cache[location.file] ?? nil, location.line >= 1, location.line <= lines.count else { continue }
+            var line = String(lines[location.line - 1])
+            if line.hasSuffix("\r") { line.removeLast() }
+            if line.hasPrefix("\u{FEFF}") { line.removeFirst() }
+            // No snippet for long, empty or binary-looking lines.
+            guard line.unicodeScalars.count <= 240, !line.isEmpty,
+                  !line.unicodeScalars.contains(where: { ($0.value < 0x20 && $0 != "\t") || $0 == "\u{FFFD}" || $0.value == 0x7F })
+            else { continue }
+            let scalars = Array(line.unicodeScalars)
+            var caret = ""
+            for k in 0..<max(0, min(location.column - 1, scalars.count)) {
+                caret.append(scalars[k] == "\t" ? "\t" : " ")
+            }
+            out += line + "\n" + caret + "^\n"
+        }
+        return out
+    }
+
+    /// A JSON array of `{"file", "line", "column", "severity", "message"}` objects, one per
+    /// line; `line` and `column` are null for diagnostics without a position.
+    public static func json(_ diagnostics: [Diagnostic]) -> String {
+        if diagnostics.isEmpty { return "[]\n" }
+        let objects = diagnostics.map { d -> String in
+            let file = d.location.map { quote($0.file) } ?? "null"
+            let line = d.location.map { String($0.line) } ?? "null"
+            let column = d.location.map { String($0.column) } ?? "null"
+            return "  {\"file\": \(file), \"line\": \(line), \"column\": \(column), \"severity\": \(quote(d.severity.rawValue)), \"message\": \(quote(d.message))}"
+        }
+        return "[\n" + objects.joined(separator: ",\n") + "\n]\n"
+    }
+
+    /// A JSON string literal.
+    public static func quote(_ text: String) -> String {
+        var out = "\""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            default:
+                if scalar.value < 0x20 {
+                    let hex = String(scalar.value, radix: 16)
+                    out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+                } else {
+                    out.unicodeScalars.append(scalar)
+                }
+            }
+        }
+        return out + "\""
+    }
+}

@@ -1,0 +1,204 @@
+import GeomonCore
+
+extension ProfileDecoder {
+    static let fenceKeys = ["id", "name", "circle", "polygon", "holes", "geojson", "id_property", "events", "dwell"]
+
+    func decodeFenceEntry(_ item: YAMLNode, into records: inout [FenceRecord]) {
+        guard let f = fields(item, path: "fence", allowed: Self.fenceKeys) else { return }
+        let shapeKeys = ["circle", "polygon", "geojson"].filter { f.entries[$0] != nil }
+        if shapeKeys.isEmpty {
+            error("a fence needs a shape: one of 'circle', 'polygon' or 'geojson'", item)
+            return
+        }
+        if shapeKeys.count > 1, let second = f.key(shapeKeys[1]), let first = f.key(shapeKeys[0]) {
+            error("a fence has exactly one shape; '\(shapeKeys[1])' conflicts with '\(shapeKeys[0])' (\(position(first)))", second)
+            return
+        }
+        if let holesKey = f.key("holes"), shapeKeys[0] != "polygon" {
+            error("'holes' can only be used with 'polygon'", holesKey)
+        }
+        let (events, dwell) = decodeEvents(f)
+        guard let events else { return }
+
+        if shapeKeys[0] == "geojson" {
+            if let key = f.key("id") { error("'id' cannot be used with 'geojson'; ids come from the features (see 'id_property')", key) }
+            if let key = f.key("name") { error("'name' cannot be used with 'geojson'; names come from the features' 'name' property", key) }
+            decodeGeoJSONEntry(f, events: events, dwell: dwell, into: &records)
+            return
+        }
+        if let key = f.key("id_property") { error("'id_property' can only be used with 'geojson'", key) }
+        var id: String?
+        if let n = f["id"] {
+            if let text = string(n, "id") {
+                if text.isEmpty || text.count > 128 || text.unicodeScalars.contains(where: { $0.properties.isWhitespace || $0.value < 0x20 }) {
+                    error("fence 'id' must be 1 to 128 characters without spaces (got '\(text.clipped)')", n)
+                } else if registerFenceID(text, at: location(n), geojsonFile: nil) {
+                    id = text
+                }
+            }
+        } else {
+            error("missing required key 'id' in 'fence'", item)
+        }
+        var name: String?
+        if let n = f["name"] { name = string(n, "name") }
+
+        var shape: FenceShape?
+        var radiusNode: YAMLNode?
+        if let circleNode = f["circle"] {
+            if let c = fields(circleNode, path: "circle", allowed: ["lat", "lon", "radius"], required: ["lat", "lon", "radius"]) {
+                let lat = c["lat"].flatMap { number($0, "lat", range: -90...90, unit: "degrees") }
+                let lon = c["lon"].flatMap { number($0, "lon", range: -180...180, unit: "degrees") }
+                radiusNode = c["radius"]
+                let radius = c["radius"].flatMap { quantity($0, "radius", .distance) }
+                if let lat, let lon, let radius {
+                    shape = .circle(center: Coordinate(latitude: lat, longitude: lon), radiusMeters: radius)
+                }
+            }
+        } else if let polygonNode = f["polygon"] {
+            shape = decodeInlinePolygon(polygonNode, holes: f["holes"])
+        }
+        guard let id, let shape else { return }
+        var fence = Fence(id: id, name: name, shape: shape, events: events, dwell: dwell)
+        let anchorNode = f["id"] ?? item
+        fence.location = location(anchorNode)
+        records.append(FenceRecord(fence: fence, anchor: location(anchorNode), radiusNode: radiusNode, geojsonFile: nil))
+    }
+
+    /// `events` and `dwell` of a fence entry, with their rules. `events` is nil when invalid.
+    private func decodeEvents(_ f: Fields) -> (Set<EventKind>?, Duration?) {
+        var events: Set<EventKind>? = [.enter, .exit]
+        var dwellItem: YAMLNode?
+        if let n = f["events"], let items = list(n, "events") {
+            var set: Set<EventKind> = []
+            var ok = true
+            for item in items {
+                if item.scalar == "location" {
+                    error("'location' is not a fence event (it is reported in significant-change mode); use enter, exit or dwell", item)
+                    ok = false
+                    continue
+                }
+                guard let text = choice(item, "events", ["enter", "exit", "dwell"]), let kind = EventKind(rawValue: text) else {
+                    ok = false
+                    continue
+                }
+                if kind == .dwell { dwellItem = item }
+                set.insert(kind)
+            }
+            if items.isEmpty {
+                error("'events' must list at least one of enter, exit or dwell", n)
+                ok = false
+            }
+            events = ok ? set : nil
+        } else if f["events"] != nil {
+            events = nil
+        }
+        var dwell: Duration?
+        var dwellBad = false
+        if let n = f["dwell"] {
+            dwell = duration(n, "dwell")
+            dwellBad = dwell == nil
+        }
+        if let dwellItem, f["dwell"] == nil {
+            error("the 'dwell' event needs a dwell time: add 'dwell: 5m' to this fence", dwellItem)
+        } else if !dwellBad, let key = f.key("dwell"), let events, !events.contains(.dwell) {
+            warning("'dwell' time is set but 'dwell' is not in 'events'; no dwell event will be reported", key)
+        }
+        return (events, dwell)
+    }
+
+    private func decodePoint(_ node: YAMLNode) -> Coordinate? {
+        if case .sequence = node.kind {
+            error("a point must be a mapping {lat: …, lon: …} (lists are ambiguous about the order)", node)
+            return nil
+        }
+        guard let p = fields(node, path: "point", allowed: ["lat", "lon"], required: ["lat", "lon"]) else { return nil }
+        let lat = p["lat"].flatMap { number($0, "lat", range: -90...90, unit: "degrees") }
+        let lon = p["lon"].flatMap { number($0, "lon", range: -180...180, unit: "degrees") }
+        guard let lat, let lon else { return nil }
+        return Coordinate(latitude: lat, longitude: lon)
+    }
+
+    private func decodeRing(_ node: YAMLNode, _ name: String) -> (points: [Coordinate], nodes: [YAMLNode])? {
+        guard let items = list(node, name) else { return nil }
+        var points: [Coordinate] = []
+        var ok = true
+        for item in items {
+            if let point = decodePoint(item) { points.append(point) } else { ok = false }
+        }
+        return ok ? (points, items) : nil
+    }
+
+    private func decodeInlinePolygon(_ node: YAMLNode, holes holesNode: YAMLNode?) -> FenceShape? {
+        let shell = decodeRing(node, "polygon")
+        var holes: [(points: [Coordinate], nodes: [YAMLNode], node: YAMLNode)] = []
+        var holesOK = true
+        if let holesNode, let items = list(holesNode, "holes") {
+            for item in items {
+                if let ring = decodeRing(item, "hole") { holes.append((ring.points, ring.nodes, item)) } else { holesOK = false }
+            }
+        } else if holesNode != nil {
+            holesOK = false
+        }
+        guard let shell, holesOK else { return nil }
+        let polygon = PolygonRings(shell: shell.points, holes: holes.map(\.points))
+        let problems = PolygonValidity.problems(of: polygon)
+        for problem in problems {
+            switch problem {
+            case .shell(let ring):
+                reportRing(ring, what: "polygon", node: node, points: shell.nodes)
+            case .hole(let h, let ring):
+                reportRing(ring, what: "hole \(h + 1)", node: holes[h].node, points: holes[h].nodes)
+            case .holeOutsideShell(let h):
+                error("hole \(h + 1) is not inside the polygon", holes[h].node)
+            }
+        }
+        return problems.isEmpty ? .polygons([polygon]) : nil
+    }
+
+    private func reportRing(_ problem: PolygonValidity.RingProblem, what: String, node: YAMLNode, points: [YAMLNode]) {
+        switch problem {
+        case .invalidCoordinate(let index):
+            error("\(what): point \(index + 1) is out of range", points.indices.contains(index) ? points[index] : node)
+        case .tooFewDistinctPoints(let count):
+            error("\(what) needs at least 3 distinct points (got \(count))", node)
+        case .zeroArea:
+            error("\(what) has zero area (all points on one line)", node)
+        case .selfIntersection(let a, let b):
+            error("\(what) edges cross: points \(a.from + 1)–\(a.to + 1) and \(b.from + 1)–\(b.to + 1)", points.indices.contains(b.from) ? points[b.from] : node)
+        }
+    }
+
+    private func decodeGeoJSONEntry(_ f: Fields, events: Set<EventKind>, dwell: Duration?, into records: inout [FenceRecord]) {
+        guard let n = f["geojson"], let relative = string(n, "geojson") else { return }
+        var idProperty: String?
+        if let p = f["id_property"] {
+            guard let text = string(p, "id_property") else { return }
+            idProperty = text
+        }
+        if relative.isEmpty {
+            error("'geojson' must name a file", n)
+            return
+        }
+        let shown = displayPath(relative)
+        let bytes: [UInt8]
+        switch FileBytes.read(resolvedPath(relative)) {
+        case .failure(let reason):
+            error("cannot read GeoJSON file '\(relative)': \(reason)", n)
+            return
+        case .success(let read):
+            bytes = read
+        }
+        let result = GeoJSONFences.parse(bytes, file: shown, idProperty: idProperty)
+        diagnostics += result.diagnostics
+        if result.fences.isEmpty && result.diagnostics.isEmpty {
+            warning("GeoJSON file '\(relative)' has no features", n)
+        }
+        for var fence in result.fences {
+            guard registerFenceID(fence.id, at: fence.location ?? location(n), geojsonFile: shown) else { continue }
+            fence.events = events
+            fence.dwell = dwell
+            let anchor = fence.location ?? location(n)
+            records.append(FenceRecord(fence: fence, anchor: anchor, radiusNode: nil, geojsonFile: shown))
+        }
+    }
+}

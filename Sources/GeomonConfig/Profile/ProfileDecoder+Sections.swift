@@ -1,0 +1,182 @@
+import GeomonCore
+
+/// A fence with the nodes the cross-fence rules point at.
+struct FenceRecord {
+    var fence: Fence
+    /// The node a duplicate-id or lint diagnostic points at (the id value, or the feature).
+    var anchor: SourceLocation
+    var radiusNode: YAMLNode?
+    /// The GeoJSON file the fence came from, when it did.
+    var geojsonFile: String?
+}
+
+extension ProfileDecoder {
+    static let topLevelKeys = ["version", "name", "description", "mode", "sources", "significant_change", "policy", "transitions", "fences", "hooks", "storage"]
+
+    /// Decodes the whole profile; nil only when the root is not a mapping. Missing or invalid
+    /// parts are reported and replaced by defaults so that later rules can still run.
+    func decodeProfile(_ root: YAMLNode, fences records: inout [FenceRecord]) -> Profile? {
+        guard let top = fields(root, path: "", allowed: Self.topLevelKeys, required: ["version", "name", "mode"]) else { return nil }
+        if let node = top["version"], let version = integer(node, "version", range: Int.min...Int.max), version != 1 {
+            error("unsupported profile version \(version) (this geomon reads version 1)", node)
+        }
+        var name: String?
+        if let node = top["name"], let text = string(node, "name") {
+            if text.isEmpty || text.count > 64 || !text.unicodeScalars.allSatisfy({ ("a"..."z").contains($0) || ("0"..."9").contains($0) || $0 == "-" }) || text.hasPrefix("-") {
+                error("'name' must be 1 to 64 lowercase letters, digits and '-', not starting with '-' (got '\(text.clipped)')", node)
+            } else {
+                name = text
+            }
+        }
+        var mode: MonitoringMode?
+        if let node = top["mode"], let text = choice(node, "mode", MonitoringMode.allCases.map(\.rawValue)) {
+            mode = MonitoringMode(rawValue: text)
+        }
+        var profile = Profile(name: name ?? "invalid", mode: mode ?? .regions)
+        modeIsKnown = mode != nil
+        if let node = top["description"], let text = string(node, "description") { profile.description = text }
+        if let node = top["sources"] { decodeSources(node, into: &profile.sources) }
+        if let node = top["significant_change"] { decodeSignificantChange(node, into: &profile.significantChange) }
+        if let node = top["policy"] { decodePolicy(node, into: &profile.policy) }
+        if let node = top["transitions"] { decodeTransitions(node, into: &profile.transitions) }
+        if let node = top["fences"], let items = list(node, "fences") {
+            for item in items { decodeFenceEntry(item, into: &records) }
+            profile.fences = records.map(\.fence)
+        }
+        if let node = top["hooks"] { decodeHooks(node, into: &profile.hooks) }
+        if let node = top["storage"] { decodeStorage(node, into: &profile.storage) }
+        return profile
+    }
+
+    // MARK: - Sources
+
+    func decodeSources(_ node: YAMLNode, into sources: inout SourceSettings) {
+        guard let f = fields(node, path: "sources", allowed: ["gnss", "coarse"]) else { return }
+        if let gnssNode = f["gnss"], let g = fields(gnssNode, path: "sources.gnss", allowed: ["plugin", "host", "port", "device", "min_accuracy"]) {
+            var gnss = GNSSSourceSettings()
+            if let n = g["plugin"], let v = choice(n, "plugin", ["gpsd"]) { gnss.plugin = v }
+            if let n = g["host"], let v = string(n, "host") {
+                if v.isEmpty { error("'host' must not be empty", n) } else { gnss.host = v }
+            }
+            if let n = g["port"], let v = integer(n, "port", range: 1...65535) { gnss.port = v }
+            if let n = g["device"], let v = string(n, "device") {
+                if v.hasPrefix("/") { gnss.device = v } else { error("'device' must be an absolute path such as /dev/ttyACM0 (got '\(v.clipped)')", n) }
+            }
+            if let n = g["min_accuracy"], let v = quantity(n, "min_accuracy", .distance) { gnss.minAccuracyMeters = v }
+            sources.gnss = gnss
+        }
+        if let coarseNode = f["coarse"], let c = fields(coarseNode, path: "sources.coarse", allowed: ["plugin", "exec", "interval", "accuracy"], required: ["exec"]) {
+            var coarse = CoarseSourceSettings()
+            if let n = c["plugin"], let v = choice(n, "plugin", ["command"]) { coarse.plugin = v }
+            if let n = c["exec"], let argv = argv(n, what: "coarse source program") { coarse.exec = argv }
+            if let n = c["interval"], let v = duration(n, "interval") { coarse.interval = v }
+            if let n = c["accuracy"], let v = quantity(n, "accuracy", .distance) { coarse.expectedAccuracyMeters = v }
+            sources.coarse = coarse
+        }
+    }
+
+    /// An argv list whose first element is checked as a program; exec[0] is resolved.
+    func argv(_ node: YAMLNode, what: String) -> [String]? {
+        if case .scalar(let text, _) = node.kind, !node.isNull {
+            error("'exec' must be a list (argv), e.g. exec: [\(text.clipped)]", node)
+            return nil
+        }
+        guard let items = list(node, "exec") else { return nil }
+        guard let first = items.first else {
+            error("'exec' must name a program: the list is empty", node)
+            return nil
+        }
+        var result: [String] = []
+        for item in items {
+            guard let text = string(item, "exec item") else { return nil }
+            result.append(text)
+        }
+        switch ExecutableCheck.check(result[0], directory: absoluteDirectory, what: what) {
+        case .ok(let path):
+            result[0] = path
+            return result
+        case .problem(let message):
+            error(message, first)
+            return nil
+        }
+    }
+
+    func decodeSignificantChange(_ node: YAMLNode, into settings: inout SignificantChangeSettings) {
+        guard let f = fields(node, path: "significant_change", allowed: ["distance", "min_interval"]) else { return }
+        if let n = f["distance"], let v = quantity(n, "distance", .distance) { settings.distanceMeters = v }
+        if let n = f["min_interval"], let v = duration(n, "min_interval", .nonNegative) { settings.minInterval = v }
+    }
+
+    // MARK: - Policy and transitions
+
+    func decodePolicy(_ node: YAMLNode, into policy: inout PolicySettings) {
+        guard let f = fields(node, path: "policy", allowed: ["max_speed", "wake_margin", "min_sleep", "max_sleep", "fix_timeout", "stationary", "receiver"]) else { return }
+        if let n = f["max_speed"], let v = quantity(n, "max_speed", .speed) { policy.maxSpeedMetersPerSecond = v }
+        if let n = f["wake_margin"], let v = quantity(n, "wake_margin", .distance, .nonNegative) { policy.wakeMarginMeters = v }
+        if let n = f["min_sleep"], let v = duration(n, "min_sleep") { policy.minSleep = v }
+        if let n = f["max_sleep"], let v = duration(n, "max_sleep") { policy.maxSleep = v }
+        if let n = f["fix_timeout"], let v = duration(n, "fix_timeout") { policy.fixTimeout = v }
+        if let n = f["stationary"], let s = fields(n, path: "policy.stationary", allowed: ["radius", "timeout"]) {
+            if let n = s["radius"], let v = quantity(n, "radius", .distance) { policy.stationary.radiusMeters = v }
+            if let n = s["timeout"], let v = duration(n, "timeout") { policy.stationary.timeout = v }
+        }
+        if let n = f["receiver"], let r = fields(n, path: "policy.receiver", allowed: ["ttff_hot", "ttff_warm", "hot_window", "power_acquire", "power_track"]) {
+            if let n = r["ttff_hot"], let v = duration(n, "ttff_hot") { policy.receiver.ttffHot = v }
+            if let n = r["ttff_warm"], let v = duration(n, "ttff_warm") { policy.receiver.ttffWarm = v }
+            if let n = r["hot_window"], let v = duration(n, "hot_window") { policy.receiver.hotWindow = v }
+            if let n = r["power_acquire"], let v = quantity(n, "power_acquire", .power, .nonNegative) { policy.receiver.powerAcquireMilliwatts = v }
+            if let n = r["power_track"], let v = quantity(n, "power_track", .power, .nonNegative) { policy.receiver.powerTrackMilliwatts = v }
+        }
+    }
+
+    func decodeTransitions(_ node: YAMLNode, into settings: inout TransitionSettings) {
+        guard let f = fields(node, path: "transitions", allowed: ["hysteresis", "confirm", "initial"]) else { return }
+        if let n = f["hysteresis"], let v = quantity(n, "hysteresis", .distance, .nonNegative) { settings.hysteresisMeters = v }
+        if let n = f["confirm"], let v = integer(n, "confirm", range: 1...100) { settings.confirm = v }
+        if let n = f["initial"], let v = choice(n, "initial", ["silent", "report"]), let initial = InitialReport(rawValue: v) { settings.initial = initial }
+    }
+
+    // MARK: - Hooks and storage
+
+    func decodeHooks(_ node: YAMLNode, into hooks: inout HookSettings) {
+        guard let f = fields(node, path: "hooks", allowed: ["enter", "exit", "dwell", "location", "heartbeat", "retry"]) else { return }
+        if let n = f["enter"] { hooks.enter = hookList(n, "enter") }
+        if let n = f["exit"] { hooks.exit = hookList(n, "exit") }
+        if let n = f["dwell"] { hooks.dwell = hookList(n, "dwell") }
+        if let n = f["location"] { hooks.location = hookList(n, "location") }
+        if let n = f["heartbeat"], let h = fields(n, path: "hooks.heartbeat", allowed: ["every", "run"], required: ["every", "run"]) {
+            if let n = h["every"], let v = duration(n, "every") { hooks.heartbeatEvery = v }
+            if let n = h["run"] { hooks.heartbeat = hookList(n, "run") }
+        }
+        if let n = f["retry"], let r = fields(n, path: "hooks.retry", allowed: ["attempts", "backoff", "max_backoff"]) {
+            if let n = r["attempts"], let v = integer(n, "attempts", range: 1...100) { hooks.retry.attempts = v }
+            if let n = r["backoff"], let v = duration(n, "backoff") { hooks.retry.backoff = v }
+            if let n = r["max_backoff"], let v = duration(n, "max_backoff") { hooks.retry.maxBackoff = v }
+        }
+    }
+
+    func hookList(_ node: YAMLNode, _ name: String) -> [HookSpec] {
+        guard let items = list(node, name) else { return [] }
+        var result: [HookSpec] = []
+        for item in items {
+            guard let h = fields(item, path: "hook", allowed: ["exec", "timeout", "when"], required: ["exec"]) else { continue }
+            guard let n = h["exec"], let argv = argv(n, what: "hook program") else { continue }
+            var spec = HookSpec(exec: argv)
+            if let n = h["timeout"], let v = duration(n, "timeout") { spec.timeout = v }
+            if let n = h["when"], let w = fields(n, path: "when", allowed: ["network", "external_power"]) {
+                if let n = w["network"], let v = boolean(n, "network") { spec.when.network = v }
+                if let n = w["external_power"], let v = boolean(n, "external_power") { spec.when.externalPower = v }
+            }
+            result.append(spec)
+        }
+        return result
+    }
+
+    func decodeStorage(_ node: YAMLNode, into storage: inout StorageSettings) {
+        guard let f = fields(node, path: "storage", allowed: ["path", "keep_fixes"]) else { return }
+        if let n = f["path"], let v = string(n, "path") {
+            if v.isEmpty { error("'path' must not be empty", n) } else { storage.path = resolvedPath(v) }
+        }
+        if let n = f["keep_fixes"], let v = duration(n, "keep_fixes") { storage.keepFixes = v }
+    }
+}

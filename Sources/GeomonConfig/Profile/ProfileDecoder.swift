@@ -1,0 +1,260 @@
+import GeomonCore
+
+/// Walks a `YAMLNode` tree against the profile schema and collects every diagnostic.
+///
+/// Each typed accessor reports its own problem at the offending node and returns nil, so a
+/// single run finds all problems of a file.
+final class ProfileDecoder {
+    /// The profile path as given (used in diagnostics).
+    let file: String
+    /// The profile's directory as given (for diagnostics paths of referenced files).
+    let displayDirectory: String
+    /// The profile's absolute directory (for resolving paths).
+    let absoluteDirectory: String
+    var diagnostics: [Diagnostic] = []
+    /// Value nodes by dotted key path (`policy.min_sleep`), for cross-field rules.
+    var nodes: [String: YAMLNode] = [:]
+    /// False when 'mode' was missing or invalid (mode rules are then skipped).
+    var modeIsKnown = false
+    /// Where each fence id was first defined, and the GeoJSON file it came from.
+    var fenceIDs: [String: (location: SourceLocation, geojsonFile: String?)] = [:]
+
+    init(file: String, displayDirectory: String, absoluteDirectory: String) {
+        self.file = file
+        self.displayDirectory = displayDirectory
+        self.absoluteDirectory = absoluteDirectory
+    }
+
+    func location(_ node: YAMLNode) -> SourceLocation {
+        SourceLocation(file: file, line: node.line, column: node.column)
+    }
+
+    func error(_ message: String, _ node: YAMLNode) {
+        diagnostics.append(.error(message, at: location(node)))
+    }
+
+    func warning(_ message: String, _ node: YAMLNode) {
+        diagnostics.append(.warning(message, at: location(node)))
+    }
+
+    /// Records a fence id; reports a duplicate (at `location`, naming the first definition).
+    /// Returns false for a duplicate.
+    func registerFenceID(_ id: String, at location: SourceLocation, geojsonFile: String?) -> Bool {
+        guard let first = fenceIDs[id] else {
+            fenceIDs[id] = (location, geojsonFile)
+            return true
+        }
+        // Duplicates inside one GeoJSON file were already reported by its reader.
+        if geojsonFile == nil || geojsonFile != first.geojsonFile {
+            let firstText = first.location.file == location.file ? "line \(first.location.line), column \(first.location.column)" : first.location.description
+            diagnostics.append(.error("duplicate fence id '\(id)' (first defined at \(firstText))", at: location))
+        }
+        return false
+    }
+
+    /// "line 12, column 9" of a node, for messages naming an earlier definition.
+    func position(_ node: YAMLNode) -> String {
+        "line \(node.line), column \(node.column)"
+    }
+
+    // MARK: - Mappings
+
+    /// The entries of a checked mapping: known keys only, first occurrence wins.
+    struct Fields {
+        let node: YAMLNode
+        let path: String
+        var entries: [String: YAMLNode.Pair] = [:]
+
+        subscript(_ key: String) -> YAMLNode? { entries[key]?.value }
+        func key(_ key: String) -> YAMLNode? { entries[key]?.key }
+    }
+
+    /// Checks that `node` is a mapping with only `allowed` keys (reporting unknown keys with a
+    /// suggestion, duplicate keys at the second occurrence, and non-string keys).
+    /// A null value counts as an empty mapping. `path` is the dotted path ("" for the root).
+    func fields(_ node: YAMLNode, path: String, allowed: [String], required: [String] = []) -> Fields? {
+        var result = Fields(node: node, path: path)
+        if node.isNull {
+            for key in required { error("missing required key '\(key)' in '\(path)'", node) }
+            return result
+        }
+        guard case .mapping(let pairs) = node.kind else {
+            if path.isEmpty {
+                error("a profile must be a mapping of keys such as 'version', 'name' and 'mode' (got \(node.kindDescription))", node)
+            } else {
+                error("'\(path)' must be a mapping (got \(node.kindDescription))", node)
+            }
+            return nil
+        }
+        let context = path.isEmpty ? "at the top level" : "in '\(path)'"
+        var seen: [String: YAMLNode] = [:]
+        for pair in pairs {
+            guard case .scalar(let key, _) = pair.key.kind else {
+                error("keys must be plain strings (got \(pair.key.kindDescription))", pair.key)
+                continue
+            }
+            if let first = seen[key] {
+                error("duplicate key '\(key)' (first at \(position(first)))", pair.key)
+                continue
+            }
+            seen[key] = pair.key
+            guard allowed.contains(key) else {
+                if let suggestion = EditDistance.suggestion(for: key, among: allowed) {
+                    error("unknown key '\(key)' \(context); did you mean '\(suggestion)'?", pair.key)
+                } else {
+                    error("unknown key '\(key)' \(context) (expected one of: \(allowed.joined(separator: ", ")))", pair.key)
+                }
+                continue
+            }
+            result.entries[key] = pair
+            nodes[path.isEmpty ? key : "\(path).\(key)"] = pair.value
+        }
+        for key in required where result.entries[key] == nil {
+            if path.isEmpty {
+                error("missing required key '\(key)'", node)
+            } else {
+                error("missing required key '\(key)' in '\(path)'", node)
+            }
+        }
+        return result
+    }
+
+    /// The items of a list; null counts as empty.
+    func list(_ node: YAMLNode, _ name: String) -> [YAMLNode]? {
+        if node.isNull { return [] }
+        guard case .sequence(let items) = node.kind else {
+            error("'\(name)' must be a list (got \(node.kindDescription))", node)
+            return nil
+        }
+        return items
+    }
+
+    // MARK: - Scalars
+
+    func string(_ node: YAMLNode, _ name: String) -> String? {
+        guard case .scalar(let text, _) = node.kind, !node.isNull else {
+            error("'\(name)' must be a string (got \(node.kindDescription))", node)
+            return nil
+        }
+        return text
+    }
+
+    func integer(_ node: YAMLNode, _ name: String, range: ClosedRange<Int>) -> Int? {
+        guard case .scalar(let text, .plain) = node.kind, let value = Int(text) else {
+            error("'\(name)' must be an integer (got \(node.kindDescription))", node)
+            return nil
+        }
+        guard range.contains(value) else {
+            error("'\(name)' must be between \(range.lowerBound) and \(range.upperBound) (got \(text.clipped))", node)
+            return nil
+        }
+        return value
+    }
+
+    func boolean(_ node: YAMLNode, _ name: String) -> Bool? {
+        if case .scalar(let text, .plain) = node.kind {
+            if text == "true" { return true }
+            if text == "false" { return false }
+        }
+        error("'\(name)' must be true or false (got \(node.kindDescription))", node)
+        return nil
+    }
+
+    /// A plain decimal number in `range` (degrees for lat/lon).
+    func number(_ node: YAMLNode, _ name: String, range: ClosedRange<Double>, unit: String) -> Double? {
+        guard case .scalar(let text, .plain) = node.kind, !node.isNull,
+              text.unicodeScalars.contains(where: { ("0"..."9").contains($0) }),
+              let value = Double(text), value.isFinite
+        else {
+            error("'\(name)' must be a number (got \(node.kindDescription))", node)
+            return nil
+        }
+        guard range.contains(value) else {
+            error("'\(name)' must be between \(formatNumber(range.lowerBound)) and \(formatNumber(range.upperBound)) \(unit) (got \(text.clipped))", node)
+            return nil
+        }
+        return value
+    }
+
+    enum Bound {
+        case positive
+        case nonNegative
+    }
+
+    /// A quantity with a unit, in the base unit; checks the unit, the lower bound and a sanity maximum.
+    func quantity(_ node: YAMLNode, _ name: String, _ kind: Quantity, _ bound: Bound = .positive) -> Double? {
+        guard case .scalar(let text, let style) = node.kind, style != .block, !node.isNull else {
+            error("'\(name)' must be \(kind.noun) such as \(kind.examples) (got \(node.kindDescription))", node)
+            return nil
+        }
+        switch kind.parse(text) {
+        case .notANumber:
+            error("'\(name)' must be \(kind.noun) such as \(kind.examples) (got '\(text.clipped)')", node)
+            return nil
+        case .unknownUnit(let unit):
+            error("unknown unit '\(unit)' in '\(name)' (\(kind == .distance ? "distances" : kind == .duration ? "durations" : kind == .speed ? "speeds" : "powers") use \(kind.unitList))", node)
+            return nil
+        case .value(let value):
+            switch bound {
+            case .positive where value <= 0:
+                error("'\(name)' must be greater than 0 \(kind.baseUnit) (got \(text.clipped))", node)
+                return nil
+            case .nonNegative where value < 0:
+                error("'\(name)' must not be negative (got \(text.clipped))", node)
+                return nil
+            default:
+                break
+            }
+            guard value <= kind.maximum else {
+                error("'\(name)' is too large (at most \(kind.maximumText); got \(text.clipped))", node)
+                return nil
+            }
+            return value
+        }
+    }
+
+    func duration(_ node: YAMLNode, _ name: String, _ bound: Bound = .positive) -> Duration? {
+        guard let seconds = quantity(node, name, .duration, bound) else { return nil }
+        let milliseconds = (seconds * 1000).rounded()
+        if seconds > 0 && milliseconds < 1 {
+            error("'\(name)' must be at least 1ms (got \(node.scalar ?? ""))", node)
+            return nil
+        }
+        return .milliseconds(Int64(milliseconds))
+    }
+
+    /// One of fixed words, with a suggestion for near misses.
+    func choice(_ node: YAMLNode, _ name: String, _ allowed: [String]) -> String? {
+        guard let text = string(node, name) else { return nil }
+        if allowed.contains(text) { return text }
+        let options = allowed.count == 1 ? "'\(allowed[0])'" : allowed.dropLast().map { "'\($0)'" }.joined(separator: ", ") + " or '\(allowed[allowed.count - 1])'"
+        if let suggestion = EditDistance.suggestion(for: text, among: allowed) {
+            error("'\(name)' must be \(options) (got '\(text.clipped)'); did you mean '\(suggestion)'?", node)
+        } else {
+            error("'\(name)' must be \(options) (got '\(text.clipped)')", node)
+        }
+        return nil
+    }
+
+    /// A path relative to the profile's directory, made absolute.
+    func resolvedPath(_ path: String) -> String {
+        path.hasPrefix("/") ? path : PathText.absolute(PathText.join(absoluteDirectory, path))
+    }
+
+    /// A path relative to the profile's directory, as shown in diagnostics.
+    func displayPath(_ path: String) -> String {
+        PathText.join(displayDirectory, path)
+    }
+}
+
+extension Duration {
+    /// Compact text for messages: `90s`, `5m`, `2h`, `1.5s`.
+    var profileText: String {
+        let ms = components.seconds * 1000 + components.attoseconds / 1_000_000_000_000_000
+        if ms % 86_400_000 == 0 && ms >= 86_400_000 { return "\(ms / 86_400_000)d" }
+        if ms % 3_600_000 == 0 && ms >= 3_600_000 { return "\(ms / 3_600_000)h" }
+        if ms % 60_000 == 0 && ms >= 60_000 { return "\(ms / 60_000)m" }
+        if ms % 1000 == 0 { return "\(ms / 1000)s" }
+        return "\(ms)ms"
+    }
+}

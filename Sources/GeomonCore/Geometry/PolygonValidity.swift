@@ -1,0 +1,241 @@
+/// Validity rules for polygon fences, as pure functions.
+///
+/// Coordinates are treated as planar (x = longitude, y = latitude), as in GeoJSON. A ring may
+/// repeat its first vertex at the end (closed) or not (closable); consecutive duplicate
+/// vertices are ignored. Vertex numbers in problems are indices into the ring as given.
+public enum PolygonValidity {
+    /// An edge between two vertices of the ring as given (`to` wraps to the first vertex).
+    public struct Edge: Hashable, Sendable {
+        public var from: Int
+        public var to: Int
+        public init(from: Int, to: Int) {
+            self.from = from
+            self.to = to
+        }
+    }
+
+    public enum RingProblem: Hashable, Sendable {
+        /// A vertex is not finite or outside [-90, 90] × [-180, 180].
+        case invalidCoordinate(index: Int)
+        /// Fewer than 3 distinct vertices.
+        case tooFewDistinctPoints(count: Int)
+        /// The ring encloses no area (all vertices on one line).
+        case zeroArea
+        /// Two edges cross or touch (or one doubles back on its neighbour).
+        case selfIntersection(Edge, Edge)
+    }
+
+    public enum PolygonProblem: Hashable, Sendable {
+        case shell(RingProblem)
+        case hole(Int, RingProblem)
+        /// A hole (by index) is not inside the shell.
+        case holeOutsideShell(Int)
+    }
+
+    /// All problems of a polygon with holes; empty when it is valid.
+    public static func problems(of polygon: PolygonRings) -> [PolygonProblem] {
+        let shellProblems = problems(ofRing: polygon.shell)
+        var result = shellProblems.map(PolygonProblem.shell)
+        for (n, hole) in polygon.holes.enumerated() {
+            let holeProblems = problems(ofRing: hole)
+            result += holeProblems.map { PolygonProblem.hole(n, $0) }
+            if shellProblems.isEmpty && holeProblems.isEmpty
+                && (!hole.allSatisfy({ pointIsInsideOrOn($0, ring: polygon.shell) }) || ringsCross(hole, polygon.shell)) {
+                result.append(.holeOutsideShell(n))
+            }
+        }
+        return result
+    }
+
+    /// Problems of one ring; at most one self-intersection is reported.
+    public static func problems(ofRing ring: [Coordinate]) -> [RingProblem] {
+        for (i, point) in ring.enumerated() where !point.isValid {
+            return [.invalidCoordinate(index: i)]
+        }
+        // Vertex indices without consecutive duplicates and without the closing vertex.
+        var indices: [Int] = []
+        indices.reserveCapacity(ring.count)
+        for i in ring.indices where indices.last.map({ ring[$0] != ring[i] }) ?? true {
+            indices.append(i)
+        }
+        while indices.count > 1, let last = indices.last, ring[last] == ring[indices[0]] {
+            indices.removeLast()
+        }
+        // Count distinct vertices up to 3 (enough to decide).
+        var distinct = indices.isEmpty ? 0 : 1
+        var second: Coordinate?
+        for k in indices where ring[k] != ring[indices[0]] {
+            if let second {
+                if ring[k] != second { distinct = 3; break }
+            } else {
+                second = ring[k]
+                distinct = 2
+            }
+        }
+        if distinct < 3 {
+            return [.tooFewDistinctPoints(count: distinct)]
+        }
+        let points = indices.map { ring[$0] }
+        if allCollinear(points) {
+            return [.zeroArea]
+        }
+        if let crossing = firstSelfIntersection(ring, indices) {
+            return [.selfIntersection(crossing.0, crossing.1)]
+        }
+        if abs(signedArea(points)) < 1e-14 {
+            return [.zeroArea]
+        }
+        return []
+    }
+
+    /// True when every point lies on the line through the first point and the point farthest
+    /// from it (within a relative tolerance).
+    static func allCollinear(_ points: [Coordinate]) -> Bool {
+        guard let origin = points.first else { return true }
+        var far = origin
+        var farDistance = 0.0
+        for point in points {
+            let dx = point.longitude - origin.longitude, dy = point.latitude - origin.latitude
+            let d = dx * dx + dy * dy
+            if d > farDistance { farDistance = d; far = point }
+        }
+        guard farDistance > 0 else { return true }
+        let length = farDistance.squareRoot()
+        for point in points where abs(orientation(origin, far, point)) / length > 1e-12 {
+            return false
+        }
+        return true
+    }
+
+    /// True when an edge of `a` properly crosses an edge of `b` (touching does not count).
+    /// Very large pairs (over 4 million edge pairs) are not checked.
+    static func ringsCross(_ a: [Coordinate], _ b: [Coordinate]) -> Bool {
+        guard a.count >= 2, b.count >= 2, a.count * b.count <= 4_000_000 else { return false }
+        for i in a.indices {
+            let p = a[i], q = a[(i + 1) % a.count]
+            for k in b.indices {
+                let r = b[k], t = b[(k + 1) % b.count]
+                if max(p.longitude, q.longitude) < min(r.longitude, t.longitude) || max(r.longitude, t.longitude) < min(p.longitude, q.longitude) { continue }
+                let o1 = sign(orientation(p, q, r)), o2 = sign(orientation(p, q, t))
+                let o3 = sign(orientation(r, t, p)), o4 = sign(orientation(r, t, q))
+                if o1 * o2 < 0 && o3 * o4 < 0 { return true }
+            }
+        }
+        return false
+    }
+
+    /// Shoelace area in square degrees; positive when counter-clockwise.
+    public static func signedArea(_ ring: [Coordinate]) -> Double {
+        guard ring.count >= 3 else { return 0 }
+        var sum = 0.0
+        var previous = ring[ring.count - 1]
+        let origin = ring[0]
+        for point in ring {
+            sum += (previous.longitude - origin.longitude) * (point.latitude - origin.latitude)
+                - (point.longitude - origin.longitude) * (previous.latitude - origin.latitude)
+            previous = point
+        }
+        return sum / 2
+    }
+
+    /// Even-odd ray cast; points on the boundary count as inside.
+    public static func pointIsInsideOrOn(_ point: Coordinate, ring: [Coordinate]) -> Bool {
+        guard ring.count >= 3 else { return false }
+        var inside = false
+        var j = ring.count - 1
+        for i in ring.indices {
+            let a = ring[j], b = ring[i]
+            if orientation(a, b, point) == 0 && between(a, b, point) { return true }
+            if (b.latitude > point.latitude) != (a.latitude > point.latitude) {
+                let x = b.longitude + (point.latitude - b.latitude) * (a.longitude - b.longitude) / (a.latitude - b.latitude)
+                if point.longitude < x { inside.toggle() }
+            }
+            j = i
+        }
+        return inside
+    }
+
+    // MARK: - Segment tests
+
+    private static func orientation(_ a: Coordinate, _ b: Coordinate, _ c: Coordinate) -> Double {
+        (b.longitude - a.longitude) * (c.latitude - a.latitude) - (b.latitude - a.latitude) * (c.longitude - a.longitude)
+    }
+
+    /// For a point known to be collinear with a–b: is it within the segment's box?
+    private static func between(_ a: Coordinate, _ b: Coordinate, _ p: Coordinate) -> Bool {
+        min(a.longitude, b.longitude) <= p.longitude && p.longitude <= max(a.longitude, b.longitude)
+            && min(a.latitude, b.latitude) <= p.latitude && p.latitude <= max(a.latitude, b.latitude)
+    }
+
+    private static func sign(_ value: Double) -> Int { value > 0 ? 1 : (value < 0 ? -1 : 0) }
+
+    /// Closed segments a–b and c–d share at least one point.
+    static func segmentsTouch(_ a: Coordinate, _ b: Coordinate, _ c: Coordinate, _ d: Coordinate) -> Bool {
+        let o1 = sign(orientation(a, b, c)), o2 = sign(orientation(a, b, d))
+        let o3 = sign(orientation(c, d, a)), o4 = sign(orientation(c, d, b))
+        if o1 != o2 && o3 != o4 && o1 * o2 <= 0 && o3 * o4 <= 0 { return true }
+        if o1 == 0 && between(a, b, c) { return true }
+        if o2 == 0 && between(a, b, d) { return true }
+        if o3 == 0 && between(c, d, a) { return true }
+        if o4 == 0 && between(c, d, b) { return true }
+        return false
+    }
+
+    /// Sweep-and-prune along longitude: edges are sorted by their west end and each is only
+    /// tested against edges whose longitude span overlaps it.
+    private static func firstSelfIntersection(_ ring: [Coordinate], _ indices: [Int]) -> (Edge, Edge)? {
+        let m = indices.count
+        @inline(__always) func start(_ k: Int) -> Coordinate { ring[indices[k]] }
+        @inline(__always) func end(_ k: Int) -> Coordinate { ring[indices[(k + 1) % m]] }
+        func edge(_ k: Int) -> Edge { Edge(from: indices[k], to: indices[(k + 1) % m]) }
+
+        func conflict(_ i: Int, _ j: Int) -> Bool {
+            let a = start(i), b = end(i), c = start(j), d = end(j)
+            if (i + 1) % m == j || (j + 1) % m == i {
+                // Neighbours share a vertex; they conflict only when one doubles back on the other.
+                let (p, q, r) = (i + 1) % m == j ? (a, b, d) : (c, d, b)
+                if orientation(p, q, r) != 0 { return false }
+                let dot = (q.longitude - p.longitude) * (r.longitude - q.longitude) + (q.latitude - p.latitude) * (r.latitude - q.latitude)
+                return dot < 0 || m == 3
+            }
+            return segmentsTouch(a, b, c, d)
+        }
+
+        if m <= 32 {
+            for i in 0..<m {
+                for j in (i + 1)..<m where conflict(i, j) {
+                    return (edge(i), edge(j))
+                }
+            }
+            return nil
+        }
+        struct Box {
+            var minX, maxX, minY, maxY: Double
+            var k: Int
+        }
+        var boxes: [Box] = []
+        boxes.reserveCapacity(m)
+        for k in 0..<m {
+            let a = start(k), b = end(k)
+            boxes.append(Box(minX: min(a.longitude, b.longitude), maxX: max(a.longitude, b.longitude),
+                             minY: min(a.latitude, b.latitude), maxY: max(a.latitude, b.latitude), k: k))
+        }
+        boxes.sort { $0.minX < $1.minX || ($0.minX == $1.minX && $0.k < $1.k) }
+        var active: [Box] = []
+        var found: (Int, Int)?
+        for box in boxes {
+            active.removeAll { $0.maxX < box.minX }
+            for other in active where other.minY <= box.maxY && box.minY <= other.maxY {
+                if conflict(other.k, box.k) {
+                    let pair = (min(other.k, box.k), max(other.k, box.k))
+                    if let best = found, best <= pair { continue }
+                    found = pair
+                }
+            }
+            if found != nil { break }
+            active.append(box)
+        }
+        guard let found else { return nil }
+        return (edge(found.0), edge(found.1))
+    }
+}

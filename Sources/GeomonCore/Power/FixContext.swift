@@ -1,0 +1,78 @@
+/// What the fence index and the transition engine know about a fix, handed to the power policy.
+///
+/// Plain values, so a test can write one by hand and the shell can build one from the engine.
+public struct FixContext: Hashable, Sendable {
+    /// Unsigned distance (metres) from the fix to the nearest fence boundary found within
+    /// `searchRadiusMeters`; nil when no boundary is that close.
+    public var nearestBoundaryMeters: Double?
+    /// How far the index looked. With no boundary found, the policy takes this as the distance.
+    public var searchRadiusMeters: Double
+    /// True when every fence near the fix is in a certain, confirmed state (no side in doubt).
+    public var allCertain: Bool
+    /// True when a transition waits for confirming fixes.
+    public var transitionPending: Bool
+    /// The earliest time a pending dwell becomes due, if any.
+    public var earliestDwellDeadline: UTCTime?
+    /// Boundary clearance sampled ahead along the fix's course, for the heading bound.
+    public var courseClearance: CourseClearance?
+
+    public init(
+        nearestBoundaryMeters: Double?,
+        searchRadiusMeters: Double,
+        allCertain: Bool = true,
+        transitionPending: Bool = false,
+        earliestDwellDeadline: UTCTime? = nil,
+        courseClearance: CourseClearance? = nil
+    ) {
+        self.nearestBoundaryMeters = nearestBoundaryMeters
+        self.searchRadiusMeters = searchRadiusMeters
+        self.allCertain = allCertain
+        self.transitionPending = transitionPending
+        self.earliestDwellDeadline = earliestDwellDeadline
+        self.courseClearance = courseClearance
+    }
+
+    /// A lower bound of the distance to any boundary: the nearest one found, else the search radius.
+    public var boundaryDistanceMeters: Double {
+        nearestBoundaryMeters ?? searchRadiusMeters
+    }
+}
+
+/// Distances to the nearest fence boundary at points ahead of a fix along its course.
+///
+/// `clearanceMeters[k]` is a lower bound of the distance from the point `k × stepMeters` ahead
+/// (along the fix's course, from the fix's position) to any fence boundary. Since distance to a
+/// set is 1-Lipschitz, any point of the course line within `stepMeters / 2` of sample `k` is at
+/// least `clearanceMeters[k] − stepMeters / 2` from every boundary.
+public struct CourseClearance: Hashable, Sendable {
+    public var stepMeters: Double
+    public var clearanceMeters: [Double]
+
+    public init(stepMeters: Double, clearanceMeters: [Double]) {
+        self.stepMeters = stepMeters
+        self.clearanceMeters = clearanceMeters
+    }
+
+    /// Length of the course covered by the samples.
+    public var lengthMeters: Double { Double(max(0, clearanceMeters.count - 1)) * stepMeters }
+
+    /// Samples the index along `courseDegrees` from `origin`, up to `lengthMeters`.
+    public static func sample(
+        index: FenceIndex,
+        from origin: Coordinate,
+        courseDegrees: Double,
+        lengthMeters: Double,
+        stepMeters: Double,
+        searchRadiusMeters: Double
+    ) -> CourseClearance {
+        let count = Int((lengthMeters / stepMeters).rounded(.up)) + 1
+        var clearance: [Double] = []
+        clearance.reserveCapacity(count)
+        for k in 0..<count {
+            let point = PowerGeo.destination(from: origin, bearingDegrees: courseDegrees, distanceMeters: Double(k) * stepMeters)
+            let d = index.nearestBoundary(to: point, within: searchRadiusMeters).map { abs($0.signedDistanceMeters) } ?? searchRadiusMeters
+            clearance.append(d)
+        }
+        return CourseClearance(stepMeters: stepMeters, clearanceMeters: clearance)
+    }
+}

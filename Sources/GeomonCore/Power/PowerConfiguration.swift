@@ -1,0 +1,83 @@
+/// The power policy's knobs, taken from a `Profile` plus the reachability assumptions.
+public struct PowerConfiguration: Hashable, Sendable {
+    public var mode: MonitoringMode
+    /// Forces the receiver on (`--always-on`, the comparison baseline).
+    public var alwaysOn: Bool = false
+    /// The profile configures a GNSS source (significant-change mode may wake it near a fence).
+    public var gnssConfigured: Bool = true
+    public var maxSpeedMetersPerSecond: Double
+    public var wakeMarginMeters: Double
+    public var minSleep: Duration
+    public var maxSleep: Duration
+    public var fixTimeout: Duration
+    public var stationaryRadiusMeters: Double
+    public var stationaryTimeout: Duration
+    public var ttffHot: Duration
+    public var ttffWarm: Duration
+    public var hotWindow: Duration
+    /// GNSS fixes worse than this decide nothing (the receiver stays on).
+    public var minAccuracyMeters: Double
+    /// Largest change of the velocity vector per second apart from braking (turns, speeding up).
+    public var maxAccelerationMetersPerSecondSquared: Double = 1.0
+    /// Largest error of a fix's reported speed.
+    public var speedErrorMetersPerSecond: Double = 1.0
+    /// Largest error of a fix's reported course.
+    public var courseErrorDegrees: Double = 20
+    /// Cap of the retry interval after fix timeouts (it doubles from `min_sleep`): bounds how
+    /// late the first fixes after a signal outage are seen, compared with a receiver left on.
+    /// The default, 10 s (with `min_sleep` 10 s: a constant retry), is the largest value that kept
+    /// recall 1.0 on the real tracks (docs/power.md).
+    public var maxFixTimeoutRetry: Duration = .seconds(10)
+    /// What to do when the safe sleep is shorter than `min_sleep` (and the engine is certain).
+    public var shortSleep: ShortSleepRule = .clampToMinSleep
+    /// Below this speed a fix's course is ignored.
+    public var minSpeedForCourseMetersPerSecond: Double = 3
+
+    public init(profile: Profile) {
+        mode = profile.mode
+        gnssConfigured = profile.sources.gnss != nil || profile.mode != .significantChange
+        let p = profile.policy
+        maxSpeedMetersPerSecond = p.maxSpeedMetersPerSecond
+        wakeMarginMeters = p.wakeMarginMeters
+        minSleep = p.minSleep
+        maxSleep = p.maxSleep
+        fixTimeout = p.fixTimeout
+        stationaryRadiusMeters = p.stationary.radiusMeters
+        stationaryTimeout = p.stationary.timeout
+        ttffHot = p.receiver.ttffHot
+        ttffWarm = p.receiver.ttffWarm
+        hotWindow = p.receiver.hotWindow
+        minAccuracyMeters = profile.sources.gnss?.minAccuracyMeters ?? GNSSSourceSettings().minAccuracyMeters
+    }
+
+    /// The reachability bound these settings define.
+    public var reachability: ReachabilityBound {
+        ReachabilityBound(
+            maxSpeedMetersPerSecond: maxSpeedMetersPerSecond,
+            maxAccelerationMetersPerSecondSquared: maxAccelerationMetersPerSecondSquared,
+            speedErrorMetersPerSecond: speedErrorMetersPerSecond,
+            courseErrorDegrees: courseErrorDegrees,
+            minSpeedForCourseMetersPerSecond: minSpeedForCourseMetersPerSecond
+        )
+    }
+
+    /// How far the index must look so that a boundary beyond it can never shorten a sleep:
+    /// `max_speed × (max_sleep + ttff_warm) + min_accuracy + wake_margin`.
+    public var searchRadiusMeters: Double {
+        maxSpeedMetersPerSecond * (maxSleep + ttffWarm).secondsValue + minAccuracyMeters + wakeMarginMeters
+    }
+}
+
+/// The rule for a safe sleep shorter than `min_sleep`.
+public enum ShortSleepRule: String, Hashable, Sendable, CaseIterable {
+    /// The rule: the sleep is clamped up to `min_sleep`. The device may then be up to
+    /// `max_speed × (min_sleep − safe sleep)` closer to a boundary than the bound allows, so a
+    /// crossing may be seen up to `min_sleep + ttff` late (never missed while the device stays
+    /// on the new side for at least that long plus the engine's confirmation).
+    case clampToMinSleep = "clamp"
+    /// Never sleep beyond the safe horizon: the receiver stays on instead.
+    case stayOn = "stay-on"
+    /// Sleep exactly the safe horizon (ignoring `min_sleep`) when it is at least the hot TTFF;
+    /// otherwise stay on. Never beyond the bound, and cheaper than staying on.
+    case exact
+}

@@ -1,0 +1,417 @@
+/// The power policy: when to switch the GNSS receiver and the coarse source on and off.
+///
+/// A pure state machine in the NIO style: each event method takes the input and `now` and
+/// returns the actions the shell must perform; `nextDeadline` says when to call
+/// `deadlineReached(now:)`. A loop drives it like this:
+///
+/// 1. `start(now:)` once.
+/// 2. For each fix from a source: `screen(fix)`; for every fix it passes (held outliers are
+///    released when a second fix confirms them), feed the transition engine, build a
+///    `FixContext`, and call `fixReceived(_:context:now:)`.
+/// 3. When `nextDeadline` comes first: `deadlineReached(now:)` (scheduled wakes and fix timeouts).
+///
+/// Modes (see docs/power.md): `regions` sleeps as long as no boundary can be reached;
+/// `continuous` stays on while moving and duty-cycles while stationary; `significant-change`
+/// runs only the coarse source and wakes GNSS near a fence when the profile configures `gnss`.
+public struct PowerPolicy: Sendable {
+    public let configuration: PowerConfiguration
+    private var state: State
+    private var memory: Memory
+
+    /// What the receiver is doing, as far as the policy is concerned.
+    private enum State: Hashable, Sendable {
+        /// Before `start(now:)`.
+        case idle
+        /// GNSS off; wake (or check back) at the given time, if any.
+        case off(wakeAt: UTCTime?, wakeReason: PowerReason.Kind)
+        /// GNSS on since `since`; `timeoutBase` is the last time a fix came (or the switch-on).
+        case on(since: UTCTime, timeoutBase: UTCTime)
+    }
+
+    /// Everything else the policy remembers (plain values).
+    private struct Memory: Hashable, Sendable {
+        var coarseOn = false
+        var lastGnssOffAt: UTCTime?
+        var lastAccepted: Fix?
+        var heldJump: Fix?
+        var anchor: Coordinate?
+        var anchorSince: UTCTime?
+        /// The current stationary check interval; nil while not stationary.
+        var checkInterval: Duration?
+        /// The retry interval after the last fix timeout; nil once a fix came.
+        var timeoutRetry: Duration?
+    }
+
+    public init(configuration: PowerConfiguration) {
+        self.configuration = configuration
+        self.state = .idle
+        self.memory = Memory()
+    }
+
+    // MARK: - Events
+
+    /// Starts the policy: the first actions for the mode.
+    public mutating func start(now: UTCTime) -> [PowerAction] {
+        guard case .idle = state else { return [] }
+        if configuration.alwaysOn {
+            state = .on(since: now, timeoutBase: now)
+            return [.gnssOn(PowerReason(.alwaysOn, ttff: expectedTTFF(at: now)))]
+        }
+        switch configuration.mode {
+        case .regions, .continuous:
+            state = .on(since: now, timeoutBase: now)
+            return [.gnssOn(PowerReason(.start, ttff: expectedTTFF(at: now)))]
+        case .significantChange:
+            state = .off(wakeAt: nil, wakeReason: .start)
+            memory.coarseOn = true
+            return [.coarseOn(PowerReason(.start))]
+        }
+    }
+
+    /// Outcome of screening one fix for implausible jumps.
+    public enum Screening: Hashable, Sendable {
+        /// Feed these fixes to the engine, in order (a confirmed held fix comes first).
+        case pass([Fix])
+        /// The fix implies a speed above `max_speed`: held until a second fix confirms it.
+        case held
+    }
+
+    /// Screens a fix before the engine sees it: a jump faster than `max_speed` (after allowing
+    /// for both accuracies) is held; the next fix either confirms it (plausible from the held
+    /// fix: both pass) or shows it was an outlier (plausible from the last accepted fix: the
+    /// held one is dropped).
+    public mutating func screen(_ fix: Fix) -> Screening {
+        guard let last = memory.lastAccepted else {
+            memory.lastAccepted = fix
+            return .pass([fix])
+        }
+        if let held = memory.heldJump {
+            if plausible(from: held, to: fix) {
+                memory.heldJump = nil
+                memory.lastAccepted = fix
+                return .pass([held, fix])
+            }
+            if plausible(from: last, to: fix) {
+                memory.heldJump = nil
+                memory.lastAccepted = fix
+                return .pass([fix])
+            }
+            memory.heldJump = fix
+            return .held
+        }
+        if plausible(from: last, to: fix) {
+            memory.lastAccepted = fix
+            return .pass([fix])
+        }
+        memory.heldJump = fix
+        return .held
+    }
+
+    /// A fix the engine has processed, with what the engine and index know about it.
+    public mutating func fixReceived(_ fix: Fix, context: FixContext, now: UTCTime) -> [PowerAction] {
+        if fix.source == .gnss, case let .on(since, _) = state {
+            state = .on(since: since, timeoutBase: now)
+            memory.timeoutRetry = nil
+        }
+        updateStationary(with: fix)
+        if configuration.alwaysOn { return [] }
+        switch configuration.mode {
+        case .regions:
+            guard fix.source == .gnss else { return [] }
+            return apply(regionsDecision(fix, context: context, now: now), now: now)
+        case .continuous:
+            guard fix.source == .gnss else { return [] }
+            return apply(continuousDecision(fix, now: now), now: now)
+        case .significantChange:
+            return significantChange(fix, context: context, now: now)
+        }
+    }
+
+    /// The time in `nextDeadline` has come: a scheduled wake or a fix timeout.
+    public mutating func deadlineReached(now: UTCTime) -> [PowerAction] {
+        switch state {
+        case .idle:
+            return []
+        case let .off(wakeAt, wakeReason):
+            guard let wakeAt, wakeAt <= now else { return [] }
+            let kind: PowerReason.Kind = wakeReason == .stationary ? .stationaryCheck : .scheduledWake
+            let ttff = expectedTTFF(at: now)
+            state = .on(since: now, timeoutBase: now)
+            return [.gnssOn(PowerReason(kind, ttff: ttff))]
+        case let .on(_, timeoutBase):
+            guard timeoutBase + configuration.fixTimeout <= now else { return [] }
+            return fixTimedOut(now: now)
+        }
+    }
+
+    /// No fix came within `fix_timeout` while the receiver was on.
+    ///
+    /// Regions: switch off and retry after `min_sleep`, doubling on every further timeout
+    /// without a fix in between, capped by `maxFixTimeoutRetry` (and `max_sleep`). Significant-change: back to coarse only.
+    /// Continuous (and always-on): keep waiting, as a receiver in a tunnel would.
+    public mutating func fixTimedOut(now: UTCTime) -> [PowerAction] {
+        guard case let .on(since, _) = state else { return [] }
+        if configuration.alwaysOn || configuration.mode == .continuous {
+            state = .on(since: since, timeoutBase: now)
+            return []
+        }
+        let cap = max(configuration.minSleep, min(configuration.maxSleep, configuration.maxFixTimeoutRetry))
+        let retry = memory.timeoutRetry.map { min($0 * 2, cap) } ?? configuration.minSleep
+        memory.timeoutRetry = retry
+        let reason = PowerReason(.fixTimeout, sleep: retry)
+        memory.lastGnssOffAt = now
+        switch configuration.mode {
+        case .significantChange:
+            state = .off(wakeAt: nil, wakeReason: .fixTimeout)
+            return [.gnssOff(reason)]
+        case .regions, .continuous:
+            let wake = now + retry
+            state = .off(wakeAt: wake, wakeReason: .fixTimeout)
+            return [.gnssOff(reason), .wakeAt(wake, reason)]
+        }
+    }
+
+    /// When the shell must call `deadlineReached(now:)` next; nil when nothing is scheduled.
+    public var nextDeadline: UTCTime? {
+        switch state {
+        case .idle: nil
+        case let .off(wakeAt, _): wakeAt
+        case let .on(_, timeoutBase):
+            configuration.alwaysOn || configuration.mode == .continuous ? nil : timeoutBase + configuration.fixTimeout
+        }
+    }
+
+    /// Whether the policy currently wants the GNSS receiver on.
+    public var isGNSSOn: Bool {
+        if case .on = state { return true }
+        return false
+    }
+
+    /// Whether the policy currently wants the coarse source on.
+    public var isCoarseOn: Bool { memory.coarseOn }
+
+    /// The time to first fix to expect when switching on at `now`: hot if the receiver was off
+    /// for less than `hot_window`, else warm (also when it was never on).
+    public func expectedTTFF(at now: UTCTime) -> Duration {
+        guard let off = memory.lastGnssOffAt, now - off < configuration.hotWindow else { return configuration.ttffWarm }
+        return configuration.ttffHot
+    }
+
+    // MARK: - Decisions
+
+    private enum Decision {
+        case stayOn(PowerReason)
+        case sleep(until: UTCTime?, PowerReason)
+    }
+
+    private func regionsDecision(_ fix: Fix, context: FixContext, now: UTCTime) -> Decision {
+        let distance = context.boundaryDistanceMeters
+        let accuracy = fix.horizontalAccuracyMeters
+        if accuracy > configuration.minAccuracyMeters {
+            return stationaryOr(.stayOn(PowerReason(.poorAccuracy, distanceMeters: distance, accuracyMeters: accuracy)), now: now)
+        }
+        if context.transitionPending {
+            return .stayOn(PowerReason(.confirming, distanceMeters: distance, accuracyMeters: accuracy))
+        }
+        if !context.allCertain {
+            return stationaryOr(.stayOn(PowerReason(.uncertain, distanceMeters: distance, accuracyMeters: accuracy)), now: now)
+        }
+        // Plan for a hot start; a sleep reaching `hot_window` would end in a warm one, so then
+        // either plan for the warm TTFF or wake just before the hot window closes.
+        let hot = configuration.ttffHot, warm = configuration.ttffWarm
+        let limit = (configuration.maxSleep + max(hot, warm)).secondsValue
+        let horizon = configuration.reachability.horizon(
+            distanceMeters: distance,
+            reserveMeters: accuracy + configuration.wakeMarginMeters,
+            speedMetersPerSecond: fix.speedMetersPerSecond,
+            courseDegrees: fix.courseDegrees,
+            courseClearance: context.courseClearance,
+            limitSeconds: limit
+        )
+        let horizonDuration = Duration.milliseconds(Int64((horizon.seconds * 1000).rounded(.down)))
+        var bound = horizon.bound
+        var ttff = hot
+        var sleep = horizonDuration - hot
+        if sleep >= configuration.hotWindow {
+            if horizonDuration - warm >= configuration.hotWindow {
+                sleep = horizonDuration - warm
+                ttff = warm
+            } else {
+                sleep = configuration.hotWindow - .milliseconds(1)
+            }
+        }
+        if sleep >= configuration.maxSleep {
+            sleep = configuration.maxSleep
+            bound = .maxSleep
+        }
+        var wake = fix.time + sleep
+        if let dwell = context.earliestDwellDeadline, dwell - ttff < wake {
+            wake = dwell - ttff
+            bound = .dwell
+        }
+        let reason = PowerReason(
+            .sleep, bound: bound, distanceMeters: distance, accuracyMeters: accuracy,
+            speedMetersPerSecond: fix.speedMetersPerSecond, sleep: wake - now, ttff: ttff
+        )
+        if wake - now < configuration.minSleep, bound != .dwell, configuration.shortSleep == .clampToMinSleep,
+           horizon.seconds > 0
+        {
+            wake = now + configuration.minSleep
+            let clamped = PowerReason(
+                .sleep, bound: .minSleep, distanceMeters: distance, accuracyMeters: accuracy,
+                speedMetersPerSecond: fix.speedMetersPerSecond, sleep: configuration.minSleep, ttff: ttff
+            )
+            return .sleep(until: wake, clamped)
+        }
+        if wake - now < configuration.minSleep, bound != .dwell, configuration.shortSleep == .exact,
+           wake - now >= configuration.ttffHot
+        {
+            return .sleep(until: wake, reason)
+        }
+        if wake - now < configuration.minSleep {
+            let kind: PowerReason.Kind = bound == .dwell ? .dwellDue : .boundaryNear
+            var near = reason
+            near.kind = kind
+            near.bound = nil
+            return stationaryOr(.stayOn(near), now: now)
+        }
+        return .sleep(until: wake, reason)
+    }
+
+    private mutating func continuousDecision(_ fix: Fix, now: UTCTime) -> Decision {
+        stationaryOr(.stayOn(PowerReason(.moving, accuracyMeters: fix.horizontalAccuracyMeters,
+                                         speedMetersPerSecond: fix.speedMetersPerSecond)), now: now)
+    }
+
+    /// Stationary for `stationary.timeout`: sleep for the check interval instead of staying on.
+    private func stationaryOr(_ decision: Decision, now: UTCTime) -> Decision {
+        guard let since = memory.anchorSince, now - since >= configuration.stationaryTimeout else { return decision }
+        let interval = nextCheckInterval
+        return .sleep(until: now + interval, PowerReason(.stationary, sleep: interval))
+    }
+
+    private var nextCheckInterval: Duration {
+        guard let current = memory.checkInterval else { return configuration.minSleep }
+        return min(current * 2, configuration.maxSleep)
+    }
+
+    private mutating func significantChange(_ fix: Fix, context: FixContext, now: UTCTime) -> [PowerAction] {
+        switch fix.source {
+        case .coarse:
+            guard configuration.gnssConfigured, !isGNSSOn else { return [] }
+            let reach = fix.horizontalAccuracyMeters + configuration.wakeMarginMeters
+            guard let nearest = context.nearestBoundaryMeters, nearest <= reach || !context.allCertain else { return [] }
+            let ttff = expectedTTFF(at: now)
+            state = .on(since: now, timeoutBase: now)
+            return [.gnssOn(PowerReason(.coarseNearFence, distanceMeters: nearest, accuracyMeters: fix.horizontalAccuracyMeters, ttff: ttff))]
+        case .gnss:
+            guard isGNSSOn else { return [] }
+            if fix.horizontalAccuracyMeters <= configuration.minAccuracyMeters, context.allCertain, !context.transitionPending {
+                memory.lastGnssOffAt = now
+                state = .off(wakeAt: nil, wakeReason: .certain)
+                return [.gnssOff(PowerReason(.certain, distanceMeters: context.nearestBoundaryMeters, accuracyMeters: fix.horizontalAccuracyMeters))]
+            }
+            return []
+        }
+    }
+
+    private mutating func apply(_ decision: Decision, now: UTCTime) -> [PowerAction] {
+        switch decision {
+        case let .stayOn(reason):
+            if reason.kind != .stationary { memory.checkInterval = nil }
+            if case .on = state { return [] }
+            state = .on(since: now, timeoutBase: now)
+            return [.gnssOn(reason)]
+        case let .sleep(until, reason):
+            if reason.kind == .stationary {
+                memory.checkInterval = reason.sleep
+            } else {
+                memory.checkInterval = nil
+            }
+            var actions: [PowerAction] = []
+            if case .on = state {
+                memory.lastGnssOffAt = now
+                actions.append(.gnssOff(reason))
+            }
+            state = .off(wakeAt: until, wakeReason: reason.kind)
+            if let until { actions.append(.wakeAt(until, reason)) }
+            return actions
+        }
+    }
+
+    // MARK: - Helpers
+
+    private mutating func updateStationary(with fix: Fix) {
+        guard fix.source == .gnss, fix.horizontalAccuracyMeters <= configuration.minAccuracyMeters else { return }
+        if let anchor = memory.anchor, PowerGeo.distance(anchor, fix.coordinate) <= configuration.stationaryRadiusMeters {
+            return
+        }
+        memory.anchor = fix.coordinate
+        memory.anchorSince = fix.time
+        memory.checkInterval = nil
+    }
+
+    private func plausible(from a: Fix, to b: Fix) -> Bool {
+        let dt = (b.time - a.time).secondsValue
+        let d = PowerGeo.distance(a.coordinate, b.coordinate) - a.horizontalAccuracyMeters - b.horizontalAccuracyMeters
+        if d <= 0 { return true }
+        guard dt > 0 else { return false }
+        return d / dt <= configuration.maxSpeedMetersPerSecond
+    }
+}
+
+extension PowerPolicy {
+    /// The policy's whole state as plain values.
+    public var snapshot: PowerPolicySnapshot {
+        var s = PowerPolicySnapshot(
+            phase: .idle,
+            coarseOn: memory.coarseOn,
+            lastGNSSOffAt: memory.lastGnssOffAt,
+            lastAcceptedFix: memory.lastAccepted,
+            heldJumpFix: memory.heldJump,
+            stationaryAnchor: memory.anchor,
+            stationarySince: memory.anchorSince,
+            stationaryCheckInterval: memory.checkInterval,
+            fixTimeoutRetry: memory.timeoutRetry
+        )
+        switch state {
+        case .idle:
+            break
+        case let .off(wakeAt, reason):
+            s.phase = .off
+            s.wakeAt = wakeAt
+            s.offReason = reason
+        case let .on(since, timeoutBase):
+            s.phase = .on
+            s.onSince = since
+            s.timeoutBase = timeoutBase
+        }
+        return s
+    }
+
+    /// Restores a policy from a snapshot. An inconsistent snapshot (on without `onSince`)
+    /// restores as on since `timeoutBase` or, failing that, as idle (start again).
+    public init(configuration: PowerConfiguration, restoring s: PowerPolicySnapshot) {
+        self.init(configuration: configuration)
+        memory.coarseOn = s.coarseOn
+        memory.lastGnssOffAt = s.lastGNSSOffAt
+        memory.lastAccepted = s.lastAcceptedFix
+        memory.heldJump = s.heldJumpFix
+        memory.anchor = s.stationaryAnchor
+        memory.anchorSince = s.stationarySince
+        memory.checkInterval = s.stationaryCheckInterval
+        memory.timeoutRetry = s.fixTimeoutRetry
+        switch s.phase {
+        case .idle:
+            state = .idle
+        case .off:
+            state = .off(wakeAt: s.wakeAt, wakeReason: s.offReason ?? .sleep)
+        case .on:
+            if let since = s.onSince ?? s.timeoutBase {
+                state = .on(since: since, timeoutBase: s.timeoutBase ?? since)
+            } else {
+                state = .idle
+            }
+        }
+    }
+}

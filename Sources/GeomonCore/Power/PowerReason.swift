@@ -1,0 +1,142 @@
+/// Why the power policy did something: a kind plus the numbers behind it, for logs and reports.
+///
+/// Printable as one line of `key=value` pairs, e.g.
+/// `sleep bound=heading d=812m acc=5m v=13.2m/s sleep=74.2s ttff=2s`.
+public struct PowerReason: Hashable, Sendable, CustomStringConvertible {
+    public enum Kind: String, Hashable, Sendable, CaseIterable {
+        /// The policy started.
+        case start
+        /// The profile (or `--always-on`) forces the receiver on.
+        case alwaysOn = "always-on"
+        /// A scheduled wake-up: the earliest time a boundary could be reached.
+        case scheduledWake = "scheduled-wake"
+        /// No boundary reachable before the wake-up time: the receiver sleeps.
+        case sleep
+        /// A boundary is too close to sleep at least `min_sleep`.
+        case boundaryNear = "boundary-near"
+        /// The engine is not certain on which side of a nearby boundary the device is.
+        case uncertain
+        /// A transition waits for confirming fixes.
+        case confirming
+        /// The fix is too inaccurate to decide anything.
+        case poorAccuracy = "poor-accuracy"
+        /// A fix implied a speed above `max_speed`; it is held until a second fix confirms it.
+        case implausibleJump = "implausible-jump"
+        /// A dwell timer is due soon: stay on or wake in time for it.
+        case dwellDue = "dwell-due"
+        /// The device stayed within `stationary.radius` for `stationary.timeout`.
+        case stationary
+        /// A check-back while stationary.
+        case stationaryCheck = "stationary-check"
+        /// The device left the stationary radius (continuous mode tracks again).
+        case moving
+        /// No fix within `fix_timeout` after the receiver was switched on.
+        case fixTimeout = "fix-timeout"
+        /// A coarse fix came near a fence: GNSS is woken to decide.
+        case coarseNearFence = "coarse-near-fence"
+        /// The engine is certain again: the GNSS path goes back to sleep (significant-change mode).
+        case certain
+    }
+
+    /// Which reachability bound decided a sleep.
+    public enum SleepBound: String, Hashable, Sendable, CaseIterable {
+        /// `(d − accuracy − wake_margin) / max_speed`.
+        case maxSpeed = "max-speed"
+        /// Reported speed plus an acceleration limit, any direction.
+        case kinematic
+        /// Reported velocity (speed and course) plus an acceleration limit.
+        case heading
+        /// Capped by `max_sleep`.
+        case maxSleep = "max-sleep"
+        /// A shorter safe sleep clamped up to `min_sleep` (`ShortSleepRule.clampToMinSleep`).
+        case minSleep = "min-sleep"
+        /// Capped by a pending dwell deadline.
+        case dwell
+    }
+
+    public var kind: Kind
+    public var bound: SleepBound?
+    /// Distance to the nearest boundary (metres).
+    public var distanceMeters: Double?
+    public var accuracyMeters: Double?
+    public var speedMetersPerSecond: Double?
+    /// The sleep (or check interval) decided.
+    public var sleep: Duration?
+    /// The time to first fix that was expected on waking.
+    public var ttff: Duration?
+
+    public init(
+        _ kind: Kind,
+        bound: SleepBound? = nil,
+        distanceMeters: Double? = nil,
+        accuracyMeters: Double? = nil,
+        speedMetersPerSecond: Double? = nil,
+        sleep: Duration? = nil,
+        ttff: Duration? = nil
+    ) {
+        self.kind = kind
+        self.bound = bound
+        self.distanceMeters = distanceMeters
+        self.accuracyMeters = accuracyMeters
+        self.speedMetersPerSecond = speedMetersPerSecond
+        self.sleep = sleep
+        self.ttff = ttff
+    }
+
+    public var description: String {
+        var parts = [kind.rawValue]
+        if let bound { parts.append("bound=\(bound.rawValue)") }
+        if let distanceMeters { parts.append("d=\(PowerFormat.fixed(distanceMeters, 0))m") }
+        if let accuracyMeters { parts.append("acc=\(PowerFormat.fixed(accuracyMeters, 0))m") }
+        if let speedMetersPerSecond { parts.append("v=\(PowerFormat.fixed(speedMetersPerSecond, 1))m/s") }
+        if let sleep { parts.append("sleep=\(PowerFormat.fixed(sleep.secondsValue, 1))s") }
+        if let ttff { parts.append("ttff=\(PowerFormat.fixed(ttff.secondsValue, 0))s") }
+        return parts.joined(separator: " ")
+    }
+}
+
+/// What the policy asks the shell to do. The shell performs these; the policy never does.
+public enum PowerAction: Hashable, Sendable, CustomStringConvertible {
+    case gnssOn(PowerReason)
+    case gnssOff(PowerReason)
+    /// Call `deadlineReached(now:)` at this time (also available as `nextDeadline`).
+    case wakeAt(UTCTime, PowerReason)
+    case coarseOn(PowerReason)
+    case coarseOff(PowerReason)
+
+    public var reason: PowerReason {
+        switch self {
+        case let .gnssOn(r), let .gnssOff(r), let .wakeAt(_, r), let .coarseOn(r), let .coarseOff(r): r
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case let .gnssOn(r): "gnss-on \(r)"
+        case let .gnssOff(r): "gnss-off \(r)"
+        case let .wakeAt(t, r): "wake-at \(t) \(r)"
+        case let .coarseOn(r): "coarse-on \(r)"
+        case let .coarseOff(r): "coarse-off \(r)"
+        }
+    }
+}
+
+/// Deterministic number formatting without Foundation.
+enum PowerFormat {
+    /// `value` rounded to `digits` decimals, e.g. `fixed(3.14159, 2)` → `"3.14"`.
+    static func fixed(_ value: Double, _ digits: Int) -> String {
+        guard value.isFinite else { return value.isNaN ? "nan" : (value > 0 ? "inf" : "-inf") }
+        var scale = 1.0
+        for _ in 0..<digits { scale *= 10 }
+        let scaled = (abs(value) * scale).rounded()
+        let negative = value < 0 && scaled > 0
+        let whole = Int64(scaled / scale)
+        var text = String(whole)
+        if digits > 0 {
+            let frac = Int64(scaled - Double(whole) * scale)
+            let fracText = String(frac)
+            text += "." + String(repeating: "0", count: max(0, digits - fracText.count)) + fracText
+        }
+        return negative ? "-" + text : text
+    }
+}

@@ -1,0 +1,124 @@
+import GeomonCore
+
+/// The input made safe to draw: invalid coordinates dropped, everything sorted by time
+/// (stably), receiver intervals derived when missing, and the run's time span and extent.
+struct NormalizedRun {
+    let title: String
+    let fences: [Fence]
+    let track: [RunPicture.TrackPoint]
+    let intervals: [RunPicture.ReceiverInterval]
+    let events: [GeoEvent]
+    let baseline: [GeoEvent]?
+    let start: UTCTime
+    let end: UTCTime
+    /// The box to fit the map to: track and events, else fences, nil when there is nothing.
+    let dataBox: GeoBox?
+
+    init(_ input: RunPicture.Input, stats: inout RunPicture.Stats) {
+        title = input.title
+        fences = input.fences
+        stats.fencesInput = input.fences.count
+        stats.trackPointsInput = input.track.count
+        let valid = input.track.filter { $0.coordinate.isValid }
+        stats.trackPointsInvalid = input.track.count - valid.count
+        track = Self.sortedStably(valid, by: \.time)
+        let intervalsIn = input.receiverIntervals.filter { $0.end >= $0.start }
+        intervals = intervalsIn.isEmpty
+            ? RunPicture.receiverIntervals(from: track)
+            : Self.sortedStably(intervalsIn, by: \.start)
+        events = Self.sortedStably(input.events.filter { $0.coordinate.isValid }, by: \.time)
+        baseline = input.baselineEvents.map { Self.sortedStably($0.filter { $0.coordinate.isValid }, by: \.time) }
+
+        var times: [UTCTime] = []
+        if let first = track.first, let last = track.last { times += [first.time, last.time] }
+        if let first = intervals.first { times.append(first.start) }
+        if let last = intervals.last { times.append(last.end) }
+        for list in [events, baseline ?? []] {
+            if let first = list.first, let last = list.last { times += [first.time, last.time] }
+        }
+        start = times.min() ?? UTCTime(millisecondsSince1970: 0)
+        end = times.max() ?? UTCTime(millisecondsSince1970: 0)
+
+        let located = track.lazy.map(\.coordinate) + events.map(\.coordinate) + (baseline ?? []).map(\.coordinate)
+        if let box = GeoBox(located) {
+            dataBox = box
+        } else {
+            var fenceBox: GeoBox?
+            for fence in fences {
+                guard let b = FenceGeometry.box(of: fence.shape) else { continue }
+                if fenceBox == nil { fenceBox = b } else {
+                    fenceBox?.include(Coordinate(latitude: b.minLatitude, longitude: b.minLongitude))
+                    fenceBox?.include(Coordinate(latitude: b.maxLatitude, longitude: b.maxLongitude))
+                }
+            }
+            dataBox = fenceBox
+        }
+    }
+
+    var spanMilliseconds: Int64 { end.millisecondsSince1970 - start.millisecondsSince1970 }
+
+    /// One line under the title: when, how long, how much, and how often the receiver was on.
+    var summary: String {
+        guard spanMilliseconds > 0 || !track.isEmpty || !events.isEmpty else { return "no track, no events" }
+        var parts: [String] = []
+        let startText = String(start.rfc3339.compactMap { $0 == "T" ? " " : ($0 == "Z" ? nil : $0) })
+        let endText = String(end.rfc3339.compactMap { $0 == "T" ? " " : ($0 == "Z" ? nil : $0) })
+        let sameDay = startText.prefix(10) == endText.prefix(10)
+        parts.append("\(startText) – \(sameDay ? String(endText.dropFirst(11)) : endText) UTC (\(TimeAxis.duration(milliseconds: spanMilliseconds)))")
+        parts.append("\(track.count) fix\(track.count == 1 ? "" : "es")")
+        var onMs: Int64 = 0, totalMs: Int64 = 0
+        for i in intervals {
+            let ms = i.end.millisecondsSince1970 - i.start.millisecondsSince1970
+            totalMs += ms
+            if i.state != .off { onMs += ms }
+        }
+        if totalMs > 0 {
+            let percent = Double(onMs) / Double(totalMs) * 100
+            parts.append("receiver on \(SVGWriter.n(percent))% of the time")
+        }
+        let wakes = wakeIndices.count
+        if wakes > 0 { parts.append("\(wakes) wake\(wakes == 1 ? "" : "s")") }
+        parts.append("\(events.count) event\(events.count == 1 ? "" : "s")")
+        if let baseline { parts.append("always-on: \(baseline.count)") }
+        parts.append("\(fences.count) fence\(fences.count == 1 ? "" : "s")")
+        return parts.joined(separator: " · ")
+    }
+
+    /// Indices of intervals where the receiver powers up after being off (the first interval
+    /// counts when powered and it has a reason: a derived interval is no wake).
+    var wakeIndices: [Int] {
+        intervals.indices.filter { i in
+            intervals[i].state != .off && (i == 0 ? !intervals[i].reason.isEmpty : intervals[i - 1].state == .off)
+        }
+    }
+
+    /// Index of the track point nearest in time to `t`, nil without a track.
+    func trackIndex(nearest t: UTCTime) -> Int? {
+        guard !track.isEmpty else { return nil }
+        var lo = 0, hi = track.count
+        while lo < hi {
+            let mid = (lo + hi) / 2
+            if track[mid].time < t { lo = mid + 1 } else { hi = mid }
+        }
+        if lo == track.count { return track.count - 1 }
+        if lo > 0, t.millisecondsSince1970 - track[lo - 1].time.millisecondsSince1970 <= track[lo].time.millisecondsSince1970 - t.millisecondsSince1970 {
+            return lo - 1
+        }
+        return lo
+    }
+
+    private static func sortedStably<T>(_ items: [T], by key: (T) -> UTCTime) -> [T] {
+        var isSorted = true
+        for i in items.indices.dropFirst() where key(items[i]) < key(items[i - 1]) {
+            isSorted = false
+            break
+        }
+        if isSorted { return items }
+        return items.enumerated()
+            .sorted { a, b in
+                let ka = key(a.element), kb = key(b.element)
+                return ka != kb ? ka < kb : a.offset < b.offset
+            }
+            .map(\.element)
+    }
+}

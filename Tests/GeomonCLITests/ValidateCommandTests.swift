@@ -1,0 +1,109 @@
+import Foundation
+import GeomonTestSupport
+import Testing
+
+/// `geomon validate` through the built binary: exit codes, stderr text, stdout JSON.
+struct ValidateCommandTests {
+    static var profiles: String { TestSupport.packageRoot.appendingPathComponent("profiles").path }
+
+    @Test func shippedProfilesAreValid() throws {
+        let paths = ["fitness", "social-radar", "geofence-only"].map { "\(Self.profiles)/\($0).yaml" }
+        let result = try runGeomon(["validate"] + paths)
+        #expect(result.exitCode == 0)
+        #expect(result.stderr == "")
+        #expect(result.stdout == paths.map { "\($0): ok\n" }.joined())
+    }
+
+    @Test func invalidProfileExits65WithClangStyleLines() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        _ = try dir.write("bad.yaml", "version: 1\nname: bad\nmode: regions\nsources: {gnss: {}}\nfences:\n  - id: a\n    circle: {lat: 91, lon: 7, radius: -3m}\n")
+        let result = try runGeomon(["validate", "bad.yaml"], currentDirectory: dir.url)
+        #expect(result.exitCode == 65)
+        #expect(result.stdout == "")
+        let lines = result.stderr.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        #expect(lines.first == "bad.yaml:7:19: error: 'lat' must be between -90 and 90 degrees (got 91)")
+        #expect(lines.dropFirst().first == "    circle: {lat: 91, lon: 7, radius: -3m}")
+        #expect(lines.dropFirst(2).first == "                  ^")
+        #expect(lines.contains("bad.yaml:7:39: error: 'radius' must be greater than 0 m (got -3m)"))
+        #expect(lines.contains("bad.yaml: invalid, 2 errors"))
+    }
+
+    @Test func warningsAloneStillExitZero() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        _ = try dir.write("w.yaml", "version: 1\nname: w\nmode: regions\nsources: {gnss: {}}\n")
+        let result = try runGeomon(["validate", "w.yaml"], currentDirectory: dir.url)
+        #expect(result.exitCode == 0)
+        #expect(result.stderr.hasPrefix("w.yaml:3:7: warning: mode 'regions' without fences monitors nothing\n"))
+        #expect(result.stdout == "w.yaml: ok (1 warning)\n")
+    }
+
+    @Test func jsonFormatPrintsAnArrayOnStdout() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        _ = try dir.write("j.yaml", "version: 1\nname: j\nmode: continous\n")
+        let result = try runGeomon(["validate", "--format", "json", "j.yaml", "missing.yaml"], currentDirectory: dir.url)
+        #expect(result.exitCode == 66)
+        #expect(result.stderr == "")
+        let array = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [[String: Any]])
+        #expect(array.count == 2)
+        #expect(array[0]["file"] as? String == "j.yaml")
+        #expect(array[0]["line"] as? Int == 3)
+        #expect(array[0]["column"] as? Int == 7)
+        #expect(array[0]["severity"] as? String == "error")
+        #expect(array[0]["message"] as? String == "'mode' must be 'continuous', 'significant-change' or 'regions' (got 'continous'); did you mean 'continuous'?")
+        #expect(array[1]["line"] is NSNull)
+        #expect((array[1]["message"] as? String)?.hasPrefix("cannot read profile 'missing.yaml'") == true)
+    }
+
+    @Test func jsonFormatOfAValidProfileIsAnEmptyArray() throws {
+        let result = try runGeomon(["validate", "--format=json", "\(Self.profiles)/fitness.yaml"])
+        #expect(result.exitCode == 0)
+        #expect(result.stdout == "[]\n")
+    }
+
+    @Test func missingFileExits66() throws {
+        let result = try runGeomon(["validate", "/nonexistent/profile.yaml"])
+        #expect(result.exitCode == 66)
+        #expect(result.stderr == "geomon: error: cannot read profile '/nonexistent/profile.yaml': No such file or directory\n")
+    }
+
+    @Test func directoryIsUnreadableInput() throws {
+        let result = try runGeomon(["validate", Self.profiles])
+        #expect(result.exitCode == 66)
+        #expect(result.stderr.contains("is a directory"))
+    }
+
+    @Test(arguments: [["validate"], ["validate", "--format", "xml", "x.yaml"], ["validate", "--strict", "x.yaml"]])
+    func usageErrorsExit64(_ arguments: [String]) throws {
+        let result = try runGeomon(arguments)
+        #expect(result.exitCode == 64)
+        #expect(result.stderr.hasPrefix("geomon validate: error: "))
+        #expect(result.stderr.contains("usage: geomon validate PROFILE"))
+    }
+
+    @Test func hostileInputNeverCrashes() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        var bomb = "a: &a [x, x, x, x, x, x, x, x, x, x]\n"
+        for (previous, name) in zip("abcdefgh", "bcdefghi") {
+            bomb += "\(name): &\(name) [" + Array(repeating: "*\(previous)", count: 10).joined(separator: ", ") + "]\n"
+        }
+        let inputs: [(String, Data)] = [
+            ("empty.yaml", Data()),
+            ("junk.yaml", Data((0..<8192).map { UInt8(truncatingIfNeeded: $0 &* 7919 &+ 13) })),
+            ("deep.yaml", Data((String(repeating: "[", count: 10_000) + String(repeating: "]", count: 10_000)).utf8)),
+            ("bomb.yaml", Data(bomb.utf8)),
+            ("tabs.yaml", Data("version: 1\nsources:\n\tgnss: {}\n".utf8)),
+            ("latin1.yaml", Data([0x6E, 0x61, 0x6D, 0x65, 0x3A, 0x20, 0xE9, 0x0A])),
+        ]
+        for (name, data) in inputs {
+            try data.write(to: dir.url.appendingPathComponent(name))
+            let result = try runGeomon(["validate", name], currentDirectory: dir.url)
+            #expect(result.exitCode == 65, "\(name)")
+            #expect(result.stderr.hasPrefix("\(name):1:") || result.stderr.hasPrefix("\(name):"), "\(name)")
+            #expect(!result.stderr.contains("Fatal error"), "\(name)")
+        }
+    }
+}

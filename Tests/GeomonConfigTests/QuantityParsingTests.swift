@@ -1,0 +1,59 @@
+import GeomonConfig
+import GeomonCore
+import Testing
+
+/// Units as seen through the loader: `policy` keys of each quantity kind.
+struct QuantityParsingTests {
+    func policy(_ body: String) -> (PolicySettings?, [String]) {
+        let text = "version: 1\nname: q\nmode: continuous\nsources: {gnss: {}}\npolicy:\n" + body
+        let result = ProfileLoader.load(bytes: Array(text.utf8), path: "q.yaml")
+        return (result.profile?.policy, result.diagnostics.map(\.message))
+    }
+
+    @Test(arguments: [
+        ("10s", 10_000), ("10", 10_000), ("1.5s", 1_500), ("250ms", 250), ("5m", 300_000), ("5min", 300_000),
+        ("2h", 7_200_000), ("1d", 86_400_000), ("2.5 m", 150_000), ("1e1s", 10_000),
+    ])
+    func durations(_ text: String, _ milliseconds: Int) {
+        let (policy, messages) = policy("  fix_timeout: \(text)\n")
+        #expect(messages == [])
+        #expect(policy?.fixTimeout == .milliseconds(milliseconds))
+    }
+
+    @Test(arguments: [("30m/s", 30.0), ("30", 30.0), ("90km/h", 25.0), ("3.6km/h", 1.0)])
+    func speeds(_ text: String, _ metersPerSecond: Double) {
+        let (policy, messages) = policy("  max_speed: \(text)\n")
+        #expect(messages == [])
+        #expect(abs((policy?.maxSpeedMetersPerSecond ?? -1) - metersPerSecond) < 1e-9)
+    }
+
+    @Test(arguments: [("50m", 50.0), ("50", 50.0), ("2km", 2000.0), ("0.25km", 250.0), ("0", 0.0)])
+    func distances(_ text: String, _ meters: Double) {
+        let (policy, messages) = policy("  wake_margin: \(text)\n")
+        #expect(messages == [])
+        #expect(policy?.wakeMarginMeters == meters)
+    }
+
+    @Test(arguments: [("120mW", 120.0), ("120", 120.0), ("1.5W", 1500.0)])
+    func powers(_ text: String, _ milliwatts: Double) {
+        let (policy, messages) = policy("  receiver: {power_acquire: \(text)}\n")
+        #expect(messages == [])
+        #expect(policy?.receiver.powerAcquireMilliwatts == milliwatts)
+    }
+
+    @Test(arguments: [
+        ("5 minutes", "unknown unit 'minutes' in 'fix_timeout' (durations use ms, s, m (minutes), h or d)"),
+        ("soon", "'fix_timeout' must be a duration such as 30s, 5m or 2h (got 'soon')"),
+        ("-1s", "'fix_timeout' must be greater than 0 s (got -1s)"),
+        ("0", "'fix_timeout' must be greater than 0 s (got 0)"),
+        ("1e400s", "'fix_timeout' must be a duration such as 30s, 5m or 2h (got '1e400s')"),
+        ("99999d", "'fix_timeout' is too large (at most 3650d; got 99999d)"),
+        ("0.0001ms", "'fix_timeout' must be at least 1ms (got 0.0001ms)"),
+        ("[1s]", "'fix_timeout' must be a duration such as 30s, 5m or 2h (got a list)"),
+    ])
+    func badDurations(_ text: String, _ message: String) {
+        let (policy, messages) = policy("  fix_timeout: \(text)\n")
+        #expect(policy == nil)
+        #expect(messages == [message])
+    }
+}

@@ -1,0 +1,356 @@
+import GeomonCore
+import Testing
+
+/// Scripted fixes and contexts in, actions and wake times out. Wake times are computed by hand
+/// in the comments (max_speed 45 m/s, wake_margin 20 m, min_sleep 10 s, max_sleep 600 s,
+/// ttff hot 2 s / warm 30 s, fix_timeout 90 s, A = 1 m/s², speed error 1 m/s).
+@Suite struct PowerPolicyTests {
+    static let t0 = UTCTime(millisecondsSince1970: 1_700_000_000_000)
+    static func at(_ ms: Int64) -> UTCTime { UTCTime(millisecondsSince1970: t0.millisecondsSince1970 + ms) }
+    /// A point `east` metres east of (0, 0) (1° of longitude at the equator is 111 195.08 m).
+    static func point(_ east: Double) -> Coordinate { Coordinate(latitude: 0, longitude: east / 111_195.08) }
+    static func fix(_ ms: Int64, east: Double = 0, acc: Double = 5, speed: Double? = nil, course: Double? = nil, source: FixSource = .gnss) -> Fix {
+        Fix(time: at(ms), coordinate: point(east), horizontalAccuracyMeters: acc, speedMetersPerSecond: speed, courseDegrees: course, source: source)
+    }
+
+    static func config(_ mode: MonitoringMode = .regions, _ edit: (inout PowerConfiguration) -> Void = { _ in }) -> PowerConfiguration {
+        var profile = Profile(name: "t", mode: mode)
+        profile.sources.gnss = GNSSSourceSettings()
+        profile.policy.maxSpeedMetersPerSecond = 45
+        profile.policy.wakeMarginMeters = 20
+        profile.policy.minSleep = .seconds(10)
+        profile.policy.maxSleep = .seconds(600)
+        profile.policy.receiver.ttffHot = .seconds(2)
+        var c = PowerConfiguration(profile: profile)
+        edit(&c)
+        return c
+    }
+
+    static func started(_ c: PowerConfiguration) -> PowerPolicy {
+        var p = PowerPolicy(configuration: c)
+        _ = p.start(now: t0)
+        return p
+    }
+
+    static func wake(_ actions: [PowerAction]) -> UTCTime? {
+        for case let .wakeAt(t, _) in actions { return t }
+        return nil
+    }
+
+    // MARK: start
+
+    struct StartCase: Sendable, CustomTestStringConvertible {
+        var mode: MonitoringMode
+        var alwaysOn: Bool
+        var expected: [PowerAction]
+        var testDescription: String { "\(mode.rawValue)\(alwaysOn ? " always-on" : "")" }
+    }
+
+    static let startCases: [StartCase] = [
+        StartCase(mode: .regions, alwaysOn: false, expected: [.gnssOn(PowerReason(.start, ttff: .seconds(30)))]),
+        StartCase(mode: .continuous, alwaysOn: false, expected: [.gnssOn(PowerReason(.start, ttff: .seconds(30)))]),
+        StartCase(mode: .significantChange, alwaysOn: false, expected: [.coarseOn(PowerReason(.start))]),
+        StartCase(mode: .regions, alwaysOn: true, expected: [.gnssOn(PowerReason(.alwaysOn, ttff: .seconds(30)))]),
+    ]
+
+    @Test(arguments: startCases)
+    func startSwitchesTheSourceOfTheMode(_ c: StartCase) {
+        var p = PowerPolicy(configuration: Self.config(c.mode) { $0.alwaysOn = c.alwaysOn })
+        #expect(p.start(now: Self.t0) == c.expected)
+        #expect(p.start(now: Self.t0) == [])
+    }
+
+    // MARK: regions: sleep after a good fix
+
+    struct SleepCase: Sendable, CustomTestStringConvertible {
+        var name: String
+        var fix: Fix
+        var context: FixContext
+        var rule: ShortSleepRule = .clampToMinSleep
+        /// Expected wake in ms after t0; nil = stays on (no actions).
+        var wakeMs: Int64?
+        var bound: PowerReason.SleepBound?
+        var testDescription: String { name }
+    }
+
+    static let sleepCases: [SleepCase] = [
+        // (1000 − 5 − 20) / 45 = 21.666 s; minus ttff 2 s → 19.666 s.
+        SleepCase(name: "max-speed bound", fix: fix(0), context: FixContext(nearestBoundaryMeters: 1000, searchRadiusMeters: 30000),
+                  wakeMs: 19_666, bound: .maxSpeed),
+        // Speed 0 ± 1 m/s, A = 1: t = −1 + √(1 + 2·975) = −1 + √1951 = 43.170 s; minus 2 s → 41.170 s.
+        SleepCase(name: "kinematic bound", fix: fix(0, speed: 0), context: FixContext(nearestBoundaryMeters: 1000, searchRadiusMeters: 30000),
+                  wakeMs: 41_170, bound: .kinematic),
+        // Speed 20 m/s: t = −21 + √(441 + 1950) = −21 + 48.8979 = 27.8979 s > 975/45 = 21.667 s; → 25.897 s.
+        SleepCase(name: "kinematic at speed", fix: fix(0, speed: 20), context: FixContext(nearestBoundaryMeters: 1000, searchRadiusMeters: 30000),
+                  wakeMs: 25_897, bound: .kinematic),
+        // Nothing within the search radius: (30000 − 25)/45 = 666 s > 602 s → max_sleep 600 s.
+        SleepCase(name: "max_sleep cap", fix: fix(0), context: FixContext(nearestBoundaryMeters: nil, searchRadiusMeters: 30000),
+                  wakeMs: 600_000, bound: .maxSleep),
+        // (400 − 25)/45 = 8.333 s − 2 s = 6.333 s < 10 s → clamped up to min_sleep.
+        SleepCase(name: "short sleep clamped to min_sleep", fix: fix(0), context: FixContext(nearestBoundaryMeters: 400, searchRadiusMeters: 30000),
+                  wakeMs: 10_000, bound: .minSleep),
+        SleepCase(name: "short sleep stays on (stay-on rule)", fix: fix(0), context: FixContext(nearestBoundaryMeters: 400, searchRadiusMeters: 30000),
+                  rule: .stayOn, wakeMs: nil),
+        // 20 m < accuracy + margin: the boundary may already be reached.
+        SleepCase(name: "boundary within accuracy + margin stays on", fix: fix(0), context: FixContext(nearestBoundaryMeters: 20, searchRadiusMeters: 30000),
+                  wakeMs: nil),
+        SleepCase(name: "uncertain stays on", fix: fix(0), context: FixContext(nearestBoundaryMeters: 1000, searchRadiusMeters: 30000, allCertain: false),
+                  wakeMs: nil),
+        SleepCase(name: "pending transition stays on", fix: fix(0), context: FixContext(nearestBoundaryMeters: 1000, searchRadiusMeters: 30000, transitionPending: true),
+                  wakeMs: nil),
+        SleepCase(name: "poor accuracy stays on", fix: fix(0, acc: 80), context: FixContext(nearestBoundaryMeters: 5000, searchRadiusMeters: 30000),
+                  wakeMs: nil),
+        // Dwell due at +100 s: wake at 100 − 2 = 98 s although the boundary allows 600 s.
+        SleepCase(name: "wakes in time for a dwell", fix: fix(0), context: FixContext(nearestBoundaryMeters: nil, searchRadiusMeters: 30000, earliestDwellDeadline: at(100_000)),
+                  wakeMs: 98_000, bound: .dwell),
+        // Dwell due at +5 s: 3 s < min_sleep → stays on.
+        SleepCase(name: "dwell due soon stays on", fix: fix(0), context: FixContext(nearestBoundaryMeters: nil, searchRadiusMeters: 30000, earliestDwellDeadline: at(5_000)),
+                  wakeMs: nil),
+    ]
+
+    @Test(arguments: sleepCases)
+    func regionsSleepsAsLongAsNoBoundaryCanBeReached(_ c: SleepCase) {
+        var p = Self.started(Self.config { $0.shortSleep = c.rule })
+        #expect(p.screen(c.fix) == .pass([c.fix]))
+        let actions = p.fixReceived(c.fix, context: c.context, now: c.fix.time)
+        if let wakeMs = c.wakeMs {
+            #expect(actions.count == 2)
+            guard case let .gnssOff(reason) = actions.first else {
+                Issue.record("expected gnss-off first, got \(actions)")
+                return
+            }
+            #expect(reason.kind == .sleep)
+            #expect(reason.bound == c.bound)
+            #expect(Self.wake(actions) == Self.at(wakeMs))
+            #expect(p.nextDeadline == Self.at(wakeMs))
+            #expect(!p.isGNSSOn)
+        } else {
+            #expect(actions == [])
+            #expect(p.isGNSSOn)
+            // Still on: the next deadline is the fix timeout.
+            #expect(p.nextDeadline == Self.at(90_000))
+        }
+    }
+
+    @Test func headingBoundSleepsLongerWhenMovingAway() {
+        // 20 m/s due east, the nearest boundary 100 m behind, clearance growing 100 m per 100 m.
+        // e = 1 + 20·2·sin(10°) = 7.946; the first piece binds: 5·(e + t − 2.5) = 100 − 25
+        // → t = 17.5 − 7.946 = 9.554 s (kinematic: −21 + √(441 + 150) = 3.31 s) → sleep 7.55 s,
+        // clamped to min_sleep 10 s.
+        let clearance = CourseClearance(stepMeters: 100, clearanceMeters: (0..<20).map { 100 + 100 * Double($0) })
+        let bound = Self.config().reachability
+        let h = bound.horizon(distanceMeters: 100, reserveMeters: 25, speedMetersPerSecond: 20, courseDegrees: 90,
+                              courseClearance: clearance, limitSeconds: 602)
+        #expect(h.bound == .heading)
+        #expect(abs(h.seconds - 9.554) < 0.02)
+        // Without course, only the kinematic bound: 3.31 s.
+        let k = bound.horizon(distanceMeters: 100, reserveMeters: 25, speedMetersPerSecond: 20, courseDegrees: nil,
+                              courseClearance: clearance, limitSeconds: 602)
+        #expect(k.bound == .kinematic)
+        #expect(abs(k.seconds - 3.310) < 0.01)
+        // Below minSpeedForCourse (3 m/s) the course is ignored.
+        let slow = bound.horizon(distanceMeters: 100, reserveMeters: 25, speedMetersPerSecond: 2, courseDegrees: 90,
+                                 courseClearance: clearance, limitSeconds: 602)
+        #expect(slow.bound != .heading)
+    }
+
+    @Test func headingBoundNeverExceedsTheStraightRunIntoABoundaryAhead() {
+        // Heading straight at a boundary 1000 m ahead at 20 m/s: it is reached at (1000 − 25)/20
+        // = 48.75 s at the latest; the heading bound must stay below.
+        let clearance = CourseClearance(stepMeters: 100, clearanceMeters: (0..<11).map { 1000 - 100 * Double($0) })
+        let h = Self.config().reachability.horizon(distanceMeters: 1000, reserveMeters: 25, speedMetersPerSecond: 20, courseDegrees: 90,
+                                                   courseClearance: clearance, limitSeconds: 602)
+        #expect(h.seconds < 48.75)
+    }
+
+    // MARK: wake, TTFF, fix timeout
+
+    @Test func scheduledWakeSwitchesOnWithHotStartAndArmsTheFixTimeout() {
+        var p = Self.started(Self.config())
+        let f = Self.fix(0)
+        _ = p.fixReceived(f, context: FixContext(nearestBoundaryMeters: 1000, searchRadiusMeters: 30000), now: f.time)
+        #expect(p.deadlineReached(now: Self.at(19_000)) == [])
+        #expect(p.deadlineReached(now: Self.at(19_666)) == [.gnssOn(PowerReason(.scheduledWake, ttff: .seconds(2)))])
+        #expect(p.nextDeadline == Self.at(19_666 + 90_000))
+    }
+
+    @Test func warmStartAfterHotWindow() {
+        var p = Self.started(Self.config { $0.hotWindow = .seconds(60) })
+        let f = Self.fix(0)
+        _ = p.fixReceived(f, context: FixContext(nearestBoundaryMeters: nil, searchRadiusMeters: 30000), now: f.time)
+        // Off at 0 for 600 s > hot_window 60 s: warm (and the sleep was planned with the warm TTFF).
+        #expect(p.expectedTTFF(at: Self.at(59_000)) == .seconds(2))
+        #expect(p.expectedTTFF(at: Self.at(60_000)) == .seconds(30))
+        #expect(p.deadlineReached(now: Self.at(600_000)) == [.gnssOn(PowerReason(.scheduledWake, ttff: .seconds(30)))])
+    }
+
+    @Test func sleepsReachingTheHotWindowArePlannedForAWarmStart() {
+        // hot_window 60 s. Boundary 3000 m: horizon (3000 − 25)/45 = 66.111 s. A hot plan sleeps
+        // 64.111 s ≥ 60 s, which would wake warm; a warm plan sleeps 36.111 s < 60 s, so the
+        // policy wakes 1 ms before the hot window closes: 59.999 s, hot.
+        var p = Self.started(Self.config { $0.hotWindow = .seconds(60) })
+        let f = Self.fix(0)
+        let a = p.fixReceived(f, context: FixContext(nearestBoundaryMeters: 3000, searchRadiusMeters: 30000), now: f.time)
+        #expect(Self.wake(a) == Self.at(59_999))
+        #expect(p.expectedTTFF(at: Self.at(59_999)) == .seconds(2))
+        // Boundary 6000 m: horizon 132.78 s; warm plan 102.78 s ≥ 60 s → wake at 102.777 s, warm.
+        var q = Self.started(Self.config { $0.hotWindow = .seconds(60) })
+        let b = q.fixReceived(f, context: FixContext(nearestBoundaryMeters: 6000, searchRadiusMeters: 30000), now: f.time)
+        #expect(Self.wake(b) == Self.at(102_777))
+        #expect(b.first?.reason.ttff == .seconds(30))
+    }
+
+    @Test func fixTimeoutsBackOffFromMinSleepToTheCap() {
+        var p = Self.started(Self.config { $0.maxFixTimeoutRetry = .seconds(60) })
+        var now = Self.at(0)
+        var sleeps: [Int64] = []
+        for _ in 0..<6 {
+            now = now + .seconds(90)
+            let off = p.deadlineReached(now: now)
+            guard let wake = Self.wake(off) else {
+                Issue.record("no wake after timeout: \(off)")
+                return
+            }
+            sleeps.append((wake - now).wholeMilliseconds / 1000)
+            #expect(p.deadlineReached(now: wake).count == 1)
+            now = wake
+        }
+        #expect(sleeps == [10, 20, 40, 60, 60, 60])
+        // A fix resets the back-off.
+        let f = Self.fix((now - Self.t0).wholeMilliseconds + 1000)
+        _ = p.fixReceived(f, context: FixContext(nearestBoundaryMeters: 0, searchRadiusMeters: 30000, allCertain: false), now: f.time)
+        let off = p.fixTimedOut(now: f.time + .seconds(90))
+        #expect(Self.wake(off) == f.time + .seconds(100))
+    }
+
+    @Test func defaultFixTimeoutRetryIsConstantMinSleep() {
+        var p = Self.started(Self.config())
+        let first = p.deadlineReached(now: Self.at(90_000))
+        #expect(first == [.gnssOff(PowerReason(.fixTimeout, sleep: .seconds(10))), .wakeAt(Self.at(100_000), PowerReason(.fixTimeout, sleep: .seconds(10)))])
+        _ = p.deadlineReached(now: Self.at(100_000))
+        #expect(Self.wake(p.deadlineReached(now: Self.at(190_000))) == Self.at(200_000))
+    }
+
+    @Test func continuousModeWaitsThroughOutages() {
+        var p = Self.started(Self.config(.continuous))
+        #expect(p.nextDeadline == nil)
+        #expect(p.fixTimedOut(now: Self.at(90_000)) == [])
+        #expect(p.isGNSSOn)
+    }
+
+    // MARK: continuous: stationary detection
+
+    @Test func continuousGoesOffWhenStationaryAndChecksBackOnAGrowingInterval() {
+        var p = Self.started(Self.config(.continuous))
+        let ctx = FixContext(nearestBoundaryMeters: nil, searchRadiusMeters: 30000)
+        // 1 Hz fixes jittering within 30 m for 300 s.
+        for s in 0..<300 {
+            let f = Self.fix(Int64(s) * 1000, east: Double(s % 3) * 10)
+            #expect(p.fixReceived(f, context: ctx, now: f.time) == [])
+        }
+        let f300 = Self.fix(300_000, east: 5)
+        let off = p.fixReceived(f300, context: ctx, now: f300.time)
+        #expect(off == [.gnssOff(PowerReason(.stationary, sleep: .seconds(10))), .wakeAt(Self.at(310_000), PowerReason(.stationary, sleep: .seconds(10)))])
+        var now = Self.at(310_000)
+        var intervals: [Int64] = []
+        for _ in 0..<7 {
+            #expect(p.deadlineReached(now: now) == [.gnssOn(PowerReason(.stationaryCheck, ttff: .seconds(2)))])
+            let f = Fix(time: now + .seconds(2), coordinate: Self.point(20), horizontalAccuracyMeters: 5)
+            let a = p.fixReceived(f, context: ctx, now: f.time)
+            guard let wake = Self.wake(a) else {
+                Issue.record("expected another check: \(a)")
+                return
+            }
+            intervals.append((wake - f.time).wholeMilliseconds / 1000)
+            now = wake
+        }
+        #expect(intervals == [20, 40, 80, 160, 320, 600, 600])
+        // Leaving the radius resumes continuous tracking.
+        #expect(p.deadlineReached(now: now).count == 1)
+        let moved = Fix(time: now + .seconds(2), coordinate: Self.point(200), horizontalAccuracyMeters: 5)
+        #expect(p.fixReceived(moved, context: ctx, now: moved.time) == [])
+        #expect(p.isGNSSOn)
+        #expect(p.nextDeadline == nil)
+    }
+
+    @Test func regionsStationaryNearAnUncertainBoundaryChecksBack() {
+        var p = Self.started(Self.config())
+        let ctx = FixContext(nearestBoundaryMeters: 5, searchRadiusMeters: 30000, allCertain: false)
+        for s in stride(from: 0, to: 300, by: 10) {
+            let f = Self.fix(Int64(s) * 1000)
+            #expect(p.fixReceived(f, context: ctx, now: f.time) == [])
+        }
+        let f = Self.fix(300_000)
+        #expect(Self.wake(p.fixReceived(f, context: ctx, now: f.time)) == Self.at(310_000))
+    }
+
+    // MARK: significant change
+
+    @Test func significantChangeWakesGNSSNearAFenceOnlyWhenConfigured() {
+        var p = Self.started(Self.config(.significantChange))
+        let far = Self.fix(0, acc: 500, source: .coarse)
+        #expect(p.fixReceived(far, context: FixContext(nearestBoundaryMeters: 5000, searchRadiusMeters: 30000), now: far.time) == [])
+        // 300 m ≤ 500 m accuracy + 20 m margin: a fence may be right here.
+        let near = Self.fix(300_000, acc: 500, source: .coarse)
+        let on = p.fixReceived(near, context: FixContext(nearestBoundaryMeters: 300, searchRadiusMeters: 30000), now: near.time)
+        #expect(on == [.gnssOn(PowerReason(.coarseNearFence, distanceMeters: 300, accuracyMeters: 500, ttff: .seconds(30)))])
+        let unsure = Self.fix(330_000)
+        #expect(p.fixReceived(unsure, context: FixContext(nearestBoundaryMeters: 3, searchRadiusMeters: 30000, allCertain: false), now: unsure.time) == [])
+        let sure = Self.fix(331_000)
+        #expect(p.fixReceived(sure, context: FixContext(nearestBoundaryMeters: 40, searchRadiusMeters: 30000), now: sure.time)
+            == [.gnssOff(PowerReason(.certain, distanceMeters: 40, accuracyMeters: 5))])
+        #expect(p.isCoarseOn)
+        #expect(p.nextDeadline == nil)
+
+        var coarseOnly = Self.started(Self.config(.significantChange) { $0.gnssConfigured = false })
+        #expect(coarseOnly.fixReceived(near, context: FixContext(nearestBoundaryMeters: 300, searchRadiusMeters: 30000), now: near.time) == [])
+    }
+
+    // MARK: implausible jumps
+
+    @Test func implausibleJumpIsHeldUntilConfirmed() {
+        var p = Self.started(Self.config())
+        let a = Self.fix(0)
+        let jump = Self.fix(1000, east: 1000)       // 1000 − 10 m in 1 s ≫ 45 m/s
+        let confirm = Self.fix(2000, east: 1030)     // 30 m from the jump in 1 s: plausible
+        #expect(p.screen(a) == .pass([a]))
+        #expect(p.screen(jump) == .held)
+        #expect(p.screen(confirm) == .pass([jump, confirm]))
+    }
+
+    @Test func outlierIsDroppedWhenTheNextFixAgreesWithTheTrack() {
+        var p = Self.started(Self.config())
+        let a = Self.fix(0)
+        let spike = Self.fix(1000, east: 800)
+        let back = Self.fix(2000, east: 20)
+        #expect(p.screen(a) == .pass([a]))
+        #expect(p.screen(spike) == .held)
+        #expect(p.screen(back) == .pass([back]))
+        // Accuracy is allowed for: 100 m in 1 s with 30 m + 30 m accuracy is 40 m/s.
+        let wide = Fix(time: Self.at(3000), coordinate: Self.point(120), horizontalAccuracyMeters: 30)
+        var q = Self.started(Self.config())
+        _ = q.screen(Fix(time: Self.at(2000), coordinate: Self.point(20), horizontalAccuracyMeters: 30))
+        #expect(q.screen(wide) == .pass([wide]))
+    }
+
+    // MARK: restarts
+
+    @Test func snapshotRestoresTheSameBehaviour() {
+        var p = Self.started(Self.config())
+        let f = Self.fix(0, east: 3)
+        _ = p.fixReceived(f, context: FixContext(nearestBoundaryMeters: 1000, searchRadiusMeters: 30000), now: f.time)
+        let snap = p.snapshot
+        #expect(snap.phase == .off)
+        #expect(snap.wakeAt == Self.at(19_666))
+        var restored = PowerPolicy(configuration: Self.config(), restoring: snap)
+        #expect(restored.snapshot == snap)
+        #expect(restored.nextDeadline == p.nextDeadline)
+        #expect(restored.deadlineReached(now: Self.at(19_666)) == p.deadlineReached(now: Self.at(19_666)))
+    }
+
+    @Test func reasonsPrintAsKeyValueLines() {
+        let r = PowerReason(.sleep, bound: .kinematic, distanceMeters: 812.4, accuracyMeters: 5, speedMetersPerSecond: 13.24, sleep: .milliseconds(74_200), ttff: .seconds(2))
+        #expect(r.description == "sleep bound=kinematic d=812m acc=5m v=13.2m/s sleep=74.2s ttff=2s")
+        #expect(PowerAction.wakeAt(Self.at(0), PowerReason(.fixTimeout)).description == "wake-at 2023-11-14T22:13:20Z fix-timeout")
+    }
+}
