@@ -77,3 +77,29 @@ func longestLine(_ bytes: UnsafeBufferPointer<UInt8>, nulEndsLine: Bool) -> Int 
     }
     return longest
 }
+
+/// What every fence a loader returns must satisfy: a usable shape with valid coordinates.
+func checkFence(_ fence: Fence, _ context: String) {
+    switch fence.shape {
+    case .circle(let center, let radius):
+        guard center.isValid else { violation("\(context): fence '\(fence.id)' centre \(center)") }
+        guard radius.isFinite, radius > 0 else { violation("\(context): fence '\(fence.id)' radius \(radius)") }
+    case .polygons(let polygons):
+        guard !polygons.isEmpty else { violation("\(context): fence '\(fence.id)' has no polygon") }
+        for p in polygons {
+            guard p.shell.count >= 3 else { violation("\(context): fence '\(fence.id)' shell of \(p.shell.count) points") }
+            for c in p.shell where !c.isValid { violation("\(context): fence '\(fence.id)' vertex \(c)") }
+            for h in p.holes {
+                for c in h where !c.isValid { violation("\(context): fence '\(fence.id)' hole vertex \(c)") }
+            }
+        }
+    }
+}
+
+/// Diagnostics say something, and point at a real line and column when they point at all.
+func checkDiagnostics(_ diagnostics: [Diagnostic], _ context: String) {
+    for d in diagnostics {
+        if d.message.isEmpty { violation("\(context): empty diagnostic message") }
+        if let l = d.location, l.line < 1 || l.column < 1 { violation("\(context): diagnostic at \(l): \(d.message)") }
+    }
+}
