@@ -24,5 +24,5 @@ export SWIFT_BACKTRACE=enable=no
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0}
 export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=0 second_deadlock_stack=1}
 
-swift build --build-tests --scratch-path "$scratch" -Xswiftc -sanitize="$sanitizer" -Xcc -fsanitize="$sanitizer"
+swift build --build-tests --scratch-path "$scratch" -Xswiftc -sanitize="$sanitizer"
 swift test --skip-build --scratch-path "$scratch" "$@"
