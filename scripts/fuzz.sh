@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Fuzz geomon's input readers with libFuzzer + AddressSanitizer.
 #
-#   scripts/fuzz.sh [TARGET|all|list] [SECONDS]     (default: all 60)
+#   scripts/fuzz.sh [TARGET|all|list|build] [SECONDS]     (default: all 60)
 #
 # Targets: see TARGETS below (harnesses in Fuzz/TARGET/). Each target is built with
 # `swiftc -sanitize=fuzzer,address`, seeded from the real fixtures in Tests/Fixtures, and run
@@ -23,7 +23,7 @@ for t in "${TARGETS_CONFIG[@]}"; do [[ -d Fuzz/$t ]] && TARGETS+=("$t"); done
 WHAT=${1:-all}
 SECONDS_PER_TARGET=${2:-60}
 if [[ $WHAT == list ]]; then printf '%s\n' "${TARGETS[@]}"; exit 0; fi
-if [[ $WHAT == all ]]; then
+if [[ $WHAT == all || $WHAT == build ]]; then
     RUN=("${TARGETS[@]}")
 else
     [[ -d Fuzz/$WHAT ]] || { echo "fuzz.sh: error: unknown target '$WHAT' (have: ${TARGETS[*]})" >&2; exit 64; }
@@ -113,10 +113,28 @@ seed() {
     done
 }
 
+# Waits for background builds; fails when any failed.
+wait_all() {
+    local pid ok=0
+    for pid in "$@"; do wait "$pid" || ok=1; done
+    [[ $ok -eq 0 ]] || { echo "fuzz.sh: error: build failed" >&2; exit 1; }
+}
+
+# Two at a time (the CI machine has two cores): the adapters side by side, then the fuzzers.
 build_lib GeomonCore
-build_lib GeomonSources "$OUT/lib/libGeomonCore.a"
-if [[ -d Fuzz/profile-yaml || -d Fuzz/geojson ]]; then build_lib GeomonConfig "$OUT/lib/libGeomonCore.a"; fi
-for t in "${RUN[@]}"; do build_target "$t"; done
+pids=()
+build_lib GeomonSources "$OUT/lib/libGeomonCore.a" & pids+=($!)
+if [[ -d Fuzz/profile-yaml || -d Fuzz/geojson ]]; then
+    build_lib GeomonConfig "$OUT/lib/libGeomonCore.a" & pids+=($!)
+fi
+wait_all "${pids[@]}"
+pids=()
+for t in "${RUN[@]}"; do
+    build_target "$t" & pids+=($!)
+    if [[ ${#pids[@]} -ge 2 ]]; then wait_all "${pids[@]}"; pids=(); fi
+done
+[[ ${#pids[@]} -eq 0 ]] || wait_all "${pids[@]}"
+[[ $WHAT == build ]] && exit 0
 
 # Swift's own crash backtracer would run inside ASan and hide the report; libFuzzer prints the
 # stack itself. Leaks are out of scope (Swift's runtime caches look like leaks to LSan).

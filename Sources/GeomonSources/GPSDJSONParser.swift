@@ -62,8 +62,8 @@ public struct GPSDJSONParser: Sendable {
             time: time,
             coordinate: Coordinate(latitude: lat, longitude: lon),
             horizontalAccuracyMeters: accuracy ?? AccuracyModel.unknownAccuracyMeters,
-            speedMetersPerSecond: object["speed"]?.double,
-            courseDegrees: object["track"]?.double
+            speedMetersPerSecond: object["speed"]?.double.flatMap { $0.isFinite ? $0 : nil },
+            courseDegrees: object["track"]?.double.flatMap { $0.isFinite ? $0 : nil }
         )
         if var p = pending, p.time == time {
             let keepAccuracy = accuracy == nil && pendingHasAccuracy ? p.horizontalAccuracyMeters : nil

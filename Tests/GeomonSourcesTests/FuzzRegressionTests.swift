@@ -20,6 +20,7 @@ struct FuzzRegressionTests {
     @Test func regressionInputsArePresent() {
         #expect(Self.cases.contains { $0.hasPrefix("gpx/") })
         #expect(Self.cases.contains { $0.hasPrefix("gpsd-json/") })
+        #expect(Self.cases.contains { $0.hasPrefix("track/") })
     }
 
     @Test(arguments: cases)
@@ -75,5 +76,14 @@ struct FuzzRegressionTests {
         let line = Array(#"{"class":"TPV","mode":2,"time":"2020-01-01T00:00:00Z","lat":1,"lon":2,"epx":-5,"epy":-3}"#.utf8) + [10]
         let fixes = parser.feed(line) + parser.finish()
         #expect(fixes.map(\.horizontalAccuracyMeters) == [AccuracyModel.unknownAccuracyMeters])
+    }
+
+    /// gpsd JSON numbers beyond Double's range parse as infinity: not a speed or a course.
+    @Test func infiniteSpeedAndCourseAreDropped() throws {
+        let line = #"{"class":"TPV","mode":3,"time":"2025-03-12T04:58:50Z","lat":5,"lon":7,"speed":1e350,"track":-1e999}"#
+        let track = try TrackReader.read(bytes: Array(line.utf8), name: "inf")
+        #expect(track.fixes.count == 1)
+        #expect(track.fixes.first?.speedMetersPerSecond == nil)
+        #expect(track.fixes.first?.courseDegrees == nil)
     }
 }
