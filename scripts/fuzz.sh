@@ -7,7 +7,8 @@
 # `swiftc -sanitize=fuzzer,address`, seeded from the real fixtures in Tests/Fixtures, and run
 # for SECONDS. Prints executions, exec/s, corpus size and any crash; exits 1 when any target
 # crashed (the input is kept in .build/fuzz/crashes/TARGET/). Build outputs: .build/fuzz/.
-# Extra libFuzzer flags can be passed in FUZZ_FLAGS (e.g. FUZZ_FLAGS="-seed=1").
+# Extra libFuzzer flags can be passed in FUZZ_FLAGS (e.g. FUZZ_FLAGS="-seed=1"); FUZZ_JOBS
+# fuzzers run side by side (default 2, one per core).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -141,37 +142,55 @@ done
 export SWIFT_BACKTRACE=enable=no
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0}
 
-failed=()
-summary=()
-for t in "${RUN[@]}"; do
-    seed "$t"
-    crashes=$OUT/crashes/$t
+# Runs one fuzzer for SECONDS_PER_TARGET; its exit status is libFuzzer's (0 = no crash).
+run_target() {
+    local t=$1
+    local crashes=$OUT/crashes/$t log=$OUT/logs/$t.log dict=()
     mkdir -p "$crashes"
-    log=$OUT/logs/$t.log
-    mkdir -p "$OUT/logs"
-    echo "fuzz.sh: running $t for ${SECONDS_PER_TARGET}s ($(ls "$OUT/corpus/$t" | wc -l) corpus files)" >&2
-    dict=()
     [[ -f Fuzz/$t/$t.dict ]] && dict=(-dict="Fuzz/$t/$t.dict")
-    set +e
     # shellcheck disable=SC2086
     "$OUT/bin/$t" -max_total_time="$SECONDS_PER_TARGET" -rss_limit_mb=2048 -timeout=10 \
         -max_len="$MAX_LEN" -print_final_stats=1 -artifact_prefix="$crashes/" "${dict[@]}" ${FUZZ_FLAGS:-} \
         "$OUT/corpus/$t" > "$log" 2>&1
-    rc=$?
-    set -e
+}
+
+# One line per target: executions, exec/s, corpus size, crash.
+report() {
+    local t=$1 rc=$2 log=$OUT/logs/$1.log
+    local execs rate corpus line
     execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || true)
+    # After a crash there are no final stats: the last status line has the count.
+    [[ -n $execs ]] || execs=$(grep -o '^#[0-9]*' "$log" | tail -1 | tr -d '#' || true)
     rate=$(grep -o 'stat::average_exec_per_sec: *[0-9]*' "$log" | grep -o '[0-9]*$' || true)
-    corpus=$(ls "$OUT/corpus/$t" | wc -l)
+    corpus=$(find "$OUT/corpus/$t" -type f | wc -l)
     line="$t: executions=${execs:-?} exec/s=${rate:-?} corpus=$corpus"
     if [[ $rc -ne 0 ]]; then
         line+=" CRASH (exit $rc), see $log"
-        failed+=("$t")
-        grep -E 'ERROR: |FUZZ INVARIANT|Fatal error|SUMMARY|artifact_prefix|Test unit written' "$log" | head -20 >&2 || true
+        grep -E 'ERROR: |FUZZ INVARIANT|Fatal error|Swift runtime failure|SUMMARY|Test unit written' "$log" | head -20 >&2 || true
     else
         line+=" crashes=0"
     fi
-    summary+=("$line")
     echo "$line"
+}
+
+# FUZZ_JOBS fuzzers at a time (default: one per core, at most 2), each a single process.
+JOBS=${FUZZ_JOBS:-$(( $(nproc) < 2 ? 1 : 2 ))}
+mkdir -p "$OUT/logs"
+failed=()
+for ((i = 0; i < ${#RUN[@]}; i += JOBS)); do
+    batch=("${RUN[@]:i:JOBS}")
+    pids=()
+    for t in "${batch[@]}"; do
+        seed "$t"
+        echo "fuzz.sh: running $t for ${SECONDS_PER_TARGET}s ($(find "$OUT/corpus/$t" -type f | wc -l) corpus files)" >&2
+        run_target "$t" & pids+=($!)
+    done
+    for k in "${!batch[@]}"; do
+        rc=0
+        wait "${pids[$k]}" || rc=$?
+        report "${batch[$k]}" "$rc"
+        [[ $rc -eq 0 ]] || failed+=("${batch[$k]}")
+    done
 done
 
 if [[ ${#failed[@]} -gt 0 ]]; then
