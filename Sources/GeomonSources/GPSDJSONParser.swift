@@ -54,15 +54,16 @@ public struct GPSDJSONParser: Sendable {
         var accuracy: Double?
         if let eph = object["eph"]?.double, eph.isFinite, eph > 0 {
             accuracy = eph
-        } else if let epx = object["epx"]?.double, let epy = object["epy"]?.double, epx.isFinite, epy.isFinite {
+        } else if let epx = object["epx"]?.double, let epy = object["epy"]?.double, epx.isFinite, epy.isFinite,
+                  epx >= 0, epy >= 0 {
             accuracy = max(epx, epy)
         }
         let fix = Fix(
             time: time,
             coordinate: Coordinate(latitude: lat, longitude: lon),
             horizontalAccuracyMeters: accuracy ?? AccuracyModel.unknownAccuracyMeters,
-            speedMetersPerSecond: object["speed"]?.double,
-            courseDegrees: object["track"]?.double
+            speedMetersPerSecond: object["speed"]?.double.flatMap { $0.isFinite ? $0 : nil },
+            courseDegrees: object["track"]?.double.flatMap { $0.isFinite ? $0 : nil }
         )
         if var p = pending, p.time == time {
             let keepAccuracy = accuracy == nil && pendingHasAccuracy ? p.horizontalAccuracyMeters : nil

@@ -97,7 +97,8 @@ public enum GPXParser {
                 return
             }
             if name == textElement, let s = textStart, point != nil {
-                let text = trimmed(s, tagStart)
+                // A self-closing `<time/>` ends before its text would start: empty text.
+                let text = trimmed(s, max(s, tagStart))
                 switch name {
                 case "time": point?.time = text
                 case "hdop": point?.hdop = parseDouble(text)
