@@ -2,13 +2,14 @@ import GeomonCore
 import Testing
 
 /// Scripted fixes in, events out. Fence "home": a 100 m circle at 47°N 8°E; fixes are placed
-/// on its meridian, `d` metres north of the centre, so the signed distance is exactly d − 100.
+/// on its meridian, `d` metres north of the centre (by the same local WGS84 metric the fence
+/// index measures with), so the signed distance is d − 100 to well under a millimetre.
 struct TransitionEngineTests {
     static let center = Coordinate(latitude: 47, longitude: 8)
     static let metersPerDegree = 6_371_008.8 * Double.pi / 180
 
     static func at(_ d: Double) -> Coordinate {
-        Coordinate(latitude: center.latitude + d / metersPerDegree, longitude: center.longitude)
+        Geodesy.localDestination(from: center, bearingDegrees: 0, distanceMeters: d)
     }
 
     static func fix(_ t: Int64, _ d: Double, accuracy: Double = 5, source: FixSource = .gnss) -> Fix {

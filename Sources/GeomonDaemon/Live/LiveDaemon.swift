@@ -66,7 +66,7 @@ public final class LiveDaemon {
         self.log = log
         let profile: Profile
         do {
-            profile = try loadProfile(path: options.profilePath, warn: { text in
+            profile = try loadProfile(path: options.profilePath, insecurePermissions: options.insecurePermissions, warn: { text in
                 for line in text.split(separator: "\n") { log.warning(String(line)) }
             })
         } catch {
@@ -82,6 +82,9 @@ public final class LiveDaemon {
                 throw LiveDaemonError(message: "cannot create the database directory \(directory): \(error.localizedDescription)", exitCode: Exit.failure)
             }
         }
+        if let problem = DatabaseTrust.problem(path: databasePath, insecurePermissions: options.insecurePermissions) {
+            throw LiveDaemonError(message: problem, exitCode: Exit.failure)
+        }
         do {
             lock = try InstanceLock(databasePath: databasePath)
         } catch {
@@ -90,7 +93,8 @@ public final class LiveDaemon {
         do {
             store = try EventStore(path: databasePath, keepFixes: profile.storage.keepFixes, syncEveryCommit: false)
             monitor = try Monitor(profile: profile, store: store)
-            _ = try store.recoverInterrupted()
+        } catch let error as SQLiteError {
+            throw LiveDaemonError(message: DatabaseTrust.writeFailure(path: databasePath, error), exitCode: Exit.failure)
         } catch {
             throw LiveDaemonError(message: "\(error)", exitCode: Exit.failure)
         }
@@ -458,7 +462,7 @@ public final class LiveDaemon {
         notifier.reloading()
         let next: Profile
         do {
-            next = try loadProfile(path: options.profilePath, warn: { [log] text in
+            next = try loadProfile(path: options.profilePath, insecurePermissions: options.insecurePermissions, warn: { [log] text in
                 for line in text.split(separator: "\n") { log.warning(String(line)) }
             })
         } catch {

@@ -6,6 +6,8 @@ public struct RunOptions: Sendable {
     /// `HOST:PORT` overriding the profile's gpsd endpoint.
     public var gpsdOverride: (host: String, port: Int)?
     public var logLevel: LogLevel = .notice
+    /// Accept group/world-writable profiles, hooks and databases (see docs/security.md).
+    public var insecurePermissions: Bool = false
     /// Keep the receiver on all the time (the baseline the power policy is measured against).
     public var alwaysOn: Bool = false
     /// Print each event as a JSON line on stdout (besides logging it).

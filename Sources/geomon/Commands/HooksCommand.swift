@@ -12,6 +12,7 @@ enum HooksCommand: Command {
     static let summary = "Fires, lists, retries and inspects hook deliveries"
     static let help = """
     usage: geomon hooks fire --profile PROFILE --event enter|exit|dwell|location [--fence ID]
+                             [--insecure-permissions]
            geomon hooks list  --db PATH
            geomon hooks dead  --db PATH
            geomon hooks retry --db PATH
@@ -33,12 +34,14 @@ enum HooksCommand: Command {
         var event: String?
         var fence: String?
         var db: String?
+        var insecurePermissions = false
     }
 
     static func run(_ arguments: inout Arguments) throws -> Int32 {
         let options = Options(
             profile: try arguments.option("--profile"), event: try arguments.option("--event"),
-            fence: try arguments.option("--fence"), db: try arguments.option("--db")
+            fence: try arguments.option("--fence"), db: try arguments.option("--db"),
+            insecurePermissions: arguments.flag("--insecure-permissions")
         )
         let rest = try arguments.positionals()
         guard let sub = rest.first else { throw UsageError("missing subcommand (fire, list, dead or retry)") }
@@ -66,7 +69,7 @@ enum HooksCommand: Command {
         guard let kind = EventKind(rawValue: kindText) else {
             throw UsageError("option '--event' must be one of \(kinds.joined(separator: ", ")) (got '\(kindText)')")
         }
-        let profile = try loadProfile(path: profilePath)
+        let profile = try loadProfileOrExit(profilePath, insecurePermissions: options.insecurePermissions)
         let event: GeoEvent
         do {
             event = try HookFire.syntheticEvent(profile: profile, kind: kind, fenceID: options.fence, now: WallClock.now())
@@ -102,12 +105,7 @@ enum HooksCommand: Command {
         return 0
     }
 
-    // MARK: wiring
-
-    /// Loads and validates a profile.
-    static func loadProfile(path: String) throws -> Profile {
-        try loadProfileOrExit(path)
-    }
+    // MARK: the store
 
     /// Opens the delivery store (read-only unless `writable`).
     static func openDeliveryQueue(path: String, writable: Bool = true) throws -> any DeliveryQueue {

@@ -8,6 +8,7 @@ enum RunCommand: Command {
     static let help = """
     usage: geomon run --profile PROFILE [--db PATH] [--gpsd HOST:PORT] [--log-level LEVEL]
                       [--always-on] [--print-events] [--exit-after SECONDS]
+                      [--insecure-permissions]
 
     Runs the monitor: reads fixes from gpsd (and the profile's coarse command), follows the
     power policy (enabling gpsd's watch only when the receiver is needed), decides events and
@@ -27,6 +28,9 @@ enum RunCommand: Command {
       --always-on           keep the receiver on (no power policy; for comparison)
       --print-events        also print each event as a JSON line on stdout
       --exit-after SECONDS  stop by itself after this long (tests and demos)
+      --insecure-permissions
+                            accept group/world-writable profiles, hooks and databases
+                            (see docs/security.md)
     """
 
     static func run(_ arguments: inout Arguments) throws -> Int32 {
@@ -43,6 +47,7 @@ enum RunCommand: Command {
         options.logLevel = LogLevel(name: levelName) ?? .notice
         options.printEvents = arguments.flag("--print-events")
         options.alwaysOn = arguments.flag("--always-on")
+        options.insecurePermissions = arguments.flag("--insecure-permissions")
         options.exitAfterSeconds = try arguments.doubleOption("--exit-after", range: 0...1e9)
         options.environment = ProcessInfo.processInfo.environment
         try arguments.finish()
