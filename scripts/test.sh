@@ -13,3 +13,5 @@ echo "== swift test" >&2
 swift test --skip-build
 echo "== crash torture (short form: 20 kills; long form: python3 scripts/torture.py --kills 200)" >&2
 python3 scripts/torture.py --kills 20 --seed 1
+echo "== fuzzing (each target 60 s; longer: scripts/fuzz.sh all SECONDS)" >&2
+bash scripts/fuzz.sh all 60
