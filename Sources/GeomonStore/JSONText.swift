@@ -1,32 +1,16 @@
 import Foundation
+import GeomonCore
 
 /// Deterministic JSON text for the few shapes geomon writes (strings, numbers, string arrays).
 public enum JSONText {
     /// A JSON string literal with the required escapes.
     public static func string(_ text: String) -> String {
-        var out = "\""
-        out.reserveCapacity(text.utf8.count + 2)
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case let s where s.value < 0x20:
-                let hex = String(s.value, radix: 16)
-                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        return out + "\""
+        JSONLiteral.string(text)
     }
 
     /// A JSON number; non-finite values become `null`. Integral values print without `.0`.
     public static func number(_ value: Double) -> String {
-        guard value.isFinite else { return "null" }
-        if value == value.rounded(), abs(value) < 1e15 { return String(Int64(value)) }
-        return "\(value)"
+        JSONLiteral.number(value)
     }
 
     /// `value` rounded to `decimals` places, printed in its shortest form (`20.9`, not

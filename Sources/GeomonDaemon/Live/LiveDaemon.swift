@@ -558,29 +558,29 @@ public final class LiveDaemon {
     /// The daemon's status as one JSON object (also the heartbeat hooks' stdin).
     private func statusJSON(running: Bool) -> String {
         let inside = monitor.engine.snapshot.records.filter { $0.state == .inside }.map(\.fenceID).sorted()
-        var json = "{\"running\":\(running),\"pid\":\(getpid()),\"profile\":\(JSONString.quote(profile.name))"
-        json += ",\"mode\":\(JSONString.quote(profile.mode.rawValue))"
-        json += ",\"receiver\":{\"state\":\(JSONString.quote(receiverOn ? "on" : "off")),\"reason\":\(JSONString.quote(receiverReason))}"
+        var json = "{\"running\":\(running),\"pid\":\(getpid()),\"profile\":\(JSONLiteral.string(profile.name))"
+        json += ",\"mode\":\(JSONLiteral.string(profile.mode.rawValue))"
+        json += ",\"receiver\":{\"state\":\(JSONLiteral.string(receiverOn ? "on" : "off")),\"reason\":\(JSONLiteral.string(receiverReason))}"
         if let gpsd {
             let state: String
             switch gpsd.state {
             case .connected: state = "connected"
             case let .disconnected(reason): state = "disconnected: \(reason)"
             }
-            json += ",\"gpsd\":{\"endpoint\":\(JSONString.quote(gpsd.endpoint)),\"state\":\(JSONString.quote(state))}"
+            json += ",\"gpsd\":{\"endpoint\":\(JSONLiteral.string(gpsd.endpoint)),\"state\":\(JSONLiteral.string(state))}"
         }
         if let coarse {
             json += ",\"coarse\":{\"running\":\(coarse.isRunning),\"malformed_lines\":\(coarse.malformedLines)}"
         }
         if let fix = lastFix {
-            json += ",\"last_fix\":{\"time\":\(JSONString.quote(fix.time.rfc3339)),\"lat\":\(fix.coordinate.latitude),\"lon\":\(fix.coordinate.longitude),\"accuracy_m\":\(fix.horizontalAccuracyMeters),\"source\":\(JSONString.quote(fix.source.rawValue))}"
+            json += ",\"last_fix\":{\"time\":\(JSONLiteral.string(fix.time.rfc3339)),\"lat\":\(fix.coordinate.latitude),\"lon\":\(fix.coordinate.longitude),\"accuracy_m\":\(fix.horizontalAccuracyMeters),\"source\":\(JSONLiteral.string(fix.source.rawValue))}"
         }
-        json += ",\"inside\":[" + inside.map(JSONString.quote).joined(separator: ",") + "]"
+        json += ",\"inside\":[" + inside.map(JSONLiteral.string).joined(separator: ",") + "]"
         json += ",\"pending_deliveries\":\((try? store.pendingDeliveryCount()) ?? 0)"
         let uptimeS = Double(SystemClock.monotonicMilliseconds() - startedMs) / 1000
         json += ",\"uptime_s\":\(Int(uptimeS)),\"loop_wakeups\":\(wakeups)"
         json += ",\"hooks_running\":\(worker.runningCount)"
-        json += ",\"updated\":\(JSONString.quote(SystemClock.now().rfc3339))}"
+        json += ",\"updated\":\(JSONLiteral.string(SystemClock.now().rfc3339))}"
         return json
     }
 }
@@ -602,29 +602,5 @@ func writeStdout(_ text: String) {
             return
         }
         bytes = bytes.dropFirst(n)
-    }
-}
-
-/// Minimal JSON string quoting for the status document.
-enum JSONString {
-    static func quote(_ text: String) -> String {
-        var out = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            default:
-                if scalar.value < 0x20 {
-                    let hex = String(scalar.value, radix: 16)
-                    out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-                } else {
-                    out.unicodeScalars.append(scalar)
-                }
-            }
-        }
-        return out + "\""
     }
 }
