@@ -84,6 +84,9 @@ public struct ReceiverSettings: Sendable {
 
 public struct PolicySettings: Sendable {
     public var maxSpeedMetersPerSecond: Double = 30
+    /// Largest change of the velocity vector per second apart from braking (`max_acceleration`):
+    /// the reachability bound's assumption (docs/power.md). 1 m/s² suits cars; walkers allow less.
+    public var maxAccelerationMetersPerSecondSquared: Double = 1.0
     public var wakeMarginMeters: Double = 50
     public var minSleep: Duration = .seconds(10)
     public var maxSleep: Duration = .seconds(1800)
