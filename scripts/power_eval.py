@@ -38,12 +38,17 @@ def fences(pts, spacing):
                 nxt += spacing
     return out, travelled
 
+RETRY = None
+
 def profile(name, centres, acceleration):
+    policy = {"max_speed": "45m/s", "max_acceleration": f"{acceleration}m/s2", "wake_margin": "20m",
+              "min_sleep": "10s", "max_sleep": "10m", "receiver": {"ttff_hot": "2s"}}
+    if RETRY:
+        policy["retry_fix_timeout"] = RETRY
     return {
         "version": 1, "name": name, "mode": "regions",
         "sources": {"gnss": {"plugin": "gpsd"}},
-        "policy": {"max_speed": "45m/s", "max_acceleration": f"{acceleration}m/s2", "wake_margin": "20m",
-                   "min_sleep": "10s", "max_sleep": "10m", "receiver": {"ttff_hot": "2s"}},
+        "policy": policy,
         "fences": [{"id": f"f{i + 1}", "circle": {"lat": lat, "lon": lon, "radius": 250}, "events": ["enter", "exit"]}
                    for i, (lat, lon) in enumerate(centres)],
     }
@@ -56,7 +61,10 @@ def main():
     ap.add_argument("--keep", help="keep profiles and reports in this directory")
     ap.add_argument("--acceleration", type=float, default=1.0, help="max_acceleration (m/s2) for vehicles")
     ap.add_argument("--walk-acceleration", type=float, default=1.0, help="max_acceleration (m/s2) for slow tracks")
+    ap.add_argument("--retry-fix-timeout", help="policy.retry_fix_timeout, e.g. 30s (default: fix_timeout)")
     args = ap.parse_args()
+    global RETRY
+    RETRY = args.retry_fix_timeout
     work = args.keep or tempfile.mkdtemp(prefix="geomon-power-eval-")
     os.makedirs(work, exist_ok=True)
     for spacing in (2000, 10000):

@@ -44,6 +44,7 @@ public struct ReplayPower: Sendable {
         var configuration = PowerConfiguration(profile: profile)
         configuration.alwaysOn = options.alwaysOn
         configuration.maxAccelerationMetersPerSecondSquared = profile.policy.maxAccelerationMetersPerSecondSquared
+        configuration.retryFixTimeout = profile.policy.retryFixTimeout
         simulation = SimulationRun(configuration: configuration, receiver: profile.policy.receiver, index: index)
         coarse = Self.coarseFixes(profile: profile, track: track, options: options)
         let engine = EngineTransitionOracle(profile: profile, index: index)
@@ -131,3 +132,4 @@ public struct ReplayPower: Sendable {
         return out
     }
 }
+

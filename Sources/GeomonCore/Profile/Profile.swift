@@ -91,6 +91,8 @@ public struct PolicySettings: Sendable {
     public var minSleep: Duration = .seconds(10)
     public var maxSleep: Duration = .seconds(1800)
     public var fixTimeout: Duration = .seconds(90)
+    /// How long each retry after a fix timeout listens (`retry_fix_timeout`); nil: `fix_timeout`.
+    public var retryFixTimeout: Duration?
     public var stationary: StationarySettings = StationarySettings()
     public var receiver: ReceiverSettings = ReceiverSettings()
     public init() {}
