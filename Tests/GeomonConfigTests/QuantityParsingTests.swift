@@ -41,6 +41,24 @@ struct QuantityParsingTests {
         #expect(policy?.receiver.powerAcquireMilliwatts == milliwatts)
     }
 
+    @Test(arguments: [("0.3m/s2", 0.3), ("1", 1.0), ("2.5m/s²", 2.5), ("0.5 m/s^2", 0.5)])
+    func accelerations(_ text: String, _ value: Double) {
+        let (policy, messages) = policy("  max_acceleration: \(text)\n")
+        #expect(messages == [])
+        #expect(policy?.maxAccelerationMetersPerSecondSquared == value)
+    }
+
+    @Test(arguments: [
+        ("1g", "unknown unit 'g' in 'max_acceleration' (accelerations use m/s2 (also m/s² or m/s^2))"),
+        ("0", "'max_acceleration' must be greater than 0 m/s2 (got 0)"),
+        ("fast", "'max_acceleration' must be an acceleration such as 1m/s2 or 0.3m/s² (got 'fast')"),
+    ])
+    func badAccelerations(_ text: String, _ message: String) {
+        let (policy, messages) = policy("  max_acceleration: \(text)\n")
+        #expect(policy == nil)
+        #expect(messages == [message])
+    }
+
     @Test(arguments: [
         ("5 minutes", "unknown unit 'minutes' in 'fix_timeout' (durations use ms, s, m (minutes), h or d)"),
         ("soon", "'fix_timeout' must be a duration such as 30s, 5m or 2h (got 'soon')"),

@@ -47,15 +47,7 @@ struct PictureTests {
         let input = try PictureScenario.hike()
         let rendering = RunPicture.render(input)
         try Self.validate(rendering.svg, name: "hike")
-        if ProcessInfo.processInfo.environment["GEOMON_UPDATE_PICTURES"] == "1" {
-            // Regenerates docs/images/replay-example.{svg,png} for the README.
-            let images = TestSupport.packageRoot.appendingPathComponent("docs/images")
-            let svgURL = images.appendingPathComponent("replay-example.svg")
-            try Data(rendering.svg.utf8).write(to: svgURL)
-            let rsvg = try runProcess(URL(fileURLWithPath: "/usr/bin/rsvg-convert"),
-                                      ["-o", images.appendingPathComponent("replay-example.png").path, svgURL.path])
-            #expect(rsvg.exitCode == 0)
-        }
+        // docs/images/replay-example.svg comes from a real `geomon replay` (docs/pictures.md).
         print("hike picture: \(rendering.stats)")
     }
 

@@ -94,9 +94,10 @@ struct RunCommandTests {
         return formatter.date(from: text).map { Int64($0.timeIntervalSince1970) }
     }
 
-    /// The events `geomon replay` decides for the same log, with the same profile.
+    /// The events `geomon replay` decides for the same log, with the same profile. Both sides
+    /// keep the receiver on, so both see every fix (the power policy has its own tests).
     static func replayEvents(profile: String, log: URL, dir: TemporaryDirectory) throws -> [EventKey] {
-        let result = try runGeomon(["replay", "--profile", profile, log.path, "--format", "json", "--no-hooks", "--db", dir.path("replay-\(UUID().uuidString).db")])
+        let result = try runGeomon(["replay", "--profile", profile, log.path, "--format", "json", "--no-hooks", "--always-on", "--db", dir.path("replay-\(UUID().uuidString).db")])
         #expect(result.exitCode == 0, "\(result.stderr)")
         return try events(result.stdout)
     }
@@ -111,7 +112,7 @@ struct RunCommandTests {
         let gpsd = try GPSFakeHarness(log: Self.shortSwiss, cycleSeconds: 0.01, lingerSeconds: 2)
         defer { gpsd.stop() }
         let db = dir.path("run.db")
-        let daemon = try Daemon(["--profile", profile, "--db", db, "--gpsd", "127.0.0.1:\(gpsd.port)", "--print-events", "--log-level", "info"], in: dir)
+        let daemon = try Daemon(["--profile", profile, "--db", db, "--gpsd", "127.0.0.1:\(gpsd.port)", "--print-events", "--always-on", "--log-level", "info"], in: dir)
         #expect(gpsd.waitForExit(timeout: .seconds(90)))
         #expect(daemon.waitForLog("gpsd disconnected"))
         #expect(daemon.stop() == 0, "\(daemon.stderr)")
@@ -159,7 +160,7 @@ struct RunCommandTests {
         let port = try GPSFakeHarness.freePort()
         var gpsd: GPSFakeHarness? = try GPSFakeHarness(log: URL(fileURLWithPath: first), port: port, cycleSeconds: 0.01, lingerSeconds: 1)
         let db = dir.path("run.db")
-        let daemon = try Daemon(["--profile", profile, "--db", db, "--gpsd", "127.0.0.1:\(port)", "--print-events", "--log-level", "info"], in: dir)
+        let daemon = try Daemon(["--profile", profile, "--db", db, "--gpsd", "127.0.0.1:\(port)", "--print-events", "--always-on", "--log-level", "info"], in: dir)
         #expect(gpsd?.waitForExit(timeout: .seconds(60)) == true)
         gpsd?.stop()
         #expect(daemon.waitForLog("gpsd disconnected"))

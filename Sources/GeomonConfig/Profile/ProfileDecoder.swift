@@ -194,7 +194,7 @@ final class ProfileDecoder {
             error("'\(name)' must be \(kind.noun) such as \(kind.examples) (got '\(text.clipped)')", node)
             return nil
         case .unknownUnit(let unit):
-            error("unknown unit '\(unit)' in '\(name)' (\(kind == .distance ? "distances" : kind == .duration ? "durations" : kind == .speed ? "speeds" : "powers") use \(kind.unitList))", node)
+            error("unknown unit '\(unit)' in '\(name)' (\(kind == .distance ? "distances" : kind == .duration ? "durations" : kind == .speed ? "speeds" : kind == .acceleration ? "accelerations" : "powers") use \(kind.unitList))", node)
             return nil
         case .value(let value):
             switch bound {

@@ -6,6 +6,7 @@ enum Quantity: Sendable {
     case duration
     case speed
     case power
+    case acceleration
 
     /// Unit suffix → factor to the base unit.
     var units: [(String, Double)] {
@@ -14,6 +15,7 @@ enum Quantity: Sendable {
         case .duration: [("ms", 0.001), ("s", 1), ("m", 60), ("min", 60), ("h", 3600), ("d", 86400)]
         case .speed: [("m/s", 1), ("km/h", 1 / 3.6)]
         case .power: [("mW", 1), ("W", 1000)]
+        case .acceleration: [("m/s2", 1), ("m/s²", 1), ("m/s^2", 1)]
         }
     }
 
@@ -23,6 +25,7 @@ enum Quantity: Sendable {
         case .duration: "a duration"
         case .speed: "a speed"
         case .power: "a power"
+        case .acceleration: "an acceleration"
         }
     }
 
@@ -32,6 +35,7 @@ enum Quantity: Sendable {
         case .duration: "30s, 5m or 2h"
         case .speed: "30m/s or 90km/h"
         case .power: "120mW or 1.5W"
+        case .acceleration: "1m/s2 or 0.3m/s²"
         }
     }
 
@@ -41,6 +45,7 @@ enum Quantity: Sendable {
         case .duration: "ms, s, m (minutes), h or d"
         case .speed: "m/s or km/h"
         case .power: "mW or W"
+        case .acceleration: "m/s2 (also m/s² or m/s^2)"
         }
     }
 
@@ -51,6 +56,7 @@ enum Quantity: Sendable {
         case .duration: "s"
         case .speed: "m/s"
         case .power: "mW"
+        case .acceleration: "m/s2"
         }
     }
 
@@ -61,6 +67,7 @@ enum Quantity: Sendable {
         case .duration: 3650 * 86400 // ten years
         case .speed: 3000
         case .power: 100_000
+        case .acceleration: 1000
         }
     }
 
@@ -70,6 +77,7 @@ enum Quantity: Sendable {
         case .duration: "3650d"
         case .speed: "3000m/s"
         case .power: "100W"
+        case .acceleration: "1000m/s2"
         }
     }
 

@@ -28,6 +28,10 @@ public struct PowerConfiguration: Hashable, Sendable {
     /// The default, 10 s (with `min_sleep` 10 s: a constant retry), is the largest value that kept
     /// recall 1.0 on the real tracks (docs/power.md).
     public var maxFixTimeoutRetry: Duration = .seconds(10)
+    /// How long a retry after a fix timeout listens for a fix (nil: `fix_timeout`). A receiver
+    /// that found no signal for `fix_timeout` is in a tunnel or indoors; re-checking in short
+    /// listens costs less than full `fix_timeout` waits and sees the signal's return as soon.
+    public var retryFixTimeout: Duration? = nil
     /// What to do when the safe sleep is shorter than `min_sleep` (and the engine is certain).
     public var shortSleep: ShortSleepRule = .clampToMinSleep
     /// Below this speed a fix's course is ignored.

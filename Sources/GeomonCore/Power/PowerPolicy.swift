@@ -139,7 +139,7 @@ public struct PowerPolicy: Sendable {
             state = .on(since: now, timeoutBase: now)
             return [.gnssOn(PowerReason(kind, ttff: ttff))]
         case let .on(_, timeoutBase):
-            guard timeoutBase + configuration.fixTimeout <= now else { return [] }
+            guard timeoutBase + currentFixTimeout <= now else { return [] }
             return fixTimedOut(now: now)
         }
     }
@@ -177,8 +177,15 @@ public struct PowerPolicy: Sendable {
         case .idle: nil
         case let .off(wakeAt, _): wakeAt
         case let .on(_, timeoutBase):
-            configuration.alwaysOn || configuration.mode == .continuous ? nil : timeoutBase + configuration.fixTimeout
+            configuration.alwaysOn || configuration.mode == .continuous ? nil : timeoutBase + currentFixTimeout
         }
+    }
+
+    /// How long to wait for a fix now: `fix_timeout`, or `retryFixTimeout` while retrying after
+    /// a fix timeout (no fix since), when that is shorter.
+    private var currentFixTimeout: Duration {
+        guard memory.timeoutRetry != nil, let retry = configuration.retryFixTimeout else { return configuration.fixTimeout }
+        return min(retry, configuration.fixTimeout)
     }
 
     /// Whether the policy currently wants the GNSS receiver on.

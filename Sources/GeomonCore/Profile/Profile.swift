@@ -84,10 +84,15 @@ public struct ReceiverSettings: Sendable {
 
 public struct PolicySettings: Sendable {
     public var maxSpeedMetersPerSecond: Double = 30
+    /// Largest change of the velocity vector per second apart from braking (`max_acceleration`):
+    /// the reachability bound's assumption (docs/power.md). 1 m/s² suits cars; walkers allow less.
+    public var maxAccelerationMetersPerSecondSquared: Double = 1.0
     public var wakeMarginMeters: Double = 50
     public var minSleep: Duration = .seconds(10)
     public var maxSleep: Duration = .seconds(1800)
     public var fixTimeout: Duration = .seconds(90)
+    /// How long each retry after a fix timeout listens (`retry_fix_timeout`); nil: `fix_timeout`.
+    public var retryFixTimeout: Duration?
     public var stationary: StationarySettings = StationarySettings()
     public var receiver: ReceiverSettings = ReceiverSettings()
     public init() {}

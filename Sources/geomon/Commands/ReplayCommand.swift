@@ -13,9 +13,12 @@ enum ReplayCommand: Command {
     static let summary = "Runs the engine on recorded tracks with a virtual clock"
     static let help = """
     usage: geomon replay --profile PROFILE TRACK… [--db PATH] [--format text|json] [--speed X] [--no-hooks]
+                 [--always-on | --compare-always-on] [--coarse FILE] [--report FILE] [--svg FILE]
 
     Runs the whole engine on recorded tracks (NMEA, GPX, JSON lines, gpsd JSON) on a virtual
-    clock driven by the track's timestamps and prints each event on its own line.
+    clock driven by the track's timestamps and prints each event on its own line. The profile's
+    power policy decides when the GNSS receiver is on; while it is off no fixes are delivered
+    (docs/power.md, "Receiver model"). An energy summary goes to stderr at the end.
 
     options:
       --profile PROFILE   the profile to run (required)
@@ -33,6 +36,7 @@ enum ReplayCommand: Command {
     stored, and the same command resumes once the cause is fixed.
       --stats             print fixes processed and the loop's throughput to stderr
                           (`--db :memory:` keeps the database in memory, for comparison)
+    \(ReplayPowerOptions.help)
     """
 
     static func run(_ arguments: inout Arguments) throws -> Int32 {
@@ -44,6 +48,7 @@ enum ReplayCommand: Command {
         let noHooks = arguments.flag("--no-hooks")
         let stats = arguments.flag("--stats")
         let insecurePermissions = arguments.flag("--insecure-permissions")
+        let power = try ReplayPowerOptions.parse(&arguments) // power policy (issue 6/9)
         let trackPaths = try arguments.positionals()
         guard !trackPaths.isEmpty else { throw UsageError("missing TRACK") }
 
@@ -57,6 +62,12 @@ enum ReplayCommand: Command {
                 writeStderr("geomon: error: \(error)")
                 return error.isMissing ? ExitCode.noInput.code : ExitCode.dataError.code
             }
+        }
+
+        let powered: ReplayPower // power policy: the fixes the receiver delivers
+        switch power.prepare(profile: profile, fixes: fixes) {
+        case let .success(run): powered = run
+        case let .failure(exit): return exit.code
         }
 
         var temporaryDirectory: String?
@@ -107,7 +118,7 @@ enum ReplayCommand: Command {
         let cpuStarted = processCPUSeconds()
         let summary: ReplaySummary
         do {
-            summary = try replay.run(fixes) { events in
+            summary = try replay.run(source: RecordedFixes(powered.delivered), total: powered.delivered.count) { events in
                 for stored in events { print(EventFormatter.line(stored.event, json: json)) }
                 fflush(nil)
             }
@@ -122,6 +133,8 @@ enum ReplayCommand: Command {
         let cpu = processCPUSeconds() - cpuStarted
         progressBar?.finish()
         fflush(nil)
+        let powerExit = power.finish(powered, store: store, title: "geomon replay · \(profile.name) · \(trackPaths.joined(separator: " "))", formatText: !json)
+        if powerExit != 0 { return powerExit }
         if stats {
             let rate = elapsed > 0 ? Int((Double(summary.processed) / elapsed).rounded()) : 0
             let cpuRate = cpu > 0 ? Int((Double(summary.processed) / cpu).rounded()) : 0

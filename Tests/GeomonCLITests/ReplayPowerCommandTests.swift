@@ -1,0 +1,106 @@
+import Foundation
+import GeomonTestSupport
+import Testing
+
+/// `geomon replay` with the power policy: the receiver model, the energy report, the pictures.
+@Suite struct ReplayPowerCommandTests {
+    static func fixture(_ name: String) -> String { TestSupport.fixture("replay/\(name)").path }
+
+    static func json(_ path: String) throws -> [String: Any] {
+        try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path))) as? [String: Any])
+    }
+
+    static func xmllint(_ path: String) throws -> ProcessResult {
+        try runProcess(URL(fileURLWithPath: "/usr/bin/xmllint"), ["--noout", path])
+    }
+
+    @Test func compareAlwaysOnWritesADeterministicReportAndPrintsThePolicysEvents() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let base = ["replay", "--profile", Self.fixture("swiss-drive.profile.yaml"), Self.fixture("swiss-drive.jsonl"),
+                    "--no-hooks", "--format", "json", "--compare-always-on"]
+        let first = try runGeomon(base + ["--report", dir.path("a.json")])
+        #expect(first.exitCode == 0, "\(first.stderr)")
+        let second = try runGeomon(base + ["--report", dir.path("b.json")])
+        #expect(second.exitCode == 0)
+        let a = try String(contentsOfFile: dir.path("a.json"), encoding: .utf8)
+        #expect(a == (try String(contentsOfFile: dir.path("b.json"), encoding: .utf8)))
+        #expect(first.stdout == second.stdout)
+
+        let report = try Self.json(dir.path("a.json"))
+        for key in ["track_s", "fixes_used", "gnss_on_s", "duty_cycle", "wakeups", "energy_mwh", "events", "baseline", "match", "oracle"] {
+            #expect(report[key] != nil, "missing \(key)")
+        }
+        let fixesUsed = try #require(report["fixes_used"] as? Int)
+        let recorded = try #require(report["fixes_recorded"] as? Int)
+        #expect(recorded == 10_327)
+        #expect(fixesUsed > 0 && fixesUsed < recorded / 2, "the policy withholds most fixes: \(fixesUsed)")
+        let baseline = try #require(report["baseline"] as? [String: Any])
+        let onSeconds = try #require(report["gnss_on_s"] as? Double)
+        let baselineOn = try #require(baseline["gnss_on_s"] as? Double)
+        #expect(onSeconds < baselineOn / 3)
+        let match = try #require(report["match"] as? [String: Any])
+        let recall = try #require(match["recall"] as? Double)
+        #expect(recall > 0.9 && recall <= 1)
+        let oracle = try #require(report["oracle"] as? [String: Any])
+        #expect(try #require(oracle["gnss_on_s"] as? Double) < onSeconds)
+        // The printed events are the engine's decisions on the delivered fixes: as many as reported.
+        let printed = first.stdout.split(separator: "\n").count
+        #expect(printed == report["events"] as? Int)
+        #expect(first.stderr.contains("replay: energy: gnss on"))
+        #expect(first.stderr.contains("of always-on"))
+    }
+
+    @Test func alwaysOnDeliversEveryFixAndTheTextReportIsATable() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let result = try runGeomon(["replay", "--profile", Self.fixture("telit-parked.profile.yaml"), Self.fixture("telit-static.jsonl"),
+                                    "--no-hooks", "--always-on", "--report", dir.path("r.txt")])
+        #expect(result.exitCode == 0, "\(result.stderr)")
+        let table = try String(contentsOfFile: dir.path("r.txt"), encoding: .utf8)
+        #expect(table.contains("always-on"))
+        #expect(table.contains("duty cycle %"))
+        #expect(table.contains("energy mWh"))
+        let json = try runGeomon(["replay", "--profile", Self.fixture("telit-parked.profile.yaml"), Self.fixture("telit-static.jsonl"),
+                                  "--no-hooks", "--always-on", "--format", "json", "--report", dir.path("r.json")])
+        #expect(json.exitCode == 0)
+        let report = try Self.json(dir.path("r.json"))
+        #expect(report["always_on"] as? Bool == true)
+        #expect(report["wakeups"] as? Int == 1)
+    }
+
+    @Test func badPowerOptionsAreUsageOrInputErrors() throws {
+        let args = ["replay", "--profile", Self.fixture("telit-parked.profile.yaml"), Self.fixture("telit-static.jsonl")]
+        #expect(try runGeomon(args + ["--always-on", "--compare-always-on"]).exitCode == 64)
+        let missing = try runGeomon(args + ["--coarse", "/nonexistent/coarse.jsonl"])
+        #expect(missing.exitCode == 66)
+        #expect(missing.stderr.hasPrefix("geomon: error: "))
+    }
+
+    @Test func replaySVGAndEventsSVGAreWellFormedAndShowTheRun() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let result = try runGeomon(["replay", "--profile", Self.fixture("swiss-drive.profile.yaml"), Self.fixture("swiss-drive.jsonl"),
+                                    "--no-hooks", "--compare-always-on", "--svg", dir.path("run.svg"), "--db", dir.path("run.db")])
+        #expect(result.exitCode == 0, "\(result.stderr)")
+        #expect(try Self.xmllint(dir.path("run.svg")).exitCode == 0)
+        let svg = try String(contentsOfFile: dir.path("run.svg"), encoding: .utf8)
+        #expect(svg.hasPrefix("<?xml") || svg.hasPrefix("<svg"))
+        #expect(!svg.contains("<script"))
+        #expect(svg.contains("class=\"wake\""))
+        #expect(svg.contains("scheduled-wake"))
+        #expect(svg.contains("<title>start</title>"))
+        #expect(svg.contains("class=\"band-off\""))
+
+        let events = try runGeomon(["events", "--db", dir.path("run.db"), "--svg", dir.path("db.svg"),
+                                    "--profile", Self.fixture("swiss-drive.profile.yaml")])
+        #expect(events.exitCode == 0, "\(events.stderr)")
+        #expect(try Self.xmllint(dir.path("db.svg")).exitCode == 0)
+        let dbSVG = try String(contentsOfFile: dir.path("db.svg"), encoding: .utf8)
+        #expect(dbSVG.contains("<title>start</title>"))
+        // The receiver intervals replay stored come back: wakes and their reasons.
+        #expect(dbSVG.contains("scheduled-wake"))
+        #expect(dbSVG.contains("class=\"band-off\""))
+        #expect(try runGeomon(["events", "--db", dir.path("run.db"), "--svg", dir.path("nodir/x.svg")]).exitCode == 1)
+    }
+}

@@ -1,0 +1,96 @@
+import Foundation
+import GeomonCore
+import GeomonDaemon
+import GeomonTestSupport
+import Testing
+
+/// The shipped `fitness` and `social-radar` profiles replayed through the power policy and the
+/// real engine on real tracks (issue 6 targets).
+@Suite struct ReplayPowerProfilesTests {
+    static func track(_ name: String) throws -> [Fix] {
+        let text = try String(contentsOf: TestSupport.fixture("power/\(name).jsonl"), encoding: .utf8)
+        return try text.split(separator: "\n").map { line in
+            let o = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+            let time = try #require((o["time"] as? String).flatMap { UTCTime(rfc3339: $0) })
+            return Fix(time: time, coordinate: Coordinate(latitude: try #require(o["lat"] as? Double), longitude: try #require(o["lon"] as? Double)),
+                       horizontalAccuracyMeters: try #require(o["accuracy_m"] as? Double),
+                       speedMetersPerSecond: o["speed_mps"] as? Double, courseDegrees: o["course_deg"] as? Double)
+        }
+    }
+
+    static func profile(_ name: String) throws -> Profile {
+        try loadProfile(path: TestSupport.packageRoot.appendingPathComponent("profiles/\(name).yaml").path)
+    }
+
+    static func meters(_ a: Coordinate, _ b: Coordinate) -> Double {
+        let r = 6_371_008.8, rad = Double.pi / 180
+        let dLat = (b.latitude - a.latitude) * rad, dLon = (b.longitude - a.longitude) * rad
+        let h = sin(dLat / 2) * sin(dLat / 2) + cos(a.latitude * rad) * cos(b.latitude * rad) * sin(dLon / 2) * sin(dLon / 2)
+        return 2 * r * asin(min(1, h.squareRoot()))
+    }
+
+    /// Stops: maximal runs of fixes within `radius` of the run's first fix.
+    static func stops(_ fixes: [Fix], radiusMeters: Double) -> [(start: UTCTime, end: UTCTime)] {
+        var result: [(UTCTime, UTCTime)] = []
+        var i = 0
+        while i < fixes.count {
+            var j = i
+            while j + 1 < fixes.count, meters(fixes[i].coordinate, fixes[j + 1].coordinate) <= radiusMeters { j += 1 }
+            result.append((fixes[i].time, fixes[j].time))
+            i = j + 1
+        }
+        return result
+    }
+
+    @Test func fitnessSwitchesOffDuringEveryLongStopAndFindsEveryFence() throws {
+        let profile = try Self.profile("fitness")
+        let fixes = try Self.track("georust_garmin_with_extensions")
+        var options = ReplayPower.Options()
+        options.compareAlwaysOn = true
+        let run = ReplayPower(profile: profile, fixes: fixes, options: options)
+        let match = try #require(run.match)
+        let baseline = try #require(run.baseline)
+        // The hike starts at the trailhead and goes over the summit: the baseline sees the fences.
+        #expect(Set(baseline.events.map(\.fenceID)) == ["trailhead", "summit"])
+        #expect(match.recall == 1.0, "missed: \(match.missed)")
+
+        let limit = profile.policy.stationary.timeout + profile.policy.minSleep
+        let long = Self.stops(fixes, radiusMeters: profile.policy.stationary.radiusMeters).filter { $0.end - $0.start > limit }
+        #expect(!long.isEmpty, "the hike has stops longer than \(limit)")
+        let intervals = run.receiverIntervals
+        for stop in long {
+            // After stationary.timeout plus one check interval the receiver is off at some point.
+            let from = stop.start + limit
+            let off = intervals.contains { $0.state == .off && $0.end > from && $0.start < stop.end }
+            #expect(off, "receiver never off during the stop \(stop.start)–\(stop.end)")
+        }
+        #expect(run.result.report.gnssOnSeconds < baseline.report.gnssOnSeconds)
+    }
+
+    @Test func socialRadarReportsAtMostOneLocationPerDistanceAndNoneWhileStill() throws {
+        let profile = try Self.profile("social-radar")
+        let distance = profile.significantChange.distanceMeters
+        let fixes = try Self.track("gpxpy_cerknicko-jezero")
+        let run = ReplayPower(profile: profile, fixes: fixes, options: ReplayPower.Options())
+        let locations = run.result.events.filter { $0.kind == .location }
+        var travelled = 0.0
+        for (a, b) in zip(fixes, fixes.dropFirst()) { travelled += Self.meters(a.coordinate, b.coordinate) }
+        // One initial report, then at most one per `distance` moved (coarse noise included:
+        // each later report is at least `distance` from the previous one).
+        #expect(locations.count <= 1 + Int(travelled / distance) + 1, "\(locations.count) reports for \(travelled) m")
+        for (a, b) in zip(locations, locations.dropFirst()) {
+            #expect(Self.meters(a.coordinate, b.coordinate) >= distance)
+            #expect(b.time - a.time >= profile.significantChange.minInterval)
+        }
+        #expect(run.result.report.fixesUsed == 0, "significant-change without gnss never powers the receiver")
+
+        // Still: the same first position for the whole duration gives no report after the first.
+        let still = fixes.map { fix in
+            var f = fix
+            f.coordinate = fixes[0].coordinate
+            return f
+        }
+        let stillRun = ReplayPower(profile: profile, fixes: still, options: ReplayPower.Options())
+        #expect(stillRun.result.events.filter { $0.kind == .location }.count <= 1)
+    }
+}
