@@ -70,6 +70,12 @@ struct FenceStore: Sendable {
     static let stripThreshold = 24
     /// Edges per strip aimed for.
     static let edgesPerStrip = 4
+    /// A fence is listed in every cell within this fraction of a cell (per axis) of its
+    /// bounding box, so the nearest-boundary search rarely needs the ring of cells around the
+    /// point's cell: any fence not listed there is at least this margin farther away. The
+    /// largest of `cellMargins` that keeps the cell entries within budget is used.
+    var cellMargin = 0.0
+    static let cellMargins = [0.3, 0.2, 0.1]
 
     /// Allocated bytes (capacities, not counts).
     var bytes: Int {
@@ -413,9 +419,16 @@ extension FenceStore {
             if entries <= 4 * n + 1024 || columns * rows == 1 { break }
             side *= (Double(entries) / Double(3 * n)).squareRoot()
         }
+        cellMargin = 0
+        for margin in Self.cellMargins {
+            var entries = 0
+            for f in 0..<n { entries += cellRange(f, marginLon: margin * cellLonDegrees, marginLat: margin * cellLatDegrees).count }
+            if entries <= 4 * n + 1024 { cellMargin = margin; break }
+        }
         var counts = [UInt32](repeating: 0, count: columns * rows + 1)
+        let marginLon = cellMargin * cellLonDegrees, marginLat = cellMargin * cellLatDegrees
         for f in 0..<n {
-            let r = cellRange(f)
+            let r = cellRange(f, marginLon: marginLon, marginLat: marginLat)
             for j in r.rows { for i in r.columns { counts[j * columns + i + 1] += 1 } }
         }
         for c in 0..<(columns * rows) { counts[c + 1] += counts[c] }
@@ -423,7 +436,7 @@ extension FenceStore {
         cellFences = ContiguousArray(repeating: CellEntry(minLon: 0, minLat: 0, maxLon: 0, maxLat: 0, fence: 0), count: Int(counts[columns * rows]))
         var fill = counts
         for f in 0..<n {
-            let r = cellRange(f)
+            let r = cellRange(f, marginLon: marginLon, marginLat: marginLat)
             let record = fences[f]
             let entry = CellEntry(minLon: Float(record.centerLon + Double(record.minX)).nextDown,
                                   minLat: Float(record.centerLat + Double(record.minY)).nextDown,
@@ -439,10 +452,11 @@ extension FenceStore {
         }
     }
 
-    private func cellRange(_ f: Int) -> (columns: ClosedRange<Int>, rows: ClosedRange<Int>, count: Int) {
+    /// The cells fence `f`'s bounding box, grown by the margins (degrees), overlaps.
+    private func cellRange(_ f: Int, marginLon: Double = 0, marginLat: Double = 0) -> (columns: ClosedRange<Int>, rows: ClosedRange<Int>, count: Int) {
         let r = fences[f]
-        let x0 = cellColumn(r.centerLon + Double(r.minX)), x1 = cellColumn(r.centerLon + Double(r.maxX))
-        let y0 = cellRow(r.centerLat + Double(r.minY)), y1 = cellRow(r.centerLat + Double(r.maxY))
+        let x0 = cellColumn(r.centerLon + Double(r.minX) - marginLon), x1 = cellColumn(r.centerLon + Double(r.maxX) + marginLon)
+        let y0 = cellRow(r.centerLat + Double(r.minY) - marginLat), y1 = cellRow(r.centerLat + Double(r.maxY) + marginLat)
         return (x0...x1, y0...y1, (x1 - x0 + 1) * (y1 - y0 + 1))
     }
 
