@@ -146,9 +146,14 @@ extension FenceStore {
                 let dc = (east * east + north * north).squareRoot()
                 var scanned = 1
                 var left = k, right = k
+                var windowBest2 = -1.0, window = twoPi
                 while scanned < n {
-                    let best = acc.best2.squareRoot()
-                    let window = best < dc * 0.999 ? asin(best / dc) * 1.02 + 0.01 : twoPi
+                    if acc.best2 != windowBest2 {
+                        // The window only changes when the best distance does.
+                        windowBest2 = acc.best2
+                        let best = acc.best2.squareRoot()
+                        window = best < dc * 0.999 ? asin(best / dc) * 1.02 + 0.01 : twoPi
+                    }
                     var progressed = false
                     // Next edge to the left: k-1 spans [a[k-1], a[k]); wraps around.
                     let leftEdge = (left - 1 + n) % n
