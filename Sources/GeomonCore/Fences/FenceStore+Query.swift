@@ -146,9 +146,14 @@ extension FenceStore {
                 let dc = (east * east + north * north).squareRoot()
                 var scanned = 1
                 var left = k, right = k
+                var windowBest2 = -1.0, window = twoPi
                 while scanned < n {
-                    let best = acc.best2.squareRoot()
-                    let window = best < dc * 0.999 ? asin(best / dc) * 1.02 + 0.01 : twoPi
+                    if acc.best2 != windowBest2 {
+                        // The window only changes when the best distance does.
+                        windowBest2 = acc.best2
+                        let best = acc.best2.squareRoot()
+                        window = best < dc * 0.999 ? asin(best / dc) * 1.02 + 0.01 : twoPi
+                    }
                     var progressed = false
                     // Next edge to the left: k-1 spans [a[k-1], a[k]); wraps around.
                     let leftEdge = (left - 1 + n) % n
@@ -294,13 +299,16 @@ extension FenceStore {
         guard c.wantNearest else { return }
         settle(&c, state: &state)
         let cellWidth = cellLonDegrees * c.kx, cellHeight = cellLatDegrees * c.ky
+        // A fence first listed in ring `ring` has its box more than `cellMargin` cells beyond
+        // the inner rings.
+        let m = cellMargin * (1 - 1e-9)
         var ring = 1
         while true {
             var lb = Double.infinity
-            if ci - ring >= 0 { lb = min(lb, max(0, fx - Double(ci - ring + 1)) * cellWidth) }
-            if ci + ring < columns { lb = min(lb, max(0, Double(ci + ring) - fx) * cellWidth) }
-            if cj - ring >= 0 { lb = min(lb, max(0, fy - Double(cj - ring + 1)) * cellHeight) }
-            if cj + ring < rows { lb = min(lb, max(0, Double(cj + ring) - fy) * cellHeight) }
+            if ci - ring >= 0 { lb = min(lb, (max(0, fx - Double(ci - ring + 1)) + m) * cellWidth) }
+            if ci + ring < columns { lb = min(lb, (max(0, Double(ci + ring) - fx) + m) * cellWidth) }
+            if cj - ring >= 0 { lb = min(lb, (max(0, fy - Double(cj - ring + 1)) + m) * cellHeight) }
+            if cj + ring < rows { lb = min(lb, (max(0, Double(cj + ring) - fy) + m) * cellHeight) }
             if lb == .infinity || lb > state.best { break }
             let i0 = max(0, ci - ring), i1 = min(columns - 1, ci + ring)
             if cj + ring < rows { for i in i0...i1 { visit(i, cj + ring, ring0: false, &c, state: &state, containing: &containing) } }

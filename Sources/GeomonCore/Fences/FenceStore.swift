@@ -70,6 +70,12 @@ struct FenceStore: Sendable {
     static let stripThreshold = 24
     /// Edges per strip aimed for.
     static let edgesPerStrip = 4
+    /// A fence is listed in every cell within this fraction of a cell (per axis) of its
+    /// bounding box, so the nearest-boundary search rarely needs the ring of cells around the
+    /// point's cell: any fence not listed there is at least this margin farther away. The
+    /// largest of `cellMargins` that keeps the cell entries within budget is used.
+    var cellMargin = 0.0
+    static let cellMargins = [0.3, 0.2, 0.1]
 
     /// Allocated bytes (capacities, not counts).
     var bytes: Int {
@@ -175,6 +181,8 @@ extension FenceStore {
         var counts: [UInt32] = []
         var fill: [UInt32] = []
         var ranges: [Int32] = []
+        var angles: [Double] = []
+        var unwrapped: [Float] = []
     }
 
     private mutating func addPolygons(_ members: [PolygonRings], scratch: inout Scratch) {
@@ -246,8 +254,9 @@ extension FenceStore {
         let boxMinX = Float(minX - cx0).nextDown, boxMaxX = Float(maxX - cx0).nextUp
         let boxMinY = Float(minY - cy).nextDown, boxMaxY = Float(maxY - cy).nextUp
         let vertexCount = end - start
+        let k = Geodesy.metersPerDegree(atLatitude: cy)
         if vertexCount > Self.stripThreshold, scratch.ringEnds.count == 1, maxY - minY < 1, maxX - minX < 1,
-           buildSectors(&record, latitude: cy) {
+           buildSectors(&record, metric: k, scratch: &scratch) {
             // Star-shaped around the centre: angular index.
         } else if vertexCount > Self.stripThreshold, vertexCount <= Int(UInt16.max), boxMaxY > boxMinY {
             buildStrips(&record, minY: boxMinY, maxY: boxMaxY, scratch: &scratch)
@@ -256,10 +265,12 @@ extension FenceStore {
         polygons.append(record)
         // Radii about the centre, in the centre's local metric, with a safety margin for the
         // metric's variation across the fence.
-        let k = Geodesy.metersPerDegree(atLatitude: cy)
         let extentRadians = (maxY - minY) * Geodesy.radiansPerDegree
         let margin = 1e-3 + 2 * extentRadians * (abs(tan(cy * Geodesy.radiansPerDegree)) + 1)
-        let edges = edgeScan(polygon: polygonNumber, px: 0, py: 0, kx: k.longitude, ky: k.latitude)
+        // A sector-indexed polygon has its centre strictly inside: only the distance is needed.
+        let sector = record.stripCount == UInt32.max
+        let edges = edgeScan(polygon: polygonNumber, px: 0, py: 0, kx: k.longitude, ky: k.latitude, pip: !sector)
+        let centerInside = sector || (edges.inside && !edges.onBoundary)
         var farthest = 0.0
         for i in start..<end {
             let x = Double(vertices[2 * i]), y = Double(vertices[2 * i + 1])
@@ -269,7 +280,7 @@ extension FenceStore {
         }
         let nearestEdge = max(0, edges.distance * (1 - margin) - 0.01)
         fences.append(FenceRecord(centerLat: cy, centerLon: cx, minX: boxMinX, maxX: boxMaxX, minY: boxMinY, maxY: boxMaxY,
-                                  inner: edges.inside && !edges.onBoundary ? max(0, Float(nearestEdge).nextDown) : -Float(nearestEdge),
+                                  inner: centerInside ? max(0, Float(nearestEdge).nextDown) : -Float(nearestEdge),
                                   outer: Float(farthest * (1 + margin) + 0.01).nextUp, polygon: UInt32(polygonNumber)))
     }
 
@@ -287,14 +298,23 @@ extension FenceStore {
     /// angle (so every ray from the centre crosses exactly one edge) and stores the unwrapped
     /// vertex angles. Angles are taken in the frame (x·s, y) with s = ±(metres per degree of
     /// longitude / of latitude) at the centre; the sign makes every such ring counter-clockwise.
-    private mutating func buildSectors(_ record: inout PolygonRecord, latitude: Double) -> Bool {
+    private mutating func buildSectors(_ record: inout PolygonRecord, metric k: (longitude: Double, latitude: Double),
+                                       scratch: inout Scratch) -> Bool {
         let start = Int(record.vertexStart), end = Int(record.vertexEnd)
         let n = end - start - 2 // closed ring + separator
         guard n >= 3 else { return false }
-        let k = Geodesy.metersPerDegree(atLatitude: latitude)
         var scale = k.longitude / k.latitude
-        var raw: [Double] = []
-        raw.reserveCapacity(n)
+        // Take the buffers out of `scratch` so they stay uniquely referenced.
+        var raw = scratch.angles
+        var unwrapped = scratch.unwrapped
+        scratch.angles = []
+        scratch.unwrapped = []
+        defer {
+            scratch.angles = raw
+            scratch.unwrapped = unwrapped
+        }
+        raw.removeAll(keepingCapacity: true)
+        unwrapped.removeAll(keepingCapacity: true)
         for i in 0..<n {
             raw.append(atan2(Double(vertices[2 * (start + i) + 1]), Double(vertices[2 * (start + i)]) * scale))
         }
@@ -308,8 +328,6 @@ extension FenceStore {
         // Mirroring x turns a clockwise ring counter-clockwise (and negates its angles).
         let sign: Double = total < 0 ? -1 : 1
         if total < 0 { scale = -scale }
-        var unwrapped: [Float] = []
-        unwrapped.reserveCapacity(n + 1)
         var a = sign > 0 ? raw[0] : (raw[0] >= 0 ? Double.pi - raw[0] : -Double.pi - raw[0])
         unwrapped.append(Float(a))
         for i in 0..<n {
@@ -413,9 +431,19 @@ extension FenceStore {
             if entries <= 4 * n + 1024 || columns * rows == 1 { break }
             side *= (Double(entries) / Double(3 * n)).squareRoot()
         }
+        cellMargin = 0
+        var plainEntries = 0
+        for f in 0..<n { plainEntries += cellRange(f).count }
+        for margin in Self.cellMargins {
+            var entries = 0
+            for f in 0..<n { entries += cellRange(f, marginLon: margin * cellLonDegrees, marginLat: margin * cellLatDegrees).count }
+            // At most one more entry per fence on average (memory targets).
+            if entries <= plainEntries + n { cellMargin = margin; break }
+        }
         var counts = [UInt32](repeating: 0, count: columns * rows + 1)
+        let marginLon = cellMargin * cellLonDegrees, marginLat = cellMargin * cellLatDegrees
         for f in 0..<n {
-            let r = cellRange(f)
+            let r = cellRange(f, marginLon: marginLon, marginLat: marginLat)
             for j in r.rows { for i in r.columns { counts[j * columns + i + 1] += 1 } }
         }
         for c in 0..<(columns * rows) { counts[c + 1] += counts[c] }
@@ -423,7 +451,7 @@ extension FenceStore {
         cellFences = ContiguousArray(repeating: CellEntry(minLon: 0, minLat: 0, maxLon: 0, maxLat: 0, fence: 0), count: Int(counts[columns * rows]))
         var fill = counts
         for f in 0..<n {
-            let r = cellRange(f)
+            let r = cellRange(f, marginLon: marginLon, marginLat: marginLat)
             let record = fences[f]
             let entry = CellEntry(minLon: Float(record.centerLon + Double(record.minX)).nextDown,
                                   minLat: Float(record.centerLat + Double(record.minY)).nextDown,
@@ -439,10 +467,11 @@ extension FenceStore {
         }
     }
 
-    private func cellRange(_ f: Int) -> (columns: ClosedRange<Int>, rows: ClosedRange<Int>, count: Int) {
+    /// The cells fence `f`'s bounding box, grown by the margins (degrees), overlaps.
+    private func cellRange(_ f: Int, marginLon: Double = 0, marginLat: Double = 0) -> (columns: ClosedRange<Int>, rows: ClosedRange<Int>, count: Int) {
         let r = fences[f]
-        let x0 = cellColumn(r.centerLon + Double(r.minX)), x1 = cellColumn(r.centerLon + Double(r.maxX))
-        let y0 = cellRow(r.centerLat + Double(r.minY)), y1 = cellRow(r.centerLat + Double(r.maxY))
+        let x0 = cellColumn(r.centerLon + Double(r.minX) - marginLon), x1 = cellColumn(r.centerLon + Double(r.maxX) + marginLon)
+        let y0 = cellRow(r.centerLat + Double(r.minY) - marginLat), y1 = cellRow(r.centerLat + Double(r.maxY) + marginLat)
         return (x0...x1, y0...y1, (x1 - x0 + 1) * (y1 - y0 + 1))
     }
 
