@@ -18,7 +18,9 @@ bin="$(swift build --show-bin-path)/geomon"
 profile=profiles/geofence-only.yaml
 log=Tests/Fixtures/tracks/genivi_20100403_Z205_Switzerland_short.nmea
 work=$(mktemp -d /tmp/geomon-demo.XXXXXX)
-export GEOMON_NOTIFY_LOG="$work/notify.log"
+# Hooks run with a clean environment; the example hook appends to this file by default.
+notify_log=/tmp/geomon-notify.log
+notify_before=$( [ -f "$notify_log" ] && wc -l < "$notify_log" || echo 0)
 gf=""; gm=""
 cleanup() {
     [ -n "$gm" ] && kill -TERM "$gm" 2>/dev/null || true
@@ -45,6 +47,8 @@ if [ -x /usr/bin/gpsfake ] && [ -x /usr/sbin/gpsd ]; then
     kill -TERM "$gm"
     wait "$gm"
     gm=""
+    echo "== what the example hook (profiles/hooks/notify.sh) was given, from $notify_log" >&2
+    [ -f "$notify_log" ] && tail -n +"$((notify_before + 1))" "$notify_log" | grep -E 'geomon event|GEOMON_EVENT=|GEOMON_FENCE=|^stdin' || true
     echo "== geomon status --db $work/demo.db" >&2
     "$bin" status --db "$work/demo.db"
 else
