@@ -89,7 +89,11 @@ struct BenchGenerator {
         let vertices = 12 + Int(random.unit() * 117)
         var rings = [blob(center, radius: radius, vertices: vertices)]
         if random.unit() < 0.5 {
-            rings.append(blob(center, radius: radius * 0.25, vertices: 8 + Int(random.unit() * 9)).reversed())
+            // The shell's lobes can dip close to the centre; keep the hole well inside the
+            // nearest shell vertex so it is always inside the outer ring (validation checks it).
+            let nearest = rings[0].map { Geodesy.localDistanceMeters(from: center, to: $0) }.min() ?? radius
+            let holeRadius = min(radius * 0.25, nearest * 0.45)
+            rings.append(blob(center, radius: holeRadius, vertices: 8 + Int(random.unit() * 9)).reversed())
         }
         return rings
     }
