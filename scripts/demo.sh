@@ -24,7 +24,7 @@ notify_before=$( [ -f "$notify_log" ] && wc -l < "$notify_log" || echo 0)
 gf=""; gm=""
 cleanup() {
     [ -n "$gm" ] && kill -TERM "$gm" 2>/dev/null || true
-    [ -n "$gf" ] && kill -KILL "$gf" 2>/dev/null || true
+    [ -n "$gf" ] && kill -KILL -- "-$gf" 2>/dev/null || true
     wait 2>/dev/null || true
 }
 trap cleanup EXIT
@@ -35,7 +35,7 @@ echo "== geomon validate $profile" >&2
 if [ -x /usr/bin/gpsfake ] && [ -x /usr/sbin/gpsd ]; then
     port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
     echo "== gpsd (gpsfake) on 127.0.0.1:$port serving $log" >&2
-    /usr/bin/python3 /usr/bin/gpsfake -1 -n -q -W 2 -c 0.02 -P "$port" "$log" </dev/null >/dev/null 2>&1 &
+    setsid /usr/bin/python3 /usr/bin/gpsfake -1 -n -q -W 2 -c 0.02 -P "$port" "$log" </dev/null >/dev/null 2>&1 &
     gf=$!
     for _ in $(seq 50); do python3 -c "import socket,sys; socket.create_connection(('127.0.0.1',$port),0.2)" 2>/dev/null && break; sleep 0.1; done
     echo "== geomon run --profile $profile --gpsd 127.0.0.1:$port (events below as JSON lines; hook output on stderr)" >&2

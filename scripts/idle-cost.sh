@@ -9,7 +9,8 @@ cd "$(dirname "$0")/.."
 seconds=${1:-180}
 bin=${GEOMON:-.build/debug/geomon}
 work=$(mktemp -d)
-trap 'kill -9 $gf $gm 2>/dev/null || true; rm -rf "$work"' EXIT
+gf=""; gm=""
+trap '[ -n "$gf" ] && kill -9 -- "-$gf" 2>/dev/null; [ -n "$gm" ] && kill -9 "$gm" 2>/dev/null; rm -rf "$work"' EXIT
 cat > "$work/idle.yaml" <<'YAML'
 version: 1
 name: idle
@@ -22,7 +23,7 @@ fences:
     circle: {lat: 46.8, lon: 7.4, radius: 200m}
 YAML
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-/usr/bin/python3 /usr/bin/gpsfake -1 -n -q -W 100000 -c 0.01 -P "$port" Tests/Fixtures/tracks/genivi_20100403_Z205_Switzerland_short.nmea </dev/null >/dev/null 2>&1 &
+setsid /usr/bin/python3 /usr/bin/gpsfake -1 -n -q -W 100000 -c 0.01 -P "$port" Tests/Fixtures/tracks/genivi_20100403_Z205_Switzerland_short.nmea </dev/null >/dev/null 2>&1 &
 gf=$!
 sleep 1.5
 "$bin" run --profile "$work/idle.yaml" --db "$work/idle.db" --gpsd "127.0.0.1:$port" --log-level info 2>"$work/log" &

@@ -8,9 +8,10 @@ cycle=${1:-0.003}
 bin=${GEOMON:-.build/debug/geomon}
 work=$(mktemp -d)
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-/usr/bin/python3 /usr/bin/gpsfake -1 -n -q -W 2 -c "$cycle" -P "$port" Tests/Fixtures/tracks/genivi_20100403_Z205_Switzerland.nmea </dev/null >/dev/null 2>&1 &
+setsid /usr/bin/python3 /usr/bin/gpsfake -1 -n -q -W 2 -c "$cycle" -P "$port" Tests/Fixtures/tracks/genivi_20100403_Z205_Switzerland.nmea </dev/null >/dev/null 2>&1 &
 gf=$!
-trap 'kill -9 $gf 2>/dev/null || true; rm -rf "$work"' EXIT
+gm=""
+trap 'kill -9 -- "-$gf" 2>/dev/null; [ -n "$gm" ] && kill -9 "$gm" 2>/dev/null; rm -rf "$work"' EXIT
 sleep 1.5
 "$bin" run --profile profiles/geofence-only.yaml --db "$work/soak.db" --gpsd "127.0.0.1:$port" --always-on 2>"$work/log" &
 gm=$!
