@@ -54,10 +54,22 @@ struct BenchGenerator {
             let p = place(random.unit() * side - side / 2, random.unit() * side - side / 2)
             points.write("\(fixed6(p.latitude)),\(fixed6(p.longitude))\n")
         }
-        // A smooth random walk, 10 m steps, turning back at the square's edge.
-        var x = 0.0, y = 0.0, heading = random.range(0, 360)
-        var turn = 0.0
-        for _ in 0..<trackFixes {
+        for p in walk(fixes: trackFixes, side: side) {
+            track.write("\(fixed7(p.latitude)),\(fixed7(p.longitude))\n")
+        }
+        guard fences.close(), points.close(), track.close() else {
+            writeStderr("geomon: error: writing into '\(directory)' failed")
+            return ExitCode.failure.code
+        }
+        return 0
+    }
+
+    /// A smooth random walk from the centre, 10 m steps, turning back at the square's edge.
+    mutating func walk(fixes: Int, side: Double) -> [Coordinate] {
+        var track: [Coordinate] = []
+        track.reserveCapacity(fixes)
+        var x = 0.0, y = 0.0, heading = random.range(0, 360), turn = 0.0
+        for _ in 0..<fixes {
             turn = max(-4, min(4, turn + random.range(-1, 1)))
             heading += turn
             let t = heading * Double.pi / 180
@@ -68,14 +80,9 @@ struct BenchGenerator {
                 x = max(-side / 2, min(side / 2, x))
                 y = max(-side / 2, min(side / 2, y))
             }
-            let p = place(x, y)
-            track.write("\(fixed7(p.latitude)),\(fixed7(p.longitude))\n")
+            track.append(place(x, y))
         }
-        guard fences.close(), points.close(), track.close() else {
-            writeStderr("geomon: error: writing into '\(directory)' failed")
-            return ExitCode.failure.code
-        }
-        return 0
+        return track
     }
 
     /// The next fence's rings (shell first), in a square of side `side` metres.
@@ -109,23 +116,7 @@ struct BenchGenerator {
             fences.append(Fence(id: "f\(i)", shape: .polygons([PolygonRings(shell: rings[0], holes: Array(rings.dropFirst()))])))
         }
         let points = (0..<m).map { _ in place(random.unit() * side - side / 2, random.unit() * side - side / 2) }
-        var track: [Coordinate] = []
-        track.reserveCapacity(trackFixes)
-        var x = 0.0, y = 0.0, heading = random.range(0, 360), turn = 0.0
-        for _ in 0..<trackFixes {
-            turn = max(-4, min(4, turn + random.range(-1, 1)))
-            heading += turn
-            let t = heading * Double.pi / 180
-            x += 10 * sin(t)
-            y += 10 * cos(t)
-            if abs(x) > side / 2 || abs(y) > side / 2 {
-                heading += 180
-                x = max(-side / 2, min(side / 2, x))
-                y = max(-side / 2, min(side / 2, y))
-            }
-            track.append(place(x, y))
-        }
-        return (fences, points, track)
+        return (fences, points, walk(fixes: trackFixes, side: side))
     }
 
     /// The point `east`, `north` metres from the origin (flat mapping, exact enough here).
