@@ -52,7 +52,7 @@ let package = Package(
         .testTarget(name: "GeomonSourcesTests", dependencies: ["GeomonSources", "GeomonTestSupport"], swiftSettings: strict),
         .testTarget(name: "GeomonHooksTests", dependencies: ["GeomonHooks", "GeomonStore", "GeomonDaemon", "GeomonTestSupport"], swiftSettings: strict),
         .testTarget(name: "GeomonDaemonTests", dependencies: ["GeomonDaemon", "GeomonConfig", "GeomonTestSupport"], swiftSettings: strict),
-        .testTarget(name: "GeomonCLITests", dependencies: ["GeomonTestSupport"], swiftSettings: strict),
+        .testTarget(name: "GeomonCLITests", dependencies: ["GeomonCore", "GeomonTestSupport"], swiftSettings: strict),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -39,12 +39,20 @@ def fences(pts, spacing):
     return out, travelled
 
 RETRY = None
+EXTRA = []
 
 def profile(name, centres, acceleration):
     policy = {"max_speed": "45m/s", "max_acceleration": f"{acceleration}m/s2", "wake_margin": "20m",
               "min_sleep": "10s", "max_sleep": "10m", "receiver": {"ttff_hot": "2s"}}
     if RETRY:
         policy["retry_fix_timeout"] = RETRY
+    for item in EXTRA:
+        key, value = item.split("=", 1)
+        node = policy
+        *parents, leaf = key.split(".")
+        for part in parents:
+            node = node.setdefault(part, {})
+        node[leaf] = value
     return {
         "version": 1, "name": name, "mode": "regions",
         "sources": {"gnss": {"plugin": "gpsd"}},
@@ -62,12 +70,17 @@ def main():
     ap.add_argument("--acceleration", type=float, default=1.0, help="max_acceleration (m/s2) for vehicles")
     ap.add_argument("--walk-acceleration", type=float, default=1.0, help="max_acceleration (m/s2) for slow tracks")
     ap.add_argument("--retry-fix-timeout", help="policy.retry_fix_timeout, e.g. 30s (default: fix_timeout)")
+    ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                    help="another policy key for every profile, e.g. --set fix_timeout=30s (repeatable)")
+    ap.add_argument("--interpolate-gaps", help="geomon replay --interpolate-gaps S (a what-if; default: the model's 10 s)")
+    ap.add_argument("--spacing", type=int, action="append", help="fence spacing in metres (default: 2000 and 10000)")
     args = ap.parse_args()
-    global RETRY
+    global RETRY, EXTRA
     RETRY = args.retry_fix_timeout
+    EXTRA = args.set
     work = args.keep or tempfile.mkdtemp(prefix="geomon-power-eval-")
     os.makedirs(work, exist_ok=True)
-    for spacing in (2000, 10000):
+    for spacing in args.spacing or (2000, 10000):
         rows = []
         for name in TRACKS:
             track = os.path.join(root, "Tests/Fixtures/power", name + ".jsonl")
@@ -81,6 +94,8 @@ def main():
                 text = f.read()
             cmd = [args.geomon, "replay", "--profile", prof, track, "--compare-always-on", "--no-hooks",
                    "--report", report, "--format", "json"]
+            if args.interpolate_gaps:
+                cmd += ["--interpolate-gaps", args.interpolate_gaps]
             # Slow tracks (walking, hiking) may use a smaller acceleration bound.
             r0 = subprocess.run(cmd, capture_output=True, text=True)
             if r0.returncode != 0:
@@ -98,6 +113,7 @@ def main():
         print(f"\n### Fences every ~{spacing // 1000} km\n")
         print("| track | avg m/s | A m/s² | track s | fences | crossings | always-on s | policy on s | % of always-on | oracle s | wakeups | events (base/policy) | recall | extra | p50 s | p95 s | energy mWh (policy/always-on) |")
         print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+        latencies = []
         tot = dict(track=0, fences=0, cross=0, base=0, on=0, oracle=0, wake=0, be=0, pe=0, extra=0, emp=0, emb=0, missed=0)
         for name, n, speed, r in rows:
             b, m, o = r["baseline"], r["match"], r["oracle"]
@@ -109,8 +125,12 @@ def main():
             tot["on"] += r["gnss_on_s"]; tot["oracle"] += o["gnss_on_s"]; tot["wake"] += r["wakeups"]; tot["be"] += b["events"]
             tot["pe"] += r["events"]; tot["extra"] += m["extra"]; tot["emp"] += r["energy_mwh"]; tot["emb"] += b["energy_mwh"]
             tot["missed"] += m["missed"]
+            latencies += m.get("latencies_s", [])
         recall = (tot["be"] - tot["missed"]) / tot["be"] if tot["be"] else 1
-        print(f"| **all** | | | {tot['track']:.0f} | {tot['fences']} | {tot['cross']} | {tot['base']:.0f} | {tot['on']:.0f} | **{100 * tot['on'] / tot['base']:.1f}** | {tot['oracle']:.0f} | {tot['wake']} | {tot['be']}/{tot['pe']} | {recall:.3f} | {tot['extra']} | | | {tot['emp']:.1f}/{tot['emb']:.1f} |")
+        latencies.sort()
+        rank = lambda q: latencies[max(0, math.ceil(q * len(latencies)) - 1)] if latencies else None
+        f = lambda v: "-" if v is None else f"{v:.1f}"
+        print(f"| **all** | | | {tot['track']:.0f} | {tot['fences']} | {tot['cross']} | {tot['base']:.0f} | {tot['on']:.0f} | **{100 * tot['on'] / tot['base']:.1f}** | {tot['oracle']:.0f} | {tot['wake']} | {tot['be']}/{tot['pe']} | {recall:.3f} | {tot['extra']} | {f(rank(0.5))} | {f(rank(0.95))} | {tot['emp']:.1f}/{tot['emb']:.1f} |")
 
 if __name__ == "__main__":
     main()

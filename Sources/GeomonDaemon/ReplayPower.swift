@@ -18,6 +18,8 @@ public struct ReplayPower: Sendable {
         public var coarse: [Fix]?
         /// Seed of the derived coarse fixes' degradation (`--seed`).
         public var seed: UInt64 = 1
+        /// The receiver model's longest gap bridged by interpolation (`--interpolate-gaps`).
+        public var interpolationMaxGap: Duration = .seconds(10)
         public init() {}
     }
 
@@ -43,9 +45,9 @@ public struct ReplayPower: Sendable {
         track = fixes.enumerated().sorted { ($0.element.time, $0.offset) < ($1.element.time, $1.offset) }.map(\.element)
         var configuration = PowerConfiguration(profile: profile)
         configuration.alwaysOn = options.alwaysOn
-        configuration.maxAccelerationMetersPerSecondSquared = profile.policy.maxAccelerationMetersPerSecondSquared
-        configuration.retryFixTimeout = profile.policy.retryFixTimeout
-        simulation = SimulationRun(configuration: configuration, receiver: profile.policy.receiver, index: index)
+        var simulation = SimulationRun(configuration: configuration, receiver: profile.policy.receiver, index: index)
+        simulation.interpolationMaxGap = options.interpolationMaxGap
+        self.simulation = simulation
         coarse = Self.coarseFixes(profile: profile, track: track, options: options)
         let engine = EngineTransitionOracle(profile: profile, index: index)
         if options.compareAlwaysOn {

@@ -5,9 +5,11 @@ import Foundation
 ///
 /// JSON keys, in this order: `profile`, `mode`, `always_on`, then `EnergyReport`'s (`track_s`,
 /// `fixes_used`, `gnss_on_s`, `gnss_acquire_s`, `gnss_track_s`, `duty_cycle`, `wakeups`,
-/// `energy_mwh`, `events`), `fixes_recorded`, `fixes_withheld`; with `--compare-always-on` also
+/// `energy_mwh`, `events`), `fixes_recorded`, `fixes_withheld`, `on_by_reason` (on-time seconds by
+/// reason, `OnTimeLedger`); with `--compare-always-on` also
 /// `on_time_share` (of always-on), `baseline` (the same members for the always-on run), `match`
-/// (`recall`, `extra`, `latency_s_p50`, `latency_s_p95`, `missed`) and `oracle` (`crossings`,
+/// (`recall`, `extra`, `latency_s_p50`, `latency_s_p95`, `missed`, `latencies_s`: every matched
+/// event's latency, in baseline order) and `oracle` (`crossings`,
 /// `gnss_on_s`, `energy_mwh`). Fixed decimals, no clock: byte-identical for the same input.
 public enum ReplayReport {
     public static func json(_ run: ReplayPower) -> String {
@@ -18,12 +20,14 @@ public enum ReplayReport {
             run.result.report.jsonMembers,
             "\"fixes_recorded\": \(run.track.count)",
             "\"fixes_withheld\": \(run.track.count - run.result.usage.fixesDelivered)",
+            "\"on_by_reason\": {" + run.result.onTime.entries.map { "\(quoted($0.label)): \(fixed($0.seconds, 3))" }.joined(separator: ", ") + "}",
         ]
         if let baseline = run.baseline, let match = run.match, let oracle = run.oracle {
             let share = baseline.report.gnssOnSeconds > 0 ? run.result.report.gnssOnSeconds / baseline.report.gnssOnSeconds : 0
             lines.append("\"on_time_share\": \(fixed(share, 4))")
             lines.append("\"baseline\": {\(baseline.report.jsonMembers)}")
-            lines.append("\"match\": {\(match.jsonMembers), \"missed\": \(match.missed.count)}")
+            let latencies = match.latenciesSeconds.map { fixed($0, 3) }.joined(separator: ", ")
+            lines.append("\"match\": {\(match.jsonMembers), \"missed\": \(match.missed.count), \"latencies_s\": [\(latencies)]}")
             lines.append("\"oracle\": {\(oracle.jsonMembers)}")
         }
         return "{\n  " + lines.joined(separator: ",\n  ") + "\n}\n"
@@ -45,6 +49,9 @@ public enum ReplayReport {
             ("energy mWh", fixed(r.energyMilliwattHours, 2), b.map { fixed($0.energyMilliwattHours, 2) } ?? ""),
             ("events", "\(r.events)", b.map { "\($0.events)" } ?? ""),
         ]
+        for entry in run.result.onTime.entries {
+            rows.append(("  s \(entry.label)", fixed(entry.seconds, 1), ""))
+        }
         if let b, let match = run.match, let oracle = run.oracle {
             let share = b.gnssOnSeconds > 0 ? r.gnssOnSeconds / b.gnssOnSeconds : 0
             rows.append(("on-time % of always-on", fixed(share * 100, 1), ""))
@@ -63,6 +70,23 @@ public enum ReplayReport {
                 + (row.2.isEmpty ? "" : "  " + row.2)
             return line.trimmingTrailingSpaces
         }.joined(separator: "\n") + "\n"
+    }
+
+    /// The policy's actions and the delivered GNSS fixes in time order, one per line
+    /// (`--policy-log`): `TIME ACTION REASON…` or `TIME fix lat lon acc=…`. Deterministic.
+    public static func policyLog(_ run: ReplayPower) -> String {
+        // At the same instant a fix comes first: the policy's actions then are its answer to it.
+        var lines: [(time: UTCTime, order: Int, text: String)] = []
+        for (i, fix) in run.result.delivered.enumerated() where fix.source == .gnss {
+            let c = fix.coordinate
+            lines.append((fix.time, i, "\(fix.time) fix \(fixed(c.latitude, 7)) \(fixed(c.longitude, 7)) acc=\(fixed(fix.horizontalAccuracyMeters, 1))m"))
+        }
+        let offset = lines.count
+        for (i, timed) in run.result.actions.enumerated() {
+            lines.append((timed.time, offset + i, "\(timed.time) \(timed.action)"))
+        }
+        lines.sort { ($0.time, $0.order) < ($1.time, $1.order) }
+        return lines.map(\.text).joined(separator: "\n") + (lines.isEmpty ? "" : "\n")
     }
 
     /// One line for stderr at the end of a replay.

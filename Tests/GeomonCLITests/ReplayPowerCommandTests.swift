@@ -1,4 +1,5 @@
 import Foundation
+import GeomonCore
 import GeomonTestSupport
 import Testing
 
@@ -42,8 +43,15 @@ import Testing
         let match = try #require(report["match"] as? [String: Any])
         let recall = try #require(match["recall"] as? Double)
         #expect(recall > 0.9 && recall <= 1)
+        let latencies = try #require(match["latencies_s"] as? [Double])
+        #expect(latencies.count == report["events"] as? Int)
+        #expect(latencies.allSatisfy { $0 >= 0 && $0 <= 600 })
         let oracle = try #require(report["oracle"] as? [String: Any])
         #expect(try #require(oracle["gnss_on_s"] as? Double) < onSeconds)
+        // Why the receiver was on: the seconds by reason add up to the on-time.
+        let byReason = try #require(report["on_by_reason"] as? [String: Double])
+        #expect(abs(byReason.values.reduce(0, +) - onSeconds) < 0.01)
+        #expect(byReason["acquire scheduled-wake"] != nil)
         // The printed events are the engine's decisions on the delivered fixes: as many as reported.
         let printed = first.stdout.split(separator: "\n").count
         #expect(printed == report["events"] as? Int)
@@ -67,6 +75,42 @@ import Testing
         let report = try Self.json(dir.path("r.json"))
         #expect(report["always_on"] as? Bool == true)
         #expect(report["wakeups"] as? Int == 1)
+    }
+
+    @Test func interpolateGapsIsAWhatIfThatChangesOnlyTheReceiverModel() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let args = ["replay", "--profile", Self.fixture("swiss-drive.profile.yaml"), Self.fixture("swiss-drive.jsonl"),
+                    "--no-hooks", "--format", "json", "--compare-always-on"]
+        let strict = try runGeomon(args + ["--report", dir.path("a.json")])
+        let wide = try runGeomon(args + ["--report", dir.path("b.json"), "--interpolate-gaps", "120"])
+        #expect(strict.exitCode == 0 && wide.exitCode == 0, "\(strict.stderr) \(wide.stderr)")
+        let a = try Self.json(dir.path("a.json")), b = try Self.json(dir.path("b.json"))
+        // The drive has recording gaps of 11–208 s: bridged, a wake inside one gets its fix after
+        // the TTFF instead of waiting for the next recorded fix.
+        #expect(try #require(b["gnss_acquire_s"] as? Double) < (try #require(a["gnss_acquire_s"] as? Double)))
+        #expect(try runGeomon(args + ["--interpolate-gaps", "-1"]).exitCode == 64)
+    }
+
+    @Test func policyLogListsEveryActionAndDeliveredFixInTimeOrder() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let args = ["replay", "--profile", Self.fixture("swiss-drive.profile.yaml"), Self.fixture("swiss-drive.jsonl"),
+                    "--no-hooks", "--format", "json", "--report", dir.path("r.json"), "--policy-log", dir.path("log.txt")]
+        let result = try runGeomon(args)
+        #expect(result.exitCode == 0, "\(result.stderr)")
+        let lines = try String(contentsOfFile: dir.path("log.txt"), encoding: .utf8).split(separator: "\n")
+        let report = try Self.json(dir.path("r.json"))
+        #expect(lines.filter { $0.contains(" fix ") }.count == report["fixes_used"] as? Int)
+        #expect(lines.filter { $0.contains(" gnss-on ") }.count == report["wakeups"] as? Int)
+        #expect(lines.first?.contains(" gnss-on start ") == true)
+        #expect(lines.contains { $0.contains(" gnss-off sleep bound=") })
+        let times = lines.compactMap { UTCTime(rfc3339: String($0.prefix { $0 != " " })) }
+        #expect(times.count == lines.count)
+        #expect(times == times.sorted())
+        // Byte-identical on a second run.
+        _ = try runGeomon(args.dropLast(2) + ["--policy-log", dir.path("again.txt")])
+        #expect(try String(contentsOfFile: dir.path("again.txt"), encoding: .utf8) == (try String(contentsOfFile: dir.path("log.txt"), encoding: .utf8)))
     }
 
     @Test func badPowerOptionsAreUsageOrInputErrors() throws {

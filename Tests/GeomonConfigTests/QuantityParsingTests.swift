@@ -20,6 +20,32 @@ struct QuantityParsingTests {
         #expect(policy?.fixTimeout == .milliseconds(milliseconds))
     }
 
+    @Test func retryKeysReachThePolicyConfigurationReplayAndRunShare() throws {
+        // Defaults: a short listen of ttff_hot + 15 s, retries capped at 10 s.
+        let (defaults, _) = policy("  fix_timeout: 90s\n")
+        let d = try #require(defaults)
+        #expect(d.effectiveRetryFixTimeout == .seconds(17))
+        #expect(d.retryMaxInterval == .seconds(10))
+        let (set, messages) = policy("  retry_fix_timeout: 5s\n  retry_max_interval: 1m\n  max_acceleration: 0.3m/s2\n  receiver: {ttff_hot: 4s}\n")
+        #expect(messages == [])
+        let s = try #require(set)
+        #expect(s.effectiveRetryFixTimeout == .seconds(5))
+        #expect(s.retryMaxInterval == .seconds(60))
+        // PowerConfiguration(profile:) — what both `geomon run` and `geomon replay` build — carries them.
+        var profile = Profile(name: "q", mode: .regions)
+        profile.policy = s
+        let config = PowerConfiguration(profile: profile)
+        #expect(config.retryFixTimeout == .seconds(5))
+        #expect(config.maxFixTimeoutRetry == .seconds(60))
+        #expect(config.maxAccelerationMetersPerSecondSquared == 0.3)
+        // The default listen follows ttff_hot and never exceeds fix_timeout.
+        let (capped, _) = policy("  fix_timeout: 10s\n  receiver: {ttff_hot: 4s}\n")
+        #expect(capped?.effectiveRetryFixTimeout == .seconds(10))
+        let (bad, badMessages) = policy("  retry_max_interval: 0\n")
+        #expect(bad == nil)
+        #expect(badMessages == ["'retry_max_interval' must be greater than 0 s (got 0)"])
+    }
+
     @Test(arguments: [("30m/s", 30.0), ("30", 30.0), ("90km/h", 25.0), ("3.6km/h", 1.0)])
     func speeds(_ text: String, _ metersPerSecond: Double) {
         let (policy, messages) = policy("  max_speed: \(text)\n")

@@ -127,8 +127,10 @@ import Testing
         } else {
             #expect(actions == [])
             #expect(p.isGNSSOn)
-            // Still on: the next deadline is the fix timeout.
-            #expect(p.nextDeadline == Self.at(90_000))
+            // Still on: the next deadline is the fix timeout — the short listen (ttff_hot 2 s
+            // + 15 s = 17 s) when nothing is undecided, else fix_timeout (90 s).
+            let undecided = !c.context.allCertain || c.context.transitionPending
+            #expect(p.nextDeadline == Self.at(undecided ? 90_000 : 17_000))
         }
     }
 
@@ -171,7 +173,58 @@ import Testing
         _ = p.fixReceived(f, context: FixContext(nearestBoundaryMeters: 1000, searchRadiusMeters: 30000), now: f.time)
         #expect(p.deadlineReached(now: Self.at(19_000)) == [])
         #expect(p.deadlineReached(now: Self.at(19_666)) == [.gnssOn(PowerReason(.scheduledWake, ttff: .seconds(2)))])
-        #expect(p.nextDeadline == Self.at(19_666 + 90_000))
+        // A hot start listens ttff_hot + 15 s = 17 s (the default retry_fix_timeout).
+        #expect(p.nextDeadline == Self.at(19_666 + 17_000))
+    }
+
+    struct ListenCase: Sendable, CustomTestStringConvertible {
+        var name: String
+        var edit: @Sendable (inout PowerConfiguration) -> Void = { _ in }
+        var context: FixContext
+        /// The fix timeout after a fix at 0 that keeps the receiver on (poor accuracy), ms.
+        var deadlineMs: Int64
+        /// How long the retry after the timeout listens, ms.
+        var retryListenMs: Int64 = 17_000
+        var testDescription: String { name }
+    }
+
+    static let listenCases: [ListenCase] = [
+        // Certain, nothing pending: the short listen, 2 + 15 = 17 s.
+        ListenCase(name: "certain: short listen", context: FixContext(nearestBoundaryMeters: 5000, searchRadiusMeters: 30000), deadlineMs: 17_000),
+        // A side in doubt or a transition waiting: the full fix_timeout, 90 s.
+        ListenCase(name: "uncertain: fix_timeout", context: FixContext(nearestBoundaryMeters: 5, searchRadiusMeters: 30000, allCertain: false), deadlineMs: 90_000),
+        ListenCase(name: "pending: fix_timeout", context: FixContext(nearestBoundaryMeters: 5, searchRadiusMeters: 30000, allCertain: false, transitionPending: true), deadlineMs: 90_000),
+        // retry_fix_timeout set explicitly; and never beyond fix_timeout.
+        ListenCase(name: "retry_fix_timeout 5 s", edit: { $0.retryFixTimeout = .seconds(5) }, context: FixContext(nearestBoundaryMeters: 5000, searchRadiusMeters: 30000), deadlineMs: 5_000, retryListenMs: 5_000),
+        ListenCase(name: "capped by fix_timeout", edit: { $0.fixTimeout = .seconds(8) }, context: FixContext(nearestBoundaryMeters: 5000, searchRadiusMeters: 30000), deadlineMs: 8_000, retryListenMs: 8_000),
+        // nil: always fix_timeout (the behaviour before short listens).
+        ListenCase(name: "short listens off", edit: { $0.retryFixTimeout = nil }, context: FixContext(nearestBoundaryMeters: 5000, searchRadiusMeters: 30000), deadlineMs: 90_000, retryListenMs: 90_000),
+    ]
+
+    @Test(arguments: listenCases)
+    func howLongTheReceiverWaitsForTheNextFix(_ c: ListenCase) {
+        var p = Self.started(Self.config(.regions, c.edit))
+        // Poor accuracy keeps the receiver on whatever the context says.
+        let f = Self.fix(0, acc: 80)
+        #expect(p.fixReceived(f, context: c.context, now: f.time) == [])
+        #expect(p.isGNSSOn)
+        #expect(p.nextDeadline == Self.at(c.deadlineMs))
+        // The timeout switches off and retries after min_sleep; the retry listens short too.
+        let off = p.deadlineReached(now: Self.at(c.deadlineMs))
+        #expect(Self.wake(off) == Self.at(c.deadlineMs + 10_000))
+        #expect(p.deadlineReached(now: Self.at(c.deadlineMs + 10_000)).count == 1)
+        #expect(p.nextDeadline == Self.at(c.deadlineMs + 10_000 + c.retryListenMs))
+    }
+
+    @Test func warmStartsListenTheFullFixTimeout() {
+        // At start (warm, 30 s TTFF) the receiver waits fix_timeout, 90 s.
+        let p = Self.started(Self.config())
+        #expect(p.nextDeadline == Self.at(90_000))
+        // Retries after a fix timeout listen short (17 s).
+        var q = p
+        _ = q.deadlineReached(now: Self.at(90_000))
+        _ = q.deadlineReached(now: Self.at(100_000))
+        #expect(q.nextDeadline == Self.at(117_000))
     }
 
     @Test func warmStartAfterHotWindow() {
@@ -228,7 +281,8 @@ import Testing
         let first = p.deadlineReached(now: Self.at(90_000))
         #expect(first == [.gnssOff(PowerReason(.fixTimeout, sleep: .seconds(10))), .wakeAt(Self.at(100_000), PowerReason(.fixTimeout, sleep: .seconds(10)))])
         _ = p.deadlineReached(now: Self.at(100_000))
-        #expect(Self.wake(p.deadlineReached(now: Self.at(190_000))) == Self.at(200_000))
+        #expect(p.nextDeadline == Self.at(117_000))
+        #expect(Self.wake(p.deadlineReached(now: Self.at(117_000))) == Self.at(127_000))
     }
 
     @Test func continuousModeWaitsThroughOutages() {

@@ -97,6 +97,16 @@ import Testing
         #expect(policy.report.gnssOnSeconds < 0.5 * baseline.report.gnssOnSeconds)
         #expect(policy.report.trackSeconds == 600)
         #expect(abs(policy.report.acquireSeconds + policy.report.trackingSeconds - policy.report.gnssOnSeconds) < 1e-9)
+        // The on-time by reason adds up to the on-time: acquiring after each switch-on, then
+        // on while confirming the two crossings (or watching the near boundary).
+        let byReason = policy.onTime.entries
+        #expect(abs(byReason.map(\.seconds).reduce(0, +) - policy.report.gnssOnSeconds) < 1e-6)
+        #expect(byReason.contains { $0.label == "acquire start" })
+        #expect(byReason.contains { $0.label == "acquire scheduled-wake" })
+        #expect(byReason.contains { $0.label == "on confirming" })
+        #expect(byReason.map(\.label) == byReason.map(\.label).sorted())
+        #expect(abs(baseline.onTime.entries.map(\.seconds).reduce(0, +) - 600) < 1e-6)
+        #expect(baseline.onTime.entries.allSatisfy { $0.label.hasSuffix("always-on") })
         #expect(policy.actions == again.actions)
         #expect(policy.events == again.events)
         #expect(policy.report == again.report)
@@ -114,6 +124,40 @@ import Testing
             }
             #expect(on || policy.actions.contains { $0.time == fix.time })
         }
+    }
+
+    @Test func onTimeLedgerCreditsEachIntervalToTheLabelRunningThen() {
+        var ledger = OnTimeLedger()
+        ledger.mark(Self.at(0), label: "acquire start")
+        ledger.mark(Self.at(30), label: "on uncertain")
+        ledger.mark(Self.at(45), label: nil)
+        ledger.mark(Self.at(100), label: "acquire scheduled-wake")
+        ledger.mark(Self.at(102), label: "on uncertain")
+        ledger.mark(Self.at(103.5), label: nil)
+        ledger.mark(Self.at(500), label: nil)
+        #expect(ledger.current == nil)
+        #expect(ledger.entries.map(\.label) == ["acquire scheduled-wake", "acquire start", "on uncertain"])
+        #expect(ledger.entries.map(\.seconds) == [2, 30, 16.5])
+    }
+
+    @Test func widerInterpolationDeliversTheFirstFixSoonerAcrossASamplingGap() {
+        // Fixes every 15 s: a wake between them waits for the next recorded fix under the 10 s
+        // model, and gets an interpolated fix after the hot TTFF when gaps up to 20 s are bridged.
+        let track = (0..<5).map { Fix(time: Self.at(Double($0) * 15), coordinate: Self.east(Double($0) * 15), horizontalAccuracyMeters: 5) }
+        var strict = ReceiverModel(track: track, settings: ReceiverSettings())
+        strict.turnOn(at: Self.at(0))
+        _ = strict.takeFix()
+        strict.turnOff(at: Self.at(1))
+        strict.turnOn(at: Self.at(20))
+        #expect(strict.nextFix?.time == Self.at(30))
+        var wide = ReceiverModel(track: track, settings: ReceiverSettings(), interpolationMaxGap: .seconds(20))
+        wide.turnOn(at: Self.at(0))
+        _ = wide.takeFix()
+        wide.turnOff(at: Self.at(1))
+        wide.turnOn(at: Self.at(20))
+        let fix = wide.nextFix
+        #expect(fix?.time == Self.at(22))
+        #expect(abs((fix?.coordinate.longitude ?? 0) - Self.east(22).longitude) < 1e-9)
     }
 
     @Test func reportRendersDeterministicJSONMembers() {

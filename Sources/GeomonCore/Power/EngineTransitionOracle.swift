@@ -19,10 +19,16 @@ public struct EngineTransitionOracle: TransitionOracle, Sendable {
 
     public mutating func observe(_ fix: Fix) -> TransitionObservation {
         let outcome = engine.fixReceived(fix)
+        return Self.observation(engine: engine, after: fix, accepted: outcome.accepted, events: outcome.events)
+    }
+
+    /// What the policy needs to know after `engine` took `fix` (the rules above). The live
+    /// daemon uses it too, so `geomon run` and `geomon replay` decide alike.
+    public static func observation(engine: TransitionEngine, after fix: Fix, accepted: Bool, events: [GeoEvent] = []) -> TransitionObservation {
         let snapshot = engine.snapshot
         let pending = snapshot.records.contains { $0.pending != nil }
         let minAccuracy = engine.profile.sources.gnss?.minAccuracyMeters ?? GNSSSourceSettings().minAccuracyMeters
-        var certain = outcome.accepted && engine.implicitState != .unknown
+        var certain = accepted && engine.implicitState != .unknown
         if certain, fix.source == .gnss, fix.horizontalAccuracyMeters > minAccuracy { certain = false }
         if certain {
             let band = fix.horizontalAccuracyMeters + max(0, engine.profile.transitions.hysteresisMeters)
@@ -33,7 +39,7 @@ public struct EngineTransitionOracle: TransitionOracle, Sendable {
         }
         if certain, snapshot.records.contains(where: { $0.state == .unknown }) { certain = false }
         return TransitionObservation(
-            events: outcome.events, allCertain: certain && !pending, transitionPending: pending,
+            events: events, allCertain: certain && !pending, transitionPending: pending,
             earliestDwellDeadline: engine.nextDeadline
         )
     }

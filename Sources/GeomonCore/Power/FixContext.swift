@@ -36,6 +36,41 @@ public struct FixContext: Hashable, Sendable {
     public var boundaryDistanceMeters: Double {
         nearestBoundaryMeters ?? searchRadiusMeters
     }
+
+    /// Spacing of the boundary-clearance samples along a fix's course (heading bound).
+    public static let courseStepMeters: Double = 100
+    /// Longest stretch of course sampled.
+    public static let courseLengthMeters: Double = 5000
+
+    /// The context for a fix, as replay and the live daemon both build it: the nearest boundary
+    /// within the configuration's search radius from the index, certainty from the engine's
+    /// answer, and — for a certain regions GNSS fix with a speed and course — the clearance
+    /// sampled along the course (heading bound).
+    public static func make(
+        for fix: Fix, index: FenceIndex, configuration: PowerConfiguration,
+        allCertain: Bool, transitionPending: Bool, earliestDwellDeadline: UTCTime?,
+        courseStepMeters: Double = FixContext.courseStepMeters, courseLengthMeters: Double = FixContext.courseLengthMeters
+    ) -> FixContext {
+        let radius = configuration.searchRadiusMeters
+        var context = FixContext(
+            nearestBoundaryMeters: index.nearestBoundary(to: fix.coordinate, within: radius).map { abs($0.signedDistanceMeters) },
+            searchRadiusMeters: radius,
+            allCertain: allCertain,
+            transitionPending: transitionPending,
+            earliestDwellDeadline: earliestDwellDeadline
+        )
+        if !configuration.alwaysOn, configuration.mode == .regions, fix.source == .gnss,
+           allCertain, !transitionPending,
+           let course = fix.courseDegrees, let speed = fix.speedMetersPerSecond, speed > 0
+        {
+            let length = min(courseLengthMeters, speed * (configuration.maxSleep + configuration.ttffHot).secondsValue)
+            context.courseClearance = CourseClearance.sample(
+                index: index, from: fix.coordinate, courseDegrees: course,
+                lengthMeters: length, stepMeters: courseStepMeters, searchRadiusMeters: radius
+            )
+        }
+        return context
+    }
 }
 
 /// Distances to the nearest fence boundary at points ahead of a fix along its course.

@@ -23,14 +23,16 @@ public struct PowerConfiguration: Hashable, Sendable {
     public var speedErrorMetersPerSecond: Double = 1.0
     /// Largest error of a fix's reported course.
     public var courseErrorDegrees: Double = 20
-    /// Cap of the retry interval after fix timeouts (it doubles from `min_sleep`): bounds how
-    /// late the first fixes after a signal outage are seen, compared with a receiver left on.
-    /// The default, 10 s (with `min_sleep` 10 s: a constant retry), is the largest value that kept
-    /// recall 1.0 on the real tracks (docs/power.md).
+    /// Cap of the retry interval after fix timeouts (it doubles from `min_sleep`;
+    /// `policy.retry_max_interval`): bounds how late the return of the signal is seen,
+    /// compared with a receiver left on. Default 10 s (docs/power.md, "Fix timeout").
     public var maxFixTimeoutRetry: Duration = .seconds(10)
-    /// How long a retry after a fix timeout listens for a fix (nil: `fix_timeout`). A receiver
-    /// that found no signal for `fix_timeout` is in a tunnel or indoors; re-checking in short
-    /// listens costs less than full `fix_timeout` waits and sees the signal's return as soon.
+    /// How long a short listen waits for a fix (`policy.retry_fix_timeout`, default
+    /// `ttff_hot + 15 s`, at most `fix_timeout`): a retry after a fix timeout, a hot start, and
+    /// the wait for the next fix while nothing is undecided. A receiver that had a fix minutes
+    /// ago and gets none within this is in a tunnel or indoors; re-checking in short listens
+    /// costs less than full `fix_timeout` waits and sees the signal's return about as soon.
+    /// nil: always `fix_timeout` (the behaviour before short listens).
     public var retryFixTimeout: Duration? = nil
     /// What to do when the safe sleep is shorter than `min_sleep` (and the engine is certain).
     public var shortSleep: ShortSleepRule = .clampToMinSleep
@@ -52,6 +54,9 @@ public struct PowerConfiguration: Hashable, Sendable {
         ttffWarm = p.receiver.ttffWarm
         hotWindow = p.receiver.hotWindow
         minAccuracyMeters = profile.sources.gnss?.minAccuracyMeters ?? GNSSSourceSettings().minAccuracyMeters
+        maxAccelerationMetersPerSecondSquared = p.maxAccelerationMetersPerSecondSquared
+        retryFixTimeout = p.effectiveRetryFixTimeout
+        maxFixTimeoutRetry = p.retryMaxInterval
     }
 
     /// The reachability bound these settings define.

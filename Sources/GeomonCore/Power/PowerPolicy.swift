@@ -17,6 +17,9 @@ public struct PowerPolicy: Sendable {
     public let configuration: PowerConfiguration
     private var state: State
     private var memory: Memory
+    /// The reason of the last regions or continuous decision after a GNSS fix (staying on or
+    /// sleeping): why the receiver is on between fixes, for logs and the report's breakdown.
+    public private(set) var lastDecision: PowerReason?
 
     /// What the receiver is doing, as far as the policy is concerned.
     private enum State: Hashable, Sendable {
@@ -40,6 +43,9 @@ public struct PowerPolicy: Sendable {
         var checkInterval: Duration?
         /// The retry interval after the last fix timeout; nil once a fix came.
         var timeoutRetry: Duration?
+        /// The current listen is a short one (`retryFixTimeout`): a hot start, or waiting for
+        /// the next fix with nothing undecided.
+        var shortListen = false
     }
 
     public init(configuration: PowerConfiguration) {
@@ -112,6 +118,7 @@ public struct PowerPolicy: Sendable {
         if fix.source == .gnss, case let .on(since, _) = state {
             state = .on(since: since, timeoutBase: now)
             memory.timeoutRetry = nil
+            memory.shortListen = !context.transitionPending && context.allCertain
         }
         updateStationary(with: fix)
         if configuration.alwaysOn { return [] }
@@ -137,6 +144,7 @@ public struct PowerPolicy: Sendable {
             let kind: PowerReason.Kind = wakeReason == .stationary ? .stationaryCheck : .scheduledWake
             let ttff = expectedTTFF(at: now)
             state = .on(since: now, timeoutBase: now)
+            memory.shortListen = ttff == configuration.ttffHot
             return [.gnssOn(PowerReason(kind, ttff: ttff))]
         case let .on(_, timeoutBase):
             guard timeoutBase + currentFixTimeout <= now else { return [] }
@@ -181,10 +189,12 @@ public struct PowerPolicy: Sendable {
         }
     }
 
-    /// How long to wait for a fix now: `fix_timeout`, or `retryFixTimeout` while retrying after
-    /// a fix timeout (no fix since), when that is shorter.
+    /// How long to wait for a fix now: `retryFixTimeout` (when shorter than `fix_timeout`) while
+    /// retrying after a fix timeout (no fix since), after a hot start, and after a fix that left
+    /// nothing undecided; otherwise `fix_timeout` (a warm start, a pending transition, a side
+    /// still uncertain).
     private var currentFixTimeout: Duration {
-        guard memory.timeoutRetry != nil, let retry = configuration.retryFixTimeout else { return configuration.fixTimeout }
+        guard memory.timeoutRetry != nil || memory.shortListen, let retry = configuration.retryFixTimeout else { return configuration.fixTimeout }
         return min(retry, configuration.fixTimeout)
     }
 
@@ -310,6 +320,7 @@ public struct PowerPolicy: Sendable {
             guard let nearest = context.nearestBoundaryMeters, nearest <= reach || !context.allCertain else { return [] }
             let ttff = expectedTTFF(at: now)
             state = .on(since: now, timeoutBase: now)
+            memory.shortListen = false
             return [.gnssOn(PowerReason(.coarseNearFence, distanceMeters: nearest, accuracyMeters: fix.horizontalAccuracyMeters, ttff: ttff))]
         case .gnss:
             guard isGNSSOn else { return [] }
@@ -323,6 +334,10 @@ public struct PowerPolicy: Sendable {
     }
 
     private mutating func apply(_ decision: Decision, now: UTCTime) -> [PowerAction] {
+        switch decision {
+        case let .stayOn(reason), let .sleep(_, reason):
+            lastDecision = reason
+        }
         switch decision {
         case let .stayOn(reason):
             if reason.kind != .stationary { memory.checkInterval = nil }
@@ -379,7 +394,8 @@ extension PowerPolicy {
             stationaryAnchor: memory.anchor,
             stationarySince: memory.anchorSince,
             stationaryCheckInterval: memory.checkInterval,
-            fixTimeoutRetry: memory.timeoutRetry
+            fixTimeoutRetry: memory.timeoutRetry,
+            shortListen: memory.shortListen
         )
         switch state {
         case .idle:
@@ -408,6 +424,7 @@ extension PowerPolicy {
         memory.anchorSince = s.stationarySince
         memory.checkInterval = s.stationaryCheckInterval
         memory.timeoutRetry = s.fixTimeoutRetry
+        memory.shortListen = s.shortListen
         switch s.phase {
         case .idle:
             state = .idle

@@ -22,6 +22,8 @@ public struct PowerPolicySnapshot: Hashable, Sendable {
     public var stationarySince: UTCTime?
     public var stationaryCheckInterval: Duration?
     public var fixTimeoutRetry: Duration?
+    /// The current listen is a short one (`retry_fix_timeout`).
+    public var shortListen: Bool
 
     public init(
         phase: Phase,
@@ -36,8 +38,10 @@ public struct PowerPolicySnapshot: Hashable, Sendable {
         stationaryAnchor: Coordinate? = nil,
         stationarySince: UTCTime? = nil,
         stationaryCheckInterval: Duration? = nil,
-        fixTimeoutRetry: Duration? = nil
+        fixTimeoutRetry: Duration? = nil,
+        shortListen: Bool = false
     ) {
+        self.shortListen = shortListen
         self.fixTimeoutRetry = fixTimeoutRetry
         self.phase = phase
         self.wakeAt = wakeAt

@@ -11,9 +11,12 @@ public struct SimulationRun: Sendable {
     public var receiver: ReceiverSettings
     public var index: FenceIndex
     /// Spacing of the boundary-clearance samples along a fix's course (heading bound).
-    public var courseStepMeters: Double = 100
+    public var courseStepMeters: Double = FixContext.courseStepMeters
     /// Longest stretch of course sampled.
-    public var courseLengthMeters: Double = 5000
+    public var courseLengthMeters: Double = FixContext.courseLengthMeters
+    /// The receiver model's longest recorded gap bridged by interpolation (10 s: the issue's
+    /// model; larger values are a what-if for sparsely logged tracks, docs/power.md).
+    public var interpolationMaxGap: Duration = .seconds(10)
 
     public init(configuration: PowerConfiguration, receiver: ReceiverSettings, index: FenceIndex) {
         self.configuration = configuration
@@ -34,21 +37,24 @@ public struct SimulationRun: Sendable {
         public var delivered: [Fix]
         public var actions: [TimedAction]
         public var usage: ReceiverUsage
+        /// On-time by reason (`OnTimeLedger`).
+        public var onTime: OnTimeLedger
     }
 
     /// Runs the simulation. `track` must be sorted by time; `coarse` too.
     public func run<Oracle: TransitionOracle>(track: [Fix], coarse: [Fix] = [], oracle: Oracle) -> Result {
         var oracle = oracle
         var policy = PowerPolicy(configuration: configuration)
-        var model = ReceiverModel(track: track, settings: receiver)
+        var model = ReceiverModel(track: track, settings: receiver, interpolationMaxGap: interpolationMaxGap)
         var events: [GeoEvent] = []
         var delivered: [Fix] = []
         var actions: [TimedAction] = []
         var coarseOn = false
         var coarseCursor = 0
+        var ledger = OnTimeLedger()
         guard let start = track.first?.time, let end = track.last?.time else {
             return Result(report: EnergyReport(trackSeconds: 0, usage: model.usage, settings: receiver, events: 0),
-                          events: [], delivered: [], actions: [], usage: model.usage)
+                          events: [], delivered: [], actions: [], usage: model.usage, onTime: ledger)
         }
         var now = start
 
@@ -56,8 +62,12 @@ public struct SimulationRun: Sendable {
             for action in list {
                 actions.append(TimedAction(time: now, action: action))
                 switch action {
-                case .gnssOn: model.turnOn(at: now)
-                case .gnssOff: model.turnOff(at: now)
+                case let .gnssOn(reason):
+                    if !model.isOn { ledger.mark(now, label: "acquire \(reason.kind.rawValue)") }
+                    model.turnOn(at: now)
+                case .gnssOff:
+                    ledger.mark(now, label: nil)
+                    model.turnOff(at: now)
                 case .coarseOn: coarseOn = true
                 case .coarseOff: coarseOn = false
                 case .wakeAt: break
@@ -103,33 +113,25 @@ public struct SimulationRun: Sendable {
             }
             let context = makeContext(for: last, observation: observation)
             perform(policy.fixReceived(last, context: context, now: now))
+            if last.source == .gnss, model.isOn, let current = ledger.current {
+                let decided = configuration.alwaysOn || configuration.mode == .significantChange ? nil : policy.lastDecision?.kind
+                let kind = decided?.rawValue ?? String(current.drop { $0 != " " }.dropFirst())
+                ledger.mark(now, label: "on \(kind)")
+            }
         }
+        ledger.mark(end, label: nil)
         model.turnOff(at: end)
         let report = EnergyReport(trackSeconds: (end - start).secondsValue, usage: model.usage, settings: receiver, events: events.count)
-        return Result(report: report, events: events, delivered: delivered, actions: actions, usage: model.usage)
+        return Result(report: report, events: events, delivered: delivered, actions: actions, usage: model.usage, onTime: ledger)
     }
 
-    /// The `FixContext` for a fix: nearest boundary from the index, certainty from the oracle,
-    /// and the course clearance when the heading bound could use it.
+    /// The `FixContext` for a fix (`FixContext.make`) with the oracle's certainty.
     public func makeContext(for fix: Fix, observation: TransitionObservation) -> FixContext {
-        let radius = configuration.searchRadiusMeters
-        var context = FixContext(
-            nearestBoundaryMeters: index.nearestBoundary(to: fix.coordinate, within: radius).map { abs($0.signedDistanceMeters) },
-            searchRadiusMeters: radius,
-            allCertain: observation.allCertain,
-            transitionPending: observation.transitionPending,
-            earliestDwellDeadline: observation.earliestDwellDeadline
+        FixContext.make(
+            for: fix, index: index, configuration: configuration,
+            allCertain: observation.allCertain, transitionPending: observation.transitionPending,
+            earliestDwellDeadline: observation.earliestDwellDeadline,
+            courseStepMeters: courseStepMeters, courseLengthMeters: courseLengthMeters
         )
-        if !configuration.alwaysOn, configuration.mode == .regions, fix.source == .gnss,
-           observation.allCertain, !observation.transitionPending,
-           let course = fix.courseDegrees, let speed = fix.speedMetersPerSecond, speed > 0
-        {
-            let length = min(courseLengthMeters, speed * (configuration.maxSleep + configuration.ttffHot).secondsValue)
-            context.courseClearance = CourseClearance.sample(
-                index: index, from: fix.coordinate, courseDegrees: course,
-                lengthMeters: length, stepMeters: courseStepMeters, searchRadiusMeters: radius
-            )
-        }
-        return context
     }
 }

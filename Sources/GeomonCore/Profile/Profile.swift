@@ -91,11 +91,21 @@ public struct PolicySettings: Sendable {
     public var minSleep: Duration = .seconds(10)
     public var maxSleep: Duration = .seconds(1800)
     public var fixTimeout: Duration = .seconds(90)
-    /// How long each retry after a fix timeout listens (`retry_fix_timeout`); nil: `fix_timeout`.
+    /// How long a short listen lasts (`retry_fix_timeout`): a retry after a fix timeout, a
+    /// hot start, or waiting for the next fix with nothing undecided; nil: the default,
+    /// `ttff_hot + 15 s`, at most `fix_timeout` (`effectiveRetryFixTimeout`).
     public var retryFixTimeout: Duration?
+    /// Cap of the retry interval after fix timeouts (`retry_max_interval`; it doubles from
+    /// `min_sleep`): bounds how late the return of the signal is seen.
+    public var retryMaxInterval: Duration = .seconds(10)
     public var stationary: StationarySettings = StationarySettings()
     public var receiver: ReceiverSettings = ReceiverSettings()
     public init() {}
+
+    /// `retry_fix_timeout`, or its default `ttff_hot + 15 s`; never longer than `fix_timeout`.
+    public var effectiveRetryFixTimeout: Duration {
+        min(fixTimeout, retryFixTimeout ?? receiver.ttffHot + .seconds(15))
+    }
 }
 
 public enum InitialReport: String, Hashable, Sendable {

@@ -316,9 +316,11 @@ public final class LiveDaemon {
             log.info("implausible jump held until confirmed", ["fix.lat": "\(fix.coordinate.latitude)", "fix.lon": "\(fix.coordinate.longitude)"])
             return
         }
+        var lastAccepted = false
         do {
             for f in fixes {
-                let (_, events) = try monitor.fixReceived(f, now: now)
+                let (accepted, events) = try monitor.fixReceived(f, now: now)
+                lastAccepted = accepted
                 emit(events.map(\.event), now: now)
             }
         } catch {
@@ -326,7 +328,7 @@ public final class LiveDaemon {
             stopRequested = true
             return
         }
-        let context = PolicyContext.make(engine: monitor.engine, fix: last, configuration: policy.configuration)
+        let context = PolicyContext.make(engine: monitor.engine, fix: last, accepted: lastAccepted, configuration: policy.configuration)
         perform(policy.fixReceived(last, context: context, now: now))
     }
 

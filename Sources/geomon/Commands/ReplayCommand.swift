@@ -14,6 +14,7 @@ enum ReplayCommand: Command {
     static let help = """
     usage: geomon replay --profile PROFILE TRACK… [--db PATH] [--format text|json] [--speed X] [--no-hooks]
                  [--always-on | --compare-always-on] [--coarse FILE] [--report FILE] [--svg FILE]
+                 [--interpolate-gaps S] [--stats]
 
     Runs the whole engine on recorded tracks (NMEA, GPX, JSON lines, gpsd JSON) on a virtual
     clock driven by the track's timestamps and prints each event on its own line. The profile's
@@ -30,13 +31,13 @@ enum ReplayCommand: Command {
       --insecure-permissions
                           accept group/world-writable profiles, GeoJSON files, programs and
                           database files (and, as root, ones owned by other users)
+      --stats             print fixes processed and the loop's throughput to stderr
+                          (`--db :memory:` keeps the database in memory, for comparison)
+    \(ReplayPowerOptions.help)
 
     A database write failure (disk full, read-only file system, I/O error) exits 1 with
     'geomon: error: DB: cannot write the database: REASON'; nothing after the last commit is
     stored, and the same command resumes once the cause is fixed.
-      --stats             print fixes processed and the loop's throughput to stderr
-                          (`--db :memory:` keeps the database in memory, for comparison)
-    \(ReplayPowerOptions.help)
     """
 
     static func run(_ arguments: inout Arguments) throws -> Int32 {

@@ -16,12 +16,18 @@ struct ReplayPowerOptions {
       --report FILE       write the energy report as JSON (FILE `-`: stdout, after the events);
                           with --format text the report is the readable table instead
       --svg FILE          draw the run: map and timeline (docs/pictures.md)
+      --policy-log FILE   every policy action with its time and reason, and every GNSS fix
+                          the receiver delivered, one per line (why the receiver was on)
+      --interpolate-gaps S
+                          the receiver model bridges recorded gaps up to S seconds by
+                          interpolation (default 10; larger: a what-if for sparse logs)
     """
 
     var options = ReplayPower.Options()
     var coarsePath: String?
     var reportPath: String?
     var svgPath: String?
+    var policyLogPath: String?
     var reportAsText = false
 
     /// Parses the options (before `positionals()`); `formatText` is replay's `--format text`.
@@ -36,6 +42,10 @@ struct ReplayPowerOptions {
         if let seed = try arguments.intOption("--seed", range: 0...Int.max) { parsed.options.seed = UInt64(seed) }
         parsed.reportPath = try arguments.option("--report")
         parsed.svgPath = try arguments.option("--svg")
+        parsed.policyLogPath = try arguments.option("--policy-log")
+        if let gap = try arguments.doubleOption("--interpolate-gaps", range: 0...86_400) {
+            parsed.options.interpolationMaxGap = .milliseconds(Int64((gap * 1000).rounded()))
+        }
         return parsed
     }
 
@@ -72,6 +82,9 @@ struct ReplayPowerOptions {
             }
         }
         if let svgPath, let failure = write(ReplayPicture.svg(run, title: title), to: svgPath) {
+            return failure
+        }
+        if let policyLogPath, let failure = write(ReplayReport.policyLog(run), to: policyLogPath) {
             return failure
         }
         writeStderr(ReplayReport.summaryLine(run))
