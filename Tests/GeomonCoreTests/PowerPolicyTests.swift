@@ -216,6 +216,58 @@ import Testing
         #expect(p.nextDeadline == Self.at(c.deadlineMs + 10_000 + c.retryListenMs))
     }
 
+    /// The retry intervals after a fix at 0 that slept `max_sleep` (600 s) and a wake into an
+    /// outage: each listen is short (17 s), each timeout schedules the next retry.
+    static func outageRetries(beyondMeters: Double?, count: Int) -> [Int64] {
+        var p = Self.started(Self.config())
+        let f = Self.fix(0)
+        let a = p.fixReceived(f, context: FixContext(nearestBoundaryMeters: nil, searchRadiusMeters: 30000, boundaryBeyondSearchMeters: beyondMeters), now: f.time)
+        var now = Self.wake(a) ?? Self.t0
+        var sleeps: [Int64] = []
+        for _ in 0..<count {
+            _ = p.deadlineReached(now: now)  // on
+            guard let timeout = p.nextDeadline else { return sleeps }
+            guard let wake = Self.wake(p.deadlineReached(now: timeout)) else { return sleeps }
+            sleeps.append((wake - timeout).wholeMilliseconds)
+            now = wake
+        }
+        return sleeps
+    }
+
+    @Test func outageRetriesBackOffOnlyWhileNoBoundaryCanBeReached() {
+        // No fence anywhere: the bound's limit (hot_window 7200 s + max_sleep 600 s) is far
+        // away, so the retries double from min_sleep up to max_sleep.
+        #expect(Self.outageRetries(beyondMeters: .infinity, count: 8) == [10_000, 20_000, 40_000, 80_000, 160_000, 320_000, 600_000, 600_000])
+        // Nearest boundary 30 km away (no speed: max-speed bound): reachable from
+        // (30000 − 5 − 20)/45 = 666.111 s. Slept 600 s; timeouts at 617 s (slack 666.111 − 2 − 617
+        // = 47.1 s > cap 10 s → 10 s), 644 s (slack 20.1 s → min(20, 20.1) = 20 s), then 681 s
+        // and on (no slack → the 10 s cap).
+        #expect(Self.outageRetries(beyondMeters: 30_000, count: 5) == [10_000, 20_000, 10_000, 10_000, 10_000])
+        // Unknown beyond the search radius: as near.
+        #expect(Self.outageRetries(beyondMeters: nil, count: 4) == [10_000, 20_000, 10_000, 10_000])
+    }
+
+    @Test func fixContextLooksBeyondTheSearchRadiusOnlyWhenNothingIsWithinIt() {
+        let c = Self.config()
+        let f = Self.fix(0)
+        let none = FixContext.make(for: f, index: FenceIndex(shapes: []), configuration: c, allCertain: true, transitionPending: false, earliestDwellDeadline: nil)
+        #expect(none.nearestBoundaryMeters == nil)
+        #expect(none.boundaryBeyondSearchMeters == .infinity)
+        // A 250 m circle 100 km east: beyond the search radius (45 × 630 + 50 + 20 = 28,420 m).
+        // (`point` spaces by 111,195.08 m a degree; WGS84 has 111,319.49 m at the equator, so the
+        // centre is 100,111.9 m away and the boundary 99,861.9 m.)
+        let far = FenceIndex(shapes: [.circle(center: Self.point(100_000), radiusMeters: 250)])
+        let c1 = FixContext.make(for: f, index: far, configuration: c, allCertain: true, transitionPending: false, earliestDwellDeadline: nil)
+        #expect(c1.nearestBoundaryMeters == nil)
+        #expect(abs((c1.boundaryBeyondSearchMeters ?? 0) - 99_861.9) < 1)
+        #expect(abs(c1.outageDistanceMeters - 99_861.9) < 1)
+        // Within the radius: no second query.
+        let near = FenceIndex(shapes: [.circle(center: Self.point(1_000), radiusMeters: 250)])
+        let c2 = FixContext.make(for: f, index: near, configuration: c, allCertain: true, transitionPending: false, earliestDwellDeadline: nil)
+        #expect(abs((c2.nearestBoundaryMeters ?? 0) - 751.1) < 0.5)
+        #expect(c2.boundaryBeyondSearchMeters == nil)
+    }
+
     @Test func warmStartsListenTheFullFixTimeout() {
         // At start (warm, 30 s TTFF) the receiver waits fix_timeout, 90 s.
         let p = Self.started(Self.config())

@@ -15,6 +15,10 @@ public struct FixContext: Hashable, Sendable {
     public var earliestDwellDeadline: UTCTime?
     /// Boundary clearance sampled ahead along the fix's course, for the heading bound.
     public var courseClearance: CourseClearance?
+    /// When no boundary is within the search radius: the distance to the nearest one anywhere
+    /// (`.infinity` without fences), for how long an outage may go unwatched; nil: unknown
+    /// (the search radius stands in).
+    public var boundaryBeyondSearchMeters: Double?
 
     public init(
         nearestBoundaryMeters: Double?,
@@ -22,8 +26,10 @@ public struct FixContext: Hashable, Sendable {
         allCertain: Bool = true,
         transitionPending: Bool = false,
         earliestDwellDeadline: UTCTime? = nil,
-        courseClearance: CourseClearance? = nil
+        courseClearance: CourseClearance? = nil,
+        boundaryBeyondSearchMeters: Double? = nil
     ) {
+        self.boundaryBeyondSearchMeters = boundaryBeyondSearchMeters
         self.nearestBoundaryMeters = nearestBoundaryMeters
         self.searchRadiusMeters = searchRadiusMeters
         self.allCertain = allCertain
@@ -37,6 +43,12 @@ public struct FixContext: Hashable, Sendable {
         nearestBoundaryMeters ?? searchRadiusMeters
     }
 
+    /// The best known lower bound of the distance to any boundary, beyond the search radius
+    /// too: what decides how long an outage may go unwatched.
+    public var outageDistanceMeters: Double {
+        nearestBoundaryMeters ?? max(searchRadiusMeters, boundaryBeyondSearchMeters ?? searchRadiusMeters)
+    }
+
     /// Spacing of the boundary-clearance samples along a fix's course (heading bound).
     public static let courseStepMeters: Double = 100
     /// Longest stretch of course sampled.
@@ -45,7 +57,8 @@ public struct FixContext: Hashable, Sendable {
     /// The context for a fix, as replay and the live daemon both build it: the nearest boundary
     /// within the configuration's search radius from the index, certainty from the engine's
     /// answer, and — for a certain regions GNSS fix with a speed and course — the clearance
-    /// sampled along the course (heading bound).
+    /// sampled along the course (heading bound). With nothing within the search radius, a regions
+    /// GNSS fix also gets the distance to the nearest boundary anywhere (one unbounded query).
     public static func make(
         for fix: Fix, index: FenceIndex, configuration: PowerConfiguration,
         allCertain: Bool, transitionPending: Bool, earliestDwellDeadline: UTCTime?,
@@ -59,6 +72,9 @@ public struct FixContext: Hashable, Sendable {
             transitionPending: transitionPending,
             earliestDwellDeadline: earliestDwellDeadline
         )
+        if !configuration.alwaysOn, configuration.mode == .regions, fix.source == .gnss, context.nearestBoundaryMeters == nil {
+            context.boundaryBeyondSearchMeters = index.nearestBoundary(to: fix.coordinate).map { abs($0.signedDistanceMeters) } ?? .infinity
+        }
         if !configuration.alwaysOn, configuration.mode == .regions, fix.source == .gnss,
            allCertain, !transitionPending,
            let course = fix.courseDegrees, let speed = fix.speedMetersPerSecond, speed > 0

@@ -1,7 +1,7 @@
 /// GNSS on-time split by why the receiver was on, for the replay report.
 ///
 /// Labels: `acquire KIND` from a switch-on to the first fix after it (KIND: the switch-on's
-/// reason, e.g. `scheduled-wake`, `fix-timeout`), then `on KIND` while the policy keeps the
+/// reason, e.g. `scheduled-wake`, `retry` after a fix timeout), then `on KIND` while the policy keeps the
 /// receiver on after a fix (KIND: that decision's reason, e.g. `confirming`, `boundary-near`).
 /// The seconds add up to the receiver model's on-time.
 public struct OnTimeLedger: Hashable, Sendable {

@@ -46,6 +46,10 @@ public struct PowerPolicy: Sendable {
         /// The current listen is a short one (`retryFixTimeout`): a hot start, or waiting for
         /// the next fix with nothing undecided.
         var shortListen = false
+        /// No boundary is reachable before this time, from the last fix the policy slept on
+        /// (max-speed and kinematic bounds, the distance beyond the search radius included);
+        /// nil after a fix that kept the receiver on.
+        var safeUntil: UTCTime?
     }
 
     public init(configuration: PowerConfiguration) {
@@ -125,7 +129,12 @@ public struct PowerPolicy: Sendable {
         switch configuration.mode {
         case .regions:
             guard fix.source == .gnss else { return [] }
-            return apply(regionsDecision(fix, context: context, now: now), now: now)
+            let decision = regionsDecision(fix, context: context, now: now)
+            memory.safeUntil = nil
+            if case let .sleep(_, reason) = decision, reason.kind == .sleep {
+                memory.safeUntil = fix.time + outageHorizon(fix, context: context)
+            }
+            return apply(decision, now: now)
         case .continuous:
             guard fix.source == .gnss else { return [] }
             return apply(continuousDecision(fix, now: now), now: now)
@@ -141,7 +150,11 @@ public struct PowerPolicy: Sendable {
             return []
         case let .off(wakeAt, wakeReason):
             guard let wakeAt, wakeAt <= now else { return [] }
-            let kind: PowerReason.Kind = wakeReason == .stationary ? .stationaryCheck : .scheduledWake
+            let kind: PowerReason.Kind = switch wakeReason {
+            case .stationary: .stationaryCheck
+            case .fixTimeout: .retry
+            default: .scheduledWake
+            }
             let ttff = expectedTTFF(at: now)
             state = .on(since: now, timeoutBase: now)
             memory.shortListen = ttff == configuration.ttffHot
@@ -164,7 +177,12 @@ public struct PowerPolicy: Sendable {
             return []
         }
         let cap = max(configuration.minSleep, min(configuration.maxSleep, configuration.maxFixTimeoutRetry))
-        let retry = memory.timeoutRetry.map { min($0 * 2, cap) } ?? configuration.minSleep
+        var retry = memory.timeoutRetry.map { $0 * 2 } ?? configuration.minSleep
+        // While no boundary can be reached yet (from the last fix slept on), the retries may
+        // back off up to that time (and `max_sleep`): nothing can be missed before it.
+        let slack = memory.safeUntil.map { $0 - configuration.ttffHot - now } ?? .zero
+        retry = slack > cap ? min(retry, configuration.maxSleep, slack) : min(retry, cap)
+        retry = max(retry, configuration.minSleep)
         memory.timeoutRetry = retry
         let reason = PowerReason(.fixTimeout, sleep: retry)
         memory.lastGnssOffAt = now
@@ -295,6 +313,19 @@ public struct PowerPolicy: Sendable {
         return .sleep(until: wake, reason)
     }
 
+    /// How long after `fix` no boundary can be reached, by the max-speed and kinematic bounds,
+    /// at the best known distance (beyond the search radius too), up to `hot_window` + `max_sleep`.
+    private func outageHorizon(_ fix: Fix, context: FixContext) -> Duration {
+        let limit = (configuration.hotWindow + configuration.maxSleep).secondsValue
+        let h = configuration.reachability.horizon(
+            distanceMeters: context.outageDistanceMeters,
+            reserveMeters: fix.horizontalAccuracyMeters + configuration.wakeMarginMeters,
+            speedMetersPerSecond: fix.speedMetersPerSecond, courseDegrees: nil, courseClearance: nil,
+            limitSeconds: limit
+        )
+        return .milliseconds(Int64((h.seconds * 1000).rounded(.down)))
+    }
+
     private mutating func continuousDecision(_ fix: Fix, now: UTCTime) -> Decision {
         stationaryOr(.stayOn(PowerReason(.moving, accuracyMeters: fix.horizontalAccuracyMeters,
                                          speedMetersPerSecond: fix.speedMetersPerSecond)), now: now)
@@ -395,7 +426,8 @@ extension PowerPolicy {
             stationarySince: memory.anchorSince,
             stationaryCheckInterval: memory.checkInterval,
             fixTimeoutRetry: memory.timeoutRetry,
-            shortListen: memory.shortListen
+            shortListen: memory.shortListen,
+            safeUntil: memory.safeUntil
         )
         switch state {
         case .idle:
@@ -425,6 +457,7 @@ extension PowerPolicy {
         memory.checkInterval = s.stationaryCheckInterval
         memory.timeoutRetry = s.fixTimeoutRetry
         memory.shortListen = s.shortListen
+        memory.safeUntil = s.safeUntil
         switch s.phase {
         case .idle:
             state = .idle

@@ -24,6 +24,8 @@ public struct PowerPolicySnapshot: Hashable, Sendable {
     public var fixTimeoutRetry: Duration?
     /// The current listen is a short one (`retry_fix_timeout`).
     public var shortListen: Bool
+    /// No boundary reachable before this time (from the last fix slept on).
+    public var safeUntil: UTCTime?
 
     public init(
         phase: Phase,
@@ -39,8 +41,10 @@ public struct PowerPolicySnapshot: Hashable, Sendable {
         stationarySince: UTCTime? = nil,
         stationaryCheckInterval: Duration? = nil,
         fixTimeoutRetry: Duration? = nil,
-        shortListen: Bool = false
+        shortListen: Bool = false,
+        safeUntil: UTCTime? = nil
     ) {
+        self.safeUntil = safeUntil
         self.shortListen = shortListen
         self.fixTimeoutRetry = fixTimeoutRetry
         self.phase = phase

@@ -32,6 +32,8 @@ public struct PowerReason: Hashable, Sendable, CustomStringConvertible {
         case moving
         /// No fix within `fix_timeout` after the receiver was switched on.
         case fixTimeout = "fix-timeout"
+        /// A retry after a fix timeout: listening for the signal's return.
+        case retry
         /// A coarse fix came near a fence: GNSS is woken to decide.
         case coarseNearFence = "coarse-near-fence"
         /// The engine is certain again: the GNSS path goes back to sleep (significant-change mode).
