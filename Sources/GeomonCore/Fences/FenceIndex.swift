@@ -92,4 +92,30 @@ public struct FenceIndex: Sendable {
     public func query(_ point: Coordinate, within searchRadiusMeters: Double, into result: inout FenceQueryResult) {
         store.query(point, within: searchRadiusMeters, wantNearest: true, into: &result)
     }
+
+    /// Batch query: answers `query(_:within:)` for every point of `points` and calls
+    /// `body(i, result)` once per point with its position `i` in `points` and the same result
+    /// a single query gives. Points are answered in spatial (Z-)order, not input order, so
+    /// that consecutive queries find the index data they need still in the cache; `result` is
+    /// only valid during the call. The ordering costs one radix sort (included in any timing).
+    public func query(points: [Coordinate], within searchRadiusMeters: Double = .infinity,
+                      body: (_ index: Int, _ result: FenceQueryResult) -> Void) {
+        var result = FenceQueryResult()
+        points.withUnsafeBufferPointer { buffer in
+            let order = store.spatialOrder(of: buffer)
+            // Gathered first in one loop of independent loads, then read in sequence.
+            let sorted = order.map { buffer[Int($0)] }
+            for (i, p) in zip(order, sorted) {
+                store.query(p, within: searchRadiusMeters, wantNearest: true, into: &result)
+                body(Int(i), result)
+            }
+        }
+    }
+
+    /// Batch query returning the results in input order (see `query(points:within:body:)`).
+    public func query(points: [Coordinate], within searchRadiusMeters: Double = .infinity) -> [FenceQueryResult] {
+        var results = [FenceQueryResult](repeating: FenceQueryResult(), count: points.count)
+        query(points: points, within: searchRadiusMeters) { i, result in results[i] = result }
+        return results
+    }
 }

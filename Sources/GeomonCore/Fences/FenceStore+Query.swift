@@ -108,12 +108,12 @@ extension FenceStore {
         let base = Int(record.stripStart)
         let scale = Double(record.stripsPerDegree)
         let first = Double(record.stripLat0)
-        let twoPi = 2 * Double.pi
+        let turn = 4.0 // pseudo-angle units per turn
         vertices.withUnsafeBufferPointer { v in
             angles.withUnsafeBufferPointer { a in
                 let x = acc.px * scale, y = acc.py
-                var phi = atan2(y, x)
-                if phi < first { phi += twoPi } else if phi >= first + twoPi { phi -= twoPi }
+                var phi = Self.pseudoAngle(x, y)
+                if phi < first { phi += turn } else if phi >= first + turn { phi -= turn }
                 // Edge k spans angles [a[k], a[k+1]).
                 var lo = 0, hi = n
                 while hi - lo > 1 {
@@ -139,34 +139,49 @@ extension FenceStore {
                 }
                 guard acc.wantDistance else { return }
                 acc.edge(v, start + k, pip: false)
-                // Window: the nearest boundary point is within the best distance of the point,
-                // so within asin(best / centre distance) of its bearing (plus a margin for the
-                // frame's approximation).
+                // Window: the nearest boundary point is within the best distance b of the
+                // point, so its bearing from the centre is within w = asin(b / centre distance)
+                // of the point's (plus a margin for the frame's approximation: w' = asin(1.02
+                // b / dc + 0.01) ≥ 1.02 w + 0.01). In pseudo-angles the window is between the
+                // pseudo-angles of the point's direction turned by ∓w' (no trigonometry: sin w'
+                // and cos w' are known).
                 let east = acc.px * acc.kx, north = acc.py * acc.ky
                 let dc = (east * east + north * north).squareRoot()
                 var scanned = 1
                 var left = k, right = k
-                var windowBest2 = -1.0, window = twoPi
+                var windowBest2 = -1.0, windowLeft = turn, windowRight = turn
                 while scanned < n {
                     if acc.best2 != windowBest2 {
                         // The window only changes when the best distance does.
                         windowBest2 = acc.best2
-                        let best = acc.best2.squareRoot()
-                        window = best < dc * 0.999 ? asin(best / dc) * 1.02 + 0.01 : twoPi
+                        let sine = dc > 0 ? 1.02 * acc.best2.squareRoot() / dc + 0.01 : 2
+                        if sine < 1 {
+                            let cosine = (1 - sine * sine).squareRoot()
+                            let lower = Self.pseudoAngle(x * cosine + y * sine, y * cosine - x * sine)
+                            let upper = Self.pseudoAngle(x * cosine - y * sine, y * cosine + x * sine)
+                            let p = phi >= turn ? phi - turn : phi
+                            windowLeft = p - lower
+                            if windowLeft < 0 { windowLeft += turn }
+                            windowRight = upper - p
+                            if windowRight < 0 { windowRight += turn }
+                        } else {
+                            windowLeft = turn
+                            windowRight = turn
+                        }
                     }
                     var progressed = false
                     // Next edge to the left: k-1 spans [a[k-1], a[k]); wraps around.
                     let leftEdge = (left - 1 + n) % n
-                    let leftEnd = Double(a[base + leftEdge + 1]) - (leftEdge >= k ? twoPi : 0)
-                    if phi - leftEnd <= window && scanned < n {
+                    let leftEnd = Double(a[base + leftEdge + 1]) - (leftEdge >= k ? turn : 0)
+                    if phi - leftEnd <= windowLeft && scanned < n {
                         left = leftEdge
                         acc.edge(v, start + left, pip: false)
                         scanned += 1
                         progressed = true
                     }
                     let rightEdge = (right + 1) % n
-                    let rightStart = Double(a[base + rightEdge]) + (rightEdge <= k ? twoPi : 0)
-                    if rightStart - phi <= window && scanned < n {
+                    let rightStart = Double(a[base + rightEdge]) + (rightEdge <= k ? turn : 0)
+                    if rightStart - phi <= windowRight && scanned < n {
                         right = rightEdge
                         acc.edge(v, start + right, pip: false)
                         scanned += 1
