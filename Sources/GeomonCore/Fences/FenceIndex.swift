@@ -53,6 +53,9 @@ public struct FenceIndex: Sendable {
 
     public var count: Int { shapes.count }
 
+    /// Points warmed and answered together by the batch query.
+    static let warmGroup = 16
+
     /// Bytes held by the index structures (not counting `shapes`, the caller's input copy).
     public var indexBytes: Int { store.bytes }
 
@@ -105,9 +108,24 @@ public struct FenceIndex: Sendable {
             let order = store.spatialOrder(of: buffer)
             // Gathered first in one loop of independent loads, then read in sequence.
             let sorted = order.map { buffer[Int($0)] }
-            for (i, p) in zip(order, sorted) {
-                store.query(p, within: searchRadiusMeters, wantNearest: true, into: &result)
-                body(Int(i), result)
+            sorted.withUnsafeBufferPointer { points in
+                withUnsafeTemporaryAllocation(of: Int32.self, capacity: Self.warmGroup) { cells in
+                    withUnsafeTemporaryAllocation(of: UInt32.self, capacity: 8 * Self.warmGroup) { fenceList in
+                        var sink: UInt32 = 0
+                        var g = 0
+                        while g < points.count {
+                            let group = g..<min(points.count, g + Self.warmGroup)
+                            sink ^= store.warm(points, group, cells: cells, fenceList: fenceList)
+                            for j in group {
+                                store.query(points[j], within: searchRadiusMeters, wantNearest: true, into: &result)
+                                body(Int(order[j]), result)
+                            }
+                            g = group.upperBound
+                        }
+                        // Keeps the warming loads (no effect on results).
+                        if sink == 0x5EED { result.containing.reserveCapacity(1) }
+                    }
+                }
             }
         }
     }

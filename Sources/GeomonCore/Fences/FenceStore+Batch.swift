@@ -71,4 +71,97 @@ extension FenceStore {
             swap(&keys, &other)
         }
     }
+
+    /// Loads, for a group of upcoming points, what their queries will read first (the cell
+    /// ranges, the cell entries of the point's cell, the records of the fences whose box
+    /// holds the point, and those polygons' headers, angles and vertices), stage by stage
+    /// over the whole group. The loads of one stage are independent of each other, so the
+    /// processor overlaps their cache misses, where a query alone would wait for each in
+    /// turn (Swift has no prefetch instruction; these are plain loads). Returns a value
+    /// derived from everything loaded, so the loads are not optimised away.
+    func warm(_ points: UnsafeBufferPointer<Coordinate>, _ range: Range<Int>, cells: UnsafeMutableBufferPointer<Int32>,
+              fenceList: UnsafeMutableBufferPointer<UInt32>) -> UInt32 {
+        var sink: UInt32 = 0
+        let width = cellLonDegrees * Double(columns)
+        fences.withUnsafeBufferPointer { records in
+            cellStarts.withUnsafeBufferPointer { starts in
+                cellFences.withUnsafeBufferPointer { members in
+                    // Stage 1: the points' cells and their ranges.
+                    var g = 0
+                    for j in range {
+                        let p = points[j]
+                        var lon = p.longitude
+                        if lon < gridLon0 { lon += 360 } else if lon > gridLon0 + width { lon -= 360 }
+                        let fx = (lon - gridLon0) / cellLonDegrees, fy = (p.latitude - gridLat0) / cellLatDegrees
+                        // Also false for NaN.
+                        if fx >= 0, fx < Double(columns), fy >= 0, fy < Double(rows) {
+                            let cell = Int(fy) * columns + Int(fx)
+                            cells[g] = Int32(truncatingIfNeeded: cell)
+                            sink ^= starts[cell] ^ starts[cell + 1]
+                        } else {
+                            cells[g] = -1
+                        }
+                        g += 1
+                    }
+                    // Stage 2: the entries of each point's cell; fences whose box holds it.
+                    var listed = 0
+                    g = 0
+                    for j in range {
+                        let c = Int(cells[g])
+                        g += 1
+                        if c < 0 { continue }
+                        let p = points[j]
+                        let px = Float(p.longitude), py = Float(p.latitude)
+                        for e in Int(starts[c])..<Int(starts[c + 1]) {
+                            let entry = members[e]
+                            if px >= entry.minLon && px <= entry.maxLon && py >= entry.minLat && py <= entry.maxLat
+                                && listed < fenceList.count {
+                                fenceList[listed] = entry.fence
+                                listed += 1
+                            }
+                        }
+                    }
+                    // Stage 3: their records; stage 4: the polygons' headers.
+                    var polygonsListed = 0
+                    for i in 0..<listed {
+                        let record = records[Int(fenceList[i])]
+                        sink ^= record.external
+                        if record.polygon != UInt32.max {
+                            fenceList[polygonsListed] = record.polygon
+                            polygonsListed += 1
+                        }
+                    }
+                    polygons.withUnsafeBufferPointer { headers in
+                        for i in 0..<polygonsListed {
+                            let h = headers[Int(fenceList[i])]
+                            sink ^= h.vertexStart
+                            // Stage 5 (same loop: the loads only depend on this header):
+                            // every cache line of the angles and vertices of a small polygon.
+                            let n = Int(h.vertexEnd) - Int(h.vertexStart)
+                            if n > 160 { continue }
+                            vertices.withUnsafeBufferPointer { v in
+                                var o = 2 * Int(h.vertexStart)
+                                let end = 2 * Int(h.vertexEnd)
+                                while o < end {
+                                    sink ^= v[o].bitPattern
+                                    o += 16
+                                }
+                            }
+                            if h.stripCount == UInt32.max {
+                                angles.withUnsafeBufferPointer { a in
+                                    var o = Int(h.stripStart)
+                                    let end = o + n - 1
+                                    while o < end {
+                                        sink ^= a[o].bitPattern
+                                        o += 16
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        return sink
+    }
 }

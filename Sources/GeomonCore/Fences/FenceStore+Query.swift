@@ -115,12 +115,23 @@ extension FenceStore {
                 var phi = Self.pseudoAngle(x, y)
                 if phi < first { phi += turn } else if phi >= first + turn { phi -= turn }
                 // Edge k spans angles [a[k], a[k+1]).
-                var lo = 0, hi = n
-                while hi - lo > 1 {
-                    let mid = (lo + hi) / 2
-                    if Double(a[base + mid]) <= phi { lo = mid } else { hi = mid }
+                var k = 0
+                if n <= 160 {
+                    // Count the angles at or below phi: independent loads (all of the angles'
+                    // cache lines are fetched at once) instead of a chain of dependent probes.
+                    let f = Float(phi)
+                    for i in 1..<n { k &+= a[base + i] <= f ? 1 : 0 }
+                    // Float rounding can only misplace phi next to a vertex: settle exactly.
+                    while k > 0 && Double(a[base + k]) > phi { k -= 1 }
+                    while k + 1 < n && Double(a[base + k + 1]) <= phi { k += 1 }
+                } else {
+                    var lo = 0, hi = n
+                    while hi - lo > 1 {
+                        let mid = (lo + hi) / 2
+                        if Double(a[base + mid]) <= phi { lo = mid } else { hi = mid }
+                    }
+                    k = lo
                 }
-                let k = lo
                 if pip {
                     let nearVertex = phi - Double(a[base + k]) < 1e-5 || Double(a[base + k + 1]) - phi < 1e-5
                     if nearVertex || (x == 0 && y == 0) {
@@ -325,13 +336,22 @@ extension FenceStore {
             if cj - ring >= 0 { lb = min(lb, (max(0, fy - Double(cj - ring + 1)) + m) * cellHeight) }
             if cj + ring < rows { lb = min(lb, (max(0, Double(cj + ring) - fy) + m) * cellHeight) }
             if lb == .infinity || lb > state.best { break }
+            // Within the ring, a cell farther from the point than the best distance is
+            // skipped: a fence that matters has its box's point nearest to the point in a
+            // cell at most that far, or (beyond the rings visited) within the margin of one.
+            @inline(__always) func near(_ i: Int, _ j: Int) -> Bool {
+                let dx = i > ci ? Double(i) - fx : (i < ci ? fx - Double(i + 1) : 0)
+                let dy = j > cj ? Double(j) - fy : (j < cj ? fy - Double(j + 1) : 0)
+                let ex = max(0, dx) * cellWidth, ny = max(0, dy) * cellHeight
+                return ex * ex + ny * ny <= state.best * state.best
+            }
             let i0 = max(0, ci - ring), i1 = min(columns - 1, ci + ring)
-            if cj + ring < rows { for i in i0...i1 { visit(i, cj + ring, ring0: false, &c, state: &state, containing: &containing) } }
-            if cj - ring >= 0 { for i in i0...i1 { visit(i, cj - ring, ring0: false, &c, state: &state, containing: &containing) } }
+            if cj + ring < rows { for i in i0...i1 where near(i, cj + ring) { visit(i, cj + ring, ring0: false, &c, state: &state, containing: &containing) } }
+            if cj - ring >= 0 { for i in i0...i1 where near(i, cj - ring) { visit(i, cj - ring, ring0: false, &c, state: &state, containing: &containing) } }
             let j0 = max(0, cj - ring + 1), j1 = min(rows - 1, cj + ring - 1)
             if j0 <= j1 {
-                if ci - ring >= 0 { for j in j0...j1 { visit(ci - ring, j, ring0: false, &c, state: &state, containing: &containing) } }
-                if ci + ring < columns { for j in j0...j1 { visit(ci + ring, j, ring0: false, &c, state: &state, containing: &containing) } }
+                if ci - ring >= 0 { for j in j0...j1 where near(ci - ring, j) { visit(ci - ring, j, ring0: false, &c, state: &state, containing: &containing) } }
+                if ci + ring < columns { for j in j0...j1 where near(ci + ring, j) { visit(ci + ring, j, ring0: false, &c, state: &state, containing: &containing) } }
             }
             settle(&c, state: &state)
             ring += 1
