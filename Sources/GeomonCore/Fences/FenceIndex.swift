@@ -110,7 +110,7 @@ public struct FenceIndex: Sendable {
             let sorted = order.map { buffer[Int($0)] }
             sorted.withUnsafeBufferPointer { points in
                 withUnsafeTemporaryAllocation(of: Int32.self, capacity: Self.warmGroup) { cells in
-                    withUnsafeTemporaryAllocation(of: UInt32.self, capacity: 8 * Self.warmGroup) { fenceList in
+                    withUnsafeTemporaryAllocation(of: UInt32.self, capacity: 16 * Self.warmGroup) { fenceList in
                         var sink: UInt32 = 0
                         var g = 0
                         while g < points.count {

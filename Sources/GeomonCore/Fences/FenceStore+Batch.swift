@@ -73,12 +73,13 @@ extension FenceStore {
     }
 
     /// Loads, for a group of upcoming points, what their queries will read first (the cell
-    /// ranges, the cell entries of the point's cell, the records of the fences whose box
-    /// holds the point, and those polygons' headers, angles and vertices), stage by stage
-    /// over the whole group. The loads of one stage are independent of each other, so the
-    /// processor overlaps their cache misses, where a query alone would wait for each in
-    /// turn (Swift has no prefetch instruction; these are plain loads). Returns a value
-    /// derived from everything loaded, so the loads are not optimised away.
+    /// ranges and cell entries of the 3 × 3 cells around each point, the records of the
+    /// fences listed in the point's cell, those polygons' headers and, for the polygons whose
+    /// box holds the point, their angles and vertices), stage by stage over the whole group.
+    /// The loads of one stage are independent of each other, so the processor overlaps their
+    /// cache misses, where a query alone would wait for each in turn (Swift has no prefetch
+    /// instruction; these are plain loads). Returns a value derived from everything loaded,
+    /// so the loads are not optimised away.
     func warm(_ points: UnsafeBufferPointer<Coordinate>, _ range: Range<Int>, cells: UnsafeMutableBufferPointer<Int32>,
               fenceList: UnsafeMutableBufferPointer<UInt32>) -> UInt32 {
         var sink: UInt32 = 0
@@ -86,7 +87,7 @@ extension FenceStore {
         fences.withUnsafeBufferPointer { records in
             cellStarts.withUnsafeBufferPointer { starts in
                 cellFences.withUnsafeBufferPointer { members in
-                    // Stage 1: the points' cells and their ranges.
+                    // Stage 1: the points' cells and the ranges of the 3 × 3 cells around.
                     var g = 0
                     for j in range {
                         let p = points[j]
@@ -95,65 +96,86 @@ extension FenceStore {
                         let fx = (lon - gridLon0) / cellLonDegrees, fy = (p.latitude - gridLat0) / cellLatDegrees
                         // Also false for NaN.
                         if fx >= 0, fx < Double(columns), fy >= 0, fy < Double(rows) {
-                            let cell = Int(fy) * columns + Int(fx)
+                            let ci = Int(fx), cj = Int(fy)
+                            let cell = cj * columns + ci
                             cells[g] = Int32(truncatingIfNeeded: cell)
-                            sink ^= starts[cell] ^ starts[cell + 1]
+                            let i0 = max(0, ci - 1), i1 = min(columns, ci + 2)
+                            for row in max(0, cj - 1)..<min(rows, cj + 2) {
+                                sink ^= starts[row * columns + i0] ^ starts[row * columns + i1]
+                            }
                         } else {
                             cells[g] = -1
                         }
                         g += 1
                     }
-                    // Stage 2: the entries of each point's cell; fences whose box holds it.
+                    // Stage 2: the cell entries of those cells (one load per cache line); the
+                    // fences listed in the point's own cell, flagged (high bit) when their box
+                    // holds the point.
                     var listed = 0
                     g = 0
                     for j in range {
                         let c = Int(cells[g])
                         g += 1
                         if c < 0 { continue }
+                        let ci = c % columns, cj = c / columns
+                        let i0 = max(0, ci - 1), i1 = min(columns, ci + 2)
+                        for row in max(0, cj - 1)..<min(rows, cj + 2) where row != cj {
+                            var e = Int(starts[row * columns + i0])
+                            let end = Int(starts[row * columns + i1])
+                            while e < end {
+                                sink ^= members[e].fence
+                                e += 3
+                            }
+                        }
                         let p = points[j]
                         let px = Float(p.longitude), py = Float(p.latitude)
-                        for e in Int(starts[c])..<Int(starts[c + 1]) {
+                        for e in Int(starts[cj * columns + i0])..<Int(starts[cj * columns + i1]) {
                             let entry = members[e]
-                            if px >= entry.minLon && px <= entry.maxLon && py >= entry.minLat && py <= entry.maxLat
-                                && listed < fenceList.count {
-                                fenceList[listed] = entry.fence
+                            if e >= Int(starts[c]) && e < Int(starts[c + 1]) && listed < fenceList.count {
+                                let holds = px >= entry.minLon && px <= entry.maxLon && py >= entry.minLat && py <= entry.maxLat
+                                fenceList[listed] = entry.fence | (holds ? 1 << 31 : 0)
                                 listed += 1
+                            } else {
+                                sink ^= entry.fence
                             }
                         }
                     }
-                    // Stage 3: their records; stage 4: the polygons' headers.
+                    // Stage 3: their records.
                     var polygonsListed = 0
                     for i in 0..<listed {
-                        let record = records[Int(fenceList[i])]
+                        let item = fenceList[i]
+                        let record = records[Int(item & 0x7FFF_FFFF)]
                         sink ^= record.external
                         if record.polygon != UInt32.max {
-                            fenceList[polygonsListed] = record.polygon
+                            fenceList[polygonsListed] = record.polygon | (item & (1 << 31))
                             polygonsListed += 1
                         }
                     }
+                    // Stage 4: the polygons' headers, and (the loads only depend on the
+                    // header) every cache line of the angles and vertices of small polygons
+                    // whose box holds the point.
                     polygons.withUnsafeBufferPointer { headers in
-                        for i in 0..<polygonsListed {
-                            let h = headers[Int(fenceList[i])]
-                            sink ^= h.vertexStart
-                            // Stage 5 (same loop: the loads only depend on this header):
-                            // every cache line of the angles and vertices of a small polygon.
-                            let n = Int(h.vertexEnd) - Int(h.vertexStart)
-                            if n > 160 { continue }
-                            vertices.withUnsafeBufferPointer { v in
-                                var o = 2 * Int(h.vertexStart)
-                                let end = 2 * Int(h.vertexEnd)
-                                while o < end {
-                                    sink ^= v[o].bitPattern
-                                    o += 16
-                                }
-                            }
-                            if h.stripCount == UInt32.max {
-                                angles.withUnsafeBufferPointer { a in
-                                    var o = Int(h.stripStart)
-                                    let end = o + n - 1
+                        vertices.withUnsafeBufferPointer { v in
+                            angles.withUnsafeBufferPointer { a in
+                                for i in 0..<polygonsListed {
+                                    let item = fenceList[i]
+                                    let h = headers[Int(item & 0x7FFF_FFFF)]
+                                    sink ^= h.vertexStart
+                                    let n = Int(h.vertexEnd) - Int(h.vertexStart)
+                                    if item < 1 << 31 || n > 160 { continue }
+                                    var o = 2 * Int(h.vertexStart)
+                                    let end = 2 * Int(h.vertexEnd)
                                     while o < end {
-                                        sink ^= a[o].bitPattern
+                                        sink ^= v[o].bitPattern
                                         o += 16
+                                    }
+                                    if h.stripCount == UInt32.max {
+                                        o = Int(h.stripStart)
+                                        let angleEnd = o + n - 1
+                                        while o < angleEnd {
+                                            sink ^= a[o].bitPattern
+                                            o += 16
+                                        }
                                     }
                                 }
                             }

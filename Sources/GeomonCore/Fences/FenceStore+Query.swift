@@ -114,17 +114,15 @@ extension FenceStore {
                 let x = acc.px * scale, y = acc.py
                 var phi = Self.pseudoAngle(x, y)
                 if phi < first { phi += turn } else if phi >= first + turn { phi -= turn }
-                // Edge k spans angles [a[k], a[k+1]).
-                var k = 0
-                if n <= 160 {
-                    // Count the angles at or below phi: independent loads (all of the angles'
-                    // cache lines are fetched at once) instead of a chain of dependent probes.
-                    let f = Float(phi)
-                    for i in 1..<n { k &+= a[base + i] <= f ? 1 : 0 }
-                    // Float rounding can only misplace phi next to a vertex: settle exactly.
-                    while k > 0 && Double(a[base + k]) > phi { k -= 1 }
-                    while k + 1 < n && Double(a[base + k + 1]) <= phi { k += 1 }
-                } else {
+                // Edge k spans angles [a[k], a[k+1]). Guess k from phi as if the angles were
+                // evenly spread, walk a few steps (one or two cache lines, near the vertices
+                // needed next), else binary search.
+                var k = Int((phi - first) * 0.25 * Double(n))
+                k = k < 0 ? 0 : (k >= n ? n - 1 : k)
+                var steps = 0
+                while k + 1 < n && Double(a[base + k + 1]) <= phi && steps < 8 { k += 1; steps += 1 }
+                while k > 0 && Double(a[base + k]) > phi && steps < 8 { k -= 1; steps += 1 }
+                if steps >= 8 {
                     var lo = 0, hi = n
                     while hi - lo > 1 {
                         let mid = (lo + hi) / 2
