@@ -260,6 +260,8 @@ extension FenceStore {
         // farthest vertex from the centre on the way.
         let floats = 2 * (used + 2 * ringEnds.count)
         var farthest2 = 0.0
+        // Nearest edge to the centre (as `EdgeAccumulator` measures it).
+        var nearest2 = Double.infinity
         vertices.append(contentsOf: repeatElement(0, count: floats))
         vertices.withUnsafeMutableBufferPointer { v in
             xs.withUnsafeBufferPointer { xb in
@@ -275,9 +277,11 @@ extension FenceStore {
                             o += 2
                             let ex = Double(x) * k.longitude, ny = Double(y) * k.latitude
                             farthest2 = max(farthest2, ex * ex + ny * ny)
+                            if i > ringStart { nearest2 = min(nearest2, Self.originDistance2(v, o - 4, k)) }
                         }
                         v[o] = v[ringOut]
                         v[o + 1] = v[ringOut + 1]
+                        nearest2 = min(nearest2, Self.originDistance2(v, o - 2, k))
                         o += 2
                         v[o] = .nan
                         v[o + 1] = .nan
@@ -306,13 +310,30 @@ extension FenceStore {
         let margin = 1e-3 + 2 * extentRadians * (abs(tan(cy * Geodesy.radiansPerDegree)) + 1)
         // A sector-indexed polygon has its centre strictly inside: only the distance is needed.
         let sector = record.stripCount == UInt32.max
-        let edges = edgeScan(polygon: polygonNumber, px: 0, py: 0, kx: k.longitude, ky: k.latitude, pip: !sector)
-        let centerInside = sector || (edges.inside && !edges.onBoundary)
+        var centerInside = true
+        if !sector {
+            let probe = edgeScan(polygon: polygonNumber, px: 0, py: 0, kx: k.longitude, ky: k.latitude, limit: 0, pip: true)
+            centerInside = probe.inside && !probe.onBoundary
+        }
         let farthest = farthest2.squareRoot()
-        let nearestEdge = max(0, edges.distance * (1 - margin) - 0.01)
+        let nearestEdge = max(0, nearest2.squareRoot() * (1 - margin) - 0.01)
         fences.append(FenceRecord(centerLat: cy, centerLon: cx, minX: boxMinX, maxX: boxMaxX, minY: boxMinY, maxY: boxMaxY,
                                   inner: centerInside ? max(0, Float(nearestEdge).nextDown) : -Float(nearestEdge),
                                   outer: Float(farthest * (1 + margin) + 0.01).nextUp, polygon: UInt32(polygonNumber)))
+    }
+
+    /// Squared distance in metres from the centre to the edge from vertex (`v[o]`, `v[o+1]`)
+    /// to the next, computed exactly as `EdgeAccumulator.edge` does for a point at the centre.
+    @inline(__always)
+    static func originDistance2(_ v: UnsafeMutableBufferPointer<Float>, _ o: Int, _ k: (longitude: Double, latitude: Double)) -> Double {
+        let ax = Double(v[o]), ay = Double(v[o + 1]), bx = Double(v[o + 2]), by = Double(v[o + 3])
+        let x0 = (ax - 0) * k.longitude, y0 = (ay - 0) * k.latitude
+        let dx = (bx - ax) * k.longitude, dy = (by - ay) * k.latitude
+        let len2 = dx * dx + dy * dy
+        var t = len2 > 0 ? -(x0 * dx + y0 * dy) / len2 : 0
+        t = t < 0 ? 0 : (t > 1 ? 1 : t)
+        let cx = x0 + t * dx, cy = y0 + t * dy
+        return cx * cx + cy * cy
     }
 
     /// A copy with capacity equal to its count.
