@@ -106,12 +106,11 @@ extension FenceStore {
         }
         vertices.reserveCapacity(floats)
         polygons.reserveCapacity(polygonCount)
-        // Store fences in Z-order of their position so that neighbours share cache lines.
-        let order = Self.spatialOrder(shapes)
+        // Polygons are built in input order (reading the input in the order it was most
+        // likely allocated); the records are then stored in Z-order of their position so
+        // that neighbours share cache lines.
         var scratch = Scratch()
-        internalIDs = ContiguousArray(repeating: 0, count: shapes.count)
-        for external in order {
-            internalIDs[external] = UInt32(fences.count)
+        for external in shapes.indices {
             switch shapes[external] {
             case let .circle(center, radius):
                 addCircle(center: center, radiusMeters: radius)
@@ -120,11 +119,49 @@ extension FenceStore {
             }
             fences[fences.count - 1].external = UInt32(external)
         }
+        let order = Self.spatialOrder(shapes)
+        let byInput = fences
+        fences = ContiguousArray(order.map { byInput[$0] })
+        internalIDs = ContiguousArray(repeating: 0, count: shapes.count)
+        for (slot, external) in order.enumerated() { internalIDs[external] = UInt32(slot) }
+        storePolygonsInFenceOrder()
         buildGrid()
         // Drop the growth slack of the arrays built by appending.
         stripEdges = Self.exact(stripEdges)
         stripStarts = Self.exact(stripStarts)
-        angles = Self.exact(angles)
+    }
+
+    /// Renumbers the polygons and moves their vertices and angles into the order of the fence
+    /// records (Z-order), so that a query's polygons lie near each other in memory. One copy
+    /// of each array; strip edge indices stay where they are.
+    private mutating func storePolygonsInFenceOrder() {
+        var newPolygons = ContiguousArray<PolygonRecord>()
+        newPolygons.reserveCapacity(polygons.count)
+        var newVertices = ContiguousArray<Float>()
+        newVertices.reserveCapacity(vertices.count)
+        var newAngles = ContiguousArray<Float>()
+        newAngles.reserveCapacity(angles.count)
+        vertices.withUnsafeBufferPointer { v in
+            angles.withUnsafeBufferPointer { a in
+                for f in fences.indices where fences[f].polygon != UInt32.max {
+                    var record = polygons[Int(fences[f].polygon)]
+                    let start = Int(record.vertexStart), end = Int(record.vertexEnd)
+                    record.vertexStart = UInt32(newVertices.count / 2)
+                    newVertices.append(contentsOf: UnsafeBufferPointer(rebasing: v[(2 * start)..<(2 * end)]))
+                    record.vertexEnd = UInt32(newVertices.count / 2)
+                    if record.stripCount == UInt32.max {
+                        let angleStart = Int(record.stripStart), count = end - start - 1
+                        record.stripStart = UInt32(newAngles.count)
+                        newAngles.append(contentsOf: UnsafeBufferPointer(rebasing: a[angleStart..<(angleStart + count)]))
+                    }
+                    fences[f].polygon = UInt32(newPolygons.count)
+                    newPolygons.append(record)
+                }
+            }
+        }
+        polygons = newPolygons
+        vertices = newVertices
+        angles = newAngles
     }
 
     /// Shape indices sorted by the Morton code of a representative point.
