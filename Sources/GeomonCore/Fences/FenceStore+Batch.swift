@@ -74,8 +74,8 @@ extension FenceStore {
 
     /// Loads, for a group of upcoming points, what their queries will read first (the cell
     /// ranges and cell entries of the 3 × 3 cells around each point, the records of the
-    /// fences listed in the point's cell, those polygons' headers and, for the polygons whose
-    /// box holds the point, their angles and vertices), stage by stage over the whole group.
+    /// fences listed in the point's cell, and those polygons' headers, angles and vertices),
+    /// stage by stage over the whole group.
     /// The loads of one stage are independent of each other, so the processor overlaps their
     /// cache misses, where a query alone would wait for each in turn (Swift has no prefetch
     /// instruction; these are plain loads). Returns a value derived from everything loaded,
@@ -153,7 +153,7 @@ extension FenceStore {
                     }
                     // Stage 4: the polygons' headers, and (the loads only depend on the
                     // header) every cache line of the angles and vertices of small polygons
-                    // whose box holds the point.
+                    // (up to 160 vertices; the flag is not used).
                     polygons.withUnsafeBufferPointer { headers in
                         vertices.withUnsafeBufferPointer { v in
                             angles.withUnsafeBufferPointer { a in
@@ -162,7 +162,7 @@ extension FenceStore {
                                     let h = headers[Int(item & 0x7FFF_FFFF)]
                                     sink ^= h.vertexStart
                                     let n = Int(h.vertexEnd) - Int(h.vertexStart)
-                                    if item < 1 << 31 || n > 160 { continue }
+                                    if n > 160 { continue }
                                     var o = 2 * Int(h.vertexStart)
                                     let end = 2 * Int(h.vertexEnd)
                                     while o < end {
