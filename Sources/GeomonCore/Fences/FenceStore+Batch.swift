@@ -109,11 +109,10 @@ extension FenceStore {
                         g += 1
                     }
                     // Stage 2: the cell entries of those cells (one load per cache line); the
-                    // fences listed in the point's own cell, flagged (high bit) when their box
-                    // holds the point.
+                    // fences listed in the point's own cell.
                     var listed = 0
                     g = 0
-                    for j in range {
+                    for _ in range {
                         let c = Int(cells[g])
                         g += 1
                         if c < 0 { continue }
@@ -127,13 +126,10 @@ extension FenceStore {
                                 e += 3
                             }
                         }
-                        let p = points[j]
-                        let px = Float(p.longitude), py = Float(p.latitude)
                         for e in Int(starts[cj * columns + i0])..<Int(starts[cj * columns + i1]) {
                             let entry = members[e]
                             if e >= Int(starts[c]) && e < Int(starts[c + 1]) && listed < fenceList.count {
-                                let holds = px >= entry.minLon && px <= entry.maxLon && py >= entry.minLat && py <= entry.maxLat
-                                fenceList[listed] = entry.fence | (holds ? 1 << 31 : 0)
+                                fenceList[listed] = entry.fence
                                 listed += 1
                             } else {
                                 sink ^= entry.fence
@@ -143,23 +139,21 @@ extension FenceStore {
                     // Stage 3: their records.
                     var polygonsListed = 0
                     for i in 0..<listed {
-                        let item = fenceList[i]
-                        let record = records[Int(item & 0x7FFF_FFFF)]
+                        let record = records[Int(fenceList[i])]
                         sink ^= record.external
                         if record.polygon != UInt32.max {
-                            fenceList[polygonsListed] = record.polygon | (item & (1 << 31))
+                            fenceList[polygonsListed] = record.polygon
                             polygonsListed += 1
                         }
                     }
                     // Stage 4: the polygons' headers, and (the loads only depend on the
                     // header) every cache line of the angles and vertices of small polygons
-                    // (up to 160 vertices; the flag is not used).
+                    // (up to 160 vertices).
                     polygons.withUnsafeBufferPointer { headers in
                         vertices.withUnsafeBufferPointer { v in
                             angles.withUnsafeBufferPointer { a in
                                 for i in 0..<polygonsListed {
-                                    let item = fenceList[i]
-                                    let h = headers[Int(item & 0x7FFF_FFFF)]
+                                    let h = headers[Int(fenceList[i])]
                                     sink ^= h.vertexStart
                                     let n = Int(h.vertexEnd) - Int(h.vertexStart)
                                     if n > 160 { continue }
