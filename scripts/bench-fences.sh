@@ -24,7 +24,8 @@ echo "shapely: $SHAPELY_JSON"
 python3 - "$GEOMON_JSON" "$SHAPELY_JSON" <<'PY'
 import json, sys
 g, s = json.loads(sys.argv[1]), json.loads(sys.argv[2])
-print("ratio (containing + nearest boundary, points/s): %.1fx" % (g["query_points_per_s"] / s["query_points_per_s"]))
+print("ratio (containing + nearest boundary, points/s, batch): %.1fx" % (g["query_points_per_s"] / s["query_points_per_s"]))
+print("ratio (the same, one query per point in file order): %.1fx" % (g["query_points_per_s_single"] / s["query_points_per_s"]))
 print("ratio (build time, shapely/geomon): %.2f" % (s["build_s"] / max(g["build_s"], 1e-9)))
 print("track fixes/s: %d; bytes per fence: geomon %d, shapely %d" % (g["track_fixes_per_s"], g["bytes_per_fence"], s["index_bytes_per_fence"]))
 PY

@@ -24,5 +24,10 @@ struct BenchCommandTests {
         #expect(report?["fences"] as? Int == 300)
         #expect(report?["points"] as? Int == 200)
         #expect(((report?["mean_inside"] as? Double) ?? 0) > 0.2, "constant density: a random point is inside ~0.7 fences")
+        // Both rates: the batch query (spatial order) and one query per point; the bench
+        // fails if their answers differ.
+        #expect(((report?["query_points_per_s"] as? Int) ?? 0) > 0)
+        #expect(((report?["query_points_per_s_single"] as? Int) ?? 0) > 0)
+        #expect(report?["checksum"] is Double)
     }
 }

@@ -120,6 +120,40 @@ struct FenceIndexTests {
         }
     }
 
+    /// The batch query (answered in spatial order) gives every point exactly the single
+    /// query's result, including points outside the grid, across the antimeridian and invalid.
+    @Test(arguments: [UInt64(4), 5])
+    func batchQueryEqualsSingleQueries(seed: UInt64) {
+        var rng = SeededGenerator(seed: seed)
+        let center = Coordinate(latitude: Double.random(in: -60...60, using: &rng), longitude: seed == 5 ? 179.5 : 10)
+        let shapes = RandomFences.make(count: 400, around: center, spreadMeters: 30_000, rng: &rng)
+        let index = FenceIndex(shapes: shapes)
+        var points = (0..<3000).map { _ in
+            Geodesy.localDestination(from: center, bearingDegrees: Double.random(in: 0..<360, using: &rng),
+                                     distanceMeters: Double.random(in: 0...40_000, using: &rng))
+        }
+        points += [Coordinate(latitude: .nan, longitude: 1), Coordinate(latitude: 95, longitude: 0),
+                   Coordinate(latitude: -80, longitude: -170), points[7], points[7]]
+        let batch = index.query(points: points, within: .infinity)
+        #expect(batch.count == points.count)
+        var insideSomewhere = 0
+        for (i, p) in points.enumerated() {
+            let single = index.query(p, within: .infinity)
+            #expect(batch[i] == single, "\(i): \(p)")
+            if !single.containing.isEmpty { insideSomewhere += 1 }
+        }
+        #expect(insideSomewhere > 100)
+        // Bounded radius and every point visited exactly once.
+        var visits = [Int](repeating: 0, count: points.count)
+        index.query(points: points, within: 200) { i, result in
+            visits[i] += 1
+            #expect(result == index.query(points[i], within: 200), "\(i)")
+        }
+        #expect(visits.allSatisfy { $0 == 1 })
+        #expect(FenceIndex(shapes: []).query(points: points).allSatisfy { $0.nearest == nil && $0.containing.isEmpty })
+        #expect(index.query(points: []).isEmpty)
+    }
+
     /// With a hole: the strip edge index; without: the angular (star-shaped) index.
     @Test(arguments: [true, false])
     func bigPolygonUsesEdgeIndexAndMatchesBruteForce(withHole: Bool) {

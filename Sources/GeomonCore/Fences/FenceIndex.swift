@@ -53,6 +53,9 @@ public struct FenceIndex: Sendable {
 
     public var count: Int { shapes.count }
 
+    /// Points warmed and answered together by the batch query.
+    static let warmGroup = 16
+
     /// Bytes held by the index structures (not counting `shapes`, the caller's input copy).
     public var indexBytes: Int { store.bytes }
 
@@ -91,5 +94,46 @@ public struct FenceIndex: Sendable {
     /// As `query(_:within:)`, reusing `result`'s storage (no allocation in steady state).
     public func query(_ point: Coordinate, within searchRadiusMeters: Double, into result: inout FenceQueryResult) {
         store.query(point, within: searchRadiusMeters, wantNearest: true, into: &result)
+    }
+
+    /// Batch query: answers `query(_:within:)` for every point of `points` and calls
+    /// `body(i, result)` once per point with its position `i` in `points` and the same result
+    /// a single query gives. Points are answered in spatial (Z-)order, not input order, so
+    /// that consecutive queries find the index data they need still in the cache; `result` is
+    /// only valid during the call. The ordering costs one radix sort (included in any timing).
+    public func query(points: [Coordinate], within searchRadiusMeters: Double = .infinity,
+                      body: (_ index: Int, _ result: FenceQueryResult) -> Void) {
+        var result = FenceQueryResult()
+        points.withUnsafeBufferPointer { buffer in
+            let order = store.spatialOrder(of: buffer)
+            // Gathered first in one loop of independent loads, then read in sequence.
+            let sorted = order.map { buffer[Int($0)] }
+            sorted.withUnsafeBufferPointer { points in
+                withUnsafeTemporaryAllocation(of: Int32.self, capacity: Self.warmGroup) { cells in
+                    withUnsafeTemporaryAllocation(of: UInt32.self, capacity: 16 * Self.warmGroup) { fenceList in
+                        var sink: UInt32 = 0
+                        var g = 0
+                        while g < points.count {
+                            let group = g..<min(points.count, g + Self.warmGroup)
+                            sink ^= store.warm(points, group, cells: cells, fenceList: fenceList)
+                            for j in group {
+                                store.query(points[j], within: searchRadiusMeters, wantNearest: true, into: &result)
+                                body(Int(order[j]), result)
+                            }
+                            g = group.upperBound
+                        }
+                        // Keeps the warming loads (no effect on results).
+                        if sink == 0x5EED { result.containing.reserveCapacity(1) }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Batch query returning the results in input order (see `query(points:within:body:)`).
+    public func query(points: [Coordinate], within searchRadiusMeters: Double = .infinity) -> [FenceQueryResult] {
+        var results = [FenceQueryResult](repeating: FenceQueryResult(), count: points.count)
+        query(points: points, within: searchRadiusMeters) { i, result in results[i] = result }
+        return results
     }
 }

@@ -108,19 +108,28 @@ extension FenceStore {
         let base = Int(record.stripStart)
         let scale = Double(record.stripsPerDegree)
         let first = Double(record.stripLat0)
-        let twoPi = 2 * Double.pi
+        let turn = 4.0 // pseudo-angle units per turn
         vertices.withUnsafeBufferPointer { v in
             angles.withUnsafeBufferPointer { a in
                 let x = acc.px * scale, y = acc.py
-                var phi = atan2(y, x)
-                if phi < first { phi += twoPi } else if phi >= first + twoPi { phi -= twoPi }
-                // Edge k spans angles [a[k], a[k+1]).
-                var lo = 0, hi = n
-                while hi - lo > 1 {
-                    let mid = (lo + hi) / 2
-                    if Double(a[base + mid]) <= phi { lo = mid } else { hi = mid }
+                var phi = Self.pseudoAngle(x, y)
+                if phi < first { phi += turn } else if phi >= first + turn { phi -= turn }
+                // Edge k spans angles [a[k], a[k+1]). Guess k from phi as if the angles were
+                // evenly spread, walk a few steps (one or two cache lines, near the vertices
+                // needed next), else binary search.
+                var k = Int((phi - first) * 0.25 * Double(n))
+                k = k < 0 ? 0 : (k >= n ? n - 1 : k)
+                var steps = 0
+                while k + 1 < n && Double(a[base + k + 1]) <= phi && steps < 8 { k += 1; steps += 1 }
+                while k > 0 && Double(a[base + k]) > phi && steps < 8 { k -= 1; steps += 1 }
+                if steps >= 8 {
+                    var lo = 0, hi = n
+                    while hi - lo > 1 {
+                        let mid = (lo + hi) / 2
+                        if Double(a[base + mid]) <= phi { lo = mid } else { hi = mid }
+                    }
+                    k = lo
                 }
-                let k = lo
                 if pip {
                     let nearVertex = phi - Double(a[base + k]) < 1e-5 || Double(a[base + k + 1]) - phi < 1e-5
                     if nearVertex || (x == 0 && y == 0) {
@@ -139,34 +148,49 @@ extension FenceStore {
                 }
                 guard acc.wantDistance else { return }
                 acc.edge(v, start + k, pip: false)
-                // Window: the nearest boundary point is within the best distance of the point,
-                // so within asin(best / centre distance) of its bearing (plus a margin for the
-                // frame's approximation).
+                // Window: the nearest boundary point is within the best distance b of the
+                // point, so its bearing from the centre is within w = asin(b / centre distance)
+                // of the point's (plus a margin for the frame's approximation: w' = asin(1.02
+                // b / dc + 0.01) ≥ 1.02 w + 0.01). In pseudo-angles the window is between the
+                // pseudo-angles of the point's direction turned by ∓w' (no trigonometry: sin w'
+                // and cos w' are known).
                 let east = acc.px * acc.kx, north = acc.py * acc.ky
                 let dc = (east * east + north * north).squareRoot()
                 var scanned = 1
                 var left = k, right = k
-                var windowBest2 = -1.0, window = twoPi
+                var windowBest2 = -1.0, windowLeft = turn, windowRight = turn
                 while scanned < n {
                     if acc.best2 != windowBest2 {
                         // The window only changes when the best distance does.
                         windowBest2 = acc.best2
-                        let best = acc.best2.squareRoot()
-                        window = best < dc * 0.999 ? asin(best / dc) * 1.02 + 0.01 : twoPi
+                        let sine = dc > 0 ? 1.02 * acc.best2.squareRoot() / dc + 0.01 : 2
+                        if sine < 1 {
+                            let cosine = (1 - sine * sine).squareRoot()
+                            let lower = Self.pseudoAngle(x * cosine + y * sine, y * cosine - x * sine)
+                            let upper = Self.pseudoAngle(x * cosine - y * sine, y * cosine + x * sine)
+                            let p = phi >= turn ? phi - turn : phi
+                            windowLeft = p - lower
+                            if windowLeft < 0 { windowLeft += turn }
+                            windowRight = upper - p
+                            if windowRight < 0 { windowRight += turn }
+                        } else {
+                            windowLeft = turn
+                            windowRight = turn
+                        }
                     }
                     var progressed = false
                     // Next edge to the left: k-1 spans [a[k-1], a[k]); wraps around.
                     let leftEdge = (left - 1 + n) % n
-                    let leftEnd = Double(a[base + leftEdge + 1]) - (leftEdge >= k ? twoPi : 0)
-                    if phi - leftEnd <= window && scanned < n {
+                    let leftEnd = Double(a[base + leftEdge + 1]) - (leftEdge >= k ? turn : 0)
+                    if phi - leftEnd <= windowLeft && scanned < n {
                         left = leftEdge
                         acc.edge(v, start + left, pip: false)
                         scanned += 1
                         progressed = true
                     }
                     let rightEdge = (right + 1) % n
-                    let rightStart = Double(a[base + rightEdge]) + (rightEdge <= k ? twoPi : 0)
-                    if rightStart - phi <= window && scanned < n {
+                    let rightStart = Double(a[base + rightEdge]) + (rightEdge <= k ? turn : 0)
+                    if rightStart - phi <= windowRight && scanned < n {
                         right = rightEdge
                         acc.edge(v, start + right, pip: false)
                         scanned += 1
@@ -310,13 +334,22 @@ extension FenceStore {
             if cj - ring >= 0 { lb = min(lb, (max(0, fy - Double(cj - ring + 1)) + m) * cellHeight) }
             if cj + ring < rows { lb = min(lb, (max(0, Double(cj + ring) - fy) + m) * cellHeight) }
             if lb == .infinity || lb > state.best { break }
+            // Within the ring, a cell farther from the point than the best distance is
+            // skipped: a fence that matters has its box's point nearest to the point in a
+            // cell at most that far, or (beyond the rings visited) within the margin of one.
+            @inline(__always) func near(_ i: Int, _ j: Int) -> Bool {
+                let dx = i > ci ? Double(i) - fx : (i < ci ? fx - Double(i + 1) : 0)
+                let dy = j > cj ? Double(j) - fy : (j < cj ? fy - Double(j + 1) : 0)
+                let ex = max(0, dx) * cellWidth, ny = max(0, dy) * cellHeight
+                return ex * ex + ny * ny <= state.best * state.best
+            }
             let i0 = max(0, ci - ring), i1 = min(columns - 1, ci + ring)
-            if cj + ring < rows { for i in i0...i1 { visit(i, cj + ring, ring0: false, &c, state: &state, containing: &containing) } }
-            if cj - ring >= 0 { for i in i0...i1 { visit(i, cj - ring, ring0: false, &c, state: &state, containing: &containing) } }
+            if cj + ring < rows { for i in i0...i1 where near(i, cj + ring) { visit(i, cj + ring, ring0: false, &c, state: &state, containing: &containing) } }
+            if cj - ring >= 0 { for i in i0...i1 where near(i, cj - ring) { visit(i, cj - ring, ring0: false, &c, state: &state, containing: &containing) } }
             let j0 = max(0, cj - ring + 1), j1 = min(rows - 1, cj + ring - 1)
             if j0 <= j1 {
-                if ci - ring >= 0 { for j in j0...j1 { visit(ci - ring, j, ring0: false, &c, state: &state, containing: &containing) } }
-                if ci + ring < columns { for j in j0...j1 { visit(ci + ring, j, ring0: false, &c, state: &state, containing: &containing) } }
+                if ci - ring >= 0 { for j in j0...j1 where near(ci - ring, j) { visit(ci - ring, j, ring0: false, &c, state: &state, containing: &containing) } }
+                if ci + ring < columns { for j in j0...j1 where near(ci + ring, j) { visit(ci + ring, j, ring0: false, &c, state: &state, containing: &containing) } }
             }
             settle(&c, state: &state)
             ring += 1

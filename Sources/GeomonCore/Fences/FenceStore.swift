@@ -106,12 +106,11 @@ extension FenceStore {
         }
         vertices.reserveCapacity(floats)
         polygons.reserveCapacity(polygonCount)
-        // Store fences in Z-order of their position so that neighbours share cache lines.
-        let order = Self.spatialOrder(shapes)
+        // Polygons are built in input order (reading the input in the order it was most
+        // likely allocated); the records are then stored in Z-order of their position so
+        // that neighbours share cache lines.
         var scratch = Scratch()
-        internalIDs = ContiguousArray(repeating: 0, count: shapes.count)
-        for external in order {
-            internalIDs[external] = UInt32(fences.count)
+        for external in shapes.indices {
             switch shapes[external] {
             case let .circle(center, radius):
                 addCircle(center: center, radiusMeters: radius)
@@ -120,11 +119,49 @@ extension FenceStore {
             }
             fences[fences.count - 1].external = UInt32(external)
         }
+        let order = Self.spatialOrder(shapes)
+        let byInput = fences
+        fences = ContiguousArray(order.map { byInput[$0] })
+        internalIDs = ContiguousArray(repeating: 0, count: shapes.count)
+        for (slot, external) in order.enumerated() { internalIDs[external] = UInt32(slot) }
+        storePolygonsInFenceOrder()
         buildGrid()
         // Drop the growth slack of the arrays built by appending.
         stripEdges = Self.exact(stripEdges)
         stripStarts = Self.exact(stripStarts)
-        angles = Self.exact(angles)
+    }
+
+    /// Renumbers the polygons and moves their vertices and angles into the order of the fence
+    /// records (Z-order), so that a query's polygons lie near each other in memory. One copy
+    /// of each array; strip edge indices stay where they are.
+    private mutating func storePolygonsInFenceOrder() {
+        var newPolygons = ContiguousArray<PolygonRecord>()
+        newPolygons.reserveCapacity(polygons.count)
+        var newVertices = ContiguousArray<Float>()
+        newVertices.reserveCapacity(vertices.count)
+        var newAngles = ContiguousArray<Float>()
+        newAngles.reserveCapacity(angles.count)
+        vertices.withUnsafeBufferPointer { v in
+            angles.withUnsafeBufferPointer { a in
+                for f in fences.indices where fences[f].polygon != UInt32.max {
+                    var record = polygons[Int(fences[f].polygon)]
+                    let start = Int(record.vertexStart), end = Int(record.vertexEnd)
+                    record.vertexStart = UInt32(newVertices.count / 2)
+                    newVertices.append(contentsOf: UnsafeBufferPointer(rebasing: v[(2 * start)..<(2 * end)]))
+                    record.vertexEnd = UInt32(newVertices.count / 2)
+                    if record.stripCount == UInt32.max {
+                        let angleStart = Int(record.stripStart), count = end - start - 1
+                        record.stripStart = UInt32(newAngles.count)
+                        newAngles.append(contentsOf: UnsafeBufferPointer(rebasing: a[angleStart..<(angleStart + count)]))
+                    }
+                    fences[f].polygon = UInt32(newPolygons.count)
+                    newPolygons.append(record)
+                }
+            }
+        }
+        polygons = newPolygons
+        vertices = newVertices
+        angles = newAngles
     }
 
     /// Shape indices sorted by the Morton code of a representative point.
@@ -144,19 +181,16 @@ extension FenceStore {
         }
         guard minX.isFinite else { return Array(shapes.indices) }
         let sx = maxX > minX ? 65535 / (maxX - minX) : 0, sy = maxY > minY ? 65535 / (maxY - minY) : 0
-        func spread(_ v: UInt32) -> UInt64 {
-            var x = UInt64(v) & 0xFFFF
-            x = (x | (x << 8)) & 0x00FF_00FF
-            x = (x | (x << 4)) & 0x0F0F_0F0F
-            x = (x | (x << 2)) & 0x3333_3333
-            x = (x | (x << 1)) & 0x5555_5555
-            return x
+        // 32-bit Morton code above the shape index, sorted by the code (stable: ties keep
+        // index order).
+        var keys: [UInt64] = points.indices.map { i in
+            let (x, y) = points[i]
+            guard x.isFinite, y.isFinite else { return (UInt64(UInt32.max) << 32) | UInt64(i) }
+            let code = spread16(UInt32((x - minX) * sx)) | (spread16(UInt32((y - minY) * sy)) << 1)
+            return (code << 32) | UInt64(i)
         }
-        let keys: [UInt64] = points.map { (x, y) in
-            guard x.isFinite, y.isFinite else { return UInt64.max }
-            return spread(UInt32((x - minX) * sx)) | (spread(UInt32((y - minY) * sy)) << 1)
-        }
-        return shapes.indices.sorted { keys[$0] != keys[$1] ? keys[$0] < keys[$1] : $0 < $1 }
+        radixSortHigh32(&keys)
+        return keys.map { Int(UInt32(truncatingIfNeeded: $0)) }
     }
 
     private mutating func addCircle(center: Coordinate, radiusMeters: Double) {
@@ -188,46 +222,67 @@ extension FenceStore {
     private mutating func addPolygons(_ members: [PolygonRings], scratch: inout Scratch) {
         // Unwrap longitudes: consecutive vertices differ by at most 180°, each ring is shifted
         // by 360° multiples to lie near the first ring.
-        scratch.xs.removeAll(keepingCapacity: true)
-        scratch.ys.removeAll(keepingCapacity: true)
-        scratch.ringEnds.removeAll(keepingCapacity: true)
+        var total = 0
+        for member in members {
+            total += member.shell.count
+            for hole in member.holes { total += hole.count }
+        }
+        if scratch.xs.count < total {
+            scratch.xs = [Double](repeating: 0, count: 2 * total)
+            scratch.ys = scratch.xs
+        }
+        // Taken out of `scratch` so that each is uniquely referenced while written through.
+        var xs = scratch.xs, ys = scratch.ys, ringEnds = scratch.ringEnds
+        scratch.xs = []; scratch.ys = []; scratch.ringEnds = []
+        defer { scratch.xs = xs; scratch.ys = ys; scratch.ringEnds = ringEnds }
+        ringEnds.removeAll(keepingCapacity: true)
+        var used = 0
         var referenceLon: Double?
         var minX = Double.infinity, maxX = -Double.infinity, minY = Double.infinity, maxY = -Double.infinity
-        func addRing(_ ring: [Coordinate], _ scratch: inout Scratch) {
-            let ringStart = scratch.xs.count
-            var previousLon = 0.0
-            var lon = 0.0
-            for p in ring where p.latitude.isFinite && p.longitude.isFinite {
-                if scratch.xs.count == ringStart {
-                    lon = p.longitude
-                    if let reference = referenceLon { lon += 360 * ((reference - lon + 180) / 360).rounded(.down) }
-                } else {
-                    lon += Geodesy.longitudeDelta(previousLon, p.longitude)
+        xs.withUnsafeMutableBufferPointer { xb in
+            ys.withUnsafeMutableBufferPointer { yb in
+                func addRing(_ ring: [Coordinate]) {
+                    let ringStart = used
+                    var rMinX = Double.infinity, rMaxX = -Double.infinity, rMinY = Double.infinity, rMaxY = -Double.infinity
+                    ring.withUnsafeBufferPointer { r in
+                        var previousLon = 0.0
+                        var lon = 0.0
+                        for p in r where p.latitude.isFinite && p.longitude.isFinite {
+                            if used == ringStart {
+                                lon = p.longitude
+                                if let reference = referenceLon { lon += 360 * ((reference - lon + 180) / 360).rounded(.down) }
+                            } else {
+                                lon += Geodesy.longitudeDelta(previousLon, p.longitude)
+                            }
+                            previousLon = p.longitude
+                            xb[used] = lon
+                            yb[used] = p.latitude
+                            used += 1
+                            rMinX = min(rMinX, lon); rMaxX = max(rMaxX, lon)
+                            rMinY = min(rMinY, p.latitude); rMaxY = max(rMaxY, p.latitude)
+                        }
+                    }
+                    var n = used - ringStart
+                    // The closing vertex (equal to the first) changes no extreme.
+                    if n > 1, xb[ringStart + n - 1] == xb[ringStart], yb[ringStart + n - 1] == yb[ringStart] {
+                        used -= 1; n -= 1
+                    }
+                    if n < 3 {
+                        used = ringStart
+                        return
+                    }
+                    if referenceLon == nil { referenceLon = xb[ringStart] }
+                    minX = min(minX, rMinX); maxX = max(maxX, rMaxX)
+                    minY = min(minY, rMinY); maxY = max(maxY, rMaxY)
+                    ringEnds.append(used)
                 }
-                previousLon = p.longitude
-                scratch.xs.append(lon)
-                scratch.ys.append(p.latitude)
+                for member in members {
+                    addRing(member.shell)
+                    for hole in member.holes { addRing(hole) }
+                }
             }
-            var n = scratch.xs.count - ringStart
-            if n > 1, scratch.xs[ringStart + n - 1] == scratch.xs[ringStart], scratch.ys[ringStart + n - 1] == scratch.ys[ringStart] {
-                scratch.xs.removeLast(); scratch.ys.removeLast(); n -= 1
-            }
-            if n < 3 {
-                scratch.xs.removeLast(n); scratch.ys.removeLast(n)
-                return
-            }
-            if referenceLon == nil { referenceLon = scratch.xs[ringStart] }
-            for k in ringStart..<scratch.xs.count {
-                minX = min(minX, scratch.xs[k]); maxX = max(maxX, scratch.xs[k])
-                minY = min(minY, scratch.ys[k]); maxY = max(maxY, scratch.ys[k])
-            }
-            scratch.ringEnds.append(scratch.xs.count)
         }
-        for member in members {
-            addRing(member.shell, &scratch)
-            for hole in member.holes { addRing(hole, &scratch) }
-        }
-        guard !scratch.ringEnds.isEmpty else {
+        guard !ringEnds.isEmpty else {
             // Nothing usable: an empty fence far from everything (validation reports it).
             fences.append(FenceRecord(centerLat: 0, centerLon: 0, minX: 0, maxX: 0, minY: 0, maxY: 0,
                                       inner: -0, outer: 0, polygon: UInt32(polygons.count)))
@@ -236,26 +291,49 @@ extension FenceStore {
         }
         let cx0 = (minX + maxX) / 2, cy = (minY + maxY) / 2
         let cx = Geodesy.normalizedLongitude(cx0)
+        let k = Geodesy.metersPerDegree(atLatitude: cy)
         let start = vertices.count / 2
-        var ringStart = 0
-        for ringEnd in scratch.ringEnds {
-            for k in ringStart..<ringEnd {
-                vertices.append(Float(scratch.xs[k] - cx0))
-                vertices.append(Float(scratch.ys[k] - cy))
+        // Float offsets from the centre, each ring closed and followed by a NaN separator; the
+        // farthest vertex from the centre on the way.
+        let floats = 2 * (used + 2 * ringEnds.count)
+        var farthest2 = 0.0
+        // Nearest edge to the centre (as `EdgeAccumulator` measures it).
+        var nearest2 = Double.infinity
+        vertices.append(contentsOf: repeatElement(0, count: floats))
+        vertices.withUnsafeMutableBufferPointer { v in
+            xs.withUnsafeBufferPointer { xb in
+                ys.withUnsafeBufferPointer { yb in
+                    var o = 2 * start
+                    var ringStart = 0
+                    for ringEnd in ringEnds {
+                        let ringOut = o
+                        for i in ringStart..<ringEnd {
+                            let x = Float(xb[i] - cx0), y = Float(yb[i] - cy)
+                            v[o] = x
+                            v[o + 1] = y
+                            o += 2
+                            let ex = Double(x) * k.longitude, ny = Double(y) * k.latitude
+                            farthest2 = max(farthest2, ex * ex + ny * ny)
+                            if i > ringStart { nearest2 = min(nearest2, Self.originDistance2(v, o - 4, k)) }
+                        }
+                        v[o] = v[ringOut]
+                        v[o + 1] = v[ringOut + 1]
+                        nearest2 = min(nearest2, Self.originDistance2(v, o - 2, k))
+                        o += 2
+                        v[o] = .nan
+                        v[o + 1] = .nan
+                        o += 2
+                        ringStart = ringEnd
+                    }
+                }
             }
-            vertices.append(Float(scratch.xs[ringStart] - cx0))
-            vertices.append(Float(scratch.ys[ringStart] - cy))
-            vertices.append(.nan)
-            vertices.append(.nan)
-            ringStart = ringEnd
         }
         let end = vertices.count / 2
         var record = PolygonRecord(vertexStart: UInt32(start), vertexEnd: UInt32(end), stripStart: 0, stripCount: 0, stripLat0: 0, stripsPerDegree: 0)
         let boxMinX = Float(minX - cx0).nextDown, boxMaxX = Float(maxX - cx0).nextUp
         let boxMinY = Float(minY - cy).nextDown, boxMaxY = Float(maxY - cy).nextUp
         let vertexCount = end - start
-        let k = Geodesy.metersPerDegree(atLatitude: cy)
-        if vertexCount > Self.stripThreshold, scratch.ringEnds.count == 1, maxY - minY < 1, maxX - minX < 1,
+        if vertexCount > Self.stripThreshold, ringEnds.count == 1, maxY - minY < 1, maxX - minX < 1,
            buildSectors(&record, metric: k, scratch: &scratch) {
             // Star-shaped around the centre: angular index.
         } else if vertexCount > Self.stripThreshold, vertexCount <= Int(UInt16.max), boxMaxY > boxMinY {
@@ -269,19 +347,30 @@ extension FenceStore {
         let margin = 1e-3 + 2 * extentRadians * (abs(tan(cy * Geodesy.radiansPerDegree)) + 1)
         // A sector-indexed polygon has its centre strictly inside: only the distance is needed.
         let sector = record.stripCount == UInt32.max
-        let edges = edgeScan(polygon: polygonNumber, px: 0, py: 0, kx: k.longitude, ky: k.latitude, pip: !sector)
-        let centerInside = sector || (edges.inside && !edges.onBoundary)
-        var farthest = 0.0
-        for i in start..<end {
-            let x = Double(vertices[2 * i]), y = Double(vertices[2 * i + 1])
-            if x.isNaN { continue }
-            let d = ((x * k.longitude) * (x * k.longitude) + (y * k.latitude) * (y * k.latitude)).squareRoot()
-            farthest = max(farthest, d)
+        var centerInside = true
+        if !sector {
+            let probe = edgeScan(polygon: polygonNumber, px: 0, py: 0, kx: k.longitude, ky: k.latitude, limit: 0, pip: true)
+            centerInside = probe.inside && !probe.onBoundary
         }
-        let nearestEdge = max(0, edges.distance * (1 - margin) - 0.01)
+        let farthest = farthest2.squareRoot()
+        let nearestEdge = max(0, nearest2.squareRoot() * (1 - margin) - 0.01)
         fences.append(FenceRecord(centerLat: cy, centerLon: cx, minX: boxMinX, maxX: boxMaxX, minY: boxMinY, maxY: boxMaxY,
                                   inner: centerInside ? max(0, Float(nearestEdge).nextDown) : -Float(nearestEdge),
                                   outer: Float(farthest * (1 + margin) + 0.01).nextUp, polygon: UInt32(polygonNumber)))
+    }
+
+    /// Squared distance in metres from the centre to the edge from vertex (`v[o]`, `v[o+1]`)
+    /// to the next, computed exactly as `EdgeAccumulator.edge` does for a point at the centre.
+    @inline(__always)
+    static func originDistance2(_ v: UnsafeMutableBufferPointer<Float>, _ o: Int, _ k: (longitude: Double, latitude: Double)) -> Double {
+        let ax = Double(v[o]), ay = Double(v[o + 1]), bx = Double(v[o + 2]), by = Double(v[o + 3])
+        let x0 = (ax - 0) * k.longitude, y0 = (ay - 0) * k.latitude
+        let dx = (bx - ax) * k.longitude, dy = (by - ay) * k.latitude
+        let len2 = dx * dx + dy * dy
+        var t = len2 > 0 ? -(x0 * dx + y0 * dy) / len2 : 0
+        t = t < 0 ? 0 : (t > 1 ? 1 : t)
+        let cx = x0 + t * dx, cy = y0 + t * dy
+        return cx * cx + cy * cy
     }
 
     /// A copy with capacity equal to its count.
@@ -296,57 +385,75 @@ extension FenceStore {
 
     /// Marks a single-ring polygon whose vertices go round the centre in strictly monotone
     /// angle (so every ray from the centre crosses exactly one edge) and stores the unwrapped
-    /// vertex angles. Angles are taken in the frame (x·s, y) with s = ±(metres per degree of
-    /// longitude / of latitude) at the centre; the sign makes every such ring counter-clockwise.
+    /// vertex angles. Angles are pseudo-angles (`pseudoAngle`: a strictly monotone function of
+    /// the angle, 4 per turn, no trigonometry) in the frame (x·s, y) with s = ±(metres per
+    /// degree of longitude / of latitude) at the centre; the sign makes every such ring
+    /// counter-clockwise.
     private mutating func buildSectors(_ record: inout PolygonRecord, metric k: (longitude: Double, latitude: Double),
                                        scratch: inout Scratch) -> Bool {
         let start = Int(record.vertexStart), end = Int(record.vertexEnd)
         let n = end - start - 2 // closed ring + separator
         guard n >= 3 else { return false }
         var scale = k.longitude / k.latitude
-        // Take the buffers out of `scratch` so they stay uniquely referenced.
-        var raw = scratch.angles
-        var unwrapped = scratch.unwrapped
-        scratch.angles = []
-        scratch.unwrapped = []
-        defer {
-            scratch.angles = raw
-            scratch.unwrapped = unwrapped
+        if scratch.angles.count < n { scratch.angles = [Double](repeating: 0, count: 2 * n) }
+        if scratch.unwrapped.count < n + 1 { scratch.unwrapped = [Float](repeating: 0, count: 2 * n + 1) }
+        let ok: Bool = vertices.withUnsafeBufferPointer { v in
+            scratch.angles.withUnsafeMutableBufferPointer { raw in
+                scratch.unwrapped.withUnsafeMutableBufferPointer { out in
+                    var total = 0.0
+                    for i in 0..<n {
+                        raw[i] = Self.pseudoAngle(Double(v[2 * (start + i)]) * scale, Double(v[2 * (start + i) + 1]))
+                        if i > 0 { total += Self.halfTurnWrapped(raw[i] - raw[i - 1]) }
+                    }
+                    total += Self.halfTurnWrapped(raw[0] - raw[n - 1])
+                    // Mirroring x turns a clockwise ring counter-clockwise: angle p → 2 − p.
+                    if total < 0 {
+                        scale = -scale
+                        for i in 0..<n {
+                            let m = 2 - raw[i]
+                            raw[i] = m < 0 ? m + 4 : m
+                        }
+                    }
+                    // Unwrap: strictly increasing, each edge under a half turn, one turn in total;
+                    // the stored (Float) angles strictly increasing too, so the centre is
+                    // strictly inside (not on an edge).
+                    var a = raw[0]
+                    out[0] = Float(a)
+                    for i in 0..<n {
+                        let d = Self.halfTurnWrapped((i + 1 < n ? raw[i + 1] : raw[0]) - raw[i])
+                        guard d > 1e-6, d < 2 - 1e-6 else { return false }
+                        a += d
+                        out[i + 1] = Float(a)
+                        guard Double(out[i + 1]) - Double(out[i]) >= 2e-6 else { return false }
+                    }
+                    return abs(a - Double(out[0]) - 4) < 1e-6
+                }
+            }
         }
-        raw.removeAll(keepingCapacity: true)
-        unwrapped.removeAll(keepingCapacity: true)
-        for i in 0..<n {
-            raw.append(atan2(Double(vertices[2 * (start + i) + 1]), Double(vertices[2 * (start + i)]) * scale))
-        }
-        func step(_ i: Int) -> Double {
-            var d = raw[(i + 1) % n] - raw[i]
-            if d > Double.pi { d -= 2 * Double.pi } else if d <= -Double.pi { d += 2 * Double.pi }
-            return d
-        }
-        var total = 0.0
-        for i in 0..<n { total += step(i) }
-        // Mirroring x turns a clockwise ring counter-clockwise (and negates its angles).
-        let sign: Double = total < 0 ? -1 : 1
-        if total < 0 { scale = -scale }
-        var a = sign > 0 ? raw[0] : (raw[0] >= 0 ? Double.pi - raw[0] : -Double.pi - raw[0])
-        unwrapped.append(Float(a))
-        for i in 0..<n {
-            let d = sign * step(i)
-            // Strictly increasing, each edge under a half turn, one turn in total.
-            guard d > 1e-6, d < Double.pi - 1e-6 else { return false }
-            a += d
-            unwrapped.append(Float(a))
-        }
-        guard abs(a - Double(unwrapped[0]) - 2 * Double.pi) < 1e-6 else { return false }
-        // The centre must be strictly inside (not on an edge).
-        let first = Double(unwrapped[0])
-        for i in 1...n where Double(unwrapped[i]) - Double(unwrapped[i - 1]) < 2e-6 { return false }
+        guard ok else { return false }
         record.stripStart = UInt32(angles.count)
         record.stripCount = UInt32.max
-        record.stripLat0 = Float(first)
+        record.stripLat0 = scratch.unwrapped[0]
         record.stripsPerDegree = Float(scale)
-        angles.append(contentsOf: unwrapped)
+        angles.append(contentsOf: scratch.unwrapped[0...n])
         return true
+    }
+
+    /// A strictly increasing function of the angle of (x, y) from the +x axis, in [0, 4)
+    /// (one per quarter turn; the "diamond angle"), exact at the axes: p(−x, −y) = p(x, y) + 2
+    /// (mod 4) and p(−x, y) = 2 − p(x, y) (mod 4). Its rate is between 1/2 and 1 per radian.
+    @inline(__always)
+    static func pseudoAngle(_ x: Double, _ y: Double) -> Double {
+        if y >= 0 {
+            return x >= 0 ? (y == 0 ? 0 : y / (x + y)) : 1 - x / (y - x)
+        }
+        return x < 0 ? 2 - y / (-x - y) : 3 + x / (x - y)
+    }
+
+    /// `d` wrapped into (−2, 2] (half a turn of pseudo-angle).
+    @inline(__always)
+    static func halfTurnWrapped(_ d: Double) -> Double {
+        d > 2 ? d - 4 : (d <= -2 ? d + 4 : d)
     }
 
     private mutating func buildStrips(_ record: inout PolygonRecord, minY: Float, maxY: Float, scratch: inout Scratch) {

@@ -1,0 +1,59 @@
+import Foundation
+@testable import GeomonCore
+import Testing
+
+/// The angular (star-shaped) edge index uses pseudo-angles instead of `atan2`; these tests pin
+/// the properties it relies on and its answers on the rays through the vertices, where the
+/// edge lookup is closest to ambiguous.
+struct FenceAngularIndexTests {
+    @Test func pseudoAngleIsStrictlyMonotoneWithExactQuarterTurns() {
+        var previous = -1.0
+        for i in 0..<100_000 {
+            let theta = 2 * Double.pi * Double(i) / 100_000
+            let p = FenceStore.pseudoAngle(cos(theta) * 3, sin(theta) * 3)
+            #expect(p > previous, "\(theta)")
+            #expect(p >= 0 && p < 4)
+            previous = p
+        }
+        #expect(FenceStore.pseudoAngle(1, 0) == 0)
+        #expect(FenceStore.pseudoAngle(0, 2) == 1)
+        #expect(FenceStore.pseudoAngle(-5, 0) == 2)
+        #expect(FenceStore.pseudoAngle(0, -1) == 3)
+        // Mirror and point symmetry used by the index.
+        for (x, y) in [(0.3, 0.7), (-2.0, 0.1), (-0.5, -0.25), (4.0, -1.0)] {
+            let p = FenceStore.pseudoAngle(x, y)
+            var mirrored = 2 - p
+            if mirrored < 0 { mirrored += 4 }
+            #expect(abs(FenceStore.pseudoAngle(-x, y) - mirrored) < 1e-12)
+            #expect(abs(FenceStore.pseudoAngle(-x, -y) - (p + 2).truncatingRemainder(dividingBy: 4)) < 1e-12)
+        }
+    }
+
+    /// Points on the rays from the centre through every vertex (and between), inside, on and
+    /// outside the boundary, for both ring orientations: containment and distance agree with
+    /// brute force.
+    @Test(arguments: [false, true])
+    func raysThroughVerticesAgreeWithBruteForce(clockwise: Bool) {
+        let c = Coordinate(latitude: 51.2, longitude: -0.4)
+        var ring = (0..<64).map { i in
+            Geodesy.localDestination(from: c, bearingDegrees: Double(i) * 360 / 64, distanceMeters: i % 2 == 0 ? 800 : 650)
+        }
+        if clockwise { ring.reverse() }
+        let shape = FenceShape.polygons([PolygonRings(shell: ring)])
+        let index = FenceIndex(shapes: [shape, .circle(center: c, radiusMeters: 3000)])
+        var checked = 0
+        for k in 0..<128 {
+            for distance in [0.5, 100, 640, 649.9, 700, 799, 801, 1500] {
+                let p = Geodesy.localDestination(from: c, bearingDegrees: Double(k) * 360 / 128, distanceMeters: distance)
+                let reference = BruteForce.signedDistance(shape, p)
+                let got = index.signedDistance(fence: 0, to: p)
+                #expect(abs(got - reference) <= max(0.01, abs(reference) * 2e-3), "\(k) \(distance)")
+                if abs(reference) > 0.01 {
+                    #expect(index.query(p).containing.contains(0) == (reference < 0), "\(k) \(distance)")
+                    checked += 1
+                }
+            }
+        }
+        #expect(checked > 900)
+    }
+}
