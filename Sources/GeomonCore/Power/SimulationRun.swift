@@ -52,6 +52,7 @@ public struct SimulationRun: Sendable {
         var coarseOn = false
         var coarseCursor = 0
         var ledger = OnTimeLedger()
+        var switchedOnFor: PowerReason.Kind?
         guard let start = track.first?.time, let end = track.last?.time else {
             return Result(report: EnergyReport(trackSeconds: 0, usage: model.usage, settings: receiver, events: 0),
                           events: [], delivered: [], actions: [], usage: model.usage, onTime: ledger)
@@ -63,7 +64,10 @@ public struct SimulationRun: Sendable {
                 actions.append(TimedAction(time: now, action: action))
                 switch action {
                 case let .gnssOn(reason):
-                    if !model.isOn { ledger.mark(now, label: "acquire \(reason.kind.rawValue)") }
+                    if !model.isOn {
+                        ledger.mark(now, label: "acquire \(reason.kind.rawValue)")
+                        switchedOnFor = reason.kind
+                    }
                     model.turnOn(at: now)
                 case .gnssOff:
                     ledger.mark(now, label: nil)
@@ -113,10 +117,12 @@ public struct SimulationRun: Sendable {
             }
             let context = makeContext(for: last, observation: observation)
             perform(policy.fixReceived(last, context: context, now: now))
-            if last.source == .gnss, model.isOn, let current = ledger.current {
-                let decided = configuration.alwaysOn || configuration.mode == .significantChange ? nil : policy.lastDecision?.kind
-                let kind = decided?.rawValue ?? String(current.drop { $0 != " " }.dropFirst())
-                ledger.mark(now, label: "on \(kind)")
+            // Still on after a GNSS fix: credit the time to the decision that kept it on (or, in
+            // always-on and significant-change, to why it was switched on).
+            if last.source == .gnss, model.isOn,
+               let kind = configuration.alwaysOn || configuration.mode == .significantChange ? switchedOnFor : policy.lastDecision?.kind
+            {
+                ledger.mark(now, label: "on \(kind.rawValue)")
             }
         }
         ledger.mark(end, label: nil)
