@@ -182,7 +182,6 @@ public struct PowerPolicy: Sendable {
         // back off up to that time (and `max_sleep`): nothing can be missed before it.
         let slack = memory.safeUntil.map { $0 - configuration.ttffHot - now } ?? .zero
         retry = slack > cap ? min(retry, configuration.maxSleep, slack) : min(retry, cap)
-        retry = max(retry, configuration.minSleep)
         memory.timeoutRetry = retry
         let reason = PowerReason(.fixTimeout, sleep: retry)
         memory.lastGnssOffAt = now
