@@ -21,9 +21,12 @@ let package = Package(
         .systemLibrary(name: "CGPS", pkgConfig: "libgps", providers: [.apt(["libgps-dev"])]),
         // Tiny C target for what Swift cannot reach (_GNU_SOURCE spawn helpers).
         .target(name: "CGeomonShims"),
+        // Header-only CPU cache prefetch hint for the core's fence index (no I/O, no state).
+        .target(name: "CMemoryHints"),
 
-        // The pure decision core: no Foundation, no C modules, no clock, no I/O.
-        .target(name: "GeomonCore", swiftSettings: strict),
+        // The pure decision core: no Foundation, no C libraries (only the prefetch hint), no
+        // clock, no I/O.
+        .target(name: "GeomonCore", dependencies: ["CMemoryHints"], swiftSettings: strict),
 
         // Adapters: each wraps one outside thing.
         .target(name: "GeomonConfig", dependencies: ["GeomonCore", "CYAML"], swiftSettings: strict),

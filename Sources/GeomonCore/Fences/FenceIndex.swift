@@ -53,9 +53,6 @@ public struct FenceIndex: Sendable {
 
     public var count: Int { shapes.count }
 
-    /// Points warmed and answered together by the batch query.
-    static let warmGroup = 16
-
     /// Bytes held by the index structures (not counting `shapes`, the caller's input copy).
     public var indexBytes: Int { store.bytes }
 
@@ -103,29 +100,12 @@ public struct FenceIndex: Sendable {
     /// only valid during the call. The ordering costs one radix sort (included in any timing).
     public func query(points: [Coordinate], within searchRadiusMeters: Double = .infinity,
                       body: (_ index: Int, _ result: FenceQueryResult) -> Void) {
-        var result = FenceQueryResult()
         points.withUnsafeBufferPointer { buffer in
             let order = store.spatialOrder(of: buffer)
             // Gathered first in one loop of independent loads, then read in sequence.
             let sorted = order.map { buffer[Int($0)] }
             sorted.withUnsafeBufferPointer { points in
-                withUnsafeTemporaryAllocation(of: Int32.self, capacity: Self.warmGroup) { cells in
-                    withUnsafeTemporaryAllocation(of: UInt32.self, capacity: 16 * Self.warmGroup) { fenceList in
-                        var sink: UInt32 = 0
-                        var g = 0
-                        while g < points.count {
-                            let group = g..<min(points.count, g + Self.warmGroup)
-                            sink ^= store.warm(points, group, cells: cells, fenceList: fenceList)
-                            for j in group {
-                                store.query(points[j], within: searchRadiusMeters, wantNearest: true, into: &result)
-                                body(Int(order[j]), result)
-                            }
-                            g = group.upperBound
-                        }
-                        // Keeps the warming loads (no effect on results).
-                        if sink == 0x5EED { result.containing.reserveCapacity(1) }
-                    }
-                }
+                store.queryPipelined(points, within: searchRadiusMeters) { j, result in body(Int(order[j]), result) }
             }
         }
     }

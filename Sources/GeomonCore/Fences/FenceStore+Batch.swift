@@ -1,3 +1,5 @@
+internal import CMemoryHints
+
 /// Batch queries: many points answered in spatial order, so that consecutive queries find the
 /// cells, fence records and vertices they need still in the cache.
 extension FenceStore {
@@ -72,112 +74,141 @@ extension FenceStore {
         }
     }
 
-    /// Loads, for a group of upcoming points, what their queries will read first (the cell
-    /// ranges and cell entries of the 3 × 3 cells around each point, the records of the
-    /// fences listed in the point's cell, and those polygons' headers, angles and vertices),
-    /// stage by stage over the whole group.
-    /// The loads of one stage are independent of each other, so the processor overlaps their
-    /// cache misses, where a query alone would wait for each in turn (Swift has no prefetch
-    /// instruction; these are plain loads). Returns a value derived from everything loaded,
-    /// so the loads are not optimised away.
-    func warm(_ points: UnsafeBufferPointer<Coordinate>, _ range: Range<Int>, cells: UnsafeMutableBufferPointer<Int32>,
-              fenceList: UnsafeMutableBufferPointer<UInt32>) -> UInt32 {
-        var sink: UInt32 = 0
+    /// Points between the stages of the batch query's prefetch pipeline.
+    static let prefetchDistance = 2
+    /// Stages of the pipeline (cell ranges, cell entries, records, polygon headers, polygon
+    /// data).
+    static let prefetchStages = 5
+    /// Ring slots for the points in the pipeline (more than `prefetchStages × prefetchDistance`).
+    static let prefetchRing = 16
+    /// Fences remembered per point between stages.
+    static let prefetchList = 16
+
+    /// Answers every point of `points` (already in spatial order) as `query` does, calling
+    /// `body(j, result)` for point `j`, with a software pipeline of prefetches: before point
+    /// `j` is answered, stage `s` runs for point `j + (prefetchStages − s) × prefetchDistance`:
+    /// 0, the cell and the prefetch of the cell ranges of the 3 × 3 cells around it; 1, the
+    /// prefetch of their cell entries; 2, the prefetch of the records of the fences listed in
+    /// the point's own cell; 3, the prefetch of those polygons' headers; 4, the prefetch of
+    /// the angles and vertices of the small ones (up to 160 vertices). Each stage reads only
+    /// what an earlier stage prefetched, and a prefetch does not wait for its line, so the
+    /// misses of several points are in flight while one is answered. Results are those of
+    /// `query` point by point (prefetches change no value).
+    func queryPipelined(_ points: UnsafeBufferPointer<Coordinate>, within searchRadiusMeters: Double,
+                        body: (_ j: Int, _ result: FenceQueryResult) -> Void) {
+        let n = points.count
+        let d = Self.prefetchDistance, stages = Self.prefetchStages
+        let ring = Self.prefetchRing, listCapacity = Self.prefetchList
         let width = cellLonDegrees * Double(columns)
+        var result = FenceQueryResult()
+        withUnsafeTemporaryAllocation(of: Int32.self, capacity: ring) { cells in
+        withUnsafeTemporaryAllocation(of: Int32.self, capacity: ring) { counts in
+        withUnsafeTemporaryAllocation(of: UInt32.self, capacity: ring * listCapacity) { lists in
         fences.withUnsafeBufferPointer { records in
-            cellStarts.withUnsafeBufferPointer { starts in
-                cellFences.withUnsafeBufferPointer { members in
-                    // Stage 1: the points' cells and the ranges of the 3 × 3 cells around.
-                    var g = 0
-                    for j in range {
-                        let p = points[j]
+        cellStarts.withUnsafeBufferPointer { starts in
+        cellFences.withUnsafeBufferPointer { members in
+        polygons.withUnsafeBufferPointer { headers in
+        vertices.withUnsafeBufferPointer { v in
+        angles.withUnsafeBufferPointer { a in
+            for j in -(stages * d)..<n {
+                for stage in 0..<stages {
+                    let t = j + (stages - stage) * d
+                    guard t >= 0, t < n else { continue }
+                    let slot = t % ring
+                    switch stage {
+                    case 0:
+                        let p = points[t]
                         var lon = p.longitude
                         if lon < gridLon0 { lon += 360 } else if lon > gridLon0 + width { lon -= 360 }
                         let fx = (lon - gridLon0) / cellLonDegrees, fy = (p.latitude - gridLat0) / cellLatDegrees
                         // Also false for NaN.
-                        if fx >= 0, fx < Double(columns), fy >= 0, fy < Double(rows) {
-                            let ci = Int(fx), cj = Int(fy)
-                            let cell = cj * columns + ci
-                            cells[g] = Int32(truncatingIfNeeded: cell)
-                            let i0 = max(0, ci - 1), i1 = min(columns, ci + 2)
-                            for row in max(0, cj - 1)..<min(rows, cj + 2) {
-                                sink ^= starts[row * columns + i0] ^ starts[row * columns + i1]
-                            }
-                        } else {
-                            cells[g] = -1
+                        guard fx >= 0, fx < Double(columns), fy >= 0, fy < Double(rows) else {
+                            cells[slot] = -1
+                            continue
                         }
-                        g += 1
-                    }
-                    // Stage 2: the cell entries of those cells (one load per cache line); the
-                    // fences listed in the point's own cell.
-                    var listed = 0
-                    g = 0
-                    for _ in range {
-                        let c = Int(cells[g])
-                        g += 1
-                        if c < 0 { continue }
+                        let ci = Int(fx), cj = Int(fy)
+                        cells[slot] = Int32(truncatingIfNeeded: cj * columns + ci)
+                        let i0 = max(0, ci - 1), i1 = min(columns, ci + 2)
+                        for row in max(0, cj - 1)..<min(rows, cj + 2) {
+                            geomon_prefetch(starts.baseAddress! + row * columns + i0)
+                            geomon_prefetch(starts.baseAddress! + row * columns + i1)
+                        }
+                    case 1:
+                        let c = Int(cells[slot])
+                        counts[slot] = 0
+                        guard c >= 0 else { continue }
                         let ci = c % columns, cj = c / columns
                         let i0 = max(0, ci - 1), i1 = min(columns, ci + 2)
-                        for row in max(0, cj - 1)..<min(rows, cj + 2) where row != cj {
+                        for row in max(0, cj - 1)..<min(rows, cj + 2) {
                             var e = Int(starts[row * columns + i0])
                             let end = Int(starts[row * columns + i1])
+                            if e < end { geomon_prefetch(members.baseAddress! + end - 1) }
                             while e < end {
-                                sink ^= members[e].fence
+                                geomon_prefetch(members.baseAddress! + e)
                                 e += 3
                             }
                         }
-                        for e in Int(starts[cj * columns + i0])..<Int(starts[cj * columns + i1]) {
-                            let entry = members[e]
-                            if e >= Int(starts[c]) && e < Int(starts[c + 1]) && listed < fenceList.count {
-                                fenceList[listed] = entry.fence
-                                listed += 1
-                            } else {
-                                sink ^= entry.fence
-                            }
+                    case 2:
+                        let c = Int(cells[slot])
+                        guard c >= 0 else { continue }
+                        var listed = 0
+                        for e in Int(starts[c])..<Int(starts[c + 1]) where listed < listCapacity {
+                            let f = members[e].fence
+                            lists[slot * listCapacity + listed] = f
+                            listed += 1
+                            let record = UnsafeRawPointer(records.baseAddress! + Int(f))
+                            geomon_prefetch(record)
+                            geomon_prefetch(record + (MemoryLayout<FenceRecord>.stride - 1))
                         }
-                    }
-                    // Stage 3: their records.
-                    var polygonsListed = 0
-                    for i in 0..<listed {
-                        let record = records[Int(fenceList[i])]
-                        sink ^= record.external
-                        if record.polygon != UInt32.max {
-                            fenceList[polygonsListed] = record.polygon
+                        counts[slot] = Int32(listed)
+                    case 3:
+                        var polygonsListed = 0
+                        for i in 0..<Int(counts[slot]) {
+                            let polygon = records[Int(lists[slot * listCapacity + i])].polygon
+                            guard polygon != UInt32.max else { continue }
+                            lists[slot * listCapacity + polygonsListed] = polygon
                             polygonsListed += 1
+                            let header = UnsafeRawPointer(headers.baseAddress! + Int(polygon))
+                            geomon_prefetch(header)
+                            geomon_prefetch(header + (MemoryLayout<PolygonRecord>.stride - 1))
                         }
-                    }
-                    // Stage 4: the polygons' headers, and (the loads only depend on the
-                    // header) every cache line of the angles and vertices of small polygons
-                    // (up to 160 vertices).
-                    polygons.withUnsafeBufferPointer { headers in
-                        vertices.withUnsafeBufferPointer { v in
-                            angles.withUnsafeBufferPointer { a in
-                                for i in 0..<polygonsListed {
-                                    let h = headers[Int(fenceList[i])]
-                                    sink ^= h.vertexStart
-                                    let n = Int(h.vertexEnd) - Int(h.vertexStart)
-                                    if n > 160 { continue }
-                                    var o = 2 * Int(h.vertexStart)
-                                    let end = 2 * Int(h.vertexEnd)
-                                    while o < end {
-                                        sink ^= v[o].bitPattern
-                                        o += 16
-                                    }
-                                    if h.stripCount == UInt32.max {
-                                        o = Int(h.stripStart)
-                                        let angleEnd = o + n - 1
-                                        while o < angleEnd {
-                                            sink ^= a[o].bitPattern
-                                            o += 16
-                                        }
-                                    }
+                        counts[slot] = Int32(polygonsListed)
+                    default:
+                        for i in 0..<Int(counts[slot]) {
+                            let h = headers[Int(lists[slot * listCapacity + i])]
+                            let count = Int(h.vertexEnd) - Int(h.vertexStart)
+                            guard count <= 160 else { continue }
+                            var o = 2 * Int(h.vertexStart)
+                            let end = 2 * Int(h.vertexEnd)
+                            while o < end {
+                                geomon_prefetch(v.baseAddress! + o)
+                                o += 16
+                            }
+                            geomon_prefetch(v.baseAddress! + end - 1)
+                            if h.stripCount == UInt32.max {
+                                o = Int(h.stripStart)
+                                let angleEnd = o + count - 1
+                                while o < angleEnd {
+                                    geomon_prefetch(a.baseAddress! + o)
+                                    o += 16
                                 }
+                                geomon_prefetch(a.baseAddress! + angleEnd - 1)
                             }
                         }
                     }
                 }
+                guard j >= 0 else { continue }
+                query(points[j], within: searchRadiusMeters, wantNearest: true, into: &result)
+                body(j, result)
             }
         }
-        return sink
+        }
+        }
+        }
+        }
+        }
+        }
+        }
+        }
     }
 }

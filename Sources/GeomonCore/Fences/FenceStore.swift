@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+internal import CMemoryHints
 
 /// One polygon fence's vertex range and optional latitude-strip edge index.
 struct PolygonRecord: Sendable {
@@ -93,75 +94,90 @@ struct FenceStore: Sendable {
 extension FenceStore {
     init(shapes: [FenceShape]) {
         fences.reserveCapacity(shapes.count)
+        Self.adviseHugePages(&fences)
         // Reserve the vertex storage once (closing vertex and separator per ring).
+        // On the way (in input order), where each shape's data lies, for the prefetches below.
         var floats = 0
         var polygonCount = 0
-        for shape in shapes {
+        var hints = [ShapeHint](repeating: ShapeHint(), count: shapes.count)
+        for (i, shape) in shapes.enumerated() {
             guard case let .polygons(members) = shape else { continue }
             polygonCount += 1
             for member in members {
                 floats += 2 * (member.shell.count + 2)
                 for hole in member.holes { floats += 2 * (hole.count + 2) }
             }
+            members.withUnsafeBufferPointer { list in
+                hints[i].members = UInt(bitPattern: list.baseAddress)
+                list.first?.shell.withUnsafeBufferPointer { ring in
+                    hints[i].ring = UInt(bitPattern: ring.baseAddress)
+                    hints[i].ringBytes = min(ring.count, 256) * MemoryLayout<Coordinate>.stride
+                }
+            }
         }
         vertices.reserveCapacity(floats)
+        Self.adviseHugePages(&vertices)
+        // Angles: at most one per vertex plus one per ring (only star-shaped polygons have any).
+        angles.reserveCapacity(floats / 2)
+        Self.adviseHugePages(&angles)
         polygons.reserveCapacity(polygonCount)
-        // Polygons are built in input order (reading the input in the order it was most
-        // likely allocated); the records are then stored in Z-order of their position so
-        // that neighbours share cache lines.
-        var scratch = Scratch()
-        for external in shapes.indices {
-            switch shapes[external] {
-            case let .circle(center, radius):
-                addCircle(center: center, radiusMeters: radius)
-            case let .polygons(members):
-                addPolygons(members, scratch: &scratch)
-            }
-            fences[fences.count - 1].external = UInt32(external)
-        }
+        // Fences are built straight into Z-order of their position (records, polygon
+        // headers, vertices and angles alike), so that neighbours share cache lines and pages.
+        // That reads the caller's shapes out of their allocation order, so each shape's data
+        // is prefetched a few shapes ahead (a copy into Z-order after building in input order
+        // cost more: twice the memory to fault in, and a scattered copy).
         let order = Self.spatialOrder(shapes)
-        let byInput = fences
-        fences = ContiguousArray(order.map { byInput[$0] })
+        var scratch = Scratch()
+        shapes.withUnsafeBufferPointer { input in
+            for slot in order.indices {
+                if slot + 2 * Self.prefetchAhead < order.count {
+                    let ahead = order[slot + 2 * Self.prefetchAhead]
+                    geomon_prefetch(input.baseAddress! + ahead)
+                    hints.withUnsafeBufferPointer { geomon_prefetch($0.baseAddress! + ahead) }
+                }
+                if slot + Self.prefetchAhead < order.count { hints[order[slot + Self.prefetchAhead]].prefetch() }
+                let external = order[slot]
+                switch input[external] {
+                case let .circle(center, radius):
+                    addCircle(center: center, radiusMeters: radius)
+                case let .polygons(members):
+                    addPolygons(members, scratch: &scratch)
+                }
+                fences[slot].external = UInt32(external)
+            }
+        }
         internalIDs = ContiguousArray(repeating: 0, count: shapes.count)
         for (slot, external) in order.enumerated() { internalIDs[external] = UInt32(slot) }
-        storePolygonsInFenceOrder()
         buildGrid()
         // Drop the growth slack of the arrays built by appending.
         stripEdges = Self.exact(stripEdges)
         stripStarts = Self.exact(stripStarts)
     }
 
-    /// Renumbers the polygons and moves their vertices and angles into the order of the fence
-    /// records (Z-order), so that a query's polygons lie near each other in memory. One copy
-    /// of each array; strip edge indices stay where they are.
-    private mutating func storePolygonsInFenceOrder() {
-        var newPolygons = ContiguousArray<PolygonRecord>()
-        newPolygons.reserveCapacity(polygons.count)
-        var newVertices = ContiguousArray<Float>()
-        newVertices.reserveCapacity(vertices.count)
-        var newAngles = ContiguousArray<Float>()
-        newAngles.reserveCapacity(angles.count)
-        vertices.withUnsafeBufferPointer { v in
-            angles.withUnsafeBufferPointer { a in
-                for f in fences.indices where fences[f].polygon != UInt32.max {
-                    var record = polygons[Int(fences[f].polygon)]
-                    let start = Int(record.vertexStart), end = Int(record.vertexEnd)
-                    record.vertexStart = UInt32(newVertices.count / 2)
-                    newVertices.append(contentsOf: UnsafeBufferPointer(rebasing: v[(2 * start)..<(2 * end)]))
-                    record.vertexEnd = UInt32(newVertices.count / 2)
-                    if record.stripCount == UInt32.max {
-                        let angleStart = Int(record.stripStart), count = end - start - 1
-                        record.stripStart = UInt32(newAngles.count)
-                        newAngles.append(contentsOf: UnsafeBufferPointer(rebasing: a[angleStart..<(angleStart + count)]))
-                    }
-                    fences[f].polygon = UInt32(newPolygons.count)
-                    newPolygons.append(record)
-                }
+    /// Shapes ahead of the one being built whose data is prefetched (their hint entries and
+    /// shapes at twice the distance).
+    static let prefetchAhead = 3
+
+    /// Where a polygon shape's data lies (addresses only, for prefetching: never read
+    /// through): its members' array and its first ring's coordinates.
+    struct ShapeHint {
+        var members: UInt = 0
+        var ring: UInt = 0
+        var ringBytes = 0
+
+        @inline(__always)
+        func prefetch() {
+            guard members != 0 else { return }
+            // The array headers (32 bytes before the elements) and the elements.
+            geomon_prefetch(UnsafeRawPointer(bitPattern: members &- 32))
+            geomon_prefetch(UnsafeRawPointer(bitPattern: members &+ 16))
+            guard ring != 0 else { return }
+            var offset = -32
+            while offset < ringBytes {
+                geomon_prefetch(UnsafeRawPointer(bitPattern: ring &+ UInt(bitPattern: offset)))
+                offset += 64
             }
         }
-        polygons = newPolygons
-        vertices = newVertices
-        angles = newAngles
     }
 
     /// Shape indices sorted by the Morton code of a representative point.
@@ -306,7 +322,10 @@ extension FenceStore {
                     var o = 2 * start
                     var ringStart = 0
                     for ringEnd in ringEnds {
-                        let ringOut = o
+                        // The previous vertex is carried in registers: reading back the two
+                        // 4-byte stores as one 8-byte load stalls on store forwarding.
+                        let firstX = Float(xb[ringStart] - cx0), firstY = Float(yb[ringStart] - cy)
+                        var previousX = firstX, previousY = firstY
                         for i in ringStart..<ringEnd {
                             let x = Float(xb[i] - cx0), y = Float(yb[i] - cy)
                             v[o] = x
@@ -314,11 +333,13 @@ extension FenceStore {
                             o += 2
                             let ex = Double(x) * k.longitude, ny = Double(y) * k.latitude
                             farthest2 = max(farthest2, ex * ex + ny * ny)
-                            if i > ringStart { nearest2 = min(nearest2, Self.originDistance2(v, o - 4, k)) }
+                            if i > ringStart { nearest2 = min(nearest2, Self.originDistance2(previousX, previousY, x, y, k)) }
+                            previousX = x
+                            previousY = y
                         }
-                        v[o] = v[ringOut]
-                        v[o + 1] = v[ringOut + 1]
-                        nearest2 = min(nearest2, Self.originDistance2(v, o - 2, k))
+                        v[o] = firstX
+                        v[o + 1] = firstY
+                        nearest2 = min(nearest2, Self.originDistance2(previousX, previousY, firstX, firstY, k))
                         o += 2
                         v[o] = .nan
                         v[o + 1] = .nan
@@ -359,11 +380,11 @@ extension FenceStore {
                                   outer: Float(farthest * (1 + margin) + 0.01).nextUp, polygon: UInt32(polygonNumber)))
     }
 
-    /// Squared distance in metres from the centre to the edge from vertex (`v[o]`, `v[o+1]`)
-    /// to the next, computed exactly as `EdgeAccumulator.edge` does for a point at the centre.
+    /// Squared distance in metres from the centre to the edge from vertex (`ax`, `ay`) to
+    /// (`bx`, `by`), computed exactly as `EdgeAccumulator.edge` does for a point at the centre.
     @inline(__always)
-    static func originDistance2(_ v: UnsafeMutableBufferPointer<Float>, _ o: Int, _ k: (longitude: Double, latitude: Double)) -> Double {
-        let ax = Double(v[o]), ay = Double(v[o + 1]), bx = Double(v[o + 2]), by = Double(v[o + 3])
+    static func originDistance2(_ fax: Float, _ fay: Float, _ fbx: Float, _ fby: Float, _ k: (longitude: Double, latitude: Double)) -> Double {
+        let ax = Double(fax), ay = Double(fay), bx = Double(fbx), by = Double(fby)
         let x0 = (ax - 0) * k.longitude, y0 = (ay - 0) * k.latitude
         let dx = (bx - ax) * k.longitude, dy = (by - ay) * k.latitude
         let len2 = dx * dx + dy * dy
@@ -371,6 +392,26 @@ extension FenceStore {
         t = t < 0 ? 0 : (t > 1 ? 1 : t)
         let cx = x0 + t * dx, cy = y0 + t * dy
         return cx * cx + cy * cy
+    }
+
+    /// Asks the kernel to back the array's storage with transparent huge pages (2 MiB) where
+    /// it spans whole ones: a large index is read at random, and with 4 KiB pages nearly
+    /// every fence touched is a TLB miss (and the build takes one page fault per 4 KiB). A
+    /// hint to the memory system only: no effect on any result; ignored where unsupported.
+    /// Call it after reserving capacity and before writing the elements.
+    static func adviseHugePages<T>(_ array: inout ContiguousArray<T>) {
+#if canImport(Glibc)
+        let bytes = array.capacity * MemoryLayout<T>.stride
+        let huge = 2 << 20
+        guard bytes >= 2 * huge else { return }
+        array.withUnsafeMutableBufferPointer { buffer in
+            guard let base = buffer.baseAddress else { return }
+            let address = Int(bitPattern: UnsafeMutableRawPointer(base))
+            let start = (address + huge - 1) & ~(huge - 1), end = (address + bytes) & ~(huge - 1)
+            guard end > start, let pointer = UnsafeMutableRawPointer(bitPattern: start) else { return }
+            _ = madvise(pointer, end - start, MADV_HUGEPAGE)
+        }
+#endif
     }
 
     /// A copy with capacity equal to its count.
@@ -555,7 +596,10 @@ extension FenceStore {
         }
         for c in 0..<(columns * rows) { counts[c + 1] += counts[c] }
         cellStarts = ContiguousArray(counts)
-        cellFences = ContiguousArray(repeating: CellEntry(minLon: 0, minLat: 0, maxLon: 0, maxLat: 0, fence: 0), count: Int(counts[columns * rows]))
+        cellFences = []
+        cellFences.reserveCapacity(Int(counts[columns * rows]))
+        Self.adviseHugePages(&cellFences)
+        cellFences.append(contentsOf: repeatElement(CellEntry(minLon: 0, minLat: 0, maxLon: 0, maxLat: 0, fence: 0), count: Int(counts[columns * rows])))
         var fill = counts
         for f in 0..<n {
             let r = cellRange(f, marginLon: marginLon, marginLat: marginLat)
