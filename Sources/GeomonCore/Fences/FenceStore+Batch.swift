@@ -89,8 +89,8 @@ extension FenceStore {
     /// `j` is answered, stage `s` runs for point `j + (prefetchStages − s) × prefetchDistance`:
     /// 0, the cell and the prefetch of the cell ranges of the 3 × 3 cells around it; 1, the
     /// prefetch of their cell entries; 2, the prefetch of the records of the fences listed in
-    /// the point's own cell; 3, the prefetch of those polygons' headers; 4, the prefetch of
-    /// the angles and vertices of the small ones (up to 160 vertices). Each stage reads only
+    /// the point's own cell; 3, the prefetch of the headers of those polygons the query will
+    /// likely scan; 4, the prefetch of their angles and vertices (up to 160 vertices). Each stage reads only
     /// what an earlier stage prefetched, and a prefetch does not wait for its line, so the
     /// misses of several points are in flight while one is answered. Results are those of
     /// `query` point by point (prefetches change no value).
@@ -162,13 +162,36 @@ extension FenceStore {
                         }
                         counts[slot] = Int32(listed)
                     case 3:
+                        // Only the polygons the query is likely to scan: those whose
+                        // containment the radii leave open, and the one with the smallest lower
+                        // bound on the boundary distance (the query scans in that order and
+                        // usually stops after one).
+                        let p = points[t]
+                        let k = Geodesy.metersPerDegree(atLatitude: p.latitude)
                         var polygonsListed = 0
+                        var closest = UInt32.max
+                        var closestBound = Double.infinity
                         for i in 0..<Int(counts[slot]) {
-                            let polygon = records[Int(lists[slot * listCapacity + i])].polygon
-                            guard polygon != UInt32.max else { continue }
-                            lists[slot * listCapacity + polygonsListed] = polygon
+                            let record = records[Int(lists[slot * listCapacity + i])]
+                            guard record.polygon != UInt32.max else { continue }
+                            let east = Geodesy.longitudeDelta(record.centerLon, p.longitude) * k.longitude
+                            let north = (p.latitude - record.centerLat) * k.latitude
+                            let d = (east * east + north * north).squareRoot()
+                            let bound = d < Double(record.inner) ? Double(record.inner) - d : d - Double(record.outer)
+                            if bound <= 0 {
+                                lists[slot * listCapacity + polygonsListed] = record.polygon
+                                polygonsListed += 1
+                            } else if bound < closestBound {
+                                closestBound = bound
+                                closest = record.polygon
+                            }
+                        }
+                        if closest != UInt32.max {
+                            lists[slot * listCapacity + polygonsListed] = closest
                             polygonsListed += 1
-                            let header = UnsafeRawPointer(headers.baseAddress! + Int(polygon))
+                        }
+                        for i in 0..<polygonsListed {
+                            let header = UnsafeRawPointer(headers.baseAddress! + Int(lists[slot * listCapacity + i]))
                             geomon_prefetch(header)
                             geomon_prefetch(header + (MemoryLayout<PolygonRecord>.stride - 1))
                         }

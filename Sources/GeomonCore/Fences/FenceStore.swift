@@ -98,6 +98,7 @@ extension FenceStore {
         // Reserve the vertex storage once (closing vertex and separator per ring).
         // On the way (in input order), where each shape's data lies, for the prefetches below.
         var floats = 0
+        var angleCount = 0
         var polygonCount = 0
         var hints = [ShapeHint](repeating: ShapeHint(), count: shapes.count)
         for (i, shape) in shapes.enumerated() {
@@ -106,6 +107,10 @@ extension FenceStore {
             for member in members {
                 floats += 2 * (member.shell.count + 2)
                 for hole in member.holes { floats += 2 * (hole.count + 2) }
+            }
+            // Only single-ring polygons with an edge index can be sector-indexed.
+            if members.count == 1, members[0].holes.isEmpty, members[0].shell.count + 2 > Self.stripThreshold {
+                angleCount += members[0].shell.count + 1
             }
             members.withUnsafeBufferPointer { list in
                 hints[i].members = UInt(bitPattern: list.baseAddress)
@@ -117,8 +122,8 @@ extension FenceStore {
         }
         vertices.reserveCapacity(floats)
         Self.adviseHugePages(&vertices)
-        // Angles: at most one per vertex plus one per ring (only star-shaped polygons have any).
-        angles.reserveCapacity(floats / 2)
+        // Angles: n + 1 per star-shaped polygon (at most).
+        angles.reserveCapacity(angleCount)
         Self.adviseHugePages(&angles)
         polygons.reserveCapacity(polygonCount)
         // Fences are built straight into Z-order of their position (records, polygon
