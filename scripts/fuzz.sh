@@ -42,7 +42,8 @@ SWIFTFLAGS=(-swift-version 6 -O -g -parse-as-library -sanitize=fuzzer,address
     -enable-upcoming-feature ExistentialAny
     -I "$OUT/mod"
     -Xcc -fmodule-map-file=Sources/CYAML/module.modulemap
-    -Xcc -fmodule-map-file=Sources/CGPS/module.modulemap)
+    -Xcc -fmodule-map-file=Sources/CGPS/module.modulemap
+    -Xcc -fmodule-map-file=Sources/CMemoryHints/include/module.modulemap)
 
 # A change of flags rebuilds everything.
 if [[ "$(cat "$OUT/flags" 2>/dev/null)" != "${SWIFTFLAGS[*]}" ]]; then

@@ -46,6 +46,60 @@ struct QueryCommandTests {
         #expect(a.stdout.split(separator: "\n").count == 50)
     }
 
+    /// A point written to a pipe is answered before the next one arrives (the batch is what
+    /// one read delivered), so `geomon query` can sit at the end of a live feed.
+    @Test func eachLineIsAnsweredAsItArrives() throws {
+        let process = Process()
+        process.executableURL = TestSupport.geomonBinary
+        process.arguments = ["query", "--fences", Self.fences]
+        let input = Pipe(), output = Pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        defer { if process.isRunning { process.terminate() } }
+        input.fileHandleForWriting.write(Data("47.005 8.005\n".utf8))
+        // The answer comes while standard input is still open (without it the read below
+        // would wait for ever: the process is stopped after 10 s, which ends the read).
+        let watchdog = DispatchWorkItem { if process.isRunning { process.terminate() } }
+        DispatchQueue.global().asyncAfter(deadline: .now() + 10, execute: watchdog)
+        defer { watchdog.cancel() }
+        var received = Data()
+        while !received.contains(UInt8(ascii: "\n")) {
+            let chunk = output.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            received.append(chunk)
+        }
+        #expect(String(decoding: received, as: UTF8.self) == "{\"lat\":47.005,\"lon\":8.005,\"inside\":[\"depot\",\"district\"],\"nearest\":{\"fence\":\"depot\",\"distance_m\":-380.24}}\n")
+        input.fileHandleForWriting.write(Data("47.2 8.0".utf8)) // no final newline
+        try input.fileHandleForWriting.close()
+        let rest = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0)
+        #expect(String(decoding: rest, as: UTF8.self).hasPrefix("{\"lat\":47.2,\"lon\":8,"))
+    }
+
+    /// Thousands of points in one read are answered as a batch: the same lines, in input order,
+    /// as one query per point.
+    @Test func aLargeInputIsAnsweredInOrderAsSinglePointsWould() throws {
+        var points: [String] = []
+        var state: UInt64 = 7
+        func next() -> Double {
+            state = state &* 6364136223846793005 &+ 1442695040888963407
+            return Double(state >> 11) / Double(1 << 53)
+        }
+        for _ in 0..<5000 { points.append(String(format: "%.6f,%.6f", 46.9 + next() * 0.25, 7.9 + next() * 0.25)) }
+        let all = try runGeomon(["query", "--fences", Self.fences], stdin: points.joined(separator: "\n") + "\n")
+        #expect(all.exitCode == 0, "\(all.stderr)")
+        let lines = all.stdout.split(separator: "\n")
+        #expect(lines.count == points.count)
+        for i in stride(from: 0, to: points.count, by: 499) {
+            let parts = points[i].split(separator: ",").map(String.init)
+            let one = try runGeomon(["query", "--fences", Self.fences, parts[0], parts[1]])
+            #expect(one.stdout == lines[i] + "\n", "point \(i)")
+        }
+    }
+
     @Test func noFencesGivesNullNearest() throws {
         let dir = try TemporaryDirectory()
         defer { dir.remove() }

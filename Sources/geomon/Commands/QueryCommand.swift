@@ -1,4 +1,7 @@
 import GeomonCore
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// `geomon query`: Reports which fences contain points and the nearest boundary.
 enum QueryCommand: Command {
@@ -18,6 +21,8 @@ enum QueryCommand: Command {
     inside), sorted; `nearest` is the fence with the nearest boundary and the signed distance
     to it in metres (negative inside), or null when there are no fences. Bad input lines are
     reported on standard error with their line number and skipped; the exit code is then 65.
+    Each point is answered as soon as it has been read (a file is answered in batches, a line
+    typed or piped from a live feed at once), so geomon query can follow a feed.
 
     options:
       --profile P           the profile whose fences to use
@@ -65,31 +70,71 @@ enum QueryCommand: Command {
             print(format(single, result, ids: ids))
             return 0
         }
+        // Points are answered in batches with the index's batch query (spatial order,
+        // prefetched): a batch is whatever one read of standard input delivered, so a file
+        // or a fast pipe is answered thousands of points at a time, while a line typed at a
+        // terminal or written by a slow producer is answered as soon as it arrives.
+        var pending: [Coordinate] = []
         var bad = 0
         var lineNumber = 0
         var output = ""
-        while let line = readLine(strippingNewline: true) {
+        func answer() {
+            guard !pending.isEmpty else { return }
+            let results = index.query(points: pending, within: .infinity)
+            for (p, result) in zip(pending, results) {
+                output += format(p, result, ids: ids)
+                output += "\n"
+            }
+            pending.removeAll(keepingCapacity: true)
+            flush(&output)
+        }
+        func handle(_ bytes: ArraySlice<UInt8>) {
             lineNumber += 1
+            let line = String(decoding: bytes, as: UTF8.self)
             let trimmed = line.trimmingWhitespace()
-            if trimmed.isEmpty || trimmed.hasPrefix("#") { continue }
+            if trimmed.isEmpty || trimmed.hasPrefix("#") { return }
             guard let p = parsePoint(trimmed) else {
                 bad += 1
-                flush(&output)
+                answer()
                 writeStderr("geomon: error: <stdin>:\(lineNumber): expected 'lat lon' or 'lat,lon' with latitude in -90...90 and longitude in -180...180 (got '\(String(trimmed.prefix(80)))')")
-                continue
+                return
             }
-            index.query(p, within: .infinity, into: &result)
-            output += format(p, result, ids: ids)
-            output += "\n"
-            if output.utf8.count > 1 << 16 { flush(&output) }
+            pending.append(p)
         }
-        flush(&output)
+        var buffer = [UInt8](repeating: 0, count: 1 << 16)
+        var carry: [UInt8] = []
+        while true {
+            let count = buffer.withUnsafeMutableBytes { read(STDIN_FILENO, $0.baseAddress, $0.count) }
+            if count < 0 {
+                if errno == EINTR { continue }
+                answer()
+                writeStderr("geomon: error: <stdin>: cannot read: \(String(cString: strerror(errno)))")
+                return ExitCode.failure.code
+            }
+            if count == 0 { break }
+            var start = 0
+            for i in 0..<count where buffer[i] == UInt8(ascii: "\n") {
+                if carry.isEmpty {
+                    handle(buffer[start..<i])
+                } else {
+                    carry += buffer[start..<i]
+                    handle(carry[...])
+                    carry.removeAll(keepingCapacity: true)
+                }
+                start = i + 1
+            }
+            carry += buffer[start..<count]
+            answer()
+        }
+        if !carry.isEmpty { handle(carry[...]) }
+        answer()
         return bad > 0 ? ExitCode.dataError.code : 0
     }
 
     private static func flush(_ output: inout String) {
         if !output.isEmpty {
             print(output, terminator: "")
+            fflush(nil) // every output stream: a reader on a pipe gets each batch as it is answered
             output = ""
         }
     }
