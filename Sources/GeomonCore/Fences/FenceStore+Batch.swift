@@ -100,7 +100,6 @@ extension FenceStore {
         let d = Self.prefetchDistance, stages = Self.prefetchStages
         let ring = Self.prefetchRing, listCapacity = Self.prefetchList
         let width = cellLonDegrees * Double(columns)
-        var result = FenceQueryResult()
         withUnsafeTemporaryAllocation(of: Int32.self, capacity: ring) { cells in
         withUnsafeTemporaryAllocation(of: Int32.self, capacity: ring) { counts in
         withUnsafeTemporaryAllocation(of: UInt32.self, capacity: ring * listCapacity) { lists in
@@ -110,6 +109,9 @@ extension FenceStore {
         polygons.withUnsafeBufferPointer { headers in
         vertices.withUnsafeBufferPointer { v in
         angles.withUnsafeBufferPointer { a in
+            // Local to this closure (not captured): passing it to `body` then needs no copy
+            // (a retain and release of `containing` per point, each a full memory barrier).
+            var result = FenceQueryResult()
             for j in -(stages * d)..<n {
                 for stage in 0..<stages {
                     let t = j + (stages - stage) * d
