@@ -100,6 +100,9 @@ extension FenceStore {
         let d = Self.prefetchDistance, stages = Self.prefetchStages
         let ring = Self.prefetchRing, listCapacity = Self.prefetchList
         let width = cellLonDegrees * Double(columns)
+        // The metric at the grid's middle latitude: stage 3 only ranks candidates for
+        // prefetching, so an approximate metre is good enough (and saves a cosine per point).
+        let k = Geodesy.metersPerDegree(atLatitude: max(-85, min(85, gridLat0 + cellLatDegrees * Double(rows) / 2)))
         withUnsafeTemporaryAllocation(of: Int32.self, capacity: ring) { cells in
         withUnsafeTemporaryAllocation(of: Int32.self, capacity: ring) { counts in
         withUnsafeTemporaryAllocation(of: UInt32.self, capacity: ring * listCapacity) { lists in
@@ -169,7 +172,6 @@ extension FenceStore {
                         // bound on the boundary distance (the query scans in that order and
                         // usually stops after one).
                         let p = points[t]
-                        let k = Geodesy.metersPerDegree(atLatitude: p.latitude)
                         var polygonsListed = 0
                         var closest = UInt32.max
                         var closestBound = Double.infinity
