@@ -56,4 +56,32 @@ struct FenceAngularIndexTests {
         }
         #expect(checked > 900)
     }
+
+    /// Random star-shaped rings (radius varying per vertex, so the inner and outer radii
+    /// differ) and random points from the centre to three radii out: the windowed scan (which
+    /// narrows its window with the fence's inner and outer radii) finds the brute-force
+    /// distance and containment, through `signedDistance` and through the query.
+    @Test(arguments: [UInt64(11), 12, 13])
+    func windowedScanAgreesWithBruteForceOnRandomStars(seed: UInt64) {
+        var rng = SeededGenerator(seed: seed)
+        let c = Coordinate(latitude: Double.random(in: -60...60, using: &rng), longitude: Double.random(in: -170...170, using: &rng))
+        let vertices = Int.random(in: 30...200, using: &rng)
+        let base = Double.random(in: 60...2000, using: &rng)
+        let wobble = Double.random(in: 0...0.4, using: &rng)
+        let ring = (0..<vertices).map { i in
+            Geodesy.localDestination(from: c, bearingDegrees: Double(i) * 360 / Double(vertices),
+                                     distanceMeters: base * (1 + Double.random(in: -wobble...wobble, using: &rng)))
+        }
+        let shape = FenceShape.polygons([PolygonRings(shell: ring + [ring[0]])])
+        let index = FenceIndex(shapes: [shape])
+        for _ in 0..<600 {
+            let p = Geodesy.localDestination(from: c, bearingDegrees: Double.random(in: 0..<360, using: &rng),
+                                             distanceMeters: Double.random(in: 0...(3 * base), using: &rng))
+            let reference = BruteForce.signedDistance(shape, p)
+            #expect(abs(index.signedDistance(fence: 0, to: p) - reference) <= max(0.01, abs(reference) * 2e-3), "\(p)")
+            let result = index.query(p)
+            #expect(abs((result.nearest?.signedDistanceMeters ?? .nan) - reference) <= max(0.01, abs(reference) * 2e-3), "\(p)")
+            if abs(reference) > 0.01 { #expect(result.containing.contains(0) == (reference < 0), "\(p)") }
+        }
+    }
 }

@@ -44,12 +44,12 @@ extension FenceStore {
     /// (metres per degree). `pip` false skips the containment part; distances beyond `limit`
     /// are not searched for.
     func edgeScan(polygon: Int, px: Double, py: Double, kx: Double, ky: Double,
-                  limit: Double = .infinity, pip: Bool = true) -> EdgeScanResult {
+                  limit: Double = .infinity, pip: Bool = true, inner: Double = 0, outer: Double = .infinity) -> EdgeScanResult {
         let record = polygons[polygon]
         let start = Int(record.vertexStart), end = Int(record.vertexEnd)
         var acc = EdgeAccumulator(px: px, py: py, kx: kx, ky: ky, best2: limit * limit, wantDistance: limit > 0)
         if record.stripCount == UInt32.max {
-            sectorScan(record, &acc, pip: pip)
+            sectorScan(record, &acc, pip: pip, inner: inner, outer: outer)
             return EdgeScanResult(inside: acc.inside, onBoundary: acc.onBoundary,
                                   distance: acc.found ? acc.best2.squareRoot() : .infinity,
                                   nearestEast: acc.nearestEast, nearestNorth: acc.nearestNorth)
@@ -102,7 +102,7 @@ extension FenceStore {
     /// Edge scan for a star-shaped polygon with an angular index: containment from the one
     /// edge the ray centre→point crosses, distance from the edges within the angular window
     /// that the best distance so far allows.
-    private func sectorScan(_ record: PolygonRecord, _ acc: inout EdgeAccumulator, pip: Bool) {
+    private func sectorScan(_ record: PolygonRecord, _ acc: inout EdgeAccumulator, pip: Bool, inner: Double, outer: Double) {
         let start = Int(record.vertexStart)
         let n = Int(record.vertexEnd) - start - 2
         let base = Int(record.stripStart)
@@ -163,7 +163,23 @@ extension FenceStore {
                     if acc.best2 != windowBest2 {
                         // The window only changes when the best distance does.
                         windowBest2 = acc.best2
-                        let sine = dc > 0 ? 1.02 * acc.best2.squareRoot() / dc + 0.01 : 2
+                        var sine = dc > 0 ? 1.02 * acc.best2.squareRoot() / dc + 0.01 : 2
+                        // Tighter: the nearest boundary point Q is also at a distance q from
+                        // the centre between the fence's inner and outer radii. With b ≥ |QP|,
+                        // cos(angle QCP) ≥ (dc² + q² − b²) / (2 dc q), whose minimum over q in
+                        // [inner, outer] is at q = √(dc² − b²) clamped into that range. A point
+                        // outside a round fence then scans the one or two edges facing it, not
+                        // every edge within asin(b / dc). Margins: b 2 % larger, the radii 1 %
+                        // wider (the radii are in the centre's metric), and the same 0.01.
+                        if dc > 0 {
+                            let b = 1.02 * acc.best2.squareRoot() + 0.05
+                            let low = 0.99 * max(0, inner), high = 1.01 * outer + 0.05
+                            let q = min(max((max(0, dc * dc - b * b)).squareRoot(), low), high)
+                            if q > 0 {
+                                let least = (dc * dc + q * q - b * b) / (2 * dc * q)
+                                if least > 0 { sine = min(sine, (max(0, 1 - least * least)).squareRoot() + 0.01) }
+                            }
+                        }
                         if sine < 1 {
                             let cosine = (1 - sine * sine).squareRoot()
                             let lower = Self.pseudoAngle(x * cosine + y * sine, y * cosine - x * sine)
@@ -217,7 +233,8 @@ extension FenceStore {
         }
         let insideBox = dlon >= Double(fence.minX) && dlon <= Double(fence.maxX)
             && dlat >= Double(fence.minY) && dlat <= Double(fence.maxY)
-        let r = edgeScan(polygon: Int(fence.polygon), px: dlon, py: dlat, kx: k.longitude, ky: k.latitude, pip: insideBox)
+        let r = edgeScan(polygon: Int(fence.polygon), px: dlon, py: dlat, kx: k.longitude, ky: k.latitude, pip: insideBox,
+                         inner: Double(fence.inner), outer: Double(fence.outer))
         let d = refined(p, r, kx: k.longitude, ky: k.latitude)
         return insideBox && (r.inside || r.onBoundary) ? -d : d
     }
@@ -419,7 +436,8 @@ extension FenceStore {
                 return
             }
             if c.seenContains(f) { return }
-            let r = edgeScan(polygon: Int(ref), px: dlon, py: dlat, kx: c.kx, ky: c.ky, limit: state.best, pip: false)
+            let r = edgeScan(polygon: Int(ref), px: dlon, py: dlat, kx: c.kx, ky: c.ky, limit: state.best, pip: false,
+                             inner: inner, outer: outer)
             if r.distance.isFinite {
                 let d = refined(c.p, r, kx: c.kx, ky: c.ky)
                 state.consider(Int(fence.external), knownInside && insideBox ? -d : d)
@@ -428,7 +446,7 @@ extension FenceStore {
         }
         if !canContain && c.seenContains(f) { return }
         let r = edgeScan(polygon: Int(ref), px: dlon, py: dlat, kx: c.kx, ky: c.ky,
-                         limit: c.wantNearest ? state.best : 0, pip: insideBox)
+                         limit: c.wantNearest ? state.best : 0, pip: insideBox, inner: inner, outer: outer)
         let inside = insideBox && (r.inside || r.onBoundary)
         if inside && canContain { containing.append(Int(fence.external)) }
         if c.wantNearest, r.distance.isFinite {
@@ -464,7 +482,8 @@ extension FenceStore {
             if c.seenContains(f) { continue }
             let fence = c.records[f]
             let r = edgeScan(polygon: Int(fence.polygon), px: candidate.dlon, py: candidate.dlat,
-                             kx: c.kx, ky: c.ky, limit: state.best, pip: false)
+                             kx: c.kx, ky: c.ky, limit: state.best, pip: false,
+                             inner: Double(fence.inner), outer: Double(fence.outer))
             if r.distance.isFinite {
                 let d = refined(c.p, r, kx: c.kx, ky: c.ky)
                 state.consider(Int(fence.external), candidate.inside ? -d : d)
