@@ -95,8 +95,8 @@ extension FenceStore {
     init(shapes: [FenceShape]) {
         fences.reserveCapacity(shapes.count)
         Self.adviseHugePages(&fences)
-        // Reserve the vertex storage once (closing vertex and separator per ring).
-        // On the way (in input order), where each shape's data lies, for the prefetches below.
+        // One pass in input order: the sizes to reserve (a closing vertex and a separator per
+        // ring), and where each shape's data lies, for the prefetches below.
         var floats = 0
         var angleCount = 0
         var polygonCount = 0
