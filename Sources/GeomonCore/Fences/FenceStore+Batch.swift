@@ -90,10 +90,10 @@ extension FenceStore {
     /// 0, the cell and the prefetch of the cell ranges of the 3 × 3 cells around it; 1, the
     /// prefetch of their cell entries; 2, the prefetch of the records of the fences listed in
     /// the point's own cell; 3, the prefetch of the headers of those polygons the query will
-    /// likely scan; 4, the prefetch of their angles and vertices (up to 160 vertices). Each stage reads only
-    /// what an earlier stage prefetched, and a prefetch does not wait for its line, so the
-    /// misses of several points are in flight while one is answered. Results are those of
-    /// `query` point by point (prefetches change no value).
+    /// likely scan; 4, the prefetch of their angles and vertices (up to 160 vertices). Each
+    /// stage reads only what an earlier stage prefetched, and a prefetch does not wait for its
+    /// line, so the misses of several points are in flight while one is answered. Results are
+    /// those of `query` point by point (prefetches change no value).
     func queryPipelined(_ points: UnsafeBufferPointer<Coordinate>, within searchRadiusMeters: Double,
                         body: (_ j: Int, _ result: FenceQueryResult) -> Void) {
         let n = points.count

@@ -42,7 +42,8 @@ extension FenceStore {
     /// Point-in-polygon (even-odd, boundary detected) and distance to the nearest edge for a
     /// point at offset (`px`, `py`) degrees from the fence centre, with metric `kx`, `ky`
     /// (metres per degree). `pip` false skips the containment part; distances beyond `limit`
-    /// are not searched for.
+    /// are not searched for. `inner` and `outer` (the fence record's radii, metres) narrow the
+    /// angular scan's window; the defaults assume nothing.
     func edgeScan(polygon: Int, px: Double, py: Double, kx: Double, ky: Double,
                   limit: Double = .infinity, pip: Bool = true, inner: Double = 0, outer: Double = .infinity) -> EdgeScanResult {
         let record = polygons[polygon]
