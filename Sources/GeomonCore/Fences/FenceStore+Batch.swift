@@ -87,13 +87,18 @@ extension FenceStore {
     /// Answers every point of `points` (already in spatial order) as `query` does, calling
     /// `body(j, result)` for point `j`, with a software pipeline of prefetches: before point
     /// `j` is answered, stage `s` runs for point `j + (prefetchStages − s) × prefetchDistance`:
-    /// 0, the cell and the prefetch of the cell ranges of the 3 × 3 cells around it; 1, the
-    /// prefetch of their cell entries; 2, the prefetch of the records of the fences listed in
-    /// the point's own cell; 3, the prefetch of the headers of those polygons the query will
-    /// likely scan; 4, the prefetch of their angles and vertices (up to 160 vertices). Each
-    /// stage reads only what an earlier stage prefetched, and a prefetch does not wait for its
-    /// line, so the misses of several points are in flight while one is answered. Results are
-    /// those of `query` point by point (prefetches change no value).
+    /// 0, the point's cell and the prefetch of its cell range; 1, the prefetch of its cell
+    /// entries; 2, the prefetch of the records of the fences listed there; 3, the prefetch of
+    /// the headers of those polygons the query will likely scan; 4, the prefetch of their
+    /// angles and vertices (up to 160 vertices). Each stage reads only what an earlier stage
+    /// prefetched, and a prefetch does not wait for its line, so the misses of several points
+    /// are in flight while one is answered. Results are those of `query` point by point
+    /// (prefetches change no value).
+    ///
+    /// The stages are straight-line calls, not a loop over a `switch` (an indirect branch per
+    /// stage), and only the point's own cell is prefetched, not the 3 × 3 around it (the
+    /// query leaves its cell for 0.16 rings per point in the benchmark mix): together 4 %
+    /// faster in a paired run of both versions in one process, 40 rounds, cold caches.
     func queryPipelined(_ points: UnsafeBufferPointer<Coordinate>, within searchRadiusMeters: Double,
                         body: (_ j: Int, _ result: FenceQueryResult) -> Void) {
         let n = points.count
@@ -115,115 +120,117 @@ extension FenceStore {
             // Local to this closure (not captured): passing it to `body` then needs no copy
             // (a retain and release of `containing` per point, each a full memory barrier).
             var result = FenceQueryResult()
-            for j in -(stages * d)..<n {
-                for stage in 0..<stages {
-                    let t = j + (stages - stage) * d
-                    guard t >= 0, t < n else { continue }
-                    let slot = t % ring
-                    switch stage {
-                    case 0:
-                        let p = points[t]
-                        var lon = p.longitude
-                        if lon < gridLon0 { lon += 360 } else if lon > gridLon0 + width { lon -= 360 }
-                        let fx = (lon - gridLon0) / cellLonDegrees, fy = (p.latitude - gridLat0) / cellLatDegrees
-                        // Also false for NaN.
-                        guard fx >= 0, fx < Double(columns), fy >= 0, fy < Double(rows) else {
-                            cells[slot] = -1
-                            continue
-                        }
-                        let ci = Int(fx), cj = Int(fy)
-                        cells[slot] = Int32(truncatingIfNeeded: cj * columns + ci)
-                        let i0 = max(0, ci - 1), i1 = min(columns, ci + 2)
-                        for row in max(0, cj - 1)..<min(rows, cj + 2) {
-                            geomon_prefetch(starts.baseAddress! + row * columns + i0)
-                            geomon_prefetch(starts.baseAddress! + row * columns + i1)
-                        }
-                    case 1:
-                        let c = Int(cells[slot])
-                        counts[slot] = 0
-                        guard c >= 0 else { continue }
-                        let ci = c % columns, cj = c / columns
-                        let i0 = max(0, ci - 1), i1 = min(columns, ci + 2)
-                        for row in max(0, cj - 1)..<min(rows, cj + 2) {
-                            var e = Int(starts[row * columns + i0])
-                            let end = Int(starts[row * columns + i1])
-                            if e < end { geomon_prefetch(members.baseAddress! + end - 1) }
-                            while e < end {
-                                geomon_prefetch(members.baseAddress! + e)
-                                e += 3
-                            }
-                        }
-                    case 2:
-                        let c = Int(cells[slot])
-                        guard c >= 0 else { continue }
-                        var listed = 0
-                        for e in Int(starts[c])..<Int(starts[c + 1]) where listed < listCapacity {
-                            let f = members[e].fence
-                            lists[slot * listCapacity + listed] = f
-                            listed += 1
-                            let record = UnsafeRawPointer(records.baseAddress! + Int(f))
-                            geomon_prefetch(record)
-                            geomon_prefetch(record + (MemoryLayout<FenceRecord>.stride - 1))
-                        }
-                        counts[slot] = Int32(listed)
-                    case 3:
-                        // Only the polygons the query is likely to scan: those whose
-                        // containment the radii leave open, and the one with the smallest lower
-                        // bound on the boundary distance (the query scans in that order and
-                        // usually stops after one).
-                        let p = points[t]
-                        var polygonsListed = 0
-                        var closest = UInt32.max
-                        var closestBound = Double.infinity
-                        for i in 0..<Int(counts[slot]) {
-                            let record = records[Int(lists[slot * listCapacity + i])]
-                            guard record.polygon != UInt32.max else { continue }
-                            let east = Geodesy.longitudeDelta(record.centerLon, p.longitude) * k.longitude
-                            let north = (p.latitude - record.centerLat) * k.latitude
-                            let d = (east * east + north * north).squareRoot()
-                            let bound = d < Double(record.inner) ? Double(record.inner) - d : d - Double(record.outer)
-                            if bound <= 0 {
-                                lists[slot * listCapacity + polygonsListed] = record.polygon
-                                polygonsListed += 1
-                            } else if bound < closestBound {
-                                closestBound = bound
-                                closest = record.polygon
-                            }
-                        }
-                        if closest != UInt32.max {
-                            lists[slot * listCapacity + polygonsListed] = closest
-                            polygonsListed += 1
-                        }
-                        for i in 0..<polygonsListed {
-                            let header = UnsafeRawPointer(headers.baseAddress! + Int(lists[slot * listCapacity + i]))
-                            geomon_prefetch(header)
-                            geomon_prefetch(header + (MemoryLayout<PolygonRecord>.stride - 1))
-                        }
-                        counts[slot] = Int32(polygonsListed)
-                    default:
-                        for i in 0..<Int(counts[slot]) {
-                            let h = headers[Int(lists[slot * listCapacity + i])]
-                            let count = Int(h.vertexEnd) - Int(h.vertexStart)
-                            guard count <= 160 else { continue }
-                            var o = 2 * Int(h.vertexStart)
-                            let end = 2 * Int(h.vertexEnd)
-                            while o < end {
-                                geomon_prefetch(v.baseAddress! + o)
-                                o += 16
-                            }
-                            geomon_prefetch(v.baseAddress! + end - 1)
-                            if h.stripCount == UInt32.max {
-                                o = Int(h.stripStart)
-                                let angleEnd = o + count - 1
-                                while o < angleEnd {
-                                    geomon_prefetch(a.baseAddress! + o)
-                                    o += 16
-                                }
-                                geomon_prefetch(a.baseAddress! + angleEnd - 1)
-                            }
-                        }
+            @inline(__always) func stage0(_ t: Int) {
+                guard t >= 0, t < n else { return }
+                let slot = t % ring
+                let p = points[t]
+                var lon = p.longitude
+                if lon < gridLon0 { lon += 360 } else if lon > gridLon0 + width { lon -= 360 }
+                let fx = (lon - gridLon0) / cellLonDegrees, fy = (p.latitude - gridLat0) / cellLatDegrees
+                // Also false for NaN.
+                guard fx >= 0, fx < Double(columns), fy >= 0, fy < Double(rows) else {
+                    cells[slot] = -1
+                    return
+                }
+                let ci = Int(fx), cj = Int(fy)
+                cells[slot] = Int32(truncatingIfNeeded: cj * columns + ci)
+                geomon_prefetch(starts.baseAddress! + cj * columns + ci)
+                geomon_prefetch(starts.baseAddress! + cj * columns + ci + 1)
+            }
+            @inline(__always) func stage1(_ t: Int) {
+                guard t >= 0, t < n else { return }
+                let slot = t % ring
+                let c = Int(cells[slot])
+                counts[slot] = 0
+                guard c >= 0 else { return }
+                var e = Int(starts[c])
+                let end = Int(starts[c + 1])
+                if e < end { geomon_prefetch(members.baseAddress! + end - 1) }
+                while e < end {
+                    geomon_prefetch(members.baseAddress! + e)
+                    e += 3
+                }
+            }
+            @inline(__always) func stage2(_ t: Int) {
+                guard t >= 0, t < n else { return }
+                let slot = t % ring
+                let c = Int(cells[slot])
+                guard c >= 0 else { return }
+                var listed = 0
+                for e in Int(starts[c])..<Int(starts[c + 1]) where listed < listCapacity {
+                    let f = members[e].fence
+                    lists[slot * listCapacity + listed] = f
+                    listed += 1
+                    let record = UnsafeRawPointer(records.baseAddress! + Int(f))
+                    geomon_prefetch(record)
+                    geomon_prefetch(record + (MemoryLayout<FenceRecord>.stride - 1))
+                }
+                counts[slot] = Int32(listed)
+            }
+            @inline(__always) func stage3(_ t: Int) {
+                guard t >= 0, t < n else { return }
+                let slot = t % ring
+                // Only the polygons the query is likely to scan: those whose
+                // containment the radii leave open, and the one with the smallest lower
+                // bound on the boundary distance (the query scans in that order and
+                // usually stops after one).
+                let p = points[t]
+                var polygonsListed = 0
+                var closest = UInt32.max
+                var closestBound = Double.infinity
+                for i in 0..<Int(counts[slot]) {
+                    let record = records[Int(lists[slot * listCapacity + i])]
+                    guard record.polygon != UInt32.max else { continue }
+                    let east = Geodesy.longitudeDelta(record.centerLon, p.longitude) * k.longitude
+                    let north = (p.latitude - record.centerLat) * k.latitude
+                    let d = (east * east + north * north).squareRoot()
+                    let bound = d < Double(record.inner) ? Double(record.inner) - d : d - Double(record.outer)
+                    if bound <= 0 {
+                        lists[slot * listCapacity + polygonsListed] = record.polygon
+                        polygonsListed += 1
+                    } else if bound < closestBound {
+                        closestBound = bound
+                        closest = record.polygon
                     }
                 }
+                if closest != UInt32.max {
+                    lists[slot * listCapacity + polygonsListed] = closest
+                    polygonsListed += 1
+                }
+                for i in 0..<polygonsListed {
+                    let header = UnsafeRawPointer(headers.baseAddress! + Int(lists[slot * listCapacity + i]))
+                    geomon_prefetch(header)
+                    geomon_prefetch(header + (MemoryLayout<PolygonRecord>.stride - 1))
+                }
+                counts[slot] = Int32(polygonsListed)
+            }
+            @inline(__always) func stage4(_ t: Int) {
+                guard t >= 0, t < n else { return }
+                let slot = t % ring
+                for i in 0..<Int(counts[slot]) {
+                    let h = headers[Int(lists[slot * listCapacity + i])]
+                    let count = Int(h.vertexEnd) - Int(h.vertexStart)
+                    guard count <= 160 else { continue }
+                    var o = 2 * Int(h.vertexStart)
+                    let end = 2 * Int(h.vertexEnd)
+                    while o < end {
+                        geomon_prefetch(v.baseAddress! + o)
+                        o += 16
+                    }
+                    geomon_prefetch(v.baseAddress! + end - 1)
+                    if h.stripCount == UInt32.max {
+                        o = Int(h.stripStart)
+                        let angleEnd = o + count - 1
+                        while o < angleEnd {
+                            geomon_prefetch(a.baseAddress! + o)
+                            o += 16
+                        }
+                        geomon_prefetch(a.baseAddress! + angleEnd - 1)
+                    }
+                }
+            }
+            for j in -(stages * d)..<n {
+                stage0(j + 5 * d); stage1(j + 4 * d); stage2(j + 3 * d); stage3(j + 2 * d); stage4(j + d)
                 guard j >= 0 else { continue }
                 query(points[j], within: searchRadiusMeters, wantNearest: true, into: &result)
                 body(j, result)
