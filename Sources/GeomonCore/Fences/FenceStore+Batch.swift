@@ -90,7 +90,7 @@ extension FenceStore {
     /// 0, the point's cell and the prefetch of its cell range; 1, the prefetch of its cell
     /// entries; 2, the prefetch of the records of the fences listed there; 3, the prefetch of
     /// the headers of those polygons the query will likely scan; 4, the prefetch of their
-    /// angles and vertices (up to 160 vertices). Each stage reads only what an earlier stage
+    /// vertices (up to 160). Each stage reads only what an earlier stage
     /// prefetched, and a prefetch does not wait for its line, so the misses of several points
     /// are in flight while one is answered. Results are those of `query` point by point
     /// (prefetches change no value).
@@ -116,7 +116,6 @@ extension FenceStore {
         cellFences.withUnsafeBufferPointer { members in
         polygons.withUnsafeBufferPointer { headers in
         vertices.withUnsafeBufferPointer { v in
-        angles.withUnsafeBufferPointer { a in
             // Local to this closure (not captured): passing it to `body` then needs no copy
             // (a retain and release of `containing` per point, each a full memory barrier).
             var result = FenceQueryResult()
@@ -218,15 +217,6 @@ extension FenceStore {
                         o += 16
                     }
                     geomon_prefetch(v.baseAddress! + end - 1)
-                    if h.stripCount == UInt32.max {
-                        o = Int(h.stripStart)
-                        let angleEnd = o + count - 1
-                        while o < angleEnd {
-                            geomon_prefetch(a.baseAddress! + o)
-                            o += 16
-                        }
-                        geomon_prefetch(a.baseAddress! + angleEnd - 1)
-                    }
                 }
             }
             for j in -(stages * d)..<n {
@@ -235,7 +225,6 @@ extension FenceStore {
                 query(points[j], within: searchRadiusMeters, wantNearest: true, into: &result)
                 body(j, result)
             }
-        }
         }
         }
         }

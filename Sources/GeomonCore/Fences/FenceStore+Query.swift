@@ -106,115 +106,119 @@ extension FenceStore {
     private func sectorScan(_ record: PolygonRecord, _ acc: inout EdgeAccumulator, pip: Bool, inner: Double, outer: Double) {
         let start = Int(record.vertexStart)
         let n = Int(record.vertexEnd) - start - 2
-        let base = Int(record.stripStart)
         let scale = Double(record.stripsPerDegree)
-        let first = Double(record.stripLat0)
         let turn = 4.0 // pseudo-angle units per turn
         vertices.withUnsafeBufferPointer { v in
-            angles.withUnsafeBufferPointer { a in
-                let x = acc.px * scale, y = acc.py
-                var phi = Self.pseudoAngle(x, y)
-                if phi < first { phi += turn } else if phi >= first + turn { phi -= turn }
-                // Edge k spans angles [a[k], a[k+1]). Guess k from phi as if the angles were
-                // evenly spread, walk a few steps (one or two cache lines, near the vertices
-                // needed next), else binary search.
-                var k = Int((phi - first) * 0.25 * Double(n))
-                k = k < 0 ? 0 : (k >= n ? n - 1 : k)
-                var steps = 0
-                while k + 1 < n && Double(a[base + k + 1]) <= phi && steps < 8 { k += 1; steps += 1 }
-                while k > 0 && Double(a[base + k]) > phi && steps < 8 { k -= 1; steps += 1 }
-                if steps >= 8 {
-                    var lo = 0, hi = n
-                    while hi - lo > 1 {
-                        let mid = (lo + hi) / 2
-                        if Double(a[base + mid]) <= phi { lo = mid } else { hi = mid }
-                    }
-                    k = lo
+            // The vertex angles are computed from the vertices, not stored: `vertexAngle`
+            // gives exactly the values `buildSectors` checked to increase strictly.
+            let first = Self.vertexAngle(v, start, scale)
+            @inline(__always) func angle(_ i: Int) -> Double {
+                if i == n { return first + turn }
+                let p = Self.vertexAngle(v, start + i, scale)
+                return p < first ? p + turn : p
+            }
+            let x = acc.px * scale, y = acc.py
+            var phi = Self.pseudoAngle(x, y)
+            if phi < first { phi += turn } else if phi >= first + turn { phi -= turn }
+            // Edge k spans angles [angle(k), angle(k + 1)). Guess k from phi as if the angles
+            // were evenly spread, walk a few steps (one or two cache lines, near the vertices
+            // needed next), else binary search.
+            var k = Int((phi - first) * 0.25 * Double(n))
+            k = k < 0 ? 0 : (k >= n ? n - 1 : k)
+            var steps = 0
+            while k + 1 < n && angle(k + 1) <= phi && steps < 8 { k += 1; steps += 1 }
+            while k > 0 && angle(k) > phi && steps < 8 { k -= 1; steps += 1 }
+            if steps >= 8 {
+                var lo = 0, hi = n
+                while hi - lo > 1 {
+                    let mid = (lo + hi) / 2
+                    if angle(mid) <= phi { lo = mid } else { hi = mid }
                 }
-                if pip {
-                    let nearVertex = phi - Double(a[base + k]) < 1e-5 || Double(a[base + k + 1]) - phi < 1e-5
-                    if nearVertex || (x == 0 && y == 0) {
-                        // Too close to call from one edge: even-odd over the ring.
-                        var probe = EdgeAccumulator(px: acc.px, py: acc.py, kx: acc.kx, ky: acc.ky, best2: 0, wantDistance: false)
-                        for i in 0..<n { probe.edge(v, start + i, pip: true) }
-                        acc.inside = probe.inside
-                        acc.onBoundary = probe.onBoundary
+                k = lo
+            }
+            if pip {
+                let nearVertex = phi - angle(k) < 1e-5 || angle(k + 1) - phi < 1e-5
+                if nearVertex || (x == 0 && y == 0) {
+                    // Too close to call from one edge: even-odd over the ring.
+                    var probe = EdgeAccumulator(px: acc.px, py: acc.py, kx: acc.kx, ky: acc.ky, best2: 0, wantDistance: false)
+                    for i in 0..<n { probe.edge(v, start + i, pip: true) }
+                    acc.inside = probe.inside
+                    acc.onBoundary = probe.onBoundary
+                } else {
+                    let ax = Double(v[2 * (start + k)]) * scale, ay = Double(v[2 * (start + k) + 1])
+                    let bx = Double(v[2 * (start + k + 1)]) * scale, by = Double(v[2 * (start + k + 1) + 1])
+                    let cross = (bx - ax) * (y - ay) - (by - ay) * (x - ax)
+                    acc.inside = cross > 0
+                    acc.onBoundary = cross == 0
+                }
+            }
+            guard acc.wantDistance else { return }
+            acc.edge(v, start + k, pip: false)
+            // Window: the nearest boundary point is within the best distance b of the
+            // point, so its bearing from the centre is within w = asin(b / centre distance)
+            // of the point's (plus a margin for the frame's approximation: w' = asin(1.02
+            // b / dc + 0.01) ≥ 1.02 w + 0.01). In pseudo-angles the window is between the
+            // pseudo-angles of the point's direction turned by ∓w' (no trigonometry: sin w'
+            // and cos w' are known).
+            let east = acc.px * acc.kx, north = acc.py * acc.ky
+            let dc = (east * east + north * north).squareRoot()
+            var scanned = 1
+            var left = k, right = k
+            var windowBest2 = -1.0, windowLeft = turn, windowRight = turn
+            while scanned < n {
+                if acc.best2 != windowBest2 {
+                    // The window only changes when the best distance does.
+                    windowBest2 = acc.best2
+                    var sine = dc > 0 ? 1.02 * acc.best2.squareRoot() / dc + 0.01 : 2
+                    // Tighter: the nearest boundary point Q is also at a distance q from
+                    // the centre between the fence's inner and outer radii. With b ≥ |QP|,
+                    // cos(angle QCP) ≥ (dc² + q² − b²) / (2 dc q), whose minimum over q in
+                    // [inner, outer] is at q = √(dc² − b²) clamped into that range. A point
+                    // outside a round fence then scans the one or two edges facing it, not
+                    // every edge within asin(b / dc). Margins: b 2 % larger, the radii 1 %
+                    // wider (the radii are in the centre's metric), and the same 0.01.
+                    if dc > 0 {
+                        let b = 1.02 * acc.best2.squareRoot() + 0.05
+                        let low = 0.99 * max(0, inner), high = 1.01 * outer + 0.05
+                        let q = min(max((max(0, dc * dc - b * b)).squareRoot(), low), high)
+                        if q > 0 {
+                            let least = (dc * dc + q * q - b * b) / (2 * dc * q)
+                            if least > 0 { sine = min(sine, (max(0, 1 - least * least)).squareRoot() + 0.01) }
+                        }
+                    }
+                    if sine < 1 {
+                        let cosine = (1 - sine * sine).squareRoot()
+                        let lower = Self.pseudoAngle(x * cosine + y * sine, y * cosine - x * sine)
+                        let upper = Self.pseudoAngle(x * cosine - y * sine, y * cosine + x * sine)
+                        let p = phi >= turn ? phi - turn : phi
+                        windowLeft = p - lower
+                        if windowLeft < 0 { windowLeft += turn }
+                        windowRight = upper - p
+                        if windowRight < 0 { windowRight += turn }
                     } else {
-                        let ax = Double(v[2 * (start + k)]) * scale, ay = Double(v[2 * (start + k) + 1])
-                        let bx = Double(v[2 * (start + k + 1)]) * scale, by = Double(v[2 * (start + k + 1) + 1])
-                        let cross = (bx - ax) * (y - ay) - (by - ay) * (x - ax)
-                        acc.inside = cross > 0
-                        acc.onBoundary = cross == 0
+                        windowLeft = turn
+                        windowRight = turn
                     }
                 }
-                guard acc.wantDistance else { return }
-                acc.edge(v, start + k, pip: false)
-                // Window: the nearest boundary point is within the best distance b of the
-                // point, so its bearing from the centre is within w = asin(b / centre distance)
-                // of the point's (plus a margin for the frame's approximation: w' = asin(1.02
-                // b / dc + 0.01) ≥ 1.02 w + 0.01). In pseudo-angles the window is between the
-                // pseudo-angles of the point's direction turned by ∓w' (no trigonometry: sin w'
-                // and cos w' are known).
-                let east = acc.px * acc.kx, north = acc.py * acc.ky
-                let dc = (east * east + north * north).squareRoot()
-                var scanned = 1
-                var left = k, right = k
-                var windowBest2 = -1.0, windowLeft = turn, windowRight = turn
-                while scanned < n {
-                    if acc.best2 != windowBest2 {
-                        // The window only changes when the best distance does.
-                        windowBest2 = acc.best2
-                        var sine = dc > 0 ? 1.02 * acc.best2.squareRoot() / dc + 0.01 : 2
-                        // Tighter: the nearest boundary point Q is also at a distance q from
-                        // the centre between the fence's inner and outer radii. With b ≥ |QP|,
-                        // cos(angle QCP) ≥ (dc² + q² − b²) / (2 dc q), whose minimum over q in
-                        // [inner, outer] is at q = √(dc² − b²) clamped into that range. A point
-                        // outside a round fence then scans the one or two edges facing it, not
-                        // every edge within asin(b / dc). Margins: b 2 % larger, the radii 1 %
-                        // wider (the radii are in the centre's metric), and the same 0.01.
-                        if dc > 0 {
-                            let b = 1.02 * acc.best2.squareRoot() + 0.05
-                            let low = 0.99 * max(0, inner), high = 1.01 * outer + 0.05
-                            let q = min(max((max(0, dc * dc - b * b)).squareRoot(), low), high)
-                            if q > 0 {
-                                let least = (dc * dc + q * q - b * b) / (2 * dc * q)
-                                if least > 0 { sine = min(sine, (max(0, 1 - least * least)).squareRoot() + 0.01) }
-                            }
-                        }
-                        if sine < 1 {
-                            let cosine = (1 - sine * sine).squareRoot()
-                            let lower = Self.pseudoAngle(x * cosine + y * sine, y * cosine - x * sine)
-                            let upper = Self.pseudoAngle(x * cosine - y * sine, y * cosine + x * sine)
-                            let p = phi >= turn ? phi - turn : phi
-                            windowLeft = p - lower
-                            if windowLeft < 0 { windowLeft += turn }
-                            windowRight = upper - p
-                            if windowRight < 0 { windowRight += turn }
-                        } else {
-                            windowLeft = turn
-                            windowRight = turn
-                        }
-                    }
-                    var progressed = false
-                    // Next edge to the left: k-1 spans [a[k-1], a[k]); wraps around.
-                    let leftEdge = (left - 1 + n) % n
-                    let leftEnd = Double(a[base + leftEdge + 1]) - (leftEdge >= k ? turn : 0)
-                    if phi - leftEnd <= windowLeft && scanned < n {
-                        left = leftEdge
-                        acc.edge(v, start + left, pip: false)
-                        scanned += 1
-                        progressed = true
-                    }
-                    let rightEdge = (right + 1) % n
-                    let rightStart = Double(a[base + rightEdge]) + (rightEdge <= k ? turn : 0)
-                    if rightStart - phi <= windowRight && scanned < n {
-                        right = rightEdge
-                        acc.edge(v, start + right, pip: false)
-                        scanned += 1
-                        progressed = true
-                    }
-                    if !progressed { break }
+                var progressed = false
+                // Next edge to the left: k-1 spans [a[k-1], a[k]); wraps around.
+                let leftEdge = (left - 1 + n) % n
+                let leftEnd = angle(leftEdge + 1) - (leftEdge >= k ? turn : 0)
+                if phi - leftEnd <= windowLeft && scanned < n {
+                    left = leftEdge
+                    acc.edge(v, start + left, pip: false)
+                    scanned += 1
+                    progressed = true
                 }
+                let rightEdge = (right + 1) % n
+                let rightStart = angle(rightEdge) + (rightEdge <= k ? turn : 0)
+                if rightStart - phi <= windowRight && scanned < n {
+                    right = rightEdge
+                    acc.edge(v, start + right, pip: false)
+                    scanned += 1
+                    progressed = true
+                }
+                if !progressed { break }
             }
         }
     }

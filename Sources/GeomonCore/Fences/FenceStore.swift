@@ -9,10 +9,12 @@ struct PolygonRecord: Sendable {
     /// stored closed and followed by a NaN separator, so edge `i` joins vertex `i` and `i + 1`.
     var vertexStart: UInt32
     var vertexEnd: UInt32
-    /// First entry in `FenceStore.stripStarts`; `stripCount == 0` means no edge index.
+    /// First entry in `FenceStore.stripStarts`; `stripCount == 0` means no edge index,
+    /// `UInt32.max` an angular (sector) index (`buildSectors`).
     var stripStart: UInt32
     var stripCount: UInt32
-    /// Latitude offset of the first strip's lower edge and strips per degree.
+    /// Latitude offset of the first strip's lower edge and strips per degree; for a sector
+    /// index, 0 and the frame's x scale.
     var stripLat0: Float
     var stripsPerDegree: Float
 }
@@ -56,9 +58,6 @@ struct FenceStore: Sendable {
     /// (edge numbers relative to the polygon's `vertexStart`).
     var stripStarts: ContiguousArray<UInt32> = []
     var stripEdges: ContiguousArray<UInt16> = []
-    /// Sector-indexed polygons (`stripCount == UInt32.max`): unwrapped vertex angles, n + 1
-    /// per polygon starting at `stripStart`.
-    var angles: ContiguousArray<Float> = []
 
     // The grid.
     var gridLon0 = 0.0, gridLat0 = 0.0
@@ -82,7 +81,7 @@ struct FenceStore: Sendable {
     var bytes: Int {
         fences.capacity * MemoryLayout<FenceRecord>.stride + internalIDs.capacity * 4
             + polygons.capacity * MemoryLayout<PolygonRecord>.stride
-            + vertices.capacity * 4 + angles.capacity * 4 + stripStarts.capacity * 4 + stripEdges.capacity * 2
+            + vertices.capacity * 4 + stripStarts.capacity * 4 + stripEdges.capacity * 2
             + cellStarts.capacity * 4 + cellFences.capacity * MemoryLayout<CellEntry>.stride
     }
 
@@ -98,7 +97,6 @@ extension FenceStore {
         // One pass in input order: the sizes to reserve (a closing vertex and a separator per
         // ring), and where each shape's data lies, for the prefetches below.
         var floats = 0
-        var angleCount = 0
         var polygonCount = 0
         var hints = [ShapeHint](repeating: ShapeHint(), count: shapes.count)
         for (i, shape) in shapes.enumerated() {
@@ -107,10 +105,6 @@ extension FenceStore {
             for member in members {
                 floats += 2 * (member.shell.count + 2)
                 for hole in member.holes { floats += 2 * (hole.count + 2) }
-            }
-            // Only single-ring polygons with an edge index can be sector-indexed.
-            if members.count == 1, members[0].holes.isEmpty, members[0].shell.count + 2 > Self.stripThreshold {
-                angleCount += members[0].shell.count + 1
             }
             members.withUnsafeBufferPointer { list in
                 hints[i].members = UInt(bitPattern: list.baseAddress)
@@ -122,12 +116,9 @@ extension FenceStore {
         }
         vertices.reserveCapacity(floats)
         Self.adviseHugePages(&vertices)
-        // Angles: n + 1 per star-shaped polygon (at most).
-        angles.reserveCapacity(angleCount)
-        Self.adviseHugePages(&angles)
         polygons.reserveCapacity(polygonCount)
         // Fences are built straight into Z-order of their position (records, polygon
-        // headers, vertices and angles alike), so that neighbours share cache lines and pages.
+        // headers and vertices alike), so that neighbours share cache lines and pages.
         // That reads the caller's shapes out of their allocation order, so each shape's data
         // is prefetched a few shapes ahead (a copy into Z-order after building in input order
         // cost more: twice the memory to fault in, and a scattered copy).
@@ -236,8 +227,6 @@ extension FenceStore {
         var counts: [UInt32] = []
         var fill: [UInt32] = []
         var ranges: [Int32] = []
-        var angles: [Double] = []
-        var unwrapped: [Float] = []
     }
 
     private mutating func addPolygons(_ members: [PolygonRings], scratch: inout Scratch) {
@@ -430,59 +419,55 @@ extension FenceStore {
     }
 
     /// Marks a single-ring polygon whose vertices go round the centre in strictly monotone
-    /// angle (so every ray from the centre crosses exactly one edge) and stores the unwrapped
-    /// vertex angles. Angles are pseudo-angles (`pseudoAngle`: a strictly monotone function of
-    /// the angle, 4 per turn, no trigonometry) in the frame (x·s, y) with s = ±(metres per
-    /// degree of longitude / of latitude) at the centre; the sign makes every such ring
-    /// counter-clockwise.
+    /// angle (so every ray from the centre crosses exactly one edge). Angles are pseudo-angles
+    /// (`pseudoAngle`: a strictly monotone function of the angle, 4 per turn, no trigonometry)
+    /// in the frame (x·s, y) with s = ±(metres per degree of longitude / of latitude) at the
+    /// centre; the sign makes every such ring counter-clockwise. Nothing is stored but s (in
+    /// `stripsPerDegree`): the query computes each vertex angle from the vertex with
+    /// `vertexAngle`, exactly as checked here (an array of angles would add 4 bytes per vertex,
+    /// a fifth of the index, and a cache line per scan).
     private mutating func buildSectors(_ record: inout PolygonRecord, metric k: (longitude: Double, latitude: Double),
                                        scratch: inout Scratch) -> Bool {
         let start = Int(record.vertexStart), end = Int(record.vertexEnd)
-        let n = end - start - 2 // closed ring + separator
+        let n = end - start - 2 // closed ring + separator: vertex `start + n` repeats the first
         guard n >= 3 else { return false }
-        var scale = k.longitude / k.latitude
-        if scratch.angles.count < n { scratch.angles = [Double](repeating: 0, count: 2 * n) }
-        if scratch.unwrapped.count < n + 1 { scratch.unwrapped = [Float](repeating: 0, count: 2 * n + 1) }
-        let ok: Bool = vertices.withUnsafeBufferPointer { v in
-            scratch.angles.withUnsafeMutableBufferPointer { raw in
-                scratch.unwrapped.withUnsafeMutableBufferPointer { out in
-                    var total = 0.0
-                    for i in 0..<n {
-                        raw[i] = Self.pseudoAngle(Double(v[2 * (start + i)]) * scale, Double(v[2 * (start + i) + 1]))
-                        if i > 0 { total += Self.halfTurnWrapped(raw[i] - raw[i - 1]) }
-                    }
-                    total += Self.halfTurnWrapped(raw[0] - raw[n - 1])
-                    // Mirroring x turns a clockwise ring counter-clockwise: angle p → 2 − p.
-                    if total < 0 {
-                        scale = -scale
-                        for i in 0..<n {
-                            let m = 2 - raw[i]
-                            raw[i] = m < 0 ? m + 4 : m
-                        }
-                    }
-                    // Unwrap: strictly increasing, each edge under a half turn, one turn in total;
-                    // the stored (Float) angles strictly increasing too, so the centre is
-                    // strictly inside (not on an edge).
-                    var a = raw[0]
-                    out[0] = Float(a)
-                    for i in 0..<n {
-                        let d = Self.halfTurnWrapped((i + 1 < n ? raw[i + 1] : raw[0]) - raw[i])
-                        guard d > 1e-6, d < 2 - 1e-6 else { return false }
-                        a += d
-                        out[i + 1] = Float(a)
-                        guard Double(out[i + 1]) - Double(out[i]) >= 2e-6 else { return false }
-                    }
-                    return abs(a - Double(out[0]) - 4) < 1e-6
-                }
+        let raw = k.longitude / k.latitude
+        let checked: Double? = vertices.withUnsafeBufferPointer { v in
+            // Orientation: the wrapped angle steps add up to one turn, negative when clockwise
+            // (mirroring x then turns the ring counter-clockwise).
+            var total = 0.0
+            var previous = Self.vertexAngle(v, start, raw)
+            for i in 1...n {
+                let a = Self.vertexAngle(v, start + i, raw)
+                total += Self.halfTurnWrapped(a - previous)
+                previous = a
             }
+            let scale = Double(Float(total < 0 ? -raw : raw))
+            // With the stored scale, as the query computes them: from the first vertex's angle,
+            // unwrapped into [first, first + 4), strictly increasing (by 2e-6 at least, so the
+            // centre is strictly inside), each edge under a half turn, one turn in total.
+            let first = Self.vertexAngle(v, start, scale)
+            var last = first
+            for i in 1...n {
+                var a = i == n ? first + 4 : Self.vertexAngle(v, start + i, scale)
+                if a < first { a += 4 }
+                guard a - last >= 2e-6, a - last < 2 - 1e-6 else { return nil }
+                last = a
+            }
+            return scale
         }
-        guard ok else { return false }
-        record.stripStart = UInt32(angles.count)
+        guard let scale = checked else { return false }
+        record.stripStart = 0
         record.stripCount = UInt32.max
-        record.stripLat0 = scratch.unwrapped[0]
+        record.stripLat0 = 0
         record.stripsPerDegree = Float(scale)
-        angles.append(contentsOf: scratch.unwrapped[0...n])
         return true
+    }
+
+    /// The pseudo-angle of vertex `i` seen from the centre in the frame (x·`scale`, y).
+    @inline(__always)
+    static func vertexAngle(_ v: UnsafeBufferPointer<Float>, _ i: Int, _ scale: Double) -> Double {
+        pseudoAngle(Double(v[2 * i]) * scale, Double(v[2 * i + 1]))
     }
 
     /// A strictly increasing function of the angle of (x, y) from the +x axis, in [0, 4)
