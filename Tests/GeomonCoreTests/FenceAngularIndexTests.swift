@@ -41,6 +41,16 @@ struct FenceAngularIndexTests {
         if clockwise { ring.reverse() }
         let shape = FenceShape.polygons([PolygonRings(shell: ring)])
         let index = FenceIndex(shapes: [shape, .circle(center: c, radiusMeters: 3000)])
+        // The angular index is the one under test (not the strips it falls back to), in the
+        // frame that makes the ring counter-clockwise: x mirrored when the ring as given runs
+        // clockwise in (east, north) (negative shoelace area).
+        let record = index.store.polygons[Int(index.store.fences[Int(index.store.internalIDs[0])].polygon)]
+        #expect(record.stripCount == UInt32.max)
+        let area2 = ring.indices.reduce(0.0) { sum, i in
+            let a = ring[i], b = ring[(i + 1) % ring.count]
+            return sum + a.longitude * b.latitude - b.longitude * a.latitude
+        }
+        #expect((record.stripsPerDegree < 0) == (area2 < 0))
         var checked = 0
         for k in 0..<128 {
             for distance in [0.5, 100, 640, 649.9, 700, 799, 801, 1500] {
@@ -74,6 +84,7 @@ struct FenceAngularIndexTests {
         }
         let shape = FenceShape.polygons([PolygonRings(shell: ring + [ring[0]])])
         let index = FenceIndex(shapes: [shape])
+        #expect(index.store.polygons[0].stripCount == UInt32.max, "angular index in use")
         for _ in 0..<600 {
             let p = Geodesy.localDestination(from: c, bearingDegrees: Double.random(in: 0..<360, using: &rng),
                                              distanceMeters: Double.random(in: 0...(3 * base), using: &rng))
