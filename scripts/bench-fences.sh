@@ -3,13 +3,25 @@
 # baseline on the same files in the same run, alternating, and prints the ratios.
 #
 # usage: scripts/bench-fences.sh [FENCES] [POINTS] [SEED] [PAIRS]   (defaults: 100000 100000 1 1)
+#        scripts/bench-fences.sh --interleave ROUNDS [FENCES] [POINTS] [SEED]
 #
 # PAIRS > 1 runs geomon and shapely alternately PAIRS times and prints every pair's ratio and
 # the medians: the machine's speed varies by ±20 % from minute to minute when other jobs share
 # it, and back-to-back pairs with medians are what survives that. Needs python3 with shapely 2
 # (pip install shapely). Uses one core for each run. At 10^6 fences shapely needs ~14 GB of
 # memory and ~5 minutes to load the GeoJSON.
+#
+# --interleave ROUNDS loads both once (`--serve` modes: both resident, ~20 GB at 10^6) and then
+# times them alternately, seconds apart: each round is one shapely query pass and five geomon
+# batch passes (their median), in alternating order, and gives one ratio; prints every round
+# and the medians. Pairs of whole runs are minutes apart, and the machine's speed drifts
+# within minutes: the interleaved ratio is the steadier measure.
 set -eu
+ROUNDS=0
+if [ "${1:-}" = "--interleave" ]; then
+    ROUNDS=${2:?--interleave needs a number of rounds}
+    shift 2
+fi
 N=${1:-100000}
 M=${2:-100000}
 SEED=${3:-1}
@@ -23,10 +35,46 @@ if [ ! -f "$DIR/fences.geojson" ]; then
     "$GEOMON" bench generate --fences "$N" --points "$M" --seed "$SEED" --out "$DIR"
 fi
 echo "machine: $(nproc) cores, $(lscpu | sed -n 's/^Model name: *//p'); $(date -u +%Y-%m-%dT%H:%MZ)"
-exec python3 - "$GEOMON" "$ROOT/scripts/bench_shapely.py" "$DIR" "$PAIRS" <<'PY'
+exec python3 - "$GEOMON" "$ROOT/scripts/bench_shapely.py" "$DIR" "$PAIRS" "$ROUNDS" <<'PY'
 import json, statistics, subprocess, sys
-geomon, shapely_script, data, pairs = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+geomon, shapely_script, data, pairs, rounds = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5])
 fences, points, track = f"{data}/fences.geojson", f"{data}/points.csv", f"{data}/track.csv"
+if rounds > 0:
+    def start(cmd):
+        p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        ready = p.stdout.readline()
+        if not ready:
+            sys.exit("bench-fences: %s did not start" % cmd[0])
+        return p, json.loads(ready)
+    def ask(p):
+        p.stdin.write("go\n")
+        p.stdin.flush()
+        return json.loads(p.stdout.readline())
+    g, gready = start([geomon, "bench", "fences", "--fences", fences, "--points", points, "--serve"])
+    print("geomon:  " + json.dumps(gready), flush=True)
+    s, sready = start([sys.executable, shapely_script, fences, points, "--serve"])
+    print("shapely: " + json.dumps(sready), flush=True)
+    rows = []
+    for r in range(rounds):
+        def geomon_rate():
+            return statistics.median(ask(g)["query_points_per_s"] for _ in range(5))
+        if r % 2 == 0:
+            srate = ask(s)["query_points_per_s"]
+            grate = geomon_rate()
+        else:
+            grate = geomon_rate()
+            srate = ask(s)["query_points_per_s"]
+        rows.append((grate, srate, grate / srate))
+        print("round %d: geomon %d pts/s (median of 5), shapely %d pts/s: %.1fx" % (r + 1, grate, srate, grate / srate), flush=True)
+    for p in (g, s):
+        p.stdin.close()
+        p.wait()
+    print("median over %d rounds: geomon %d pts/s, shapely %d pts/s, ratio %.1fx (range %.1f-%.1fx); build geomon %.3f s, shapely %.3f s (ratio shapely/geomon %.2f); bytes per fence geomon %d, shapely %d"
+          % (rounds, statistics.median(r[0] for r in rows), statistics.median(r[1] for r in rows),
+             statistics.median(r[2] for r in rows), min(r[2] for r in rows), max(r[2] for r in rows),
+             gready["build_s"], sready["build_s"], sready["build_s"] / max(gready["build_s"], 1e-9),
+             gready["bytes_per_fence"], sready["index_bytes_per_fence"]))
+    sys.exit(0)
 rows = []
 for i in range(pairs):
     cmd = [geomon, "bench", "fences", "--fences", fences, "--points", points, "--repeat", "5"]

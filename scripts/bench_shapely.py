@@ -5,7 +5,10 @@ For every point: the containing fences (STRtree.query(points, predicate="interse
 nearest boundary (STRtree over the polygon boundaries, query_nearest with distances). Prints
 one JSON line like geomon's. Single-threaded, as GEOS is.
 
-usage: bench_shapely.py FENCES.geojson POINTS.csv [--repeat N]
+usage: bench_shapely.py FENCES.geojson POINTS.csv [--repeat N] [--serve]
+
+--serve (for scripts/bench-fences.sh --interleave): after the build prints one JSON line, then
+for every line read from stdin runs both queries once and prints their rate, until EOF.
 """
 import json
 import resource
@@ -28,6 +31,9 @@ def current_rss_mb():
 def main():
     args = sys.argv[1:]
     repeat = 1
+    serve = "--serve" in args
+    if serve:
+        args.remove("--serve")
     if "--repeat" in args:
         i = args.index("--repeat")
         repeat = int(args[i + 1])
@@ -52,6 +58,23 @@ def main():
     btree = shapely.STRtree(boundaries)
     build_s = time.process_time() - tb
     index_mb = current_rss_mb() - rss_before
+
+    if serve:
+        n = len(points)
+        print(json.dumps({"fences": len(geoms), "points": n, "load_s": round(t1 - t0, 3),
+                          "build_s": round(build_s, 3), "index_bytes_per_fence": int(index_mb * 2**20 / max(1, len(geoms))),
+                          "shapely": shapely.__version__, "geos": shapely.geos_version_string}), flush=True)
+        for _ in sys.stdin:
+            t = time.process_time()
+            pairs = tree.query(points, predicate="intersects")
+            contain = time.process_time() - t
+            t = time.process_time()
+            btree.query_nearest(points, return_distance=True, all_matches=False)
+            nearest = time.process_time() - t
+            print(json.dumps({"query_points_per_s": int(n / (contain + nearest)),
+                              "contain_points_per_s": int(n / contain), "nearest_points_per_s": int(n / nearest),
+                              "mean_inside": round(pairs.shape[1] / n, 3)}), flush=True)
+        return
 
     best_contain = best_nearest = float("inf")
     inside = 0

@@ -433,16 +433,17 @@ extension FenceStore {
         guard n >= 3 else { return false }
         let raw = k.longitude / k.latitude
         let checked: Double? = vertices.withUnsafeBufferPointer { v in
-            // Orientation: the wrapped angle steps add up to one turn, negative when clockwise
-            // (mirroring x then turns the ring counter-clockwise).
-            var total = 0.0
-            var previous = Self.vertexAngle(v, start, raw)
-            for i in 1...n {
-                let a = Self.vertexAngle(v, start + i, raw)
-                total += Self.halfTurnWrapped(a - previous)
-                previous = a
+            // Orientation from the sign of the shoelace sum (x scaled by a positive factor keeps
+            // it): mirroring x turns a clockwise ring counter-clockwise. A ring that winds round
+            // the centre once in monotone angle is simple, so its area has the winding's sign;
+            // any other ring fails the check below in either frame.
+            var area2 = 0.0
+            for i in 0..<n {
+                let ax = Double(v[2 * (start + i)]), ay = Double(v[2 * (start + i) + 1])
+                let bx = Double(v[2 * (start + i + 1)]), by = Double(v[2 * (start + i + 1) + 1])
+                area2 += ax * by - bx * ay
             }
-            let scale = Double(Float(total < 0 ? -raw : raw))
+            let scale = Double(Float(area2 < 0 ? -raw : raw))
             // With the stored scale, as the query computes them: from the first vertex's angle,
             // unwrapped into [first, first + 4), strictly increasing (by 2e-6 at least, so the
             // centre is strictly inside), each edge under a half turn, one turn in total.
@@ -479,12 +480,6 @@ extension FenceStore {
             return x >= 0 ? (y == 0 ? 0 : y / (x + y)) : 1 - x / (y - x)
         }
         return x < 0 ? 2 - y / (-x - y) : 3 + x / (x - y)
-    }
-
-    /// `d` wrapped into (−2, 2] (half a turn of pseudo-angle).
-    @inline(__always)
-    static func halfTurnWrapped(_ d: Double) -> Double {
-        d > 2 ? d - 4 : (d <= -2 ? d + 4 : d)
     }
 
     private mutating func buildStrips(_ record: inout PolygonRecord, minY: Float, maxY: Float, scratch: inout Scratch) {

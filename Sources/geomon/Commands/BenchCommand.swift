@@ -8,7 +8,7 @@ enum BenchCommand: Command {
     static let name = "bench"
     static let summary = "Benchmarks the fence index and generates test data"
     static let help = """
-    usage: geomon bench fences --fences F.geojson --points P.csv [--track T.csv] [--repeat N]
+    usage: geomon bench fences --fences F.geojson --points P.csv [--track T.csv] [--repeat N] [--serve]
            geomon bench fences --synthetic N [--seed S] [--track-fixes K] [--repeat N]
            geomon bench generate --fences N --points M [--track-fixes K] --seed S --out DIR
 
@@ -21,7 +21,11 @@ enum BenchCommand: Command {
     index_bytes, bytes_per_fence, peak_rss_mb, checksum (sum of the nearest distances).
     Rates are per CPU second. --synthetic N generates N fences, 100,000 points and the track in
     memory (the `generate` recipe) instead of reading files, to measure beyond what the GeoJSON
-    loader can read.
+    loader can read. --serve (for scripts/bench-fences.sh --interleave): after the build,
+    prints one JSON line (fences, points, load_s, build_s, index_bytes, bytes_per_fence), then
+    for every line read from stdin answers all points once as one batch query and prints
+    {"query_points_per_s": …, "checksum": …}, until EOF: a driver can then time geomon and a
+    peer alternately, seconds apart, on a machine whose speed drifts.
 
     bench generate: writes DIR/fences.geojson (circles as 64-gons with radii 50 m–2 km and
     irregular polygons, some with holes, at constant density in a square of side
@@ -38,6 +42,7 @@ enum BenchCommand: Command {
         let seed = try arguments.option("--seed")
         let out = try arguments.option("--out")
         let synthetic = try arguments.intOption("--synthetic", range: 1...10_000_000)
+        let serve = arguments.flag("--serve")
         let words = try arguments.positionals()
         guard words.count == 1 else { throw UsageError("expected 'fences' or 'generate'") }
         switch words[0] {
@@ -55,13 +60,14 @@ enum BenchCommand: Command {
                 let t0 = seconds()
                 let data = generator.synthetic(fences: synthetic, points: 100_000, trackFixes: trackFixes)
                 let t1 = seconds()
+                if serve { return self.serve(fences: data.fences, points: data.points, loadSeconds: t1 - t0) }
                 return measure(fences: data.fences, points: data.points, track: data.track, loadSeconds: t1 - t0, repeats: repeats)
             }
             guard let fences = fencesOption, let points = pointsOption else {
                 throw UsageError("bench fences needs --fences F.geojson and --points P.csv")
             }
             if seed != nil || out != nil { throw UsageError("--seed and --out belong to bench generate") }
-            return try benchFences(fencesPath: fences, pointsPath: points, trackPath: track, repeats: repeats)
+            return try benchFences(fencesPath: fences, pointsPath: points, trackPath: track, repeats: repeats, serve: serve)
         case "generate":
             guard let n = fencesOption.flatMap({ Int($0) }), n >= 1, n <= 10_000_000,
                   let m = pointsOption.flatMap({ Int($0) }), m >= 0, m <= 100_000_000 else {
@@ -69,6 +75,7 @@ enum BenchCommand: Command {
             }
             guard let seedText = seed, let seedValue = UInt64(seedText) else { throw UsageError("bench generate needs --seed S (an unsigned integer)") }
             guard let out else { throw UsageError("bench generate needs --out DIR") }
+            if serve { throw UsageError("--serve belongs to bench fences") }
             var generator = BenchGenerator(seed: seedValue)
             return generator.write(fences: n, points: m, trackFixes: trackFixes, to: out)
         default:
@@ -76,7 +83,7 @@ enum BenchCommand: Command {
         }
     }
 
-    static func benchFences(fencesPath: String, pointsPath: String, trackPath: String?, repeats: Int) throws -> Int32 {
+    static func benchFences(fencesPath: String, pointsPath: String, trackPath: String?, repeats: Int, serve: Bool) throws -> Int32 {
         let t0 = seconds()
         let fences: [Fence]
         do { fences = try FenceLoading.geoJSONFences(path: fencesPath, idProperty: nil) } catch {
@@ -90,7 +97,33 @@ enum BenchCommand: Command {
             guard let t = readPoints(trackPath) else { return ExitCode.noInput.code }
             track = t
         }
+        if serve { return self.serve(fences: fences, points: points, loadSeconds: t1 - t0) }
         return measure(fences: fences, points: points, track: track, loadSeconds: t1 - t0, repeats: repeats)
+    }
+
+    /// `--serve`: builds the index, prints the build line, then answers all points as one batch
+    /// query per line of stdin and prints the rate (CPU seconds), until EOF.
+    static func serve(fences: [Fence], points: [Coordinate], loadSeconds: Double) -> Int32 {
+        let shapes = fences.map(\.shape)
+        let t1 = seconds()
+        let index = FenceIndex(shapes: shapes)
+        let t2 = seconds()
+        print("{\"fences\":\(fences.count),\"points\":\(points.count),\"load_s\":\(fixed(loadSeconds, 3)),"
+            + "\"build_s\":\(fixed(t2 - t1, 3)),\"index_bytes\":\(index.indexBytes),"
+            + "\"bytes_per_fence\":\(fences.isEmpty ? 0 : index.indexBytes / fences.count)}")
+        fflush(nil)
+        while readLine() != nil {
+            var checksum = 0.0
+            let start = seconds()
+            index.query(points: points, within: .infinity) { _, result in
+                checksum += result.nearest?.signedDistanceMeters ?? 0
+            }
+            let elapsed = seconds() - start
+            let rate = points.isEmpty || elapsed <= 0 ? 0 : Int(Double(points.count) / elapsed)
+            print("{\"query_points_per_s\":\(rate),\"checksum\":\(fixed(checksum, 1))}")
+            fflush(nil)
+        }
+        return 0
     }
 
     /// Builds the index and runs the point and track queries; prints the JSON line.
