@@ -29,5 +29,21 @@ struct BenchCommandTests {
         #expect(((report?["query_points_per_s"] as? Int) ?? 0) > 0)
         #expect(((report?["query_points_per_s_single"] as? Int) ?? 0) > 0)
         #expect(report?["checksum"] is Double)
+
+        // --serve: the build line, then one pass per line of stdin (the interleaved
+        // benchmark's protocol), each with the same answers as the plain run.
+        let served = try runGeomon(["bench", "fences", "--fences", dir.path("a/fences.geojson"), "--points", dir.path("a/points.csv"), "--serve"],
+                                   stdin: "go\ngo\ngo\n")
+        #expect(served.exitCode == 0, "\(served.stderr)")
+        let lines = served.stdout.split(separator: "\n").map { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        #expect(lines.count == 4)
+        #expect(lines.first??["fences"] as? Int == 300)
+        #expect(lines.first??["build_s"] is Double)
+        let checksum = report?["checksum"] as? Double ?? .nan
+        for pass in lines.dropFirst() {
+            #expect(((pass?["query_points_per_s"] as? Int) ?? 0) > 0)
+            #expect(abs(((pass?["checksum"] as? Double) ?? .nan) - checksum) < 0.5, "the same answers as the plain run")
+        }
+        #expect(try runGeomon(["bench", "generate", "--fences", "3", "--points", "1", "--seed", "1", "--out", dir.path("c"), "--serve"]).exitCode == 64)
     }
 }

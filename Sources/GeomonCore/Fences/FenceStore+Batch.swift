@@ -84,6 +84,15 @@ extension FenceStore {
     /// Fences remembered per point between stages.
     static let prefetchList = 16
 
+    /// Prefetches the cache lines of the element at `element` (its first and last byte: a
+    /// record may straddle two lines).
+    @inline(__always)
+    static func prefetchWhole<T>(_ element: UnsafePointer<T>) {
+        let start = UnsafeRawPointer(element)
+        geomon_prefetch(start)
+        geomon_prefetch(start + (MemoryLayout<T>.stride - 1))
+    }
+
     /// Answers every point of `points` (already in spatial order) as `query` does, calling
     /// `body(j, result)` for point `j`, with a software pipeline of prefetches: before point
     /// `j` is answered, stage `s` runs for point `j + (prefetchStages − s) × prefetchDistance`:
@@ -160,9 +169,7 @@ extension FenceStore {
                     let f = members[e].fence
                     lists[slot * listCapacity + listed] = f
                     listed += 1
-                    let record = UnsafeRawPointer(records.baseAddress! + Int(f))
-                    geomon_prefetch(record)
-                    geomon_prefetch(record + (MemoryLayout<FenceRecord>.stride - 1))
+                    Self.prefetchWhole(records.baseAddress! + Int(f))
                 }
                 counts[slot] = Int32(listed)
             }
@@ -197,9 +204,7 @@ extension FenceStore {
                     polygonsListed += 1
                 }
                 for i in 0..<polygonsListed {
-                    let header = UnsafeRawPointer(headers.baseAddress! + Int(lists[slot * listCapacity + i]))
-                    geomon_prefetch(header)
-                    geomon_prefetch(header + (MemoryLayout<PolygonRecord>.stride - 1))
+                    Self.prefetchWhole(headers.baseAddress! + Int(lists[slot * listCapacity + i]))
                 }
                 counts[slot] = Int32(polygonsListed)
             }
