@@ -349,7 +349,7 @@ extension FenceStore {
         let boxMinY = Float(minY - cy).nextDown, boxMaxY = Float(maxY - cy).nextUp
         let vertexCount = end - start
         if vertexCount > Self.stripThreshold, ringEnds.count == 1, maxY - minY < 1, maxX - minX < 1,
-           buildSectors(&record, metric: k, scratch: &scratch) {
+           buildSectors(&record, metric: k) {
             // Star-shaped around the centre: angular index.
         } else if vertexCount > Self.stripThreshold, vertexCount <= Int(UInt16.max), boxMaxY > boxMinY {
             buildStrips(&record, minY: boxMinY, maxY: boxMaxY, scratch: &scratch)
@@ -426,8 +426,7 @@ extension FenceStore {
     /// `stripsPerDegree`): the query computes each vertex angle from the vertex with
     /// `vertexAngle`, exactly as checked here (an array of angles would add 4 bytes per vertex,
     /// a fifth of the index, and a cache line per scan).
-    private mutating func buildSectors(_ record: inout PolygonRecord, metric k: (longitude: Double, latitude: Double),
-                                       scratch: inout Scratch) -> Bool {
+    private func buildSectors(_ record: inout PolygonRecord, metric k: (longitude: Double, latitude: Double)) -> Bool {
         let start = Int(record.vertexStart), end = Int(record.vertexEnd)
         let n = end - start - 2 // closed ring + separator: vertex `start + n` repeats the first
         guard n >= 3 else { return false }
