@@ -99,10 +99,10 @@ extension FenceStore {
     /// 0, the point's cell and the prefetch of its cell range; 1, the prefetch of its cell
     /// entries; 2, the prefetch of the records of the fences listed there; 3, the prefetch of
     /// the headers of those polygons the query will likely scan; 4, the prefetch of their
-    /// vertices (up to 160). Each stage reads only what an earlier stage
-    /// prefetched, and a prefetch does not wait for its line, so the misses of several points
-    /// are in flight while one is answered. Results are those of `query` point by point
-    /// (prefetches change no value).
+    /// vertices (up to 160). Each stage reads only what an earlier stage prefetched, and a
+    /// prefetch does not wait for its line, so the misses of several points are in flight
+    /// while one is answered. Results are those of `query` point by point (prefetches change
+    /// no value).
     ///
     /// The stages are straight-line calls, not a loop over a `switch` (an indirect branch per
     /// stage), and only the point's own cell is prefetched, not the 3 × 3 around it (the
@@ -225,7 +225,8 @@ extension FenceStore {
                 }
             }
             for j in -(stages * d)..<n {
-                stage0(j + 5 * d); stage1(j + 4 * d); stage2(j + 3 * d); stage3(j + 2 * d); stage4(j + d)
+                stage0(j + stages * d); stage1(j + (stages - 1) * d); stage2(j + (stages - 2) * d)
+                stage3(j + (stages - 3) * d); stage4(j + (stages - 4) * d)
                 guard j >= 0 else { continue }
                 query(points[j], within: searchRadiusMeters, wantNearest: true, into: &result)
                 body(j, result)
