@@ -109,13 +109,11 @@ extension FenceStore {
         let scale = Double(record.stripsPerDegree)
         let turn = 4.0 // pseudo-angle units per turn
         vertices.withUnsafeBufferPointer { v in
-            // The vertex angles are computed from the vertices, not stored: `vertexAngle`
+            // The vertex angles are computed from the vertices, not stored: `unwrappedAngle`
             // gives exactly the values `buildSectors` checked to increase strictly.
             let first = Self.vertexAngle(v, start, scale)
             @inline(__always) func angle(_ i: Int) -> Double {
-                if i == n { return first + turn }
-                let p = Self.vertexAngle(v, start + i, scale)
-                return p < first ? p + turn : p
+                Self.unwrappedAngle(v, start, i, n, scale, first: first)
             }
             let x = acc.px * scale, y = acc.py
             var phi = Self.pseudoAngle(x, y)

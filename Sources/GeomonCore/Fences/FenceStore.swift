@@ -449,8 +449,7 @@ extension FenceStore {
             let first = Self.vertexAngle(v, start, scale)
             var last = first
             for i in 1...n {
-                var a = i == n ? first + 4 : Self.vertexAngle(v, start + i, scale)
-                if a < first { a += 4 }
+                let a = Self.unwrappedAngle(v, start, i, n, scale, first: first)
                 guard a - last >= 2e-6, a - last < 2 - 1e-6 else { return nil }
                 last = a
             }
@@ -468,6 +467,17 @@ extension FenceStore {
     @inline(__always)
     static func vertexAngle(_ v: UnsafeBufferPointer<Float>, _ i: Int, _ scale: Double) -> Double {
         pseudoAngle(Double(v[2 * i]) * scale, Double(v[2 * i + 1]))
+    }
+
+    /// The angle of vertex `start + i` of a sector-indexed ring of `n` vertices, unwrapped
+    /// into [`first`, `first` + 4) (`first`: vertex 0's angle); vertex `n`, the closing copy of
+    /// vertex 0, at `first` + 4. The one definition the build checks and the query searches.
+    @inline(__always)
+    static func unwrappedAngle(_ v: UnsafeBufferPointer<Float>, _ start: Int, _ i: Int, _ n: Int, _ scale: Double,
+                               first: Double) -> Double {
+        if i == n { return first + 4 }
+        let p = vertexAngle(v, start + i, scale)
+        return p < first ? p + 4 : p
     }
 
     /// A strictly increasing function of the angle of (x, y) from the +x axis, in [0, 4)
