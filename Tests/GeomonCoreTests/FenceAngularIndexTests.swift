@@ -95,4 +95,48 @@ struct FenceAngularIndexTests {
             if abs(reference) > 0.01 { #expect(result.containing.contains(0) == (reference < 0), "\(p)") }
         }
     }
+
+    /// A star-shaped first ring with other rings after it: a hole round the centre (the
+    /// centre is then outside the fence), a hole off the centre, and a second member beyond
+    /// the first ring. The angular index is in use (its other rings scanned whole near them),
+    /// and random points from the centre to twice the extent agree with brute force.
+    @Test(arguments: [0, 1, 2])
+    func otherRingsAgreeWithBruteForce(layout: Int) {
+        let c = Coordinate(latitude: -33.9, longitude: 151.2)
+        var rng = SeededGenerator(seed: UInt64(40 + layout))
+        let shell = (0..<80).map { i in
+            Geodesy.localDestination(from: c, bearingDegrees: Double(i) * 360 / 80,
+                                     distanceMeters: 1000 * (1 + Double.random(in: -0.03...0.03, using: &rng)))
+        }
+        func ring(_ center: Coordinate, _ radius: Double, _ count: Int) -> [Coordinate] {
+            (0..<count).map { Geodesy.localDestination(from: center, bearingDegrees: -Double($0) * 360 / Double(count), distanceMeters: radius) }
+        }
+        let members: [PolygonRings]
+        switch layout {
+        case 0: members = [PolygonRings(shell: shell, holes: [ring(c, 240, 12)])]
+        case 1: members = [PolygonRings(shell: shell, holes: [ring(Geodesy.localDestination(from: c, bearingDegrees: 60, distanceMeters: 550), 200, 16)])]
+        default:
+            members = [PolygonRings(shell: shell),
+                       PolygonRings(shell: ring(Geodesy.localDestination(from: c, bearingDegrees: 90, distanceMeters: 1300), 150, 10).reversed())]
+        }
+        let shape = FenceShape.polygons(members)
+        let index = FenceIndex(shapes: [shape])
+        let record = index.store.polygons[0]
+        #expect(record.stripCount == UInt32.max, "angular index in use")
+        #expect(Int(record.stripStart) == shell.count && record.stripLat0 > 0)
+        #expect((index.store.fences[0].inner < 0) == (layout == 0), "centre inside the hole round it")
+        var inside = 0, outside = 0
+        for _ in 0..<1500 {
+            let p = Geodesy.localDestination(from: c, bearingDegrees: Double.random(in: 0..<360, using: &rng),
+                                             distanceMeters: Double.random(in: 0...3000, using: &rng))
+            let reference = BruteForce.signedDistance(shape, p)
+            #expect(abs(index.signedDistance(fence: 0, to: p) - reference) <= max(0.01, abs(reference) * 2e-3), "\(p)")
+            let result = index.query(p)
+            #expect(abs((result.nearest?.signedDistanceMeters ?? .nan) - reference) <= max(0.01, abs(reference) * 2e-3), "\(p)")
+            guard abs(reference) > 0.01 else { continue }
+            #expect(result.containing.contains(0) == (reference < 0), "\(p)")
+            if reference < 0 { inside += 1 } else { outside += 1 }
+        }
+        #expect(inside > 200 && outside > 200)
+    }
 }

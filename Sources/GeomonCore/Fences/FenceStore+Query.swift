@@ -103,12 +103,39 @@ extension FenceStore {
     /// Edge scan for a star-shaped polygon with an angular index: containment from the one
     /// edge the ray centre→point crosses, distance from the edges within the angular window
     /// that the best distance so far allows.
+    ///
+    /// Rings after the first (holes, further members; even-odd over all rings) are scanned
+    /// whole, for containment only when the point is within their reach from the centre
+    /// (`stripLat0`), and for the distance only when that reach leaves them able to beat the
+    /// best distance.
     private func sectorScan(_ record: PolygonRecord, _ acc: inout EdgeAccumulator, pip: Bool, inner: Double, outer: Double) {
         let start = Int(record.vertexStart)
-        let n = Int(record.vertexEnd) - start - 2
+        let n = Int(record.stripStart)
+        let others = start + n + 2, end = Int(record.vertexEnd)
         let scale = Double(record.stripsPerDegree)
         let turn = 4.0 // pseudo-angle units per turn
         vertices.withUnsafeBufferPointer { v in
+            @inline(__always) func scanOtherRings() {
+                guard others < end else { return }
+                // Margins as for the radii below: the reach 1 % wider and 5 cm.
+                let reach = 1.01 * Double(record.stripLat0) + 0.05
+                let east = acc.px * acc.kx, north = acc.py * acc.ky
+                let dc = (east * east + north * north).squareRoot()
+                let gap = dc - reach
+                let distance = acc.wantDistance && (gap <= 0 || gap * gap <= acc.best2)
+                if pip && gap <= 0 {
+                    if distance {
+                        for i in others..<(end - 1) { acc.edge(v, i, pip: true) }
+                    } else {
+                        var probe = EdgeAccumulator(px: acc.px, py: acc.py, kx: acc.kx, ky: acc.ky, best2: 0, wantDistance: false)
+                        for i in others..<(end - 1) { probe.edge(v, i, pip: true) }
+                        if probe.inside { acc.inside.toggle() }
+                        if probe.onBoundary { acc.onBoundary = true }
+                    }
+                } else if distance {
+                    for i in others..<(end - 1) { acc.edge(v, i, pip: false) }
+                }
+            }
             // The vertex angles are computed from the vertices, not stored: `unwrappedAngle`
             // gives exactly the values `buildSectors` checked to increase strictly.
             let first = Self.vertexAngle(v, start, scale)
@@ -150,7 +177,10 @@ extension FenceStore {
                     acc.onBoundary = cross == 0
                 }
             }
-            guard acc.wantDistance else { return }
+            guard acc.wantDistance else {
+                scanOtherRings()
+                return
+            }
             acc.edge(v, start + k, pip: false)
             // Window: the nearest boundary point is within the best distance b of the
             // point, so its bearing from the centre is within w = asin(b / centre distance)
@@ -218,6 +248,7 @@ extension FenceStore {
                 }
                 if !progressed { break }
             }
+            scanOtherRings()
         }
     }
 

@@ -10,11 +10,13 @@ struct PolygonRecord: Sendable {
     var vertexStart: UInt32
     var vertexEnd: UInt32
     /// First entry in `FenceStore.stripStarts`; `stripCount == 0` means no edge index,
-    /// `UInt32.max` an angular (sector) index (`buildSectors`).
+    /// `UInt32.max` an angular (sector) index (`buildSectors`), and then `stripStart` is the
+    /// first ring's vertex count.
     var stripStart: UInt32
     var stripCount: UInt32
     /// Latitude offset of the first strip's lower edge and strips per degree; for a sector
-    /// index, 0 and the frame's x scale.
+    /// index, the reach of the other rings from the centre (metres, 0 for none) and the
+    /// frame's x scale.
     var stripLat0: Float
     var stripsPerDegree: Float
 }
@@ -66,8 +68,13 @@ struct FenceStore: Sendable {
     var cellStarts: ContiguousArray<UInt32> = [0]
     var cellFences: ContiguousArray<CellEntry> = []
 
-    /// Polygons with more vertices than this (and fewer than 65,536) get a strip edge index.
+    /// Polygons with more vertices than this (separators included) get an edge index: an
+    /// angular one when their first ring allows it (`buildSectors`), else strips (up to
+    /// 65,535 vertices).
     static let stripThreshold = 24
+    /// At most this many vertices (separators included) in the rings after the first of a
+    /// sector-indexed polygon, which the query scans whole when a point is near them.
+    static let sectorOtherVertices = 64
     /// Edges per strip aimed for.
     static let edgesPerStrip = 4
     /// A fence is listed in every cell within this fraction of a cell (per axis) of its
@@ -327,13 +334,13 @@ extension FenceStore {
                             o += 2
                             let ex = Double(x) * k.longitude, ny = Double(y) * k.latitude
                             farthest2 = max(farthest2, ex * ex + ny * ny)
-                            if i > ringStart { nearest2 = min(nearest2, Self.originDistance2(previousX, previousY, x, y, k)) }
+                            if i > ringStart { nearest2 = Self.nearerOriginDistance2(nearest2, previousX, previousY, x, y, k) }
                             previousX = x
                             previousY = y
                         }
                         v[o] = firstX
                         v[o + 1] = firstY
-                        nearest2 = min(nearest2, Self.originDistance2(previousX, previousY, firstX, firstY, k))
+                        nearest2 = Self.nearerOriginDistance2(nearest2, previousX, previousY, firstX, firstY, k)
                         o += 2
                         v[o] = .nan
                         v[o + 1] = .nan
@@ -348,22 +355,27 @@ extension FenceStore {
         let boxMinX = Float(minX - cx0).nextDown, boxMaxX = Float(maxX - cx0).nextUp
         let boxMinY = Float(minY - cy).nextDown, boxMaxY = Float(maxY - cy).nextUp
         let vertexCount = end - start
-        if vertexCount > Self.stripThreshold, ringEnds.count == 1, maxY - minY < 1, maxX - minX < 1,
-           buildSectors(&record, metric: k) {
-            // Star-shaped around the centre: angular index.
+        // Radii about the centre, in the centre's local metric, with a safety margin for the
+        // metric's variation across the fence.
+        let extentRadians = (maxY - minY) * Geodesy.radiansPerDegree
+        let margin = 1e-3 + 2 * extentRadians * (abs(tan(cy * Geodesy.radiansPerDegree)) + 1)
+        // The first ring's vertex count; the other rings (holes, further members) are scanned
+        // whole by the angular index, so they must be few.
+        let shellCount = ringEnds[0]
+        if vertexCount > Self.stripThreshold, vertexCount - (shellCount + 2) <= Self.sectorOtherVertices,
+           maxY - minY < 1, maxX - minX < 1,
+           buildSectors(&record, shellCount: shellCount, metric: k, margin: margin) {
+            // First ring star-shaped around the centre: angular index.
         } else if vertexCount > Self.stripThreshold, vertexCount <= Int(UInt16.max), boxMaxY > boxMinY {
             buildStrips(&record, minY: boxMinY, maxY: boxMaxY, scratch: &scratch)
         }
         let polygonNumber = polygons.count
         polygons.append(record)
-        // Radii about the centre, in the centre's local metric, with a safety margin for the
-        // metric's variation across the fence.
-        let extentRadians = (maxY - minY) * Geodesy.radiansPerDegree
-        let margin = 1e-3 + 2 * extentRadians * (abs(tan(cy * Geodesy.radiansPerDegree)) + 1)
-        // A sector-indexed polygon has its centre strictly inside: only the distance is needed.
-        let sector = record.stripCount == UInt32.max
+        // A sector-indexed polygon has its centre strictly inside its first ring: with no
+        // other ring, only the distance is needed.
+        let sectorAlone = record.stripCount == UInt32.max && vertexCount == shellCount + 2
         var centerInside = true
-        if !sector {
+        if !sectorAlone {
             let probe = edgeScan(polygon: polygonNumber, px: 0, py: 0, kx: k.longitude, ky: k.latitude, limit: 0, pip: true)
             centerInside = probe.inside && !probe.onBoundary
         }
@@ -374,18 +386,27 @@ extension FenceStore {
                                   outer: Float(farthest * (1 + margin) + 0.01).nextUp, polygon: UInt32(polygonNumber)))
     }
 
-    /// Squared distance in metres from the centre to the edge from vertex (`ax`, `ay`) to
-    /// (`bx`, `by`), computed exactly as `EdgeAccumulator.edge` does for a point at the centre.
+    /// `min(best, d²)`, where d is the distance in metres from the centre to the edge from
+    /// vertex (`ax`, `ay`) to (`bx`, `by`), with d² computed exactly as `EdgeAccumulator.edge`
+    /// does for a point at the centre. An edge whose line is already no nearer than `best`
+    /// (the segment is never nearer than its line) is skipped before the division: most edges
+    /// of a ring, since `best` is soon close to the minimum.
     @inline(__always)
-    static func originDistance2(_ fax: Float, _ fay: Float, _ fbx: Float, _ fby: Float, _ k: (longitude: Double, latitude: Double)) -> Double {
+    static func nearerOriginDistance2(_ best: Double, _ fax: Float, _ fay: Float, _ fbx: Float, _ fby: Float,
+                                      _ k: (longitude: Double, latitude: Double)) -> Double {
         let ax = Double(fax), ay = Double(fay), bx = Double(fbx), by = Double(fby)
         let x0 = (ax - 0) * k.longitude, y0 = (ay - 0) * k.latitude
         let dx = (bx - ax) * k.longitude, dy = (by - ay) * k.latitude
         let len2 = dx * dx + dy * dy
+        // cross² / len2 is the squared distance to the line; the factor covers rounding (and
+        // the result only feeds a radius shrunk by at least 0.1 %). False for len2 = 0 or best
+        // = +infinity.
+        let cross = x0 * dy - y0 * dx
+        if cross * cross > best * len2 * (1 + 1e-9) { return best }
         var t = len2 > 0 ? -(x0 * dx + y0 * dy) / len2 : 0
         t = t < 0 ? 0 : (t > 1 ? 1 : t)
         let cx = x0 + t * dx, cy = y0 + t * dy
-        return cx * cx + cy * cy
+        return min(best, cx * cx + cy * cy)
     }
 
     /// Asks the kernel to back the array's storage with transparent huge pages (2 MiB) where
@@ -426,10 +447,16 @@ extension FenceStore {
     /// `stripsPerDegree`): the query computes each vertex angle from the vertex with
     /// `vertexAngle`, exactly as checked here (an array of angles would add 4 bytes per vertex,
     /// a fifth of the index, and a cache line per scan).
-    private func buildSectors(_ record: inout PolygonRecord, metric k: (longitude: Double, latitude: Double)) -> Bool {
+    ///
+    /// The first ring has `n` vertices (stored closed and followed by a separator: vertex
+    /// `start + n` repeats the first). Other rings after it (holes, further members) are
+    /// scanned whole by the query, but only for a point within their reach from the centre:
+    /// the farthest of their vertices (the farthest point of an edge is a vertex), widened by
+    /// `margin` (the metric's variation across the fence) and 1 cm, stored in `stripLat0`.
+    private func buildSectors(_ record: inout PolygonRecord, shellCount n: Int, metric k: (longitude: Double, latitude: Double),
+                              margin: Double) -> Bool {
         let start = Int(record.vertexStart), end = Int(record.vertexEnd)
-        let n = end - start - 2 // closed ring + separator: vertex `start + n` repeats the first
-        guard n >= 3 else { return false }
+        guard n >= 3, start + n + 2 <= end else { return false }
         let raw = k.longitude / k.latitude
         let checked: Double? = vertices.withUnsafeBufferPointer { v in
             // Orientation from the sign of the shoelace sum (x scaled by a positive factor keeps
@@ -456,9 +483,16 @@ extension FenceStore {
             return scale
         }
         guard let scale = checked else { return false }
-        record.stripStart = 0
+        var reach2 = 0.0
+        vertices.withUnsafeBufferPointer { v in
+            for i in (start + n + 2)..<end where !v[2 * i].isNaN {
+                let east = Double(v[2 * i]) * k.longitude, north = Double(v[2 * i + 1]) * k.latitude
+                reach2 = max(reach2, east * east + north * north)
+            }
+        }
+        record.stripStart = UInt32(n)
         record.stripCount = UInt32.max
-        record.stripLat0 = 0
+        record.stripLat0 = reach2 > 0 ? Float(reach2.squareRoot() * (1 + margin) + 0.01).nextUp : 0
         record.stripsPerDegree = Float(scale)
         return true
     }
