@@ -277,12 +277,27 @@ extension FenceStore {
     /// beyond 20 km).
     @inline(__always)
     func centerDistance(_ p: Coordinate, _ fence: FenceRecord, dlon: Double, dlat: Double, kx: Double, ky: Double, tanLat t: Double) -> Double {
-        // Scale the east component to the mean latitude (first order in the latitude change).
+        let d2 = Self.localDistance2(dlon: dlon, dlat: dlat, kx: kx, ky: ky, tanLat: t)
+        if d2 < 20_000 * 20_000 { return d2.squareRoot() }
+        return Geodesy.distanceMeters(from: p, to: Coordinate(latitude: fence.centerLat, longitude: fence.centerLon))
+    }
+
+    /// The square of `centerDistance`, without its square root within 20 km.
+    @inline(__always)
+    func centerDistance2(_ p: Coordinate, _ fence: FenceRecord, dlon: Double, dlat: Double, kx: Double, ky: Double, tanLat t: Double) -> Double {
+        let d2 = Self.localDistance2(dlon: dlon, dlat: dlat, kx: kx, ky: ky, tanLat: t)
+        if d2 < 20_000 * 20_000 { return d2 }
+        let d = Geodesy.distanceMeters(from: p, to: Coordinate(latitude: fence.centerLat, longitude: fence.centerLon))
+        return d * d
+    }
+
+    /// Squared distance in metres for an offset in degrees, the east component scaled to the
+    /// mean latitude (first order in the latitude change).
+    @inline(__always)
+    static func localDistance2(dlon: Double, dlat: Double, kx: Double, ky: Double, tanLat t: Double) -> Double {
         let east = dlon * kx * (1 + t * dlat * Geodesy.radiansPerDegree / 2)
         let north = dlat * ky
-        let d = (east * east + north * north).squareRoot()
-        if d < 20_000 { return d }
-        return Geodesy.distanceMeters(from: p, to: Coordinate(latitude: fence.centerLat, longitude: fence.centerLon))
+        return east * east + north * north
     }
 
     /// The scan's nearest-edge distance, refined to the mean-latitude metric (and to the
@@ -439,29 +454,36 @@ extension FenceStore {
         let gy = dlat < minY ? minY - dlat : (dlat > maxY ? dlat - maxY : 0)
         let insideBox = gx == 0 && gy == 0
         let canContain = insideBox && ring0
-        var lbBox = 0.0
+        var lb2Box = 0.0
         if !insideBox {
             if !c.wantNearest { return }
             let ex = gx * c.kx, ny = gy * c.ky
-            let lb2 = ex * ex + ny * ny
-            if lb2 > state.best * state.best { return }
-            lbBox = lb2.squareRoot()
+            lb2Box = ex * ex + ny * ny
+            if lb2Box > state.best * state.best { return }
         }
-        let dc = centerDistance(c.p, fence, dlon: dlon, dlat: dlat, kx: c.kx, ky: c.ky, tanLat: c.tanLat)
         let ref = fence.polygon
         if ref == UInt32.max {
+            let dc = centerDistance(c.p, fence, dlon: dlon, dlat: dlat, kx: c.kx, ky: c.ky, tanLat: c.tanLat)
             let sd = dc - Double(fence.outer)
             if sd <= 0 && canContain { containing.append(Int(fence.external)) }
             if c.wantNearest { state.consider(Int(fence.external), sd) }
             return
         }
+        // A polygon's radii are conservative bounds: compared squared, without the square
+        // roots, which are taken only for a candidate kept for later.
         let inner = Double(fence.inner), outer = Double(fence.outer)
-        let knownInside = inner > 0 && dc < inner
-        let knownOutside = !insideBox || dc > outer
+        let dc2 = centerDistance2(c.p, fence, dlon: dlon, dlat: dlat, kx: c.kx, ky: c.ky, tanLat: c.tanLat)
+        let knownInside = inner > 0 && dc2 < inner * inner
+        let knownOutside = !insideBox || dc2 > outer * outer
         if knownInside || knownOutside {
             if knownInside && canContain { containing.append(Int(fence.external)) }
-            let lb = max(lbBox, dc - outer, abs(inner) - dc)
-            if !c.wantNearest || lb > state.best { return }
+            if !c.wantNearest { return }
+            // The lower bound max(box gap, dc − outer, |inner| − dc) beyond the best distance?
+            let reach = state.best + outer, within = abs(inner) - state.best
+            if dc2 > reach * reach || (within > 0 && dc2 < within * within) { return }
+            let dc = dc2.squareRoot()
+            let lb = max(lb2Box.squareRoot(), dc - outer, abs(inner) - dc)
+            if lb > state.best { return }
             // Only the distance is left to find: defer, nearest lower bound first.
             if c.pendingCount < c.pending.count {
                 c.pending[c.pendingCount] = Candidate(fence: Int32(truncatingIfNeeded: f), inside: knownInside && insideBox,
