@@ -150,9 +150,12 @@ extension FenceStore {
             // needed next), else binary search.
             var k = Int((phi - first) * 0.25 * Double(n))
             k = k < 0 ? 0 : (k >= n ? n - 1 : k)
+            // Each angle is computed once (a division each): edge k's ends are kept, and so
+            // are the outer ends of the edges scanned below.
+            var low = angle(k), high = angle(k + 1)
             var steps = 0
-            while k + 1 < n && angle(k + 1) <= phi && steps < 8 { k += 1; steps += 1 }
-            while k > 0 && angle(k) > phi && steps < 8 { k -= 1; steps += 1 }
+            while k + 1 < n && high <= phi && steps < 8 { k += 1; low = high; high = angle(k + 1); steps += 1 }
+            while k > 0 && low > phi && steps < 8 { k -= 1; high = low; low = angle(k); steps += 1 }
             if steps >= 8 {
                 var lo = 0, hi = n
                 while hi - lo > 1 {
@@ -160,9 +163,11 @@ extension FenceStore {
                     if angle(mid) <= phi { lo = mid } else { hi = mid }
                 }
                 k = lo
+                low = angle(k)
+                high = angle(k + 1)
             }
             if pip {
-                let nearVertex = phi - angle(k) < 1e-5 || angle(k + 1) - phi < 1e-5
+                let nearVertex = phi - low < 1e-5 || high - phi < 1e-5
                 if nearVertex || (x == 0 && y == 0) {
                     // Too close to call from one edge: even-odd over the ring.
                     var probe = EdgeAccumulator(px: acc.px, py: acc.py, kx: acc.kx, ky: acc.ky, best2: 0, wantDistance: false)
@@ -192,6 +197,8 @@ extension FenceStore {
             let dc = (east * east + north * north).squareRoot()
             var scanned = 1
             var left = k, right = k
+            // Where the scanned edges start (left) and end (right), unwrapped around phi.
+            var leftStart = low, rightEnd = high
             var windowBest2 = -1.0, windowLeft = turn, windowRight = turn
             while scanned < n {
                 if acc.best2 != windowBest2 {
@@ -229,22 +236,21 @@ extension FenceStore {
                     }
                 }
                 var progressed = false
-                // Next edge to the left: k-1 spans [a[k-1], a[k]); wraps around.
-                let leftEdge = (left - 1 + n) % n
-                let leftEnd = angle(leftEdge + 1) - (leftEdge >= k ? turn : 0)
-                if phi - leftEnd <= windowLeft && scanned < n {
-                    left = leftEdge
+                // The next edge to the left ends where the scanned ones start; wraps around
+                // (then its angles are a turn lower). Never back at k: scanned < n.
+                if phi - leftStart <= windowLeft && scanned < n {
+                    left = left == 0 ? n - 1 : left - 1
                     acc.edge(v, start + left, pip: false)
                     scanned += 1
                     progressed = true
+                    leftStart = angle(left) - (left > k ? turn : 0)
                 }
-                let rightEdge = (right + 1) % n
-                let rightStart = angle(rightEdge) + (rightEdge <= k ? turn : 0)
-                if rightStart - phi <= windowRight && scanned < n {
-                    right = rightEdge
+                if rightEnd - phi <= windowRight && scanned < n {
+                    right = right == n - 1 ? 0 : right + 1
                     acc.edge(v, start + right, pip: false)
                     scanned += 1
                     progressed = true
+                    rightEnd = angle(right + 1) + (right < k ? turn : 0)
                 }
                 if !progressed { break }
             }
@@ -620,8 +626,21 @@ struct EdgeAccumulator {
             let x0 = (ax - px) * kx, y0 = (ay - py) * ky
             let dx = (bx - ax) * kx, dy = (by - ay) * ky
             let len2 = dx * dx + dy * dy
-            var t = len2 > 0 ? -(x0 * dx + y0 * dy) / len2 : 0
-            t = t < 0 ? 0 : (t > 1 ? 1 : t)
+            // t = dot / len2 clamped to [0, 1], dividing only between the ends, and only when
+            // the edge's line (cross² / len2 away) could beat the best: most edges scanned
+            // cannot. The factor covers rounding, so every edge that could win is computed
+            // as before.
+            let dot = -(x0 * dx + y0 * dy)
+            let t: Double
+            if dot <= 0 {
+                t = 0
+            } else if dot >= len2 {
+                t = 1
+            } else {
+                let cross = x0 * dy - y0 * dx
+                if cross * cross > best2 * len2 * (1 + 1e-9) { return }
+                t = dot / len2
+            }
             let cx = x0 + t * dx, cy = y0 + t * dy
             let d2 = cx * cx + cy * cy
             if d2 < best2 || (!found && d2 <= best2) {
