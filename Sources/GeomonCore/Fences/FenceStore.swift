@@ -130,15 +130,15 @@ extension FenceStore {
         // is prefetched a few shapes ahead (a copy into Z-order after building in input order
         // cost more: twice the memory to fault in, and a scattered copy).
         let order = Self.spatialOrder(shapes)
+        // The hints in slot order: one gather (its loads independent), then read in sequence.
+        let slotHints = order.map { hints[$0] }
         var scratch = Scratch()
         shapes.withUnsafeBufferPointer { input in
             for slot in order.indices {
                 if slot + 2 * Self.prefetchAhead < order.count {
-                    let ahead = order[slot + 2 * Self.prefetchAhead]
-                    geomon_prefetch(input.baseAddress! + ahead)
-                    hints.withUnsafeBufferPointer { geomon_prefetch($0.baseAddress! + ahead) }
+                    geomon_prefetch(input.baseAddress! + order[slot + 2 * Self.prefetchAhead])
                 }
-                if slot + Self.prefetchAhead < order.count { hints[order[slot + Self.prefetchAhead]].prefetch() }
+                if slot + Self.prefetchAhead < order.count { slotHints[slot + Self.prefetchAhead].prefetch() }
                 let external = order[slot]
                 switch input[external] {
                 case let .circle(center, radius):
