@@ -14,7 +14,8 @@
 # --interleave ROUNDS loads both once (`--serve` modes: both resident, ~20 GB at 10^6) and then
 # times them alternately, seconds apart: each round is one shapely query pass and five geomon
 # batch passes (their median), in alternating order, and gives one ratio; prints every round
-# and the medians. Pairs of whole runs are minutes apart, and the machine's speed drifts
+# and the medians. Then up to 10 rounds of builds, alternating the same way (each program
+# builds its index again from the shapes it holds), and their median ratio. Pairs of whole runs are minutes apart, and the machine's speed drifts
 # within minutes: the interleaved ratio is the steadier measure.
 set -eu
 ROUNDS=0
@@ -66,14 +67,32 @@ if rounds > 0:
             srate = ask(s)["query_points_per_s"]
         rows.append((grate, srate, grate / srate))
         print("round %d: geomon %d pts/s (median of 5), shapely %d pts/s: %.1fx" % (r + 1, grate, srate, grate / srate), flush=True)
+    # Builds, alternately too: each program builds its index again from the shapes it holds.
+    builds = []
+    for r in range(min(rounds, 10)):
+        def rebuild(p):
+            p.stdin.write("build\n")
+            p.stdin.flush()
+            return json.loads(p.stdout.readline())["build_s"]
+        if r % 2 == 0:
+            sb = rebuild(s)
+            gb = rebuild(g)
+        else:
+            gb = rebuild(g)
+            sb = rebuild(s)
+        builds.append((gb, sb, sb / max(gb, 1e-9)))
+        print("build round %d: geomon %.3f s, shapely %.3f s: shapely/geomon %.2f" % (r + 1, gb, sb, sb / max(gb, 1e-9)), flush=True)
     for p in (g, s):
         p.stdin.close()
         p.wait()
-    print("median over %d rounds: geomon %d pts/s, shapely %d pts/s, ratio %.1fx (range %.1f-%.1fx); build geomon %.3f s, shapely %.3f s (ratio shapely/geomon %.2f); bytes per fence geomon %d, shapely %d"
+    print("median over %d rounds: geomon %d pts/s, shapely %d pts/s, ratio %.1fx (range %.1f-%.1fx); bytes per fence geomon %d, shapely %d"
           % (rounds, statistics.median(r[0] for r in rows), statistics.median(r[1] for r in rows),
              statistics.median(r[2] for r in rows), min(r[2] for r in rows), max(r[2] for r in rows),
-             gready["build_s"], sready["build_s"], sready["build_s"] / max(gready["build_s"], 1e-9),
              gready["bytes_per_fence"], sready["index_bytes_per_fence"]))
+    print("build: first geomon %.3f s, shapely %.3f s (shapely/geomon %.2f); median over %d rebuild rounds geomon %.3f s, shapely %.3f s, shapely/geomon %.2f (range %.2f-%.2f)"
+          % (gready["build_s"], sready["build_s"], sready["build_s"] / max(gready["build_s"], 1e-9), len(builds),
+             statistics.median(b[0] for b in builds), statistics.median(b[1] for b in builds),
+             statistics.median(b[2] for b in builds), min(b[2] for b in builds), max(b[2] for b in builds)))
     sys.exit(0)
 rows = []
 for i in range(pairs):

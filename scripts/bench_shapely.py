@@ -8,7 +8,8 @@ one JSON line like geomon's. Single-threaded, as GEOS is.
 usage: bench_shapely.py FENCES.geojson POINTS.csv [--repeat N] [--serve]
 
 --serve (for scripts/bench-fences.sh --interleave): after the build prints one JSON line, then
-for every line read from stdin runs both queries once and prints their rate, until EOF.
+for every line read from stdin runs both queries once and prints their rate, until EOF; a line
+`build` instead builds both trees again and prints {"build_s": ...}.
 """
 import json
 import resource
@@ -50,12 +51,15 @@ def main():
     rss_before = current_rss_mb()
     # Build: the polygon tree (with prepared geometries, as GEOS uses for predicates) and the
     # boundary tree.
+    def build():
+        polys = np.array(geoms, dtype=object)
+        shapely.prepare(polys)
+        tree = shapely.STRtree(polys)
+        boundaries = shapely.boundary(polys)
+        return tree, shapely.STRtree(boundaries)
+
     tb = time.process_time()
-    polys = np.array(geoms, dtype=object)
-    shapely.prepare(polys)
-    tree = shapely.STRtree(polys)
-    boundaries = shapely.boundary(polys)
-    btree = shapely.STRtree(boundaries)
+    tree, btree = build()
     build_s = time.process_time() - tb
     index_mb = current_rss_mb() - rss_before
 
@@ -64,7 +68,16 @@ def main():
         print(json.dumps({"fences": len(geoms), "points": n, "load_s": round(t1 - t0, 3),
                           "build_s": round(build_s, 3), "index_bytes_per_fence": int(index_mb * 2**20 / max(1, len(geoms))),
                           "shapely": shapely.__version__, "geos": shapely.geos_version_string}), flush=True)
-        for _ in sys.stdin:
+        for line in sys.stdin:
+            if line.strip() == "build":
+                # Again from the same geometries, unprepared first (preparing a prepared
+                # geometry does nothing); the first trees stay resident.
+                shapely.destroy_prepared(np.array(geoms, dtype=object))
+                t = time.process_time()
+                again = build()
+                print(json.dumps({"build_s": round(time.process_time() - t, 3)}), flush=True)
+                del again
+                continue
             t = time.process_time()
             pairs = tree.query(points, predicate="intersects")
             contain = time.process_time() - t

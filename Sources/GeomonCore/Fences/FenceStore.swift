@@ -575,25 +575,24 @@ extension FenceStore {
         let n = count
         guard n > 0 else { return }
         var minX = Double.infinity, maxX = -Double.infinity, minY = Double.infinity, maxY = -Double.infinity
+        var meanHeight = 0.0
         for f in 0..<n {
             let r = fences[f]
             minX = min(minX, r.centerLon + Double(r.minX))
             maxX = max(maxX, r.centerLon + Double(r.maxX))
             minY = min(minY, r.centerLat + Double(r.minY))
             maxY = max(maxY, r.centerLat + Double(r.maxY))
+            meanHeight += Double(r.maxY - r.minY)
         }
+        meanHeight /= Double(n)
         let k = Geodesy.metersPerDegree(atLatitude: max(-80, min(80, (minY + maxY) / 2)))
         let widthMeters = max(1, (maxX - minX) * k.longitude)
         let heightMeters = max(1, (maxY - minY) * k.latitude)
         // Cells: about two per fence, but not much smaller than the typical fence, so that a
         // fence is listed in few cells.
-        var meanSide = 0.0
-        for f in 0..<n {
-            let r = fences[f]
-            meanSide += Double(r.maxY - r.minY) * k.latitude
-        }
-        meanSide /= Double(n)
+        let meanSide = meanHeight * k.latitude
         var side = max((widthMeters * heightMeters / Double(min(2 * n, 1 << 22))).squareRoot(), 1.2 * meanSide, 1)
+        var plainEntries = 0
         while true {
             columns = max(1, min(1 << 16, Int((widthMeters / side).rounded(.up))))
             rows = max(1, min(1 << 16, Int((heightMeters / side).rounded(.up))))
@@ -602,14 +601,12 @@ extension FenceStore {
             gridLon0 = minX
             gridLat0 = minY
             // Keep the total number of cell entries bounded (big fences cover many cells).
-            var entries = 0
-            for f in 0..<n { entries += cellRange(f).count }
-            if entries <= 4 * n + 1024 || columns * rows == 1 { break }
-            side *= (Double(entries) / Double(3 * n)).squareRoot()
+            plainEntries = 0
+            for f in 0..<n { plainEntries += cellRange(f).count }
+            if plainEntries <= 4 * n + 1024 || columns * rows == 1 { break }
+            side *= (Double(plainEntries) / Double(3 * n)).squareRoot()
         }
         cellMargin = 0
-        var plainEntries = 0
-        for f in 0..<n { plainEntries += cellRange(f).count }
         // Extra entries allowed per fence on average: one for circles (≤ 150 B each, the
         // memory target), three for polygons, whose vertices dwarf 20-byte entries (with three,
         // a 0.3-cell margin instead of 0.1 in the benchmark mix: +4–5 % batch queries in
