@@ -215,9 +215,18 @@ extension FenceStore {
             let dc = (east * east + north * north).squareRoot()
             var scanned = 1
             var left = k, right = k
-            // Where the scanned edges start (left) and end (right), unwrapped around phi.
-            var leftStart = low, rightEnd = high
-            var windowBest2 = -1.0, windowLeft = turn, windowRight = turn
+            // The window's ends as directions: the point's direction turned by ∓w' (w' < 90°,
+            // else the window is the whole turn). An edge is scanned next when its vertex
+            // nearer the point's bearing is within the window: counter-clockwise of the left
+            // end (right: clockwise of the right end), one cross product and no angle. That
+            // vertex is always less than a half turn from the window's end (it follows a
+            // vertex inside the window, or edge k's, by an edge under a half turn), so the
+            // cross product's sign is the angular order.
+            var windowBest2 = -1.0, whole = true
+            var leftX = 0.0, leftY = 0.0, rightX = 0.0, rightY = 0.0
+            @inline(__always) func direction(_ i: Int) -> (x: Double, y: Double) {
+                (Double(v[2 * (start + i)]) * scale, Double(v[2 * (start + i) + 1]))
+            }
             while scanned < n {
                 if acc.best2 != windowBest2 {
                     // The window only changes when the best distance does.
@@ -239,36 +248,34 @@ extension FenceStore {
                             if least > 0 { sine = min(sine, (max(0, 1 - least * least)).squareRoot() + 0.01) }
                         }
                     }
-                    if sine < 1 {
+                    whole = !(sine < 1)
+                    if !whole {
                         let cosine = (1 - sine * sine).squareRoot()
-                        let lower = Self.pseudoAngle(x * cosine + y * sine, y * cosine - x * sine)
-                        let upper = Self.pseudoAngle(x * cosine - y * sine, y * cosine + x * sine)
-                        let p = phi >= turn ? phi - turn : phi
-                        windowLeft = p - lower
-                        if windowLeft < 0 { windowLeft += turn }
-                        windowRight = upper - p
-                        if windowRight < 0 { windowRight += turn }
-                    } else {
-                        windowLeft = turn
-                        windowRight = turn
+                        leftX = x * cosine + y * sine; leftY = y * cosine - x * sine
+                        rightX = x * cosine - y * sine; rightY = y * cosine + x * sine
                     }
                 }
                 var progressed = false
-                // The next edge to the left ends where the scanned ones start; wraps around
-                // (then its angles are a turn lower). Never back at k: scanned < n.
-                if phi - leftStart <= windowLeft && scanned < n {
-                    left = left == 0 ? n - 1 : left - 1
-                    acc.edge(v, start + left, pip: false)
-                    scanned += 1
-                    progressed = true
-                    leftStart = angle(left) - (left > k ? turn : 0)
+                // The next edge to the left ends at vertex `left`; wraps around. Never back
+                // at k: scanned < n.
+                if scanned < n {
+                    let u = direction(left)
+                    if whole || leftX * u.y - leftY * u.x >= 0 {
+                        left = left == 0 ? n - 1 : left - 1
+                        acc.edge(v, start + left, pip: false)
+                        scanned += 1
+                        progressed = true
+                    }
                 }
-                if rightEnd - phi <= windowRight && scanned < n {
-                    right = right == n - 1 ? 0 : right + 1
-                    acc.edge(v, start + right, pip: false)
-                    scanned += 1
-                    progressed = true
-                    rightEnd = angle(right + 1) + (right < k ? turn : 0)
+                // The next edge to the right starts at vertex `right + 1`.
+                if scanned < n {
+                    let u = direction(right + 1)
+                    if whole || u.x * rightY - u.y * rightX >= 0 {
+                        right = right == n - 1 ? 0 : right + 1
+                        acc.edge(v, start + right, pip: false)
+                        scanned += 1
+                        progressed = true
+                    }
                 }
                 if !progressed { break }
             }
