@@ -31,16 +31,20 @@ struct BenchCommandTests {
         #expect(report?["checksum"] is Double)
 
         // --serve: the build line, then one pass per line of stdin (the interleaved
-        // benchmark's protocol), each with the same answers as the plain run.
+        // benchmark's protocol), each with the same answers as the plain run; a `build` line
+        // builds again and reports the time and the same index size.
         let served = try runGeomon(["bench", "fences", "--fences", dir.path("a/fences.geojson"), "--points", dir.path("a/points.csv"), "--serve"],
-                                   stdin: "go\ngo\ngo\n")
+                                   stdin: "go\ngo\nbuild\ngo\n")
         #expect(served.exitCode == 0, "\(served.stderr)")
         let lines = served.stdout.split(separator: "\n").map { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
-        #expect(lines.count == 4)
+        #expect(lines.count == 5)
         #expect(lines.first??["fences"] as? Int == 300)
         #expect(lines.first??["build_s"] is Double)
+        let rebuilt = lines.count == 5 ? lines[3] : nil
+        #expect(rebuilt?["build_s"] is Double && rebuilt?["query_points_per_s"] == nil)
+        #expect(rebuilt?["index_bytes"] as? Int == lines.first??["index_bytes"] as? Int)
         let checksum = report?["checksum"] as? Double ?? .nan
-        for pass in lines.dropFirst() {
+        for (i, pass) in lines.enumerated().dropFirst() where i != 3 {
             #expect(((pass?["query_points_per_s"] as? Int) ?? 0) > 0)
             #expect(abs(((pass?["checksum"] as? Double) ?? .nan) - checksum) < 0.5, "the same answers as the plain run")
         }

@@ -168,8 +168,8 @@ extension FenceStore {
             // needed next), else binary search.
             var k = Int((phi - first) * 0.25 * Double(n))
             k = k < 0 ? 0 : (k >= n ? n - 1 : k)
-            // Each angle is computed once (a division each): edge k's ends are kept, and so
-            // are the outer ends of the edges scanned below.
+            // Each angle is computed once (a division each): edge k's ends are kept (the
+            // window's expansion below needs no angle).
             var low = angle(k), high = angle(k + 1)
             var steps = 0
             while k + 1 < n && high <= phi && steps < 8 { k += 1; low = high; high = angle(k + 1); steps += 1 }
