@@ -132,13 +132,14 @@ extension FenceStore {
         let others = start + n + 2, end = Int(record.vertexEnd)
         let scale = Double(record.stripsPerDegree)
         let turn = 4.0 // pseudo-angle units per turn
+        // The point's distance from the centre, in metres.
+        let east = acc.px * acc.kx, north = acc.py * acc.ky
+        let dc = (east * east + north * north).squareRoot()
         vertices.withUnsafeBufferPointer { v in
             @inline(__always) func scanOtherRings() {
                 guard others < end else { return }
                 // Margins as for the radii below: the reach 1 % wider and 5 cm.
                 let reach = 1.01 * Double(record.stripLat0) + 0.05
-                let east = acc.px * acc.kx, north = acc.py * acc.ky
-                let dc = (east * east + north * north).squareRoot()
                 let gap = dc - reach
                 let distance = acc.wantDistance && (gap <= 0 || gap * gap <= acc.best2)
                 if pip && gap <= 0 {
@@ -159,6 +160,10 @@ extension FenceStore {
             let first = Self.vertexAngle(v, start, scale)
             @inline(__always) func angle(_ i: Int) -> Double {
                 Self.unwrappedAngle(v, start, i, n, scale, first: first)
+            }
+            // Vertex i's offset from the centre in the frame (x·scale, y).
+            @inline(__always) func direction(_ i: Int) -> (x: Double, y: Double) {
+                (Double(v[2 * (start + i)]) * scale, Double(v[2 * (start + i) + 1]))
             }
             let x = acc.px * scale, y = acc.py
             var phi = Self.pseudoAngle(x, y)
@@ -193,8 +198,7 @@ extension FenceStore {
                     acc.inside = probe.inside
                     acc.onBoundary = probe.onBoundary
                 } else {
-                    let ax = Double(v[2 * (start + k)]) * scale, ay = Double(v[2 * (start + k) + 1])
-                    let bx = Double(v[2 * (start + k + 1)]) * scale, by = Double(v[2 * (start + k + 1) + 1])
+                    let (ax, ay) = direction(k), (bx, by) = direction(k + 1)
                     let cross = (bx - ax) * (y - ay) - (by - ay) * (x - ax)
                     acc.inside = cross > 0
                     acc.onBoundary = cross == 0
@@ -208,11 +212,8 @@ extension FenceStore {
             // Window: the nearest boundary point is within the best distance b of the
             // point, so its bearing from the centre is within w = asin(b / centre distance)
             // of the point's (plus a margin for the frame's approximation: w' = asin(1.02
-            // b / dc + 0.01) ≥ 1.02 w + 0.01). In pseudo-angles the window is between the
-            // pseudo-angles of the point's direction turned by ∓w' (no trigonometry: sin w'
-            // and cos w' are known).
-            let east = acc.px * acc.kx, north = acc.py * acc.ky
-            let dc = (east * east + north * north).squareRoot()
+            // b / dc + 0.01) ≥ 1.02 w + 0.01), between the point's direction turned by ∓w'
+            // (no trigonometry: sin w' and cos w' are known).
             var scanned = 1
             var left = k, right = k
             // The window's ends as directions: the point's direction turned by ∓w' (w' < 90°,
@@ -224,9 +225,6 @@ extension FenceStore {
             // cross product's sign is the angular order.
             var windowBest2 = -1.0, whole = true
             var leftX = 0.0, leftY = 0.0, rightX = 0.0, rightY = 0.0
-            @inline(__always) func direction(_ i: Int) -> (x: Double, y: Double) {
-                (Double(v[2 * (start + i)]) * scale, Double(v[2 * (start + i) + 1]))
-            }
             while scanned < n {
                 if acc.best2 != windowBest2 {
                     // The window only changes when the best distance does.
