@@ -223,11 +223,13 @@ extension FenceStore {
             // vertex is always less than a half turn from the window's end (it follows a
             // vertex inside the window, or edge k's, by an edge under a half turn), so the
             // cross product's sign is the angular order.
-            var windowBest2 = -1.0, whole = true
+            var windowBest2 = Double.infinity, whole = true
             var leftX = 0.0, leftY = 0.0, rightX = 0.0, rightY = 0.0
             while scanned < n {
-                if acc.best2 != windowBest2 {
-                    // The window only changes when the best distance does.
+                if !(acc.best2 >= 0.81 * windowBest2) {
+                    // The window only narrows when the best distance does, and is recomputed
+                    // only when it has shrunk by a tenth (or at first): a window for a larger
+                    // best distance is wider, never wrong.
                     windowBest2 = acc.best2
                     var sine = dc > 0 ? 1.02 * acc.best2.squareRoot() / dc + 0.01 : 2
                     // Tighter: the nearest boundary point Q is also at a distance q from
