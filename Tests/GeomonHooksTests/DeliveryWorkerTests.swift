@@ -112,7 +112,7 @@ struct DeliveryWorkerTests {
         }
         let worker = worker(queue, hooks: [hook], maxConcurrent: 4)
         var maxRunning = 0
-        worker.onOutcome = { _ in maxRunning = max(maxRunning, worker.runningCount + 1) }
+        worker.onOutcome = { [unowned worker] _ in maxRunning = max(maxRunning, worker.runningCount + 1) }
         #expect(try worker.runUntilSettled(timeout: .seconds(50)))
         #expect(try queue.deliveries(status: .delivered).count == 1000)
         var seen: [String: [String]] = [:]
