@@ -15,5 +15,7 @@ let commands: [any Command.Type] = [
     BenchCommand.self,
 ]
 
+// First: may re-execute geomon with its heap on huge pages (a large fence set).
+HeapPages.prepare(program: CommandLine.arguments.first ?? "geomon", arguments: Array(CommandLine.arguments.dropFirst()))
 let exitCode = GeomonCLI.main(Array(CommandLine.arguments.dropFirst()), commands: commands)
 exit(exitCode)

@@ -18,11 +18,13 @@ enum BenchCommand: Command {
     Prints one JSON line: fences, points, load_s, build_s, query_points_per_s (all points as
     one batch query, answered in spatial order, sorting included), query_points_per_s_single
     (one query per point in file order), track_fixes_per_s, track_queries, mean_inside,
-    index_bytes, bytes_per_fence, peak_rss_mb, checksum (sum of the nearest distances).
-    Rates are per CPU second. --synthetic N generates N fences, 100,000 points and the track in
+    index_bytes, bytes_per_fence, peak_rss_mb, checksum (sum of the nearest distances),
+    heap_huge_pages (whether geomon put its heap on huge pages for a large fence set; see
+    GEOMON_HUGE_PAGES in docs/running.md). Rates are per CPU second. --synthetic N generates N fences, 100,000 points and the track in
     memory (the `generate` recipe) instead of reading files, to measure beyond what the GeoJSON
     loader can read. --serve (for scripts/bench-fences.sh --interleave): after the build,
-    prints one JSON line (fences, points, load_s, build_s, index_bytes, bytes_per_fence), then
+    prints one JSON line (fences, points, load_s, build_s, index_bytes, bytes_per_fence,
+    heap_huge_pages), then
     for every line read from stdin answers all points once as one batch query and prints
     {"query_points_per_s": …, "checksum": …}, until EOF: a driver can then time geomon and a
     peer alternately, seconds apart, on a machine whose speed drifts. A line `build` instead
@@ -115,7 +117,8 @@ enum BenchCommand: Command {
         let (index, buildSeconds) = build()
         print("{\"fences\":\(fences.count),\"points\":\(points.count),\"load_s\":\(fixed(loadSeconds, 3)),"
             + "\"build_s\":\(fixed(buildSeconds, 3)),\"index_bytes\":\(index.indexBytes),"
-            + "\"bytes_per_fence\":\(fences.isEmpty ? 0 : index.indexBytes / fences.count)}")
+            + "\"bytes_per_fence\":\(fences.isEmpty ? 0 : index.indexBytes / fences.count),"
+            + "\"heap_huge_pages\":\(HeapPages.active)}")
         fflush(nil)
         while let line = readLine() {
             if line == "build" {
@@ -209,6 +212,7 @@ enum BenchCommand: Command {
         fields.append("\"bytes_per_fence\":\(fences.isEmpty ? 0 : index.indexBytes / fences.count)")
         fields.append("\"peak_rss_mb\":\(fixed(peakRSSMegabytes(), 1))")
         fields.append("\"checksum\":\(fixed(checksum, 1) + (trackSink < 0 ? "1" : ""))")
+        fields.append("\"heap_huge_pages\":\(HeapPages.active)")
         print("{" + fields.joined(separator: ",") + "}")
         return 0
     }
