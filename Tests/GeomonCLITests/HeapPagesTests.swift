@@ -59,8 +59,8 @@ struct HeapPagesTests {
     }
 
     /// The coarse source (a child that inherits geomon's environment) records its own
-    /// environment and the one geomon was started with (its parent's `/proc/PID/environ`,
-    /// fixed at exec: it shows whether geomon re-executed itself).
+    /// environment, the one geomon was started with (its parent's `/proc/PID/environ`, fixed
+    /// at exec: it shows whether geomon re-executed itself) and geomon's process name.
     @Test(arguments: [nil, "glibc.malloc.perturb=0"])
     func childrenInheritTheCallersEnvironment(tunables: String?) throws {
         let dir = try TemporaryDirectory()
@@ -71,6 +71,7 @@ struct HeapPagesTests {
         let source = try dir.write("coarse.sh", """
             #!/bin/sh
             tr '\\0' '\\n' < /proc/$PPID/environ > '\(dir.path("geomon.env"))'
+            cat /proc/$PPID/comm > '\(dir.path("geomon.comm"))'
             env > '\(dir.path("child.tmp"))' && mv '\(dir.path("child.tmp"))' '\(dir.path("child.env"))'
             """, mode: 0o755)
         let profile = try dir.write("profile.yaml", """
@@ -99,6 +100,8 @@ struct HeapPagesTests {
         // (glibc's startup parse leaves NULs for the colons in that copy of the variable.)
         #expect(started.contains { $0.hasPrefix("GEOMON_HEAP_REEXEC=") }, "geomon re-executed itself")
         #expect(started.contains { $0.hasSuffix("glibc.malloc.hugetlb=1") }, "with its heap on huge pages")
+        // Under its own name (ps, top, pkill), not "exe".
+        #expect(try String(contentsOfFile: dir.path("geomon.comm"), encoding: .utf8) == "geomon\n")
         let seen = try String(contentsOfFile: dir.path("child.env"), encoding: .utf8).split(separator: "\n")
         #expect(seen.filter { $0.hasPrefix("GLIBC_TUNABLES=") } == (tunables.map { ["GLIBC_TUNABLES=\($0)"] } ?? []))
         #expect(!seen.contains { $0.hasPrefix("GEOMON_HEAP_REEXEC=") })

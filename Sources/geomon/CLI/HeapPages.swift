@@ -11,7 +11,7 @@ import Glibc
 /// glibc can put its heap on 2 MiB pages (`GLIBC_TUNABLES=glibc.malloc.hugetlb=1`), but
 /// reads the setting only when a process starts. So, before anything else, `prepare` works
 /// out how much fence data the command line names, and when it is at least `threshold`
-/// re-executes geomon (same pid, arguments and descriptors) with the setting added. The
+/// re-executes geomon (same pid, name, arguments and descriptors) with the setting added. The
 /// re-executed process puts the caller's `GLIBC_TUNABLES` back at once, so hooks and other
 /// children never inherit it. The index's own arrays are advised separately
 /// (`FenceStore.adviseHugePages`), whatever this decides.
@@ -59,7 +59,14 @@ enum HeapPages {
         setenv(marker, tunables.map { "=" + $0 } ?? "-", 1)
         setenv("GLIBC_TUNABLES", tunables.map { $0 + ":" + setting } ?? setting, 1)
         let argv = ([program] + arguments).map { strdup($0) } + [nil]
-        execv("/proc/self/exe", argv)
+        // The binary's own path (not /proc/self/exe, which would name the process "exe" in
+        // ps, top and pkill); /proc/self/exe when it cannot be read or was replaced.
+        var target = "/proc/self/exe"
+        if let resolved = try? FileManager.default.destinationOfSymbolicLink(atPath: target), resolved.hasPrefix("/"),
+           !resolved.hasSuffix(" (deleted)") {
+            target = resolved
+        }
+        execv(target, argv)
         // Not re-executed (no /proc, say): go on with the default heap.
         for pointer in argv { free(pointer) }
         if let tunables { setenv("GLIBC_TUNABLES", tunables, 1) } else { unsetenv("GLIBC_TUNABLES") }
