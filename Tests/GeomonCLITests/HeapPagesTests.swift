@@ -48,6 +48,11 @@ struct HeapPagesTests {
             // A caller's own choice of the glibc setting is left alone.
             (large, ["GLIBC_TUNABLES": "glibc.malloc.hugetlb=0"], false),
         ]
+        // An unknown setting says so and acts as auto.
+        let unknown = try runProcess(TestSupport.geomonBinary, ["bench", "fences", "--fences", large, "--points", points],
+                                     environment: Self.environment(["GEOMON_HUGE_PAGES": "maybe"]))
+        #expect(unknown.exitCode == 0 && unknown.stdout.contains("\"heap_huge_pages\":true"))
+        #expect(unknown.stderr.contains("GEOMON_HUGE_PAGES=maybe is not auto, on or off; using auto"), "\(unknown.stderr)")
         var checksums: Set<String> = []
         for run in runs {
             let report = try Self.bench(run.fences, points, run.changes)

@@ -48,7 +48,11 @@ enum HeapPages {
             active = true
             return
         }
-        let mode = value(modeVariable) ?? "auto"
+        var mode = value(modeVariable)?.lowercased() ?? "auto"
+        if !["auto", "on", "1", "off", "0"].contains(mode) {
+            writeStderr("geomon: warning: \(modeVariable)=\(mode) is not auto, on or off; using auto")
+            mode = "auto"
+        }
         if mode == "off" || mode == "0" { return }
         let tunables = value("GLIBC_TUNABLES")
         if let tunables, tunables.contains("glibc.malloc.hugetlb") {
