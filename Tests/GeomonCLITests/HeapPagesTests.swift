@@ -4,7 +4,7 @@ import Testing
 
 /// A large fence set re-executes geomon with its heap on huge pages (`HeapPages`): the
 /// decision follows the fence data's size and `GEOMON_HUGE_PAGES`, the answers never change,
-/// and children (hooks) see the caller's environment, not the setting.
+/// and children (the coarse command source) see the caller's environment, not the setting.
 @Suite(.serialized)
 struct HeapPagesTests {
     /// The caller's environment with `changes` applied (nil removes a variable).

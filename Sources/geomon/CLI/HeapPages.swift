@@ -12,12 +12,12 @@ import Glibc
 /// reads the setting only when a process starts. So, before anything else, `prepare` works
 /// out how much fence data the command line names, and when it is at least `threshold`
 /// re-executes geomon (same pid, name, arguments and descriptors) with the setting added. The
-/// re-executed process puts the caller's `GLIBC_TUNABLES` back at once, so hooks and other
-/// children never inherit it. The index's own arrays are advised separately
+/// re-executed process puts the caller's `GLIBC_TUNABLES` back at once, so its children (the
+/// coarse command source; hooks get a clean environment anyway) never inherit it. The index's own arrays are advised separately
 /// (`FenceStore.adviseHugePages`), whatever this decides.
 ///
-/// Only speed changes, never a result. Measured in docs/geometry.md ("Huge pages for the
-/// heap"). `GEOMON_HUGE_PAGES=off` disables it, `on` forces it (any fence data size);
+/// Only speed changes, never a result. Measured in docs/geometry.md ("Headline, sixth
+/// session"). `GEOMON_HUGE_PAGES=off` disables it, `on` forces it (any fence data size);
 /// a `GLIBC_TUNABLES` that already sets `glibc.malloc.hugetlb` is left to decide.
 enum HeapPages {
     /// Fence data (GeoJSON bytes) from which the heap goes on huge pages: a set this large

@@ -20,12 +20,12 @@ enum BenchCommand: Command {
     (one query per point in file order), track_fixes_per_s, track_queries, mean_inside,
     index_bytes, bytes_per_fence, peak_rss_mb, checksum (sum of the nearest distances),
     heap_huge_pages (whether geomon put its heap on huge pages for a large fence set; see
-    GEOMON_HUGE_PAGES in docs/running.md). Rates are per CPU second. --synthetic N generates N fences, 100,000 points and the track in
-    memory (the `generate` recipe) instead of reading files, to measure beyond what the GeoJSON
-    loader can read. --serve (for scripts/bench-fences.sh --interleave): after the build,
-    prints one JSON line (fences, points, load_s, build_s, index_bytes, bytes_per_fence,
-    heap_huge_pages), then
-    for every line read from stdin answers all points once as one batch query and prints
+    GEOMON_HUGE_PAGES in docs/running.md). Rates are per CPU second. --synthetic N generates
+    N fences, 100,000 points and the track in memory (the `generate` recipe) instead of
+    reading files, to measure beyond what the GeoJSON loader can read. --serve (for
+    scripts/bench-fences.sh --interleave): after the build, prints one JSON line (fences,
+    points, load_s, build_s, index_bytes, bytes_per_fence, heap_huge_pages), then for every
+    line read from stdin answers all points once as one batch query and prints
     {"query_points_per_s": …, "checksum": …}, until EOF: a driver can then time geomon and a
     peer alternately, seconds apart, on a machine whose speed drifts. A line `build` instead
     builds the index again and prints {"build_s": …, "index_bytes": …}.
