@@ -15,8 +15,9 @@
 # times them alternately, seconds apart: each round is one shapely query pass and five geomon
 # batch passes (their median), in alternating order, and gives one ratio; prints every round
 # and the medians. Then up to 10 rounds of builds, alternating the same way (each program
-# builds its index again from the shapes it holds), and their median ratio. Pairs of whole runs are minutes apart, and the machine's speed drifts
-# within minutes: the interleaved ratio is the steadier measure.
+# builds its index again from the shapes it holds), and their median ratio. Pairs of whole
+# runs are minutes apart, and the machine's speed drifts within minutes: the interleaved ratio
+# is the steadier measure.
 set -eu
 ROUNDS=0
 if [ "${1:-}" = "--interleave" ]; then
@@ -47,8 +48,8 @@ if rounds > 0:
         if not ready:
             sys.exit("bench-fences: %s did not start" % cmd[0])
         return p, json.loads(ready)
-    def ask(p):
-        p.stdin.write("go\n")
+    def ask(p, line="go"):
+        p.stdin.write(line + "\n")
         p.stdin.flush()
         return json.loads(p.stdout.readline())
     g, gready = start([geomon, "bench", "fences", "--fences", fences, "--points", points, "--serve"])
@@ -70,16 +71,12 @@ if rounds > 0:
     # Builds, alternately too: each program builds its index again from the shapes it holds.
     builds = []
     for r in range(min(rounds, 10)):
-        def rebuild(p):
-            p.stdin.write("build\n")
-            p.stdin.flush()
-            return json.loads(p.stdout.readline())["build_s"]
         if r % 2 == 0:
-            sb = rebuild(s)
-            gb = rebuild(g)
+            sb = ask(s, "build")["build_s"]
+            gb = ask(g, "build")["build_s"]
         else:
-            gb = rebuild(g)
-            sb = rebuild(s)
+            gb = ask(g, "build")["build_s"]
+            sb = ask(s, "build")["build_s"]
         builds.append((gb, sb, sb / max(gb, 1e-9)))
         print("build round %d: geomon %.3f s, shapely %.3f s: shapely/geomon %.2f" % (r + 1, gb, sb, sb / max(gb, 1e-9)), flush=True)
     for p in (g, s):
