@@ -8,8 +8,16 @@ recorded fix where the cumulative great-circle distance reaches k x spacing), th
 `policy.max_acceleration` (default 1m/s2, `--walk-acceleration` for tracks slower than 3 m/s
 on average), runs `geomon replay … --compare-always-on --report FILE --no-hooks`, and prints
 one markdown table per spacing. Usage: scripts/power-eval.sh [--geomon PATH] [--keep DIR]
+
+With `--profiles` it checks the issue's two other targets instead, with the shipped profiles:
+`profiles/fitness.yaml` (continuous) on the walking tracks (every stop longer than
+stationary.timeout + min_sleep must see the receiver off; the hike's fences must all be found
+against always-on) and `profiles/social-radar.yaml` (significant-change) on every track and on a
+still copy of it (every fix moved to the first position): at most one `location` event per
+`significant_change.distance` travelled, each at least that far and `min_interval` after the
+previous one, and none after the first while still.
 """
-import argparse, json, math, os, subprocess, sys, tempfile
+import argparse, json, math, os, re, subprocess, sys, tempfile
 
 TRACKS = ["genivi_20100403_Z205_Switzerland", "genivi_20100403_Z205_Switzerland_short",
           "georust_garmin_with_extensions", "gpxpy_cerknicko-jezero", "gpxpy_korita-zbevnica"]
@@ -38,8 +46,116 @@ def fences(pts, spacing):
                 nxt += spacing
     return out, travelled
 
+WALKS = ["georust_garmin_with_extensions", "gpxpy_cerknicko-jezero", "gpxpy_korita-zbevnica"]
+
+def parse_time(text):
+    import datetime
+    return datetime.datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
+
+def parse_duration(text):
+    units = {"ms": 0.001, "s": 1, "m": 60, "min": 60, "h": 3600, "d": 86400}
+    m = re.fullmatch(r"([0-9.]+)\s*([a-z]+)", text.strip())
+    return float(m.group(1)) * units[m.group(2)]
+
+def stops(pts, radius):
+    """Maximal runs of recorded fixes within `radius` of the run's first fix (as the test)."""
+    out, i = [], 0
+    while i < len(pts):
+        j = i
+        while j + 1 < len(pts) and haversine(pts[i], pts[j + 1]) <= radius:
+            j += 1
+        out.append((parse_time(pts[i][2]), parse_time(pts[j][2])))
+        i = j + 1
+    return out
+
+def receiver_off(policy_log):
+    """Receiver-off intervals (start, end) from a --policy-log (end: None while still off)."""
+    out, off_since = [], None
+    for line in open(policy_log):
+        parts = line.split()
+        if len(parts) < 2:
+            continue
+        if parts[1] == "gnss-off":
+            off_since = parse_time(parts[0])
+        elif parts[1] == "gnss-on" and off_since is not None:
+            out.append((off_since, parse_time(parts[0])))
+            off_since = None
+    if off_since is not None:
+        out.append((off_since, float("inf")))
+    return out
+
+def run_replay(cmd, name):
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != 0:
+        sys.exit(f"geomon failed on {name}: {r.stderr}")
+    return r.stdout
+
+def profiles_eval(geomon, root, work):
+    fitness = os.path.join(root, "profiles/fitness.yaml")
+    radar = os.path.join(root, "profiles/social-radar.yaml")
+    # The knobs the checks use, as the shipped profiles set them (docs/power.md says which).
+    ftext, rtext = open(fitness).read(), open(radar).read()
+    radius = float(re.search(r"radius:\s*([0-9.]+)m\s", ftext.split("stationary:")[1]).group(1))
+    timeout = parse_duration(re.search(r"timeout:\s*(\S+)", ftext.split("stationary:")[1]).group(1))
+    min_sleep = 10.0  # fitness.yaml keeps the default min_sleep
+    distance = float(re.search(r"distance:\s*([0-9.]+)km", rtext).group(1)) * 1000
+    min_interval = parse_duration(re.search(r"min_interval:\s*(\S+)", rtext).group(1))
+    limit = timeout + min_sleep
+
+    print(f"\n### fitness (`profiles/fitness.yaml`): stops longer than {limit:.0f} s "
+          f"(stationary.timeout {timeout:.0f} s + one check {min_sleep:.0f} s, radius {radius:.0f} m)\n")
+    print("| track | track s | on-time % of always-on | long stops | stop s | off s after timeout + check | stops with the receiver off | events (base/policy) | recall | p95 s |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for name in WALKS:
+        track = os.path.join(root, "Tests/Fixtures/power", name + ".jsonl")
+        pts = load(track)
+        report, log = os.path.join(work, f"fitness-{name}.report.json"), os.path.join(work, f"fitness-{name}.policy.log")
+        run_replay([geomon, "replay", "--profile", fitness, track, "--compare-always-on", "--no-hooks",
+                    "--report", report, "--format", "json", "--policy-log", log], name)
+        rep = json.load(open(report))
+        long = [(a, b) for a, b in stops(pts, radius) if b - a > limit]
+        offs = receiver_off(log)
+        covered, off_total, stop_total = 0, 0.0, 0.0
+        for a, b in long:
+            stop_total += b - a
+            seen = sum(max(0.0, min(e, b) - max(s, a + limit)) for s, e in offs)
+            off_total += seen
+            covered += seen > 0
+        m, b = rep["match"], rep["baseline"]
+        p95 = "-" if m["latency_s_p95"] is None else f"{m['latency_s_p95']:.1f}"
+        print(f"| {name} | {rep['track_s']:.0f} | {100 * rep['on_time_share']:.1f} | {len(long)} | {stop_total:.0f} | "
+              f"{off_total:.0f} | **{covered}/{len(long)}** | {b['events']}/{rep['events']} | {m['recall']:.3f} | {p95} |")
+
+    print(f"\n### social-radar (`profiles/social-radar.yaml`): distance {distance:.0f} m, min_interval {min_interval:.0f} s, "
+          "coarse fixes derived every 5 min with 1 km accuracy (seed 1)\n")
+    print("| track | travelled km | location events | allowed (1 + travelled / distance) | closest consecutive reports m | shortest interval s | still copy: location events | GNSS on s |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    for name in TRACKS:
+        track = os.path.join(root, "Tests/Fixtures/power", name + ".jsonl")
+        pts = load(track)
+        travelled = sum(haversine(a, b) for a, b in zip(pts, pts[1:]))
+        report = os.path.join(work, f"radar-{name}.report.json")
+        out = run_replay([geomon, "replay", "--profile", radar, track, "--no-hooks", "--format", "json", "--report", report], name)
+        locs = [json.loads(l) for l in out.splitlines() if l.startswith("{") and '"type":"location"' in l]
+        gaps = [haversine((a["lat"], a["lon"]), (b["lat"], b["lon"])) for a, b in zip(locs, locs[1:])]
+        times = [parse_time(b["time"]) - parse_time(a["time"]) for a, b in zip(locs, locs[1:])]
+        still = os.path.join(work, f"still-{name}.jsonl")
+        with open(track) as src, open(still, "w") as dst:
+            first = None
+            for line in src:
+                o = json.loads(line)
+                first = first or (o["lat"], o["lon"])
+                o["lat"], o["lon"] = first
+                dst.write(json.dumps(o) + "\n")
+        sout = run_replay([geomon, "replay", "--profile", radar, still, "--no-hooks", "--format", "json"], name + " (still)")
+        slocs = sum(1 for l in sout.splitlines() if '"type":"location"' in l)
+        rep = json.load(open(report))
+        f = lambda xs: "-" if not xs else f"{min(xs):.0f}"
+        print(f"| {name} | {travelled / 1000:.1f} | {len(locs)} | {1 + int(travelled // distance)} | {f(gaps)} | {f(times)} | {slocs} | {rep['gnss_on_s']:.0f} |")
+
 RETRY = None
 EXTRA = []
+MODE = "regions"
 
 def profile(name, centres, acceleration):
     policy = {"max_speed": "45m/s", "max_acceleration": f"{acceleration}m/s2", "wake_margin": "20m",
@@ -54,7 +170,7 @@ def profile(name, centres, acceleration):
             node = node.setdefault(part, {})
         node[leaf] = value
     return {
-        "version": 1, "name": name, "mode": "regions",
+        "version": 1, "name": name, "mode": MODE,
         "sources": {"gnss": {"plugin": "gpsd"}},
         "policy": policy,
         "fences": [{"id": f"f{i + 1}", "circle": {"lat": lat, "lon": lon, "radius": 250}, "events": ["enter", "exit"]}
@@ -74,12 +190,20 @@ def main():
                     help="another policy key for every profile, e.g. --set fix_timeout=30s (repeatable)")
     ap.add_argument("--interpolate-gaps", help="geomon replay --interpolate-gaps S (a what-if; default: the model's 10 s)")
     ap.add_argument("--spacing", type=int, action="append", help="fence spacing in metres (default: 2000 and 10000)")
+    ap.add_argument("--mode", default="regions", choices=["regions", "continuous"],
+                    help="the profiles' mode (default: regions, the issue's evaluation)")
+    ap.add_argument("--profiles", action="store_true",
+                    help="check the fitness and social-radar targets with the shipped profiles instead")
     args = ap.parse_args()
-    global RETRY, EXTRA
+    global RETRY, EXTRA, MODE
     RETRY = args.retry_fix_timeout
     EXTRA = args.set
+    MODE = args.mode
     work = args.keep or tempfile.mkdtemp(prefix="geomon-power-eval-")
     os.makedirs(work, exist_ok=True)
+    if args.profiles:
+        profiles_eval(args.geomon, root, work)
+        return
     for spacing in args.spacing or (2000, 10000):
         rows = []
         for name in TRACKS:

@@ -337,11 +337,92 @@ import Testing
         #expect(Self.wake(p.deadlineReached(now: Self.at(117_000))) == Self.at(127_000))
     }
 
-    @Test func continuousModeWaitsThroughOutages() {
+    /// Drives deadlines from `now` while each one schedules a wake: the wake times (ms from t0)
+    /// and the time the loop stopped at (a listen that ended without a wake).
+    static func retryWakes(_ p: inout PowerPolicy, from start: UTCTime) -> (wakes: [Int64], stop: UTCTime) {
+        var now = start
+        var wakes: [Int64] = []
+        while let w = Self.wake(p.deadlineReached(now: now)), wakes.count < 20 {
+            wakes.append((w - Self.t0).wholeMilliseconds)
+            _ = p.deadlineReached(now: w)
+            guard let next = p.nextDeadline else { break }
+            now = next
+        }
+        return (wakes, now)
+    }
+
+    @Test func continuousOutagesBackOffOnlyWhileNoBoundaryIsReachable() {
+        // No fix yet: regions' retries, every min_sleep (the 10 s cap), listening 17 s.
         var p = Self.started(Self.config(.continuous))
-        #expect(p.nextDeadline == nil)
-        #expect(p.fixTimedOut(now: Self.at(90_000)) == [])
-        #expect(p.isGNSSOn)
+        #expect(p.nextDeadline == Self.at(90_000))
+        let first = Self.retryWakes(&p, from: Self.at(90_000))
+        #expect(first.wakes.prefix(3) == [100_000, 127_000, 154_000])
+
+        // At rest 10 km from the nearest boundary: no boundary reachable for max(9975 m / 45 m/s =
+        // 221.666 s, kinematic −1 + √19951 = 140.2 s) = 221.666 s. Tracking waits the full 90 s;
+        // then off, retrying after 10, 20, 40 s while the wake is ttff_hot before 221.666 s: off at
+        // 90 → 100, listen to 117 → 137, to 154 → 194, to 211: 221.666 − 2 − 211 < 10 s, so it
+        // stays on and waits, as a receiver in a tunnel would.
+        var q = Self.started(Self.config(.continuous))
+        let f = Self.fix(0, speed: 0)
+        #expect(q.fixReceived(f, context: FixContext(nearestBoundaryMeters: 10_000, searchRadiusMeters: 30_000), now: f.time) == [])
+        #expect(q.nextDeadline == Self.at(90_000))
+        let run = Self.retryWakes(&q, from: Self.at(90_000))
+        #expect(run.wakes == [100_000, 137_000, 194_000])
+        #expect(run.stop == Self.at(211_000))
+        #expect(q.isGNSSOn)
+        #expect(q.deadlineReached(now: Self.at(228_000)) == [])
+
+        // Always-on never gives up.
+        var a = Self.started(Self.config(.continuous) { $0.alwaysOn = true })
+        #expect(a.nextDeadline == nil)
+        #expect(a.fixTimedOut(now: Self.at(90_000)) == [])
+        #expect(a.isGNSSOn)
+    }
+
+    @Test func continuousStationaryCheckWithoutAFixKeepsTheSchedule() {
+        // No fence: the last fix is safe for the search radius, (30000 − 25) / 45 = 666.111 s.
+        var p = Self.started(Self.config(.continuous))
+        let ctx = FixContext(nearestBoundaryMeters: nil, searchRadiusMeters: 30000)
+        for s in stride(from: 0, to: 300, by: 10) {
+            let f = Self.fix(Int64(s) * 1000, speed: 0)
+            _ = p.fixReceived(f, context: ctx, now: f.time)
+        }
+        let f300 = Self.fix(300_000, speed: 0)
+        #expect(Self.wake(p.fixReceived(f300, context: ctx, now: f300.time)) == Self.at(310_000))
+        // Checks listen 17 s (hot start); none gets a fix. The interval doubles, and the last wake
+        // is ttff_hot before 966.111 s (300 s + 666.111 s): off at 327 → 347, 364 → 404, 421 → 501,
+        // 518 → 678, 695 → min(320, 966.111 − 2 − 695 = 269.111) → 964.111; after that min_sleep.
+        #expect(p.deadlineReached(now: Self.at(310_000)) == [.gnssOn(PowerReason(.stationaryCheck, ttff: .seconds(2)))])
+        #expect(p.nextDeadline == Self.at(327_000))
+        let run = Self.retryWakes(&p, from: Self.at(327_000))
+        #expect(run.wakes.prefix(6) == [347_000, 404_000, 501_000, 678_000, 964_111, 991_111])
+    }
+
+    @Test func continuousStationaryChecksWakeBeforeABoundaryCouldBeReached() {
+        // At rest 1000 m from a boundary: safe for max(975 / 45 = 21.7 s, kinematic
+        // −1 + √1951 = 43.170 s); checks come at most 43.170 − 2 = 41.170 s after a fix.
+        var p = Self.started(Self.config(.continuous))
+        let ctx = FixContext(nearestBoundaryMeters: 1000, searchRadiusMeters: 30000)
+        for s in stride(from: 0, to: 300, by: 10) {
+            let f = Self.fix(Int64(s) * 1000, speed: 0)
+            #expect(p.fixReceived(f, context: ctx, now: f.time) == [])
+        }
+        let f300 = Self.fix(300_000, speed: 0)
+        var now = Self.wake(p.fixReceived(f300, context: ctx, now: f300.time)) ?? f300.time
+        #expect(now == Self.at(310_000))
+        var intervals: [Int64] = []
+        for _ in 0..<4 {
+            _ = p.deadlineReached(now: now)
+            let f = Fix(time: now + .seconds(2), coordinate: Self.point(0), horizontalAccuracyMeters: 5, speedMetersPerSecond: 0)
+            guard let wake = Self.wake(p.fixReceived(f, context: ctx, now: f.time)) else {
+                Issue.record("expected another check")
+                return
+            }
+            intervals.append((wake - f.time).wholeMilliseconds)
+            now = wake
+        }
+        #expect(intervals == [20_000, 40_000, 41_170, 41_170])
     }
 
     // MARK: continuous: stationary detection
@@ -376,7 +457,7 @@ import Testing
         let moved = Fix(time: now + .seconds(2), coordinate: Self.point(200), horizontalAccuracyMeters: 5)
         #expect(p.fixReceived(moved, context: ctx, now: moved.time) == [])
         #expect(p.isGNSSOn)
-        #expect(p.nextDeadline == nil)
+        #expect(p.nextDeadline == moved.time + .seconds(90))    // tracking: the full fix_timeout
     }
 
     @Test func regionsStationaryNearAnUncertainBoundaryChecksBack() {

@@ -67,6 +67,55 @@ import Testing
         #expect(run.result.report.gnssOnSeconds < baseline.report.gnssOnSeconds)
     }
 
+    /// korita-zbevnica's stops are recording gaps (the logger records by distance): a receiver
+    /// on during them gets no fix. Continuous retries while no boundary is reachable, so the
+    /// receiver is off during every long stop here too (before the seventh session it searched
+    /// through the first stop, at the start of the track, and was on 98.7 % of the walk).
+    @Test func fitnessIsOffDuringStopsThatAreRecordingGaps() throws {
+        let profile = try Self.profile("fitness")
+        let fixes = try Self.track("gpxpy_korita-zbevnica")
+        let run = ReplayPower(profile: profile, fixes: fixes, options: ReplayPower.Options())
+        let limit = profile.policy.stationary.timeout + profile.policy.minSleep
+        let long = Self.stops(fixes, radiusMeters: profile.policy.stationary.radiusMeters).filter { $0.end - $0.start > limit }
+        #expect(long.count == 3)
+        for stop in long {
+            let from = stop.start + limit
+            let off = run.receiverIntervals.contains { $0.state == .off && $0.end > from && $0.start < stop.end }
+            #expect(off, "receiver never off during the stop \(stop.start)–\(stop.end)")
+        }
+        #expect(run.result.report.gnssOnSeconds < 0.8 * (fixes[fixes.count - 1].time - fixes[0].time).secondsValue)
+    }
+
+    /// Continuous mode with 250 m circles every 2 km along the car drive: the stationary checks
+    /// after the drive's stop (a receiver restart, then minutes parked) wake before a fence could
+    /// be reached, so every always-on event is found (before the seventh session the checks grew
+    /// to 160 s and more, and the car crossed fences between two of them: 244 of 248).
+    @Test func continuousFindsEveryEventOfTheCarDriveAfterItsStop() throws {
+        let fixes = try Self.track("genivi_20100403_Z205_Switzerland")
+        var profile = Profile(name: "continuous-eval", mode: .continuous)
+        profile.sources.gnss = GNSSSourceSettings()
+        profile.policy.maxSpeedMetersPerSecond = 45
+        profile.policy.wakeMarginMeters = 20
+        profile.policy.maxSleep = .seconds(600)
+        profile.policy.receiver.ttffHot = .seconds(2)
+        var travelled = 0.0, next = 2000.0
+        for (a, b) in zip(fixes, fixes.dropFirst()) {
+            travelled += Self.meters(a.coordinate, b.coordinate)
+            if travelled >= next {
+                profile.fences.append(Fence(id: "f\(profile.fences.count + 1)", shape: .circle(center: b.coordinate, radiusMeters: 250)))
+                while next <= travelled { next += 2000 }
+            }
+        }
+        var options = ReplayPower.Options()
+        options.compareAlwaysOn = true
+        let run = ReplayPower(profile: profile, fixes: fixes, options: options)
+        let match = try #require(run.match)
+        #expect(try #require(run.baseline).events.count == 248)
+        #expect(match.recall == 1.0, "missed: \(match.missed)")
+        // The stop is seen: the receiver does go off on stationary checks.
+        #expect(run.result.actions.contains { if case .gnssOff(let r) = $0.action { r.kind == .stationary } else { false } })
+    }
+
     @Test func socialRadarReportsAtMostOneLocationPerDistanceAndNoneWhileStill() throws {
         let profile = try Self.profile("social-radar")
         let distance = profile.significantChange.distanceMeters

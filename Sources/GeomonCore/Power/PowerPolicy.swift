@@ -48,7 +48,8 @@ public struct PowerPolicy: Sendable {
         var shortListen = false
         /// No boundary is reachable before this time, from the last fix the policy slept on
         /// (max-speed and kinematic bounds, the distance beyond the search radius included);
-        /// nil after a fix that kept the receiver on.
+        /// nil after a fix that kept the receiver on. Continuous: from the last usable fix (nil
+        /// before the first).
         var safeUntil: UTCTime?
     }
 
@@ -122,7 +123,9 @@ public struct PowerPolicy: Sendable {
         if fix.source == .gnss, case let .on(since, _) = state {
             state = .on(since: since, timeoutBase: now)
             memory.timeoutRetry = nil
-            memory.shortListen = !context.transitionPending && context.allCertain
+            // Continuous tracking waits the full `fix_timeout` between fixes (a gap under trees
+            // is no reason to give up); its checks and retries after an outage listen briefly.
+            memory.shortListen = configuration.mode != .continuous && !context.transitionPending && context.allCertain
         }
         updateStationary(with: fix)
         if configuration.alwaysOn { return [] }
@@ -137,6 +140,9 @@ public struct PowerPolicy: Sendable {
             return apply(decision, now: now)
         case .continuous:
             guard fix.source == .gnss else { return [] }
+            if fix.horizontalAccuracyMeters <= configuration.minAccuracyMeters {
+                memory.safeUntil = fix.time + outageHorizon(fix, context: context)
+            }
             return apply(continuousDecision(fix, now: now), now: now)
         case .significantChange:
             return significantChange(fix, context: context, now: now)
@@ -169,19 +175,31 @@ public struct PowerPolicy: Sendable {
     ///
     /// Regions: switch off and retry after `min_sleep`, doubling on every further timeout
     /// without a fix in between, capped by `maxFixTimeoutRetry` (and `max_sleep`). Significant-change: back to coarse only.
-    /// Continuous (and always-on): keep waiting, as a receiver in a tunnel would.
+    /// Continuous: a stationary check that got no fix keeps the check schedule (nothing says the
+    /// device moved); an outage while tracking switches off and retries (`min_sleep`, doubling)
+    /// while no boundary can be reached from the last usable fix (`safeUntil`), then keeps
+    /// waiting, as a receiver in a tunnel would; before any usable fix it retries as regions
+    /// does. Always-on: keep waiting.
     public mutating func fixTimedOut(now: UTCTime) -> [PowerAction] {
         guard case let .on(since, _) = state else { return [] }
-        if configuration.alwaysOn || configuration.mode == .continuous {
+        // While no boundary can be reached yet (from the last fix slept on), the retries may
+        // back off up to that time (and `max_sleep`): nothing can be missed before it.
+        let slack = memory.safeUntil.map { $0 - configuration.ttffHot - now } ?? .zero
+        if configuration.mode == .continuous, !configuration.alwaysOn, memory.checkInterval != nil {
+            let interval = nextCheckInterval(now: now)
+            return apply(.sleep(until: now + interval, PowerReason(.stationary, sleep: interval)), now: now)
+        }
+        if configuration.alwaysOn || (configuration.mode == .continuous && memory.safeUntil != nil && slack < configuration.minSleep) {
             state = .on(since: since, timeoutBase: now)
             return []
         }
         let cap = max(configuration.minSleep, min(configuration.maxSleep, configuration.maxFixTimeoutRetry))
         var retry = memory.timeoutRetry.map { $0 * 2 } ?? configuration.minSleep
-        // While no boundary can be reached yet (from the last fix slept on), the retries may
-        // back off up to that time (and `max_sleep`): nothing can be missed before it.
-        let slack = memory.safeUntil.map { $0 - configuration.ttffHot - now } ?? .zero
-        retry = slack > cap ? min(retry, configuration.maxSleep, slack) : min(retry, cap)
+        if configuration.mode == .continuous, memory.safeUntil != nil {
+            retry = min(retry, configuration.maxSleep, slack)    // slack ≥ min_sleep here
+        } else {
+            retry = slack > cap ? min(retry, configuration.maxSleep, slack) : min(retry, cap)
+        }
         memory.timeoutRetry = retry
         let reason = PowerReason(.fixTimeout, sleep: retry)
         memory.lastGnssOffAt = now
@@ -202,7 +220,7 @@ public struct PowerPolicy: Sendable {
         case .idle: nil
         case let .off(wakeAt, _): wakeAt
         case let .on(_, timeoutBase):
-            configuration.alwaysOn || configuration.mode == .continuous ? nil : timeoutBase + currentFixTimeout
+            configuration.alwaysOn ? nil : timeoutBase + currentFixTimeout
         }
     }
 
@@ -333,13 +351,19 @@ public struct PowerPolicy: Sendable {
     /// Stationary for `stationary.timeout`: sleep for the check interval instead of staying on.
     private func stationaryOr(_ decision: Decision, now: UTCTime) -> Decision {
         guard let since = memory.anchorSince, now - since >= configuration.stationaryTimeout else { return decision }
-        let interval = nextCheckInterval
+        let interval = nextCheckInterval(now: now)
         return .sleep(until: now + interval, PowerReason(.stationary, sleep: interval))
     }
 
-    private var nextCheckInterval: Duration {
-        guard let current = memory.checkInterval else { return configuration.minSleep }
-        return min(current * 2, configuration.maxSleep)
+    /// `min_sleep`, then doubling up to `max_sleep`. Continuous also wakes `ttff_hot` before a
+    /// boundary could be reached from the last usable fix (`safeUntil`), but not sooner than
+    /// `min_sleep`: a device that drives off after a stop is checked on before it can reach a fence.
+    private func nextCheckInterval(now: UTCTime) -> Duration {
+        var interval = memory.checkInterval.map { min($0 * 2, configuration.maxSleep) } ?? configuration.minSleep
+        if configuration.mode == .continuous, let safe = memory.safeUntil {
+            interval = max(configuration.minSleep, min(interval, safe - configuration.ttffHot - now))
+        }
+        return interval
     }
 
     private mutating func significantChange(_ fix: Fix, context: FixContext, now: UTCTime) -> [PowerAction] {
