@@ -97,7 +97,8 @@ def profiles_eval(geomon, root, work):
     ftext, rtext = open(fitness).read(), open(radar).read()
     radius = float(re.search(r"radius:\s*([0-9.]+)m\s", ftext.split("stationary:")[1]).group(1))
     timeout = parse_duration(re.search(r"timeout:\s*(\S+)", ftext.split("stationary:")[1]).group(1))
-    min_sleep = 10.0  # fitness.yaml keeps the default min_sleep
+    found = re.search(r"^\s*min_sleep:\s*(\S+)", ftext, re.M)
+    min_sleep = parse_duration(found.group(1)) if found else 10.0  # the default (profile-reference.md)
     distance = float(re.search(r"distance:\s*([0-9.]+)km", rtext).group(1)) * 1000
     min_interval = parse_duration(re.search(r"min_interval:\s*(\S+)", rtext).group(1))
     limit = timeout + min_sleep
@@ -199,8 +200,14 @@ def main():
     RETRY = args.retry_fix_timeout
     EXTRA = args.set
     MODE = args.mode
-    work = args.keep or tempfile.mkdtemp(prefix="geomon-power-eval-")
-    os.makedirs(work, exist_ok=True)
+    if args.keep:
+        os.makedirs(args.keep, exist_ok=True)
+        evaluate(args, root, args.keep)
+    else:
+        with tempfile.TemporaryDirectory(prefix="geomon-power-eval-") as work:
+            evaluate(args, root, work)
+
+def evaluate(args, root, work):
     if args.profiles:
         profiles_eval(args.geomon, root, work)
         return
