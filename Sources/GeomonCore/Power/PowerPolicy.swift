@@ -182,22 +182,27 @@ public struct PowerPolicy: Sendable {
     /// does. Always-on: keep waiting.
     public mutating func fixTimedOut(now: UTCTime) -> [PowerAction] {
         guard case let .on(since, _) = state else { return [] }
+        let keepWaiting: [PowerAction] = []
+        if configuration.alwaysOn {
+            state = .on(since: since, timeoutBase: now)
+            return keepWaiting
+        }
         // While no boundary can be reached yet (from the last fix slept on), the retries may
         // back off up to that time (and `max_sleep`): nothing can be missed before it.
         let slack = memory.safeUntil.map { $0 - configuration.ttffHot - now } ?? .zero
-        if configuration.mode == .continuous, !configuration.alwaysOn, memory.checkInterval != nil {
-            let interval = nextCheckInterval(now: now)
-            return apply(.sleep(until: now + interval, PowerReason(.stationary, sleep: interval)), now: now)
-        }
-        if configuration.alwaysOn || (configuration.mode == .continuous && memory.safeUntil != nil && slack < configuration.minSleep) {
-            state = .on(since: since, timeoutBase: now)
-            return []
-        }
         let cap = max(configuration.minSleep, min(configuration.maxSleep, configuration.maxFixTimeoutRetry))
         var retry = memory.timeoutRetry.map { $0 * 2 } ?? configuration.minSleep
-        if configuration.mode == .continuous, memory.safeUntil != nil {
-            retry = min(retry, configuration.maxSleep, slack)    // slack ≥ min_sleep here
-        } else {
+        switch configuration.mode {
+        case .continuous where memory.checkInterval != nil:
+            let interval = nextCheckInterval(now: now)
+            return apply(.sleep(until: now + interval, PowerReason(.stationary, sleep: interval)), now: now)
+        case .continuous where memory.safeUntil != nil:
+            guard slack >= configuration.minSleep else {
+                state = .on(since: since, timeoutBase: now)
+                return keepWaiting
+            }
+            retry = min(retry, configuration.maxSleep, slack)
+        case .regions, .significantChange, .continuous:
             retry = slack > cap ? min(retry, configuration.maxSleep, slack) : min(retry, cap)
         }
         memory.timeoutRetry = retry
