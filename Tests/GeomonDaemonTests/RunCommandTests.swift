@@ -182,6 +182,52 @@ struct RunCommandTests {
         #expect(live == replayed.filter { $0.time >= firstLive }, "live: \(live)\nreplay: \(replayed)")
     }
 
+    /// Continuous mode on a real gpsd whose fixes stop (the log ends; gpsd lingers 8 s): far from
+    /// every fence the receiver is switched off and retried after 1 s, then 2 s (min_sleep 1 s,
+    /// doubling); with the car parked inside a 30 m circle, whose boundary it could reach within
+    /// the 2 s fix timeout, it stays on and waits. (`validate` warns that 30 m is below the default
+    /// min_accuracy of 50 m; gpsd reports eph 17.1 m at the end of this log, so the fixes are
+    /// certain inside: −30 ≤ −(17.1 + 10).)
+    @Test(arguments: [("far", false), ("parking", true)])
+    func continuousOutageOnGpsdBacksOffOnlyFarFromEveryFence(fence: String, waits: Bool) throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        // The far circle is ~110 km away; the parking one is centred on the log's last fix.
+        let circle = fence == "far" ? "{lat: 47.0, lon: 8.0, radius: 100m}" : "{lat: 46.3142217, lon: 6.9410083, radius: 30m}"
+        let profile = try dir.write("continuous.yaml", """
+            version: 1
+            name: continuous-live
+            mode: continuous
+            sources:
+              gnss: {plugin: gpsd}
+            policy:
+              fix_timeout: 2s
+              min_sleep: 1s
+              max_sleep: 8s
+              receiver: {ttff_hot: 1s}
+            fences:
+              - id: \(fence)
+                circle: \(circle)
+            """)
+        let gpsd = try GPSFakeHarness(log: Self.shortSwiss, cycleSeconds: 0.01, lingerSeconds: 8)
+        defer { gpsd.stop() }
+        let daemon = try Daemon(["--profile", profile, "--db", dir.path("run.db"), "--gpsd", "127.0.0.1:\(gpsd.port)",
+                                 "--print-events", "--log-level", "info"], in: dir)
+        #expect(gpsd.waitForExit(timeout: .seconds(90)))
+        #expect(daemon.waitForLog("gpsd disconnected"))
+        #expect(daemon.stop() == 0, "\(daemon.stderr)")
+        let log = daemon.stderr
+        if waits {
+            #expect(!log.contains("gnss-off"), "\(log)")
+            let events = try Self.events(daemon.stdout)
+            #expect(events.map(\.type) == ["enter"] && events.map(\.fence) == ["parking"], "\(events)")
+        } else {
+            let first = try #require(log.range(of: "gnss-off fix-timeout sleep=1.0s"), "\(log)")
+            let retry = try #require(log.range(of: "gnss-on retry ttff=1s", range: first.upperBound..<log.endIndex))
+            #expect(log.range(of: "gnss-off fix-timeout sleep=2.0s", range: retry.upperBound..<log.endIndex) != nil, "\(log)")
+        }
+    }
+
     @Test func sighupWithABrokenProfileKeepsTheRunningOneAndAValidOneIsLoaded() throws {
         let dir = try TemporaryDirectory()
         defer { dir.remove() }
