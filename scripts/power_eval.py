@@ -17,7 +17,7 @@ still copy of it (every fix moved to the first position): at most one `location`
 `significant_change.distance` travelled, each at least that far and `min_interval` after the
 previous one, and none after the first while still.
 """
-import argparse, json, math, os, re, subprocess, sys, tempfile
+import argparse, datetime, json, math, os, re, subprocess, sys, tempfile
 
 TRACKS = ["genivi_20100403_Z205_Switzerland", "genivi_20100403_Z205_Switzerland_short",
           "georust_garmin_with_extensions", "gpxpy_cerknicko-jezero", "gpxpy_korita-zbevnica"]
@@ -49,7 +49,6 @@ def fences(pts, spacing):
 WALKS = ["georust_garmin_with_extensions", "gpxpy_cerknicko-jezero", "gpxpy_korita-zbevnica"]
 
 def parse_time(text):
-    import datetime
     return datetime.datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
 
 def parse_duration(text):
@@ -69,7 +68,7 @@ def stops(pts, radius):
     return out
 
 def receiver_off(policy_log):
-    """Receiver-off intervals (start, end) from a --policy-log (end: None while still off)."""
+    """Receiver-off intervals (start, end) from a --policy-log (end: infinity while still off)."""
     out, off_since = [], None
     for line in open(policy_log):
         parts = line.split()
