@@ -337,7 +337,7 @@ import Testing
         #expect(Self.wake(p.deadlineReached(now: Self.at(117_000))) == Self.at(127_000))
     }
 
-    /// Drives deadlines from `now` while each one schedules a wake: the wake times (ms from t0)
+    /// Drives deadlines from `start` while each one schedules a wake: the wake times (ms from t0)
     /// and the time the loop stopped at (a listen that ended without a wake).
     static func retryWakes(_ p: inout PowerPolicy, from start: UTCTime) -> (wakes: [Int64], stop: UTCTime) {
         var now = start
