@@ -46,6 +46,28 @@ struct QuantityParsingTests {
         #expect(badMessages == ["'retry_max_interval' must be greater than 0 s (got 0)"])
     }
 
+    @Test func outageRuleDefaultsByModeAndIsValidated() throws {
+        // Unset: the mode decides (this loader's profiles are continuous: wait; regions: retry).
+        let (unset, _) = policy("  fix_timeout: 90s\n")
+        #expect(unset?.outage == nil)
+        var profile = Profile(name: "q", mode: .regions)
+        profile.policy = try #require(unset)
+        #expect(PowerConfiguration(profile: profile).outage == .retry)
+        profile.mode = .continuous
+        #expect(PowerConfiguration(profile: profile).outage == .wait)
+        // Set: it wins in either mode.
+        let (set, messages) = policy("  outage: retry\n")
+        #expect(messages == [])
+        profile.policy = try #require(set)
+        #expect(PowerConfiguration(profile: profile).outage == .retry)
+        profile.mode = .regions
+        profile.policy.outage = .wait
+        #expect(PowerConfiguration(profile: profile).outage == .wait)
+        let (bad, badMessages) = policy("  outage: sleep\n")
+        #expect(bad == nil)
+        #expect(badMessages.count == 1 && badMessages[0].contains("outage") && badMessages[0].contains("retry") && badMessages[0].contains("wait"), "\(badMessages)")
+    }
+
     @Test(arguments: [("30m/s", 30.0), ("30", 30.0), ("90km/h", 25.0), ("3.6km/h", 1.0)])
     func speeds(_ text: String, _ metersPerSecond: Double) {
         let (policy, messages) = policy("  max_speed: \(text)\n")

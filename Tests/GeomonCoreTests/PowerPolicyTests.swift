@@ -247,6 +247,55 @@ import Testing
         #expect(Self.outageRetries(beyondMeters: nil, count: 4) == [10_000, 20_000, 10_000, 10_000])
     }
 
+    @Test(arguments: [OutageRule.retry, .wait])
+    func regionsOutageRuleOnceABoundaryCanBeReached(_ rule: OutageRule) {
+        // At rest 10 km from the nearest boundary: safe for max(9975 / 45 = 221.666 s, kinematic
+        // 140.2 s); the wake comes ttff_hot before, at 219.666 s. No fix after it: the hot start's
+        // 17 s listen ends at 236.666 s, when nothing is safe any more (slack 221.666 − 2 − 236.666
+        // < 0). `retry` switches off for the 10 s cap: wakes at 246.666, 273.666, 300.666 s;
+        // `wait` stays on.
+        var p = Self.started(Self.config { $0.outage = rule })
+        let f = Self.fix(0, speed: 0)
+        let sleep = p.fixReceived(f, context: FixContext(nearestBoundaryMeters: 10_000, searchRadiusMeters: 30_000), now: f.time)
+        #expect(Self.wake(sleep) == Self.at(219_666))
+        _ = p.deadlineReached(now: Self.at(219_666))
+        #expect(p.nextDeadline == Self.at(236_666))
+        let run = Self.retryWakes(&p, from: Self.at(236_666))
+        switch rule {
+        case .retry: #expect(run.wakes.prefix(3) == [246_666, 273_666, 300_666])
+        case .wait:
+            #expect(run.wakes.isEmpty)
+            #expect(run.stop == Self.at(236_666))
+            #expect(p.isGNSSOn)
+        }
+
+        // A fix that keeps the receiver on (a side undecided, 10 m from a boundary) leaves a
+        // boundary reachable at once: at the full 90 s listen's end `retry` wakes at 100 s,
+        // `wait` stays on.
+        var q = Self.started(Self.config { $0.outage = rule })
+        let near = FixContext(nearestBoundaryMeters: 10, searchRadiusMeters: 30_000, allCertain: false)
+        #expect(q.fixReceived(f, context: near, now: f.time) == [])
+        #expect(q.nextDeadline == Self.at(90_000))
+        let a = q.deadlineReached(now: Self.at(90_000))
+        switch rule {
+        case .retry: #expect(Self.wake(a) == Self.at(100_000))
+        case .wait:
+            #expect(a == [])
+            #expect(q.isGNSSOn)
+        }
+    }
+
+    @Test func continuousWithOutageRetryRetriesOnceABoundaryCanBeReached() {
+        // As in continuousOutagesBackOffOnlyWhileNoBoundaryIsReachable, but `outage: retry`:
+        // after the back-off (wakes at 100, 137, 194 s) the timeout at 211 s switches off for the
+        // 10 s cap instead of waiting: 221, then 221 + 17 + 10 = 248 s.
+        var q = Self.started(Self.config(.continuous) { $0.outage = .retry })
+        let f = Self.fix(0, speed: 0)
+        _ = q.fixReceived(f, context: FixContext(nearestBoundaryMeters: 10_000, searchRadiusMeters: 30_000), now: f.time)
+        let run = Self.retryWakes(&q, from: Self.at(90_000))
+        #expect(run.wakes.prefix(5) == [100_000, 137_000, 194_000, 221_000, 248_000])
+    }
+
     @Test func fixContextLooksBeyondTheSearchRadiusOnlyWhenNothingIsWithinIt() {
         let c = Self.config()
         let f = Self.fix(0)

@@ -86,26 +86,55 @@ import Testing
         #expect(run.result.report.gnssOnSeconds < 0.8 * (fixes[fixes.count - 1].time - fixes[0].time).secondsValue)
     }
 
+    /// The evaluation profile (its knobs, in `mode`) with 250 m circles every `spacing`
+    /// metres of travelled distance, centred on the first recorded fix that reaches k × spacing.
+    static func evaluationProfile(_ mode: MonitoringMode, fixes: [Fix], spacing: Double) -> Profile {
+        var profile = Profile(name: "eval", mode: mode)
+        profile.sources.gnss = GNSSSourceSettings()
+        profile.policy.maxSpeedMetersPerSecond = 45
+        profile.policy.wakeMarginMeters = 20
+        profile.policy.maxSleep = .seconds(600)
+        profile.policy.receiver.ttffHot = .seconds(2)
+        var travelled = 0.0, next = spacing
+        for (a, b) in zip(fixes, fixes.dropFirst()) {
+            travelled += Self.meters(a.coordinate, b.coordinate)
+            if travelled >= next {
+                profile.fences.append(Fence(id: "f\(profile.fences.count + 1)", shape: .circle(center: b.coordinate, radiusMeters: 250)))
+                while next <= travelled { next += spacing }
+            }
+        }
+        return profile
+    }
+
+    /// cerknicko-jezero's second 2 km fence is visited by two fixes 21 s apart between two long
+    /// recording gaps. With short retries (`outage: retry`) whether the receiver is on at the
+    /// first depends on the phase: an 18 s listen misses the visit. `outage: wait` keeps the
+    /// receiver on once the fence can be reached and finds it at any listen length.
+    @Test(arguments: [15, 17, 18, 19])
+    func outageWaitFindsTheBurstVisitAtAnyListenLength(listen: Int) throws {
+        let fixes = try Self.track("gpxpy_cerknicko-jezero")
+        var options = ReplayPower.Options()
+        options.compareAlwaysOn = true
+        var recall: [OutageRule: Double] = [:]
+        for rule in OutageRule.allCases {
+            var profile = Self.evaluationProfile(.regions, fixes: fixes, spacing: 2000)
+            profile.policy.retryFixTimeout = .seconds(Int64(listen))
+            profile.policy.outage = rule
+            let run = ReplayPower(profile: profile, fixes: fixes, options: options)
+            #expect(try #require(run.baseline).events.count == 8)
+            recall[rule] = try #require(run.match).recall
+        }
+        #expect(recall[.wait] == 1.0)
+        if listen == 18 { #expect(recall[.retry] == 0.75, "the phase that misses the visit") }
+    }
+
     /// Continuous mode with 250 m circles every 2 km along the car drive: the stationary checks
     /// after the drive's stop (a receiver restart, then minutes parked) wake before a fence could
     /// be reached, so every always-on event is found (before the seventh session the checks grew
     /// to 160 s and more, and the car crossed fences between two of them: 244 of 248).
     @Test func continuousFindsEveryEventOfTheCarDriveAfterItsStop() throws {
         let fixes = try Self.track("genivi_20100403_Z205_Switzerland")
-        var profile = Profile(name: "continuous-eval", mode: .continuous)
-        profile.sources.gnss = GNSSSourceSettings()
-        profile.policy.maxSpeedMetersPerSecond = 45
-        profile.policy.wakeMarginMeters = 20
-        profile.policy.maxSleep = .seconds(600)
-        profile.policy.receiver.ttffHot = .seconds(2)
-        var travelled = 0.0, next = 2000.0
-        for (a, b) in zip(fixes, fixes.dropFirst()) {
-            travelled += Self.meters(a.coordinate, b.coordinate)
-            if travelled >= next {
-                profile.fences.append(Fence(id: "f\(profile.fences.count + 1)", shape: .circle(center: b.coordinate, radiusMeters: 250)))
-                while next <= travelled { next += 2000 }
-            }
-        }
+        let profile = Self.evaluationProfile(.continuous, fixes: fixes, spacing: 2000)
         var options = ReplayPower.Options()
         options.compareAlwaysOn = true
         let run = ReplayPower(profile: profile, fixes: fixes, options: options)

@@ -34,6 +34,9 @@ public struct PowerConfiguration: Hashable, Sendable {
     /// costs less than full `fix_timeout` waits and sees the signal's return about as soon.
     /// nil: always `fix_timeout` (the behaviour before short listens).
     public var retryFixTimeout: Duration? = nil
+    /// In an outage once a boundary could be reached: retry with short listens, or wait on
+    /// (`policy.outage`; default `retry` in regions, `wait` in continuous).
+    public var outage: OutageRule = .retry
     /// What to do when the safe sleep is shorter than `min_sleep` (and the engine is certain).
     public var shortSleep: ShortSleepRule = .clampToMinSleep
     /// Below this speed a fix's course is ignored.
@@ -57,6 +60,7 @@ public struct PowerConfiguration: Hashable, Sendable {
         maxAccelerationMetersPerSecondSquared = p.maxAccelerationMetersPerSecondSquared
         retryFixTimeout = p.effectiveRetryFixTimeout
         maxFixTimeoutRetry = p.retryMaxInterval
+        outage = p.effectiveOutage(mode: profile.mode)
     }
 
     /// The reachability bound these settings define.

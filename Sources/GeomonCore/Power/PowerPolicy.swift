@@ -48,8 +48,8 @@ public struct PowerPolicy: Sendable {
         var shortListen = false
         /// No boundary is reachable before this time, from the last fix the policy slept on
         /// (max-speed and kinematic bounds, the distance beyond the search radius included);
-        /// nil after a fix that kept the receiver on. Continuous: from the last usable fix (nil
-        /// before the first).
+        /// the fix's own time after a fix that kept the receiver on. Continuous: from the last
+        /// usable fix. nil before the first fix.
         var safeUntil: UTCTime?
     }
 
@@ -133,7 +133,8 @@ public struct PowerPolicy: Sendable {
         case .regions:
             guard fix.source == .gnss else { return [] }
             let decision = regionsDecision(fix, context: context, now: now)
-            memory.safeUntil = nil
+            // A fix that keeps the receiver on leaves a boundary reachable at once.
+            memory.safeUntil = fix.time
             if case let .sleep(_, reason) = decision, reason.kind == .sleep {
                 memory.safeUntil = fix.time + outageHorizon(fix, context: context)
             }
@@ -173,13 +174,13 @@ public struct PowerPolicy: Sendable {
 
     /// No fix came within `fix_timeout` while the receiver was on.
     ///
-    /// Regions: switch off and retry after `min_sleep`, doubling on every further timeout
-    /// without a fix in between, capped by `maxFixTimeoutRetry` (and `max_sleep`). Significant-change: back to coarse only.
-    /// Continuous: a stationary check that got no fix keeps the check schedule (nothing says the
-    /// device moved); an outage while tracking switches off and retries (`min_sleep`, doubling)
-    /// while no boundary can be reached from the last usable fix (`safeUntil`), then keeps
-    /// waiting, as a receiver in a tunnel would; before any usable fix it retries as regions
-    /// does. Always-on: keep waiting.
+    /// Regions and continuous: switch off and retry after `min_sleep`, doubling on every further
+    /// timeout without a fix in between, as long as no boundary can be reached (`safeUntil`), up
+    /// to `max_sleep`; after that, `outage: retry` (regions' default, and before any fix) keeps
+    /// retrying, capped by `maxFixTimeoutRetry`, and `outage: wait` (continuous' default) keeps
+    /// the receiver on, as a receiver in a tunnel would. Continuous: a stationary check that got
+    /// no fix keeps the check schedule (nothing says the device moved). Significant-change: back
+    /// to coarse only. Always-on: keep waiting.
     public mutating func fixTimedOut(now: UTCTime) -> [PowerAction] {
         guard case let .on(since, _) = state else { return [] }
         let keepWaiting: [PowerAction] = []
@@ -196,7 +197,8 @@ public struct PowerPolicy: Sendable {
         case .continuous where memory.checkInterval != nil:
             let interval = nextCheckInterval(now: now)
             return apply(.sleep(until: now + interval, PowerReason(.stationary, sleep: interval)), now: now)
-        case .continuous where memory.safeUntil != nil:
+        case .regions where configuration.outage == .wait && memory.safeUntil != nil,
+             .continuous where configuration.outage == .wait && memory.safeUntil != nil:
             guard slack >= configuration.minSleep else {
                 state = .on(since: since, timeoutBase: now)
                 return keepWaiting

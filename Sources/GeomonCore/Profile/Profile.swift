@@ -82,6 +82,16 @@ public struct ReceiverSettings: Sendable {
     public init() {}
 }
 
+/// What the receiver does when no fix came within the listen and a boundary could already be
+/// reached from the last fix (`policy.outage`; docs/power.md, "Fix timeout and listens").
+public enum OutageRule: String, Hashable, Sendable, CaseIterable {
+    /// Switch off and retry every `retry_max_interval` with short listens: cheaper, but a short
+    /// burst of fixes between outages is caught only if the receiver happens to be on.
+    case retry
+    /// Stay on and wait, as a receiver in a tunnel would: every fix the sky gives is seen.
+    case wait
+}
+
 public struct PolicySettings: Sendable {
     public var maxSpeedMetersPerSecond: Double = 30
     /// Largest change of the velocity vector per second apart from braking (`max_acceleration`):
@@ -98,9 +108,17 @@ public struct PolicySettings: Sendable {
     /// Cap of the retry interval after fix timeouts (`retry_max_interval`; it doubles from
     /// `min_sleep`): bounds how late the return of the signal is seen.
     public var retryMaxInterval: Duration = .seconds(10)
+    /// What the receiver does in an outage once a boundary could be reached (`outage`); nil:
+    /// the mode's default (`retry` in regions, `wait` in continuous; `effectiveOutage`).
+    public var outage: OutageRule?
     public var stationary: StationarySettings = StationarySettings()
     public var receiver: ReceiverSettings = ReceiverSettings()
     public init() {}
+
+    /// `outage`, or the default of `mode`: `wait` in continuous, `retry` otherwise.
+    public func effectiveOutage(mode: MonitoringMode) -> OutageRule {
+        outage ?? (mode == .continuous ? .wait : .retry)
+    }
 
     /// `retry_fix_timeout`, or its default `ttff_hot + 15 s`; never longer than `fix_timeout`.
     public var effectiveRetryFixTimeout: Duration {
