@@ -183,30 +183,21 @@ public struct PowerPolicy: Sendable {
     /// to coarse only. Always-on: keep waiting.
     public mutating func fixTimedOut(now: UTCTime) -> [PowerAction] {
         guard case let .on(since, _) = state else { return [] }
-        let keepWaiting: [PowerAction] = []
-        if configuration.alwaysOn {
-            state = .on(since: since, timeoutBase: now)
-            return keepWaiting
+        if configuration.mode == .continuous, !configuration.alwaysOn, memory.checkInterval != nil {
+            let interval = nextCheckInterval(now: now)
+            return apply(.sleep(until: now + interval, PowerReason(.stationary, sleep: interval)), now: now)
         }
         // While no boundary can be reached yet (from the last fix slept on), the retries may
         // back off up to that time (and `max_sleep`): nothing can be missed before it.
         let slack = memory.safeUntil.map { $0 - configuration.ttffHot - now } ?? .zero
+        let waits = configuration.outage == .wait && configuration.mode != .significantChange && memory.safeUntil != nil
+        if configuration.alwaysOn || (waits && slack < configuration.minSleep) {
+            state = .on(since: since, timeoutBase: now)    // keep waiting
+            return []
+        }
         let cap = max(configuration.minSleep, min(configuration.maxSleep, configuration.maxFixTimeoutRetry))
         var retry = memory.timeoutRetry.map { $0 * 2 } ?? configuration.minSleep
-        switch configuration.mode {
-        case .continuous where memory.checkInterval != nil:
-            let interval = nextCheckInterval(now: now)
-            return apply(.sleep(until: now + interval, PowerReason(.stationary, sleep: interval)), now: now)
-        case .regions where configuration.outage == .wait && memory.safeUntil != nil,
-             .continuous where configuration.outage == .wait && memory.safeUntil != nil:
-            guard slack >= configuration.minSleep else {
-                state = .on(since: since, timeoutBase: now)
-                return keepWaiting
-            }
-            retry = min(retry, configuration.maxSleep, slack)
-        case .regions, .significantChange, .continuous:
-            retry = slack > cap ? min(retry, configuration.maxSleep, slack) : min(retry, cap)
-        }
+        retry = waits || slack > cap ? min(retry, configuration.maxSleep, slack) : min(retry, cap)
         memory.timeoutRetry = retry
         let reason = PowerReason(.fixTimeout, sleep: retry)
         memory.lastGnssOffAt = now
