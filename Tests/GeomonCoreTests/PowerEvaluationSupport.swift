@@ -2,62 +2,8 @@ import Foundation
 import GeomonCore
 import GeomonTestSupport
 
-/// Loads the JSON-lines tracks of `Tests/Fixtures/power` and places evaluation fences.
+/// The evaluation on the real tracks (`PowerTracks`) with the stand-in oracle.
 enum PowerEvaluationSupport {
-    static let trackNames = [
-        "genivi_20100403_Z205_Switzerland",
-        "genivi_20100403_Z205_Switzerland_short",
-        "georust_garmin_with_extensions",
-        "gpxpy_cerknicko-jezero",
-        "gpxpy_korita-zbevnica",
-    ]
-
-    struct LoadError: Error, CustomStringConvertible {
-        var description: String
-    }
-
-    static func loadTrack(_ name: String) throws -> [Fix] {
-        let url = TestSupport.fixture("power/\(name).jsonl")
-        let text = try String(contentsOf: url, encoding: .utf8)
-        var fixes: [Fix] = []
-        for (n, line) in text.split(separator: "\n").enumerated() {
-            guard let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
-                  let timeText = object["time"] as? String, let time = UTCTime(rfc3339: timeText),
-                  let lat = object["lat"] as? Double, let lon = object["lon"] as? Double,
-                  let accuracy = object["accuracy_m"] as? Double
-            else { throw LoadError(description: "\(name).jsonl:\(n + 1): bad line") }
-            fixes.append(Fix(
-                time: time, coordinate: Coordinate(latitude: lat, longitude: lon), horizontalAccuracyMeters: accuracy,
-                speedMetersPerSecond: object["speed_mps"] as? Double, courseDegrees: object["course_deg"] as? Double
-            ))
-        }
-        return fixes
-    }
-
-    /// Circles of `radiusMeters` centred on the track every `spacingMeters` of travelled distance:
-    /// the k-th circle (k = 1, 2, …) is centred on the first recorded fix at which the cumulative
-    /// great-circle distance along the track reaches k × spacing.
-    static func fences(along track: [Fix], spacingMeters: Double, radiusMeters: Double = 250) -> [FenceShape] {
-        var shapes: [FenceShape] = []
-        var travelled = 0.0
-        var next = spacingMeters
-        for (a, b) in zip(track, track.dropFirst()) {
-            travelled += haversine(a.coordinate, b.coordinate)
-            if travelled >= next {
-                shapes.append(.circle(center: b.coordinate, radiusMeters: radiusMeters))
-                while next <= travelled { next += spacingMeters }
-            }
-        }
-        return shapes
-    }
-
-    static func haversine(_ a: Coordinate, _ b: Coordinate) -> Double {
-        let r = 6_371_008.8, rad = Double.pi / 180
-        let dLat = (b.latitude - a.latitude) * rad, dLon = (b.longitude - a.longitude) * rad
-        let h = sin(dLat / 2) * sin(dLat / 2) + cos(a.latitude * rad) * cos(b.latitude * rad) * sin(dLon / 2) * sin(dLon / 2)
-        return 2 * r * asin(min(1, h.squareRoot()))
-    }
-
     /// The evaluation profile: regions mode with its knobs.
     static func profile() -> Profile {
         var profile = Profile(name: "power-eval", mode: .regions)
@@ -81,7 +27,7 @@ enum PowerEvaluationSupport {
 
     static func evaluate(name: String, track: [Fix], spacingMeters: Double, tune: (inout PowerConfiguration) -> Void = { _ in }) -> Row {
         let profile = profile()
-        let shapes = fences(along: track, spacingMeters: spacingMeters)
+        let shapes = PowerTracks.fences(along: track, spacingMeters: spacingMeters)
         let index = FenceIndex(shapes: shapes)
         let ids = shapes.indices.map { "f\($0)" }
         var config = PowerConfiguration(profile: profile)

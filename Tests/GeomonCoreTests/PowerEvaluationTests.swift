@@ -1,5 +1,6 @@
 import Foundation
 import GeomonCore
+import GeomonTestSupport
 import Testing
 
 /// The issue's targets on the real tracks (regions mode, circles of 250 m along the tracks).
@@ -22,7 +23,7 @@ import Testing
 
     @Test(arguments: fastCases)
     func policyFindsEveryAlwaysOnEventWithLessOnTime(_ c: FastCase) throws {
-        let track = try PowerEvaluationSupport.loadTrack(c.track)
+        let track = try PowerTracks.load(c.track)
         let row = PowerEvaluationSupport.evaluate(name: c.track, track: track, spacingMeters: c.spacingMeters)
         #expect(row.baseline.events.count >= 1)
         #expect(row.match.recall == 1.0, "missed \(row.match.missed.map { "\($0.fenceID ?? "-") \($0.kind) \($0.time)" })")
@@ -34,8 +35,8 @@ import Testing
     @Test(.enabled(if: full), arguments: [2000.0, 10000.0])
     func targetsOnAllTracks(spacingMeters: Double) throws {
         var rows: [PowerEvaluationSupport.Row] = []
-        for name in PowerEvaluationSupport.trackNames {
-            let track = try PowerEvaluationSupport.loadTrack(name)
+        for name in PowerTracks.names {
+            let track = try PowerTracks.load(name)
             rows.append(PowerEvaluationSupport.evaluate(name: name, track: track, spacingMeters: spacingMeters))
         }
         print(PowerEvaluationSupport.table(rows, title: "spacing \(Int(spacingMeters)) m"))

@@ -7,26 +7,8 @@ import Testing
 /// The shipped `fitness` and `social-radar` profiles replayed through the power policy and the
 /// real engine on real tracks (issue 6 targets).
 @Suite struct ReplayPowerProfilesTests {
-    static func track(_ name: String) throws -> [Fix] {
-        let text = try String(contentsOf: TestSupport.fixture("power/\(name).jsonl"), encoding: .utf8)
-        return try text.split(separator: "\n").map { line in
-            let o = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
-            let time = try #require((o["time"] as? String).flatMap { UTCTime(rfc3339: $0) })
-            return Fix(time: time, coordinate: Coordinate(latitude: try #require(o["lat"] as? Double), longitude: try #require(o["lon"] as? Double)),
-                       horizontalAccuracyMeters: try #require(o["accuracy_m"] as? Double),
-                       speedMetersPerSecond: o["speed_mps"] as? Double, courseDegrees: o["course_deg"] as? Double)
-        }
-    }
-
     static func profile(_ name: String) throws -> Profile {
         try loadProfile(path: TestSupport.packageRoot.appendingPathComponent("profiles/\(name).yaml").path)
-    }
-
-    static func meters(_ a: Coordinate, _ b: Coordinate) -> Double {
-        let r = 6_371_008.8, rad = Double.pi / 180
-        let dLat = (b.latitude - a.latitude) * rad, dLon = (b.longitude - a.longitude) * rad
-        let h = sin(dLat / 2) * sin(dLat / 2) + cos(a.latitude * rad) * cos(b.latitude * rad) * sin(dLon / 2) * sin(dLon / 2)
-        return 2 * r * asin(min(1, h.squareRoot()))
     }
 
     /// Stops: maximal runs of fixes within `radius` of the run's first fix.
@@ -35,7 +17,7 @@ import Testing
         var i = 0
         while i < fixes.count {
             var j = i
-            while j + 1 < fixes.count, meters(fixes[i].coordinate, fixes[j + 1].coordinate) <= radiusMeters { j += 1 }
+            while j + 1 < fixes.count, PowerTracks.haversine(fixes[i].coordinate, fixes[j + 1].coordinate) <= radiusMeters { j += 1 }
             result.append((fixes[i].time, fixes[j].time))
             i = j + 1
         }
@@ -44,7 +26,7 @@ import Testing
 
     @Test func fitnessSwitchesOffDuringEveryLongStopAndFindsEveryFence() throws {
         let profile = try Self.profile("fitness")
-        let fixes = try Self.track("georust_garmin_with_extensions")
+        let fixes = try PowerTracks.load("georust_garmin_with_extensions")
         var options = ReplayPower.Options()
         options.compareAlwaysOn = true
         let run = ReplayPower(profile: profile, fixes: fixes, options: options)
@@ -73,7 +55,7 @@ import Testing
     /// through the first stop, at the start of the track, and was on 98.7 % of the walk).
     @Test func fitnessIsOffDuringStopsThatAreRecordingGaps() throws {
         let profile = try Self.profile("fitness")
-        let fixes = try Self.track("gpxpy_korita-zbevnica")
+        let fixes = try PowerTracks.load("gpxpy_korita-zbevnica")
         let run = ReplayPower(profile: profile, fixes: fixes, options: ReplayPower.Options())
         let limit = profile.policy.stationary.timeout + profile.policy.minSleep
         let long = Self.stops(fixes, radiusMeters: profile.policy.stationary.radiusMeters).filter { $0.end - $0.start > limit }
@@ -95,14 +77,7 @@ import Testing
         profile.policy.wakeMarginMeters = 20
         profile.policy.maxSleep = .seconds(600)
         profile.policy.receiver.ttffHot = .seconds(2)
-        var travelled = 0.0, next = spacing
-        for (a, b) in zip(fixes, fixes.dropFirst()) {
-            travelled += Self.meters(a.coordinate, b.coordinate)
-            if travelled >= next {
-                profile.fences.append(Fence(id: "f\(profile.fences.count + 1)", shape: .circle(center: b.coordinate, radiusMeters: 250)))
-                while next <= travelled { next += spacing }
-            }
-        }
+        profile.fences = PowerTracks.fences(along: fixes, spacingMeters: spacing).enumerated().map { Fence(id: "f\($0.offset + 1)", shape: $0.element) }
         return profile
     }
 
@@ -112,7 +87,7 @@ import Testing
     /// receiver on once the fence can be reached and finds it at any listen length.
     @Test(arguments: [15, 17, 18, 19])
     func outageWaitFindsTheBurstVisitAtAnyListenLength(listen: Int) throws {
-        let fixes = try Self.track("gpxpy_cerknicko-jezero")
+        let fixes = try PowerTracks.load("gpxpy_cerknicko-jezero")
         var options = ReplayPower.Options()
         options.compareAlwaysOn = true
         var recall: [OutageRule: Double] = [:]
@@ -133,7 +108,7 @@ import Testing
     /// be reached, so every always-on event is found (before the seventh session the checks grew
     /// to 160 s and more, and the car crossed fences between two of them: 244 of 248).
     @Test func continuousFindsEveryEventOfTheCarDriveAfterItsStop() throws {
-        let fixes = try Self.track("genivi_20100403_Z205_Switzerland")
+        let fixes = try PowerTracks.load("genivi_20100403_Z205_Switzerland")
         let profile = Self.evaluationProfile(.continuous, fixes: fixes, spacing: 2000)
         var options = ReplayPower.Options()
         options.compareAlwaysOn = true
@@ -148,16 +123,16 @@ import Testing
     @Test func socialRadarReportsAtMostOneLocationPerDistanceAndNoneWhileStill() throws {
         let profile = try Self.profile("social-radar")
         let distance = profile.significantChange.distanceMeters
-        let fixes = try Self.track("gpxpy_cerknicko-jezero")
+        let fixes = try PowerTracks.load("gpxpy_cerknicko-jezero")
         let run = ReplayPower(profile: profile, fixes: fixes, options: ReplayPower.Options())
         let locations = run.result.events.filter { $0.kind == .location }
         var travelled = 0.0
-        for (a, b) in zip(fixes, fixes.dropFirst()) { travelled += Self.meters(a.coordinate, b.coordinate) }
+        for (a, b) in zip(fixes, fixes.dropFirst()) { travelled += PowerTracks.haversine(a.coordinate, b.coordinate) }
         // One initial report, then at most one per `distance` moved (coarse noise included:
         // each later report is at least `distance` from the previous one).
         #expect(locations.count <= 1 + Int(travelled / distance) + 1, "\(locations.count) reports for \(travelled) m")
         for (a, b) in zip(locations, locations.dropFirst()) {
-            #expect(Self.meters(a.coordinate, b.coordinate) >= distance)
+            #expect(PowerTracks.haversine(a.coordinate, b.coordinate) >= distance)
             #expect(b.time - a.time >= profile.significantChange.minInterval)
         }
         #expect(run.result.report.fixesUsed == 0, "significant-change without gnss never powers the receiver")

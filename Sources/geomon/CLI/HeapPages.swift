@@ -13,8 +13,8 @@ import Glibc
 /// out how much fence data the command line names, and when it is at least `threshold`
 /// re-executes geomon (same pid, name, arguments and descriptors) with the setting added. The
 /// re-executed process puts the caller's `GLIBC_TUNABLES` back at once, so its children (the
-/// coarse command source; hooks get a clean environment anyway) never inherit it. The index's own arrays are advised separately
-/// (`FenceStore.adviseHugePages`), whatever this decides.
+/// coarse command source; hooks get a clean environment anyway) never inherit it. The index's
+/// own arrays are advised separately (`FenceStore.adviseHugePages`), whatever this decides.
 ///
 /// Only speed changes, never a result. Measured in docs/geometry.md ("Headline, sixth
 /// session"). `GEOMON_HUGE_PAGES=off` disables it, `on` forces it (any fence data size);

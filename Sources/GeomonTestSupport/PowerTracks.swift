@@ -1,0 +1,61 @@
+import Foundation
+public import GeomonCore
+
+/// The real tracks of `Tests/Fixtures/power` (JSON lines) and the fences the power evaluation
+/// places along them, shared by the core and daemon test targets.
+public enum PowerTracks {
+    public static let names = [
+        "genivi_20100403_Z205_Switzerland",
+        "genivi_20100403_Z205_Switzerland_short",
+        "georust_garmin_with_extensions",
+        "gpxpy_cerknicko-jezero",
+        "gpxpy_korita-zbevnica",
+    ]
+
+    public struct LoadError: Error, CustomStringConvertible {
+        public var description: String
+    }
+
+    /// `Tests/Fixtures/power/<name>.jsonl` as fixes.
+    public static func load(_ name: String) throws -> [Fix] {
+        let text = try String(contentsOf: TestSupport.fixture("power/\(name).jsonl"), encoding: .utf8)
+        var fixes: [Fix] = []
+        for (n, line) in text.split(separator: "\n").enumerated() {
+            guard let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
+                  let timeText = object["time"] as? String, let time = UTCTime(rfc3339: timeText),
+                  let lat = object["lat"] as? Double, let lon = object["lon"] as? Double,
+                  let accuracy = object["accuracy_m"] as? Double
+            else { throw LoadError(description: "\(name).jsonl:\(n + 1): bad line") }
+            fixes.append(Fix(
+                time: time, coordinate: Coordinate(latitude: lat, longitude: lon), horizontalAccuracyMeters: accuracy,
+                speedMetersPerSecond: object["speed_mps"] as? Double, courseDegrees: object["course_deg"] as? Double
+            ))
+        }
+        return fixes
+    }
+
+    /// Circles of `radiusMeters` centred on the track every `spacingMeters` of travelled distance:
+    /// the k-th circle (k = 1, 2, …) is centred on the first recorded fix at which the cumulative
+    /// great-circle distance along the track reaches k × spacing.
+    public static func fences(along track: [Fix], spacingMeters: Double, radiusMeters: Double = 250) -> [FenceShape] {
+        var shapes: [FenceShape] = []
+        var travelled = 0.0
+        var next = spacingMeters
+        for (a, b) in zip(track, track.dropFirst()) {
+            travelled += haversine(a.coordinate, b.coordinate)
+            if travelled >= next {
+                shapes.append(.circle(center: b.coordinate, radiusMeters: radiusMeters))
+                while next <= travelled { next += spacingMeters }
+            }
+        }
+        return shapes
+    }
+
+    /// Great-circle distance in metres (mean Earth radius), as scripts/power_eval.py computes it.
+    public static func haversine(_ a: Coordinate, _ b: Coordinate) -> Double {
+        let r = 6_371_008.8, rad = Double.pi / 180
+        let dLat = (b.latitude - a.latitude) * rad, dLon = (b.longitude - a.longitude) * rad
+        let h = sin(dLat / 2) * sin(dLat / 2) + cos(a.latitude * rad) * cos(b.latitude * rad) * sin(dLon / 2) * sin(dLon / 2)
+        return 2 * r * asin(min(1, h.squareRoot()))
+    }
+}
