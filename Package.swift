@@ -28,33 +28,43 @@ let package = Package(
         // clock, no I/O.
         .target(name: "GeomonCore", dependencies: ["CMemoryHints"], swiftSettings: strict),
 
+        // Pure, above the core: one JSON writer, number and explanation text.
+        .target(name: "GeomonFormat", dependencies: ["GeomonCore"], swiftSettings: strict),
+        // Pure, above the core: replay's receiver model, energy accounting, event matching.
+        .target(name: "GeomonEvaluation", dependencies: ["GeomonCore"], swiftSettings: strict),
+
+        // Pure, above the core: the SVG map and timeline of a run.
+        .target(name: "GeomonPictures", dependencies: ["GeomonCore", "GeomonFormat"], swiftSettings: strict),
+
         // Adapters: each wraps one outside thing.
-        .target(name: "GeomonConfig", dependencies: ["GeomonCore", "CYAML"], swiftSettings: strict),
-        .target(name: "GeomonStore", dependencies: ["GeomonCore", "CSQLite"], swiftSettings: strict),
+        .target(name: "GeomonConfig", dependencies: ["GeomonCore", "GeomonFormat", "CYAML"], swiftSettings: strict),
+        .target(name: "GeomonStore", dependencies: ["GeomonCore", "GeomonFormat", "CSQLite"], swiftSettings: strict),
         .target(name: "GeomonSources", dependencies: ["GeomonCore", "CGPS"], swiftSettings: strict),
-        .target(name: "GeomonHooks", dependencies: ["GeomonCore", "CGeomonShims"], swiftSettings: strict),
+        .target(name: "GeomonHooks", dependencies: ["GeomonCore", "GeomonFormat", "CGeomonShims"], swiftSettings: strict),
 
         // The imperative shell: event loop, clock, signals, wiring.
         .target(
             name: "GeomonDaemon",
-            dependencies: ["GeomonCore", "GeomonConfig", "GeomonStore", "GeomonSources", "GeomonHooks"],
+            dependencies: ["GeomonCore", "GeomonFormat", "GeomonEvaluation", "GeomonPictures", "GeomonConfig", "GeomonStore", "GeomonSources", "GeomonHooks"],
             swiftSettings: strict
         ),
-        .executableTarget(
-            name: "geomon",
-            dependencies: ["GeomonCore", "GeomonConfig", "GeomonStore", "GeomonSources", "GeomonHooks", "GeomonDaemon"],
+        // The commands: declared options, parsing, help, and what each command does.
+        .target(
+            name: "GeomonCommands",
+            dependencies: ["GeomonCore", "GeomonFormat", "GeomonEvaluation", "GeomonPictures", "GeomonConfig", "GeomonStore", "GeomonSources", "GeomonHooks", "GeomonDaemon"],
             swiftSettings: strict
         ),
+        .executableTarget(name: "geomon", dependencies: ["GeomonCommands"], swiftSettings: strict),
 
         // Test helpers shared by the test targets (fixtures, temp dirs, running the binary).
         .target(name: "GeomonTestSupport", dependencies: ["GeomonCore"], swiftSettings: strict),
 
-        .testTarget(name: "GeomonCoreTests", dependencies: ["GeomonCore", "GeomonTestSupport"], swiftSettings: strict),
+        .testTarget(name: "GeomonCoreTests", dependencies: ["GeomonCore", "GeomonFormat", "GeomonEvaluation", "GeomonTestSupport"], swiftSettings: strict),
         .testTarget(name: "GeomonConfigTests", dependencies: ["GeomonConfig", "GeomonTestSupport"], swiftSettings: strict),
         .testTarget(name: "GeomonStoreTests", dependencies: ["GeomonStore", "GeomonTestSupport"], swiftSettings: strict),
         .testTarget(name: "GeomonSourcesTests", dependencies: ["GeomonSources", "GeomonTestSupport"], swiftSettings: strict),
-        .testTarget(name: "GeomonHooksTests", dependencies: ["GeomonHooks", "GeomonStore", "GeomonDaemon", "GeomonTestSupport"], swiftSettings: strict),
-        .testTarget(name: "GeomonDaemonTests", dependencies: ["GeomonDaemon", "GeomonConfig", "GeomonTestSupport"], swiftSettings: strict),
+        .testTarget(name: "GeomonHooksTests", dependencies: ["GeomonHooks", "GeomonFormat", "GeomonStore", "GeomonDaemon", "GeomonTestSupport"], swiftSettings: strict),
+        .testTarget(name: "GeomonDaemonTests", dependencies: ["GeomonDaemon", "GeomonEvaluation", "GeomonFormat", "GeomonPictures", "GeomonConfig", "GeomonStore", "GeomonTestSupport"], swiftSettings: strict),
         .testTarget(name: "GeomonCLITests", dependencies: ["GeomonCore", "GeomonTestSupport"], swiftSettings: strict),
     ],
     swiftLanguageModes: [.v6]

@@ -77,7 +77,7 @@ build_target() {
     local t=$1 bin=$OUT/bin/$1
     local libs=(-lGeomonSources -lGeomonCore -lgps -lFoundation -lFoundationEssentials) deps=("$OUT/lib/libGeomonSources.a")
     case $t in
-        profile-yaml|geojson) libs=(-lGeomonConfig -lGeomonCore -lyaml -lFoundation -lFoundationEssentials); deps=("$OUT/lib/libGeomonConfig.a") ;;
+        profile-yaml|geojson) libs=(-lGeomonConfig -lGeomonFormat -lGeomonCore -lyaml -lFoundation -lFoundationEssentials); deps=("$OUT/lib/libGeomonConfig.a") ;;
     esac
     if stale "$bin" Fuzz/Common "Fuzz/$t" "$OUT/lib/libGeomonCore.a" "${deps[@]}"; then
         echo "fuzz.sh: building fuzzer $t" >&2
@@ -124,10 +124,11 @@ wait_all() {
 
 # Two at a time (the CI machine has two cores): the adapters side by side, then the fuzzers.
 build_lib GeomonCore
+build_lib GeomonFormat "$OUT/lib/libGeomonCore.a"
 pids=()
 build_lib GeomonSources "$OUT/lib/libGeomonCore.a" & pids+=($!)
 if [[ -d Fuzz/profile-yaml || -d Fuzz/geojson ]]; then
-    build_lib GeomonConfig "$OUT/lib/libGeomonCore.a" & pids+=($!)
+    build_lib GeomonConfig "$OUT/lib/libGeomonCore.a" "$OUT/lib/libGeomonFormat.a" & pids+=($!)
 fi
 wait_all "${pids[@]}"
 pids=()

@@ -1,4 +1,5 @@
 public import GeomonCore
+import GeomonFormat
 
 /// Renders diagnostics for people (clang style, with the source line and a caret) or for
 /// tools (JSON).
@@ -42,16 +43,19 @@ public enum DiagnosticRenderer {
     public static func json(_ diagnostics: [Diagnostic]) -> String {
         if diagnostics.isEmpty { return "[]\n" }
         let objects = diagnostics.map { d -> String in
-            let file = d.location.map { quote($0.file) } ?? "null"
-            let line = d.location.map { String($0.line) } ?? "null"
-            let column = d.location.map { String($0.column) } ?? "null"
-            return "  {\"file\": \(file), \"line\": \(line), \"column\": \(column), \"severity\": \(quote(d.severity.rawValue)), \"message\": \(quote(d.message))}"
+            var o = JSONObject()
+            o.add("file", d.location?.file)
+            o.add("line", d.location?.line)
+            o.add("column", d.location?.column)
+            o.add("severity", d.severity.rawValue)
+            o.add("message", d.message)
+            return "  " + o.text
         }
         return "[\n" + objects.joined(separator: ",\n") + "\n]\n"
     }
 
     /// A JSON string literal.
     public static func quote(_ text: String) -> String {
-        JSONLiteral.string(text)
+        JSON.string(text)
     }
 }

@@ -685,14 +685,3 @@ final class GeoJSONReader {
         try cursor.skipValue()
     }
 }
-
-/// Number helpers shared by the JSON reader and diagnostics.
-enum JSONNumberText {
-    /// `12` for whole numbers, else Swift's shortest round-trip form.
-    static func format(_ value: Double) -> String {
-        if value.isFinite && value == value.rounded() && abs(value) < 1e15 {
-            return String(Int(value))
-        }
-        return "\(value)"
-    }
-}

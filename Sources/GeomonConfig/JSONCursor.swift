@@ -1,4 +1,5 @@
 import GeomonCore
+import GeomonFormat
 
 /// The hot inner loops of the GeoJSON reader on a local cursor (a struct in a local `var`,
 /// so no dynamic exclusivity checks on every byte): whitespace, numbers, positions, rings
@@ -167,13 +168,13 @@ struct JSONCursor {
                     if count == 0 {
                         lon = value
                         if !(value >= -180 && value <= 180) {
-                            problems.append(Problem(message: "longitude \(JSONNumberText.format(value)) is out of range [-180, 180]", offset: offset))
+                            problems.append(Problem(message: "longitude \(NumberText.shortest(value)) is out of range [-180, 180]", offset: offset))
                             valid = false
                         }
                     } else if count == 1 {
                         lat = value
                         if !(value >= -90 && value <= 90) {
-                            problems.append(Problem(message: "latitude \(JSONNumberText.format(value)) is out of range [-90, 90]", offset: offset))
+                            problems.append(Problem(message: "latitude \(NumberText.shortest(value)) is out of range [-90, 90]", offset: offset))
                             valid = false
                         }
                     }

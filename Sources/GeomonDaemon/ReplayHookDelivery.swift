@@ -2,16 +2,16 @@ public import GeomonCore
 public import GeomonStore
 public import GeomonHooks
 import Foundation
+import GeomonFormat
 
 /// Runs a replay's hook deliveries on real processes while the replay proceeds.
 ///
 /// Events are decided on the replay's virtual clock; hooks run on real time (timeouts,
-/// retries' backoff). As the `Monitor`'s `CommitObserver` it starts due deliveries right after
-/// each commit; `drain()` then waits until every delivery is delivered or dead-lettered. At
+/// retries' backoff). It starts due deliveries right after each commit (`committed()`); `drain()` then waits until every delivery is delivered or dead-lettered. At
 /// creation, attempts a crash interrupted become due again (same event id), so a replay
 /// resumed on the same database first delivers what was left from before.
-public final class ReplayHookDelivery: CommitObserver {
-    public let queue: StoreDeliveryQueue
+public final class ReplayHookDelivery {
+    public let queue: EventStore
     public let worker: DeliveryWorker
     private let log: (String) -> Void
 
@@ -36,7 +36,7 @@ public final class ReplayHookDelivery: CommitObserver {
         profile: Profile, store: EventStore, probe: ConditionProbe = ConditionProbe(),
         conditionRecheck: Duration = .seconds(1), home: String? = nil, log: @escaping (String) -> Void
     ) throws {
-        queue = StoreDeliveryQueue(store: store)
+        queue = store
         var settings = DeliveryWorker.Settings(
             profileName: profile.name, profileDirectory: HookTargets.absoluteDirectory(profile.directory),
             retry: profile.hooks.retry, home: home)
@@ -67,7 +67,8 @@ public final class ReplayHookDelivery: CommitObserver {
         }
     }
 
-    public func committed(_ events: [StoredEvent], monitor: Monitor) throws {
+    /// Events were committed: start what is due.
+    public func committed() throws {
         try poll()
     }
 
@@ -93,7 +94,7 @@ public final class ReplayHookDelivery: CommitObserver {
     }
 
     private func record(_ outcome: DeliveryWorker.Outcome) {
-        let hook = GeomonHooks.JSONText.array(outcome.delivery.argv)
+        let hook = JSON.array(outcome.delivery.argv)
         let what = "hook \(hook) for \(outcome.delivery.event.kind.rawValue) \(outcome.delivery.eventID)"
         switch outcome.decision {
         case .delivered:

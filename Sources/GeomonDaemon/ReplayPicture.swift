@@ -1,5 +1,7 @@
 public import GeomonCore
 public import GeomonStore
+public import GeomonPictures
+import GeomonEvaluation
 
 /// The pictures of `geomon replay --svg` and `geomon events --db --svg` (docs/pictures.md).
 ///
@@ -12,7 +14,7 @@ public enum ReplayPicture {
 
     /// The replay's picture: every recorded fix coloured by the receiver's state, the policy's
     /// intervals and reasons, the run's events and, with a comparison, the baseline's.
-    public static func svg(_ run: ReplayPower, title: String) -> String {
+    public static func svg(_ run: ReplayRun, title: String) -> String {
         let index = run.index
         let intervals = run.receiverIntervals
         let input = RunPicture.Input(
@@ -21,8 +23,8 @@ public enum ReplayPicture {
             track: RunPicture.trackPoints(fixes: run.track, intervals: intervals,
                                           nearestBoundaryMeters: { index.nearestBoundary(to: $0)?.signedDistanceMeters }),
             receiverIntervals: intervals,
-            events: run.result.events,
-            baselineEvents: run.baseline?.events
+            events: run.events,
+            baselineEvents: run.baseline?.receiver.events
         )
         return RunPicture.render(input).svg
     }
@@ -46,7 +48,7 @@ public enum ReplayPicture {
     }
 
     /// Stores the run's receiver intervals in the database (for `events --db --svg`).
-    public static func storeIntervals(_ run: ReplayPower, in store: EventStore) throws {
+    public static func storeIntervals(_ run: ReplayRun, in store: EventStore) throws {
         try store.setValue(encode(run.receiverIntervals), forKey: receiverIntervalsKey)
     }
 

@@ -1,124 +1,142 @@
-import GeomonCore
-import Foundation
+public import GeomonCore
+import GeomonEvaluation
+import GeomonFormat
 
-/// The energy report of a powered replay (`--report FILE`, the table, the summary line).
+/// The energy report of a replay (`--report FILE`, the table, the summary line).
 ///
-/// JSON keys, in this order: `profile`, `mode`, `always_on`, then `EnergyReport`'s (`track_s`,
+/// JSON members, in this order: `profile`, `mode`, `always_on`, the energy figures (`track_s`,
 /// `fixes_used`, `gnss_on_s`, `gnss_acquire_s`, `gnss_track_s`, `duty_cycle`, `wakeups`,
-/// `energy_mwh`, `events`), `fixes_recorded`, `fixes_withheld`, `on_by_reason` (on-time seconds by
-/// reason, `OnTimeLedger`); with `--compare-always-on` also
-/// `on_time_share` (of always-on), `baseline` (the same members for the always-on run), `match`
-/// (`recall`, `extra`, `latency_s_p50`, `latency_s_p95`, `missed`, `latencies_s`: every matched
-/// event's latency, in baseline order) and `oracle` (`crossings`,
-/// `gnss_on_s`, `energy_mwh`). Fixed decimals, no clock: byte-identical for the same input.
+/// `energy_mwh`, `events`), `fixes_recorded`, `fixes_withheld`, `on_by_reason` (on-time seconds
+/// by reason, `OnTimeLedger`); with `--compare-always-on` also `on_time_share` (of always-on),
+/// `baseline` (the energy figures of the always-on run), `match` (`recall`, `extra`,
+/// `latency_s_p50`, `latency_s_p95`, `missed`, `latencies_s`: every matched event's latency,
+/// in baseline order) and `oracle` (`crossings`, `gnss_on_s`, `energy_mwh`). Seconds and energy
+/// have 3 decimals, shares 4; no clock: byte-identical for the same input.
 public enum ReplayReport {
-    public static func json(_ run: ReplayPower) -> String {
-        var lines: [String] = [
-            "\"profile\": \(quoted(run.profile.name))",
-            "\"mode\": \(quoted(run.profile.mode.rawValue))",
-            "\"always_on\": \(run.options.alwaysOn)",
-            run.result.report.jsonMembers,
-            "\"fixes_recorded\": \(run.track.count)",
-            "\"fixes_withheld\": \(run.track.count - run.result.usage.fixesDelivered)",
-            "\"on_by_reason\": {" + run.result.onTime.entries.map { "\(quoted($0.label)): \(fixed($0.seconds, 3))" }.joined(separator: ", ") + "}",
-        ]
-        if let baseline = run.baseline, let match = run.match, let oracle = run.oracle {
-            let share = baseline.report.gnssOnSeconds > 0 ? run.result.report.gnssOnSeconds / baseline.report.gnssOnSeconds : 0
-            lines.append("\"on_time_share\": \(fixed(share, 4))")
-            lines.append("\"baseline\": {\(baseline.report.jsonMembers)}")
-            let latencies = match.latenciesSeconds.map { fixed($0, 3) }.joined(separator: ", ")
-            lines.append("\"match\": {\(match.jsonMembers), \"missed\": \(match.missed.count), \"latencies_s\": [\(latencies)]}")
-            lines.append("\"oracle\": {\(oracle.jsonMembers)}")
+    public static func json(_ run: ReplayRun) -> String {
+        var o = JSONObject()
+        o.add("profile", run.profile.name)
+        o.add("mode", run.profile.mode.rawValue)
+        o.add("always_on", run.options.alwaysOn)
+        if let report = run.report { add(report, to: &o) }
+        o.add("fixes_recorded", run.track.count)
+        o.add("fixes_withheld", run.track.count - (run.report?.fixesUsed ?? 0))
+        var reasons = JSONObject()
+        for entry in run.source?.receiver.ledger.entries ?? [] { reasons.add(entry.label, entry.seconds, decimals: 3) }
+        o.add("on_by_reason", reasons)
+        if let report = run.report, let baseline = run.baselineReport, let match = run.match, let oracle = run.oracle {
+            o.add("on_time_share", share(report, baseline), decimals: 4)
+            var b = JSONObject()
+            add(baseline, to: &b)
+            o.add("baseline", b)
+            var m = JSONObject()
+            m.add("recall", match.recall, decimals: 4)
+            m.add("extra", match.extra)
+            m.add("latency_s_p50", match.latencyP50Seconds, decimals: 3)
+            m.add("latency_s_p95", match.latencyP95Seconds, decimals: 3)
+            m.add("missed", match.missed.count)
+            m.add("latencies_s", raw: JSON.array(raw: match.latenciesSeconds.map { JSON.number($0, decimals: 3) }))
+            o.add("match", m)
+            var bound = JSONObject()
+            bound.add("crossings", oracle.crossings)
+            bound.add("gnss_on_s", oracle.gnssOnSeconds, decimals: 3)
+            bound.add("energy_mwh", oracle.energyMilliwattHours, decimals: 3)
+            o.add("oracle", bound)
         }
-        return "{\n  " + lines.joined(separator: ",\n  ") + "\n}\n"
+        return o.multilineText
+    }
+
+    static func add(_ r: EnergyReport, to o: inout JSONObject) {
+        o.add("track_s", r.trackSeconds, decimals: 3)
+        o.add("fixes_used", r.fixesUsed)
+        o.add("gnss_on_s", r.gnssOnSeconds, decimals: 3)
+        o.add("gnss_acquire_s", r.acquireSeconds, decimals: 3)
+        o.add("gnss_track_s", r.trackingSeconds, decimals: 3)
+        o.add("duty_cycle", r.dutyCycle, decimals: 4)
+        o.add("wakeups", r.wakeups)
+        o.add("energy_mwh", r.energyMilliwattHours, decimals: 3)
+        o.add("events", r.events)
+    }
+
+    static func share(_ r: EnergyReport, _ b: EnergyReport) -> Double {
+        b.gnssOnSeconds > 0 ? r.gnssOnSeconds / b.gnssOnSeconds : 0
     }
 
     /// The same figures as a readable table (`--format text`).
-    public static func table(_ run: ReplayPower) -> String {
-        let r = run.result.report
-        let b = run.baseline?.report
+    public static func table(_ run: ReplayRun) -> String {
+        guard let r = run.report else { return "" }
+        let b = run.baselineReport
+        func f(_ v: Double, _ d: Int) -> String { NumberText.fixed(v, d) }
         var rows: [(String, String, String)] = [
             ("", run.options.alwaysOn ? "always-on" : "policy", b == nil ? "" : "always-on"),
-            ("track s", fixed(r.trackSeconds, 1), b.map { fixed($0.trackSeconds, 1) } ?? ""),
+            ("track s", f(r.trackSeconds, 1), b.map { f($0.trackSeconds, 1) } ?? ""),
             ("fixes used", "\(r.fixesUsed) of \(run.track.count)", b.map { "\($0.fixesUsed)" } ?? ""),
-            ("gnss on s", fixed(r.gnssOnSeconds, 1), b.map { fixed($0.gnssOnSeconds, 1) } ?? ""),
-            ("  acquiring s", fixed(r.acquireSeconds, 1), b.map { fixed($0.acquireSeconds, 1) } ?? ""),
-            ("  tracking s", fixed(r.trackingSeconds, 1), b.map { fixed($0.trackingSeconds, 1) } ?? ""),
-            ("duty cycle %", fixed(r.dutyCycle * 100, 1), b.map { fixed($0.dutyCycle * 100, 1) } ?? ""),
+            ("gnss on s", f(r.gnssOnSeconds, 1), b.map { f($0.gnssOnSeconds, 1) } ?? ""),
+            ("  acquiring s", f(r.acquireSeconds, 1), b.map { f($0.acquireSeconds, 1) } ?? ""),
+            ("  tracking s", f(r.trackingSeconds, 1), b.map { f($0.trackingSeconds, 1) } ?? ""),
+            ("duty cycle %", f(r.dutyCycle * 100, 1), b.map { f($0.dutyCycle * 100, 1) } ?? ""),
             ("wakeups", "\(r.wakeups)", b.map { "\($0.wakeups)" } ?? ""),
-            ("energy mWh", fixed(r.energyMilliwattHours, 2), b.map { fixed($0.energyMilliwattHours, 2) } ?? ""),
+            ("energy mWh", f(r.energyMilliwattHours, 2), b.map { f($0.energyMilliwattHours, 2) } ?? ""),
             ("events", "\(r.events)", b.map { "\($0.events)" } ?? ""),
         ]
-        for entry in run.result.onTime.entries {
-            rows.append(("  s \(entry.label)", fixed(entry.seconds, 1), ""))
+        for entry in run.source?.receiver.ledger.entries ?? [] {
+            rows.append(("  s \(entry.label)", f(entry.seconds, 1), ""))
         }
         if let b, let match = run.match, let oracle = run.oracle {
-            let share = b.gnssOnSeconds > 0 ? r.gnssOnSeconds / b.gnssOnSeconds : 0
-            rows.append(("on-time % of always-on", fixed(share * 100, 1), ""))
-            rows.append(("recall", fixed(match.recall, 3), ""))
+            rows.append(("on-time % of always-on", f(share(r, b) * 100, 1), ""))
+            rows.append(("recall", f(match.recall, 3), ""))
             rows.append(("extra events", "\(match.extra)", ""))
-            rows.append(("latency p50 / p95 s", "\(match.latencyP50Seconds.map { fixed($0, 1) } ?? "-") / \(match.latencyP95Seconds.map { fixed($0, 1) } ?? "-")", ""))
+            rows.append(("latency p50 / p95 s", "\(match.latencyP50Seconds.map { f($0, 1) } ?? "-") / \(match.latencyP95Seconds.map { f($0, 1) } ?? "-")", ""))
             rows.append(("oracle bound: crossings", "\(oracle.crossings)", ""))
-            rows.append(("oracle bound: gnss on s", fixed(oracle.gnssOnSeconds, 1), ""))
-            rows.append(("oracle bound: energy mWh", fixed(oracle.energyMilliwattHours, 2), ""))
+            rows.append(("oracle bound: gnss on s", f(oracle.gnssOnSeconds, 1), ""))
+            rows.append(("oracle bound: energy mWh", f(oracle.energyMilliwattHours, 2), ""))
         }
         let w0 = rows.map(\.0.count).max() ?? 0
         let w1 = rows.map(\.1.count).max() ?? 0
         return rows.map { row in
-            let line = row.0.padding(toLength: w0, withPad: " ", startingAt: 0) + "  "
+            var line = row.0 + String(repeating: " ", count: w0 - row.0.count) + "  "
                 + String(repeating: " ", count: w1 - row.1.count) + row.1
                 + (row.2.isEmpty ? "" : "  " + row.2)
-            return line.trimmingTrailingSpaces
+            while line.last == " " { line.removeLast() }
+            return line
         }.joined(separator: "\n") + "\n"
     }
 
-    /// The policy's actions and the delivered GNSS fixes in time order, one per line
-    /// (`--policy-log`): `TIME ACTION REASON…` or `TIME fix lat lon acc=…`. Deterministic.
-    public static func policyLog(_ run: ReplayPower) -> String {
-        // At the same instant a fix comes first: the policy's actions then are its answer to it.
-        var lines: [(time: UTCTime, order: Int, text: String)] = []
-        for (i, fix) in run.result.delivered.enumerated() where fix.source == .gnss {
-            let c = fix.coordinate
-            lines.append((fix.time, i, "\(fix.time) fix \(fixed(c.latitude, 7)) \(fixed(c.longitude, 7)) acc=\(fixed(fix.horizontalAccuracyMeters, 1))m"))
+    /// The policy's actions and the delivered GNSS fixes in the order they happened, one per
+    /// line (`--policy-log`): `TIME ACTION REASON…` or `TIME fix lat lon acc=…`. Deterministic.
+    public static func policyLog(_ run: ReplayRun) -> String {
+        guard let receiver = run.source?.receiver else { return "" }
+        var out = ""
+        var next = 0
+        let fixes = receiver.delivered
+        func fixLines(upTo end: Int) {
+            while next < end {
+                let fix = fixes[next]
+                next += 1
+                guard fix.source == .gnss else { continue }
+                let c = fix.coordinate
+                out += "\(fix.time.rfc3339) fix \(NumberText.fixed(c.latitude, 7)) \(NumberText.fixed(c.longitude, 7)) acc=\(NumberText.fixed(fix.horizontalAccuracyMeters, 1))m\n"
+            }
         }
-        let offset = lines.count
-        for (i, timed) in run.result.actions.enumerated() {
-            lines.append((timed.time, offset + i, "\(timed.time) \(timed.action)"))
+        for timed in receiver.actions {
+            fixLines(upTo: timed.afterFixes)
+            out += "\(timed.time.rfc3339) \(timed.action.text)\n"
         }
-        lines.sort { ($0.time, $0.order) < ($1.time, $1.order) }
-        return lines.map(\.text).joined(separator: "\n") + (lines.isEmpty ? "" : "\n")
+        fixLines(upTo: fixes.count)
+        return out
     }
 
     /// One line for stderr at the end of a replay.
-    public static func summaryLine(_ run: ReplayPower) -> String {
-        let r = run.result.report
-        var line = "replay: energy: gnss on \(fixed(r.gnssOnSeconds, 1)) s of \(fixed(r.trackSeconds, 1)) s "
-            + "(duty \(fixed(r.dutyCycle * 100, 1)) %), \(r.wakeups) wakeups, \(r.fixesUsed) of \(run.track.count) fixes used, "
-            + "\(fixed(r.energyMilliwattHours, 2)) mWh"
-        if let b = run.baseline?.report, let match = run.match {
-            let share = b.gnssOnSeconds > 0 ? r.gnssOnSeconds / b.gnssOnSeconds : 0
-            line += "; always-on \(fixed(b.gnssOnSeconds, 1)) s, \(fixed(b.energyMilliwattHours, 2)) mWh; "
-                + "on-time \(fixed(share * 100, 1)) % of always-on, recall \(fixed(match.recall, 3))"
+    public static func summaryLine(_ run: ReplayRun) -> String {
+        guard let r = run.report else { return "replay: no fixes" }
+        func f(_ v: Double, _ d: Int) -> String { NumberText.fixed(v, d) }
+        var line = "replay: energy: gnss on \(f(r.gnssOnSeconds, 1)) s of \(f(r.trackSeconds, 1)) s "
+            + "(duty \(f(r.dutyCycle * 100, 1)) %), \(r.wakeups) wakeups, \(r.fixesUsed) of \(run.track.count) fixes used, "
+            + "\(f(r.energyMilliwattHours, 2)) mWh"
+        if let b = run.baselineReport, let match = run.match {
+            line += "; always-on \(f(b.gnssOnSeconds, 1)) s, \(f(b.energyMilliwattHours, 2)) mWh; "
+                + "on-time \(f(share(r, b) * 100, 1)) % of always-on, recall \(f(match.recall, 3))"
         }
         return line
-    }
-
-    /// `value` with `digits` decimals, C locale (deterministic).
-    static func fixed(_ value: Double, _ digits: Int) -> String {
-        guard value.isFinite else { return value.isNaN ? "nan" : (value > 0 ? "inf" : "-inf") }
-        let text = String(format: "%.\(digits)f", value)
-        return text == "-0" || text.hasPrefix("-0.") && Double(text) == 0 ? String(text.dropFirst()) : text
-    }
-
-    static func quoted(_ text: String) -> String {
-        JSONLiteral.string(text)
-    }
-}
-
-extension String {
-    fileprivate var trimmingTrailingSpaces: String {
-        var s = Substring(self)
-        while s.last == " " { s.removeLast() }
-        return String(s)
     }
 }

@@ -1,4 +1,5 @@
-import GeomonCore
+public import GeomonCore
+import GeomonFormat
 
 /// Text for `geomon hooks list|dead`: one block per delivery, deterministic.
 public enum DeliveryReport {
@@ -10,9 +11,9 @@ public enum DeliveryReport {
             if let next = d.nextAttemptAt, d.status == .retrying || d.status == .pending { line += " next \(next.rfc3339)" }
             out += line + "\n"
             var event = "  event \(d.event.kind.rawValue) \(d.event.id) at \(d.event.time.rfc3339)"
-            if let fence = d.event.fenceID { event += " fence \(JSONText.quote(fence))" }
+            if let fence = d.event.fenceID { event += " fence \(JSON.string(fence))" }
             out += event + "\n"
-            out += "  hook  \(JSONText.array(d.argv))\n"
+            out += "  hook  \(JSON.array(d.argv))\n"
             if let error = d.lastError { out += "  error \(oneLine(error))\n" }
         }
         return out

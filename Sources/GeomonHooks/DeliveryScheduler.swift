@@ -1,3 +1,5 @@
+public import GeomonCore
+
 /// Picks which due deliveries start now. Pure.
 ///
 /// Walks `due` in `id` (event) order; the first delivery seen for a `SerialKey` is that key's

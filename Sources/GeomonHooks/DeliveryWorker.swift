@@ -63,7 +63,7 @@ public final class DeliveryWorker {
     private let runner: HookRunner
     private let catalog: HookCatalog
     private let probe: ConditionProbe
-    private var random: SeededGenerator
+    private var random: SplitMix64
     private let inbox: CompletionInbox<Finished>
     private var running: Set<SerialKey> = []
     private var retryWakeTimes: Set<Int64> = []
@@ -75,7 +75,7 @@ public final class DeliveryWorker {
     /// - Parameter onActivity: called from a hook thread when a hook finished; wake the loop.
     public init(
         queue: any DeliveryQueue, settings: Settings, catalog: HookCatalog, runner: HookRunner = HookRunner(),
-        probe: ConditionProbe = ConditionProbe(), random: SeededGenerator = SeededGenerator(seed: UInt64.random(in: 0...UInt64.max)),
+        probe: ConditionProbe = ConditionProbe(), random: SplitMix64 = SplitMix64(seed: UInt64.random(in: 0...UInt64.max)),
         onActivity: (@Sendable () -> Void)? = nil
     ) {
         self.queue = queue

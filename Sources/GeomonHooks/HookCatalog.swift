@@ -1,4 +1,5 @@
 public import GeomonCore
+import GeomonFormat
 
 /// The profile's hooks by identity.
 ///
@@ -21,7 +22,7 @@ public struct HookCatalog: Sendable {
     }
 
     public static func key(forArgv argv: [String]) -> String {
-        JSONText.array(argv)
+        JSON.array(argv)
     }
 
     /// The spec for a stored delivery's key; nil when the profile no longer lists that command

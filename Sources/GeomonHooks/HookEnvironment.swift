@@ -1,4 +1,5 @@
 public import GeomonCore
+import GeomonFormat
 
 /// The environment and stdin a hook receives for one event.
 ///
@@ -19,9 +20,9 @@ public enum HookEnvironment {
         env["GEOMON_FENCE"] = event.fenceID ?? ""
         env["GEOMON_FENCE_NAME"] = event.fenceName ?? ""
         env["GEOMON_TIME"] = event.time.rfc3339
-        env["GEOMON_LAT"] = JSONText.number(event.coordinate.latitude)
-        env["GEOMON_LON"] = JSONText.number(event.coordinate.longitude)
-        env["GEOMON_ACCURACY_M"] = JSONText.number(event.accuracyMeters)
+        env["GEOMON_LAT"] = JSON.number(event.coordinate.latitude, decimals: 7)
+        env["GEOMON_LON"] = JSON.number(event.coordinate.longitude, decimals: 7)
+        env["GEOMON_ACCURACY_M"] = JSON.number(event.accuracyMeters, decimals: 1)
         env["GEOMON_PROFILE"] = profileName
         env["GEOMON_ATTEMPT"] = String(attempt)
         if isTest { env["GEOMON_TEST"] = "1" }
@@ -35,21 +36,16 @@ public enum HookEnvironment {
         return env
     }
 
-    /// The event as one JSON object followed by a newline (hook stdin).
+    /// The event as one JSON object followed by a newline (hook stdin): the event's one
+    /// encoding (`EventEncoding`) plus `profile`, `attempt` and `test`, and for one release the
+    /// old names `event` (= `type`) and `event_id` (= `id`).
     public static func stdinJSON(event: GeoEvent, profileName: String, attempt: Int, isTest: Bool = false) -> String {
-        var json = JSONText()
+        var json = EventEncoding.object(event)
+        json.add("profile", profileName)
+        json.add("attempt", attempt)
+        json.add("test", isTest)
         json.add("event", event.kind.rawValue)
         json.add("event_id", event.id)
-        json.add("fence", event.fenceID)
-        json.add("fence_name", event.fenceName)
-        json.add("time", event.time.rfc3339)
-        json.add("lat", number: event.coordinate.latitude)
-        json.add("lon", number: event.coordinate.longitude)
-        json.add("accuracy_m", number: event.accuracyMeters)
-        json.add("rule", event.rule)
-        json.add("profile", profileName)
-        json.add("attempt", int: attempt)
-        json.add("test", bool: isTest)
         return json.text + "\n"
     }
 

@@ -1,4 +1,5 @@
 public import GeomonCore
+import GeomonFormat
 
 /// `geomon hooks fire`: runs a profile's hooks once with a synthetic event (`GEOMON_TEST=1`),
 /// so users can try their scripts without moving. No store, no retries.
@@ -48,7 +49,7 @@ public enum HookFire {
         return GeoEvent(
             id: "test-\(kind.rawValue)-\(fenceID ?? "location")-\(now.millisecondsSince1970)",
             kind: kind, fenceID: fenceID, fenceName: fenceName, time: now, coordinate: coordinate,
-            accuracyMeters: 5, rule: "geomon hooks fire (test event)"
+            accuracyMeters: 5, rule: .recorded("geomon hooks fire (test event)")
         )
     }
 
@@ -79,7 +80,7 @@ extension HookFire {
     public static func render(_ outcomes: [Outcome]) -> String {
         var out = ""
         for outcome in outcomes {
-            let command = JSONText.array(outcome.argv)
+            let command = JSON.array(outcome.argv)
             let status = outcome.result.succeeded ? "ok  " : "FAIL"
             out += "\(status) \(command): \(outcome.result.summary)\n"
             for (label, bytes, truncated) in [("stdout", outcome.result.stdout, outcome.result.stdoutTruncated),

@@ -33,23 +33,3 @@ public enum RetryPolicy {
         return .retry(at: now + wait, delay: wait)
     }
 }
-
-/// A small seeded generator (SplitMix64) so jitter is reproducible in tests and replay.
-public struct SeededGenerator: RandomNumberGenerator, Sendable {
-    private var state: UInt64
-
-    public init(seed: UInt64) { state = seed }
-
-    public mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
-    /// A uniform value in [0, 1).
-    public mutating func nextUnit() -> Double {
-        Double(next() >> 11) / 9_007_199_254_740_992
-    }
-}

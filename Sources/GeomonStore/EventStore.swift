@@ -1,5 +1,6 @@
 public import GeomonCore
 import CSQLite
+import GeomonFormat
 import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -272,7 +273,7 @@ public final class EventStore {
                 insertEvent.bind(7, event.coordinate.latitude)
                 insertEvent.bind(8, event.coordinate.longitude)
                 insertEvent.bind(9, event.accuracyMeters)
-                insertEvent.bind(10, event.rule)
+                insertEvent.bind(10, event.rule.text)
                 try insertEvent.run()
                 guard db.changes == 1 else { continue }
                 let seq = db.lastInsertRowID
@@ -281,7 +282,7 @@ public final class EventStore {
                     insertDelivery.reset()
                     insertDelivery.bind(1, event.id)
                     insertDelivery.bind(2, target.hookKey)
-                    insertDelivery.bind(3, JSONText.array(target.argv))
+                    insertDelivery.bind(3, JSON.array(target.argv))
                     insertDelivery.bind(4, event.fenceID ?? "")
                     insertDelivery.bind(5, seq)
                     insertDelivery.bind(6, Int64(0))  // due at once, whatever clock the worker runs on
@@ -331,14 +332,24 @@ public final class EventStore {
 
     // MARK: - Reading
 
-    /// Stored events in event order, optionally only those at or after `since`.
-    public func events(since: UTCTime? = nil) throws -> [StoredEvent] {
+    /// Stored events in event order, optionally only those at or after `since`, of one fence,
+    /// and at most `limit` of them (the latest, still in event order).
+    public func events(since: UTCTime? = nil, fence: String? = nil, limit: Int? = nil) throws -> [StoredEvent] {
         let statement = try db.prepare("""
-            SELECT seq, profile, id, kind, fence_id, fence_name, time_ms, lat, lon, accuracy_m, rule
-            FROM events WHERE time_ms >= ? ORDER BY seq
+            SELECT * FROM (
+              SELECT seq, profile, id, kind, fence_id, fence_name, time_ms, lat, lon, accuracy_m, rule
+              FROM events WHERE time_ms >= ?1 AND (?2 IS NULL OR fence_id = ?2) ORDER BY seq DESC LIMIT ?3
+            ) ORDER BY seq
             """)
         statement.bind(1, since?.millisecondsSince1970 ?? Int64.min)
+        statement.bind(2, fence)
+        statement.bind(3, limit ?? -1)
         return try readEvents(statement)
+    }
+
+    /// How many events are stored.
+    public func eventCount() throws -> Int {
+        try Int(db.scalarInt("SELECT count(*) FROM events") ?? 0)
     }
 
     /// Rows of `seq, profile, id, kind, fence_id, fence_name, time_ms, lat, lon, accuracy_m, rule`.
@@ -350,7 +361,7 @@ public final class EventStore {
                 fenceID: statement.optionalText(4), fenceName: statement.optionalText(5),
                 time: UTCTime(millisecondsSince1970: statement.int64(6)),
                 coordinate: Coordinate(latitude: statement.double(7), longitude: statement.double(8)),
-                accuracyMeters: statement.double(9), rule: statement.text(10))
+                accuracyMeters: statement.double(9), rule: .recorded(statement.text(10)))
             result.append(StoredEvent(seq: statement.int64(0), profile: statement.text(1), event: event))
         }
         return result

@@ -1,4 +1,5 @@
 import GeomonCore
+import GeomonFormat
 import Testing
 
 /// Scripted fixes and contexts in, actions and wake times out. Wake times are computed by hand
@@ -299,20 +300,24 @@ import Testing
     @Test func fixContextLooksBeyondTheSearchRadiusOnlyWhenNothingIsWithinIt() {
         let c = Self.config()
         let f = Self.fix(0)
-        let none = FixContext.make(for: f, index: FenceIndex(shapes: []), configuration: c, allCertain: true, transitionPending: false, earliestDwellDeadline: nil)
+        func context(_ index: FenceIndex) -> FixContext {
+            FixContext(fix: f, probe: index.probe(f.coordinate, within: .infinity, band: 15), configuration: c,
+                       allCertain: true, transitionPending: false, earliestDwellDeadline: nil)
+        }
+        let none = context(FenceIndex(shapes: []))
         #expect(none.nearestBoundaryMeters == nil)
         #expect(none.boundaryBeyondSearchMeters == .infinity)
         // A 250 m circle 100 km east: beyond the search radius (45 × 630 + 50 + 20 = 28,420 m).
         // (`point` spaces by 111,195.08 m a degree; WGS84 has 111,319.49 m at the equator, so the
         // centre is 100,111.9 m away and the boundary 99,861.9 m.)
         let far = FenceIndex(shapes: [.circle(center: Self.point(100_000), radiusMeters: 250)])
-        let c1 = FixContext.make(for: f, index: far, configuration: c, allCertain: true, transitionPending: false, earliestDwellDeadline: nil)
+        let c1 = context(far)
         #expect(c1.nearestBoundaryMeters == nil)
         #expect(abs((c1.boundaryBeyondSearchMeters ?? 0) - 99_861.9) < 1)
         #expect(abs(c1.outageDistanceMeters - 99_861.9) < 1)
-        // Within the radius: no second query.
+        // Within the radius: the nearest boundary, and nothing beyond.
         let near = FenceIndex(shapes: [.circle(center: Self.point(1_000), radiusMeters: 250)])
-        let c2 = FixContext.make(for: f, index: near, configuration: c, allCertain: true, transitionPending: false, earliestDwellDeadline: nil)
+        let c2 = context(near)
         #expect(abs((c2.nearestBoundaryMeters ?? 0) - 751.1) < 0.5)
         #expect(c2.boundaryBeyondSearchMeters == nil)
     }
@@ -569,24 +574,9 @@ import Testing
         #expect(q.screen(wide) == .pass([wide]))
     }
 
-    // MARK: restarts
-
-    @Test func snapshotRestoresTheSameBehaviour() {
-        var p = Self.started(Self.config())
-        let f = Self.fix(0, east: 3)
-        _ = p.fixReceived(f, context: FixContext(nearestBoundaryMeters: 1000, searchRadiusMeters: 30000), now: f.time)
-        let snap = p.snapshot
-        #expect(snap.phase == .off)
-        #expect(snap.wakeAt == Self.at(19_666))
-        var restored = PowerPolicy(configuration: Self.config(), restoring: snap)
-        #expect(restored.snapshot == snap)
-        #expect(restored.nextDeadline == p.nextDeadline)
-        #expect(restored.deadlineReached(now: Self.at(19_666)) == p.deadlineReached(now: Self.at(19_666)))
-    }
-
     @Test func reasonsPrintAsKeyValueLines() {
         let r = PowerReason(.sleep, bound: .kinematic, distanceMeters: 812.4, accuracyMeters: 5, speedMetersPerSecond: 13.24, sleep: .milliseconds(74_200), ttff: .seconds(2))
-        #expect(r.description == "sleep bound=kinematic d=812m acc=5m v=13.2m/s sleep=74.2s ttff=2s")
-        #expect(PowerAction.wakeAt(Self.at(0), PowerReason(.fixTimeout)).description == "wake-at 2023-11-14T22:13:20Z fix-timeout")
+        #expect(r.text == "sleep bound=kinematic d=812m acc=5m v=13.2m/s sleep=74.2s ttff=2s")
+        #expect(PowerAction.wakeAt(Self.at(0), PowerReason(.fixTimeout)).text == "wake-at 2023-11-14T22:13:20Z fix-timeout")
     }
 }

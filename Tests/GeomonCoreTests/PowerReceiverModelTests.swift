@@ -1,4 +1,5 @@
 import GeomonCore
+import GeomonEvaluation
 import Testing
 
 /// The replay receiver: which recorded fix is delivered when, and the time accounting.

@@ -1,4 +1,5 @@
 import GeomonCore
+import GeomonFormat
 import Testing
 
 /// Scripted fixes in, events out. Fence "home": a 100 m circle at 47°N 8°E; fixes are placed
@@ -53,7 +54,7 @@ struct TransitionEngineTests {
         #expect(Self.summary(events) == ["enter@10"])
         #expect(events[0].coordinate == Self.at(0))
         #expect(events[0].fenceID == "home" && events[0].fenceName == "Home")
-        #expect(events[0].rule.hasPrefix("enter: outside -> inside, 2 consecutive certain-inside fixes"))
+        #expect(events[0].rule.text.hasPrefix("enter: outside -> inside, 2 consecutive certain-inside fixes"))
         #expect(engine.state(of: "home") == .inside)
     }
 
@@ -130,7 +131,7 @@ struct TransitionEngineTests {
         let events = Self.run(&engine, fixes, deadlines: false)
         // enter at 10, dwell due at 70, first fix past it at 73.
         #expect(Self.summary(events) == ["enter@10", "dwell@73"])
-        #expect(events[1].rule.contains("fired by the first fix past it"))
+        #expect(events[1].rule.text.contains("fired by the first fix past it"))
     }
 
     @Test func dwellFiresAtItsDeadlineWhenNoFixComes() {
@@ -203,7 +204,7 @@ struct TransitionEngineTests {
         var engine = TransitionEngine(profile: Self.profile(initial: initial, dwell: nil))
         let events = Self.run(&engine, [Self.fix(1, 0), Self.fix(2, 0)])
         #expect(Self.summary(events) == expected)
-        if let event = events.first { #expect(event.rule.hasPrefix("initial inside (initial: report)")) }
+        if let event = events.first { #expect(event.rule.text.hasPrefix("initial inside (initial: report)")) }
         #expect(engine.state(of: "home") == .inside)
         #expect(Self.summary(Self.run(&engine, [Self.fix(3, 300), Self.fix(4, 300)])) == ["exit@3"])
     }

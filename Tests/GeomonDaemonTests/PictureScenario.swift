@@ -1,6 +1,7 @@
 import Foundation
 import GeomonCore
 import GeomonDaemon
+import GeomonPictures
 import GeomonTestSupport
 
 /// Picture inputs built from a real track (Tests/Fixtures/pictures/garmin-hike.jsonl) with
@@ -151,7 +152,7 @@ enum PictureScenario {
                 let inside = signedDistance(fix.coordinate, fence) < 0
                 func event(_ prefix: String) -> GeoEvent {
                     GeoEvent(id: "\(prefix)-\(fence.id)-\(i)", kind: inside ? .enter : .exit, fenceID: fence.id, time: fix.time,
-                             coordinate: fix.coordinate, accuracyMeters: fix.horizontalAccuracyMeters, rule: "boundary crossed")
+                             coordinate: fix.coordinate, accuracyMeters: fix.horizontalAccuracyMeters, rule: .recorded("boundary crossed"))
                 }
                 if let was = allInside, was != inside { baseline.append(event("b")) }
                 allInside = inside

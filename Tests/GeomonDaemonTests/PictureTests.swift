@@ -1,6 +1,7 @@
 import Foundation
 import GeomonCore
 @testable import GeomonDaemon
+@testable import GeomonPictures
 import GeomonTestSupport
 import Testing
 
@@ -249,7 +250,7 @@ struct PictureTests {
             track.append(.init(time: t, coordinate: c, accuracyMeters: 5, receiver: state, nearestBoundaryMeters: 300 * sin(angle * 3)))
             if s % 10 == 0 { intervals.append(.init(start: t, end: t + .seconds(10), state: state, reason: "flap")) }
             if s % 10 == 0 {
-                events.append(GeoEvent(id: "l\(s)", kind: .location, fenceID: nil, time: t, coordinate: c, accuracyMeters: 5, rule: "moved"))
+                events.append(GeoEvent(id: "l\(s)", kind: .location, fenceID: nil, time: t, coordinate: c, accuracyMeters: 5, rule: .recorded("moved")))
             }
         }
         let rendering = RunPicture.render(RunPicture.Input(title: "flapping", track: track, receiverIntervals: intervals, events: events))
@@ -334,7 +335,7 @@ struct PictureTests {
         let c = Coordinate(latitude: 47.5, longitude: 11)
         let fence = Fence(id: "<home & \"garden\">\u{1}", shape: .circle(center: c, radiusMeters: 80))
         let event = GeoEvent(id: "e1", kind: .enter, fenceID: fence.id, time: UTCTime(millisecondsSince1970: 1_700_000_000_000),
-                             coordinate: c, accuracyMeters: 5, rule: "a < b & c")
+                             coordinate: c, accuracyMeters: 5, rule: .recorded("a < b & c"))
         let bad = RunPicture.TrackPoint(time: UTCTime(millisecondsSince1970: 1_700_000_000_000),
                                         coordinate: Coordinate(latitude: .nan, longitude: 500), accuracyMeters: .infinity, receiver: .on,
                                         nearestBoundaryMeters: .nan)

@@ -1,6 +1,8 @@
 import Foundation
 import GeomonCore
 import GeomonDaemon
+import GeomonEvaluation
+import GeomonPictures
 import GeomonTestSupport
 import Testing
 
@@ -27,13 +29,14 @@ import Testing
     @Test func fitnessSwitchesOffDuringEveryLongStopAndFindsEveryFence() throws {
         let profile = try Self.profile("fitness")
         let fixes = try PowerTracks.load("georust_garmin_with_extensions")
-        var options = ReplayPower.Options()
+        var options = ReplayRun.Options()
         options.compareAlwaysOn = true
-        let run = ReplayPower(profile: profile, fixes: fixes, options: options)
+        let run = try ReplayRun.evaluate(profile: profile, fixes: fixes, options: options)
         let match = try #require(run.match)
-        let baseline = try #require(run.baseline)
+        let baselineEvents = try #require(run.baselineEvents)
+        let baselineReport = try #require(run.baselineReport)
         // The hike starts at the trailhead and goes over the summit: the baseline sees the fences.
-        #expect(Set(baseline.events.map(\.fenceID)) == ["trailhead", "summit"])
+        #expect(Set(baselineEvents.map(\.fenceID)) == ["trailhead", "summit"])
         #expect(match.recall == 1.0, "missed: \(match.missed)")
 
         let limit = profile.policy.stationary.timeout + profile.policy.minSleep
@@ -46,7 +49,7 @@ import Testing
             let off = intervals.contains { $0.state == .off && $0.end > from && $0.start < stop.end }
             #expect(off, "receiver never off during the stop \(stop.start)–\(stop.end)")
         }
-        #expect(run.result.report.gnssOnSeconds < baseline.report.gnssOnSeconds)
+        #expect(try #require(run.report).gnssOnSeconds < baselineReport.gnssOnSeconds)
     }
 
     /// korita-zbevnica's stops are recording gaps (the logger records by distance): a receiver
@@ -56,7 +59,7 @@ import Testing
     @Test func fitnessIsOffDuringStopsThatAreRecordingGaps() throws {
         let profile = try Self.profile("fitness")
         let fixes = try PowerTracks.load("gpxpy_korita-zbevnica")
-        let run = ReplayPower(profile: profile, fixes: fixes, options: ReplayPower.Options())
+        let run = try ReplayRun.evaluate(profile: profile, fixes: fixes, options: ReplayRun.Options())
         let limit = profile.policy.stationary.timeout + profile.policy.minSleep
         let long = Self.stops(fixes, radiusMeters: profile.policy.stationary.radiusMeters).filter { $0.end - $0.start > limit }
         #expect(long.count == 3)
@@ -65,7 +68,7 @@ import Testing
             let off = run.receiverIntervals.contains { $0.state == .off && $0.end > from && $0.start < stop.end }
             #expect(off, "receiver never off during the stop \(stop.start)–\(stop.end)")
         }
-        #expect(run.result.report.gnssOnSeconds < 0.8 * (fixes[fixes.count - 1].time - fixes[0].time).secondsValue)
+        #expect(try #require(run.report).gnssOnSeconds < 0.8 * (fixes[fixes.count - 1].time - fixes[0].time).secondsValue)
     }
 
     /// The evaluation profile (its knobs, in `mode`) with 250 m circles every `spacing`
@@ -88,15 +91,15 @@ import Testing
     @Test(arguments: [15, 17, 18, 19])
     func outageWaitFindsTheBurstVisitAtAnyListenLength(listen: Int) throws {
         let fixes = try PowerTracks.load("gpxpy_cerknicko-jezero")
-        var options = ReplayPower.Options()
+        var options = ReplayRun.Options()
         options.compareAlwaysOn = true
         var recall: [OutageRule: Double] = [:]
         for rule in OutageRule.allCases {
             var profile = Self.evaluationProfile(.regions, fixes: fixes, spacing: 2000)
             profile.policy.retryFixTimeout = .seconds(Int64(listen))
             profile.policy.outage = rule
-            let run = ReplayPower(profile: profile, fixes: fixes, options: options)
-            #expect(try #require(run.baseline).events.count == 8)
+            let run = try ReplayRun.evaluate(profile: profile, fixes: fixes, options: options)
+            #expect(try #require(run.baselineEvents).count == 8)
             recall[rule] = try #require(run.match).recall
         }
         #expect(recall[.wait] == 1.0)
@@ -110,22 +113,22 @@ import Testing
     @Test func continuousFindsEveryEventOfTheCarDriveAfterItsStop() throws {
         let fixes = try PowerTracks.load("genivi_20100403_Z205_Switzerland")
         let profile = Self.evaluationProfile(.continuous, fixes: fixes, spacing: 2000)
-        var options = ReplayPower.Options()
+        var options = ReplayRun.Options()
         options.compareAlwaysOn = true
-        let run = ReplayPower(profile: profile, fixes: fixes, options: options)
+        let run = try ReplayRun.evaluate(profile: profile, fixes: fixes, options: options)
         let match = try #require(run.match)
-        #expect(try #require(run.baseline).events.count == 248)
+        #expect(try #require(run.baselineEvents).count == 248)
         #expect(match.recall == 1.0, "missed: \(match.missed)")
         // The stop is seen: the receiver does go off on stationary checks.
-        #expect(run.result.actions.contains { if case .gnssOff(let r) = $0.action { r.kind == .stationary } else { false } })
+        #expect(run.actions.contains { if case .gnssOff(let r) = $0.action { r.kind == .stationary } else { false } })
     }
 
     @Test func socialRadarReportsAtMostOneLocationPerDistanceAndNoneWhileStill() throws {
         let profile = try Self.profile("social-radar")
         let distance = profile.significantChange.distanceMeters
         let fixes = try PowerTracks.load("gpxpy_cerknicko-jezero")
-        let run = ReplayPower(profile: profile, fixes: fixes, options: ReplayPower.Options())
-        let locations = run.result.events.filter { $0.kind == .location }
+        let run = try ReplayRun.evaluate(profile: profile, fixes: fixes, options: ReplayRun.Options())
+        let locations = run.events.filter { $0.kind == .location }
         var travelled = 0.0
         for (a, b) in zip(fixes, fixes.dropFirst()) { travelled += PowerTracks.haversine(a.coordinate, b.coordinate) }
         // One initial report, then at most one per `distance` moved (coarse noise included:
@@ -135,7 +138,7 @@ import Testing
             #expect(PowerTracks.haversine(a.coordinate, b.coordinate) >= distance)
             #expect(b.time - a.time >= profile.significantChange.minInterval)
         }
-        #expect(run.result.report.fixesUsed == 0, "significant-change without gnss never powers the receiver")
+        #expect(try #require(run.report).fixesUsed == 0, "significant-change without gnss never powers the receiver")
 
         // Still: the same first position for the whole duration gives no report after the first.
         let still = fixes.map { fix in
@@ -143,7 +146,7 @@ import Testing
             f.coordinate = fixes[0].coordinate
             return f
         }
-        let stillRun = ReplayPower(profile: profile, fixes: still, options: ReplayPower.Options())
-        #expect(stillRun.result.events.filter { $0.kind == .location }.count <= 1)
+        let stillRun = try ReplayRun.evaluate(profile: profile, fixes: still, options: ReplayRun.Options())
+        #expect(stillRun.events.filter { $0.kind == .location }.count <= 1)
     }
 }

@@ -96,9 +96,9 @@ struct SystemdNotifierTests {
 struct EventLoopTests {
     @Test func aTimeoutWithNoInputReturnsZeroAfterSleeping() throws {
         let loop = try EventLoop()
-        let start = SystemClock.monotonicMilliseconds()
+        let start = (SystemHostClock.monotonicMicroseconds() / 1000)
         #expect(loop.runOnce(timeoutMilliseconds: 30) == 0)
-        #expect(SystemClock.monotonicMilliseconds() - start >= 25)
+        #expect((SystemHostClock.monotonicMicroseconds() / 1000) - start >= 25)
     }
 
     @Test func aWakeFromAnotherThreadInterruptsTheSleep() throws {

@@ -5,7 +5,7 @@ import Testing
 struct DeliverySchedulerTests {
     func d(_ id: Int64, hook: String = "h", fence: String? = "f") -> Delivery {
         let event = GeoEvent(id: "e\(id)", kind: .enter, fenceID: fence, time: UTCTime(millisecondsSince1970: id),
-                             coordinate: Coordinate(latitude: 0, longitude: 0), accuracyMeters: 1, rule: "")
+                             coordinate: Coordinate(latitude: 0, longitude: 0), accuracyMeters: 1, rule: .recorded(""))
         return Delivery(id: id, event: event, hookKey: hook, argv: [hook])
     }
 

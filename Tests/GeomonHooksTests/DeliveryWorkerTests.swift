@@ -20,7 +20,7 @@ struct DeliveryWorkerTests {
         return DeliveryWorker(
             queue: queue, settings: workerSettings, catalog: HookCatalog(settings: settings),
             runner: HookRunner(limits: HookLimits(killGrace: .milliseconds(300))), probe: probe,
-            random: SeededGenerator(seed: 42)
+            random: SplitMix64(seed: 42)
         )
     }
 

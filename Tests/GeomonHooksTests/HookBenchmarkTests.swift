@@ -26,7 +26,7 @@ struct HookBenchmarkTests {
         settings.enter = [hook]
         let worker = DeliveryWorker(
             queue: queue, settings: DeliveryWorker.Settings(profileName: "bench", profileDirectory: "/", maxConcurrent: 4),
-            catalog: HookCatalog(settings: settings), random: SeededGenerator(seed: 1)
+            catalog: HookCatalog(settings: settings), random: SplitMix64(seed: 1)
         )
         let t = ContinuousClock.now
         _ = try worker.runUntilSettled(timeout: .seconds(50))

@@ -1,6 +1,7 @@
 import Foundation
 import GeomonCore
 import GeomonHooks
+import GeomonFormat
 import GeomonTestSupport
 import Testing
 
@@ -65,12 +66,12 @@ struct DeliveryReportTests {
     }
 
     @Test func jsonNumbersNeverUseExponents() {
-        #expect(JSONText.number(0.00001) == "0.00001")
-        #expect(JSONText.number(-1.5e-7) == "-0.00000015")
-        #expect(JSONText.number(13.377704) == "13.377704")
-        #expect(JSONText.number(5) == "5")
-        #expect(JSONText.number(.nan) == "null")
-        #expect(JSONText.quote("a\u{1}\n\"") == #""a\u0001\n\"""#)
+        #expect(JSON.number(0.00001) == "0.00001")
+        #expect(JSON.number(-1.5e-7) == "-0.00000015")
+        #expect(JSON.number(13.377704) == "13.377704")
+        #expect(JSON.number(5) == "5")
+        #expect(JSON.number(.nan) == "null")
+        #expect(JSON.string("a\u{1}\n\"") == #""a\u0001\n\"""#)
     }
 }
 

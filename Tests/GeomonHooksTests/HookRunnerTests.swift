@@ -38,7 +38,9 @@ struct HookRunnerTests {
     @Test func stdinIsTheEventAsOneJSONLine() throws {
         let result = runner.run(Hooks.invocation(["/bin/cat"]))
         #expect(result.termination == .exited(0))
-        let expected = #"{"event":"enter","event_id":"ev-1","fence":"home","fence_name":"Home","time":"2024-05-01T12:00:00Z","lat":52.516275,"lon":13.377704,"accuracy_m":4.5,"rule":"inside confirmed by 2 fixes","profile":"test-profile","attempt":1,"test":false}"# + "\n"
+        // The event's one encoding (as `replay` prints it), the attempt's fields, and the old
+        // names `event` and `event_id` for one release.
+        let expected = #"{"id":"ev-1","type":"enter","fence":"home","fence_name":"Home","time":"2024-05-01T12:00:00Z","lat":52.516275,"lon":13.377704,"accuracy_m":4.5,"rule":"inside confirmed by 2 fixes","profile":"test-profile","attempt":1,"test":false,"event":"enter","event_id":"ev-1"}"# + "\n"
         #expect(String(decoding: result.stdout, as: UTF8.self) == expected)
         // And it is valid JSON.
         let object = try JSONSerialization.jsonObject(with: Data(result.stdout)) as? [String: Any]
@@ -51,7 +53,7 @@ struct HookRunnerTests {
         let result = runner.run(Hooks.invocation(["./record.sh", dir.url.path]))
         #expect(result.termination == .exited(0), "\(result.summary)")
         let stdin = try String(contentsOfFile: dir.path("stdin"), encoding: .utf8)
-        #expect(stdin.hasPrefix(#"{"event":"enter","event_id":"ev-1""#))
+        #expect(stdin.hasPrefix(#"{"id":"ev-1","type":"enter""#))
         let env = try String(contentsOfFile: dir.path("env"), encoding: .utf8).split(separator: "\0")
         // sh exports PWD itself: it shows the working directory is the profile directory.
         #expect(env.contains("PWD=\(Hooks.fixtureDirectory)"))

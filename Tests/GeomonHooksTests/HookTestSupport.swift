@@ -24,7 +24,7 @@ enum Hooks {
         GeoEvent(
             id: id, kind: kind, fenceID: fence, fenceName: name, time: UTCTime(millisecondsSince1970: ms),
             coordinate: Coordinate(latitude: 52.516275, longitude: 13.377704), accuracyMeters: 4.5,
-            rule: "inside confirmed by 2 fixes"
+            rule: .recorded("inside confirmed by 2 fixes")
         )
     }
 

@@ -34,7 +34,7 @@ struct RetryPolicyTests {
     }
 
     @Test func seededGeneratorIsReproducibleAndInUnitRange() {
-        var a = SeededGenerator(seed: 7), b = SeededGenerator(seed: 7)
+        var a = SplitMix64(seed: 7), b = SplitMix64(seed: 7)
         let xs = (0..<100).map { _ in a.nextUnit() }
         let ys = (0..<100).map { _ in b.nextUnit() }
         #expect(xs == ys)

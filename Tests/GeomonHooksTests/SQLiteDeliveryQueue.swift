@@ -5,18 +5,18 @@ import GeomonHooks
 import GeomonStore
 import GeomonTestSupport
 
-/// The real queue: the SQLite `EventStore` (on a temp file) through the daemon's adapter, with
-/// rows created the way `Monitor` creates them: in the event's commit.
+/// The real queue: the SQLite `EventStore` (on a temp file), with rows created the way the
+/// journal creates them: in the event's commit.
 final class SQLiteDeliveryQueue: TestDeliveryQueue, @unchecked Sendable {
     private let directory: TemporaryDirectory
-    private let adapter: StoreDeliveryQueue
+    private let adapter: EventStore
     private let lock = NSLock()
 
     init() {
         // A test without a writable temp dir cannot run at all; fail loudly there.
         do {
             directory = try TemporaryDirectory(prefix: "geomon-queue")
-            adapter = StoreDeliveryQueue(store: try EventStore(path: directory.path("queue.db")))
+            adapter = try EventStore(path: directory.path("queue.db"))
         } catch {
             preconditionFailure("cannot create the test queue database: \(error)")
         }
@@ -31,20 +31,20 @@ final class SQLiteDeliveryQueue: TestDeliveryQueue, @unchecked Sendable {
         var batch = CommitBatch(profileName: "test-profile", committedAt: event.time)
         batch.events = [(event, hooks.map { DeliveryTarget(hookKey: HookCatalog.key(for: $0), argv: $0.exec) })]
         do {
-            try adapter.store.commit(batch)
-            return try adapter.store.deliveries(eventID: event.id).map(\.id)
+            try adapter.commit(batch)
+            return try adapter.deliveries(eventID: event.id).map(\.id)
         } catch {
             preconditionFailure("enqueue failed: \(error)")
         }
     }
 
-    func row(_ id: Int64) -> GeomonHooks.Delivery? {
+    func row(_ id: Int64) -> Delivery? {
         lock.lock()
         defer { lock.unlock() }
         return try? adapter.delivery(id: id)
     }
 
-    func dueDeliveries(now: UTCTime, limit: Int) throws -> [GeomonHooks.Delivery] {
+    func dueDeliveries(now: UTCTime, limit: Int) throws -> [Delivery] {
         lock.lock()
         defer { lock.unlock() }
         return try adapter.dueDeliveries(now: now, limit: limit)
@@ -86,7 +86,7 @@ final class SQLiteDeliveryQueue: TestDeliveryQueue, @unchecked Sendable {
         try adapter.recoverInterrupted()
     }
 
-    func deliveries(status: GeomonHooks.DeliveryStatus) throws -> [GeomonHooks.Delivery] {
+    func deliveries(status: DeliveryStatus) throws -> [Delivery] {
         lock.lock()
         defer { lock.unlock() }
         return try adapter.deliveries(status: status)

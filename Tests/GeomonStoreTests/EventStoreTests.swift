@@ -9,7 +9,7 @@ struct EventStoreTests {
     static func event(_ fence: String?, _ kind: EventKind, _ seconds: Int64) -> GeoEvent {
         let time = UTCTime(millisecondsSince1970: seconds * 1000)
         return GeoEvent(id: EventID.make(profile: "p", fenceID: fence, kind: kind, time: time), kind: kind, fenceID: fence,
-                        time: time, coordinate: Coordinate(latitude: 47, longitude: 8), accuracyMeters: 5, rule: "test")
+                        time: time, coordinate: Coordinate(latitude: 47, longitude: 8), accuracyMeters: 5, rule: .recorded("test"))
     }
 
     static func fix(_ seconds: Int64) -> Fix {
@@ -210,7 +210,7 @@ struct EventStoreTests {
 
         let third = try #require(try store.dueDeliveries(now: now).first { name($0) == "3h#0" })
         try store.markRunning(id: third.id, attempt: 1)
-        #expect(try store.recoverInterrupted() == 1)
+        #expect(try store.recoverInterruptedCount() == 1)
         let recovered = try #require(try store.deliveries().first { $0.id == third.id })
         #expect(recovered.status == .retrying && recovered.attempt == 1 && recovered.eventID == e3.id)
         #expect(try store.requeueDead() == 1)

@@ -1,4 +1,5 @@
 import GeomonCore
+import GeomonFormat
 
 /// Walks a `YAMLNode` tree against the profile schema and collects every diagnostic.
 ///

@@ -1,3 +1,4 @@
+import GeomonFormat
 /// Physical quantities written with units in profiles (`150m`, `2km`, `30s`, `40m/s`, `120mW`).
 ///
 /// A bare number is the base unit: metres, seconds, metres per second or milliwatts.
@@ -127,5 +128,5 @@ extension String {
 
 /// Compact number text for messages: `150`, `0.5`.
 func formatNumber(_ value: Double) -> String {
-    JSONNumberText.format(value)
+    NumberText.shortest(value)
 }

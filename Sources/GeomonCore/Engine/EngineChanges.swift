@@ -11,4 +11,25 @@ public struct EngineChanges: Hashable, Sendable {
     }
 
     public var isEmpty: Bool { upserts.isEmpty && removals.isEmpty }
+
+    /// Adds `later`'s changes: a fence's last change wins.
+    public mutating func merge(_ later: EngineChanges) {
+        guard !later.isEmpty else { return }
+        if isEmpty {
+            self = later
+            return
+        }
+        for record in later.upserts {
+            removals.removeAll { $0 == record.fenceID }
+            if let i = upserts.firstIndex(where: { $0.fenceID == record.fenceID }) {
+                upserts[i] = record
+            } else {
+                upserts.append(record)
+            }
+        }
+        for id in later.removals {
+            upserts.removeAll { $0.fenceID == id }
+            if !removals.contains(id) { removals.append(id) }
+        }
+    }
 }

@@ -12,8 +12,8 @@ public struct GeoEvent: Hashable, Sendable {
     public var time: UTCTime
     public var coordinate: Coordinate
     public var accuracyMeters: Double
-    /// Which rule fired, for explanations (e.g. "inside confirmed by 2 fixes").
-    public var rule: String
+    /// Which rule fired, with its numbers (worded by the shell).
+    public var rule: EventRule
 
     public init(
         id: String,
@@ -23,7 +23,7 @@ public struct GeoEvent: Hashable, Sendable {
         time: UTCTime,
         coordinate: Coordinate,
         accuracyMeters: Double,
-        rule: String
+        rule: EventRule
     ) {
         self.id = id
         self.kind = kind

@@ -56,18 +56,10 @@ public struct TransitionEngine: Sendable {
     private var records: [Int: FenceStateRecord] = [:]
     private var dirty: Set<Int> = []
     private var droppedIDs: [String] = []
-    private var usableFixCount = 0
+    /// Usable fixes processed (capped at a large value; only `>= confirm` matters).
+    public private(set) var usableFixCount = 0
     public private(set) var lastFixTime: UTCTime?
     public private(set) var location: LocationReference?
-    /// A cache, not state: every fence without a record is at least `clearanceMeters` outside
-    /// of `clearAnchor` (signed distance is 1-Lipschitz, so a fix within
-    /// `clearance − margin` of the anchor is certainly outside all of them).
-    private var clearAnchor: Coordinate?
-    private var clearanceMeters = 0.0
-    private var clearAnchorCosLatitude = 1.0
-    private static let metersPerDegree = 6_371_008.8 * Double.pi / 180
-    /// How far the clearance search looks (one `near` query per refresh).
-    private static let clearanceSearchMeters = 1000.0
 
     /// Creates an engine for `profile`, continuing from `snapshot` (records of fences that no
     /// longer exist in the profile are dropped and reported as removals).
@@ -133,8 +125,21 @@ public struct TransitionEngine: Sendable {
 
     // MARK: - Inputs
 
-    /// Processes one fix.
+    /// The band around a fix within which a fence's side is uncertain: accuracy + hysteresis.
+    public func bandMeters(for fix: Fix) -> Double {
+        fix.horizontalAccuracyMeters + hysteresisMeters
+    }
+
+    /// Processes one fix, looking its position up in the index (`FenceIndex.probe`).
     public mutating func fixReceived(_ fix: Fix) -> FixOutcome {
+        let band = bandMeters(for: fix)
+        let probe = config.index.probe(fix.coordinate, within: band.isFinite ? band : 0, band: band)
+        return fixReceived(fix, geometry: FixGeometry(containing: probe.containing, band: probe.band))
+    }
+
+    /// Processes one fix whose position the caller looked up: `geometry` holds the fences
+    /// containing the fix and those whose boundary is within `bandMeters(for: fix)`.
+    public mutating func fixReceived(_ fix: Fix, geometry: FixGeometry) -> FixOutcome {
         guard fix.coordinate.isValid, fix.horizontalAccuracyMeters.isFinite, fix.horizontalAccuracyMeters >= 0 else {
             return FixOutcome(accepted: false, events: [])
         }
@@ -145,13 +150,28 @@ public struct TransitionEngine: Sendable {
         var events: [GeoEvent] = []
         fireDueDwells(at: fix.time, fix: fix, into: &events)
 
-        let usable = fix.source == .coarse || fix.horizontalAccuracyMeters <= minAccuracyMeters
-        if usable {
-            evaluateFences(fix, into: &events)
+        if isUsable(fix) {
+            evaluateFences(fix, geometry: geometry, into: &events)
             usableFixCount = min(usableFixCount + 1, 1 << 40)
             if locationEnabled { evaluateLocation(fix, into: &events) }
         }
         return FixOutcome(accepted: true, events: events)
+    }
+
+    /// A fix decides fences when it is coarse or at least as accurate as `min_accuracy`.
+    public func isUsable(_ fix: Fix) -> Bool {
+        fix.source == .coarse || fix.horizontalAccuracyMeters <= minAccuracyMeters
+    }
+
+    /// True when a record holds an unconfirmed change.
+    public var transitionPending: Bool { records.values.contains { $0.pending != nil } }
+
+    /// True when a fence with a record is in the `unknown` state (touched during start-up).
+    public var anyRecordUnknown: Bool { records.values.contains { $0.state == .unknown } }
+
+    /// Fences currently inside, by id, sorted.
+    public var insideFenceIDs: [String] {
+        records.values.filter { $0.state == .inside }.map(\.fenceID).sorted()
     }
 
     /// Processes a deadline (the shell's clock, or replay's virtual clock, reached `now`).
@@ -165,7 +185,7 @@ public struct TransitionEngine: Sendable {
 
     private enum Observation { case inside, outside, uncertain }
 
-    private mutating func evaluateFences(_ fix: Fix, into events: inout [GeoEvent]) {
+    private mutating func evaluateFences(_ fix: Fix, geometry: FixGeometry, into events: inout [GeoEvent]) {
         let point = fix.coordinate
         let margin = fix.horizontalAccuracyMeters + hysteresisMeters
         // Which fences need work: those with a record, those containing the point (a certain
@@ -174,32 +194,12 @@ public struct TransitionEngine: Sendable {
         // (an uncertain fix does not count towards confirming `outside`). Every other fence is
         // certainly outside and already in (or counted towards) the implicit state.
         var work: [(fence: Int, s: Double)] = []
-        let startup = usableFixCount < confirm
-        var clear = false
-        if !startup, let anchor = clearAnchor {
-            // 1 m and 1 % of slack cover the difference between distance models.
-            // Equirectangular distance around the anchor: within 0.1 % of the great-circle
-            // distance at these ranges (< 1 km), no trigonometry per fix.
-            let dy = (point.latitude - anchor.latitude) * Self.metersPerDegree
-            let dx = (point.longitude - anchor.longitude) * Self.metersPerDegree * clearAnchorCosLatitude
-            clear = (dx * dx + dy * dy).squareRoot() + margin < clearanceMeters * 0.99 - 1
-        }
-        if !clear {
-            if startup {
-                for near in config.index.near(point, within: margin) { work.append((near.fence, near.signedDistanceMeters)) }
-            }
-            let containing = config.index.containing(point)
-            for i in containing where !work.contains(where: { $0.fence == i }) { work.append((i, .nan)) }
-            if containing.isEmpty {
-                var clearance = Self.clearanceSearchMeters
-                for near in config.index.near(point, within: clearance) { clearance = min(clearance, near.signedDistanceMeters) }
-                clearAnchor = point
-                clearAnchorCosLatitude = cos(point.latitude * Double.pi / 180)
-                clearanceMeters = clearance
-            } else {
-                clearAnchor = nil
+        if usableFixCount < confirm {
+            for near in geometry.band where abs(near.signedDistanceMeters) <= margin {
+                work.append((near.fence, near.signedDistanceMeters))
             }
         }
+        for i in geometry.containing where !work.contains(where: { $0.fence == i }) { work.append((i, .nan)) }
         for i in records.keys where !work.contains(where: { $0.fence == i }) { work.append((i, .nan)) }
         if work.isEmpty { return }
         if work.count > 1 { work.sort { $0.fence < $1.fence } }
@@ -265,24 +265,21 @@ public struct TransitionEngine: Sendable {
         record.sinceAccuracyMeters = pending.firstAccuracyMeters
         record.dwellFired = false
         record.pending = nil
-        let evidence = "\(pending.count) consecutive certain-\(pending.state.rawValue) fixes"
-            + " (\(pending.state == .inside ? "s <= -(a+h)" : "s >= a+h")); first s=\(Self.decimal(pending.firstSignedDistanceMeters)) m"
-            + " a=\(Self.decimal(pending.firstAccuracyMeters)) m h=\(Self.decimal(hysteresisMeters)) m"
         let kind: EventKind
-        let rule: String
         switch (old, pending.state) {
         case (.outside, .inside):
             kind = .enter
-            rule = "enter: outside -> inside, " + evidence
         case (.unknown, .inside) where profile.transitions.initial == .report:
             kind = .enter
-            rule = "initial inside (initial: report): " + evidence
         case (.inside, .outside):
             kind = .exit
-            rule = "exit: inside -> outside, " + evidence
         default:
             return
         }
+        let rule = EventRule.transition(EventRule.Transition(
+            from: old, to: pending.state, initialReport: old == .unknown, confirmations: pending.count,
+            firstSignedDistanceMeters: pending.firstSignedDistanceMeters,
+            firstAccuracyMeters: pending.firstAccuracyMeters, hysteresisMeters: hysteresisMeters))
         guard fence.events.contains(kind) else { return }
         events.append(makeEvent(kind, fence: fence, time: pending.firstTime, coordinate: pending.firstCoordinate,
                                 accuracy: pending.firstAccuracyMeters, rule: rule))
@@ -325,13 +322,14 @@ public struct TransitionEngine: Sendable {
         guard let due = dwellDue(record, fence: fence), now >= due, !dwellHeld(record, due: due),
               let since = record.stateSince, let dwell = fence.dwell else { return }
         record.dwellFired = true
-        let base = "dwell: inside since \(since.rfc3339) for \(Self.decimal(dwell.secondsValue)) s"
         if let fix {
             events.append(makeEvent(.dwell, fence: fence, time: fix.time, coordinate: fix.coordinate,
-                                    accuracy: fix.horizontalAccuracyMeters, rule: base + ", fired by the first fix past it"))
+                                    accuracy: fix.horizontalAccuracyMeters,
+                                    rule: .dwell(EventRule.Dwell(insideSince: since, dwell: dwell, byFix: true))))
         } else {
             events.append(makeEvent(.dwell, fence: fence, time: due, coordinate: record.sinceCoordinate ?? Coordinate(latitude: 0, longitude: 0),
-                                    accuracy: record.sinceAccuracyMeters ?? 0, rule: base + ", fired by deadline at the enter position"))
+                                    accuracy: record.sinceAccuracyMeters ?? 0,
+                                    rule: .dwell(EventRule.Dwell(insideSince: since, dwell: dwell, byFix: false))))
         }
     }
 
@@ -339,47 +337,30 @@ public struct TransitionEngine: Sendable {
 
     private mutating func evaluateLocation(_ fix: Fix, into events: inout [GeoEvent]) {
         let settings = profile.significantChange
-        let rule: String
+        let rule: EventRule.Location
         if let reference = location {
-            let moved = Self.distanceMeters(reference.coordinate, fix.coordinate)
+            let moved = Geodesy.haversineMeters(reference.coordinate, fix.coordinate)
             let elapsed = fix.time - reference.time
             guard moved >= settings.distanceMeters, elapsed >= settings.minInterval else { return }
-            rule = "location: moved \(Self.decimal(moved)) m >= \(Self.decimal(settings.distanceMeters)) m from the last reported location"
-                + " after \(Self.decimal(elapsed.secondsValue)) s >= \(Self.decimal(settings.minInterval.secondsValue)) s"
+            rule = EventRule.Location(movedMeters: moved, thresholdMeters: settings.distanceMeters,
+                                      elapsed: elapsed, minInterval: settings.minInterval)
         } else {
-            rule = "location: first usable fix"
+            rule = EventRule.Location(movedMeters: nil, thresholdMeters: settings.distanceMeters,
+                                      elapsed: nil, minInterval: settings.minInterval)
         }
         location = LocationReference(time: fix.time, coordinate: fix.coordinate)
         events.append(GeoEvent(
             id: EventID.make(profile: profile.name, fenceID: nil, kind: .location, time: fix.time),
             kind: .location, fenceID: nil, time: fix.time, coordinate: fix.coordinate,
-            accuracyMeters: fix.horizontalAccuracyMeters, rule: rule))
+            accuracyMeters: fix.horizontalAccuracyMeters, rule: .location(rule)))
     }
 
     // MARK: - Helpers
 
-    private func makeEvent(_ kind: EventKind, fence: Fence, time: UTCTime, coordinate: Coordinate, accuracy: Double, rule: String) -> GeoEvent {
+    private func makeEvent(_ kind: EventKind, fence: Fence, time: UTCTime, coordinate: Coordinate, accuracy: Double, rule: EventRule) -> GeoEvent {
         GeoEvent(
             id: EventID.make(profile: profile.name, fenceID: fence.id, kind: kind, time: time),
             kind: kind, fenceID: fence.id, fenceName: fence.name, time: time,
             coordinate: coordinate, accuracyMeters: accuracy, rule: rule)
-    }
-
-    /// One decimal, deterministic (`-35.2`, `5.0`, `inf`).
-    static func decimal(_ value: Double) -> String {
-        guard value.isFinite else { return value < 0 ? "-inf" : "inf" }
-        let tenths = Int64((value * 10).rounded())
-        let sign = tenths < 0 ? "-" : ""
-        let magnitude = tenths.magnitude
-        return "\(sign)\(magnitude / 10).\(magnitude % 10)"
-    }
-
-    /// Great-circle distance (haversine, mean Earth radius).
-    static func distanceMeters(_ a: Coordinate, _ b: Coordinate) -> Double {
-        let rad = Double.pi / 180
-        let dLat = (b.latitude - a.latitude) * rad
-        let dLon = (b.longitude - a.longitude) * rad
-        let h = sin(dLat / 2) * sin(dLat / 2) + cos(a.latitude * rad) * cos(b.latitude * rad) * sin(dLon / 2) * sin(dLon / 2)
-        return 2 * 6_371_008.8 * asin(min(1, h.squareRoot()))
     }
 }

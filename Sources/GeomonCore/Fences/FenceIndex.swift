@@ -29,6 +29,32 @@ public struct FenceQueryResult: Hashable, Sendable {
     }
 }
 
+/// What the monitor learns about one fix from one pass over the index: the fences containing
+/// it, the fences whose boundary is within the band (the fix's accuracy plus hysteresis: where
+/// the engine cannot be certain), and the nearest boundary within the search radius.
+public struct FenceProbe: Hashable, Sendable {
+    /// Fences containing the point (boundary counts as inside), ascending.
+    public var containing: [Int]
+    /// Fences whose boundary is within `bandMeters`, ascending by fence, with signed distances.
+    public var band: [FenceDistance]
+    /// The nearest boundary within `searchRadiusMeters`, if any.
+    public var nearest: FenceDistance?
+    public var searchRadiusMeters: Double
+    public var bandMeters: Double
+
+    public init(containing: [Int] = [], band: [FenceDistance] = [], nearest: FenceDistance? = nil,
+                searchRadiusMeters: Double = 0, bandMeters: Double = 0) {
+        self.containing = containing
+        self.band = band
+        self.nearest = nearest
+        self.searchRadiusMeters = searchRadiusMeters
+        self.bandMeters = bandMeters
+    }
+
+    /// Unsigned distance to the nearest boundary found, nil when none is within the radius.
+    public var nearestDistanceMeters: Double? { nearest.map { abs($0.signedDistanceMeters) } }
+}
+
 /// Answers, for a point, which fences contain it and how far the nearest boundaries are.
 ///
 /// Semantics (see docs/geometry.md): polygon edges are straight lines in longitude/latitude
@@ -79,6 +105,19 @@ public struct FenceIndex: Sendable {
     /// Signed distance in metres from `point` to fence `fence`'s boundary (negative inside).
     public func signedDistance(fence: Int, to point: Coordinate) -> Double {
         store.signedDistance(fence: fence, to: point)
+    }
+
+    /// Containing fences, fences within `bandMeters` and the nearest boundary within
+    /// `searchRadiusMeters`, in one pass (`FenceProbe`).
+    public func probe(_ point: Coordinate, within searchRadiusMeters: Double = .infinity, band bandMeters: Double) -> FenceProbe {
+        var result = FenceProbe()
+        store.probe(point, within: searchRadiusMeters, band: bandMeters, into: &result)
+        return result
+    }
+
+    /// As `probe(_:within:band:)`, reusing `result`'s storage.
+    public func probe(_ point: Coordinate, within searchRadiusMeters: Double, band bandMeters: Double, into result: inout FenceProbe) {
+        store.probe(point, within: searchRadiusMeters, band: bandMeters, into: &result)
     }
 
     /// Containing fences, nearest boundary within `searchRadiusMeters` and the clearance, in one pass.

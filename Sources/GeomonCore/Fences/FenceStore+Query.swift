@@ -24,11 +24,15 @@ struct SearchState {
     var nearestDistance: Double
     var collect: Bool = false
     var found: [FenceDistance] = []
+    /// While finding the nearest boundary, also collect every fence whose boundary is within
+    /// this distance (`found`); the search never narrows below it. 0: collect nothing.
+    var band: Double = 0
 
-    init(best: Double, collect: Bool = false) {
+    init(best: Double, collect: Bool = false, band: Double = 0) {
         self.best = best
         self.nearestDistance = best
         self.collect = collect
+        self.band = band
     }
 
     @inline(__always)
@@ -38,19 +42,20 @@ struct SearchState {
             if a <= best { found.append(FenceDistance(fence: fence, signedDistanceMeters: signed)) }
             return
         }
+        if band > 0, a <= band { found.append(FenceDistance(fence: fence, signedDistanceMeters: signed)) }
         if a < nearestDistance || (a == nearestDistance && (nearest < 0 || fence < nearest)) {
             nearestDistance = a
             nearest = fence
             nearestSigned = signed
         }
-        if a < best { best = a }
+        if a < best { best = max(a, band) }
     }
 
     /// Narrows the search to `upper`, an upper bound on the distance of a fence that will be
     /// evaluated (it is not pruned: its lower bound is below its distance).
     @inline(__always)
     mutating func bound(_ upper: Double) {
-        if !collect && upper < best { best = upper }
+        if !collect && upper < best { best = max(upper, band) }
     }
 }
 
@@ -361,6 +366,35 @@ extension FenceStore {
         if wantNearest, state.nearest >= 0 {
             result.nearest = FenceDistance(fence: state.nearest, signedDistanceMeters: state.nearestSigned)
             result.clearanceMeters = abs(state.nearestSigned)
+        }
+    }
+
+    /// One pass for the monitor: containing fences, the nearest boundary within
+    /// `searchRadiusMeters`, and every fence whose boundary is within `bandMeters` (at most the
+    /// search radius), ascending by fence.
+    func probe(_ p: Coordinate, within searchRadiusMeters: Double, band bandMeters: Double, into result: inout FenceProbe) {
+        result.containing.removeAll(keepingCapacity: true)
+        result.band.removeAll(keepingCapacity: true)
+        result.nearest = nil
+        let radius = searchRadiusMeters.isNaN ? 0 : max(0, searchRadiusMeters)
+        let band = bandMeters.isNaN ? 0 : min(radius, max(0, bandMeters))
+        result.searchRadiusMeters = radius
+        result.bandMeters = band
+        guard count > 0, p.latitude.isFinite, p.longitude.isFinite, abs(p.latitude) <= 90 else { return }
+        var state = SearchState(best: radius, band: band)
+        let passes = search(p, wantNearest: true, state: &state, containing: &result.containing)
+        if result.containing.count > 1 { result.containing.sort() }
+        if passes > 1, result.containing.count > 1 {
+            var unique: [Int] = []
+            for f in result.containing where unique.last != f { unique.append(f) }
+            result.containing = unique
+        }
+        if !state.found.isEmpty {
+            state.found.sort { $0.fence < $1.fence }
+            for d in state.found where result.band.last?.fence != d.fence { result.band.append(d) }
+        }
+        if state.nearest >= 0 {
+            result.nearest = FenceDistance(fence: state.nearest, signedDistanceMeters: state.nearestSigned)
         }
     }
 

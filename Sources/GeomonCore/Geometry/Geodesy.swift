@@ -166,6 +166,29 @@ public enum Geodesy {
 
     // MARK: Helpers
 
+    /// Great-circle distance on the sphere of mean radius 6,371,008.8 m (haversine): the one
+    /// spherical distance geomon uses (significant-change moves, jump screening, stationary
+    /// radius, receiver and coarse models).
+    public static func haversineMeters(_ a: Coordinate, _ b: Coordinate) -> Double {
+        sphericalDistanceMeters(a, b)
+    }
+
+    /// The point `distanceMeters` from `origin` along the initial bearing, on the same sphere.
+    public static func sphericalDestination(from origin: Coordinate, bearingDegrees: Double, distanceMeters: Double) -> Coordinate {
+        if distanceMeters == 0 { return origin }
+        let r = 6_371_008.8
+        let delta = distanceMeters / r
+        let theta = bearingDegrees * radiansPerDegree
+        let phi1 = origin.latitude * radiansPerDegree
+        let lambda1 = origin.longitude * radiansPerDegree
+        let sinPhi2 = sin(phi1) * cos(delta) + cos(phi1) * sin(delta) * cos(theta)
+        let phi2 = asin(max(-1, min(1, sinPhi2)))
+        let lambda2 = lambda1 + atan2(sin(theta) * sin(delta) * cos(phi1), cos(delta) - sin(phi1) * sinPhi2)
+        var lon = lambda2 / radiansPerDegree
+        lon = (lon + 540).truncatingRemainder(dividingBy: 360) - 180
+        return Coordinate(latitude: phi2 / radiansPerDegree, longitude: lon)
+    }
+
     static func sphericalDistanceMeters(_ a: Coordinate, _ b: Coordinate) -> Double {
         let r = 6_371_008.8
         let dLat = (b.latitude - a.latitude) * radiansPerDegree

@@ -49,44 +49,26 @@ public struct FixContext: Hashable, Sendable {
         nearestBoundaryMeters ?? max(searchRadiusMeters, boundaryBeyondSearchMeters ?? searchRadiusMeters)
     }
 
+    /// The context of `fix` from its probe (`FenceIndex.probe`, made with an unbounded search
+    /// radius for regions GNSS fixes): the nearest boundary within the configuration's search
+    /// radius; for a regions GNSS fix with none there (outside always-on), the nearest one
+    /// anywhere (`.infinity` without fences). No index lookup of its own; the course
+    /// clearance is added by the caller (`Monitor`), which samples the index ahead.
+    public init(fix: Fix, probe: FenceProbe?, configuration: PowerConfiguration,
+                allCertain: Bool, transitionPending: Bool, earliestDwellDeadline: UTCTime?) {
+        let radius = configuration.searchRadiusMeters
+        let nearest = probe?.nearestDistanceMeters
+        self.init(nearestBoundaryMeters: nearest.flatMap { $0 <= radius ? $0 : nil }, searchRadiusMeters: radius,
+                  allCertain: allCertain, transitionPending: transitionPending, earliestDwellDeadline: earliestDwellDeadline)
+        if !configuration.alwaysOn, configuration.mode == .regions, fix.source == .gnss, nearestBoundaryMeters == nil {
+            boundaryBeyondSearchMeters = nearest ?? .infinity
+        }
+    }
+
     /// Spacing of the boundary-clearance samples along a fix's course (heading bound).
     public static let courseStepMeters: Double = 100
     /// Longest stretch of course sampled.
     public static let courseLengthMeters: Double = 5000
-
-    /// The context for a fix, as replay and the live daemon both build it: the nearest boundary
-    /// within the configuration's search radius from the index, certainty from the engine's
-    /// answer, and — for a certain regions GNSS fix with a speed and course — the clearance
-    /// sampled along the course (heading bound). With nothing within the search radius, a regions
-    /// GNSS fix also gets the distance to the nearest boundary anywhere (one unbounded query).
-    public static func make(
-        for fix: Fix, index: FenceIndex, configuration: PowerConfiguration,
-        allCertain: Bool, transitionPending: Bool, earliestDwellDeadline: UTCTime?,
-        courseStepMeters: Double = FixContext.courseStepMeters, courseLengthMeters: Double = FixContext.courseLengthMeters
-    ) -> FixContext {
-        let radius = configuration.searchRadiusMeters
-        var context = FixContext(
-            nearestBoundaryMeters: index.nearestBoundary(to: fix.coordinate, within: radius).map { abs($0.signedDistanceMeters) },
-            searchRadiusMeters: radius,
-            allCertain: allCertain,
-            transitionPending: transitionPending,
-            earliestDwellDeadline: earliestDwellDeadline
-        )
-        if !configuration.alwaysOn, configuration.mode == .regions, fix.source == .gnss, context.nearestBoundaryMeters == nil {
-            context.boundaryBeyondSearchMeters = index.nearestBoundary(to: fix.coordinate).map { abs($0.signedDistanceMeters) } ?? .infinity
-        }
-        if !configuration.alwaysOn, configuration.mode == .regions, fix.source == .gnss,
-           allCertain, !transitionPending,
-           let course = fix.courseDegrees, let speed = fix.speedMetersPerSecond, speed > 0
-        {
-            let length = min(courseLengthMeters, speed * (configuration.maxSleep + configuration.ttffHot).secondsValue)
-            context.courseClearance = CourseClearance.sample(
-                index: index, from: fix.coordinate, courseDegrees: course,
-                lengthMeters: length, stepMeters: courseStepMeters, searchRadiusMeters: radius
-            )
-        }
-        return context
-    }
 }
 
 /// Distances to the nearest fence boundary at points ahead of a fix along its course.
@@ -120,7 +102,7 @@ public struct CourseClearance: Hashable, Sendable {
         var clearance: [Double] = []
         clearance.reserveCapacity(count)
         for k in 0..<count {
-            let point = PowerGeo.destination(from: origin, bearingDegrees: courseDegrees, distanceMeters: Double(k) * stepMeters)
+            let point = Geodesy.sphericalDestination(from: origin, bearingDegrees: courseDegrees, distanceMeters: Double(k) * stepMeters)
             let d = index.nearestBoundary(to: point, within: searchRadiusMeters).map { abs($0.signedDistanceMeters) } ?? searchRadiusMeters
             clearance.append(d)
         }

@@ -10,6 +10,8 @@
 ///    `FixContext`, and call `fixReceived(_:context:now:)`.
 /// 3. When `nextDeadline` comes first: `deadlineReached(now:)` (scheduled wakes and fix timeouts).
 ///
+/// `Monitor` is that loop's body: nothing else drives the policy.
+///
 /// Modes (see docs/power.md): `regions` sleeps as long as no boundary can be reached;
 /// `continuous` stays on while moving and duty-cycles while stationary; `significant-change`
 /// runs only the coarse source and wakes GNSS near a fence when the profile configures `gnss`.
@@ -417,7 +419,7 @@ public struct PowerPolicy: Sendable {
 
     private mutating func updateStationary(with fix: Fix) {
         guard fix.source == .gnss, fix.horizontalAccuracyMeters <= configuration.minAccuracyMeters else { return }
-        if let anchor = memory.anchor, PowerGeo.distance(anchor, fix.coordinate) <= configuration.stationaryRadiusMeters {
+        if let anchor = memory.anchor, Geodesy.haversineMeters(anchor, fix.coordinate) <= configuration.stationaryRadiusMeters {
             return
         }
         memory.anchor = fix.coordinate
@@ -427,69 +429,9 @@ public struct PowerPolicy: Sendable {
 
     private func plausible(from a: Fix, to b: Fix) -> Bool {
         let dt = (b.time - a.time).secondsValue
-        let d = PowerGeo.distance(a.coordinate, b.coordinate) - a.horizontalAccuracyMeters - b.horizontalAccuracyMeters
+        let d = Geodesy.haversineMeters(a.coordinate, b.coordinate) - a.horizontalAccuracyMeters - b.horizontalAccuracyMeters
         if d <= 0 { return true }
         guard dt > 0 else { return false }
         return d / dt <= configuration.maxSpeedMetersPerSecond
-    }
-}
-
-extension PowerPolicy {
-    /// The policy's whole state as plain values.
-    public var snapshot: PowerPolicySnapshot {
-        var s = PowerPolicySnapshot(
-            phase: .idle,
-            coarseOn: memory.coarseOn,
-            lastGNSSOffAt: memory.lastGnssOffAt,
-            lastAcceptedFix: memory.lastAccepted,
-            heldJumpFix: memory.heldJump,
-            stationaryAnchor: memory.anchor,
-            stationarySince: memory.anchorSince,
-            stationaryCheckInterval: memory.checkInterval,
-            fixTimeoutRetry: memory.timeoutRetry,
-            shortListen: memory.shortListen,
-            safeUntil: memory.safeUntil
-        )
-        switch state {
-        case .idle:
-            break
-        case let .off(wakeAt, reason):
-            s.phase = .off
-            s.wakeAt = wakeAt
-            s.offReason = reason
-        case let .on(since, timeoutBase):
-            s.phase = .on
-            s.onSince = since
-            s.timeoutBase = timeoutBase
-        }
-        return s
-    }
-
-    /// Restores a policy from a snapshot. An inconsistent snapshot (on without `onSince`)
-    /// restores as on since `timeoutBase` or, failing that, as idle (start again).
-    public init(configuration: PowerConfiguration, restoring s: PowerPolicySnapshot) {
-        self.init(configuration: configuration)
-        memory.coarseOn = s.coarseOn
-        memory.lastGnssOffAt = s.lastGNSSOffAt
-        memory.lastAccepted = s.lastAcceptedFix
-        memory.heldJump = s.heldJumpFix
-        memory.anchor = s.stationaryAnchor
-        memory.anchorSince = s.stationarySince
-        memory.checkInterval = s.stationaryCheckInterval
-        memory.timeoutRetry = s.fixTimeoutRetry
-        memory.shortListen = s.shortListen
-        memory.safeUntil = s.safeUntil
-        switch s.phase {
-        case .idle:
-            state = .idle
-        case .off:
-            state = .off(wakeAt: s.wakeAt, wakeReason: s.offReason ?? .sleep)
-        case .on:
-            if let since = s.onSince ?? s.timeoutBase {
-                state = .on(since: since, timeoutBase: s.timeoutBase ?? since)
-            } else {
-                state = .idle
-            }
-        }
     }
 }

@@ -1,8 +1,7 @@
-/// Why the power policy did something: a kind plus the numbers behind it, for logs and reports.
-///
-/// Printable as one line of `key=value` pairs, e.g.
-/// `sleep bound=heading d=812m acc=5m v=13.2m/s sleep=74.2s ttff=2s`.
-public struct PowerReason: Hashable, Sendable, CustomStringConvertible {
+/// Why the power policy did something: a kind plus the numbers behind it, for logs and reports
+/// (`GeomonFormat` words it as one line of `key=value` pairs, e.g.
+/// `sleep bound=heading d=812m acc=5m v=13.2m/s sleep=74.2s ttff=2s`).
+public struct PowerReason: Hashable, Sendable {
     public enum Kind: String, Hashable, Sendable, CaseIterable {
         /// The policy started.
         case start
@@ -84,21 +83,10 @@ public struct PowerReason: Hashable, Sendable, CustomStringConvertible {
         self.sleep = sleep
         self.ttff = ttff
     }
-
-    public var description: String {
-        var parts = [kind.rawValue]
-        if let bound { parts.append("bound=\(bound.rawValue)") }
-        if let distanceMeters { parts.append("d=\(PowerFormat.fixed(distanceMeters, 0))m") }
-        if let accuracyMeters { parts.append("acc=\(PowerFormat.fixed(accuracyMeters, 0))m") }
-        if let speedMetersPerSecond { parts.append("v=\(PowerFormat.fixed(speedMetersPerSecond, 1))m/s") }
-        if let sleep { parts.append("sleep=\(PowerFormat.fixed(sleep.secondsValue, 1))s") }
-        if let ttff { parts.append("ttff=\(PowerFormat.fixed(ttff.secondsValue, 0))s") }
-        return parts.joined(separator: " ")
-    }
 }
 
 /// What the policy asks the shell to do. The shell performs these; the policy never does.
-public enum PowerAction: Hashable, Sendable, CustomStringConvertible {
+public enum PowerAction: Hashable, Sendable {
     case gnssOn(PowerReason)
     case gnssOff(PowerReason)
     /// Call `deadlineReached(now:)` at this time (also available as `nextDeadline`).
@@ -110,35 +98,5 @@ public enum PowerAction: Hashable, Sendable, CustomStringConvertible {
         switch self {
         case let .gnssOn(r), let .gnssOff(r), let .wakeAt(_, r), let .coarseOn(r), let .coarseOff(r): r
         }
-    }
-
-    public var description: String {
-        switch self {
-        case let .gnssOn(r): "gnss-on \(r)"
-        case let .gnssOff(r): "gnss-off \(r)"
-        case let .wakeAt(t, r): "wake-at \(t) \(r)"
-        case let .coarseOn(r): "coarse-on \(r)"
-        case let .coarseOff(r): "coarse-off \(r)"
-        }
-    }
-}
-
-/// Deterministic number formatting without Foundation.
-enum PowerFormat {
-    /// `value` rounded to `digits` decimals, e.g. `fixed(3.14159, 2)` → `"3.14"`.
-    static func fixed(_ value: Double, _ digits: Int) -> String {
-        guard value.isFinite else { return value.isNaN ? "nan" : (value > 0 ? "inf" : "-inf") }
-        var scale = 1.0
-        for _ in 0..<digits { scale *= 10 }
-        let scaled = (abs(value) * scale).rounded()
-        let negative = value < 0 && scaled > 0
-        let whole = Int64(scaled / scale)
-        var text = String(whole)
-        if digits > 0 {
-            let frac = Int64(scaled - Double(whole) * scale)
-            let fracText = String(frac)
-            text += "." + String(repeating: "0", count: max(0, digits - fracText.count)) + fracText
-        }
-        return negative ? "-" + text : text
     }
 }

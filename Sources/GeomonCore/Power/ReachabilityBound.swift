@@ -76,7 +76,7 @@ public struct ReachabilityBound: Hashable, Sendable {
         if let course = courseDegrees, course.isFinite, v >= minSpeedForCourseMetersPerSecond,
            let clearance = courseClearance, clearance.clearanceMeters.count >= 2, clearance.stepMeters > 0
         {
-            let e = speedErrorMetersPerSecond + v * 2 * sin(courseErrorDegrees * PowerGeo.radiansPerDegree / 2)
+            let e = speedErrorMetersPerSecond + v * 2 * sin(courseErrorDegrees * Geodesy.radiansPerDegree / 2)
             // The condition is monotone in t: bisect on whole milliseconds.
             var lo = 0.0, hi = limitSeconds
             if headingClear(t: hi, v: v, e: e, clearance: clearance, reserve: reserveMeters) {

@@ -1,38 +1,36 @@
 public import GeomonCore
 
-/// The live daemon's notion of "now": the GNSS time of the last fix advanced by the monotonic
-/// clock since it arrived, or the system clock before any fix.
+/// The live daemon's notion of "now" (the machine's time base): the GNSS time of the last fix
+/// advanced by the monotonic clock since it arrived, or the wall clock before any fix.
 ///
 /// A receiver's time is the best clock on the device, and deciding on one time base keeps
 /// deadlines (dwell, policy wake-ups) consistent with fix times even when the system clock is
 /// off — or when gpsd serves a recorded log dated years ago (gpsfake in tests and the demo).
 public struct DaemonClock: Sendable {
-    private var anchor: (fixTime: UTCTime, monotonicMs: Int64)?
-    private let system: @Sendable () -> UTCTime
-    private let monotonic: @Sendable () -> Int64
+    private var anchor: (time: UTCTime, monotonicMicroseconds: Int64)?
+    public let host: any HostClock
 
-    public init(
-        system: @escaping @Sendable () -> UTCTime = { SystemClock.now() },
-        monotonic: @escaping @Sendable () -> Int64 = { SystemClock.monotonicMilliseconds() }
-    ) {
-        self.system = system
-        self.monotonic = monotonic
+    public init(host: any HostClock) {
+        self.host = host
     }
 
-    public func now() -> UTCTime {
-        guard let anchor else { return system() }
-        return UTCTime(millisecondsSince1970: anchor.fixTime.millisecondsSince1970 + (monotonic() - anchor.monotonicMs))
+    public var now: UTCTime { time(atMonotonic: host.monotonicMicroseconds) }
+
+    /// The machine time at a monotonic instant.
+    public func time(atMonotonic micros: Int64) -> UTCTime {
+        guard let anchor else { return host.wall + .microseconds(micros - host.monotonicMicroseconds) }
+        return anchor.time + .microseconds(micros - anchor.monotonicMicroseconds)
+    }
+
+    /// The monotonic instant at which the machine time reaches `time`.
+    public func monotonic(at time: UTCTime) -> Int64 {
+        let now = host.monotonicMicroseconds
+        return now + (time.millisecondsSince1970 - self.time(atMonotonic: now).millisecondsSince1970) * 1000
     }
 
     /// Re-anchors on a fix that just arrived (never moves the clock backwards).
     public mutating func fixArrived(_ time: UTCTime) {
-        let current = now()
-        let fixTime = anchor == nil ? time : max(time, current)
-        anchor = (fixTime, monotonic())
-    }
-
-    /// Milliseconds of monotonic time until `deadline` on this clock (≥ 0).
-    public func milliseconds(until deadline: UTCTime) -> Int64 {
-        max(0, deadline.millisecondsSince1970 - now().millisecondsSince1970)
+        let current = now
+        anchor = (anchor == nil ? time : max(time, current), host.monotonicMicroseconds)
     }
 }

@@ -1,20 +1,24 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import GeomonCore
+public import GeomonCore
 public import GeomonStore
 import GeomonSources
 import GeomonHooks
+import GeomonFormat
 import Foundation
 
-/// `geomon run`: the live monitor on gpsd (and a coarse command), driving the same Monitor
-/// (engine + store) that replay drives, and the power policy, on the real clock.
+/// `geomon run`: the driver with the system clock, gpsd and the coarse command.
 ///
-/// One thread, one `poll(2)`: the gpsd socket, the coarse command's pipe and the wake-up pipe
-/// (signals, hook completions). The poll timeout is the nearest deadline (engine dwell, policy
-/// wake or fix timeout, gpsd reconnect, coarse restart, hooks, heartbeat, watchdog), capped at
-/// 60 s, so an idle daemon wakes at most once a minute.
-public final class LiveDaemon {
+/// It is the driver's `MonitorSource`: one thread, one `poll(2)` on the gpsd socket, the
+/// coarse command's pipe and the wake-up pipe (signals, hook completions), with a timeout to
+/// the earliest of the machine's deadline and the host's timers. The host's timers — gpsd
+/// reconnect, coarse restart, hook deliveries, heartbeat, the batched commit, the systemd
+/// watchdog, `--exit-after` — are one `DeadlineQueue` on one injected `HostClock`. With the
+/// receiver off and nothing scheduled the loop sleeps in the kernel without a timeout: an idle
+/// daemon makes no wake-ups and writes nothing (the watchdog, when systemd asks for one, is
+/// the only periodic timer).
+public final class LiveDaemon: MonitorSource {
     /// Exit codes `run` returns.
     public enum Exit {
         public static let ok: Int32 = 0
@@ -23,47 +27,60 @@ public final class LiveDaemon {
         public static let noInput: Int32 = 66
     }
 
+    /// The host's timers.
+    enum Timer: Hashable, Sendable {
+        case gpsdReconnect, coarseRestart, deliveries, heartbeat, flush, watchdog, exitAfter
+    }
+
     let options: RunOptions
     let log: Log
-    private(set) var profile: Profile
-    private var monitor: Monitor
+    public private(set) var profile: Profile
+    private let host: any HostClock
+    private var clock: DaemonClock
     private let store: EventStore
-    private var policy: PowerPolicy
-    private var clock = DaemonClock()
+    private let journal: Journal
+    private let driver: MonitorDriver
     private let loop: EventLoop
     private let lock: InstanceLock
     private let notifier: SystemdNotifier
     private let databasePath: String
+    private var timers = DeadlineQueue<Timer>()
+    private var pendingFixes: [Fix] = []
+    private var pendingFixIndex = 0
 
     private var gpsd: GPSDSource?
     private var gpsdWatchedFD: Int32?
-    private var gpsdRetryAtMs: Int64?
     private var coarse: CommandSource?
     private var coarseWatchedFD: Int32?
-    private var coarseRestartAtMs: Int64?
+    private var coarseWanted = false
 
     private var receiverOn = false
     private var receiverReason = "starting"
-    private var coarseWanted = false
     private var lastFix: Fix?
     private var stopRequested = false
     private var reloadRequested = false
-    private var lastWatchdogMs: Int64 = 0
-    private let startedMs = SystemClock.monotonicMilliseconds()
     private var statusDirty = true
-    /// Wake-ups per minute, for the idle-cost figure in `status`.
-    private var wakeups = 0
+    private var started = false
+    private let startedMicros: Int64
+    /// Times the loop woke from `poll(2)`.
+    public private(set) var wakeups = 0
+    /// Connection attempts to gpsd (the first one included).
+    public private(set) var gpsdAttempts = 0
 
     /// Hook deliveries from the store, on real processes; retry times are wall-clock times.
     private var worker: DeliveryWorker
-    private var deliveryWakeAt: UTCTime?
     private var heartbeat: HeartbeatDriver?
-    private var heartbeatAt: UTCTime?
+
+    /// How long fixes wait in the journal before they are committed (events never wait).
+    static let flushDelay: Duration = .seconds(1)
 
     /// Opens everything `run` needs; throws `LiveDaemonError` with the exit code to use.
-    public init(options: RunOptions, log: Log) throws(LiveDaemonError) {
+    public init(options: RunOptions, log: Log, clock host: any HostClock = SystemHostClock()) throws(LiveDaemonError) {
         self.options = options
         self.log = log
+        self.host = host
+        clock = DaemonClock(host: host)
+        startedMicros = host.monotonicMicroseconds
         let profile: Profile
         do {
             profile = try loadProfile(path: options.profilePath, insecurePermissions: options.insecurePermissions, warn: { text in
@@ -92,13 +109,13 @@ public final class LiveDaemon {
         }
         do {
             store = try EventStore(path: databasePath, keepFixes: profile.storage.keepFixes, syncEveryCommit: false)
-            monitor = try Monitor(profile: profile, store: store)
+            journal = try Journal(profile: profile, store: store)
         } catch let error as SQLiteError {
             throw LiveDaemonError(message: DatabaseTrust.writeFailure(path: databasePath, error), exitCode: Exit.failure)
         } catch {
             throw LiveDaemonError(message: "\(error)", exitCode: Exit.failure)
         }
-        policy = PowerPolicy(configuration: Self.powerConfiguration(profile, options))
+        driver = MonitorDriver(machine: Self.machine(profile, journal.snapshot, options), journal: journal)
         do {
             loop = try EventLoop()
         } catch {
@@ -112,7 +129,14 @@ public final class LiveDaemon {
         } catch {
             throw LiveDaemonError(message: "\(error)", exitCode: Exit.failure)
         }
-        heartbeat = Self.makeHeartbeat(profile: profile, options: options, log: log, wake: wake)
+        heartbeat = Self.makeHeartbeat(profile: profile, options: options, startedAt: host.wall, log: log, wake: wake)
+        driver.onCommitted = { [unowned self] events, _ in self.committed(events) }
+    }
+
+    static func machine(_ profile: Profile, _ snapshot: EngineSnapshot, _ options: RunOptions) -> Monitor {
+        var configuration = PowerConfiguration(profile: profile)
+        configuration.alwaysOn = options.alwaysOn
+        return Monitor(profile: profile, snapshot: snapshot, configuration: configuration)
     }
 
     private static func makeWorker(profile: Profile, store: EventStore, options: RunOptions, log: Log, wake: @escaping @Sendable () -> Void) throws -> DeliveryWorker {
@@ -120,12 +144,12 @@ public final class LiveDaemon {
             profileName: profile.name, profileDirectory: HookTargets.absoluteDirectory(profile.directory),
             retry: profile.hooks.retry, home: options.environment["HOME"])
         let worker = DeliveryWorker(
-            queue: StoreDeliveryQueue(store: store), settings: settings, catalog: HookCatalog(settings: profile.hooks),
+            queue: store, settings: settings, catalog: HookCatalog(settings: profile.hooks),
             probe: .fromEnvironment(options.environment), onActivity: wake)
         worker.onOutcome = { outcome in
             let metadata: KeyValuePairs<String, String> = [
                 "hook.cmd": outcome.delivery.argv.joined(separator: " "), "event.id": outcome.delivery.eventID,
-                "hook.attempt": "\(outcome.attempt)", "hook.result": "\(outcome.result)",
+                "hook.attempt": "\(outcome.attempt)", "hook.result": outcome.result.summary,
             ]
             switch outcome.decision {
             case .delivered: log.info("hook delivered", metadata)
@@ -137,59 +161,231 @@ public final class LiveDaemon {
         return worker
     }
 
-    private static func makeHeartbeat(profile: Profile, options: RunOptions, log: Log, wake: @escaping @Sendable () -> Void) -> HeartbeatDriver? {
+    private static func makeHeartbeat(profile: Profile, options: RunOptions, startedAt: UTCTime, log: Log, wake: @escaping @Sendable () -> Void) -> HeartbeatDriver? {
         guard !profile.hooks.heartbeat.isEmpty else { return nil }
         let driver = HeartbeatDriver(
             settings: profile.hooks, profileName: profile.name,
-            profileDirectory: HookTargets.absoluteDirectory(profile.directory), startedAt: WallClock.now(),
+            profileDirectory: HookTargets.absoluteDirectory(profile.directory), startedAt: startedAt,
             home: options.environment["HOME"], onActivity: wake)
         driver.onResult = { result in
-            log.info("heartbeat hook finished", ["hook.key": result.hookKey, "hook.result": "\(result.result)"])
+            log.info("heartbeat hook finished", ["hook.key": result.hookKey, "hook.result": result.result.summary])
         }
         return driver
-    }
-
-    static func powerConfiguration(_ profile: Profile, _ options: RunOptions) -> PowerConfiguration {
-        var configuration = PowerConfiguration(profile: profile)
-        configuration.alwaysOn = options.alwaysOn
-        return configuration
     }
 
     /// The database this instance owns.
     public var database: String { databasePath }
     public var eventStore: EventStore { store }
+    /// The decision machine as it stands (tests).
+    public var machine: Monitor { driver.machine }
+
+    // MARK: - Running
 
     /// Runs until SIGTERM/SIGINT (or `exitAfterSeconds`); returns the exit code.
     public func run() -> Int32 {
         SignalForwarding.install(into: loop)
         defer { SignalForwarding.uninstall() }
+        do {
+            try begin()
+            try driver.run(self)
+            return finish(code: Exit.ok)
+        } catch {
+            log.error("stopping after an error", ["error": "\(error)"])
+            return finish(code: Exit.failure)
+        }
+    }
+
+    /// Starts the sources and the machine (`run` calls it; tests on a `ManualClock` too).
+    public func begin() throws {
+        guard !started else { return }
+        started = true
         loop.onWake = { [weak self] bytes in self?.handleWake(bytes) }
         log.notice("geomon started", [
             "profile": profile.name, "mode": profile.mode.rawValue, "fences": "\(profile.fences.count)",
             "db": databasePath, "pid": "\(getpid())",
         ])
         setUpSources()
-        perform(policy.start(now: clock.now()))
+        try driver.start(self)
         runDeliveries()
         runHeartbeat()
-        notifier.ready(status: statusLine())
-        do {
-            while !stopRequested {
-                let timeout = nextTimeoutMilliseconds()
-                loop.runOnce(timeoutMilliseconds: timeout)
-                wakeups += 1
-                try handleTimers()
-                if reloadRequested {
-                    reloadRequested = false
-                    reload()
-                }
-                if statusDirty { try writeStatus() }
-            }
-            return shutdown(code: Exit.ok)
-        } catch {
-            log.error("stopping after an error", ["error": "\(error)"])
-            return shutdown(code: Exit.failure)
+        if let interval = notifier.watchdogIntervalMilliseconds {
+            timers.schedule(.watchdog, at: host.monotonicMicroseconds + interval * 1000)
         }
+        if let limit = options.exitAfterSeconds {
+            timers.schedule(.exitAfter, at: startedMicros + Int64(limit * 1_000_000))
+        }
+        notifier.ready(status: statusLine())
+        scheduleFlush()
+    }
+
+    /// Steps until nothing is ready now (a `ManualClock`: after advancing it). Returns false
+    /// once the daemon stopped.
+    @discardableResult
+    public func runUntilIdle() throws -> Bool {
+        while true {
+            switch try driver.step(self) {
+            case .end: return false
+            case .idle: return true
+            case .other, .fix, .deadline: continue
+            }
+        }
+    }
+
+    /// Asks the loop to stop (as SIGTERM does).
+    public func requestStop() {
+        stopRequested = true
+    }
+
+    /// Asks the loop to reload the profile (as SIGHUP does).
+    public func requestReload() {
+        reloadRequested = true
+    }
+
+    /// Waits (in real time, at most `timeout`) until a running hook finishes, then records it.
+    public func waitForHooks(timeout: Duration) {
+        let end = ContinuousClock.now + timeout
+        while worker.runningCount > 0 || (heartbeat?.runningCount ?? 0) > 0, ContinuousClock.now < end {
+            worker.waitForActivity(timeout: .milliseconds(20))
+            runDeliveries()
+            runHeartbeat()
+        }
+    }
+
+    /// Hook deliveries running now.
+    public var hooksRunning: Int { worker.runningCount }
+
+    // MARK: - MonitorSource
+
+    public var now: UTCTime { clock.now }
+
+    public func next(until deadline: UTCTime?) throws -> MonitorInput {
+        while true {
+            if pendingFixIndex < pendingFixes.count {
+                let fix = pendingFixes[pendingFixIndex]
+                pendingFixIndex += 1
+                if pendingFixIndex == pendingFixes.count {
+                    pendingFixes.removeAll(keepingCapacity: true)
+                    pendingFixIndex = 0
+                }
+                return .fix(fix)
+            }
+            if stopRequested { return .end }
+            if reloadRequested {
+                reloadRequested = false
+                reload()
+                return .other
+            }
+            if let deadline, clock.now >= deadline { return .deadline }
+            let mono = host.monotonicMicroseconds
+            let due = timers.popDue(now: mono)
+            if !due.isEmpty {
+                for timer in due { try fire(timer) }
+                return .other
+            }
+            var wake = timers.earliest
+            if let deadline {
+                let at = clock.monotonic(at: deadline)
+                wake = wake.map { min($0, at) } ?? at
+            }
+            // Round up to whole milliseconds: waking a little late is harmless, early is a spin.
+            let timeout: Int64? = host.isManual ? 0 : wake.map { max(0, ($0 - mono + 999) / 1000) }
+            let ready = loop.runOnce(timeoutMilliseconds: timeout)
+            wakeups += 1
+            if host.isManual, ready == 0, pendingFixes.isEmpty, !stopRequested, !reloadRequested {
+                // Nothing ready on a manual clock: the test advances it.
+                if let deadline, clock.now >= deadline { return .deadline }
+                if timers.earliest.map({ $0 <= host.monotonicMicroseconds }) ?? false { continue }
+                return .idle
+            }
+        }
+    }
+
+    public func observe(_ effect: Monitor.Effect, now: UTCTime) {
+        switch effect {
+        case let .power(action):
+            log.info("power", ["power.action": action.text])
+            switch action {
+            case let .gnssOn(reason):
+                receiverOn = true
+                receiverReason = reason.text
+                setWatch(true)
+            case let .gnssOff(reason):
+                receiverOn = false
+                receiverReason = reason.text
+                setWatch(false)
+            case let .wakeAt(_, reason):
+                receiverReason = reason.text
+            case .coarseOn:
+                setCoarse(true)
+            case .coarseOff:
+                setCoarse(false)
+            }
+            markStatusChanged()
+        case let .held(fix):
+            log.info("implausible jump held until confirmed", [
+                "fix.lat": NumberText.short(fix.coordinate.latitude, 7), "fix.lon": NumberText.short(fix.coordinate.longitude, 7),
+            ])
+        case let .took(fix, _):
+            lastFix = fix
+            markStatusChanged()
+        case .commit:
+            scheduleFlush()
+        case .dropped:
+            break
+        }
+    }
+
+    // MARK: - Timers
+
+    private func fire(_ timer: Timer) throws {
+        switch timer {
+        case .gpsdReconnect:
+            connectGPSD()
+        case .coarseRestart:
+            if coarseWanted { startCoarse() }
+        case .deliveries:
+            runDeliveries()
+        case .heartbeat:
+            runHeartbeat()
+        case .flush:
+            try flush()
+        case .watchdog:
+            notifier.watchdog()
+            if let interval = notifier.watchdogIntervalMilliseconds {
+                timers.schedule(.watchdog, at: host.monotonicMicroseconds + interval * 1000)
+            }
+        case .exitAfter:
+            log.notice("exit-after reached")
+            stopRequested = true
+        }
+    }
+
+    private func micros(after duration: Duration) -> Int64 {
+        let (seconds, attoseconds) = duration.components
+        return host.monotonicMicroseconds + seconds * 1_000_000 + attoseconds / 1_000_000_000_000
+    }
+
+    /// The monotonic instant of a wall-clock time.
+    private func micros(atWall time: UTCTime) -> Int64 {
+        host.monotonicMicroseconds + (time.millisecondsSince1970 - host.wall.millisecondsSince1970) * 1000
+    }
+
+    private func markStatusChanged() {
+        statusDirty = true
+        scheduleFlush()
+    }
+
+    private func scheduleFlush() {
+        timers.scheduleEarliest(.flush, at: micros(after: Self.flushDelay))
+    }
+
+    /// Commits the buffered fixes and, when it changed, the status.
+    private func flush() throws {
+        if statusDirty {
+            statusDirty = false
+            journal.setValue(statusJSON(running: true), forKey: "runtime_status")
+        }
+        try driver.flush(now: clock.now)
     }
 
     // MARK: - Sources
@@ -207,9 +403,9 @@ public final class LiveDaemon {
 
     private func connectGPSD() {
         guard let gpsd else { return }
+        gpsdAttempts += 1
         do {
             let events = try gpsd.connect()
-            gpsdRetryAtMs = nil
             handle(gpsdEvents: events)
             if let fd = gpsd.fileDescriptor {
                 gpsdWatchedFD = fd
@@ -218,10 +414,10 @@ public final class LiveDaemon {
         } catch {
             let first = gpsd.backoff.failures == 0
             let delay = gpsd.backoff.failed()
-            gpsdRetryAtMs = SystemClock.monotonicMilliseconds() + delay.wholeMilliseconds
+            timers.schedule(.gpsdReconnect, at: micros(after: delay))
             if first {
                 log.warning("gpsd unavailable, retrying", ["gpsd.endpoint": gpsd.endpoint, "error": error.message])
-                statusDirty = true
+                markStatusChanged()
             } else {
                 log.debug("gpsd still unavailable", ["gpsd.endpoint": gpsd.endpoint, "retry_ms": "\(delay.wholeMilliseconds)"])
             }
@@ -237,19 +433,25 @@ public final class LiveDaemon {
         for event in events {
             switch event {
             case let .fix(fix):
-                fixArrived(fix)
+                arrived(fix)
             case .stateChanged(.connected):
                 log.notice("gpsd connected", ["gpsd.endpoint": gpsd?.endpoint ?? "-"])
-                statusDirty = true
+                markStatusChanged()
             case let .stateChanged(.disconnected(reason)):
                 log.warning("gpsd disconnected", ["gpsd.endpoint": gpsd?.endpoint ?? "-", "reason": reason])
                 if let fd = gpsdWatchedFD { loop.unwatch(fd) }
                 gpsdWatchedFD = nil
                 let delay = gpsd?.backoff.failed() ?? .seconds(1)
-                gpsdRetryAtMs = SystemClock.monotonicMilliseconds() + delay.wholeMilliseconds
-                statusDirty = true
+                timers.schedule(.gpsdReconnect, at: micros(after: delay))
+                markStatusChanged()
             }
         }
+    }
+
+    /// A fix from a source: queued for the machine; the clock anchors on fixes it will take.
+    private func arrived(_ fix: Fix) {
+        if fix.source == .coarse || driver.machine.isReceiverOn { clock.fixArrived(fix.time) }
+        pendingFixes.append(fix)
     }
 
     private func setCoarse(_ on: Bool) {
@@ -261,7 +463,7 @@ public final class LiveDaemon {
             if let fd = coarseWatchedFD { loop.unwatch(fd) }
             coarseWatchedFD = nil
             coarse.stop()
-            coarseRestartAtMs = nil
+            timers.cancel(.coarseRestart)
         }
     }
 
@@ -269,7 +471,7 @@ public final class LiveDaemon {
         guard let coarse else { return }
         do {
             try coarse.start()
-            coarseRestartAtMs = nil
+            timers.cancel(.coarseRestart)
             if let fd = coarse.fileDescriptor {
                 coarseWatchedFD = fd
                 loop.watch(fd) { [weak self] _ in self?.readCoarse() }
@@ -277,7 +479,7 @@ public final class LiveDaemon {
             log.info("coarse source started", ["coarse.cmd": coarse.arguments.joined(separator: " ")])
         } catch {
             log.warning("coarse source failed to start", ["error": error.description])
-            coarseRestartAtMs = SystemClock.monotonicMilliseconds() + coarse.restartInterval.wholeMilliseconds
+            timers.schedule(.coarseRestart, at: micros(after: coarse.restartInterval))
         }
     }
 
@@ -287,106 +489,16 @@ public final class LiveDaemon {
         for event in coarse.readAvailable() {
             switch event {
             case let .fix(fix):
-                fixArrived(fix)
+                arrived(fix)
             case let .exited(status):
                 if let fd = coarseWatchedFD { loop.unwatch(fd) }
                 coarseWatchedFD = nil
-                log.info("coarse source exited", ["exit_status": "\(status)", "restart_s": "\(coarse.restartInterval.secondsValue)"])
-                if coarseWanted {
-                    coarseRestartAtMs = SystemClock.monotonicMilliseconds() + coarse.restartInterval.wholeMilliseconds
-                }
+                log.info("coarse source exited", ["exit_status": "\(status)", "restart_s": NumberText.short(coarse.restartInterval.secondsValue, 3)])
+                if coarseWanted { timers.schedule(.coarseRestart, at: micros(after: coarse.restartInterval)) }
             }
         }
         if coarse.malformedLines > before {
             log.warning("coarse source printed malformed lines", ["count": "\(coarse.malformedLines - before)", "error": coarse.lastError ?? "-"])
-        }
-    }
-
-    // MARK: - Fixes, deadlines, actions
-
-    private func fixArrived(_ fix: Fix) {
-        // While the policy has the receiver off, late reports from gpsd are not used: the
-        // engine sees what replay's receiver model would deliver.
-        if fix.source == .gnss, !receiverOn { return }
-        clock.fixArrived(fix.time)
-        let now = clock.now()
-        lastFix = fix
-        statusDirty = true
-        guard case let .pass(fixes) = policy.screen(fix), let last = fixes.last else {
-            log.info("implausible jump held until confirmed", ["fix.lat": "\(fix.coordinate.latitude)", "fix.lon": "\(fix.coordinate.longitude)"])
-            return
-        }
-        var lastAccepted = false
-        do {
-            for f in fixes {
-                let (accepted, events) = try monitor.fixReceived(f, now: now)
-                lastAccepted = accepted
-                emit(events.map(\.event), now: now)
-            }
-        } catch {
-            log.error("cannot commit", ["error": "\(error)"])
-            stopRequested = true
-            return
-        }
-        let context = PolicyContext.make(engine: monitor.engine, fix: last, accepted: lastAccepted, configuration: policy.configuration)
-        perform(policy.fixReceived(last, context: context, now: now))
-    }
-
-    private func handleTimers() throws {
-        let nowMs = SystemClock.monotonicMilliseconds()
-        if let retry = gpsdRetryAtMs, retry <= nowMs {
-            gpsdRetryAtMs = nil
-            connectGPSD()
-        }
-        if let restart = coarseRestartAtMs, restart <= nowMs, coarseWanted {
-            coarseRestartAtMs = nil
-            startCoarse()
-        }
-        if let interval = notifier.watchdogIntervalMilliseconds, nowMs - lastWatchdogMs >= interval {
-            notifier.watchdog()
-            lastWatchdogMs = nowMs
-        }
-        if let limit = options.exitAfterSeconds, Double(nowMs - startedMs) >= limit * 1000 {
-            log.notice("exit-after reached")
-            stopRequested = true
-        }
-        let now = clock.now()
-        if let deadline = monitor.nextDeadline, deadline <= now {
-            let events = try monitor.deadlineReached(at: now)
-            emit(events.map(\.event), now: now)
-        }
-        if let deadline = policy.nextDeadline, deadline <= now {
-            perform(policy.deadlineReached(now: now))
-        }
-        let wall = WallClock.now()
-        if let wake = deliveryWakeAt, wake <= wall {
-            runDeliveries()
-        }
-        if let beat = heartbeatAt, beat <= wall {
-            runHeartbeat()
-        }
-    }
-
-    private func perform(_ actions: [PowerAction]) {
-        for action in actions {
-            log.info("power", ["power.action": action.description])
-            switch action {
-            case let .gnssOn(reason):
-                receiverOn = true
-                receiverReason = reason.description
-                setWatch(true)
-            case let .gnssOff(reason):
-                receiverOn = false
-                receiverReason = reason.description
-                setWatch(false)
-            case let .wakeAt(_, reason):
-                receiverReason = reason.description
-            case .coarseOn:
-                setCoarse(true)
-            case .coarseOff:
-                setCoarse(false)
-            }
-            statusDirty = true
         }
     }
 
@@ -396,32 +508,36 @@ public final class LiveDaemon {
             try gpsd.watch(enabled: enabled, device: profile.sources.gnss?.device)
         } catch {
             log.warning("cannot change the gpsd watch", ["error": error.message])
-            _ = gpsd.disconnect(reason: error.message)
-            handle(gpsdEvents: [.stateChanged(.disconnected(reason: error.message))])
+            handle(gpsdEvents: gpsd.disconnect(reason: error.message))
         }
     }
 
-    private func emit(_ events: [GeoEvent], now: UTCTime) {
-        guard !events.isEmpty else { return }
-        for event in events {
+    // MARK: - Events and hooks
+
+    private func committed(_ events: [StoredEvent]) {
+        for stored in events {
+            let event = stored.event
             log.notice("event", [
                 "event.type": event.kind.rawValue, "fence.id": event.fenceID ?? "-", "event.id": event.id,
-                "event.time": event.time.rfc3339, "event.rule": event.rule,
+                "event.time": event.time.rfc3339, "event.rule": event.rule.text,
             ])
-            if options.printEvents { writeStdout(EventFormatter.json(event) + "\n") }
+            if options.printEvents { writeStdout(EventEncoding.json(event) + "\n") }
         }
-        statusDirty = true
+        markStatusChanged()
         runDeliveries()
     }
 
     /// Records finished hooks and starts what is due (after commits, hook completions, retries).
     private func runDeliveries() {
         do {
-            deliveryWakeAt = try worker.poll(now: WallClock.now())
-            statusDirty = true
+            if let wake = try worker.poll(now: host.wall) {
+                timers.schedule(.deliveries, at: micros(atWall: wake))
+            } else {
+                timers.cancel(.deliveries)
+            }
         } catch {
             log.error("hook delivery failed to update the store", ["error": "\(error)"])
-            deliveryWakeAt = WallClock.now() + .seconds(5)
+            timers.schedule(.deliveries, at: micros(after: .seconds(5)))
         }
     }
 
@@ -430,18 +546,23 @@ public final class LiveDaemon {
         let end = ContinuousClock.now + limit
         while worker.runningCount > 0, ContinuousClock.now < end {
             worker.waitForActivity(timeout: .milliseconds(100))
-            _ = try? worker.poll(now: WallClock.now())
+            _ = try? worker.poll(now: host.wall)
         }
     }
 
     private func runHeartbeat() {
         guard let heartbeat else { return }
-        heartbeatAt = heartbeat.poll(now: WallClock.now(), status: { statusJSON(running: true) })
+        if let next = heartbeat.poll(now: host.wall, status: { statusJSON(running: true) }) {
+            timers.schedule(.heartbeat, at: micros(atWall: next))
+        } else {
+            timers.cancel(.heartbeat)
+        }
     }
 
     // MARK: - Signals, reload, shutdown
 
     private func handleWake(_ bytes: [UInt8]) {
+        var hooks = false
         for byte in bytes {
             switch byte {
             case SignalForwarding.byte(for: SIGTERM), SignalForwarding.byte(for: SIGINT):
@@ -450,18 +571,22 @@ public final class LiveDaemon {
             case SignalForwarding.byte(for: SIGHUP):
                 reloadRequested = true
             default:
-                // A hook finished: let the worker record it and start what is next.
-                runDeliveries()
-                runHeartbeat()
+                hooks = true
             }
+        }
+        if hooks {
+            // A hook finished: let the worker record it and start what is next.
+            runDeliveries()
+            runHeartbeat()
         }
     }
 
     /// SIGHUP: load and validate the profile again; on error keep the old one. Fences that
-    /// remain keep their state (the engine restores it from the store by fence id).
+    /// remain keep their state (the machine continues from the store's state by fence id).
     private func reload() {
         log.notice("reloading profile", ["profile.path": options.profilePath])
         notifier.reloading()
+        defer { notifier.ready(status: statusLine()) }
         let next: Profile
         do {
             next = try loadProfile(path: options.profilePath, insecurePermissions: options.insecurePermissions, warn: { [log] text in
@@ -470,46 +595,45 @@ public final class LiveDaemon {
         } catch {
             for line in error.description.split(separator: "\n") { log.error(String(line)) }
             log.error("reload failed; keeping the running profile", ["profile": profile.name])
-            notifier.ready(status: statusLine())
             return
         }
         guard next.name == profile.name else {
             log.error("reload failed: the profile name changed; restart geomon for a new database", ["profile": profile.name, "new": next.name])
-            notifier.ready(status: statusLine())
             return
         }
         do {
-            _ = try monitor.flush(now: clock.now())
-            let fresh = try Monitor(profile: next, store: store)
+            try driver.flush(now: clock.now)
+            let snapshot = try store.loadSnapshot()
             let wakeFD = loop.wakeWrite
             let wake: @Sendable () -> Void = { EventLoop.writeByte(wakeFD, 1) }
             // Hooks already running finish and are recorded by the worker that started them.
             waitForRunningHooks(upTo: .seconds(60))
             worker = try Self.makeWorker(profile: next, store: store, options: options, log: log, wake: wake)
-            heartbeat = Self.makeHeartbeat(profile: next, options: options, log: log, wake: wake)
-            monitor = fresh
+            heartbeat = Self.makeHeartbeat(profile: next, options: options, startedAt: host.wall, log: log, wake: wake)
+            journal.reload(profile: next)
             profile = next
-            policy = PowerPolicy(configuration: Self.powerConfiguration(next, options))
-            perform(policy.start(now: clock.now()))
+            driver.replace(Self.machine(next, snapshot, options))
+            try driver.start(self)
+            runDeliveries()
+            runHeartbeat()
             log.notice("profile reloaded", ["profile": next.name, "fences": "\(next.fences.count)"])
         } catch {
             log.error("reload failed; keeping the running profile", ["error": "\(error)"])
         }
-        statusDirty = true
-        notifier.ready(status: statusLine())
+        markStatusChanged()
     }
 
-    private func shutdown(code: Int32) -> Int32 {
+    /// Stops the sources, lets hooks finish, commits; returns `code`.
+    public func finish(code: Int32) -> Int32 {
         notifier.stopping()
         // Running hooks get their time; they are already durable, so a hook cut short runs
         // again after the restart with the same event id.
         waitForRunningHooks(upTo: .seconds(2))
         do {
-            _ = try monitor.flush(now: clock.now())
-            statusDirty = true
             receiverOn = false
             receiverReason = "stopped"
-            try writeStatus(running: false)
+            journal.setValue(statusJSON(running: false), forKey: "runtime_status")
+            try driver.flush(now: clock.now)
         } catch {
             log.error("cannot commit on shutdown", ["error": "\(error)"])
         }
@@ -522,68 +646,54 @@ public final class LiveDaemon {
         return code
     }
 
-    // MARK: - Timing and status
-
-    private func nextTimeoutMilliseconds() -> Int64 {
-        var best: Int64 = 60_000
-        let nowMs = SystemClock.monotonicMilliseconds()
-        for deadline in [monitor.nextDeadline, policy.nextDeadline].compactMap({ $0 }) {
-            best = min(best, clock.milliseconds(until: deadline))
-        }
-        let wall = WallClock.now()
-        for deadline in [deliveryWakeAt, heartbeatAt].compactMap({ $0 }) {
-            best = min(best, max(0, deadline.millisecondsSince1970 - wall.millisecondsSince1970))
-        }
-        for at in [gpsdRetryAtMs, coarseWanted ? coarseRestartAtMs : nil].compactMap({ $0 }) {
-            best = min(best, max(0, at - nowMs))
-        }
-        if let interval = notifier.watchdogIntervalMilliseconds {
-            best = min(best, max(0, lastWatchdogMs + interval - nowMs))
-        }
-        if let limit = options.exitAfterSeconds {
-            best = min(best, max(0, startedMs + Int64(limit * 1000) - nowMs))
-        }
-        return best
-    }
+    // MARK: - Status
 
     private func statusLine() -> String {
         "\(profile.fences.count) fences, receiver \(receiverOn ? "on" : "off") (\(receiverReason))"
     }
 
-    /// The status `geomon status` shows for a running instance, kept in the store's kv table.
-    private func writeStatus(running: Bool = true) throws {
-        statusDirty = false
-        monitor.setValue(statusJSON(running: running), forKey: "runtime_status")
-        _ = try monitor.flush(now: clock.now())
-    }
-
-    /// The daemon's status as one JSON object (also the heartbeat hooks' stdin).
+    /// The daemon's status as one JSON object (`geomon status`, and the heartbeat hooks' stdin).
     private func statusJSON(running: Bool) -> String {
-        let inside = monitor.engine.snapshot.records.filter { $0.state == .inside }.map(\.fenceID).sorted()
-        var json = "{\"running\":\(running),\"pid\":\(getpid()),\"profile\":\(JSONLiteral.string(profile.name))"
-        json += ",\"mode\":\(JSONLiteral.string(profile.mode.rawValue))"
-        json += ",\"receiver\":{\"state\":\(JSONLiteral.string(receiverOn ? "on" : "off")),\"reason\":\(JSONLiteral.string(receiverReason))}"
+        var o = JSONObject()
+        o.add("running", running)
+        o.add("pid", Int(getpid()))
+        o.add("profile", profile.name)
+        o.add("mode", profile.mode.rawValue)
+        var receiver = JSONObject()
+        receiver.add("state", receiverOn ? "on" : "off")
+        receiver.add("reason", receiverReason)
+        o.add("receiver", receiver)
         if let gpsd {
-            let state: String
+            var g = JSONObject()
+            g.add("endpoint", gpsd.endpoint)
             switch gpsd.state {
-            case .connected: state = "connected"
-            case let .disconnected(reason): state = "disconnected: \(reason)"
+            case .connected: g.add("state", "connected")
+            case let .disconnected(reason): g.add("state", "disconnected: \(reason)")
             }
-            json += ",\"gpsd\":{\"endpoint\":\(JSONLiteral.string(gpsd.endpoint)),\"state\":\(JSONLiteral.string(state))}"
+            o.add("gpsd", g)
         }
         if let coarse {
-            json += ",\"coarse\":{\"running\":\(coarse.isRunning),\"malformed_lines\":\(coarse.malformedLines)}"
+            var c = JSONObject()
+            c.add("running", coarse.isRunning)
+            c.add("malformed_lines", coarse.malformedLines)
+            o.add("coarse", c)
         }
         if let fix = lastFix {
-            json += ",\"last_fix\":{\"time\":\(JSONLiteral.string(fix.time.rfc3339)),\"lat\":\(fix.coordinate.latitude),\"lon\":\(fix.coordinate.longitude),\"accuracy_m\":\(fix.horizontalAccuracyMeters),\"source\":\(JSONLiteral.string(fix.source.rawValue))}"
+            var f = JSONObject()
+            f.add("time", fix.time.rfc3339)
+            f.add("lat", fix.coordinate.latitude, decimals: 7)
+            f.add("lon", fix.coordinate.longitude, decimals: 7)
+            f.add("accuracy_m", fix.horizontalAccuracyMeters, decimals: 1)
+            f.add("source", fix.source.rawValue)
+            o.add("last_fix", f)
         }
-        json += ",\"inside\":[" + inside.map(JSONLiteral.string).joined(separator: ",") + "]"
-        json += ",\"pending_deliveries\":\((try? store.pendingDeliveryCount()) ?? 0)"
-        let uptimeS = Double(SystemClock.monotonicMilliseconds() - startedMs) / 1000
-        json += ",\"uptime_s\":\(Int(uptimeS)),\"loop_wakeups\":\(wakeups)"
-        json += ",\"hooks_running\":\(worker.runningCount)"
-        json += ",\"updated\":\(JSONLiteral.string(SystemClock.now().rfc3339))}"
-        return json
+        o.add("inside", driver.machine.engine.insideFenceIDs)
+        o.add("pending_deliveries", (try? store.pendingDeliveryCount()) ?? 0)
+        o.add("uptime_s", Int((host.monotonicMicroseconds - startedMicros) / 1_000_000))
+        o.add("loop_wakeups", wakeups)
+        o.add("hooks_running", worker.runningCount)
+        o.add("updated", host.wall.rfc3339)
+        return o.text
     }
 }
 

@@ -64,7 +64,7 @@ public final class Log: @unchecked Sendable {
 
     public func log(_ level: LogLevel, _ message: @autoclosure () -> String, _ metadata: @autoclosure () -> KeyValuePairs<String, String> = [:]) {
         guard level <= self.level else { return }
-        var line = journald ? "<\(level.rawValue)>" : "\(SystemClock.now().rfc3339) \(level.name) "
+        var line = journald ? "<\(level.rawValue)>" : "\(SystemHostClock.wall().rfc3339) \(level.name) "
         line += message()
         for (key, value) in metadata() {
             line += " \(key)=\(Log.quote(value))"

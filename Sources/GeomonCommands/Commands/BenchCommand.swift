@@ -1,0 +1,318 @@
+import GeomonCore
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `geomon bench fences|generate`: benchmarks the fence index and generates test data.
+enum BenchCommand {
+    static let group = CommandGroup(
+        name: "bench",
+        abstract: "Benchmarks the fence index and generates test data",
+        discussion: "",
+        subcommands: [BenchFencesCommand.self, BenchGenerateCommand.self]
+    )
+}
+
+/// `geomon bench fences`.
+struct BenchFencesCommand: GeomonCommand {
+    static let spec = CommandSpec(
+        "bench fences",
+        abstract: "Measures the fence index: build, point queries, a track",
+        discussion: """
+        Loads the fences, builds the index and, for every point (`lat,lon` lines), finds the
+        containing fences and the nearest boundary (unbounded search). With --track, also
+        follows the track (consecutive fixes close together) with a clearance cursor. Prints one
+        JSON line: fences, points, load_s, build_s, query_points_per_s (all points as one batch
+        query, answered in spatial order, sorting included), query_points_per_s_single (one
+        query per point in file order), track_fixes_per_s, track_queries, mean_inside,
+        index_bytes, bytes_per_fence, peak_rss_mb, checksum (sum of the nearest distances),
+        heap_huge_pages (whether geomon put its heap on huge pages for a large fence set; see
+        GEOMON_HUGE_PAGES in docs/running.md). Rates are per CPU second. --synthetic N generates
+        N fences, 100,000 points and the track in memory (the `generate` recipe) instead of
+        reading files. --serve (for scripts/bench-fences.sh --interleave): after the build,
+        prints one JSON line (fences, points, load_s, build_s, index_bytes, bytes_per_fence,
+        heap_huge_pages), then for every line read from stdin answers all points once as one
+        batch query and prints {"query_points_per_s": …, "checksum": …}, until EOF; a line
+        `build` instead builds the index again and prints {"build_s": …, "index_bytes": …}.
+        """,
+        options: [
+            .option("--fences", "FILE", "the fences (GeoJSON)", completion: .file(["geojson", "json"])),
+            .option("--points", "FILE", "the points (`lat,lon` lines)", completion: .file(["csv"])),
+            .option("--track", "FILE", "a track to follow (`lat,lon` lines)", completion: .file(["csv"])),
+            .option("--synthetic", "N", "generate N fences in memory instead of reading files"),
+            .option("--seed", "S", "with --synthetic: the generator's seed (default 1)"),
+            .option("--track-fixes", "K", "with --synthetic: fixes of the generated track (default 1000000)"),
+            .option("--repeat", "N", "measure N times and keep the best (default 1)"),
+            .flag("--serve", "answer one batch query per line of stdin (see above)"),
+        ],
+        alternativeUsage: ["bench fences --synthetic N [--seed S] [--track-fixes K] [--repeat N]"]
+    )
+
+    var fences: String?
+    var points: String?
+    var track: String?
+    var synthetic: Int?
+    var seed: UInt64
+    var trackFixes: Int
+    var repeats: Int
+    var serve: Bool
+
+    init(_ arguments: ParsedArguments) throws {
+        fences = arguments.value("--fences")
+        points = arguments.value("--points")
+        track = arguments.value("--track")
+        synthetic = try arguments.int("--synthetic", in: 1...10_000_000)
+        seed = UInt64(try arguments.int("--seed", in: 0...Int.max) ?? 1)
+        trackFixes = try arguments.int("--track-fixes", in: 0...100_000_000) ?? 1_000_000
+        repeats = try arguments.int("--repeat", in: 1...1000) ?? 1
+        serve = arguments.flag("--serve")
+    }
+
+    func validate() throws {
+        if synthetic != nil {
+            guard fences == nil, points == nil, track == nil else {
+                throw UsageError("--synthetic N replaces --fences, --points and --track")
+            }
+        } else if fences == nil || points == nil {
+            throw UsageError("bench fences needs --fences F.geojson and --points P.csv (or --synthetic N)")
+        }
+    }
+
+    func run() throws -> Int32 {
+        if let synthetic {
+            var generator = BenchGenerator(seed: seed)
+            let t0 = Bench.seconds()
+            let data = generator.synthetic(fences: synthetic, points: 100_000, trackFixes: trackFixes)
+            let t1 = Bench.seconds()
+            if serve { return Bench.serve(fences: data.fences, points: data.points, loadSeconds: t1 - t0) }
+            return Bench.measure(fences: data.fences, points: data.points, track: data.track, loadSeconds: t1 - t0, repeats: repeats)
+        }
+        return try Bench.benchFences(fencesPath: fences ?? "", pointsPath: points ?? "", trackPath: track, repeats: repeats, serve: serve)
+    }
+}
+
+/// `geomon bench generate`.
+struct BenchGenerateCommand: GeomonCommand {
+    static let spec = CommandSpec(
+        "bench generate",
+        abstract: "Writes generated fences, points and a track for benchmarks",
+        discussion: """
+        Writes DIR/fences.geojson (circles as 64-gons with radii 50 m–2 km and irregular
+        polygons, some with holes, at constant density in a square of side 50 km × sqrt(N/1000)),
+        DIR/points.csv (uniformly random points) and DIR/track.csv (a smooth random walk with
+        10 m steps), deterministically from the seed.
+        """,
+        options: [
+            .option("--fences", "N", "how many fences"),
+            .option("--points", "M", "how many points"),
+            .option("--track-fixes", "K", "fixes of the track (default 1000000)"),
+            .option("--seed", "S", "the generator's seed"),
+            .option("--out", "DIR", "where to write", completion: .directory),
+        ],
+        required: ["--fences", "--points", "--seed", "--out"]
+    )
+
+    var fences: Int
+    var points: Int
+    var trackFixes: Int
+    var seed: UInt64
+    var out: String
+
+    init(_ arguments: ParsedArguments) throws {
+        fences = try arguments.int("--fences", in: 1...10_000_000) ?? 0
+        points = try arguments.int("--points", in: 0...100_000_000) ?? 0
+        trackFixes = try arguments.int("--track-fixes", in: 0...100_000_000) ?? 1_000_000
+        seed = UInt64(try arguments.int("--seed", in: 0...Int.max) ?? 0)
+        out = try arguments.required("--out")
+        _ = try arguments.required("--fences")
+        _ = try arguments.required("--points")
+        _ = try arguments.required("--seed")
+    }
+
+    func run() throws -> Int32 {
+        var generator = BenchGenerator(seed: seed)
+        return generator.write(fences: fences, points: points, trackFixes: trackFixes, to: out)
+    }
+}
+
+/// The benchmark's measurements.
+enum Bench {
+    static func benchFences(fencesPath: String, pointsPath: String, trackPath: String?, repeats: Int, serve: Bool) throws -> Int32 {
+        let t0 = seconds()
+        let fences: [Fence]
+        do { fences = try FenceLoading.geoJSONFences(path: fencesPath, idProperty: nil) } catch {
+            for message in error.messages { writeStderr(message.contains(": error: ") ? message : "geomon: error: \(message)") }
+            return error.exitCode
+        }
+        let t1 = seconds()
+        guard let points = readPoints(pointsPath) else { return ExitCode.noInput.code }
+        var track: [Coordinate] = []
+        if let trackPath {
+            guard let t = readPoints(trackPath) else { return ExitCode.noInput.code }
+            track = t
+        }
+        if serve { return self.serve(fences: fences, points: points, loadSeconds: t1 - t0) }
+        return measure(fences: fences, points: points, track: track, loadSeconds: t1 - t0, repeats: repeats)
+    }
+
+    /// `--serve`: builds the index, prints the build line, then answers all points as one batch
+    /// query per line of stdin and prints the rate (CPU seconds), until EOF; a line `build`
+    /// builds the index again instead (the first stays resident) and prints its time.
+    static func serve(fences: [Fence], points: [Coordinate], loadSeconds: Double) -> Int32 {
+        let shapes = fences.map(\.shape)
+        func build() -> (index: FenceIndex, seconds: Double) {
+            let start = seconds()
+            let index = FenceIndex(shapes: shapes)
+            return (index, seconds() - start)
+        }
+        let (index, buildSeconds) = build()
+        print("{\"fences\":\(fences.count),\"points\":\(points.count),\"load_s\":\(fixed(loadSeconds, 3)),"
+            + "\"build_s\":\(fixed(buildSeconds, 3)),\"index_bytes\":\(index.indexBytes),"
+            + "\"bytes_per_fence\":\(fences.isEmpty ? 0 : index.indexBytes / fences.count),"
+            + "\"heap_huge_pages\":\(HeapPages.active)}")
+        fflush(nil)
+        while let line = readLine() {
+            if line == "build" {
+                let again = build()
+                print("{\"build_s\":\(fixed(again.seconds, 3)),\"index_bytes\":\(again.index.indexBytes)}")
+                fflush(nil)
+                continue
+            }
+            var checksum = 0.0
+            let start = seconds()
+            index.query(points: points, within: .infinity) { _, result in
+                checksum += result.nearest?.signedDistanceMeters ?? 0
+            }
+            let elapsed = seconds() - start
+            let rate = points.isEmpty || elapsed <= 0 ? 0 : Int(Double(points.count) / elapsed)
+            print("{\"query_points_per_s\":\(rate),\"checksum\":\(fixed(checksum, 1))}")
+            fflush(nil)
+        }
+        return 0
+    }
+
+    /// Builds the index and runs the point and track queries; prints the JSON line.
+    static func measure(fences: [Fence], points: [Coordinate], track: [Coordinate], loadSeconds: Double, repeats: Int) -> Int32 {
+        let shapes = fences.map(\.shape)
+        let t1 = seconds()
+        let index = FenceIndex(shapes: shapes)
+        let t2 = seconds()
+
+        // One at a time, in input order (what the monitor does per fix).
+        var result = FenceQueryResult()
+        var insideTotal = 0
+        var trackSink = 0
+        var checksum = 0.0
+        var singleBest = Double.infinity
+        var single = [Double](repeating: 0, count: points.count)
+        for _ in 0..<repeats {
+            insideTotal = 0
+            let start = seconds()
+            for (i, p) in points.enumerated() {
+                index.query(p, within: .infinity, into: &result)
+                insideTotal += result.containing.count
+                single[i] = result.nearest?.signedDistanceMeters ?? 0
+            }
+            singleBest = min(singleBest, seconds() - start)
+        }
+        for d in single { checksum += d }
+        // Batch: the same queries answered in spatial order (sorting included in the time).
+        var best = Double.infinity
+        var batch = [Double](repeating: 0, count: points.count)
+        var batchInside = 0
+        for _ in 0..<repeats {
+            batchInside = 0
+            let start = seconds()
+            index.query(points: points, within: .infinity) { i, result in
+                batchInside += result.containing.count
+                batch[i] = result.nearest?.signedDistanceMeters ?? 0
+            }
+            best = min(best, seconds() - start)
+        }
+        if batch != single || batchInside != insideTotal {
+            writeStderr("geomon: error: batch and single queries disagree")
+            return ExitCode.failure.code
+        }
+        var trackBest = Double.infinity
+        var trackQueries = 0
+        for _ in 0..<(track.isEmpty ? 0 : repeats) {
+            var cursor = FenceTrackCursor(searchRadiusMeters: 2000)
+            let start = seconds()
+            for p in track {
+                cursor.move(to: p, in: index)
+                trackSink &+= cursor.result.containing.count
+            }
+            trackBest = min(trackBest, seconds() - start)
+            trackQueries = cursor.queries
+        }
+        let perSecond = points.isEmpty ? 0 : Double(points.count) / best
+        let singlePerSecond = points.isEmpty ? 0 : Double(points.count) / singleBest
+        let trackPerSecond = track.isEmpty ? 0 : Double(track.count) / trackBest
+        var fields: [String] = []
+        fields.append("\"fences\":\(fences.count)")
+        fields.append("\"points\":\(points.count)")
+        fields.append("\"load_s\":\(fixed(loadSeconds, 3))")
+        fields.append("\"build_s\":\(fixed(t2 - t1, 3))")
+        fields.append("\"query_points_per_s\":\(Int(perSecond))")
+        fields.append("\"query_points_per_s_single\":\(Int(singlePerSecond))")
+        fields.append("\"track_fixes\":\(track.count)")
+        fields.append("\"track_fixes_per_s\":\(Int(trackPerSecond))")
+        fields.append("\"track_queries\":\(trackQueries)")
+        fields.append("\"mean_inside\":\(fixed(points.isEmpty ? 0 : Double(insideTotal) / Double(points.count), 3))")
+        fields.append("\"index_bytes\":\(index.indexBytes)")
+        fields.append("\"bytes_per_fence\":\(fences.isEmpty ? 0 : index.indexBytes / fences.count)")
+        fields.append("\"peak_rss_mb\":\(fixed(peakRSSMegabytes(), 1))")
+        fields.append("\"checksum\":\(fixed(checksum, 1) + (trackSink < 0 ? "1" : ""))")
+        fields.append("\"heap_huge_pages\":\(HeapPages.active)")
+        print("{" + fields.joined(separator: ",") + "}")
+        return 0
+    }
+
+    /// `lat,lon` (or `lat lon`) lines; nil after printing an error.
+    static func readPoints(_ path: String) -> [Coordinate]? {
+        guard let file = fopen(path, "r") else {
+            writeStderr("geomon: error: cannot read '\(path)'")
+            return nil
+        }
+        defer { fclose(file) }
+        var points: [Coordinate] = []
+        var line: UnsafeMutablePointer<CChar>?
+        var capacity = 0
+        var number = 0
+        while getline(&line, &capacity, file) > 0 {
+            number += 1
+            guard let line else { break }
+            let text = String(cString: line).trimmingWhitespace()
+            if text.isEmpty || text.hasPrefix("#") { continue }
+            guard let p = QueryCommand.parsePoint(text) else {
+                writeStderr("geomon: error: \(path):\(number): expected 'lat,lon'")
+                free(line)
+                return nil
+            }
+            points.append(p)
+        }
+        free(line)
+        return points
+    }
+
+    /// CPU seconds of this process (the machine is shared; CPU time is what the work costs).
+    static func seconds() -> Double {
+        var t = timespec()
+        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t)
+        return Double(t.tv_sec) + Double(t.tv_nsec) * 1e-9
+    }
+
+    static func peakRSSMegabytes() -> Double {
+        var usage = rusage()
+        getrusage(RUSAGE_SELF.rawValue, &usage)
+        return Double(usage.ru_maxrss) / 1024
+    }
+
+    static func fixed(_ value: Double, _ digits: Int) -> String {
+        guard value.isFinite else { return "null" }
+        var scale = 1.0
+        for _ in 0..<digits { scale *= 10 }
+        let r = (value * scale).rounded() / scale
+        return "\(r)"
+    }
+}

@@ -1,0 +1,75 @@
+import Foundation
+import GeomonCore
+import GeomonDaemon
+import GeomonFormat
+import GeomonHooks
+import GeomonStore
+
+/// `geomon events`: Lists stored events.
+struct EventsCommand: GeomonCommand {
+    static let spec = CommandSpec(
+        "events",
+        abstract: "Lists stored events",
+        discussion: """
+        Lists the events stored in a database, in the order they were decided: one line each
+        (text) or one JSON object per line, as `replay` prints them. With --svg, draws the stored
+        fixes and events as a map and timeline instead (fences from --profile; the receiver as
+        `replay` stored it, otherwise stated as unknown).
+        """,
+        options: [
+            readDatabaseOption,
+            .choice("--format", ["text", "json"], "text (default) or json (one object per line)"),
+            sinceOption,
+            .option("--fence", "ID", "only events of this fence"),
+            .option("--limit", "N", "only the last N events"),
+            .option("--svg", "FILE", "draw the stored fixes and events instead", completion: .file(["svg"])),
+            .option("--profile", "PROFILE", "with --svg: the profile whose fences to draw", completion: .file(["yaml", "yml"])),
+        ],
+        required: ["--db"]
+    )
+
+    var db: String
+    var json: Bool
+    var since: UTCTime?
+    var fence: String?
+    var limit: Int?
+    var svg: String?
+    var profile: String?
+
+    init(_ arguments: ParsedArguments) throws {
+        db = try arguments.required("--db")
+        json = arguments.choice("--format", default: "text") == "json"
+        since = try arguments.time("--since", now: WallClock.now())
+        fence = arguments.value("--fence")
+        limit = try arguments.int("--limit", in: 1...Int(Int32.max))
+        svg = arguments.value("--svg")
+        profile = arguments.value("--profile")
+    }
+
+    func validate() throws {
+        if profile != nil, svg == nil { throw UsageError("--profile belongs to --svg") }
+    }
+
+    func run() throws -> Int32 {
+        let store = try openReadOnlyStore(db)
+        if let svg {
+            let profile = try profile.map { try loadProfileOrExit($0) }
+            let picture = try ReplayPicture.svg(store: store, profile: profile, title: "geomon events · \(store.path)")
+            try writeFile(picture, to: svg)
+            return 0
+        }
+        for stored in try store.events(since: since, fence: fence, limit: limit) {
+            print(EventEncoding.line(stored.event, json: json))
+        }
+        return 0
+    }
+}
+
+/// Writes `text` to `path`, or fails with the reason (exit 1).
+func writeFile(_ text: String, to path: String) throws {
+    do {
+        try Data(text.utf8).write(to: URL(fileURLWithPath: path))
+    } catch {
+        throw CommandFailure("cannot write \(path): \((error as NSError).localizedDescription)")
+    }
+}

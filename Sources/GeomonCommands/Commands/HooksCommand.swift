@@ -1,0 +1,153 @@
+import GeomonCore
+import GeomonDaemon
+import GeomonHooks
+import GeomonStore
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `geomon hooks fire|list|dead|retry`.
+enum HooksCommand {
+    static let group = CommandGroup(
+        name: "hooks",
+        abstract: "Fires, lists, retries and inspects hook deliveries",
+        discussion: "See docs/hooks.md for the environment, stdin JSON, retries and ordering.",
+        subcommands: [HooksFireCommand.self, HooksListCommand.self, HooksDeadCommand.self, HooksRetryCommand.self]
+    )
+
+    /// Opens the delivery store (read-only unless `writable`).
+    static func openQueue(path: String, writable: Bool) throws -> EventStore {
+        if access(path, R_OK) != 0 {
+            throw CommandFailure("cannot read database '\(path)': \(String(cString: strerror(errno)))", exitCode: .noInput)
+        }
+        do {
+            return try EventStore(path: path, readOnly: !writable)
+        } catch let error as StoreError {
+            throw CommandFailure("\(error)", exitCode: error.kind == .missing ? .noInput : .dataError)
+        }
+    }
+
+    static let dbOption = OptionSpec.option("--db", "PATH", "the database", completion: .file(["db"]))
+}
+
+/// `geomon hooks fire`: runs the profile's hooks once with a synthetic event.
+struct HooksFireCommand: GeomonCommand {
+    static let spec = CommandSpec(
+        "hooks fire",
+        abstract: "Runs the profile's hooks for EVENT once, with a synthetic event",
+        discussion: """
+        Runs the profile's hooks for EVENT once, with a synthetic event at the fence
+        (GEOMON_TEST=1), and prints each hook's outcome and a bounded excerpt of its output.
+        Exit 0 when every hook exited 0, 1 otherwise. Nothing is stored; no retries.
+        """,
+        options: [
+            .option("--profile", "PROFILE", "the profile whose hooks to run", completion: .file(["yaml", "yml"])),
+            .choice("--event", EventKind.allCases.map(\.rawValue), "the event to fire"),
+            .option("--fence", "ID", "the fence (default: the first fence)"),
+            .flag("--insecure-permissions", "accept group/world-writable profiles and hooks"),
+        ],
+        required: ["--profile", "--event"]
+    )
+
+    var profilePath: String
+    var kind: EventKind
+    var fence: String?
+    var insecurePermissions: Bool
+
+    init(_ arguments: ParsedArguments) throws {
+        profilePath = try arguments.required("--profile")
+        kind = EventKind(rawValue: try arguments.required("--event")) ?? .enter
+        fence = arguments.value("--fence")
+        insecurePermissions = arguments.flag("--insecure-permissions")
+    }
+
+    func run() throws -> Int32 {
+        let profile = try loadProfileOrExit(profilePath, insecurePermissions: insecurePermissions)
+        let event: GeoEvent
+        do {
+            event = try HookFire.syntheticEvent(profile: profile, kind: kind, fenceID: fence, now: WallClock.now())
+        } catch let error as HookFire.FireError {
+            throw UsageError(error.description)
+        }
+        let outcomes = HookFire.run(profile: profile, event: event, home: getenv("HOME").map { String(cString: $0) })
+        if outcomes.isEmpty {
+            print("no \(kind.rawValue) hooks in profile '\(profile.name)'")
+            return 0
+        }
+        print(HookFire.render(outcomes), terminator: "")
+        return outcomes.allSatisfy(\.result.succeeded) ? 0 : ExitCode.failure.code
+    }
+}
+
+/// `geomon hooks list`: deliveries not yet done.
+struct HooksListCommand: GeomonCommand {
+    static let spec = CommandSpec(
+        "hooks list",
+        abstract: "Prints pending, running and retrying deliveries",
+        discussion: "Prints each open delivery: the event, the hook's command, the attempt count and the last error.",
+        options: [HooksCommand.dbOption],
+        required: ["--db"]
+    )
+
+    var db: String
+
+    init(_ arguments: ParsedArguments) throws {
+        db = try arguments.required("--db")
+    }
+
+    func run() throws -> Int32 {
+        let queue = try HooksCommand.openQueue(path: db, writable: false)
+        var open: [Delivery] = []
+        for status in [DeliveryStatus.pending, .running, .retrying] { open += try queue.deliveries(status: status) }
+        open.sort { $0.id < $1.id }
+        print(open.isEmpty ? "no pending deliveries" : DeliveryReport.render(open), terminator: open.isEmpty ? "\n" : "")
+        return 0
+    }
+}
+
+/// `geomon hooks dead`: dead-lettered deliveries.
+struct HooksDeadCommand: GeomonCommand {
+    static let spec = CommandSpec(
+        "hooks dead",
+        abstract: "Prints dead-lettered deliveries (every attempt failed)",
+        options: [HooksCommand.dbOption],
+        required: ["--db"]
+    )
+
+    var db: String
+
+    init(_ arguments: ParsedArguments) throws {
+        db = try arguments.required("--db")
+    }
+
+    func run() throws -> Int32 {
+        let queue = try HooksCommand.openQueue(path: db, writable: false)
+        let dead = try queue.deliveries(status: .dead)
+        print(dead.isEmpty ? "no dead deliveries" : DeliveryReport.render(dead), terminator: dead.isEmpty ? "\n" : "")
+        return 0
+    }
+}
+
+/// `geomon hooks retry`: requeues every dead delivery.
+struct HooksRetryCommand: GeomonCommand {
+    static let spec = CommandSpec(
+        "hooks retry",
+        abstract: "Requeues every dead delivery (attempts start again from 1)",
+        discussion: "A `geomon run` that owns the database notices the requeued deliveries at once and runs them.",
+        options: [HooksCommand.dbOption],
+        required: ["--db"]
+    )
+
+    var db: String
+
+    init(_ arguments: ParsedArguments) throws {
+        db = try arguments.required("--db")
+    }
+
+    func run() throws -> Int32 {
+        let queue = try HooksCommand.openQueue(path: db, writable: true)
+        let count = try queue.requeueDead()
+        print("requeued \(count) dead \(count == 1 ? "delivery" : "deliveries")")
+        return 0
+    }
+}

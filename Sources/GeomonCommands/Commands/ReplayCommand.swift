@@ -1,0 +1,257 @@
+import Foundation
+import GeomonCore
+import GeomonDaemon
+import GeomonEvaluation
+import GeomonFormat
+import GeomonSources
+import GeomonStore
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `geomon replay`: the driver on a virtual clock over recorded tracks.
+struct ReplayCommand: GeomonCommand {
+    static let spec = CommandSpec(
+        "replay",
+        abstract: "Runs the monitor on recorded tracks with a virtual clock",
+        discussion: """
+        Runs the same decision machine as `geomon run` on recorded tracks (NMEA, GPX, JSON lines,
+        gpsd JSON), on a virtual clock driven by the track's timestamps, and prints each event
+        on its own line. The profile's power policy decides when the GNSS receiver is on; the
+        receiver model then delivers only the fixes a real receiver would have produced: the
+        recording starts with the receiver on and its first fix in hand, a wake-up gives its
+        first fix after the time to first fix, nothing comes while it is off (docs/power.md,
+        "Receiver model"). "Fixes used" in the summary are the recorded fixes the receiver model
+        delivered. An energy summary goes to stderr at the end.
+
+        A database write failure (disk full, read-only file system, I/O error) exits 1 with
+        'geomon: error: DB: cannot write the database: REASON'; nothing after the last commit is
+        stored, and the same command resumes once the cause is fixed.
+        """,
+        options: [
+            .option("--profile", "PROFILE", "the profile to run", completion: .file(["yaml", "yml"])),
+            .option("--db", "PATH", "database to use; replaying into an existing one resumes after its last committed fix (default: a temporary database, removed after; `:memory:` keeps it in memory)", completion: .file(["db"])),
+            .choice("--format", ["text", "json"], "events as text (default) or json (one object per line)"),
+            .option("--speed", "X", "play X times real time (default: as fast as possible)"),
+            .flag("--no-hooks", "store events without queueing hook deliveries"),
+            .flag("--insecure-permissions", "accept group/world-writable profiles, GeoJSON files, programs and database files (and, as root, ones owned by other users)"),
+            .flag("--stats", "print fixes processed, index lookups and the loop's throughput to stderr"),
+            .flag("--always-on", "keep the receiver on (every recorded fix is delivered)"),
+            .flag("--compare-always-on", "also run always-on and compare: the report gains `baseline`, `match` (recall, extra, latency p50/p95) and the `oracle` bound"),
+            .option("--coarse", "FILE", "a recorded coarse track (any track format); default: derived from the track every sources.coarse.interval, seeded (--seed)", completion: .file([])),
+            .option("--seed", "N", "seed of the derived coarse fixes (default 1)"),
+            .option("--report", "FILE", "write the energy report as JSON (`-`: stdout, after the events); with --format text the report is the readable table instead", completion: .file(["json"])),
+            .option("--svg", "FILE", "draw the run: map and timeline (docs/pictures.md)", completion: .file(["svg"])),
+            .option("--policy-log", "FILE", "every policy action with its time and reason, and every GNSS fix the receiver delivered, one per line", completion: .file([])),
+            .option("--interpolate-gaps", "SECONDS", "the receiver model bridges recorded gaps up to this long by interpolation (default 10)"),
+        ],
+        arguments: [ArgumentSpec("TRACK", "recorded tracks (their fixes are merged by time)", arity: .many, completion: .file([]))],
+        required: ["--profile"]
+    )
+
+    var profilePath: String
+    var trackPaths: [String]
+    var db: String?
+    var json: Bool
+    var speed: Double?
+    var noHooks: Bool
+    var insecurePermissions: Bool
+    var stats: Bool
+    var options = ReplayRun.Options()
+    var coarsePath: String?
+    var reportPath: String?
+    var svgPath: String?
+    var policyLogPath: String?
+
+    init(_ arguments: ParsedArguments) throws {
+        profilePath = try arguments.required("--profile")
+        trackPaths = arguments.positionals
+        db = arguments.value("--db")
+        json = arguments.choice("--format", default: "text") == "json"
+        speed = try arguments.double("--speed")
+        noHooks = arguments.flag("--no-hooks")
+        insecurePermissions = arguments.flag("--insecure-permissions")
+        stats = arguments.flag("--stats")
+        options.alwaysOn = arguments.flag("--always-on")
+        options.compareAlwaysOn = arguments.flag("--compare-always-on")
+        coarsePath = arguments.value("--coarse")
+        if let seed = try arguments.int("--seed", in: 0...Int.max) { options.seed = UInt64(seed) }
+        reportPath = arguments.value("--report")
+        svgPath = arguments.value("--svg")
+        policyLogPath = arguments.value("--policy-log")
+        if let gap = try arguments.double("--interpolate-gaps", in: 0...86_400) {
+            options.interpolationMaxGap = .milliseconds(Int64((gap * 1000).rounded()))
+        }
+    }
+
+    func validate() throws {
+        if let speed, speed <= 0 { throw UsageError("option '--speed' must be greater than 0 (got \(NumberText.shortest(speed)))") }
+        if options.alwaysOn, options.compareAlwaysOn {
+            throw UsageError("'--always-on' and '--compare-always-on' exclude each other")
+        }
+    }
+
+    func run() throws -> Int32 {
+        let profile = try loadProfileOrExit(profilePath, insecurePermissions: insecurePermissions)
+        var fixes: [Fix] = []
+        for path in trackPaths {
+            do {
+                fixes += try TrackReader.read(path: path).fixes
+            } catch {
+                throw CommandFailure("\(error)", exitCode: error.isMissing ? .noInput : .dataError)
+            }
+        }
+        var options = options
+        if let coarsePath {
+            do {
+                options.coarse = try TrackReader.read(path: coarsePath).fixes
+            } catch {
+                throw CommandFailure("\(error)", exitCode: error.isMissing ? .noInput : .dataError)
+            }
+        }
+        let run = ReplayRun(profile: profile, fixes: fixes, options: options)
+
+        var temporaryDirectory: String?
+        defer { if let temporaryDirectory { try? FileManager.default.removeItem(atPath: temporaryDirectory) } }
+        let dbPath: String
+        if let db {
+            dbPath = db
+        } else {
+            let dir = NSTemporaryDirectory() + "geomon-replay-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+            try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            temporaryDirectory = dir
+            dbPath = dir + "/replay.db"
+        }
+        if let problem = DatabaseTrust.problem(path: dbPath, insecurePermissions: insecurePermissions) {
+            throw CommandFailure(problem)
+        }
+        let store: EventStore
+        let journal: Journal
+        do {
+            store = try EventStore(path: dbPath)
+            journal = try Journal(profile: profile, store: store, recordDeliveries: !noHooks)
+        } catch let error as StoreError {
+            throw CommandFailure("\(error)", exitCode: error.kind == .missing ? .noInput : .dataError)
+        } catch let error as JournalError {
+            throw CommandFailure("\(error)", exitCode: .dataError)
+        } catch let error as SQLiteError {
+            throw CommandFailure(DatabaseTrust.writeFailure(path: dbPath, error))
+        }
+        // Without hooks and without pacing nothing acts on an event before its batch commits,
+        // so events ride with their batch (they are still printed only after the commit).
+        journal.commitEventsImmediately = !noHooks || speed != nil
+        let hooks: ReplayHookDelivery?
+        do {
+            hooks = try ReplayHooks.start(profile: profile, store: store, enabled: !noHooks)
+        } catch let error as SQLiteError {
+            throw CommandFailure(DatabaseTrust.writeFailure(path: dbPath, error))
+        }
+        let progressBar = isatty(2) == 1 && run.track.count >= 5000 ? ProgressBar() : nil
+        let resumeAfter = journal.lastCommittedFixTime
+        var counts = (processed: 0, skipped: 0, events: 0)
+        var delivered = 0
+        var previous: UTCTime?
+        let clock = ContinuousClock()
+        let started = clock.now
+        let cpuStarted = Bench.seconds()
+        do {
+            try run.run(journal: journal) { driver, source in
+                driver.silentThrough = resumeAfter
+                driver.onCommitted = { events, _ in
+                    counts.events += events.count
+                    for stored in events { print(EventEncoding.line(stored.event, json: json)) }
+                    fflush(nil)
+                    try hooks?.committed()
+                }
+                driver.onEffect = { effect, _ in
+                    switch effect {
+                    case let .commit(commit): counts.processed += commit.fixes.count
+                    case .dropped(_, .notNewer): counts.skipped += 1
+                    default: break
+                    }
+                }
+                source.beforeFix = { fix in
+                    delivered += 1
+                    if let progressBar, delivered % max(1, run.track.count / 100) == 0 { progressBar.update(delivered, of: run.track.count) }
+                    if let resumeAfter, fix.time <= resumeAfter {
+                        counts.skipped += 1
+                        return
+                    }
+                    if let speed, let last = previous, fix.time > last {
+                        let seconds = (fix.time - last).secondsValue / speed
+                        let pause = Duration.milliseconds(Int64((seconds * 1000).rounded()))
+                        if let hooks { try hooks.pause(pause) } else { Thread.sleep(forTimeInterval: pause.secondsValue) }
+                    }
+                    previous = fix.time
+                }
+            }
+        } catch let error as SQLiteError {
+            progressBar?.finish()
+            fflush(nil)
+            throw CommandFailure(DatabaseTrust.writeFailure(path: dbPath, error))
+        }
+        let elapsed = (clock.now - started).secondsValue
+        let cpu = Bench.seconds() - cpuStarted
+        progressBar?.update(run.track.count, of: run.track.count)
+        do {
+            try ReplayHooks.finish(hooks, dbPath: db)
+        } catch let error as SQLiteError {
+            throw CommandFailure(DatabaseTrust.writeFailure(path: dbPath, error))
+        }
+        progressBar?.finish()
+        fflush(nil)
+        do {
+            try ReplayPicture.storeIntervals(run, in: store)
+        } catch {
+            throw CommandFailure("\(error)")
+        }
+        if let reportPath {
+            let text = json ? ReplayReport.json(run) : ReplayReport.table(run)
+            if reportPath == "-" {
+                print(text, terminator: "")
+                fflush(nil)
+            } else {
+                try writeFile(text, to: reportPath)
+            }
+        }
+        if let svgPath {
+            let title = "geomon replay · \(profile.name) · \(trackPaths.joined(separator: " "))"
+            try writeFile(ReplayPicture.svg(run, title: title), to: svgPath)
+        }
+        if let policyLogPath { try writeFile(ReplayReport.policyLog(run), to: policyLogPath) }
+        writeStderr(ReplayReport.summaryLine(run))
+        if stats {
+            let rate = elapsed > 0 ? Int((Double(counts.processed) / elapsed).rounded()) : 0
+            let cpuRate = cpu > 0 ? Int((Double(counts.processed) / cpu).rounded()) : 0
+            let lookups = run.lookups
+            let perFix = lookups.fixes > 0 ? Double(lookups.probes) / Double(lookups.fixes) : 0
+            writeStderr("replay: \(counts.processed) fixes processed, \(counts.skipped) skipped, \(counts.events) events in "
+                        + "\(Int((elapsed * 1000).rounded())) ms wall (\(rate) fixes/s), \(Int((cpu * 1000).rounded())) ms CPU "
+                        + "(\(cpuRate) fixes/s), db \(db ?? "temporary file"); index: \(lookups.probes) probes for "
+                        + "\(lookups.fixes) fixes (\(NumberText.fixed(perFix, 3)) per fix), \(lookups.courseSamples) course samples")
+        }
+        return 0
+    }
+}
+
+/// A one-line progress bar on stderr (only used when stderr is a terminal).
+final class ProgressBar {
+    private var lastPercent = -1
+
+    func update(_ done: Int, of total: Int) {
+        let percent = total > 0 ? min(100, done * 100 / total) : 100
+        guard percent != lastPercent else { return }
+        lastPercent = percent
+        let filled = percent * 30 / 100
+        let bar = String(repeating: "#", count: filled) + String(repeating: " ", count: 30 - filled)
+        writeStderrRaw("\r[\(bar)] \(percent)% \(done)/\(total) fixes")
+    }
+
+    func finish() {
+        writeStderrRaw("\r\u{1B}[K")
+    }
+
+    private func writeStderrRaw(_ text: String) {
+        _ = text.withCString { write(2, $0, strlen($0)) }
+    }
+}

@@ -1,0 +1,119 @@
+import Foundation
+import GeomonCore
+import GeomonDaemon
+import GeomonFormat
+import GeomonStore
+
+/// `geomon status`: Shows fence states, the last fix and pending deliveries.
+struct StatusCommand: GeomonCommand {
+    static let spec = CommandSpec(
+        "status",
+        abstract: "Shows fence states, the last fix and pending deliveries",
+        discussion: """
+        Shows what the database records: the profile, the last processed fix, every fence with a
+        stored state (fences not listed are in the implicit state shown), and delivery counts.
+        For a database a `geomon run` instance owns, also the daemon's own status: whether it is
+        running, the receiver state and why, gpsd's state, the fences inside. Small and cheap
+        enough for a status bar to poll.
+        """,
+        options: [readDatabaseOption, .choice("--format", ["text", "json"], "text (default) or json")],
+        required: ["--db"]
+    )
+
+    var db: String
+    var json: Bool
+
+    init(_ arguments: ParsedArguments) throws {
+        db = try arguments.required("--db")
+        json = arguments.choice("--format", default: "text") == "json"
+    }
+
+    func run() throws -> Int32 {
+        let store = try openReadOnlyStore(db)
+        let snapshot = try store.loadSnapshot()
+        let profile = try store.value(forKey: "profile")
+        let lastFix = try store.lastFix()
+        let pending = try store.pendingDeliveryCount()
+        let dead = try store.deliveries(status: .dead).count
+        let eventCount = try store.eventCount()
+        // Fences without a row are in the engine's implicit state (outside once confirmed).
+        let implicit = try store.value(forKey: "implicit_state") ?? "unknown"
+        let running = InstanceLock.isHeld(databasePath: store.path)
+        // The daemon's last written status; "running" is decided by the instance lock, so a
+        // killed daemon is not reported as running.
+        var daemon: [String: Any]?
+        if let text = try store.value(forKey: "runtime_status"),
+           let object = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any] {
+            daemon = object
+            daemon?["running"] = running
+        }
+        if json {
+            var o = JSONObject()
+            o.add("profile", profile)
+            o.add("schema_version", try store.userVersion())
+            o.add("last_fix_time", snapshot.lastFixTime?.rfc3339)
+            if let lastFix {
+                var f = JSONObject()
+                f.add("time", lastFix.time.rfc3339)
+                f.add("lat", lastFix.coordinate.latitude, decimals: 7)
+                f.add("lon", lastFix.coordinate.longitude, decimals: 7)
+                f.add("accuracy_m", lastFix.horizontalAccuracyMeters, decimals: 1)
+                o.add("last_fix", f)
+            } else {
+                o.add("last_fix", raw: "null")
+            }
+            o.add("usable_fixes", snapshot.usableFixCount)
+            o.add("other_fences", implicit)
+            let fences = snapshot.records.map { r -> String in
+                var f = JSONObject()
+                f.add("id", r.fenceID)
+                f.add("state", r.state.rawValue)
+                f.add("since", r.stateSince?.rfc3339)
+                f.add("dwell_fired", r.dwellFired)
+                if let p = r.pending {
+                    var q = JSONObject()
+                    q.add("state", p.state.rawValue)
+                    q.add("count", p.count)
+                    q.add("since", p.firstTime.rfc3339)
+                    f.add("pending", q)
+                } else {
+                    f.add("pending", raw: "null")
+                }
+                return f.text
+            }
+            o.add("fences", raw: JSON.array(raw: fences))
+            o.add("events", eventCount)
+            o.add("pending_deliveries", pending)
+            o.add("dead_deliveries", dead)
+            if let daemon, let data = try? JSONSerialization.data(withJSONObject: daemon, options: [.sortedKeys]) {
+                o.add("daemon", raw: String(decoding: data, as: UTF8.self))
+            } else {
+                o.add("daemon", raw: "null")
+            }
+            print(o.text)
+        } else {
+            var daemonLine = running ? "running" : "not running"
+            if let receiver = daemon?["receiver"] as? [String: Any], let state = receiver["state"] as? String {
+                daemonLine += ", receiver \(state)"
+                if let reason = receiver["reason"] as? String { daemonLine += " (\(reason))" }
+            }
+            print("profile:            \(profile ?? "-")")
+            print("daemon:             \(daemonLine)")
+            print("last fix:           " + (lastFix.map {
+                "\($0.time.rfc3339)  \(NumberText.short($0.coordinate.latitude, 7)),\(NumberText.short($0.coordinate.longitude, 7))  ±\(NumberText.short($0.horizontalAccuracyMeters, 1)) m"
+            } ?? "none"))
+            print("events:             \(eventCount)")
+            print("pending deliveries: \(pending)")
+            print("dead deliveries:    \(dead)")
+            print("fences:             (others \(implicit))")
+            for r in snapshot.records {
+                var line = "  \(r.fenceID)  \(r.state.rawValue)"
+                if let since = r.stateSince { line += " since \(since.rfc3339)" }
+                if r.dwellFired { line += ", dwell fired" }
+                if let p = r.pending { line += ", pending \(p.state.rawValue) ×\(p.count) since \(p.firstTime.rfc3339)" }
+                print(line)
+            }
+        }
+        return 0
+    }
+}

@@ -1,0 +1,76 @@
+import GeomonConfig
+import GeomonCore
+
+/// `geomon validate`: checks profiles and prints compiler-style diagnostics.
+struct ValidateCommand: GeomonCommand {
+    static let spec = CommandSpec(
+        "validate",
+        abstract: "Checks profiles and prints compiler-style diagnostics",
+        discussion: """
+        Checks each profile (syntax, keys, types, units, ranges, fences, GeoJSON files, hooks,
+        cross-field rules, lint warnings) and reports every problem of every file in one run.
+        Text diagnostics go to stderr as 'path:line:column: error: message' with the source line
+        and a caret, and 'path: ok' to stdout per valid profile; JSON is an array of {file, line,
+        column, severity, message} on stdout.
+
+        exit codes: 0 all valid (warnings allowed), 65 a profile is invalid, 66 a profile is
+        missing or unreadable, 64 usage error.
+        """,
+        options: [
+            .choice("--format", ["text", "json"], "text (default) or json"),
+            .flag("--insecure-permissions", "accept group/world-writable profiles, GeoJSON files and programs (and, as root, files owned by other users or reached through their symlinks)"),
+        ],
+        arguments: [ArgumentSpec("PROFILE", "the profiles to check", arity: .many, completion: .file(["yaml", "yml"]))]
+    )
+
+    var json: Bool
+    var insecurePermissions: Bool
+    var paths: [String]
+
+    init(_ arguments: ParsedArguments) throws {
+        json = arguments.choice("--format", default: "text") == "json"
+        insecurePermissions = arguments.flag("--insecure-permissions")
+        paths = arguments.positionals
+    }
+
+    func run() throws -> Int32 {
+        let trust = FileTrust(enforced: !insecurePermissions)
+        var all: [Diagnostic] = []
+        var missing = false
+        var invalid = false
+        for path in paths {
+            let result: ProfileLoadResult
+            do {
+                result = try ProfileLoader.load(path: path, trust: trust)
+            } catch {
+                missing = true
+                if json {
+                    all.append(.error(error.description, at: nil))
+                } else {
+                    writeStderr("geomon: error: \(error.description)")
+                }
+                continue
+            }
+            all += result.diagnostics
+            if !json {
+                if !result.diagnostics.isEmpty {
+                    writeStderr(DiagnosticRenderer.text(result.diagnostics))
+                }
+                let errors = result.diagnostics.filter { $0.severity == .error }.count
+                let warnings = result.diagnostics.filter { $0.severity == .warning }.count
+                let warningText = warnings == 0 ? "" : " (\(warnings) warning\(warnings == 1 ? "" : "s"))"
+                if errors == 0 {
+                    print("\(path): ok\(warningText)")
+                } else {
+                    writeStderr("\(path): invalid, \(errors) error\(errors == 1 ? "" : "s")\(warnings == 0 ? "" : ", \(warnings) warning\(warnings == 1 ? "" : "s")")")
+                }
+            }
+            if result.hasErrors { invalid = true }
+        }
+        if json {
+            print(DiagnosticRenderer.json(all), terminator: "")
+        }
+        if missing { return ExitCode.noInput.code }
+        return invalid ? ExitCode.dataError.code : ExitCode.success.code
+    }
+}

@@ -1,0 +1,67 @@
+/// Why the engine decided an event: the rule and the numbers behind it, as plain values.
+///
+/// The shell words it (`GeomonFormat`'s `EventRule.text`), stores the words, and reads them
+/// back as `.recorded`: the core decides, it does not write prose.
+public enum EventRule: Hashable, Sendable {
+    /// A confirmed change of side. `initialReport`: the first side seen was `inside` and the
+    /// profile reports it (`transitions.initial: report`).
+    case transition(Transition)
+    /// Inside for the fence's dwell time.
+    case dwell(Dwell)
+    /// A significant location change (`moved` nil: the first usable fix).
+    case location(Location)
+    /// A rule known only by its words (an event read back from a database).
+    case recorded(String)
+
+    public struct Transition: Hashable, Sendable {
+        public var from: FenceState
+        public var to: FenceState
+        public var initialReport: Bool
+        /// Consecutive certain fixes that confirmed it.
+        public var confirmations: Int
+        /// The first confirming fix's signed distance (negative inside) and accuracy, and the hysteresis.
+        public var firstSignedDistanceMeters: Double
+        public var firstAccuracyMeters: Double
+        public var hysteresisMeters: Double
+
+        public init(from: FenceState, to: FenceState, initialReport: Bool, confirmations: Int,
+                    firstSignedDistanceMeters: Double, firstAccuracyMeters: Double, hysteresisMeters: Double) {
+            self.from = from
+            self.to = to
+            self.initialReport = initialReport
+            self.confirmations = confirmations
+            self.firstSignedDistanceMeters = firstSignedDistanceMeters
+            self.firstAccuracyMeters = firstAccuracyMeters
+            self.hysteresisMeters = hysteresisMeters
+        }
+    }
+
+    public struct Dwell: Hashable, Sendable {
+        public var insideSince: UTCTime
+        public var dwell: Duration
+        /// True: fired by the first fix past the dwell instant; false: by the deadline, at the
+        /// enter position.
+        public var byFix: Bool
+
+        public init(insideSince: UTCTime, dwell: Duration, byFix: Bool) {
+            self.insideSince = insideSince
+            self.dwell = dwell
+            self.byFix = byFix
+        }
+    }
+
+    public struct Location: Hashable, Sendable {
+        /// Distance from the last reported location, and the threshold; nil for the first fix.
+        public var movedMeters: Double?
+        public var thresholdMeters: Double
+        public var elapsed: Duration?
+        public var minInterval: Duration
+
+        public init(movedMeters: Double?, thresholdMeters: Double, elapsed: Duration?, minInterval: Duration) {
+            self.movedMeters = movedMeters
+            self.thresholdMeters = thresholdMeters
+            self.elapsed = elapsed
+            self.minInterval = minInterval
+        }
+    }
+}

@@ -1,0 +1,272 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The one decision machine: for one profile it owns the jump screen, the transition engine and
+/// the power policy, and turns every input into the effects the shell must perform.
+///
+/// A driver calls `start(now:)` once, then `fixReceived(_:now:)` for each fix a source delivers
+/// and `deadlineReached(now:)` whenever `nextDeadline` comes first (a fix at the same instant
+/// goes first). Nothing else decides anything: `geomon run` and `geomon replay` are the same
+/// machine on a real and a virtual clock.
+///
+/// For each fix: GNSS fixes while the policy has the receiver off are dropped (a late report);
+/// the screen holds implausible jumps until a second fix confirms them; each passed fix is
+/// looked up in the fence index once (`FenceIndex.probe`: containing fences, the fences within
+/// the fix's band, the nearest boundary), and that one answer feeds the engine, the certainty
+/// test and the policy's distances. When the policy does not need distances (always-on, coarse
+/// fixes in `regions` and `continuous`) and the last probe proves the answer unchanged (the fix
+/// is closer to the last probe's point than the clearance found there, minus the band), no
+/// lookup is made at all.
+public struct Monitor: Sendable {
+    /// What the shell must do, in order.
+    public enum Effect: Hashable, Sendable {
+        /// Write these fixes, fence state changes and events in one transaction, then act on
+        /// the events (hooks, publishing).
+        case commit(Commit)
+        /// Switch the GNSS receiver or the coarse source, or note the policy's next wake.
+        case power(PowerAction)
+        /// A fix was screened as an implausible jump and is held until a second fix confirms it.
+        case held(Fix)
+        /// A fix was not used.
+        case dropped(Fix, DropReason)
+        /// The policy took this fix (the last one the screen passed); `decision` is its regions
+        /// or continuous decision (why the receiver stays on, or sleeps), nil in always-on and
+        /// significant-change. Comes after the fix's other effects.
+        case took(Fix, decision: PowerReason?)
+    }
+
+    public enum DropReason: String, Hashable, Sendable {
+        /// A GNSS report while the policy has the receiver off.
+        case receiverOff = "receiver-off"
+        /// Not newer than the last fix the engine took, or not a valid position.
+        case notNewer = "not-newer"
+    }
+
+    /// One decision's writes: everything the store must commit together.
+    public struct Commit: Hashable, Sendable {
+        /// Fixes the engine took, in order.
+        public var fixes: [Fix] = []
+        public var changes = EngineChanges()
+        public var events: [GeoEvent] = []
+        /// The engine's scalars after the decision.
+        public var usableFixCount = 0
+        public var lastFixTime: UTCTime?
+        public var location: LocationReference?
+        /// The state of fences without a record.
+        public var implicitState: FenceState = .unknown
+
+        public init() {}
+
+        public var isEmpty: Bool { fixes.isEmpty && changes.isEmpty && events.isEmpty }
+    }
+
+    /// Index lookups made, for `replay --stats` and the benchmarks.
+    public struct Lookups: Hashable, Sendable {
+        /// Fixes the engine was given.
+        public var fixes = 0
+        /// `FenceIndex.probe` calls (at most one per fix).
+        public var probes = 0
+        /// Boundary distances sampled ahead along a fix's course (the heading bound).
+        public var courseSamples = 0
+        public init() {}
+    }
+
+    public let profile: Profile
+    public let configuration: PowerConfiguration
+    public private(set) var engine: TransitionEngine
+    public private(set) var policy: PowerPolicy
+    public private(set) var lookups = Lookups()
+    private var cache: ProbeCache?
+    private var probe = FenceProbe()
+
+    /// The last probe's answer, valid for points within `clearance − band` of its point.
+    private struct ProbeCache: Sendable {
+        var point: Coordinate
+        var cosLatitude: Double
+        var clearanceMeters: Double
+        var containing: [Int]
+    }
+
+    /// How far a probe made only for the engine looks for the nearest boundary (its clearance).
+    static let engineClearanceMeters = 1000.0
+
+    /// A machine for `profile` continuing from `snapshot` (the store's engine state).
+    public init(profile: Profile, index: FenceIndex? = nil, snapshot: EngineSnapshot = EngineSnapshot(),
+                configuration: PowerConfiguration? = nil) {
+        self.profile = profile
+        self.configuration = configuration ?? PowerConfiguration(profile: profile)
+        engine = TransitionEngine(profile: profile, index: index, snapshot: snapshot)
+        policy = PowerPolicy(configuration: self.configuration)
+        inputDone()
+    }
+
+    public var index: FenceIndex { engine.index }
+
+    /// When `deadlineReached(now:)` is due next (a dwell, a scheduled wake, a fix timeout).
+    /// A stored value, current after every input (so reading it never copies the machine).
+    public private(set) var nextDeadline: UTCTime?
+    /// Whether the policy wants the GNSS receiver on (current after every input).
+    public private(set) var isReceiverOn = false
+    public var isCoarseOn: Bool { policy.isCoarseOn }
+
+    private mutating func inputDone() {
+        switch (engine.nextDeadline, policy.nextDeadline) {
+        case let (a?, b?): nextDeadline = min(a, b)
+        case let (a?, nil): nextDeadline = a
+        case let (nil, b?): nextDeadline = b
+        case (nil, nil): nextDeadline = nil
+        }
+        isReceiverOn = policy.isGNSSOn
+    }
+
+    // MARK: - Inputs
+
+    /// Starts the policy: the receiver (or the coarse source) goes on.
+    public mutating func start(now: UTCTime) -> [Effect] {
+        defer { inputDone() }
+        return policy.start(now: now).map { .power($0) }
+    }
+
+    /// One fix from any source.
+    public mutating func fixReceived(_ fix: Fix, now: UTCTime) -> [Effect] {
+        defer { inputDone() }
+        if fix.source == .gnss, !policy.isGNSSOn {
+            return [.dropped(fix, .receiverOff)]
+        }
+        guard case let .pass(passed) = policy.screen(fix), let last = passed.last else {
+            return [.held(fix)]
+        }
+        var effects: [Effect] = []
+        var commit = Commit()
+        var accepted = false
+        var exact = false
+        for f in passed {
+            exact = needsDistances(f)
+            let geometry = lookUp(f, exact: exact)
+            let outcome = engine.fixReceived(f, geometry: geometry)
+            lookups.fixes += 1
+            accepted = outcome.accepted
+            if outcome.accepted {
+                commit.fixes.append(f)
+            } else {
+                effects.append(.dropped(f, .notNewer))
+            }
+            commit.events += outcome.events
+        }
+        // `probe` holds the last fix's answer when it was looked up exactly.
+        let context = makeContext(for: last, probe: exact ? probe : nil, accepted: accepted)
+        let actions = policy.fixReceived(last, context: context, now: now)
+        finish(&commit, into: &effects)
+        effects += actions.map { .power($0) }
+        effects.append(.took(last, decision: decides(last) ? policy.lastDecision : nil))
+        return effects
+    }
+
+    /// The clock reached `now`: due dwells, scheduled wakes, fix timeouts.
+    public mutating func deadlineReached(now: UTCTime) -> [Effect] {
+        defer { inputDone() }
+        var effects: [Effect] = []
+        var commit = Commit()
+        if let due = engine.nextDeadline, due <= now {
+            commit.events = engine.deadlineReached(at: now)
+        }
+        finish(&commit, into: &effects)
+        if let due = policy.nextDeadline, due <= now {
+            effects += policy.deadlineReached(now: now).map { .power($0) }
+        }
+        return effects
+    }
+
+    private mutating func finish(_ commit: inout Commit, into effects: inout [Effect]) {
+        commit.changes = engine.takeChanges()
+        guard !commit.isEmpty else { return }
+        commit.usableFixCount = engine.usableFixCount
+        commit.lastFixTime = engine.lastFixTime
+        commit.location = engine.location
+        commit.implicitState = engine.implicitState
+        effects.insert(.commit(commit), at: 0)
+    }
+
+    // MARK: - Looking fixes up
+
+    /// The policy reads distances for every GNSS fix outside always-on, and every fix in
+    /// significant-change mode.
+    private func needsDistances(_ fix: Fix) -> Bool {
+        !configuration.alwaysOn && (configuration.mode == .significantChange || fix.source == .gnss)
+    }
+
+    /// Regions and continuous decide after every GNSS fix (outside always-on).
+    private func decides(_ fix: Fix) -> Bool {
+        !configuration.alwaysOn && fix.source == .gnss && configuration.mode != .significantChange
+    }
+
+    /// The fences containing `fix` and those within its band: from a fresh probe when `exact`
+    /// (then `probe` holds its answer) or when the cache cannot prove them, else from the cache.
+    private mutating func lookUp(_ fix: Fix, exact: Bool) -> FixGeometry {
+        let band = engine.bandMeters(for: fix)
+        let point = fix.coordinate
+        guard fix.coordinate.isValid, band.isFinite else {
+            probe = FenceProbe(searchRadiusMeters: configuration.searchRadiusMeters)
+            return FixGeometry()
+        }
+        if !exact, let cache {
+            // Equirectangular distance around the cached point (within 0.1 % of the geodesic
+            // at these ranges), with 1 m and 1 % to spare for the difference in models.
+            let dy = (point.latitude - cache.point.latitude) * Self.metersPerDegree
+            let dx = Geodesy.longitudeDelta(cache.point.longitude, point.longitude) * Self.metersPerDegree * cache.cosLatitude
+            if (dx * dx + dy * dy).squareRoot() + band < cache.clearanceMeters * 0.99 - 1 {
+                return FixGeometry(containing: cache.containing)
+            }
+        }
+        let radius: Double
+        if exact {
+            // Regions GNSS fixes want the nearest boundary anywhere (how long an outage may go
+            // unwatched); the other modes look as far as a sleep could reach.
+            radius = configuration.mode == .regions && fix.source == .gnss ? .infinity : max(configuration.searchRadiusMeters, band)
+        } else {
+            radius = max(Self.engineClearanceMeters, band)
+        }
+        index.probe(point, within: radius, band: band, into: &probe)
+        lookups.probes += 1
+        cache = ProbeCache(point: point, cosLatitude: cos(point.latitude * Double.pi / 180),
+                           clearanceMeters: probe.nearestDistanceMeters.map { min($0, probe.searchRadiusMeters) } ?? probe.searchRadiusMeters,
+                           containing: probe.containing)
+        return FixGeometry(containing: probe.containing, band: probe.band)
+    }
+
+    private static let metersPerDegree = 6_371_008.8 * Double.pi / 180
+
+    /// What the policy needs to know after the engine took `fix`, from the fix's probe.
+    ///
+    /// Certainty: the fix is *certain* when the engine has left its start-up `unknown` state,
+    /// the fix is usable (coarse, or GNSS with `a ≤ min_accuracy`), no fence boundary is
+    /// strictly within `a + h` of it, and no fence record is `unknown`. `allCertain` also
+    /// needs no transition pending. Distances: the nearest boundary within the search radius;
+    /// for a regions GNSS fix with none there, the nearest anywhere (`.infinity` without one);
+    /// for a certain regions GNSS fix with a speed and a course, the clearance sampled ahead.
+    private mutating func makeContext(for fix: Fix, probe: FenceProbe?, accepted: Bool) -> FixContext {
+        let pending = engine.transitionPending
+        var certain = accepted && engine.implicitState != .unknown && engine.isUsable(fix)
+        if certain, let probe {
+            let band = engine.bandMeters(for: fix)
+            if probe.band.contains(where: { abs($0.signedDistanceMeters) < band }) { certain = false }
+        }
+        if certain, engine.anyRecordUnknown { certain = false }
+        let allCertain = certain && !pending
+        var context = FixContext(fix: fix, probe: probe, configuration: configuration, allCertain: allCertain,
+                                 transitionPending: pending, earliestDwellDeadline: engine.nextDeadline)
+        let radius = configuration.searchRadiusMeters
+        let regionsGNSS = !configuration.alwaysOn && configuration.mode == .regions && fix.source == .gnss
+        if regionsGNSS, allCertain, let course = fix.courseDegrees, let speed = fix.speedMetersPerSecond, speed > 0 {
+            let length = min(FixContext.courseLengthMeters, speed * (configuration.maxSleep + configuration.ttffHot).secondsValue)
+            let clearance = CourseClearance.sample(
+                index: index, from: fix.coordinate, courseDegrees: course,
+                lengthMeters: length, stepMeters: FixContext.courseStepMeters, searchRadiusMeters: radius
+            )
+            lookups.courseSamples += clearance.clearanceMeters.count
+            context.courseClearance = clearance
+        }
+        return context
+    }
+}

@@ -1,0 +1,113 @@
+public import GeomonCore
+public import GeomonStore
+import GeomonFormat
+
+/// Why a database cannot be used for a profile.
+public struct JournalError: Error, CustomStringConvertible, Sendable {
+    public var message: String
+    public init(_ message: String) { self.message = message }
+    public var description: String { message }
+}
+
+/// The store side of the driver: the machine's commits, batched into SQLite transactions.
+///
+/// Fixes are batched: a batch is committed every `batchSize` fixes, whenever a commit carries
+/// events (when `commitEventsImmediately`, so events are durable before anything acts on them),
+/// and on `flush`. The store always holds the state after its last committed fix, so after a
+/// crash the inputs after it are simply decided again, with the same result.
+public final class Journal {
+    public let profile: Profile
+    public let store: EventStore
+    /// When false, events are stored without delivery rows (`replay --no-hooks`).
+    public var recordDeliveries: Bool
+    public var batchSize: Int
+    /// When true (the default, and always when hooks or anything else acts on events), a commit
+    /// with events is written at once. When false, events ride with their batch: only for
+    /// callers that do nothing with an event before it is committed anyway (replay without hooks).
+    public var commitEventsImmediately = true
+    /// The engine state stored when the journal opened (what a restart continues from).
+    public let snapshot: EngineSnapshot
+    private var batch: CommitBatch
+    private var hookTargets: HookTargets
+    private var pendingKeyValues: [String: String] = [:]
+    /// The last fix time known to be committed.
+    public private(set) var lastCommittedFixTime: UTCTime?
+    /// The engine's scalars after the last decision added (written with every commit).
+    private var usableFixCount: Int
+    private var lastFixTime: UTCTime?
+    private var location: LocationReference?
+    private var implicitState: FenceState?
+
+    public init(profile: Profile, store: EventStore, recordDeliveries: Bool = true, batchSize: Int = 4096) throws {
+        self.profile = profile
+        self.store = store
+        self.recordDeliveries = recordDeliveries
+        self.batchSize = max(1, batchSize)
+        hookTargets = HookTargets(profile: profile)
+        store.keepFixes = profile.storage.keepFixes
+        if let owner = try store.value(forKey: "profile"), owner != profile.name {
+            throw JournalError("\(store.path): the database belongs to profile '\(owner)', not '\(profile.name)'; use another --db")
+        }
+        snapshot = try store.loadSnapshot()
+        lastCommittedFixTime = snapshot.lastFixTime
+        usableFixCount = snapshot.usableFixCount
+        lastFixTime = snapshot.lastFixTime
+        location = snapshot.location
+        batch = CommitBatch(profileName: profile.name, committedAt: UTCTime(millisecondsSince1970: 0))
+        batch.fixes.reserveCapacity(self.batchSize)
+    }
+
+    /// A new profile for the same database (SIGHUP): later events get its hooks.
+    public func reload(profile: Profile) {
+        hookTargets = HookTargets(profile: profile)
+        store.keepFixes = profile.storage.keepFixes
+    }
+
+    /// State to persist with the next commit (runtime status, replay's receiver intervals).
+    public func setValue(_ value: String, forKey key: String) {
+        pendingKeyValues[key] = value
+    }
+
+    public var hasPendingValues: Bool { !pendingKeyValues.isEmpty }
+
+    /// Adds one decision's writes; returns the events that are now committed (this commit's,
+    /// or a whole batch's when it filled up).
+    @discardableResult
+    public func add(_ commit: Monitor.Commit, now: UTCTime) throws -> [StoredEvent] {
+        batch.fixes += commit.fixes
+        batch.changes.merge(commit.changes)
+        for event in commit.events {
+            var stored = event
+            stored.rule = .recorded(event.rule.text)
+            batch.events.append((stored, recordDeliveries ? hookTargets.targets(for: event.kind) : []))
+        }
+        usableFixCount = commit.usableFixCount
+        lastFixTime = commit.lastFixTime ?? lastFixTime
+        location = commit.location ?? location
+        implicitState = commit.implicitState
+        if (commitEventsImmediately && !commit.events.isEmpty) || batch.fixes.count >= batchSize {
+            return try flush(now: now)
+        }
+        return []
+    }
+
+    /// Commits whatever is buffered; returns the events it committed.
+    @discardableResult
+    public func flush(now: UTCTime) throws -> [StoredEvent] {
+        for (key, value) in pendingKeyValues { batch.keyValues[key] = value }
+        guard !batch.isEmpty else { return [] }
+        batch.usableFixCount = usableFixCount
+        batch.lastFixTime = lastFixTime
+        batch.location = location
+        if let implicitState { batch.keyValues["implicit_state"] = implicitState.rawValue }
+        batch.committedAt = now
+        // On a failure the machine is ahead of the store: the caller must stop (a restart
+        // resumes from the store's state and decides these inputs again).
+        let stored = try store.commit(batch)
+        lastCommittedFixTime = batch.lastFixTime
+        pendingKeyValues = [:]
+        batch = CommitBatch(profileName: profile.name, committedAt: now)
+        batch.fixes.reserveCapacity(batchSize)
+        return stored
+    }
+}

@@ -1,0 +1,193 @@
+public import GeomonCore
+import GeomonFormat
+
+public import GeomonEvaluation
+public import GeomonPictures
+
+/// One `geomon replay`: the driver on a virtual clock with the receiver model as its source,
+/// over a recording; with `--compare-always-on`, a second driver with the receiver forced on
+/// (not stored), and how the two compare.
+///
+/// The policy decides when the receiver is on, the receiver model delivers only the fixes a
+/// real receiver would have produced (TTFF, interpolation across short gaps, nothing while off),
+/// and the machine decides from those fixes: the events printed, stored and reported are that
+/// one run's.
+public final class ReplayRun {
+    public struct Options: Sendable {
+        /// Force the receiver on (`--always-on`).
+        public var alwaysOn = false
+        /// Also run always-on and compare (`--compare-always-on`).
+        public var compareAlwaysOn = false
+        /// A recorded coarse track (`--coarse FILE`); nil derives coarse fixes from the track.
+        public var coarse: [Fix]?
+        /// Seed of the derived coarse fixes' degradation (`--seed`).
+        public var seed: UInt64 = 1
+        /// The receiver model's longest gap bridged by interpolation (`--interpolate-gaps`).
+        public var interpolationMaxGap: Duration = .seconds(10)
+        public init() {}
+    }
+
+    public let profile: Profile
+    public let options: Options
+    public let index: FenceIndex
+    public let configuration: PowerConfiguration
+    /// The recorded fixes, sorted by time (stable).
+    public let track: [Fix]
+    /// The coarse fixes offered to the policy (recorded or derived), sorted by time.
+    public let coarse: [Fix]
+    /// The run's source after `run`: the receiver's accounting, actions, delivered fixes, events.
+    public private(set) var source: ReplaySource?
+    public private(set) var baseline: ReplaySource?
+    public private(set) var match: EventMatch?
+    public private(set) var oracle: OracleBound?
+    /// Index lookups of the run.
+    public private(set) var lookups = Monitor.Lookups()
+
+    /// Prepares a replay of `fixes` (in any order) with `profile`.
+    public init(profile: Profile, fixes: [Fix], options: Options) {
+        self.profile = profile
+        self.options = options
+        index = FenceIndex(shapes: profile.fences.map(\.shape))
+        track = fixes.enumerated().sorted { ($0.element.time, $0.offset) < ($1.element.time, $1.offset) }.map(\.element)
+        var configuration = PowerConfiguration(profile: profile)
+        configuration.alwaysOn = options.alwaysOn
+        self.configuration = configuration
+        coarse = Self.coarseFixes(profile: profile, track: track, options: options)
+    }
+
+    public var start: UTCTime? { track.first?.time }
+    public var end: UTCTime? { track.last?.time }
+
+    /// Runs the recording through a driver whose journal (if any) stores it; `configure` sets the
+    /// driver's observers before it starts. Then, with `compareAlwaysOn`, the baseline.
+    public func run(journal: Journal?, configure: (MonitorDriver, ReplaySource) -> Void = { _, _ in }) throws {
+        guard let start, let end else { return }
+        let source = makeSource(configuration, start: start, end: end)
+        let machine = Monitor(profile: profile, index: index, configuration: configuration)
+        let driver = MonitorDriver(machine: machine, journal: journal)
+        configure(driver, source)
+        try driver.start(source)
+        try driver.run(source)
+        try driver.flush(now: end)
+        self.source = source
+        lookups = driver.machine.lookups
+        guard options.compareAlwaysOn else { return }
+        var forced = configuration
+        forced.alwaysOn = true
+        let baselineSource = makeSource(forced, start: start, end: end)
+        let baselineDriver = MonitorDriver(machine: Monitor(profile: profile, index: index, configuration: forced), journal: nil)
+        try baselineDriver.start(baselineSource)
+        try baselineDriver.run(baselineSource)
+        baseline = baselineSource
+        match = EventMatch(baseline: baselineSource.receiver.events, candidate: source.receiver.events, window: configuration.maxSleep)
+        oracle = OracleBound(track: track, index: index, settings: profile.policy.receiver)
+    }
+
+    private func makeSource(_ configuration: PowerConfiguration, start: UTCTime, end: UTCTime) -> ReplaySource {
+        let receiver = ReplayReceiver(track: track, coarse: coarse, settings: profile.policy.receiver,
+                                      interpolationMaxGap: options.interpolationMaxGap, configuration: configuration)
+        return ReplaySource(receiver: receiver, start: start, end: end)
+    }
+
+    /// The energy figures of the run (and of the baseline).
+    public var report: EnergyReport? {
+        source.map { $0.receiver.report(trackSeconds: trackSeconds) }
+    }
+
+    public var baselineReport: EnergyReport? {
+        baseline.map { $0.receiver.report(trackSeconds: trackSeconds) }
+    }
+
+    public var trackSeconds: Double {
+        guard let start, let end else { return 0 }
+        return (end - start).secondsValue
+    }
+
+    /// Every event of the run, in decision order (the whole recording, a resumed prefix included).
+    public var events: [GeoEvent] { source?.receiver.events ?? [] }
+
+    /// The always-on baseline's events (with `compareAlwaysOn`).
+    public var baselineEvents: [GeoEvent]? { baseline?.receiver.events }
+
+    /// The policy's actions with their times.
+    public var actions: [ReplayReceiver.TimedAction] { source?.receiver.actions ?? [] }
+
+    /// Every fix the receiver model (and the coarse feed) delivered.
+    public var delivered: [Fix] { source?.receiver.delivered ?? [] }
+
+    /// Runs `fixes` with `profile` without storing anything (tests, evaluations).
+    public static func evaluate(profile: Profile, fixes: [Fix], options: Options) throws -> ReplayRun {
+        let run = ReplayRun(profile: profile, fixes: fixes, options: options)
+        try run.run(journal: nil)
+        return run
+    }
+
+    /// Coarse fixes: the recorded coarse track, else (when the profile has a coarse source or
+    /// runs significant-change) derived every `sources.coarse.interval` with the documented
+    /// seeded degradation (`CoarseFixGenerator`), else none.
+    static func coarseFixes(profile: Profile, track: [Fix], options: Options) -> [Fix] {
+        if let recorded = options.coarse {
+            return recorded.enumerated().sorted { ($0.element.time, $0.offset) < ($1.element.time, $1.offset) }.map {
+                var fix = $0.element
+                fix.source = .coarse
+                return fix
+            }
+        }
+        guard profile.sources.coarse != nil || profile.mode == .significantChange else { return [] }
+        let settings = profile.sources.coarse ?? CoarseSourceSettings()
+        return CoarseFixGenerator.derive(track: track, interval: settings.interval,
+                                         accuracyMeters: settings.expectedAccuracyMeters, seed: options.seed)
+    }
+
+    /// The receiver's intervals from the policy's actions: acquiring from switch-on to the
+    /// first delivered GNSS fix, on until switch-off, off in between; each with its reason.
+    public var receiverIntervals: [RunPicture.ReceiverInterval] {
+        guard let receiver = source?.receiver else { return [] }
+        return Self.intervals(receiver, start: track.first?.time, end: track.last?.time)
+    }
+
+    static func intervals(_ run: ReplayReceiver, start: UTCTime?, end: UTCTime?) -> [RunPicture.ReceiverInterval] {
+        guard let start, let end else { return [] }
+        let gnssTimes = run.delivered.filter { $0.source == .gnss }.map(\.time)
+        var out: [RunPicture.ReceiverInterval] = []
+        var onAt: UTCTime?
+        var onReason = ""
+        var offAt = start
+        var offReason = ""
+        func close(at t: UTCTime) {
+            guard let since = onAt else { return }
+            // First delivered GNSS fix in [since, t].
+            var lo = 0, hi = gnssTimes.count
+            while lo < hi {
+                let mid = (lo + hi) / 2
+                if gnssTimes[mid] < since { lo = mid + 1 } else { hi = mid }
+            }
+            let first = lo < gnssTimes.count && gnssTimes[lo] <= t ? gnssTimes[lo] : t
+            if first > since { out.append(.init(start: since, end: first, state: .acquiring, reason: onReason)) }
+            if t > first { out.append(.init(start: first, end: t, state: .on, reason: onReason)) }
+            onAt = nil
+            offAt = t
+        }
+        for timed in run.actions {
+            switch timed.action {
+            case let .gnssOn(reason):
+                guard onAt == nil else { continue }
+                if timed.time > offAt { out.append(.init(start: offAt, end: timed.time, state: .off, reason: offReason)) }
+                onAt = timed.time
+                onReason = reason.text
+            case let .gnssOff(reason):
+                close(at: timed.time)
+                offReason = reason.text
+            case .wakeAt, .coarseOn, .coarseOff:
+                continue
+            }
+        }
+        if onAt != nil {
+            close(at: end)
+        } else if end > offAt {
+            out.append(.init(start: offAt, end: end, state: .off, reason: offReason))
+        }
+        return out
+    }
+}
+

@@ -1,0 +1,35 @@
+public import GeomonCore
+
+/// The energy figures of one replay run (the `--report` JSON's core fields).
+public struct EnergyReport: Hashable, Sendable {
+    /// Track duration: last recorded fix time minus the first.
+    public var trackSeconds: Double
+    /// GNSS fixes the receiver delivered.
+    public var fixesUsed: Int
+    public var gnssOnSeconds: Double
+    /// Part of `gnssOnSeconds` spent acquiring (switch-on to first fix).
+    public var acquireSeconds: Double
+    /// Part of `gnssOnSeconds` spent tracking (first fix to switch-off).
+    public var trackingSeconds: Double
+    /// `gnssOnSeconds / trackSeconds`.
+    public var dutyCycle: Double
+    /// Times the receiver was switched on.
+    public var wakeups: Int
+    /// `(acquire·power_acquire + tracking·power_track) / 3600`.
+    public var energyMilliwattHours: Double
+    /// Number of events decided.
+    public var events: Int
+
+    public init(trackSeconds: Double, usage: ReceiverUsage, settings: ReceiverSettings, events: Int) {
+        self.trackSeconds = trackSeconds
+        fixesUsed = usage.fixesDelivered
+        gnssOnSeconds = usage.on.secondsValue
+        acquireSeconds = usage.acquire.secondsValue
+        trackingSeconds = usage.track.secondsValue
+        dutyCycle = trackSeconds > 0 ? gnssOnSeconds / trackSeconds : 0
+        wakeups = usage.wakeups
+        energyMilliwattHours = usage.energyMilliwattHours(settings)
+        self.events = events
+    }
+
+}

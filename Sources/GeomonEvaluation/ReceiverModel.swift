@@ -1,0 +1,129 @@
+public import GeomonCore
+
+/// The GNSS receiver in replay: which recorded fix is delivered when, given on/off commands.
+///
+/// The model (docs/power.md, "Receiver model"):
+/// - The recording starts with the receiver on and its first fix in hand (`start(at:)`): the
+///   first recorded fix is the moment a receiver already had one.
+/// - While off, nothing is delivered.
+/// - After `turnOn(at: T)` the first fix is due at `T + TTFF`: hot (`ttff_hot`) when the receiver
+///   was off for less than `hot_window`, else warm (`ttff_warm`, also when it was never on).
+///   It is the recorded fix at that instant, or one interpolated (position, accuracy, speed,
+///   course from the earlier fix) between the recorded fixes around it when they are at most
+///   `interpolationMaxGap` apart. Across a longer gap the receiver waits, on, until the next
+///   recorded fix (the policy's `fix_timeout` may switch it off first). Before the track's first
+///   fix it waits for that one; after the last there is nothing.
+/// - After the first fix, every recorded fix later than the last delivered one, at its time.
+///
+/// It also accounts for the time on: acquiring (switch-on to first fix) and tracking.
+public struct ReceiverModel: Sendable {
+    public let settings: ReceiverSettings
+    public let interpolationMaxGap: Duration
+    private let track: [Fix]
+    private var onSince: UTCTime?
+    private var firstFixAt: UTCTime?
+    private var lastOffAt: UTCTime?
+    private var pending: Fix?
+    private var cursor = 0
+    public private(set) var usage = ReceiverUsage()
+
+    /// - Parameter track: recorded fixes, sorted by time.
+    public init(track: [Fix], settings: ReceiverSettings, interpolationMaxGap: Duration = .seconds(10)) {
+        self.track = track
+        self.settings = settings
+        self.interpolationMaxGap = interpolationMaxGap
+    }
+
+    public var isOn: Bool { onSince != nil }
+
+    /// The TTFF the receiver would have if switched on at `now`.
+    public func ttff(at now: UTCTime) -> Duration {
+        guard let off = lastOffAt, now - off < settings.hotWindow else { return settings.ttffWarm }
+        return settings.ttffHot
+    }
+
+    /// The recording begins: the receiver is on and its first fix is the first recorded one.
+    public mutating func start(at now: UTCTime) {
+        guard onSince == nil else { return }
+        onSince = now
+        firstFixAt = nil
+        usage.wakeups += 1
+        cursor = 0
+        while cursor < track.count, track[cursor].time < now { cursor += 1 }
+        pending = cursor < track.count ? track[cursor] : nil
+    }
+
+    public mutating func turnOn(at now: UTCTime) {
+        guard onSince == nil else { return }
+        let due = now + ttff(at: now)
+        onSince = now
+        firstFixAt = nil
+        usage.wakeups += 1
+        pending = firstFix(due: due)
+    }
+
+    public mutating func turnOff(at now: UTCTime) {
+        guard let since = onSince else { return }
+        let first = firstFixAt.map { min($0, now) }
+        usage.acquire += (first ?? now) - since
+        if let first { usage.track += now - first }
+        onSince = nil
+        firstFixAt = nil
+        pending = nil
+        lastOffAt = now
+    }
+
+    /// The next fix the receiver will deliver if it stays on; nil when off or none is left.
+    public var nextFix: Fix? { onSince == nil ? nil : pending }
+
+    /// Delivers `nextFix` and moves on to the following one.
+    public mutating func takeFix() -> Fix? {
+        guard onSince != nil, let fix = pending else { return nil }
+        if firstFixAt == nil { firstFixAt = fix.time }
+        usage.fixesDelivered += 1
+        while cursor < track.count, track[cursor].time <= fix.time { cursor += 1 }
+        pending = cursor < track.count ? track[cursor] : nil
+        return fix
+    }
+
+    private mutating func firstFix(due: UTCTime) -> Fix? {
+        // First recorded fix at or after `due`.
+        var lo = 0, hi = track.count
+        while lo < hi {
+            let mid = (lo + hi) / 2
+            if track[mid].time < due { lo = mid + 1 } else { hi = mid }
+        }
+        cursor = lo
+        guard lo < track.count else { return nil }
+        let after = track[lo]
+        if after.time == due || lo == 0 { return after }
+        let before = track[lo - 1]
+        guard after.time - before.time <= interpolationMaxGap else { return after }
+        let fraction = (due - before.time).secondsValue / (after.time - before.time).secondsValue
+        var fix = before
+        fix.time = due
+        fix.coordinate = Coordinate(
+            latitude: before.coordinate.latitude + (after.coordinate.latitude - before.coordinate.latitude) * fraction,
+            longitude: before.coordinate.longitude + Geodesy.longitudeDelta(before.coordinate.longitude, after.coordinate.longitude) * fraction)
+        return fix
+    }
+}
+
+/// Time the receiver spent on, split by phase, and how often it was switched on.
+public struct ReceiverUsage: Hashable, Sendable {
+    /// From switch-on to the first fix (or switch-off without one).
+    public var acquire: Duration = .zero
+    /// From the first fix to switch-off.
+    public var track: Duration = .zero
+    public var wakeups = 0
+    public var fixesDelivered = 0
+
+    public init() {}
+
+    public var on: Duration { acquire + track }
+
+    /// Energy in mWh from the receiver's acquire and track powers.
+    public func energyMilliwattHours(_ settings: ReceiverSettings) -> Double {
+        (acquire.secondsValue * settings.powerAcquireMilliwatts + track.secondsValue * settings.powerTrackMilliwatts) / 3600
+    }
+}

@@ -1,0 +1,130 @@
+public import GeomonCore
+
+/// Replay's fix source as plain values: the receiver model for GNSS, the recorded (or derived)
+/// coarse feed, and the accounting of what the policy did (on-time by reason, the actions with
+/// their times, every fix delivered, every event decided).
+///
+/// The driver asks `nextFixTime(now:)` and `takeFix(at:)` for inputs and hands every effect
+/// of the machine to `observe(_:now:)`; `finish(at:)` closes the accounting at the end of the
+/// recording.
+public struct ReplayReceiver: Sendable {
+    /// An action with the virtual time it was issued at.
+    public struct TimedAction: Hashable, Sendable {
+        public var time: UTCTime
+        public var action: PowerAction
+        /// How many fixes had been delivered when it was issued (its place among them).
+        public var afterFixes: Int
+        public init(time: UTCTime, action: PowerAction, afterFixes: Int = 0) {
+            self.time = time
+            self.action = action
+            self.afterFixes = afterFixes
+        }
+    }
+
+    public private(set) var model: ReceiverModel
+    public let coarse: [Fix]
+    public let configuration: PowerConfiguration
+    public private(set) var ledger = OnTimeLedger()
+    public private(set) var actions: [TimedAction] = []
+    /// Every fix delivered (GNSS and coarse), in delivery order.
+    public private(set) var delivered: [Fix] = []
+    /// Every event the machine decided, in order.
+    public private(set) var events: [GeoEvent] = []
+    /// Fixes the screen held as implausible jumps.
+    public private(set) var held = 0
+    private var coarseCursor = 0
+    private var coarseOn = false
+    private var started = false
+    private var switchedOnFor: PowerReason.Kind?
+
+    /// - Parameters:
+    ///   - track: recorded GNSS fixes, sorted by time.
+    ///   - coarse: coarse fixes offered while the coarse source is on, sorted by time.
+    public init(track: [Fix], coarse: [Fix], settings: ReceiverSettings, interpolationMaxGap: Duration,
+                configuration: PowerConfiguration) {
+        model = ReceiverModel(track: track, settings: settings, interpolationMaxGap: interpolationMaxGap)
+        self.coarse = coarse
+        self.configuration = configuration
+    }
+
+    /// The time of the next fix the receiver (or the coarse feed, while on) delivers.
+    public mutating func nextFixTime(now: UTCTime) -> UTCTime? {
+        if coarseOn {
+            while coarseCursor < coarse.count, coarse[coarseCursor].time < now { coarseCursor += 1 }
+        }
+        let gnss = model.nextFix?.time
+        let coarseNext = coarseOn && coarseCursor < coarse.count ? coarse[coarseCursor].time : nil
+        switch (gnss, coarseNext) {
+        case let (g?, c?): return min(g, c)
+        case let (g?, nil): return g
+        case let (nil, c?): return c
+        case (nil, nil): return nil
+        }
+    }
+
+    /// Delivers the fix due at `time` (`nextFixTime`); GNSS first at equal times.
+    public mutating func takeFix(at time: UTCTime) -> Fix? {
+        let fix: Fix
+        if model.nextFix?.time == time, let next = model.takeFix() {
+            fix = next
+        } else if coarseOn, coarseCursor < coarse.count, coarse[coarseCursor].time == time {
+            fix = coarse[coarseCursor]
+            coarseCursor += 1
+        } else {
+            return nil
+        }
+        delivered.append(fix)
+        return fix
+    }
+
+    /// Accounts for one effect of the machine at `now`.
+    public mutating func observe(_ effect: Monitor.Effect, now: UTCTime) {
+        switch effect {
+        case let .power(action):
+            actions.append(TimedAction(time: now, action: action, afterFixes: delivered.count))
+            switch action {
+            case let .gnssOn(reason):
+                if !model.isOn {
+                    ledger.mark(now, label: .acquire(reason.kind))
+                    switchedOnFor = reason.kind
+                }
+                // The recording starts with the receiver on and its first fix in hand.
+                if started { model.turnOn(at: now) } else { model.start(at: now) }
+            case .gnssOff:
+                ledger.mark(now, label: nil)
+                model.turnOff(at: now)
+            case .coarseOn: coarseOn = true
+            case .coarseOff: coarseOn = false
+            case .wakeAt: break
+            }
+        case let .commit(commit):
+            events += commit.events
+        case .held:
+            held += 1
+        case let .took(fix, decision):
+            // Still on after a GNSS fix: the time goes to the decision that kept it on (in
+            // always-on and significant-change, to why it was switched on).
+            if fix.source == .gnss, model.isOn, let kind = decision?.kind ?? (chargesDecisions ? nil : switchedOnFor) {
+                if ledger.current != .on(kind) { ledger.mark(now, label: .on(kind)) }
+            }
+        case .dropped:
+            break
+        }
+        started = true
+    }
+
+    private var chargesDecisions: Bool {
+        !configuration.alwaysOn && configuration.mode != .significantChange
+    }
+
+    /// The recording ended at `end`: the receiver is switched off for the accounting.
+    public mutating func finish(at end: UTCTime) {
+        ledger.mark(end, label: nil)
+        model.turnOff(at: end)
+    }
+
+    /// The energy figures of the run over `trackSeconds`.
+    public func report(trackSeconds: Double) -> EnergyReport {
+        EnergyReport(trackSeconds: trackSeconds, usage: model.usage, settings: model.settings, events: events.count)
+    }
+}

@@ -1,0 +1,63 @@
+public import GeomonCore
+
+extension EventRule {
+    /// The rule in words, as stored, printed and handed to hooks, e.g.
+    /// `enter: outside -> inside, 2 consecutive certain-inside fixes (s <= -(a+h)); first s=-35.2 m a=5.0 m h=10.0 m`.
+    public var text: String {
+        switch self {
+        case let .recorded(text):
+            return text
+        case let .transition(t):
+            let evidence = "\(t.confirmations) consecutive certain-\(t.to.rawValue) fixes"
+                + " (\(t.to == .inside ? "s <= -(a+h)" : "s >= a+h")); first s=\(Self.tenths(t.firstSignedDistanceMeters)) m"
+                + " a=\(Self.tenths(t.firstAccuracyMeters)) m h=\(Self.tenths(t.hysteresisMeters)) m"
+            if t.from == .unknown { return "initial inside (initial: report): " + evidence }
+            return "\(t.to == .inside ? "enter" : "exit"): \(t.from.rawValue) -> \(t.to.rawValue), " + evidence
+        case let .dwell(d):
+            return "dwell: inside since \(d.insideSince.rfc3339) for \(Self.tenths(d.dwell.secondsValue)) s, "
+                + (d.byFix ? "fired by the first fix past it" : "fired by deadline at the enter position")
+        case let .location(l):
+            guard let moved = l.movedMeters, let elapsed = l.elapsed else { return "location: first usable fix" }
+            return "location: moved \(Self.tenths(moved)) m >= \(Self.tenths(l.thresholdMeters)) m from the last reported location"
+                + " after \(Self.tenths(elapsed.secondsValue)) s >= \(Self.tenths(l.minInterval.secondsValue)) s"
+        }
+    }
+
+    /// One decimal, always shown (`-35.2`, `5.0`); `inf` and `-inf` for unbounded distances.
+    static func tenths(_ value: Double) -> String {
+        guard value.isFinite else { return value < 0 ? "-inf" : "inf" }
+        return NumberText.fixed(value, 1)
+    }
+}
+
+extension PowerReason {
+    /// One line of `key=value` pairs, e.g. `sleep bound=heading d=812m acc=5m v=13.2m/s sleep=74.2s ttff=2s`.
+    public var text: String {
+        var parts = [kind.rawValue]
+        if let bound { parts.append("bound=\(bound.rawValue)") }
+        if let distanceMeters { parts.append("d=\(Self.fixed(distanceMeters, 0))m") }
+        if let accuracyMeters { parts.append("acc=\(Self.fixed(accuracyMeters, 0))m") }
+        if let speedMetersPerSecond { parts.append("v=\(Self.fixed(speedMetersPerSecond, 1))m/s") }
+        if let sleep { parts.append("sleep=\(Self.fixed(sleep.secondsValue, 1))s") }
+        if let ttff { parts.append("ttff=\(Self.fixed(ttff.secondsValue, 0))s") }
+        return parts.joined(separator: " ")
+    }
+
+    static func fixed(_ value: Double, _ digits: Int) -> String {
+        guard value.isFinite else { return value.isNaN ? "nan" : (value > 0 ? "inf" : "-inf") }
+        return NumberText.fixed(value, digits)
+    }
+}
+
+extension PowerAction {
+    /// `gnss-on REASON`, `gnss-off REASON`, `wake-at TIME REASON`, `coarse-on REASON`, `coarse-off REASON`.
+    public var text: String {
+        switch self {
+        case let .gnssOn(r): "gnss-on \(r.text)"
+        case let .gnssOff(r): "gnss-off \(r.text)"
+        case let .wakeAt(t, r): "wake-at \(t.rfc3339) \(r.text)"
+        case let .coarseOn(r): "coarse-on \(r.text)"
+        case let .coarseOff(r): "coarse-off \(r.text)"
+        }
+    }
+}

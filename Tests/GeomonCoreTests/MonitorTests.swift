@@ -1,0 +1,163 @@
+import GeomonCore
+import Testing
+
+/// The decision machine: fixes and deadlines in, effects out (jump screen, engine, policy and
+/// one index lookup per fix, combined).
+@Suite struct MonitorTests {
+    static let t0 = UTCTime(millisecondsSince1970: 1_700_000_000_000)
+    static func at(_ s: Double) -> UTCTime { t0 + .milliseconds(Int64(s * 1000)) }
+    /// A point `m` metres east of (0, 0).
+    static func east(_ m: Double) -> Coordinate { Coordinate(latitude: 0, longitude: m / 111_195.08) }
+    static func fix(_ s: Double, _ m: Double, acc: Double = 5, source: FixSource = .gnss) -> Fix {
+        Fix(time: at(s), coordinate: east(m), horizontalAccuracyMeters: acc, source: source)
+    }
+
+    /// A 100 m circle at the origin; hysteresis 10 m, two confirming fixes (the defaults).
+    static func profile(_ mode: MonitoringMode = .regions, dwell: Duration? = nil) -> Profile {
+        var p = Profile(name: "m", mode: mode)
+        p.sources.gnss = GNSSSourceSettings()
+        p.policy.maxSpeedMetersPerSecond = 45
+        p.policy.wakeMarginMeters = 20
+        p.policy.minSleep = .seconds(10)
+        p.policy.maxSleep = .seconds(600)
+        var home = Fence(id: "home", shape: .circle(center: east(0), radiusMeters: 100))
+        if let dwell {
+            home.dwell = dwell
+            home.events = [.enter, .exit, .dwell]
+        }
+        p.fences = [home]
+        return p
+    }
+
+    static func machine(_ profile: Profile, _ edit: (inout PowerConfiguration) -> Void = { _ in }) -> Monitor {
+        var configuration = PowerConfiguration(profile: profile)
+        edit(&configuration)
+        var m = Monitor(profile: profile, configuration: configuration)
+        _ = m.start(now: t0)
+        return m
+    }
+
+    static func events(_ effects: [Monitor.Effect]) -> [GeoEvent] {
+        effects.flatMap { effect -> [GeoEvent] in
+            if case let .commit(c) = effect { return c.events }
+            return []
+        }
+    }
+
+    static func decision(_ effects: [Monitor.Effect]) -> PowerReason.Kind? {
+        for case let .took(_, decision) in effects { return decision?.kind }
+        return nil
+    }
+
+    @Test func certainFixesConfirmAnEnterDatedAtTheFirstAndTheFirstSideIsSilent() {
+        // `stay-on` keeps the receiver on near the boundary, so every fix reaches the machine.
+        var m = Self.machine(Self.profile()) { $0.shortSleep = .stayOn }
+        // 200 m out (s = 100 ≥ a + h = 15): certainly outside. Until two usable fixes have
+        // been seen the engine is starting up, so the policy is not certain yet.
+        #expect(Self.decision(m.fixReceived(Self.fix(0, 200), now: Self.at(0))) == .uncertain)
+        let second = m.fixReceived(Self.fix(10, 190), now: Self.at(10))
+        #expect(Self.events(second).isEmpty)
+        #expect(Self.decision(second) == .boundaryNear)
+        // s = −5, within ±15: uncertain, nothing changes.
+        let unsure = m.fixReceived(Self.fix(20, 95), now: Self.at(20))
+        #expect(Self.events(unsure).isEmpty)
+        #expect(Self.decision(unsure) == .uncertain)
+        // Certainly inside: pending, then confirmed by the second; the enter carries the first's time.
+        let pending = m.fixReceived(Self.fix(30, 50), now: Self.at(30))
+        #expect(Self.decision(pending) == .confirming)
+        let confirmed = m.fixReceived(Self.fix(40, 40), now: Self.at(40))
+        #expect(Self.events(confirmed).map(\.kind) == [.enter])
+        #expect(Self.events(confirmed).first?.time == Self.at(30))
+        #expect(Self.decision(confirmed) != .confirming)
+        // Each fix was looked up in the index once.
+        #expect(m.lookups.fixes == 5 && m.lookups.probes == 5)
+    }
+
+    @Test func theCommitCarriesTheFixesTheEngineTookAndItsScalars() {
+        var m = Self.machine(Self.profile()) { $0.shortSleep = .stayOn }
+        let effects = m.fixReceived(Self.fix(0, 300), now: Self.at(0))
+        guard case let .commit(commit) = effects.first else {
+            Issue.record("the first effect is not the commit: \(effects)")
+            return
+        }
+        #expect(commit.fixes == [Self.fix(0, 300)])
+        #expect(commit.lastFixTime == Self.at(0) && commit.usableFixCount == 1)
+        // A fix not newer than the last is dropped, and the policy still sees it.
+        let again = m.fixReceived(Self.fix(0, 301), now: Self.at(0.5))
+        #expect(again.contains(.dropped(Self.fix(0, 301), .notNewer)))
+        #expect(!again.contains { if case .commit = $0 { return true } else { return false } })
+    }
+
+    @Test func gnssFixesWhileTheReceiverIsOffAreDroppedAndCoarseOnesAreTaken() {
+        // 5 km from the fence: once the engine is past start-up, the receiver goes to sleep.
+        var m = Self.machine(Self.profile())
+        _ = m.fixReceived(Self.fix(0, 5000), now: Self.at(0))
+        let second = m.fixReceived(Self.fix(1, 5001), now: Self.at(1))
+        #expect(second.contains { if case .power(.gnssOff) = $0 { return true } else { return false } })
+        #expect(!m.isReceiverOn)
+        #expect(m.fixReceived(Self.fix(2, 5002), now: Self.at(2)) == [.dropped(Self.fix(2, 5002), .receiverOff)])
+        let coarse = m.fixReceived(Self.fix(3, 5000, acc: 300, source: .coarse), now: Self.at(3))
+        #expect(coarse.contains { if case .commit = $0 { return true } else { return false } })
+        // The policy wakes the receiver at the time it scheduled: the machine's next deadline.
+        let wake = try? #require(m.nextDeadline)
+        #expect(wake.map { $0 > Self.at(10) } ?? false)
+    }
+
+    @Test func anImplausibleJumpIsHeldUntilASecondFixConfirmsIt() {
+        var m = Self.machine(Self.profile()) { $0.shortSleep = .stayOn }
+        _ = m.fixReceived(Self.fix(0, 2000), now: Self.at(0))
+        // 1 km in 1 s (45 m/s allowed, accuracies 5 m): held.
+        let jump = Self.fix(1, 1000)
+        #expect(m.fixReceived(jump, now: Self.at(1)) == [.held(jump)])
+        // The next fix is plausible from the held one: both pass, in order.
+        let next = m.fixReceived(Self.fix(2, 990), now: Self.at(2))
+        guard case let .commit(commit) = next.first else {
+            Issue.record("no commit: \(next)")
+            return
+        }
+        #expect(commit.fixes.map(\.time) == [Self.at(1), Self.at(2)])
+    }
+
+    @Test func aDwellFiresAtItsDeadlineWithoutAFix() {
+        var m = Self.machine(Self.profile(dwell: .seconds(30)), { $0.alwaysOn = true })
+        _ = m.fixReceived(Self.fix(0, 300), now: Self.at(0))
+        _ = m.fixReceived(Self.fix(10, 290), now: Self.at(10))
+        _ = m.fixReceived(Self.fix(20, 20), now: Self.at(20))
+        let entered = m.fixReceived(Self.fix(21, 10), now: Self.at(21))
+        #expect(Self.events(entered).map(\.kind) == [.enter])
+        // Inside since 20 s: the dwell is due at 50 s, the machine's only deadline (always-on).
+        #expect(m.nextDeadline == Self.at(50))
+        let dwell = Self.events(m.deadlineReached(now: Self.at(50)))
+        #expect(dwell.map(\.kind) == [.dwell])
+        #expect(dwell.first?.time == Self.at(50))
+        #expect(dwell.first?.rule == .dwell(EventRule.Dwell(insideSince: Self.at(20), dwell: .seconds(30), byFix: false)))
+        #expect(m.nextDeadline == nil)
+    }
+
+    @Test func alwaysOnReusesTheLastProbeWhereItProvesTheAnswerAndDecidesTheSameEvents() {
+        // 1 Hz east at 10 m/s from −3 km through the circle and on to +3 km.
+        let track = (0...600).map { Self.fix(Double($0), -3000 + Double($0) * 10) }
+        var m = Self.machine(Self.profile()) { $0.alwaysOn = true }
+        var engine = TransitionEngine(profile: Self.profile())
+        var fromMachine: [GeoEvent] = []
+        var fromEngine: [GeoEvent] = []
+        for fix in track {
+            fromMachine += Self.events(m.fixReceived(fix, now: fix.time))
+            fromEngine += engine.fixReceived(fix).events
+        }
+        #expect(fromMachine.map(\.kind) == [.enter, .exit])
+        #expect(fromMachine == fromEngine)
+        // Far from the fence most fixes are within the clearance of an earlier probe.
+        #expect(m.lookups.fixes == track.count)
+        #expect(m.lookups.probes < track.count / 3)
+    }
+
+    @Test func startSwitchesOnTheReceiverOrTheCoarseSource() {
+        var regions = Monitor(profile: Self.profile())
+        #expect(regions.start(now: Self.t0) == [.power(.gnssOn(PowerReason(.start, ttff: .seconds(30))))])
+        #expect(regions.isReceiverOn)
+        var radar = Monitor(profile: Self.profile(.significantChange))
+        #expect(radar.start(now: Self.t0) == [.power(.coarseOn(PowerReason(.start)))])
+        #expect(!radar.isReceiverOn && radar.isCoarseOn)
+    }
+}
