@@ -57,6 +57,13 @@ public final class GPSDSource {
     private let data: UnsafeMutablePointer<gps_data_t>
     private var open = false
     private var lastFixTimeMs: Int64?
+    /// A fix whose epoch's accuracy gpsd has not reported yet (its first report of an epoch
+    /// often has none); completed by a later report of the same epoch, or sent as it is when
+    /// the next epoch starts or the daemon's epoch budget passes (`flushPendingFix`).
+    private var pending: Fix?
+
+    /// How long the daemon waits for an epoch's accuracy before taking the fix without it.
+    public static let epochBudget: Duration = .seconds(1)
 
     /// At most this many messages are handled per `readAvailable()` call, so a flood from
     /// gpsd cannot starve the rest of the loop.
@@ -149,19 +156,42 @@ public final class GPSDSource {
             }
             if rc == 0 { break }
             handled += 1
-            if let fix = currentFix() { events.append(.fix(fix)) }
+            guard let (fix, accuracyKnown) = currentFix() else { continue }
+            if let held = pending, held.time != fix.time {
+                events.append(.fix(held))
+                pending = nil
+            }
+            if accuracyKnown {
+                pending = nil
+                lastFixTimeMs = fix.time.millisecondsSince1970
+                events.append(.fix(fix))
+            } else if pending == nil {
+                pending = fix
+            }
         }
         return events
+    }
+
+    /// True while a fix waits for its epoch's accuracy.
+    public var hasPendingFix: Bool { pending != nil }
+
+    /// Gives up waiting for the pending fix's accuracy: returns it as it is (accuracy unknown).
+    public func flushPendingFix() -> [Event] {
+        guard let held = pending else { return [] }
+        pending = nil
+        lastFixTimeMs = held.time.millisecondsSince1970
+        return [.fix(held)]
     }
 
     /// Closes the connection (state `.disconnected(reason:)`).
     @discardableResult
     public func disconnect(reason: String = "closed") -> [Event] {
+        let events = flushPendingFix()
         if open {
             _ = geomon_gps_close(data)
             open = false
         }
-        return setState(.disconnected(reason: reason))
+        return events + setState(.disconnected(reason: reason))
     }
 
     private func setState(_ new: State) -> [Event] {
@@ -170,25 +200,27 @@ public final class GPSDSource {
         return [.stateChanged(new)]
     }
 
-    /// The fix in the last message, if it was a new one. Accuracy: `eph`, else max(`epx`,
-    /// `epy`), else `AccuracyModel.unknownAccuracyMeters`.
-    private func currentFix() -> Fix? {
+    /// The fix in the last message, if it was a new one, and whether it carries an accuracy.
+    /// Accuracy: `eph`, else max(`epx`, `epy`), else `AccuracyModel.unknownAccuracyMeters`.
+    private func currentFix() -> (Fix, Bool)? {
         guard geomon_gps_has_mode(data), geomon_gps_has_time(data), geomon_gps_has_latlon(data),
               geomon_gps_mode(data) >= 2 else { return nil }
         let timeMs = Int64(geomon_gps_time_ms(data))
         guard timeMs > 0, timeMs != lastFixTimeMs else { return nil }
         let coordinate = Coordinate(latitude: geomon_gps_latitude(data), longitude: geomon_gps_longitude(data))
         guard coordinate.isValid else { return nil }
-        lastFixTimeMs = timeMs
         var accuracy = AccuracyModel.unknownAccuracyMeters
+        var known = true
         let eph = geomon_gps_eph(data), epx = geomon_gps_epx(data), epy = geomon_gps_epy(data)
         if eph.isFinite, eph > 0 {
             accuracy = eph
         } else if epx.isFinite, epy.isFinite, max(epx, epy) > 0 {
             accuracy = max(epx, epy)
+        } else {
+            known = false
         }
         let speed = geomon_gps_speed(data), track = geomon_gps_track(data)
-        return Fix(
+        let fix = Fix(
             time: UTCTime(millisecondsSince1970: timeMs),
             coordinate: coordinate,
             horizontalAccuracyMeters: accuracy,
@@ -196,5 +228,6 @@ public final class GPSDSource {
             courseDegrees: track.isFinite ? track : nil,
             source: .gnss
         )
+        return (fix, known)
     }
 }

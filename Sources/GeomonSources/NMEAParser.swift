@@ -26,6 +26,13 @@ public struct NMEAParser: Sendable {
     private var currentDay: Int64?
     private var lastTimeOfDayMs: Int64 = 0
     private var lastGSAHDOP: Double?
+    /// The timed sentence type (its three letters) that ended the previous epoch, as gpsd
+    /// learns its "cycle end": a GSA after it belongs to the next epoch (SiRF sends GSA, RMC).
+    private var cycleEnder: UInt32?
+    /// The last timed sentence type of the open epoch.
+    private var lastTimedType: UInt32?
+    /// The open epoch has seen its cycle-ending sentence.
+    private var epochEnded = false
     private var fields: [Int] = []
 
     /// At most this many epochs wait for a date (a day at 1 Hz); older ones are dropped as
@@ -160,16 +167,18 @@ public struct NMEAParser: Sendable {
         // Talker (2 letters) + type (3); proprietary sentences start with 'P'.
         guard address.count == 5, s[0] != 80 else { return }
         let t0 = s[2], t1 = s[3], t2 = s[4]
+        let type = UInt32(t0) << 16 | UInt32(t1) << 8 | UInt32(t2)
         switch (t0, t1, t2) {
         case (71, 71, 65): gga(s, into: &fixes)          // GGA
         case (82, 77, 67): rmc(s, into: &fixes)          // RMC
         case (71, 78, 83): gns(s, into: &fixes)          // GNS
-        case (71, 83, 65): gsa(s)                        // GSA
+        case (71, 83, 65): gsa(s); return                // GSA
         case (71, 83, 84): gst(s, into: &fixes)          // GST
         case (90, 68, 65): zda(s, into: &fixes)          // ZDA
         case (71, 76, 76): gll(s, into: &fixes)          // GLL
         default: return
         }
+        if epoch != nil { timed(type) }
     }
 
     private var fieldCount: Int { fields.count - 1 }
@@ -244,7 +253,15 @@ public struct NMEAParser: Sendable {
         // $xxGSA,mode,fix,sv×12,PDOP,HDOP,VDOP[,system]: HDOP is field 16.
         guard fieldCount > 16, let fixType = char(s, 2), fixType >= 50, let hdop = number(s, field(s, 16)) else { return }
         lastGSAHDOP = hdop
-        epoch?.gsaHDOP = hdop
+        // After the epoch's cycle-ending sentence a GSA describes the next epoch (gpsd reports
+        // the DOP in effect at the cycle end).
+        if !epochEnded { epoch?.gsaHDOP = hdop }
+    }
+
+    /// A sentence with a time was handled in the open epoch.
+    private mutating func timed(_ type: UInt32) {
+        lastTimedType = type
+        if type == cycleEnder { epochEnded = true }
     }
 
     private mutating func gst(_ s: UnsafeBufferPointer<UInt8>, into fixes: inout [Fix]) {
@@ -272,8 +289,11 @@ public struct NMEAParser: Sendable {
 
     private mutating func begin(_ tod: Int64, into fixes: inout [Fix]) {
         if let open = epoch, open.timeOfDayMs == tod { return }
+        if epoch != nil, let last = lastTimedType { cycleEnder = last }
         closeEpoch(into: &fixes)
         epoch = Epoch(timeOfDayMs: tod, gsaHDOP: lastGSAHDOP)
+        lastTimedType = nil
+        epochEnded = false
     }
 
     private mutating func closeEpoch(into fixes: inout [Fix]) {

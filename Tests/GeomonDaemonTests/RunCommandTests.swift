@@ -1,4 +1,6 @@
 import Foundation
+import GeomonCore
+import GeomonSources
 import GeomonTestSupport
 import Testing
 
@@ -143,6 +145,81 @@ struct RunCommandTests {
         #expect(daemonStatus?["running"] as? Bool == false)
         #expect(object?["last_fix"] is [String: Any])
         #expect(object?["events"] as? Int == live.count)
+    }
+
+    /// The power actions a run logged (`power.action=…`) or a replay's policy log lists, without
+    /// `wake-at` lines (their times are on either side's time base; the sleeps carry the same).
+    static func switches(_ text: String, logged: Bool) -> [String] {
+        text.split(separator: "\n").compactMap { line -> String? in
+            var action: Substring
+            if logged {
+                guard let r = line.range(of: "power.action=") else { return nil }
+                action = line[r.upperBound...]
+                if action.hasPrefix("\"") { action = action.dropFirst().prefix { $0 != "\"" } }
+            } else {
+                guard let space = line.firstIndex(of: " ") else { return nil }
+                action = line[line.index(after: space)...]
+            }
+            return action.hasPrefix("gnss-on") || action.hasPrefix("gnss-off") ? String(action) : nil
+        }
+    }
+
+    /// With the power policy on, `geomon run` on a real gpsd fed at the recording's own pace
+    /// decides the same events at the same fix times, and switches the receiver on and off
+    /// alike, as `geomon replay` of the same log. The profile sets both TTFFs to 0 and replay
+    /// bridges no gap, so gpsd's next epoch after a wake and the receiver model's first fix are
+    /// the same recorded fix. (`min_sleep` 5.5 s puts the clamped wakes between the log's
+    /// whole-second epochs: a wake at the very instant of an epoch races gpsd's broadcast.)
+    @Test func runWithThePolicyOnDecidesWhatReplayDecides() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let gpsd = try PacedGPSD(log: Self.shortSwiss, seconds: 100)
+        defer { gpsd.stop() }
+        let log = dir.url.appendingPathComponent("served.nmea")
+        try gpsd.writeServedLog(to: log)
+        let fixes = try TrackReader.read(path: log.path).fixes
+        var yaml = """
+            version: 1
+            name: policy-live
+            mode: regions
+            sources:
+              gnss: {plugin: gpsd}
+            policy:
+              max_speed: 10m/s
+              wake_margin: 10m
+              min_sleep: 5.5s
+              max_sleep: 10m
+              receiver: {ttff_hot: 0s, ttff_warm: 0s}
+            fences:
+
+            """
+        for (i, shape) in PowerTracks.fences(along: fixes, spacingMeters: 100, radiusMeters: 60).enumerated() {
+            guard case let .circle(center: center, radiusMeters: radius) = shape else { continue }
+            yaml += "  - {id: f\(i), circle: {lat: \(center.latitude), lon: \(center.longitude), radius: \(Int(radius))m}}\n"
+        }
+        let profile = try dir.write("policy.yaml", yaml)
+        let daemon = try Daemon(["--profile", profile, "--db", dir.path("run.db"), "--gpsd", "127.0.0.1:\(gpsd.port)",
+                                 "--print-events", "--log-level", "info"], in: dir)
+        #expect(daemon.waitForLog("gpsd connected"))
+        usleep(300_000)
+        gpsd.start()
+        let deadline = Date().addingTimeInterval(gpsd.duration + 30)
+        while !gpsd.finished, Date() < deadline { usleep(100_000) }
+        usleep(1_500_000)
+        #expect(daemon.stop() == 0, "\(daemon.stderr)")
+
+        let replayLog = dir.path("policy.log")
+        let result = try runGeomon(["replay", "--profile", profile, log.path, "--format", "json", "--no-hooks",
+                                    "--interpolate-gaps", "0", "--policy-log", replayLog])
+        #expect(result.exitCode == 0, "\(result.stderr)")
+        let replayed = try Self.events(result.stdout)
+        let live = try Self.events(daemon.stdout, shift: Self.weekRolloverSeconds)
+        #expect(replayed.count >= 2)
+        #expect(live == replayed, "live: \(live)\nreplay: \(replayed)")
+        let replaySwitches = Self.switches(try String(contentsOfFile: replayLog, encoding: .utf8), logged: false)
+        let liveSwitches = Self.switches(daemon.stderr, logged: true)
+        #expect(replaySwitches.contains { $0.hasPrefix("gnss-off") }, "the policy never slept: \(replaySwitches)")
+        #expect(liveSwitches == replaySwitches)
     }
 
     @Test func gpsdKilledAndRestartedMidRunIsReconnectedAndNothingIsLost() throws {

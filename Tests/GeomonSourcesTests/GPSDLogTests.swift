@@ -98,6 +98,23 @@ struct GPSDLogTests {
         #expect(compared > 0)
     }
 
+    /// A SiRF receiver without GGA sends GSA then RMC for each epoch: the GSA describes the
+    /// epoch whose RMC follows it (gpsd reports the DOP in effect at the cycle end), so every
+    /// epoch's accuracy equals gpsd's `eph` here too.
+    @Test func sirfEpochsTakeTheGSAThatPrecedesTheirRMC() throws {
+        let ours = try Self.read("genivi_20100403_Z205_Switzerland_short.nmea").fixes
+        let gpsd = try Self.read("genivi_20100403_Z205_Switzerland_short.nmea.chk-gpsd3.22-LOCAL").fixes
+        var byTime: [UTCTime: Fix] = [:]
+        for fix in ours { byTime[Self.gpsd322Time(fix.time)] = fix }
+        var compared = 0
+        for g in gpsd where g.horizontalAccuracyMeters != AccuracyModel.unknownAccuracyMeters {
+            guard let o = byTime[g.time] else { continue }
+            #expect(abs(o.horizontalAccuracyMeters - g.horizontalAccuracyMeters) < 0.01, "\(g.time)")
+            compared += 1
+        }
+        #expect(compared > 200)
+    }
+
     @Test func oldLogsAreDatedFromTheirRMC() throws {
         let fixes = try Self.read("bu353s4.log").fixes
         #expect(fixes.first?.time.rfc3339 == "2014-12-31T03:07:19Z")

@@ -225,7 +225,8 @@ struct ReplayCommand: GeomonCommand {
             let cpuRate = cpu > 0 ? Int((Double(counts.processed) / cpu).rounded()) : 0
             let lookups = run.lookups
             let perFix = lookups.fixes > 0 ? Double(lookups.probes) / Double(lookups.fixes) : 0
-            writeStderr("replay: \(counts.processed) fixes processed, \(counts.skipped) skipped, \(counts.events) events in "
+            let held = run.source?.receiver.held ?? 0
+            writeStderr("replay: \(counts.processed) fixes processed, \(counts.skipped) skipped, \(held) held as implausible jumps, \(counts.events) events in "
                         + "\(Int((elapsed * 1000).rounded())) ms wall (\(rate) fixes/s), \(Int((cpu * 1000).rounded())) ms CPU "
                         + "(\(cpuRate) fixes/s), db \(db ?? "temporary file"); index: \(lookups.probes) probes for "
                         + "\(lookups.fixes) fixes (\(NumberText.fixed(perFix, 3)) per fix), \(lookups.courseSamples) course samples")

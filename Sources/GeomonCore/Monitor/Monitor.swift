@@ -10,7 +10,8 @@ import Glibc
 /// goes first). Nothing else decides anything: `geomon run` and `geomon replay` are the same
 /// machine on a real and a virtual clock.
 ///
-/// For each fix: GNSS fixes while the policy has the receiver off are dropped (a late report);
+/// For each fix: GNSS fixes while the policy has the receiver off, or measured before it was
+/// switched on, are dropped (late reports);
 /// the screen holds implausible jumps until a second fix confirms them; each passed fix is
 /// looked up in the fence index once (`FenceIndex.probe`: containing fences, the fences within
 /// the fix's band, the nearest boundary), and that one answer feeds the engine, the certainty
@@ -41,6 +42,8 @@ public struct Monitor: Sendable {
         case receiverOff = "receiver-off"
         /// Not newer than the last fix the engine took, or not a valid position.
         case notNewer = "not-newer"
+        /// A GNSS fix measured before the receiver was switched on.
+        case stale
     }
 
     /// One decision's writes: everything the store must commit together.
@@ -133,6 +136,12 @@ public struct Monitor: Sendable {
         defer { inputDone() }
         if fix.source == .gnss, !policy.isGNSSOn {
             return [.dropped(fix, .receiverOff)]
+        }
+        // A report measured before the receiver was switched on (gpsd's last fix, sent again
+        // on a new watch) says nothing about now. Only once the clock is a GNSS clock: the
+        // start of a recording or of a daemon is the moment it had its first fix.
+        if fix.source == .gnss, policy.hasTakenFix, let since = policy.onSince, fix.time < since {
+            return [.dropped(fix, .stale)]
         }
         guard case let .pass(passed) = policy.screen(fix), let last = passed.last else {
             return [.held(fix)]

@@ -242,6 +242,15 @@ public struct PowerPolicy: Sendable {
     /// Whether the policy currently wants the coarse source on.
     public var isCoarseOn: Bool { memory.coarseOn }
 
+    /// When the receiver was switched on (nil while it is off).
+    public var onSince: UTCTime? {
+        if case let .on(since, _) = state { return since }
+        return nil
+    }
+
+    /// Whether any fix has passed the screen yet.
+    public var hasTakenFix: Bool { memory.lastAccepted != nil }
+
     /// The time to first fix to expect when switching on at `now`: hot if the receiver was off
     /// for less than `hot_window`, else warm (also when it was never on).
     public func expectedTTFF(at now: UTCTime) -> Duration {

@@ -6,6 +6,9 @@ public import GeomonCore
 /// A receiver's time is the best clock on the device, and deciding on one time base keeps
 /// deadlines (dwell, policy wake-ups) consistent with fix times even when the system clock is
 /// off — or when gpsd serves a recorded log dated years ago (gpsfake in tests and the demo).
+/// Each fix the machine takes re-anchors the clock at the fix's own time, so a fix is decided
+/// at its time as replay decides it; the clock steps back for that by at most
+/// `maxStepBack` (the delivery latency, an epoch waiting for its accuracy), never further.
 public struct DaemonClock: Sendable {
     private var anchor: (time: UTCTime, monotonicMicroseconds: Int64)?
     public let host: any HostClock
@@ -28,9 +31,14 @@ public struct DaemonClock: Sendable {
         return now + (time.millisecondsSince1970 - self.time(atMonotonic: now).millisecondsSince1970) * 1000
     }
 
-    /// Re-anchors on a fix that just arrived (never moves the clock backwards).
+    /// How far back a fix's time may move the clock (its delivery latency).
+    public static let maxStepBack: Duration = .seconds(2)
+
+    /// Re-anchors on a fix that just arrived: at its time, unless that is more than
+    /// `maxStepBack` before the clock (then the clock keeps going).
     public mutating func fixArrived(_ time: UTCTime) {
         let current = now
-        anchor = (anchor == nil ? time : max(time, current), host.monotonicMicroseconds)
+        let anchored = anchor == nil || time >= current - Self.maxStepBack ? time : current
+        anchor = (anchored, host.monotonicMicroseconds)
     }
 }

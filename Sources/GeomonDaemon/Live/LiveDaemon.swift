@@ -3,7 +3,7 @@ import Glibc
 #endif
 public import GeomonCore
 public import GeomonStore
-import GeomonSources
+public import GeomonSources
 import GeomonHooks
 import GeomonFormat
 import Foundation
@@ -29,7 +29,7 @@ public final class LiveDaemon: MonitorSource {
 
     /// The host's timers.
     enum Timer: Hashable, Sendable {
-        case gpsdReconnect, coarseRestart, deliveries, heartbeat, flush, watchdog, exitAfter
+        case gpsdReconnect, gpsdEpoch, coarseRestart, deliveries, heartbeat, flush, watchdog, exitAfter
     }
 
     let options: RunOptions
@@ -48,7 +48,7 @@ public final class LiveDaemon: MonitorSource {
     private var pendingFixes: [Fix] = []
     private var pendingFixIndex = 0
 
-    private var gpsd: GPSDSource?
+    private var gpsd: (any GNSSFeed)?
     private var gpsdWatchedFD: Int32?
     private var coarse: CommandSource?
     private var coarseWatchedFD: Int32?
@@ -75,10 +75,14 @@ public final class LiveDaemon: MonitorSource {
     static let flushDelay: Duration = .seconds(1)
 
     /// Opens everything `run` needs; throws `LiveDaemonError` with the exit code to use.
-    public init(options: RunOptions, log: Log, clock host: any HostClock = SystemHostClock()) throws(LiveDaemonError) {
+    /// - Parameters:
+    ///   - clock: the host's clocks (a `ManualClock` in tests).
+    ///   - gnss: the GNSS feed; nil: gpsd at the profile's (or `--gpsd`'s) endpoint.
+    public init(options: RunOptions, log: Log, clock host: any HostClock = SystemHostClock(), gnss: (any GNSSFeed)? = nil) throws(LiveDaemonError) {
         self.options = options
         self.log = log
         self.host = host
+        self.gpsd = gnss
         clock = DaemonClock(host: host)
         startedMicros = host.monotonicMicroseconds
         let profile: Profile
@@ -254,6 +258,26 @@ public final class LiveDaemon: MonitorSource {
     /// Hook deliveries running now.
     public var hooksRunning: Int { worker.runningCount }
 
+    /// Every effect of the machine, after the daemon performed it (tests, diagnostics).
+    public var onEffect: ((Monitor.Effect, UTCTime) -> Void)? {
+        get { driver.onEffect }
+        set { driver.onEffect = newValue }
+    }
+
+    /// The monotonic instant at which the daemon's clock reaches `time`.
+    public func monotonic(at time: UTCTime) -> Int64 { clock.monotonic(at: time) }
+
+    /// The monotonic instant the loop will next wake without input (the earliest host timer
+    /// or machine deadline); nil when it would sleep until input.
+    public var nextWake: Int64? {
+        var wake = timers.earliest
+        if let deadline = driver.machine.nextDeadline {
+            let at = clock.monotonic(at: deadline)
+            wake = wake.map { min($0, at) } ?? at
+        }
+        return wake
+    }
+
     // MARK: - MonitorSource
 
     public var now: UTCTime { clock.now }
@@ -275,7 +299,12 @@ public final class LiveDaemon: MonitorSource {
                 reload()
                 return .other
             }
-            if let deadline, clock.now >= deadline { return .deadline }
+            if let deadline, clock.now >= deadline {
+                // A fix already waiting at the deadline goes first (as in replay).
+                loop.runOnce(timeoutMilliseconds: 0)
+                if pendingFixIndex < pendingFixes.count { continue }
+                return .deadline
+            }
             let mono = host.monotonicMicroseconds
             let due = timers.popDue(now: mono)
             if !due.isEmpty {
@@ -341,6 +370,8 @@ public final class LiveDaemon: MonitorSource {
         switch timer {
         case .gpsdReconnect:
             connectGPSD()
+        case .gpsdEpoch:
+            if let gpsd { handle(gpsdEvents: gpsd.flushPendingFix()) }
         case .coarseRestart:
             if coarseWanted { startCoarse() }
         case .deliveries:
@@ -392,8 +423,10 @@ public final class LiveDaemon: MonitorSource {
 
     private func setUpSources() {
         if let gnss = profile.sources.gnss {
-            let endpoint = options.gpsdOverride ?? (gnss.host, gnss.port)
-            gpsd = GPSDSource(host: endpoint.host, port: String(endpoint.port))
+            if gpsd == nil {
+                let endpoint = options.gpsdOverride ?? (gnss.host, gnss.port)
+                gpsd = GPSDSource(host: endpoint.host, port: String(endpoint.port))
+            }
             connectGPSD()
         }
         if let settings = profile.sources.coarse, !settings.exec.isEmpty {
@@ -427,6 +460,12 @@ public final class LiveDaemon: MonitorSource {
     private func readGPSD() {
         guard let gpsd else { return }
         handle(gpsdEvents: gpsd.readAvailable())
+        // An epoch whose accuracy gpsd has not sent yet: taken as it is after the budget.
+        if gpsd.hasPendingFix {
+            timers.scheduleEarliest(.gpsdEpoch, at: micros(after: GPSDSource.epochBudget))
+        } else {
+            timers.cancel(.gpsdEpoch)
+        }
     }
 
     private func handle(gpsdEvents events: [GPSDSource.Event]) {
@@ -639,7 +678,7 @@ public final class LiveDaemon: MonitorSource {
         }
         coarse?.stop()
         if let gpsd {
-            try? gpsd.watch(enabled: false)
+            try? gpsd.watch(enabled: false, device: nil)
             _ = gpsd.disconnect(reason: "shutting down")
         }
         log.notice("geomon stopped", ["exit_code": "\(code)"])

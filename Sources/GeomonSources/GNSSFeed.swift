@@ -1,0 +1,25 @@
+/// What `geomon run` needs from its GNSS source: gpsd's shape. `GPSDSource` is the one
+/// production feed; a test can hand the daemon a receiver model of the same shape.
+///
+/// The daemon connects (asking `backoff` when to retry after a failure), switches the watch
+/// with the power policy, waits on `fileDescriptor` and calls `readAvailable()` when it is
+/// readable. Nothing here blocks, sleeps or retries by itself.
+public protocol GNSSFeed: AnyObject {
+    var endpoint: String { get }
+    var state: GPSDSource.State { get }
+    var backoff: ReconnectBackoff { get set }
+    /// The descriptor to wait on while connected.
+    var fileDescriptor: Int32? { get }
+    @discardableResult
+    func connect() throws(GPSDError) -> [GPSDSource.Event]
+    func watch(enabled: Bool, device: String?) throws(GPSDError)
+    func readAvailable() -> [GPSDSource.Event]
+    @discardableResult
+    func disconnect(reason: String) -> [GPSDSource.Event]
+    /// True while a fix waits for its epoch's accuracy (the daemon then calls
+    /// `flushPendingFix` after `GPSDSource.epochBudget`).
+    var hasPendingFix: Bool { get }
+    func flushPendingFix() -> [GPSDSource.Event]
+}
+
+extension GPSDSource: GNSSFeed {}

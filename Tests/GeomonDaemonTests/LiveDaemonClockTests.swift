@@ -1,0 +1,399 @@
+import Foundation
+import GeomonCore
+import GeomonDaemon
+import GeomonEvaluation
+import GeomonFormat
+import GeomonSources
+import GeomonStore
+import GeomonTestSupport
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The receiver, for the live daemon on a manual clock: replay's receiver model behind gpsd's
+/// shape. The watch switches the model on and off at the daemon's time; fixes the model has
+/// due by then are readable on a pipe the daemon polls. (A physical receiver is what cannot run
+/// here; the daemon's loop, timers, clock and store are the real ones.)
+final class ModelFeed: GNSSFeed {
+    var endpoint: String { "receiver-model" }
+    private(set) var state: GPSDSource.State = .disconnected(reason: "not connected yet")
+    var backoff = ReconnectBackoff()
+    private var model: ReceiverModel
+    private var started = false
+    private let pipeFDs: [Int32]
+    /// The daemon's time (set once the daemon exists).
+    var now: () -> UTCTime = { UTCTime(millisecondsSince1970: 0) }
+
+    init(track: [Fix], settings: ReceiverSettings, interpolationMaxGap: Duration = .seconds(10)) {
+        model = ReceiverModel(track: track, settings: settings, interpolationMaxGap: interpolationMaxGap)
+        var fds: [Int32] = [-1, -1]
+        _ = pipe(&fds)
+        for fd in fds { _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) }
+        pipeFDs = fds
+    }
+
+    deinit { for fd in pipeFDs { close(fd) } }
+
+    var fileDescriptor: Int32? { state == .connected ? pipeFDs[0] : nil }
+
+    func connect() throws(GPSDError) -> [GPSDSource.Event] {
+        guard state != .connected else { return [] }
+        state = .connected
+        return [.stateChanged(.connected)]
+    }
+
+    func watch(enabled: Bool, device: String?) throws(GPSDError) {
+        if enabled {
+            // The recording starts with the receiver on and its first fix in hand.
+            if started { model.turnOn(at: now()) } else { model.start(at: now()) }
+            started = true
+        } else {
+            model.turnOff(at: now())
+        }
+    }
+
+    /// When the model's next fix is due (nil while off).
+    var nextFixTime: UTCTime? { model.nextFix?.time }
+
+    /// Makes the pipe readable: the daemon's poll sees input and calls `readAvailable`.
+    func poke() {
+        var byte: UInt8 = 1
+        _ = write(pipeFDs[1], &byte, 1)
+    }
+
+    func readAvailable() -> [GPSDSource.Event] {
+        var buffer = [UInt8](repeating: 0, count: 64)
+        while read(pipeFDs[0], &buffer, buffer.count) > 0 {}
+        var events: [GPSDSource.Event] = []
+        while let fix = model.nextFix, fix.time <= now() {
+            _ = model.takeFix()
+            events.append(.fix(fix))
+        }
+        return events
+    }
+
+    func disconnect(reason: String) -> [GPSDSource.Event] {
+        guard state == .connected else { return [] }
+        state = .disconnected(reason: reason)
+        return [.stateChanged(state)]
+    }
+
+    var hasPendingFix: Bool { false }
+    func flushPendingFix() -> [GPSDSource.Event] { [] }
+}
+
+/// `geomon run`'s daemon on a `ManualClock`: the same driver and machine as replay, its host
+/// timers (gpsd reconnect, deliveries, heartbeat, reload) driven in microseconds, no sleeping.
+@Suite(.serialized, .timeLimit(.minutes(2)))
+struct LiveDaemonClockTests {
+    /// Lines the daemon logged.
+    final class Lines: @unchecked Sendable {
+        private let lock = NSLock()
+        private var lines: [String] = []
+        func append(_ line: String) { lock.lock(); lines.append(line); lock.unlock() }
+        var all: [String] { lock.lock(); defer { lock.unlock() }; return lines }
+        func count(_ text: String) -> Int { all.filter { $0.contains(text) }.count }
+    }
+
+    struct LiveRun {
+        var events: [GeoEvent] = []
+        var actions: [String] = []
+    }
+
+    /// Runs the daemon on a manual clock over `track`, the receiver model as its GNSS, until the
+    /// recording ends (as replay does): the clock jumps to the next fix the model has due or the
+    /// daemon's next wake, whichever comes first.
+    static func runLive(profilePath: String, profile: Profile, track: [Fix], dir: TemporaryDirectory) throws -> LiveRun {
+        let clock = ManualClock(wall: track[0].time)
+        let feed = ModelFeed(track: track, settings: profile.policy.receiver)
+        let lines = Lines()
+        var options = RunOptions(profilePath: profilePath)
+        options.databasePath = dir.path("live-\(UUID().uuidString).db")
+        options.logLevel = .info
+        let daemon = try LiveDaemon(options: options, log: Log(level: .info, journald: false, sink: { lines.append($0) }), clock: clock, gnss: feed)
+        feed.now = { daemon.now }
+        var run = LiveRun()
+        daemon.onEffect = { effect, _ in
+            switch effect {
+            case let .commit(commit): run.events += commit.events
+            case let .power(action): run.actions.append(action.text)
+            default: break
+            }
+        }
+        try daemon.begin()
+        try daemon.runUntilIdle()
+        let end = track[track.count - 1].time
+        while true {
+            let fixAt = feed.nextFixTime.map { daemon.monotonic(at: $0) }
+            guard let target = [fixAt, daemon.nextWake].compactMap({ $0 }).min() else { break }
+            let now = clock.monotonicMicroseconds
+            if target > now { clock.advance(by: .microseconds(target - now)) }
+            if daemon.now > end { break }
+            if let fixAt, fixAt <= clock.monotonicMicroseconds { feed.poke() }
+            try daemon.runUntilIdle()
+        }
+        _ = daemon.finish(code: 0)
+        return run
+    }
+
+    static func writeProfile(_ profile: Profile, fences: [FenceShape], in dir: TemporaryDirectory, extra: String = "") throws -> String {
+        var yaml = """
+        version: 1
+        name: \(profile.name)
+        mode: \(profile.mode.rawValue)
+        sources:
+          gnss: {plugin: gpsd, min_accuracy: \(NumberText.shortest(profile.sources.gnss?.minAccuracyMeters ?? 50))m}
+        policy:
+          max_speed: \(NumberText.shortest(profile.policy.maxSpeedMetersPerSecond))m/s
+          wake_margin: \(NumberText.shortest(profile.policy.wakeMarginMeters))m
+          min_sleep: \(NumberText.shortest(profile.policy.minSleep.secondsValue))s
+          max_sleep: \(NumberText.shortest(profile.policy.maxSleep.secondsValue))s
+          receiver: {ttff_hot: \(NumberText.shortest(profile.policy.receiver.ttffHot.secondsValue))s, ttff_warm: \(NumberText.shortest(profile.policy.receiver.ttffWarm.secondsValue))s}
+        \(extra)
+        fences:
+
+        """
+        for (i, shape) in fences.enumerated() {
+            guard case let .circle(center, radius) = shape else { continue }
+            yaml += "  - {id: f\(i), circle: {lat: \(center.latitude), lon: \(center.longitude), radius: \(NumberText.shortest(radius))m}}\n"
+        }
+        return try dir.write("live.yaml", yaml)
+    }
+
+    static func evaluationProfile(mode: MonitoringMode = .regions, maxSpeed: Double = 45) -> Profile {
+        var p = Profile(name: "live", mode: mode)
+        p.sources.gnss = GNSSSourceSettings()
+        p.policy.maxSpeedMetersPerSecond = maxSpeed
+        p.policy.wakeMarginMeters = 20
+        p.policy.minSleep = .seconds(10)
+        p.policy.maxSleep = .seconds(600)
+        p.policy.receiver.ttffHot = .seconds(2)
+        return p
+    }
+
+    struct Case: Sendable, CustomTestStringConvertible {
+        var track: String
+        var mode: MonitoringMode
+        var spacingMeters: Double
+        var maxSpeed: Double
+        var testDescription: String { "\(track), \(mode.rawValue), fences every \(Int(spacingMeters)) m, max_speed \(Int(maxSpeed)) m/s" }
+    }
+
+    /// Real recordings: a drive with fences every 500 m, and a walk with a receiver glitch that
+    /// is an implausible jump at 10 m/s (the screen holds it).
+    static let cases = [
+        Case(track: "tracks/genivi_20100403_Z205_Switzerland_short.nmea", mode: .regions, spacingMeters: 500, maxSpeed: 45),
+        Case(track: "tracks/gpxpy_cerknicko-jezero.gpx", mode: .regions, spacingMeters: 2000, maxSpeed: 10),
+        Case(track: "tracks/gpxpy_cerknicko-jezero.gpx", mode: .continuous, spacingMeters: 2000, maxSpeed: 10),
+    ]
+
+    @Test(arguments: cases)
+    func theLiveDaemonDecidesExactlyWhatReplayDecides(_ c: Case) throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let track = try TrackReader.read(path: TestSupport.fixture(c.track).path).fixes.sorted { $0.time < $1.time }
+        var profile = Self.evaluationProfile(mode: c.mode, maxSpeed: c.maxSpeed)
+        let fences = PowerTracks.fences(along: track, spacingMeters: c.spacingMeters, radiusMeters: c.spacingMeters / 4)
+        let path = try Self.writeProfile(profile, fences: fences, in: dir)
+        profile.fences = fences.enumerated().map { Fence(id: "f\($0.offset)", shape: $0.element) }
+
+        let replay = try ReplayRun.evaluate(profile: profile, fixes: track, options: ReplayRun.Options())
+        let live = try Self.runLive(profilePath: path, profile: profile, track: track, dir: dir)
+        let replayActions = replay.actions.map(\.action.text)
+        #expect(!replay.events.isEmpty)
+        #expect(live.events.map(\.id) == replay.events.map(\.id))
+        #expect(live.events.map(\.time) == replay.events.map(\.time))
+        #expect(live.actions == replayActions)
+        if c.mode == .continuous {
+            #expect(try #require(replay.source).receiver.held > 0, "the screen held no jump")
+        }
+    }
+
+    /// A daemon on a manual clock whose gpsd endpoint refuses connections.
+    static func daemon(profileYAML: String, in dir: TemporaryDirectory, lines: Lines, clock: ManualClock, gnss: (any GNSSFeed)? = nil) throws -> LiveDaemon {
+        let path = try dir.write("p.yaml", profileYAML)
+        var options = RunOptions(profilePath: path)
+        options.databasePath = dir.path("d.db")
+        options.logLevel = .debug
+        return try LiveDaemon(options: options, log: Log(level: .debug, journald: false, sink: { lines.append($0) }), clock: clock, gnss: gnss)
+    }
+
+    static func closedPort() -> Int {
+        // Bind and close: nothing listens there afterwards.
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
+        close(fd)
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    @Test func gpsdReconnectBacksOffFrom250MillisecondsToFourSeconds() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let lines = Lines()
+        let clock = ManualClock()
+        let port = Self.closedPort()
+        let daemon = try Self.daemon(profileYAML: """
+            version: 1
+            name: reconnect
+            mode: regions
+            sources:
+              gnss: {plugin: gpsd, host: 127.0.0.1, port: \(port)}
+            fences:
+              - {id: a, circle: {lat: 47, lon: 8, radius: 100m}}
+            """, in: dir, lines: lines, clock: clock)
+        try daemon.begin()
+        try daemon.runUntilIdle()
+        #expect(daemon.gpsdAttempts == 1)
+        #expect(lines.count("gpsd unavailable, retrying") == 1)
+        // Attempts at +250 ms, +500 ms, +1 s, +2 s, +4 s, +4 s after each failure.
+        var attempts = 1
+        for delay in [250, 500, 1000, 2000, 4000, 4000] {
+            clock.advance(by: .milliseconds(delay - 1))
+            try daemon.runUntilIdle()
+            #expect(daemon.gpsdAttempts == attempts, "early at \(delay) ms")
+            clock.advance(by: .milliseconds(1))
+            try daemon.runUntilIdle()
+            attempts += 1
+            #expect(daemon.gpsdAttempts == attempts, "not at \(delay) ms")
+        }
+        // One warning for the outage, not one per attempt.
+        #expect(lines.count("gpsd unavailable, retrying") == 1)
+        _ = daemon.finish(code: 0)
+    }
+
+    /// A profile whose `enter` hook fails on its first run and succeeds on the second, with a
+    /// heartbeat every minute; the receiver model walks into the fence.
+    static func hookProfile(dir: TemporaryDirectory, heartbeat: String) throws -> String {
+        _ = try dir.write("flaky.sh", """
+            #!/bin/sh
+            if [ -e "\(dir.path("tried"))" ]; then echo "$GEOMON_EVENT_ID" >> "\(dir.path("delivered"))"; exit 0; fi
+            touch "\(dir.path("tried"))"; echo "not yet" >&2; exit 3
+            """, mode: 0o755)
+        _ = try dir.write("beat.sh", "#!/bin/sh\ncat >> \"\(dir.path("beats"))\"\necho >> \"\(dir.path("beats"))\"\n", mode: 0o755)
+        return """
+            version: 1
+            name: hooks
+            mode: regions
+            sources:
+              gnss: {plugin: gpsd}
+            policy: {max_speed: 45m/s, receiver: {ttff_hot: 2s}}
+            hooks:
+              enter: [{exec: ["./flaky.sh"], timeout: 5s}]
+              \(heartbeat)
+              retry: {attempts: 3, backoff: 10s, max_backoff: 10s}
+            fences:
+              - {id: home, circle: {lat: 0, lon: 0, radius: 100m}}
+            """
+    }
+
+    static func walkIn() -> [Fix] {
+        (0...60).map { s in
+            Fix(time: UTCTime(millisecondsSince1970: 1_800_000_000_000 + Int64(s) * 1000),
+                coordinate: Coordinate(latitude: 0, longitude: (300 - Double(s) * 5) / 111_195.08), horizontalAccuracyMeters: 5)
+        }
+    }
+
+    /// Steps the daemon through `seconds` of manual time, handing over the model's fixes.
+    static func drive(_ daemon: LiveDaemon, _ feed: ModelFeed, _ clock: ManualClock, seconds: Double) throws {
+        let stop = clock.monotonicMicroseconds + Int64(seconds * 1_000_000)
+        try daemon.runUntilIdle()
+        while true {
+            let fixAt = feed.nextFixTime.map { daemon.monotonic(at: $0) }
+            guard let target = [fixAt, daemon.nextWake].compactMap({ $0 }).min(), target <= stop else { break }
+            let now = clock.monotonicMicroseconds
+            if target > now { clock.advance(by: .microseconds(target - now)) }
+            if let fixAt, fixAt <= clock.monotonicMicroseconds { feed.poke() }
+            try daemon.runUntilIdle()
+        }
+        let now = clock.monotonicMicroseconds
+        if stop > now { clock.advance(by: .microseconds(stop - now)) }
+        try daemon.runUntilIdle()
+    }
+
+    @Test func aFailedDeliveryIsRetriedAtItsBackoffOnTheManualClock() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let lines = Lines()
+        let track = Self.walkIn()
+        let clock = ManualClock(wall: track[0].time)
+        let feed = ModelFeed(track: track, settings: ReceiverSettings())
+        let daemon = try Self.daemon(profileYAML: try Self.hookProfile(dir: dir, heartbeat: ""), in: dir, lines: lines, clock: clock, gnss: feed)
+        feed.now = { daemon.now }
+        try daemon.begin()
+        try Self.drive(daemon, feed, clock, seconds: 60)
+        // The enter was decided and its hook ran once and failed (exit 3).
+        daemon.waitForHooks(timeout: .seconds(10))
+        #expect(lines.count("hook failed, will retry") == 1)
+        #expect(lines.all.contains { $0.contains("hook failed, will retry") && $0.contains("exit status 3") })
+        #expect(!FileManager.default.fileExists(atPath: dir.path("delivered")))
+        // 10 s of backoff with equal jitter (5–10 s): nothing before 4.9 s, the retry by 10 s.
+        try Self.drive(daemon, feed, clock, seconds: 4.9)
+        #expect(daemon.hooksRunning == 0 && !FileManager.default.fileExists(atPath: dir.path("delivered")))
+        try Self.drive(daemon, feed, clock, seconds: 5.2)
+        daemon.waitForHooks(timeout: .seconds(10))
+        #expect(lines.count("hook delivered") == 1)
+        let delivered = try String(contentsOfFile: dir.path("delivered"), encoding: .utf8)
+        #expect(delivered.split(separator: "\n").count == 1)
+        _ = daemon.finish(code: 0)
+    }
+
+    @Test func heartbeatsRunOnTheManualClock() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let lines = Lines()
+        let track = Self.walkIn()
+        let clock = ManualClock(wall: track[0].time)
+        let feed = ModelFeed(track: track, settings: ReceiverSettings())
+        let yaml = try Self.hookProfile(dir: dir, heartbeat: "heartbeat: {every: 1m, run: [{exec: [\"./beat.sh\"]}]}")
+        let daemon = try Self.daemon(profileYAML: yaml, in: dir, lines: lines, clock: clock, gnss: feed)
+        feed.now = { daemon.now }
+        try daemon.begin()
+        // The first beat comes 5 s after the start, then one a minute.
+        for minute in 1...3 {
+            try Self.drive(daemon, feed, clock, seconds: 60)
+            daemon.waitForHooks(timeout: .seconds(10))
+            #expect(lines.count("heartbeat hook finished") == minute)
+        }
+        let beats = try String(contentsOfFile: dir.path("beats"), encoding: .utf8).split(separator: "\n")
+        #expect(beats.count == 3)
+        // Each beat gets the daemon's status as JSON on stdin.
+        let status = try JSONSerialization.jsonObject(with: Data(beats[0].utf8)) as? [String: Any]
+        #expect(status?["profile"] as? String == "hooks" && status?["running"] as? Bool == true)
+        _ = daemon.finish(code: 0)
+    }
+
+    @Test func aReloadTakesTheNewProfileAndKeepsTheFenceStates() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let lines = Lines()
+        let track = Self.walkIn()
+        let clock = ManualClock(wall: track[0].time)
+        let feed = ModelFeed(track: track, settings: ReceiverSettings())
+        let daemon = try Self.daemon(profileYAML: try Self.hookProfile(dir: dir, heartbeat: ""), in: dir, lines: lines, clock: clock, gnss: feed)
+        feed.now = { daemon.now }
+        try daemon.begin()
+        try Self.drive(daemon, feed, clock, seconds: 60)
+        #expect(daemon.machine.engine.state(of: "home") == .inside)
+        // A second fence, and an invalid edit first: the invalid one is refused.
+        _ = try dir.write("p.yaml", "version: 1\nname: hooks\nmode: nonsense\n")
+        daemon.requestReload()
+        try daemon.runUntilIdle()
+        #expect(lines.count("reload failed; keeping the running profile") == 1)
+        #expect(daemon.profile.fences.count == 1)
+        var yaml = try Self.hookProfile(dir: dir, heartbeat: "")
+        yaml += "\n  - {id: far, circle: {lat: 1, lon: 1, radius: 100m}}\n"
+        _ = try dir.write("p.yaml", yaml)
+        daemon.requestReload()
+        try daemon.runUntilIdle()
+        #expect(lines.count("profile reloaded") == 1)
+        #expect(daemon.profile.fences.map(\.id) == ["home", "far"])
+        #expect(daemon.machine.engine.state(of: "home") == .inside)
+        _ = daemon.finish(code: 0)
+    }
+}
