@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# Measures what an idle `geomon run` costs: loop wake-ups per minute and RSS.
+# What an idle `geomon run` costs: wake-ups per minute, database writes, and resident memory.
 #
 # A real gpsd (gpsfake, which stays up after the log) serves the short Swiss drive; the
 # profile's only fence is ~50 km away, so after the first fixes the policy turns the receiver
-# off for max_sleep (30 min) and the daemon has nothing to do. Usage: scripts/idle-cost.sh [SECONDS]
+# off for max_sleep (30 min) and the daemon has nothing to do. Wake-ups are counted by the
+# kernel: the context switches of every thread of the process (/proc/PID/task/*/status) over
+# the idle window; writes are the database file's size and modification time.
+# Usage: scripts/idle-cost.sh [SECONDS]   (GEOMON=path/to/geomon, default the debug build)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-180}
@@ -29,16 +32,19 @@ sleep 1.5
 "$bin" run --profile "$work/idle.yaml" --db "$work/idle.db" --gpsd "127.0.0.1:$port" --log-level info 2>"$work/log" &
 gm=$!
 sleep 20  # the log plays; the receiver goes off
-w0=$("$bin" status --db "$work/idle.db" --format json | python3 -c 'import json,sys; print(json.load(sys.stdin)["daemon"]["loop_wakeups"])')
+switches() { cat /proc/$gm/task/*/status | awk '/ctxt_switches/ {n += $2} END {print n}'; }
+db_state() { stat -c '%s %Y' "$work"/idle.db* | tr '\n' ' '; }
+c0=$(switches); d0=$(db_state)
 sleep "$seconds"
-# status is written on changes only; ask for a fresh figure through /proc instead.
+c1=$(switches); d1=$(db_state)
 rss=$(awk '/VmRSS/ {print $2}' /proc/$gm/status)
 hwm=$(awk '/VmHWM/ {print $2}' /proc/$gm/status)
-grep -c "gnss-off" "$work/log" | xargs -I{} echo "receiver turned off {} time(s)" >&2
+threads=$(ls /proc/$gm/task | wc -l)
+off=$(grep -c "gnss-off" "$work/log" || true)
 kill -TERM $gm; wait $gm || true
-"$bin" status --db "$work/idle.db" --format json | python3 -c '
+python3 -c '
 import json, sys
-d = json.load(sys.stdin)["daemon"]
-seconds, rss, hwm, w0 = float(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
-print(json.dumps({"idle_s": seconds, "wakeups_per_min": round((d["loop_wakeups"] - w0) / (seconds / 60), 2),
-                  "rss_kb": rss, "peak_rss_kb": hwm, "receiver": d["receiver"]["state"]}))' "$seconds" "$rss" "$hwm" "$w0"
+seconds, c0, c1, rss, hwm, threads, off = float(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5]), int(sys.argv[6]), int(sys.argv[7])
+print(json.dumps({"idle_s": seconds, "wakeups_per_min": round((c1 - c0) / (seconds / 60), 2),
+                  "db_written": sys.argv[8] != sys.argv[9], "rss_kb": rss, "peak_rss_kb": hwm,
+                  "threads": threads, "receiver_offs": off}))' "$seconds" "$c0" "$c1" "$rss" "$hwm" "$threads" "$off" "$d0" "$d1"

@@ -96,8 +96,9 @@ func checkFence(_ fence: Fence, _ context: String) {
     }
 }
 
-/// Diagnostics say something, and point at a real line and column when they point at all.
-func checkDiagnostics(_ diagnostics: [Diagnostic], _ context: String) {
+/// Diagnostics say something, and point at a real line and column when they point at all
+/// (given as message and position, so this file needs no configuration module).
+func checkDiagnostics(_ diagnostics: [(message: String, location: SourceLocation?)], _ context: String) {
     for d in diagnostics {
         if d.message.isEmpty { violation("\(context): empty diagnostic message") }
         if let l = d.location, l.line < 1 || l.column < 1 { violation("\(context): diagnostic at \(l): \(d.message)") }

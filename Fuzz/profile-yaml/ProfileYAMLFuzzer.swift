@@ -10,7 +10,7 @@ public func fuzzProfileYAML(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32
     let bytes = Array(UnsafeBufferPointer(start: data, count: size))
     let path = "/nonexistent-geomon-fuzz/profile.yaml"
     let result = ProfileLoader.load(bytes: bytes, path: path)
-    checkDiagnostics(result.diagnostics, "profile")
+    checkDiagnostics(result.diagnostics.map { ($0.message, $0.location) }, "profile")
     if let profile = result.profile {
         if result.hasErrors { violation("profile: returned a profile with errors") }
         var ids = Set<String>()

@@ -1,3 +1,4 @@
+import GeomonFormat
 public import GeomonCore
 #if canImport(Glibc)
 import Glibc
@@ -329,7 +330,7 @@ final class GeoJSONReader {
         guard typeOK, !geometryBad, let fenceID, let geometry else { return }
         if checkPolygons {
             let limits = geometryLimitProblems(.polygons(geometry))
-            for problem in limits { report("feature '\(fenceID)': \(problem)", at: start) }
+            for problem in limits { report("feature '\(fenceID)': \(problem.text)", at: start) }
             guard limits.isEmpty else { return }
         }
         var fence = Fence(id: fenceID, name: name, shape: .polygons(geometry), events: defaultEvents)

@@ -1,5 +1,5 @@
 public import GeomonCore
-import GeomonConfig
+public import GeomonConfig
 
 /// Why a profile could not be loaded.
 public struct ProfileLoadError: Error, CustomStringConvertible, Sendable {

@@ -61,3 +61,27 @@ extension PowerAction {
         }
     }
 }
+
+extension GeometryLimitProblem {
+    /// The validator's message.
+    public var text: String {
+        let maxLat = Int(geometryMaxLatitudeDegrees)
+        func ring(_ r: Ring) -> String { r.hole == 0 ? "polygon \(r.member) shell" : "polygon \(r.member) hole \(r.hole)" }
+        switch self {
+        case .circleNotFinite:
+            return "circle has a non-finite centre or radius"
+        case let .circleTooLarge(radius):
+            return "circle radius \(NumberText.short(radius, 2)) m is over the supported 1000 km"
+        case let .circleReachesLatitude(reach):
+            return "circle reaches latitude \(NumberText.short(reach, 2))°, beyond the supported ±\(maxLat)° (fences near the poles are not supported)"
+        case let .ringNotFinite(r):
+            return "\(ring(r)) has a non-finite coordinate"
+        case let .ringReachesLatitude(r, worst):
+            return "\(ring(r)) reaches latitude \(NumberText.short(worst, 2))°, beyond the supported ±\(maxLat)° (fences near the poles are not supported)"
+        case let .ringEncirclesPole(r):
+            return "\(ring(r)) encircles a pole (its longitudes wind around the globe); split it or keep fences within ±\(maxLat)°"
+        case let .spansLongitude(span):
+            return "fence spans \(NumberText.short(span, 2))° of longitude, over the supported 180° (edges that change longitude by more than 180° are taken to cross the antimeridian)"
+        }
+    }
+}

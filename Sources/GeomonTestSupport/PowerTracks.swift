@@ -42,20 +42,12 @@ public enum PowerTracks {
         var travelled = 0.0
         var next = spacingMeters
         for (a, b) in zip(track, track.dropFirst()) {
-            travelled += haversine(a.coordinate, b.coordinate)
+            travelled += Geodesy.haversineMeters(a.coordinate, b.coordinate)
             if travelled >= next {
                 shapes.append(.circle(center: b.coordinate, radiusMeters: radiusMeters))
                 while next <= travelled { next += spacingMeters }
             }
         }
         return shapes
-    }
-
-    /// Great-circle distance in metres (mean Earth radius), as scripts/power_eval.py computes it.
-    public static func haversine(_ a: Coordinate, _ b: Coordinate) -> Double {
-        let r = 6_371_008.8, rad = Double.pi / 180
-        let dLat = (b.latitude - a.latitude) * rad, dLon = (b.longitude - a.longitude) * rad
-        let h = sin(dLat / 2) * sin(dLat / 2) + cos(a.latitude * rad) * cos(b.latitude * rad) * sin(dLon / 2) * sin(dLon / 2)
-        return 2 * r * asin(min(1, h.squareRoot()))
     }
 }

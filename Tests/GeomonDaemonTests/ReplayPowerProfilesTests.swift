@@ -19,7 +19,7 @@ import Testing
         var i = 0
         while i < fixes.count {
             var j = i
-            while j + 1 < fixes.count, PowerTracks.haversine(fixes[i].coordinate, fixes[j + 1].coordinate) <= radiusMeters { j += 1 }
+            while j + 1 < fixes.count, Geodesy.haversineMeters(fixes[i].coordinate, fixes[j + 1].coordinate) <= radiusMeters { j += 1 }
             result.append((fixes[i].time, fixes[j].time))
             i = j + 1
         }
@@ -130,12 +130,12 @@ import Testing
         let run = try ReplayRun.evaluate(profile: profile, fixes: fixes, options: ReplayRun.Options())
         let locations = run.events.filter { $0.kind == .location }
         var travelled = 0.0
-        for (a, b) in zip(fixes, fixes.dropFirst()) { travelled += PowerTracks.haversine(a.coordinate, b.coordinate) }
+        for (a, b) in zip(fixes, fixes.dropFirst()) { travelled += Geodesy.haversineMeters(a.coordinate, b.coordinate) }
         // One initial report, then at most one per `distance` moved (coarse noise included:
         // each later report is at least `distance` from the previous one).
         #expect(locations.count <= 1 + Int(travelled / distance) + 1, "\(locations.count) reports for \(travelled) m")
         for (a, b) in zip(locations, locations.dropFirst()) {
-            #expect(PowerTracks.haversine(a.coordinate, b.coordinate) >= distance)
+            #expect(Geodesy.haversineMeters(a.coordinate, b.coordinate) >= distance)
             #expect(b.time - a.time >= profile.significantChange.minInterval)
         }
         #expect(try #require(run.report).fixesUsed == 0, "significant-change without gnss never powers the receiver")

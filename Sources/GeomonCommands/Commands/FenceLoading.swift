@@ -1,3 +1,4 @@
+import GeomonFormat
 import GeomonConfig
 import GeomonCore
 #if canImport(Glibc)
@@ -29,7 +30,7 @@ enum FenceLoading {
         var errors = diagnostics.filter { $0.severity == .error }.map { "\($0)" }
         for fence in fences {
             for problem in geometryLimitProblems(fence.shape) {
-                errors.append("\(path): error: fence '\(fence.id)': \(problem)")
+                errors.append("\(path): error: fence '\(fence.id)': \(problem.text)")
             }
         }
         if !errors.isEmpty { throw Failure(messages: errors, exitCode: ExitCode.dataError.code) }

@@ -1,3 +1,4 @@
+import GeomonFormat
 import GeomonCore
 
 extension ProfileDecoder {
@@ -60,7 +61,7 @@ extension ProfileDecoder {
         guard let id, let shape else { return }
         // Shapes the geometry cannot answer for (near the poles, wider than 180°, …).
         let limits = geometryLimitProblems(shape)
-        for problem in limits { error("fence '\(id)': \(problem)", f["circle"] ?? f["polygon"] ?? item) }
+        for problem in limits { error("fence '\(id)': \(problem.text)", f["circle"] ?? f["polygon"] ?? item) }
         guard limits.isEmpty else { return }
         var fence = Fence(id: id, name: name, shape: shape, events: events, dwell: dwell)
         let anchorNode = f["id"] ?? item
