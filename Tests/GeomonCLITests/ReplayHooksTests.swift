@@ -150,6 +150,47 @@ struct ReplayHooksTests {
         #expect(try runGeomon(["hooks", "list", "--db", db]).stdout == "no pending deliveries\n")
     }
 
+    @Test func aRunningDaemonOwnsItsDatabaseAndRunsWhatHooksRetryRequeues() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let log = dir.path("hooks.log"), gate = dir.path("open")
+        let profile = try Self.profile(in: dir, hook: try Self.hook(in: dir, log: log, gate: gate)) {
+            $0.replacingOccurrences(of: "retry: {attempts: 20, backoff: 100ms, max_backoff: 1s}", with: "retry: {attempts: 1}")
+        }
+        let db = dir.path("r.db")
+        #expect(try runGeomon(["replay", "--profile", profile, Self.track, "--db", db]).exitCode == 0)
+        let events = try Self.events(db: db)
+        #expect(events.count >= 20 && Self.logged(log).isEmpty)
+
+        // The daemon (gpsd away: it retries in the background) owns the database.
+        let port = try GPSFakeHarness.freePort()
+        let daemon = try Self.launch(["run", "--profile", profile, "--db", db, "--gpsd", "127.0.0.1:\(port)"])
+        defer { if daemon.isRunning { kill(daemon.processIdentifier, SIGKILL); daemon.waitUntilExit() } }
+        #expect(Self.waitUntil { InstanceLockProbe.held(db) })
+
+        // A replay into its database is refused like a second `run`, and writes nothing.
+        let intruder = try runGeomon(["replay", "--profile", profile, Self.track, "--db", db])
+        #expect(intruder.exitCode == 1)
+        #expect(intruder.stderr.contains("another geomon instance is already running"), "\(intruder.stderr)")
+        #expect(try Self.events(db: db).map(\.id) == events.map(\.id))
+        // Readers keep working.
+        #expect(try runGeomon(["status", "--db", db]).exitCode == 0)
+
+        // `hooks retry` asks the daemon, which delivers at once (not after a restart).
+        _ = try dir.write("open", "")
+        let retry = try runGeomon(["hooks", "retry", "--db", db])
+        #expect(retry.exitCode == 0, "\(retry.stderr)")
+        #expect(retry.stdout.hasPrefix("asked the running geomon (pid \(daemon.processIdentifier)) to requeue \(events.count) dead deliveries"), "\(retry.stdout)")
+        #expect(Self.waitUntil(within: .seconds(30)) { Set(Self.logged(log).map(\.id)) == Set(events.map(\.id)) })
+        Self.expectDeliveredInOrder(events, Self.logged(log))
+        #expect(Self.logged(log).allSatisfy { $0.attempt == 1 })
+        #expect(daemon.isRunning)
+        kill(daemon.processIdentifier, SIGTERM)
+        daemon.waitUntilExit()
+        #expect(daemon.terminationStatus == 0)
+        #expect(try runGeomon(["hooks", "list", "--db", db]).stdout == "no pending deliveries\n")
+    }
+
     @Test func killNineDuringDeliveryThenTheSameCommandDeliversEverything() throws {
         let dir = try TemporaryDirectory()
         defer { dir.remove() }
@@ -256,5 +297,20 @@ struct ReplayHooksTests {
         #expect(result.exitCode == 65)
         #expect(result.stderr.hasPrefix("geomon: error: "))
         #expect(try String(contentsOfFile: junk, encoding: .utf8) == "this is not sqlite")
+    }
+}
+
+/// Whether a process holds a database's instance lock (what `geomon run` takes), probed the
+/// way `geomon status` does: a non-blocking shared `flock` on `<db>.lock`.
+enum InstanceLockProbe {
+    static func held(_ db: String) -> Bool {
+        let fd = open(db + ".lock", O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        if flock(fd, LOCK_SH | LOCK_NB) == 0 {
+            flock(fd, LOCK_UN)
+            return false
+        }
+        return true
     }
 }

@@ -133,7 +133,13 @@ struct HooksRetryCommand: GeomonCommand {
     static let spec = CommandSpec(
         "hooks retry",
         abstract: "Requeues every dead delivery (attempts start again from 1)",
-        discussion: "A `geomon run` that owns the database notices the requeued deliveries at once and runs them.",
+        discussion: """
+        The database has one writer. When a `geomon run` owns it (holds its instance lock), the
+        command asks that daemon to requeue them (SIGUSR1 to the pid in the lock file; run it as
+        the daemon's user or root): the daemon runs them at once. Otherwise it takes the lock and
+        requeues them itself; the next `geomon run` or `geomon replay --db` on the database
+        delivers them.
+        """,
         options: [HooksCommand.dbOption],
         required: ["--db"]
     )
@@ -145,6 +151,39 @@ struct HooksRetryCommand: GeomonCommand {
     }
 
     func run() throws -> Int32 {
+        if let pid = InstanceLock.holder(databasePath: db) {
+            let reader = try HooksCommand.openQueue(path: db, writable: false)
+            let dead = try reader.deliveries(status: .dead).count
+            guard dead > 0 else {
+                print("no dead deliveries")
+                return 0
+            }
+            // The daemon requeues at once; wait (briefly) to report what it did, signalling
+            // again each second (a daemon still starting ignores the signal).
+            let deadline = ContinuousClock.now + .seconds(5)
+            var left = dead
+            var nextSignal = ContinuousClock.now
+            while left > 0, ContinuousClock.now < deadline {
+                if ContinuousClock.now >= nextSignal {
+                    guard kill(pid, SIGUSR1) == 0 else {
+                        throw CommandFailure("cannot ask the running geomon (pid \(pid)) to requeue: \(String(cString: strerror(errno))); run this as its user or root")
+                    }
+                    nextSignal = ContinuousClock.now + .seconds(1)
+                }
+                usleep(50_000)
+                left = try HooksCommand.openQueue(path: db, writable: false).deliveries(status: .dead).count
+            }
+            let done = dead - left
+            print("asked the running geomon (pid \(pid)) to requeue \(dead) dead \(dead == 1 ? "delivery" : "deliveries"); \(done) requeued so far")
+            return left == 0 ? 0 : ExitCode.failure.code
+        }
+        let lock: InstanceLock
+        do {
+            lock = try InstanceLock(databasePath: db)
+        } catch {
+            throw CommandFailure("\(error)")
+        }
+        defer { withExtendedLifetime(lock) {} }
         let queue = try HooksCommand.openQueue(path: db, writable: true)
         let count = try queue.requeueDead()
         print("requeued \(count) dead \(count == 1 ? "delivery" : "deliveries")")

@@ -125,6 +125,18 @@ struct ReplayCommand: GeomonCommand {
         if let problem = DatabaseTrust.problem(path: dbPath, insecurePermissions: insecurePermissions) {
             throw CommandFailure(problem)
         }
+        // One writer per database: the same instance lock as `geomon run`.
+        var lock: InstanceLock?
+        if dbPath != ":memory:" {
+            do {
+                lock = try InstanceLock(databasePath: dbPath)
+            } catch let busy as InstanceLock.Busy {
+                throw CommandFailure("\(busy)")
+            } catch {
+                throw CommandFailure("\(error)", exitCode: error is InstanceLock.Failed && !FileManager.default.fileExists(atPath: (dbPath as NSString).deletingLastPathComponent) ? .noInput : .failure)
+            }
+        }
+        defer { withExtendedLifetime(lock) {} }
         let store: EventStore
         let journal: Journal
         do {

@@ -609,6 +609,8 @@ public final class LiveDaemon: MonitorSource {
                 stopRequested = true
             case SignalForwarding.byte(for: SIGHUP):
                 reloadRequested = true
+            case SignalForwarding.byte(for: SIGUSR1):
+                requeueDead()
             default:
                 hooks = true
             }
@@ -617,6 +619,19 @@ public final class LiveDaemon: MonitorSource {
             // A hook finished: let the worker record it and start what is next.
             runDeliveries()
             runHeartbeat()
+        }
+    }
+
+    /// SIGUSR1 (`geomon hooks retry` while this daemon owns the database): dead deliveries go
+    /// back in the queue and run now; this process stays the database's only writer.
+    public func requeueDead() {
+        do {
+            let count = try store.requeueDead()
+            log.notice("dead deliveries requeued", ["count": "\(count)"])
+            runDeliveries()
+            markStatusChanged()
+        } catch {
+            log.error("cannot requeue dead deliveries", ["error": "\(error)"])
         }
     }
 

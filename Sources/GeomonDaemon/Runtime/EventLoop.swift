@@ -88,16 +88,19 @@ public final class EventLoop {
     }
 }
 
-/// Turns SIGTERM, SIGINT and SIGHUP into bytes on an event loop's wake-up pipe, so signal
+/// Turns SIGTERM, SIGINT, SIGHUP and SIGUSR1 into bytes on an event loop's wake-up pipe, so signal
 /// handling runs on the loop thread (never inside the async-signal context).
 public enum SignalForwarding {
     nonisolated(unsafe) private static var targetFD: Int32 = -1
+
+    /// Stop (TERM, INT), reload (HUP), requeue dead deliveries (USR1, from `geomon hooks retry`).
+    public static let defaultSignals = [SIGTERM, SIGINT, SIGHUP, SIGUSR1]
 
     /// The byte written for a signal: 0x80 | signo (plain wake-ups use bytes < 0x80).
     public static func byte(for signal: Int32) -> UInt8 { UInt8(0x80 | (signal & 0x7F)) }
 
     public static func install(into loop: EventLoop, signals: [Int32]? = nil) {
-        let signals = signals ?? [SIGTERM, SIGINT, SIGHUP]
+        let signals = signals ?? defaultSignals
         targetFD = loop.wakeWrite
         for signo in signals {
             var action = sigaction()
@@ -115,7 +118,7 @@ public enum SignalForwarding {
 
     /// Restores default dispositions (for a clean exit).
     public static func uninstall(signals: [Int32]? = nil) {
-        let signals = signals ?? [SIGTERM, SIGINT, SIGHUP]
+        let signals = signals ?? defaultSignals
         for signo in signals { signal(signo, SIG_DFL) }
     }
 }

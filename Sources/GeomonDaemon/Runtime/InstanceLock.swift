@@ -43,6 +43,18 @@ public final class InstanceLock {
         self.fd = fd
     }
 
+    /// The pid of the process holding the lock of `databasePath`, when one does.
+    public static func holder(databasePath: String) -> Int32? {
+        guard isHeld(databasePath: databasePath) else { return nil }
+        let fd = open(databasePath + ".lock", O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var buffer = [UInt8](repeating: 0, count: 32)
+        let n = read(fd, &buffer, buffer.count)
+        guard n > 0 else { return nil }
+        return Int32(String(decoding: buffer[0..<n], as: UTF8.self).trimmingWhitespace)
+    }
+
     /// True when a live process holds the lock of `databasePath` (probe without taking it).
     public static func isHeld(databasePath: String) -> Bool {
         let fd = open(databasePath + ".lock", O_RDONLY | O_CLOEXEC)
