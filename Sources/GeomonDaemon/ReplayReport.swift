@@ -126,6 +126,14 @@ public enum ReplayReport {
         return out
     }
 
+    /// A line for stderr when the receiver model withheld recorded fixes (nil when it did not).
+    public static func withheldNote(_ run: ReplayRun) -> String? {
+        guard let r = run.report, r.fixesUsed < run.track.count else { return nil }
+        let withheld = run.track.count - r.fixesUsed
+        return "replay: note: the receiver model withheld \(withheld) of \(run.track.count) recorded fixes "
+            + "(they came while the modelled receiver was off or acquiring its first fix); --always-on uses every fix"
+    }
+
     /// One line for stderr at the end of a replay.
     public static func summaryLine(_ run: ReplayRun) -> String {
         guard let r = run.report else { return "replay: no fixes" }

@@ -4,7 +4,7 @@ public import GeomonCore
 /// XMLParser is unreliable on Linux). Every `trkpt` of every `trk`/`trkseg` with a `time`
 /// becomes a fix; `hdop` gives the accuracy (`fix` = `dgps` makes it differential), otherwise
 /// `AccuracyModel.unknownAccuracyMeters`. Anything inside `<extensions>` is ignored. Points
-/// without time or with a bad coordinate are skipped and counted.
+/// without time, with a bad coordinate or with `<fix>none</fix>` are skipped and counted.
 public enum GPXParser {
     /// Parses a whole document.
     public static func parse(_ bytes: UnsafeBufferPointer<UInt8>) -> (fixes: [Fix], skipped: [String: Int]) {
@@ -23,6 +23,8 @@ public enum GPXParser {
         var time: String?
         var hdop: Double?
         var differential = false
+        /// `<fix>none</fix>`: the receiver had no fix; the point is not one.
+        var noFix = false
         var speed: Double?
         var course: Double?
     }
@@ -102,7 +104,9 @@ public enum GPXParser {
                 switch name {
                 case "time": point?.time = text
                 case "hdop": point?.hdop = parseDouble(text)
-                case "fix": point?.differential = text == "dgps"
+                case "fix":
+                    point?.differential = text == "dgps"
+                    point?.noFix = text == "none"
                 case "speed": point?.speed = parseDouble(text)
                 case "course": point?.course = parseDouble(text)
                 default: break
@@ -121,6 +125,7 @@ public enum GPXParser {
                 count("invalid coordinate")
                 return
             }
+            guard !p.noFix else { count("no fix"); return }
             guard let timeText = p.time else { count("no time"); return }
             guard let time = UTCTime(rfc3339: timeText) else { count("bad time"); return }
             var accuracy = AccuracyModel.unknownAccuracyMeters

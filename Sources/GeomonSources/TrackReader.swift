@@ -18,6 +18,24 @@ public struct Track: Sendable {
     }
 }
 
+extension Track {
+    /// How many pieces of input (lines, sentences, points) were skipped.
+    public var skippedCount: Int { skipped.values.reduce(0, +) }
+
+    /// "0 skipped", or "12 skipped (10 bad checksum, 2 no fix)": reasons by count, then name.
+    public var skippedText: String {
+        let reasons = skipped.filter { $0.value > 0 }.sorted { ($0.value, $1.key) > ($1.value, $0.key) }
+        guard !reasons.isEmpty else { return "0 skipped" }
+        return "\(skippedCount) skipped (" + reasons.map { "\($0.value) \($0.key)" }.joined(separator: ", ") + ")"
+    }
+
+    /// The error for a track that holds no usable fix (exit 65), naming why input was skipped.
+    public var noFixError: TrackError? {
+        guard fixes.isEmpty else { return nil }
+        return TrackError(path: path, message: "no usable fix in this \(format) track: \(skippedText)", isMissing: false)
+    }
+}
+
 /// Why a track could not be read at all.
 public struct TrackError: Error, CustomStringConvertible, Sendable {
     public var path: String

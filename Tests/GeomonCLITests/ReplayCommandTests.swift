@@ -80,6 +80,64 @@ struct ReplayCommandTests {
         #expect(try runGeomon(["replay", "--profile", profile, "--speed", "0", Self.fixture("telit-static.jsonl")]).exitCode == 64)
     }
 
+    @Test func aTrackWithoutAUsableFixExits65NamingTheFileAndWhy() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let profile = Self.fixture("swiss-drive.profile.yaml")
+        // 1 MiB of seeded noise (not a track a person wrote), the README, a GPX without times,
+        // a GPX whose receiver reported no fix.
+        var state: UInt64 = 0x9E37_79B9_7F4A_7C15
+        let noise = (0..<(1 << 20)).map { _ -> UInt8 in
+            state = state &* 6364136223846793005 &+ 1442695040888963407
+            return UInt8(truncatingIfNeeded: state >> 56)
+        }
+        let random = dir.path("random.bin")
+        #expect(FileManager.default.createFile(atPath: random, contents: Data(noise)))
+        let readme = TestSupport.packageRoot.appendingPathComponent("README.md").path
+        func gpx(_ point: String) throws -> String {
+            try dir.write("\(UUID().uuidString).gpx", """
+                <?xml version="1.0"?>
+                <gpx version="1.1" xmlns="http://www.topografix.com/GPX/1/1"><trk><trkseg>
+                \(point)
+                \(point)
+                </trkseg></trk></gpx>
+                """)
+        }
+        let timeless = try gpx(#"<trkpt lat="46.3" lon="6.9"><ele>400</ele></trkpt>"#)
+        let noFix = try gpx(#"<trkpt lat="46.3" lon="6.9"><time>2020-05-01T12:00:00Z</time><fix>none</fix></trkpt>"#)
+        for (path, reason) in [(random, "garbage"), (readme, "garbage"), (timeless, "2 no time"), (noFix, "2 no fix")] {
+            let result = try runGeomon(["replay", "--profile", profile, path, "--no-hooks"])
+            #expect(result.exitCode == 65, "\(path): \(result.stderr)")
+            #expect(result.stderr.hasPrefix("geomon: error: \(path): no usable fix in this "), "\(result.stderr)")
+            #expect(result.stderr.contains(reason), "\(result.stderr)")
+            #expect(result.stdout.isEmpty)
+        }
+        // Beside a good track, an empty one is still an error: nothing is replayed.
+        let mixed = try runGeomon(["replay", "--profile", profile, Self.fixture("swiss-drive.jsonl"), timeless])
+        #expect(mixed.exitCode == 65 && mixed.stdout.isEmpty)
+
+        // --stats counts what each track skipped, by reason.
+        let stats = try runGeomon(["replay", "--profile", profile, Self.fixture("swiss-drive.jsonl"), "--no-hooks", "--stats"])
+        #expect(stats.exitCode == 0)
+        #expect(stats.stderr.contains("swiss-drive.jsonl (jsonl): "), "\(stats.stderr)")
+        #expect(stats.stderr.contains(" fixes read, "))
+    }
+
+    @Test func aShortTrackSaysWhatTheReceiverModelWithheld() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let profile = Self.fixture("swiss-drive.profile.yaml")
+        let all = try String(contentsOfFile: Self.fixture("swiss-drive.jsonl"), encoding: .utf8).split(separator: "\n")
+        let short = try dir.write("short.jsonl", all.prefix(25).joined(separator: "\n") + "\n")
+        let modelled = try runGeomon(["replay", "--profile", profile, short, "--no-hooks"])
+        #expect(modelled.exitCode == 0, "\(modelled.stderr)")
+        // Far from every fence the policy sleeps the receiver after a few fixes.
+        #expect(modelled.stderr.contains("3 of 25 fixes used"), "\(modelled.stderr)")
+        #expect(modelled.stderr.contains("replay: note: the receiver model withheld 22 of 25 recorded fixes"), "\(modelled.stderr)")
+        let alwaysOn = try runGeomon(["replay", "--profile", profile, short, "--no-hooks", "--always-on"])
+        #expect(alwaysOn.stderr.contains("25 of 25 fixes used") && !alwaysOn.stderr.contains("withheld"), "\(alwaysOn.stderr)")
+    }
+
     @Test func killMinus9DuringReplayThenResumingEqualsOneUninterruptedRun() throws {
         let dir = try TemporaryDirectory()
         defer { dir.remove() }

@@ -226,6 +226,7 @@ struct TrackReaderTests {
           <trkpt lat="95" lon="8.6"><time>2020-05-01T12:00:02Z</time></trkpt>
           <trkpt lat="47.7" lon="8.7"><time> 2020-05-01T12:00:03.500+02:00 </time><fix>dgps</fix><hdop>2</hdop><speed>1.5</speed></trkpt>
           <trkpt lat="47.8" lon="8.8"><time>yesterday</time></trkpt>
+          <trkpt lat="47.9" lon="8.9"><time>2020-05-01T12:00:04Z</time><fix>none</fix></trkpt>
         </trkseg></trk>
         </gpx>
         """
@@ -236,7 +237,9 @@ struct TrackReaderTests {
         #expect(track.fixes.map(\.horizontalAccuracyMeters) == [38, 9.5])
         #expect(track.fixes[0].speedMetersPerSecond == nil)
         #expect(track.fixes[1].speedMetersPerSecond == 1.5)
-        #expect(track.skipped == ["no time": 1, "invalid coordinate": 1, "bad time": 1])
+        #expect(track.skipped == ["no time": 1, "invalid coordinate": 1, "bad time": 1, "no fix": 1])
+        #expect(track.skippedText == "4 skipped (1 bad time, 1 invalid coordinate, 1 no fix, 1 no time)")
+        #expect(track.noFixError == nil)
     }
 
     // MARK: JSON

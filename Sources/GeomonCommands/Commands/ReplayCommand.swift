@@ -22,7 +22,11 @@ struct ReplayCommand: GeomonCommand {
         recording starts with the receiver on and its first fix in hand, a wake-up gives its
         first fix after the time to first fix, nothing comes while it is off (docs/power.md,
         "Receiver model"). "Fixes used" in the summary are the recorded fixes the receiver model
-        delivered. An energy summary goes to stderr at the end.
+        delivered; the others came while the modelled receiver was off or acquiring (a note
+        says how many; `--always-on` uses every one). An energy summary goes to stderr at the end.
+
+        A track in which no line, sentence or point is a usable fix exits 65 naming the file and
+        why its input was skipped.
 
         A database write failure (disk full, read-only file system, I/O error) exits 1 with
         'geomon: error: DB: cannot write the database: REASON'; nothing after the last commit is
@@ -35,7 +39,7 @@ struct ReplayCommand: GeomonCommand {
             .option("--speed", "X", "play X times real time (default: as fast as possible)"),
             .flag("--no-hooks", "store events without queueing hook deliveries"),
             .flag("--insecure-permissions", "accept group/world-writable profiles, GeoJSON files, programs and database files (and, as root, ones owned by other users)"),
-            .flag("--stats", "print fixes processed, index lookups and the loop's throughput to stderr"),
+            .flag("--stats", "print per track the fixes read and the input skipped by reason, then fixes processed, index lookups and the loop's throughput, to stderr"),
             .flag("--always-on", "keep the receiver on (every recorded fix is delivered)"),
             .flag("--compare-always-on", "also run always-on and compare: the report gains `baseline`, `match` (recall, extra, latency p50/p95) and the `oracle` bound"),
             .option("--coarse", "FILE", "a recorded coarse track (any track format); default: derived from the track every sources.coarse.interval, seeded (--seed)", completion: .file([])),
@@ -93,22 +97,11 @@ struct ReplayCommand: GeomonCommand {
 
     func run() throws -> Int32 {
         let profile = try loadProfileOrExit(profilePath, insecurePermissions: insecurePermissions)
-        var fixes: [Fix] = []
-        for path in trackPaths {
-            do {
-                fixes += try TrackReader.read(path: path).fixes
-            } catch {
-                throw CommandFailure("\(error)", exitCode: error.isMissing ? .noInput : .dataError)
-            }
-        }
+        let tracks = try trackPaths.map(Self.readTrack)
+        let fixes = tracks.flatMap(\.fixes)
         var options = options
-        if let coarsePath {
-            do {
-                options.coarse = try TrackReader.read(path: coarsePath).fixes
-            } catch {
-                throw CommandFailure("\(error)", exitCode: error.isMissing ? .noInput : .dataError)
-            }
-        }
+        let coarseTrack = try coarsePath.map(Self.readTrack)
+        if let coarseTrack { options.coarse = coarseTrack.fixes }
         let run = ReplayRun(profile: profile, fixes: fixes, options: options)
 
         var temporaryDirectory: String?
@@ -160,7 +153,7 @@ struct ReplayCommand: GeomonCommand {
         }
         let progressBar = isatty(2) == 1 && run.track.count >= 5000 ? ProgressBar() : nil
         let resumeAfter = journal.lastCommittedFixTime
-        var counts = (processed: 0, skipped: 0, events: 0)
+        var counts = (processed: 0, notNewer: 0, stored: 0, events: 0)
         var delivered = 0
         var previous: UTCTime?
         let clock = ContinuousClock()
@@ -178,7 +171,7 @@ struct ReplayCommand: GeomonCommand {
                 driver.onEffect = { effect, _ in
                     switch effect {
                     case let .commit(commit): counts.processed += commit.fixes.count
-                    case .dropped(_, .notNewer): counts.skipped += 1
+                    case .dropped(_, .notNewer): counts.notNewer += 1
                     default: break
                     }
                 }
@@ -186,7 +179,7 @@ struct ReplayCommand: GeomonCommand {
                     delivered += 1
                     if let progressBar, delivered % max(1, run.track.count / 100) == 0 { progressBar.update(delivered, of: run.track.count) }
                     if let resumeAfter, fix.time <= resumeAfter {
-                        counts.skipped += 1
+                        counts.stored += 1
                         return
                     }
                     if let speed, let last = previous, fix.time > last {
@@ -232,18 +225,36 @@ struct ReplayCommand: GeomonCommand {
         }
         if let policyLogPath { try writeFile(ReplayReport.policyLog(run), to: policyLogPath) }
         writeStderr(ReplayReport.summaryLine(run))
+        if let note = ReplayReport.withheldNote(run) { writeStderr(note) }
         if stats {
+            for track in tracks + (coarseTrack.map { [$0] } ?? []) {
+                writeStderr("replay: \(track.path) (\(track.format)): \(track.fixes.count) fixes read, \(track.skippedText)")
+            }
             let rate = elapsed > 0 ? Int((Double(counts.processed) / elapsed).rounded()) : 0
             let cpuRate = cpu > 0 ? Int((Double(counts.processed) / cpu).rounded()) : 0
             let lookups = run.lookups
             let perFix = lookups.fixes > 0 ? Double(lookups.probes) / Double(lookups.fixes) : 0
             let held = run.source?.receiver.held ?? 0
-            writeStderr("replay: \(counts.processed) fixes processed, \(counts.skipped) skipped, \(held) held as implausible jumps, \(counts.events) events in "
+            writeStderr("replay: \(counts.processed) fixes processed, \(counts.stored) already stored, \(counts.notNewer) not newer than the last, \(held) held as implausible jumps, \(counts.events) events in "
                         + "\(Int((elapsed * 1000).rounded())) ms wall (\(rate) fixes/s), \(Int((cpu * 1000).rounded())) ms CPU "
                         + "(\(cpuRate) fixes/s), db \(db ?? "temporary file"); index: \(lookups.probes) probes for "
                         + "\(lookups.fixes) fixes (\(NumberText.fixed(perFix, 3)) per fix), \(lookups.courseSamples) course samples")
         }
         return 0
+    }
+}
+
+extension ReplayCommand {
+    /// A track, or exit 66 (missing) / 65 (not a track, or no usable fix in it).
+    static func readTrack(_ path: String) throws -> Track {
+        let track: Track
+        do {
+            track = try TrackReader.read(path: path)
+        } catch {
+            throw CommandFailure("\(error)", exitCode: error.isMissing ? .noInput : .dataError)
+        }
+        if let error = track.noFixError { throw CommandFailure("\(error)", exitCode: .dataError) }
+        return track
     }
 }
 
