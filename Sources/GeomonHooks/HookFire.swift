@@ -76,7 +76,8 @@ public enum HookFire {
 }
 
 extension HookFire {
-    /// What `geomon hooks fire` prints: one status line per hook, then its output, indented.
+    /// What `geomon hooks fire` prints: one status line per hook, then an excerpt of its output
+    /// (`OutputText.excerpt`: at most 20 lines of at most 300 bytes per stream), indented.
     public static func render(_ outcomes: [Outcome]) -> String {
         var out = ""
         for outcome in outcomes {
@@ -85,7 +86,7 @@ extension HookFire {
             out += "\(status) \(command): \(outcome.result.summary)\n"
             for (label, bytes, truncated) in [("stdout", outcome.result.stdout, outcome.result.stdoutTruncated),
                                               ("stderr", outcome.result.stderr, outcome.result.stderrTruncated)] where !bytes.isEmpty {
-                for line in String(decoding: bytes, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false).dropLast(bytes.last == 10 ? 1 : 0) {
+                for line in OutputText.excerpt(bytes) {
                     out += "  \(label)| \(line)\n"
                 }
                 if truncated { out += "  \(label)| … (output truncated)\n" }

@@ -46,7 +46,8 @@ public struct HookResult: Sendable, Equatable {
         !timedOut && termination == .exited(0)
     }
 
-    /// One line for logs and the dead-letter `last error`: `exit status 3: <last stderr line>`.
+    /// One line for logs and the dead-letter `last error`: `exit status 3: <last stderr line>`
+    /// (the line as `OutputText.line`: escaped, at most 300 bytes).
     public var summary: String {
         var text: String
         switch termination {
@@ -55,18 +56,10 @@ public struct HookResult: Sendable, Equatable {
         case .spawnFailed(_, let message): text = "cannot run \(executablePath): \(message)"
         }
         if timedOut { text = "timed out; " + text }
-        if !succeeded, let line = lastLine(stderr) {
+        if !succeeded, let line = OutputText.lastLine(stderr) {
             text += ": " + line
         }
         return text
-    }
-
-    private func lastLine(_ bytes: [UInt8]) -> String? {
-        let text = String(decoding: bytes, as: UTF8.self)
-        let lines = text.split(whereSeparator: { $0 == "\n" || $0 == "\r" })
-        guard let last = lines.last(where: { !$0.allSatisfy { $0 == " " || $0 == "\t" } }) else { return nil }
-        let line = String(last)
-        return line.count > 200 ? String(line.prefix(200)) + "…" : line
     }
 }
 

@@ -287,6 +287,16 @@ struct ReplayHooksTests {
         #expect(exit.stdout.split(separator: "\n").filter { $0.hasPrefix("FAIL ") }.count == 1)
         let none = try runGeomon(["hooks", "fire", "--profile", profile, "--event", "dwell", "--fence", "home"])
         #expect(none.exitCode == 0 && none.stdout == "no dwell hooks in profile 'fire'\n")
+
+        // A hook that floods its output gets a bounded excerpt: first and last lines.
+        _ = try dir.write("loud.sh", "#!/bin/sh\nseq 1 100000\nhead -c 5000 /dev/zero | tr '\\0' y\n", mode: 0o755)
+        let loudProfile = try dir.write("loud.yaml", try String(contentsOfFile: profile, encoding: .utf8)
+            .replacingOccurrences(of: "enter: [{exec: [./ok.sh]}]", with: "enter: [{exec: [./loud.sh]}]"))
+        let loud = try runGeomon(["hooks", "fire", "--profile", loudProfile, "--event", "enter", "--fence", "home"])
+        let lines = loud.stdout.split(separator: "\n")
+        #expect(loud.exitCode == 0 && lines.count <= 23, "\(lines.count) lines")
+        #expect(lines.contains("  stdout| 1") && lines.contains { $0.hasPrefix("  stdout| … (") && $0.hasSuffix("lines omitted)") })
+        #expect(lines.contains("  stdout| … (output truncated)"))
     }
 
     @Test func listAndDeadOnANonDatabaseFileFailCleanly() throws {

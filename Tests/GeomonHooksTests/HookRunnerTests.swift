@@ -121,6 +121,39 @@ struct HookRunnerTests {
         #expect(result.summary == "exit status 3: failing on purpose (run 1)")
     }
 
+    @Test func aFailingHooksStderrIsReadableBoundedText() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        // Invalid UTF-8, an escape sequence, valid accents, then one 1 MB line: exit 3.
+        let script = try dir.write("noisy.sh", """
+            #!/bin/sh
+            printf 'caf\\303\\251 \\377\\033[31m red\\n' >&2
+            head -c 1000000 /dev/zero | tr '\\0' 'x' >&2
+            exit 3
+
+            """, mode: 0o755)
+        let result = runner.run(Hooks.invocation([script]))
+        #expect(result.termination == .exited(3))
+        // The runner keeps the first 64 KiB; the log line shows 300 bytes of its last line.
+        #expect(result.stderrTruncated)
+        #expect(result.summary == "exit status 3: " + String(repeating: "x", count: 300) + "… (\(65_536 - 17 - 300) more bytes)")
+        let first = OutputText.excerpt(result.stderr)[0]
+        #expect(first == "café \\xFF\\x1B[31m red")
+    }
+
+    @Test func anExcerptKeepsTheFirstAndLastLines() {
+        let bytes = Array((1...1000).map { "line \($0)\r\n" }.joined().utf8)
+        let excerpt = OutputText.excerpt(bytes)
+        #expect(excerpt.count == 21)
+        #expect(excerpt.first == "line 1" && excerpt[9] == "line 10")
+        #expect(excerpt[10] == "… (980 lines omitted)")
+        #expect(excerpt[11] == "line 991" && excerpt.last == "line 1000")
+        #expect(OutputText.excerpt(Array("a\n\nb".utf8)) == ["a", "", "b"])
+        #expect(OutputText.line(Array("\u{85}é".utf8)) == "\\xC2\\x85é")
+        // A multi-byte character cut by the limit is escaped, never split into garbage.
+        #expect(OutputText.line(Array("ab€".utf8), limit: 3) == "ab\\xE2… (2 more bytes)")
+    }
+
     @Test func sleepingHookIsKilledAtItsTimeoutWithItsChildren() throws {
         let dir = try TemporaryDirectory()
         defer { dir.remove() }
