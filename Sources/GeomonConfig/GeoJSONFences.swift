@@ -30,10 +30,26 @@ public enum GeoJSONFences {
 
     /// Parses GeoJSON text already in memory; `file` names it in diagnostics.
     public static func parse(_ bytes: [UInt8], file: String, idProperty: String? = nil, checkPolygons: Bool = true) -> (fences: [Fence], diagnostics: [Diagnostic]) {
+        let read = read(bytes, file: file, idProperty: idProperty, checkPolygons: checkPolygons)
+        return (read.fences, read.diagnostics)
+    }
+
+    /// What a read found: the fences, the problems, and what the profile's checks of its
+    /// entry need (which property names the features have, how many had `idProperty`).
+    public struct Read: Sendable {
+        public var fences: [Fence]
+        public var diagnostics: [Diagnostic]
+        /// Every property name of every feature, in first-seen order.
+        public var propertyNames: [String]
+        /// Features whose properties held `idProperty`.
+        public var featuresWithIDProperty: Int
+    }
+
+    public static func read(_ bytes: [UInt8], file: String, idProperty: String?, checkPolygons: Bool = true) -> Read {
         bytes.withUnsafeBufferPointer { buffer in
             let reader = GeoJSONReader(buffer, file: file, idProperty: idProperty, checkPolygons: checkPolygons)
             reader.run()
-            return (reader.fences, reader.diagnostics)
+            return Read(fences: reader.fences, diagnostics: reader.diagnostics, propertyNames: reader.propertyNames, featuresWithIDProperty: reader.featuresWithIDProperty)
         }
     }
 }
@@ -99,7 +115,7 @@ final class GeoJSONReader {
     private let idProperty: String?
     private let checkPolygons: Bool
     private var lineStarts: [Int]?
-    private var firstIDOffset: [String: Int] = [:]
+    private var firstIDOffset: [String: (offset: Int, index: Int)] = [:]
     private let maxDiagnostics = 200
     private var stopped = false
     private var scratch: [Coordinate] = []
@@ -107,9 +123,19 @@ final class GeoJSONReader {
     private let defaultEvents: Set<EventKind> = [.enter, .exit]
     /// The last position resolved by `location(_:)`, for the incremental (forward) case.
     private var lastLocated = (offset: 0, line: 1, lineStart: 0)
+    /// 0-based index of the feature being read (messages name it as `features[i]`).
+    private var featureIndex = 0
+    /// Coordinates out of range in the feature being read: the first is reported, the rest counted.
+    private var rangeProblems: (first: JSONCursor.Problem?, count: Int, latitude: Bool) = (nil, 0, false)
+    /// Whether the `[longitude, latitude]` hint was given (once per file).
+    private var orderHintGiven = false
 
     var fences: [Fence] = []
     var diagnostics: [Diagnostic] = []
+    /// Property names over all features, first-seen order.
+    private(set) var propertyNames: [String] = []
+    private var propertyNameSet: Set<String> = []
+    private(set) var featuresWithIDProperty = 0
 
     init(_ buffer: UnsafeBufferPointer<UInt8>, file: String, idProperty: String?, checkPolygons: Bool) {
         p = buffer
@@ -233,10 +259,11 @@ final class GeoJSONReader {
             report("'features' must be an array", at: at)
             return
         }
-        try parseArray { _ in
+        try parseArray { index in
             if self.stopped {
                 try self.skipValue(depth: 2)
             } else {
+                self.featureIndex = index
                 try self.parseFeature()
             }
         }
@@ -244,11 +271,14 @@ final class GeoJSONReader {
 
     private func parseFeature() throws {
         let start = i
+        let firstDiagnostic = diagnostics.count
+        rangeProblems = (nil, 0, false)
         guard peek() == UInt8(ascii: "{") else {
             try skipValue(depth: 2)
-            report("a feature must be an object", at: start)
+            report("features[\(featureIndex)]: a feature must be an object", at: start)
             return
         }
+        var propertyKeys: [String] = []
         var typeOK = false
         var typeSeen = false
         var id: String?
@@ -279,7 +309,10 @@ final class GeoJSONReader {
             case "properties":
                 if self.peek() == UInt8(ascii: "{") {
                     try self.parseObject { pkey, _ in
+                        propertyKeys.append(pkey)
+                        if self.propertyNameSet.insert(pkey).inserted { self.propertyNames.append(pkey) }
                         if let idProperty, pkey == idProperty {
+                            self.featuresWithIDProperty += 1
                             let offset = self.i
                             if let value = try self.parseIDValue() {
                                 propertyID = value
@@ -307,35 +340,69 @@ final class GeoJSONReader {
                 try self.skipValue(depth: 3)
             }
         }
-        if !typeSeen { report("feature has no \"type\": \"Feature\"", at: start) }
-        if !geometrySeen { report("feature has no 'geometry'", at: start) }
+        if !typeSeen { report("no \"type\": \"Feature\"", at: start) }
+        if !geometrySeen { report("no 'geometry'", at: start) }
+        reportRangeProblems()
         var fenceID = propertyID ?? id
-        if idProperty != nil && propertyID == nil && !propertyIDBad && id == nil && !idBad {
-            report("feature has no id (no 'id' member and no '\(idProperty ?? "")' property)", at: start)
+        if let idProperty, propertyID == nil && !propertyIDBad && id == nil && !idBad {
+            var message = "no id (no 'id' member and no '\(idProperty)' property)"
+            if let suggestion = EditDistance.suggestion(for: idProperty, among: propertyKeys) {
+                message += "; did you mean 'id_property: \(suggestion)'?"
+            } else if !propertyKeys.isEmpty {
+                message += "; its properties: " + propertyKeys.prefix(8).map { "'\($0)'" }.joined(separator: ", ") + (propertyKeys.count > 8 ? ", …" : "")
+            }
+            report(message, at: start)
         } else if idProperty == nil && id == nil && !idBad {
-            report("feature has no 'id' (set one, or name an id property with 'id_property')", at: start)
+            report("no 'id' (set one, or name an id property with 'id_property')", at: start)
         }
         if let candidate = fenceID {
             if candidate.isEmpty {
-                report("feature id is empty", at: start)
+                report("the id is empty", at: start)
                 fenceID = nil
             } else if let first = firstIDOffset[candidate] {
-                let at = location(first)
-                report("duplicate feature id '\(candidate)' (first at line \(at.line), column \(at.column))", at: start)
+                let at = location(first.offset)
+                report("duplicate feature id '\(candidate)' (first: features[\(first.index)] at line \(at.line), column \(at.column))", at: start)
                 fenceID = nil
             } else {
-                firstIDOffset[candidate] = start
+                firstIDOffset[candidate] = (start, featureIndex)
             }
         }
-        guard typeOK, !geometryBad, let fenceID, let geometry else { return }
-        if checkPolygons {
+        if typeOK, !geometryBad, let fenceID, let geometry, checkPolygons {
             let limits = geometryLimitProblems(.polygons(geometry))
-            for problem in limits { report("feature '\(fenceID)': \(problem.text)", at: start) }
-            guard limits.isEmpty else { return }
+            for problem in limits { report(problem.text, at: start) }
+            if !limits.isEmpty { geometryBad = true }
         }
+        nameFeature(from: firstDiagnostic, id: propertyID ?? id, name: name)
+        guard typeOK, !geometryBad, let fenceID, let geometry else { return }
         var fence = Fence(id: fenceID, name: name, shape: .polygons(geometry), events: defaultEvents)
         fence.location = location(start)
         fences.append(fence)
+    }
+
+    /// Prefixes the diagnostics of the feature just read with which feature it is:
+    /// `features[3] (id 'ams-12', name 'Vondelpark'): …`.
+    private func nameFeature(from first: Int, id: String?, name: String?) {
+        guard first < diagnostics.count else { return }
+        var parts: [String] = []
+        if let id, !id.isEmpty { parts.append("id '\(id.clipped)'") }
+        if let name, !name.isEmpty { parts.append("name '\(name.clipped)'") }
+        let prefix = "features[\(featureIndex)]" + (parts.isEmpty ? "" : " (" + parts.joined(separator: ", ") + ")") + ": "
+        for k in first..<diagnostics.count where !diagnostics[k].message.hasPrefix("too many errors") {
+            diagnostics[k].message = prefix + diagnostics[k].message
+        }
+    }
+
+    /// One diagnostic for the feature's coordinates out of range: the first, how many more,
+    /// and (once per file, for latitudes) that GeoJSON positions are `[longitude, latitude]`.
+    private func reportRangeProblems() {
+        guard let first = rangeProblems.first else { return }
+        var message = first.message
+        if rangeProblems.count > 1 { message += " (and \(rangeProblems.count - 1) more \(rangeProblems.count == 2 ? "position" : "positions") out of range in this feature)" }
+        if rangeProblems.latitude && !orderHintGiven {
+            message += "; GeoJSON positions are [longitude, latitude]: are these written [latitude, longitude]?"
+            orderHintGiven = true
+        }
+        report(message, at: first.offset)
     }
 
     /// A geometry object → polygons, or nil after reporting why not.
@@ -494,7 +561,16 @@ final class GeoJSONReader {
         var problems: [JSONCursor.Problem] = []
         let (points, lastOffset) = try cursor.ring(&problems, scratch: &scratch)
         i = cursor.j
-        for problem in problems { report(problem.message, at: problem.offset) }
+        for problem in problems {
+            switch problem.kind {
+            case .latitudeRange, .longitudeRange:
+                if rangeProblems.first == nil { rangeProblems.first = problem }
+                rangeProblems.count += 1
+                if problem.kind == .latitudeRange { rangeProblems.latitude = true }
+            case .other:
+                report(problem.message, at: problem.offset)
+            }
+        }
         guard let ring = points else { return nil }
         if ring.count < 4 {
             report("a polygon ring needs at least 4 positions (got \(ring.count))", at: start)

@@ -107,8 +107,11 @@ struct JSONCursor {
 
     /// A problem found while reading a ring: message and byte offset.
     struct Problem {
+        /// A coordinate outside its range: the GeoJSON reader reports one per feature.
+        enum Kind { case latitudeRange, longitudeRange, other }
         var message: String
         var offset: Int
+        var kind: Kind = .other
     }
 
     /// Reads a ring `[[lon, lat], …]` starting at '['. Returns the vertices (nil when a
@@ -168,13 +171,13 @@ struct JSONCursor {
                     if count == 0 {
                         lon = value
                         if !(value >= -180 && value <= 180) {
-                            problems.append(Problem(message: "longitude \(NumberText.shortest(value)) is out of range [-180, 180]", offset: offset))
+                            problems.append(Problem(message: "longitude \(NumberText.shortest(value)) is out of range [-180, 180]", offset: offset, kind: .longitudeRange))
                             valid = false
                         }
                     } else if count == 1 {
                         lat = value
                         if !(value >= -90 && value <= 90) {
-                            problems.append(Problem(message: "latitude \(NumberText.shortest(value)) is out of range [-90, 90]", offset: offset))
+                            problems.append(Problem(message: "latitude \(NumberText.shortest(value)) is out of range [-90, 90]", offset: offset, kind: .latitudeRange))
                             valid = false
                         }
                     }

@@ -5,13 +5,10 @@ import GeomonEvaluation
 
 /// The pictures of `geomon replay --svg` and `geomon events --db --svg` (docs/pictures.md).
 ///
-/// Replay stores the receiver intervals of its run in the database's key-value table under
-/// `receiverIntervalsKey` (one line per interval: `start_ms end_ms state reason`), so `events
-/// --db --svg` draws the receiver as the policy ran it; a database without them (e.g. from
-/// `geomon run`) draws every stored fix as seen with the receiver on.
+/// Both draw the receiver from its switches: replay from its run, `events` from the
+/// database's receiver log (written by `geomon run` and `geomon replay --db` alike). A
+/// database without one draws its fixes with the receiver's state unknown.
 public enum ReplayPicture {
-    public static let receiverIntervalsKey = "replay.receiver_intervals"
-
     /// The replay's picture: every recorded fix coloured by the receiver's state, the policy's
     /// intervals and reasons, the run's events and, with a comparison, the baseline's.
     public static func svg(_ run: ReplayRun, title: String) -> String {
@@ -29,17 +26,23 @@ public enum ReplayPicture {
         return RunPicture.render(input).svg
     }
 
-    /// The picture of a database: its stored fixes and events, fences from `profile` if given.
+    /// The picture of a database: its stored fixes and events, the receiver from its log,
+    /// fences from `profile` if given.
     public static func svg(store: EventStore, profile: Profile?, title: String) throws -> String {
         var fixes: [Fix] = []
         try store.forEachFix { fixes.append($0) }
         let events = try store.events().map(\.event)
-        let intervals = decode(try store.value(forKey: receiverIntervalsKey) ?? "")
+        let switches = try store.receiverSwitches()
+        var intervals: [RunPicture.ReceiverInterval] = []
+        if let first = fixes.first?.time, let last = fixes.last?.time, !switches.isEmpty {
+            let start = min(first, switches[0].time), end = max(last, switches[switches.count - 1].time)
+            intervals = Self.intervals(switches: switches, gnssFixTimes: fixes.filter { $0.source == .gnss }.map(\.time), start: start, end: end)
+        }
         let index = profile.map { FenceIndex(shapes: $0.fences.map(\.shape)) }
         let input = RunPicture.Input(
             title: title,
             fences: profile?.fences ?? [],
-            track: RunPicture.trackPoints(fixes: fixes, intervals: intervals,
+            track: RunPicture.trackPoints(fixes: fixes, intervals: intervals, uncovered: switches.isEmpty ? .unknown : .on,
                                           nearestBoundaryMeters: { point in index?.nearestBoundary(to: point)?.signedDistanceMeters }),
             receiverIntervals: intervals,
             events: events
@@ -47,33 +50,45 @@ public enum ReplayPicture {
         return RunPicture.render(input).svg
     }
 
-    /// Stores the run's receiver intervals in the database (for `events --db --svg`).
-    public static func storeIntervals(_ run: ReplayRun, in store: EventStore) throws {
-        try store.setValue(encode(run.receiverIntervals), forKey: receiverIntervalsKey)
-    }
-
-    static func encode(_ intervals: [RunPicture.ReceiverInterval]) -> String {
-        intervals.map { i in
-            "\(i.start.millisecondsSince1970) \(i.end.millisecondsSince1970) \(i.state.rawValue) "
-                + i.reason.replacingNewlines
-        }.joined(separator: "\n")
-    }
-
-    static func decode(_ text: String) -> [RunPicture.ReceiverInterval] {
-        text.split(separator: "\n").compactMap { line in
-            let parts = line.split(separator: " ", maxSplits: 3, omittingEmptySubsequences: false)
-            guard parts.count >= 3, let start = Int64(parts[0]), let end = Int64(parts[1]),
-                  let state = RunPicture.ReceiverState(rawValue: String(parts[2])) else { return nil }
-            return RunPicture.ReceiverInterval(
-                start: UTCTime(millisecondsSince1970: start), end: UTCTime(millisecondsSince1970: end),
-                state: state, reason: parts.count > 3 ? String(parts[3]) : ""
-            )
+    /// Receiver intervals from its switches over `start...end`: acquiring from a switch-on to
+    /// the first GNSS fix after it, on until the switch-off, off in between; each with the
+    /// reason of the switch that began it. `gnssFixTimes` are sorted.
+    public static func intervals(switches: [ReceiverSwitch], gnssFixTimes: [UTCTime], start: UTCTime, end: UTCTime) -> [RunPicture.ReceiverInterval] {
+        var out: [RunPicture.ReceiverInterval] = []
+        var onAt: UTCTime?
+        var onReason = ""
+        var offAt = start
+        var offReason = ""
+        func close(at t: UTCTime) {
+            guard let since = onAt else { return }
+            // First GNSS fix in [since, t].
+            var lo = 0, hi = gnssFixTimes.count
+            while lo < hi {
+                let mid = (lo + hi) / 2
+                if gnssFixTimes[mid] < since { lo = mid + 1 } else { hi = mid }
+            }
+            let first = lo < gnssFixTimes.count && gnssFixTimes[lo] <= t ? gnssFixTimes[lo] : t
+            if first > since { out.append(.init(start: since, end: first, state: .acquiring, reason: onReason)) }
+            if t > first { out.append(.init(start: first, end: t, state: .on, reason: onReason)) }
+            onAt = nil
+            offAt = t
         }
-    }
-}
-
-extension String {
-    fileprivate var replacingNewlines: String {
-        String(map { $0 == "\n" || $0 == "\r" ? " " : $0 })
+        for change in switches {
+            if change.on {
+                guard onAt == nil else { continue }
+                if change.time > offAt { out.append(.init(start: offAt, end: change.time, state: .off, reason: offReason)) }
+                onAt = change.time
+                onReason = change.reason
+            } else {
+                close(at: change.time)
+                offReason = change.reason
+            }
+        }
+        if onAt != nil {
+            close(at: end)
+        } else if end > offAt {
+            out.append(.init(start: offAt, end: end, state: .off, reason: offReason))
+        }
+        return out
     }
 }

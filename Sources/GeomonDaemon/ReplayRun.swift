@@ -142,52 +142,16 @@ public final class ReplayRun {
     /// The receiver's intervals from the policy's actions: acquiring from switch-on to the
     /// first delivered GNSS fix, on until switch-off, off in between; each with its reason.
     public var receiverIntervals: [RunPicture.ReceiverInterval] {
-        guard let receiver = source?.receiver else { return [] }
-        return Self.intervals(receiver, start: track.first?.time, end: track.last?.time)
-    }
-
-    static func intervals(_ run: ReplayReceiver, start: UTCTime?, end: UTCTime?) -> [RunPicture.ReceiverInterval] {
-        guard let start, let end else { return [] }
-        let gnssTimes = run.delivered.filter { $0.source == .gnss }.map(\.time)
-        var out: [RunPicture.ReceiverInterval] = []
-        var onAt: UTCTime?
-        var onReason = ""
-        var offAt = start
-        var offReason = ""
-        func close(at t: UTCTime) {
-            guard let since = onAt else { return }
-            // First delivered GNSS fix in [since, t].
-            var lo = 0, hi = gnssTimes.count
-            while lo < hi {
-                let mid = (lo + hi) / 2
-                if gnssTimes[mid] < since { lo = mid + 1 } else { hi = mid }
-            }
-            let first = lo < gnssTimes.count && gnssTimes[lo] <= t ? gnssTimes[lo] : t
-            if first > since { out.append(.init(start: since, end: first, state: .acquiring, reason: onReason)) }
-            if t > first { out.append(.init(start: first, end: t, state: .on, reason: onReason)) }
-            onAt = nil
-            offAt = t
-        }
-        for timed in run.actions {
+        guard let receiver = source?.receiver, let start = track.first?.time, let end = track.last?.time else { return [] }
+        let switches = receiver.actions.compactMap { timed -> ReceiverSwitch? in
             switch timed.action {
-            case let .gnssOn(reason):
-                guard onAt == nil else { continue }
-                if timed.time > offAt { out.append(.init(start: offAt, end: timed.time, state: .off, reason: offReason)) }
-                onAt = timed.time
-                onReason = reason.text
-            case let .gnssOff(reason):
-                close(at: timed.time)
-                offReason = reason.text
-            case .wakeAt, .coarseOn, .coarseOff:
-                continue
+            case let .gnssOn(reason): ReceiverSwitch(time: timed.time, on: true, reason: reason.text)
+            case let .gnssOff(reason): ReceiverSwitch(time: timed.time, on: false, reason: reason.text)
+            case .wakeAt, .coarseOn, .coarseOff: nil
             }
         }
-        if onAt != nil {
-            close(at: end)
-        } else if end > offAt {
-            out.append(.init(start: offAt, end: end, state: .off, reason: offReason))
-        }
-        return out
+        let gnssTimes = receiver.delivered.filter { $0.source == .gnss }.map(\.time)
+        return ReplayPicture.intervals(switches: switches, gnssFixTimes: gnssTimes, start: start, end: end)
     }
 }
 

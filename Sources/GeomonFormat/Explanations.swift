@@ -73,7 +73,9 @@ extension GeometryLimitProblem {
         case let .circleTooLarge(radius):
             return "circle radius \(NumberText.short(radius, 2)) m is over the supported 1000 km"
         case let .circleReachesLatitude(reach):
-            return "circle reaches latitude \(NumberText.short(reach, 2))°, beyond the supported ±\(maxLat)° (fences near the poles are not supported)"
+            let pole = reach < 0 ? "the South Pole" : "the North Pole"
+            let whereTo = abs(reach) >= 90 ? pole : "latitude \(NumberText.short(reach, 2))°"
+            return "circle reaches \(whereTo), beyond the supported ±\(maxLat)° (fences near the poles are not supported)"
         case let .ringNotFinite(r):
             return "\(ring(r)) has a non-finite coordinate"
         case let .ringReachesLatitude(r, worst):

@@ -8,7 +8,7 @@ import GeomonFormat
 /// its stdin, never through a shell.
 public enum HookEnvironment {
     /// The PATH every hook gets.
-    public static let hookPath = "/usr/local/bin:/usr/bin:/bin"
+    public static let hookPath = HookSettings.searchPath
 
     /// Variables for one delivery attempt of `event`.
     public static func variables(

@@ -46,7 +46,7 @@ struct MapLayer {
         let fenceLabels = drawFences(into: &w, stats: &stats)
         // One path per receiver state, one subpath per run: few elements however often the
         // state changes.
-        for cls in ["unseen", "off", "acquiring", "on"] {
+        for cls in ["unseen", "off", "unknown", "acquiring", "on"] {
             var d = ""
             for line in trackLines where line.cls == cls {
                 for (k, i) in line.indices.enumerated() {
@@ -222,12 +222,26 @@ struct MapLayer {
             let cx = min(max(center.x, r.x + 40), r.x + r.width - 40)
             let cy = min(max(center.y + 4, r.y + 14), r.y + r.height - 4)
             let pad = drewDot ? 3.0 : 7.0
-            var anchors: [(point: ScreenPoint, anchor: String)] = [
-                (ScreenPoint(x: cx, y: max(a.y - pad, r.y + 14)), "middle"),
-                (ScreenPoint(x: cx, y: min(b.y + pad + 10, r.y + r.height - 4)), "middle"),
-                (ScreenPoint(x: b.x + pad, y: cy), "start"),
-                (ScreenPoint(x: a.x - pad, y: cy), "end"),
-            ]
+            // Then the same sides farther out and the corners, so a small fence crowded by its
+            // own event markers and labels still finds room.
+            var anchors: [(point: ScreenPoint, anchor: String)] = []
+            for extra in [0.0, 12, 26] {
+                let d = pad + extra
+                anchors += [
+                    (ScreenPoint(x: cx, y: max(a.y - d, r.y + 14)), "middle"),
+                    (ScreenPoint(x: cx, y: min(b.y + d + 10, r.y + r.height - 4)), "middle"),
+                    (ScreenPoint(x: b.x + d, y: cy), "start"),
+                    (ScreenPoint(x: a.x - d, y: cy), "end"),
+                ]
+                if extra > 0 {
+                    anchors += [
+                        (ScreenPoint(x: b.x + d * 0.7, y: max(a.y - d * 0.7, r.y + 14)), "start"),
+                        (ScreenPoint(x: a.x - d * 0.7, y: max(a.y - d * 0.7, r.y + 14)), "end"),
+                        (ScreenPoint(x: b.x + d * 0.7, y: min(b.y + d * 0.7 + 10, r.y + r.height - 4)), "start"),
+                        (ScreenPoint(x: a.x - d * 0.7, y: min(b.y + d * 0.7 + 10, r.y + r.height - 4)), "end"),
+                    ]
+                }
+            }
             if !drewDot { anchors.append((ScreenPoint(x: cx, y: cy), "middle")) }
             // A fence larger than the view: beside its outline where the outline is in view.
             let inset = (x0: r.x + 40, y0: r.y + 20, x1: r.x + r.width - 40, y1: r.y + r.height - 20)
@@ -362,8 +376,10 @@ struct MapLayer {
     }
 
     private func legendEntries() -> [(kind: String, text: String)] {
-        var entries: [(String, String)] = [("on", "receiver on")]
+        var entries: [(String, String)] = []
+        if run.track.contains(where: { $0.receiver == .on }) || run.track.isEmpty { entries.append(("on", "receiver on")) }
         if run.track.contains(where: { $0.receiver == .acquiring }) { entries.append(("acquiring", "acquiring fix")) }
+        if run.track.contains(where: { $0.receiver == .unknown }) { entries.append(("unknown", "fixes (receiver not recorded)")) }
         let hasOff = run.track.contains { $0.receiver == .off }
         if hasOff { entries += [("off", "off: assumed straight"), ("unseen", "off: path not seen")] }
         if !run.intervals.isEmpty, !run.wakeIndices.isEmpty { entries.append(("wake", "receiver woke (reason)")) }
@@ -389,7 +405,7 @@ struct MapLayer {
             let y = y0 + 12 + Double(i) * 15
             let sx = x + 8
             switch entry.kind {
-            case "on", "acquiring", "off", "unseen":
+            case "on", "acquiring", "off", "unseen", "unknown":
                 w.line("<line class=\"trk trk-\(entry.kind) key\" x1=\"\(n(sx))\" y1=\"\(n(y - 3))\" x2=\"\(n(sx + 22))\" y2=\"\(n(y - 3))\"/>")
             case "wake":
                 w.line("<path class=\"wake key\" d=\"M\(n(sx + 11)) \(n(y - 8))l4 5l-4 5l-4 -5Z\"/>")

@@ -67,14 +67,16 @@ struct NormalizedRun {
         parts.append("\(startText) – \(sameDay ? String(endText.dropFirst(11)) : endText) UTC (\(TimeAxis.duration(milliseconds: spanMilliseconds)))")
         parts.append("\(track.count) fix\(track.count == 1 ? "" : "es")")
         var onMs: Int64 = 0, totalMs: Int64 = 0
-        for i in intervals {
+        for i in intervals where i.state != .unknown {
             let ms = i.end.millisecondsSince1970 - i.start.millisecondsSince1970
             totalMs += ms
-            if i.state != .off { onMs += ms }
+            if i.state.isPowered { onMs += ms }
         }
         if totalMs > 0 {
             let percent = Double(onMs) / Double(totalMs) * 100
             parts.append("receiver on \(SVGWriter.n(percent))% of the time")
+        } else if receiverUnknown {
+            parts.append("receiver state not recorded")
         }
         let wakes = wakeIndices.count
         if wakes > 0 { parts.append("\(wakes) wake\(wakes == 1 ? "" : "s")") }
@@ -88,8 +90,13 @@ struct NormalizedRun {
     /// counts when powered and it has a reason: a derived interval is no wake).
     var wakeIndices: [Int] {
         intervals.indices.filter { i in
-            intervals[i].state != .off && (i == 0 ? !intervals[i].reason.isEmpty : intervals[i - 1].state == .off)
+            intervals[i].state.isPowered && (i == 0 ? !intervals[i].reason.isEmpty : intervals[i - 1].state == .off)
         }
+    }
+
+    /// True when nothing says whether the receiver was on (every interval is `.unknown`).
+    var receiverUnknown: Bool {
+        !intervals.isEmpty && intervals.allSatisfy { $0.state == .unknown }
     }
 
     /// Index of the track point nearest in time to `t`, nil without a track.

@@ -9,6 +9,12 @@ extension RunPicture {
         case acquiring
         /// Powered down: the device did not see where it went.
         case off
+        /// Not recorded (a database without the receiver's history): the fixes are known, not
+        /// whether the receiver was on between them.
+        case unknown
+
+        /// On or acquiring: the receiver drew power.
+        public var isPowered: Bool { self == .on || self == .acquiring }
     }
 
     /// One recorded position, in time order.
@@ -88,11 +94,13 @@ extension RunPicture {
 
     /// Track points for recorded fixes: each fix gets the state of the receiver interval that
     /// contains its time (start inclusive, end exclusive; the last interval also includes its
-    /// end), `.on` when no interval covers it. `nearestBoundaryMeters` is asked once per fix,
-    /// e.g. `{ index.nearestBoundary(to: $0)?.signedDistanceMeters }` with a `FenceIndex`.
+    /// end), `uncovered` (`.on`: a fix means the receiver was on) when no interval covers it.
+    /// `nearestBoundaryMeters` is asked once per fix, e.g. `{ index.nearestBoundary(to:
+    /// $0)?.signedDistanceMeters }` with a `FenceIndex`.
     public static func trackPoints(
         fixes: [Fix],
         intervals: [ReceiverInterval],
+        uncovered: ReceiverState = .on,
         nearestBoundaryMeters: (Coordinate) -> Double? = { _ in nil }
     ) -> [TrackPoint] {
         let sorted = intervals.enumerated()
@@ -105,7 +113,7 @@ extension RunPicture {
                 let mid = (lo + hi) / 2
                 if sorted[mid].start <= fix.time { lo = mid + 1 } else { hi = mid }
             }
-            var state = ReceiverState.on
+            var state = uncovered
             if lo > 0 {
                 let interval = sorted[lo - 1]
                 if fix.time < interval.end || (lo == sorted.count && fix.time == interval.end) { state = interval.state }

@@ -15,6 +15,7 @@ enum RunPictureStyle {
     .trk-acquiring{stroke:#f0a202;stroke-width:2.6}\
     .trk-off{stroke:#495057;stroke-width:1.4;stroke-dasharray:6 4}\
     .trk-unseen{stroke:#868e96;stroke-width:1;stroke-opacity:0.45}\
+    .trk-unknown{stroke:#495057;stroke-width:1.6;stroke-dasharray:1.5 3}\
     .wake{fill:#f0a202;stroke:#5c3d00;stroke-width:0.8}\
     .ev{stroke:#ffffff;stroke-width:1.5}\
     .bl{fill:none;stroke-width:1.8}\

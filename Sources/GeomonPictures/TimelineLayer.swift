@@ -92,7 +92,7 @@ struct TimelineLayer {
         band.onMilliseconds = Array(repeating: 0, count: columns)
         band.acquiringMilliseconds = Array(repeating: 0, count: columns)
         let msPerPixel = Double(axis.spanMilliseconds) / (axis.x1 - axis.x0)
-        for interval in run.intervals where interval.state != .off {
+        for interval in run.intervals where interval.state.isPowered {
             let x0 = axis.x(interval.start), x1 = axis.x(interval.end)
             if x1 - x0 >= 3 {
                 band.wide.append((interval, x0, x1))
@@ -146,6 +146,9 @@ struct TimelineLayer {
             if acquiringHeight > 0 {
                 w.line("<rect class=\"band-acquiring\" x=\"\(n(x))\" y=\"\(n(bandTop + Self.bandHeight - onHeight - acquiringHeight))\" width=\"1\" height=\"\(n(acquiringHeight))\"/>")
             }
+        }
+        if run.receiverUnknown {
+            w.label("receiver state not recorded in this database", x: axis.x0 + 6, y: bandTop + 15, size: 9.5, cls: "muted")
         }
         // Reasons of off spans and wide on spans, where the text fits.
         for interval in run.intervals where !interval.reason.isEmpty {

@@ -11,6 +11,8 @@ public struct CommitBatch: Sendable {
     public var usableFixCount: Int = 0
     public var lastFixTime: UTCTime?
     public var location: LocationReference?
+    /// GNSS receiver switches since the last batch, in order.
+    public var receiverSwitches: [ReceiverSwitch] = []
     /// Extra key/values to write (e.g. the power policy's state).
     public var keyValues: [String: String] = [:]
     /// When the batch is committed (wall clock or virtual), for `updated_at`.
@@ -21,5 +23,5 @@ public struct CommitBatch: Sendable {
         self.committedAt = committedAt
     }
 
-    public var isEmpty: Bool { fixes.isEmpty && changes.isEmpty && events.isEmpty && keyValues.isEmpty }
+    public var isEmpty: Bool { fixes.isEmpty && changes.isEmpty && events.isEmpty && keyValues.isEmpty && receiverSwitches.isEmpty }
 }

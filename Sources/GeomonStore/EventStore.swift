@@ -290,6 +290,16 @@ public final class EventStore {
                     try insertDelivery.run()
                 }
             }
+            if !batch.receiverSwitches.isEmpty {
+                let insert = try db.prepare("INSERT INTO receiver_log (time_ms, receiver_on, reason) VALUES (?, ?, ?)")
+                for change in batch.receiverSwitches {
+                    insert.reset()
+                    insert.bind(1, change.time.millisecondsSince1970)
+                    insert.bind(2, change.on ? 1 : 0)
+                    insert.bind(3, change.reason)
+                    try insert.run()
+                }
+            }
             if let newest = batch.fixes.last?.time {
                 try pruneFixes(newest: newest)
             }
@@ -328,6 +338,10 @@ public final class EventStore {
             }
         }
         oldestFixMilliseconds = try db.scalarInt("SELECT min(first_ms) FROM fix_chunks")
+        // The receiver's history is kept as long as the fixes.
+        let log = try db.prepare("DELETE FROM receiver_log WHERE time_ms < ?")
+        log.bind(1, cutoff)
+        try log.run()
     }
 
     // MARK: - Reading
@@ -377,6 +391,16 @@ public final class EventStore {
                 try body(fix)
             }
         }
+    }
+
+    /// The stored receiver switches in time order (as long as fixes are kept).
+    public func receiverSwitches() throws -> [ReceiverSwitch] {
+        let statement = try db.prepare("SELECT time_ms, receiver_on, reason FROM receiver_log ORDER BY time_ms, rowid")
+        var result: [ReceiverSwitch] = []
+        while try statement.step() {
+            result.append(ReceiverSwitch(time: UTCTime(millisecondsSince1970: statement.int64(0)), on: statement.int64(1) != 0, reason: statement.text(2)))
+        }
+        return result
     }
 
     public func fixCount() throws -> Int {

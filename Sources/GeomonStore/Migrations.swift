@@ -62,6 +62,15 @@ enum Migrations {
             data BLOB NOT NULL
         );
         """,
+        // 2: when the GNSS receiver was switched on and off, and why (pictures, status).
+        """
+        CREATE TABLE receiver_log (
+            time_ms INTEGER NOT NULL,
+            receiver_on INTEGER NOT NULL,
+            reason TEXT NOT NULL
+        );
+        CREATE INDEX receiver_log_time ON receiver_log(time_ms);
+        """,
     ]
 
     static var latestVersion: Int { all.count }

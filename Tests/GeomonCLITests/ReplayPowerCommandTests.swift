@@ -142,9 +142,11 @@ import Testing
         #expect(try Self.xmllint(dir.path("db.svg")).exitCode == 0)
         let dbSVG = try String(contentsOfFile: dir.path("db.svg"), encoding: .utf8)
         #expect(dbSVG.contains("<title>start</title>"))
-        // The receiver intervals replay stored come back: wakes and their reasons.
+        // The receiver switches replay stored come back: wakes, their reasons, the on-time.
         #expect(dbSVG.contains("scheduled-wake"))
         #expect(dbSVG.contains("class=\"band-off\""))
+        let onTime = try #require(svg.firstMatch(of: /receiver on [0-9.]+% of the time/)).output
+        #expect(dbSVG.contains(onTime), "\(onTime)")
         #expect(try runGeomon(["events", "--db", dir.path("run.db"), "--svg", dir.path("nodir/x.svg")]).exitCode == 1)
     }
 }

@@ -74,11 +74,31 @@ struct GeoJSONFencesTests {
         ]}
         """
         #expect(parse(text).diagnostics == [
-            "f.geojson:2:102: error: latitude 95 is out of range [-90, 90]",
-            "f.geojson:3:3: error: duplicate feature id 'a' (first at line 2, column 3)",
-            "f.geojson:4:44: error: geometry type 'LineString' is not supported; fences must be Polygon or MultiPolygon",
-            "f.geojson:4:3: error: feature has no 'id' (set one, or name an id property with 'id_property')",
+            "f.geojson:2:102: error: features[0] (id 'a'): latitude 95 is out of range [-90, 90]; GeoJSON positions are [longitude, latitude]: are these written [latitude, longitude]?",
+            "f.geojson:3:3: error: features[1] (id 'a'): duplicate feature id 'a' (first: features[0] at line 2, column 3)",
+            "f.geojson:4:44: error: features[2]: geometry type 'LineString' is not supported; fences must be Polygon or MultiPolygon",
+            "f.geojson:4:3: error: features[2]: no 'id' (set one, or name an id property with 'id_property')",
         ])
+    }
+
+    @Test func aFeatureWrittenLatLonGetsOneErrorAndTheFileOneHint() {
+        // Positions [lat, lon] east of 90°E: every latitude is out of range.
+        func feature(_ id: Int) -> String {
+            #"{"type": "Feature", "id": \#(id), "properties": {"name": "Park \#(id)"}, "geometry": {"type": "Polygon", "coordinates": [[[35.1, 139.1], [35.1, 139.2], [35.2, 139.2], [35.1, 139.1]]]}}"#
+        }
+        let text = #"{"type": "FeatureCollection", "features": ["# + (1...3).map(feature).joined(separator: ",\n") + "]}"
+        let diagnostics = parse(text).diagnostics
+        #expect(diagnostics.count == 3)
+        #expect(diagnostics[0].hasSuffix("error: features[0] (id '1', name 'Park 1'): latitude 139.1 is out of range [-90, 90] (and 3 more positions out of range in this feature); GeoJSON positions are [longitude, latitude]: are these written [latitude, longitude]?"))
+        #expect(diagnostics[1].hasSuffix("error: features[1] (id '2', name 'Park 2'): latitude 139.1 is out of range [-90, 90] (and 3 more positions out of range in this feature)"))
+        #expect(diagnostics.filter { $0.contains("[latitude, longitude]") }.count == 1)
+    }
+
+    @Test func aMissingIDPropertySuggestsOneTheFeatureHas() {
+        let text = #"{"type": "FeatureCollection", "features": [{"type": "Feature", "properties": {"name": "Lake", "kind": "water"}, "geometry": {"type": "Polygon", "coordinates": \#(Self.square)}}]}"#
+        let result = GeoJSONFences.read(Array(text.utf8), file: "f.geojson", idProperty: "nme")
+        #expect(result.featuresWithIDProperty == 0 && result.propertyNames == ["name", "kind"])
+        #expect(result.diagnostics.map(\.description) == ["f.geojson:1:44: error: features[0] (name 'Lake'): no id (no 'id' member and no 'nme' property); did you mean 'id_property: name'?"])
     }
 
     @Test func syntaxErrorsStopTheReadWithAPosition() {
@@ -99,7 +119,7 @@ struct GeoJSONFencesTests {
           [6.0, 46.0]
         ]]}}]}
         """
-        #expect(parse(text).diagnostics == ["f.geojson:4:3: error: polygon edges cross: positions 1–2 and 3–4"])
+        #expect(parse(text).diagnostics == ["f.geojson:4:3: error: features[0] (id 'x'): polygon edges cross: positions 1–2 and 3–4"])
     }
 
     @Test func missingFileIsADiagnosticWithoutPosition() {

@@ -91,13 +91,14 @@ struct ShippedProfilesTests {
         let attributes = try FileManager.default.attributesOfItem(atPath: hook.path)
         #expect((attributes[.posixPermissions] as? Int) == 0o755)
         let result = try runProcess(
-            hook, ["--event=enter"], stdin: #"{"event":"enter","fence":"home"}"#,
-            environment: ["PATH": "/usr/bin:/bin", "GEOMON_EVENT": "enter", "GEOMON_FENCE_ID": "home", "GEOMON_NOTIFY_LOG": log]
+            hook, ["--event=enter", "--log=\(log)"], stdin: #"{"event":"enter","fence":"home"}"#,
+            // What a hook gets: nothing but these (docs/hooks.md, "Environment").
+            environment: ["PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "GEOMON_EVENT": "enter", "GEOMON_FENCE_ID": "home"]
         )
         #expect(result.exitCode == 0)
         #expect(result.stderr.contains("GEOMON_EVENT=enter\nGEOMON_FENCE_ID=home\n"))
         #expect(result.stderr.contains(#"stdin: {"event":"enter","fence":"home"}"#))
-        #expect(result.stderr.contains("args: --event=enter"))
+        #expect(result.stderr.contains("args: --event=enter --log=\(log)"))
         #expect(try String(contentsOfFile: log, encoding: .utf8) == result.stderr)
     }
 }

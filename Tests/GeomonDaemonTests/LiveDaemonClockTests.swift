@@ -99,6 +99,8 @@ struct LiveDaemonClockTests {
     struct LiveRun {
         var events: [GeoEvent] = []
         var actions: [String] = []
+        /// The receiver switches the daemon stored in its database.
+        var stored: [ReceiverSwitch] = []
     }
 
     /// Runs the daemon on a manual clock over `track`, the receiver model as its GNSS, until the
@@ -134,6 +136,7 @@ struct LiveDaemonClockTests {
             try daemon.runUntilIdle()
         }
         _ = daemon.finish(code: 0)
+        run.stored = try daemon.eventStore.receiverSwitches()
         return run
     }
 
@@ -205,6 +208,16 @@ struct LiveDaemonClockTests {
         #expect(live.events.map(\.id) == replay.events.map(\.id))
         #expect(live.events.map(\.time) == replay.events.map(\.time))
         #expect(live.actions == replayActions)
+        // Every switch of the receiver is in the database, at its time, with its reason.
+        let replaySwitches = replay.actions.compactMap { timed -> String? in
+            switch timed.action {
+            case let .gnssOn(reason): "\(timed.time.rfc3339) on \(reason.text)"
+            case let .gnssOff(reason): "\(timed.time.rfc3339) off \(reason.text)"
+            default: nil
+            }
+        }
+        #expect(!replaySwitches.isEmpty)
+        #expect(live.stored.map { "\($0.time.rfc3339) \($0.on ? "on" : "off") \($0.reason)" } == replaySwitches)
         if c.mode == .continuous {
             #expect(try #require(replay.source).receiver.held > 0, "the screen held no jump")
         }

@@ -2,6 +2,7 @@ import Foundation
 import GeomonCore
 @testable import GeomonDaemon
 @testable import GeomonPictures
+import GeomonStore
 import GeomonTestSupport
 import Testing
 
@@ -347,6 +348,36 @@ struct PictureTests {
         // Stored fixes without a power log: no invented wake, no distance chart.
         #expect(odd.stats.wakeMarkers == 0)
         #expect(odd.svg.contains(">no distance data</text>"))
+    }
+
+    @Test func aDatabaseWithoutTheReceiversHistorySaysItIsUnknown() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let store = try EventStore(path: dir.path("old.db"))
+        var batch = CommitBatch(profileName: "old", committedAt: UTCTime(millisecondsSince1970: 1_700_000_100_000))
+        batch.fixes = (0..<100).map { k in
+            Fix(time: UTCTime(millisecondsSince1970: 1_700_000_000_000 + Int64(k) * 60_000),
+                coordinate: Coordinate(latitude: 46.3 + Double(k) * 0.001, longitude: 6.9), horizontalAccuracyMeters: 5)
+        }
+        try store.commit(batch)
+        let svg = try ReplayPicture.svg(store: store, profile: nil, title: "old")
+        _ = try Self.validate(svg, name: "unknown-receiver")
+        #expect(svg.contains("receiver state not recorded"))
+        #expect(!svg.contains("% of the time"))
+        #expect(!svg.contains("trk trk-on"))
+        #expect(Self.subpaths("trk trk-unknown", in: svg) == 1)
+        #expect(svg.contains("fixes (receiver not recorded)"))
+
+        // With the switches stored, the same fixes are drawn as the receiver ran.
+        var switches = CommitBatch(profileName: "old", committedAt: UTCTime(millisecondsSince1970: 1_700_006_000_000))
+        switches.receiverSwitches = [
+            ReceiverSwitch(time: UTCTime(millisecondsSince1970: 1_700_000_000_000), on: true, reason: "start"),
+            ReceiverSwitch(time: UTCTime(millisecondsSince1970: 1_700_003_000_000), on: false, reason: "sleep"),
+        ]
+        try store.commit(switches)
+        let known = try ReplayPicture.svg(store: store, profile: nil, title: "known")
+        #expect(!known.contains("receiver state not recorded"))
+        #expect(known.contains("receiver on 50.5% of the time"))
     }
 
     @Test func fixesTakeTheStateOfTheirInterval() throws {

@@ -1,14 +1,21 @@
 #!/bin/sh
 # Example geomon hook: prints the event it was given.
 #
-# geomon runs hooks directly (no shell in between) with the event in GEOMON_* environment
-# variables and as one JSON object on stdin. This script writes both to stderr and appends
-# them to a log file (GEOMON_NOTIFY_LOG, default: /tmp/geomon-notify.log), then exits 0.
+# geomon runs hooks directly (no shell in between) with a clean environment: the event in
+# GEOMON_* variables (plus PATH, HOME, LANG), and the event as one JSON object on stdin.
+# This script writes both to stderr and appends them to a log file, then exits 0. The log is
+# /tmp/geomon-notify.log unless the profile passes another one as an argument:
+#   exec: [hooks/notify.sh, --log=/var/lib/geomon/notify.log]
 # A non-zero exit (or a timeout) makes geomon retry the delivery later with the same
 # GEOMON_EVENT_ID, so real hooks should be idempotent on that id.
 set -u
 
-log="${GEOMON_NOTIFY_LOG:-/tmp/geomon-notify.log}"
+log=/tmp/geomon-notify.log
+for arg in "$@"; do
+    case "$arg" in
+        --log=*) log="${arg#--log=}" ;;
+    esac
+done
 payload="$(cat)"
 
 {

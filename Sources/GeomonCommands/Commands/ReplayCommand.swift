@@ -205,11 +205,6 @@ struct ReplayCommand: GeomonCommand {
         }
         progressBar?.finish()
         fflush(nil)
-        do {
-            try ReplayPicture.storeIntervals(run, in: store)
-        } catch {
-            throw CommandFailure("\(error)")
-        }
         if let reportPath {
             let text = json ? ReplayReport.json(run) : ReplayReport.table(run)
             if reportPath == "-" {

@@ -11,42 +11,46 @@ enum ExecutableCheck {
         case problem(String)
     }
 
-    /// `program` containing a `/` resolves against `directory`; a bare name is searched in PATH.
-    /// `what` names the program in messages ("hook program").
+    /// `program` containing a `/` resolves against `directory`; a bare name is looked up in
+    /// `directory` first, then in the hook PATH (`HookSettings.searchPath`), as the hook runner
+    /// does. `what` names the program in messages ("hook program").
     static func check(_ program: String, directory: String, what: String, trust: FileTrust = FileTrust()) -> Outcome {
         if program.isEmpty { return .problem("\(what) is empty") }
         if program.contains("/") {
-            let path = program.hasPrefix("/") ? program : PathText.join(directory, program)
+            let path = program.hasPrefix("/") ? program : PathText.absolute(PathText.join(directory, program))
             return inspect(path, shown: program, what: what, trust: trust)
         }
-        let searchPath = getenv("PATH").map { String(cString: $0) } ?? "/usr/local/bin:/usr/bin:/bin"
-        for dir in searchPath.split(separator: ":", omittingEmptySubsequences: true) {
+        let local = PathText.join(directory, program)
+        if access(local, F_OK) == 0 { return inspect(local, shown: program, what: what, trust: trust) }
+        for dir in HookSettings.searchPath.split(separator: ":", omittingEmptySubsequences: true) {
             let candidate = PathText.join(String(dir), program)
             if access(candidate, X_OK) == 0 {
                 return inspect(candidate, shown: program, what: what, trust: trust)
             }
         }
-        return .problem("\(what) '\(program)' was not found in PATH")
+        return .problem("\(what) '\(program)' is neither in the profile's directory nor in the hook PATH \(HookSettings.searchPath)")
     }
 
     private static func inspect(_ path: String, shown: String, what: String, trust: FileTrust) -> Outcome {
+        // The program as written and, when that differs, as resolved; hints use the resolved path.
+        let named = shown == path ? "'\(shown)'" : "'\(shown)' (\(path))"
         var info = stat()
         guard stat(path, &info) == 0 else {
-            if errno == ENOENT || errno == ENOTDIR { return .problem("\(what) '\(shown)' does not exist") }
-            return .problem("\(what) '\(shown)' cannot be inspected: \(String(cString: strerror(errno)))")
+            if errno == ENOENT || errno == ENOTDIR { return .problem("\(what) \(named) does not exist") }
+            return .problem("\(what) \(named) cannot be inspected: \(String(cString: strerror(errno)))")
         }
         let mode = UInt32(info.st_mode)
         guard mode & UInt32(S_IFMT) == UInt32(S_IFREG) else {
-            return .problem("\(what) '\(shown)' is not a regular file")
+            return .problem("\(what) \(named) is not a regular file")
         }
         let permissions = mode & 0o7777
         let octal = String(permissions, radix: 8)
         let modeText = String(repeating: "0", count: max(0, 4 - octal.count)) + octal
         if permissions & 0o111 == 0 || access(path, X_OK) != 0 {
-            return .problem("\(what) '\(shown)' is not executable (mode \(modeText)); run: chmod +x \(shown)")
+            return .problem("\(what) \(named) is not executable (mode \(modeText)); run: chmod +x \(path)")
         }
         if trust.enforced && permissions & 0o022 != 0 {
-            return .problem("\(what) '\(shown)' is group- or world-writable (mode \(modeText)); others could change what geomon runs: chmod go-w \(shown), \(FileTrust.overrideHint)")
+            return .problem("\(what) \(named) is group- or world-writable (mode \(modeText)); others could change what geomon runs: chmod go-w \(path), \(FileTrust.overrideHint)")
         }
         if let problem = trust.problem(path, what: what, shown: shown) {
             return .problem(problem)

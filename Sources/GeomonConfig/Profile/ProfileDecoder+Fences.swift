@@ -2,7 +2,7 @@ import GeomonFormat
 import GeomonCore
 
 extension ProfileDecoder {
-    static let fenceKeys = ["id", "name", "circle", "polygon", "holes", "geojson", "id_property", "events", "dwell"]
+    static let fenceKeys = ["id", "name", "circle", "polygon", "holes", "geojson", "id_property", "id_prefix", "events", "dwell"]
 
     func decodeFenceEntry(_ item: YAMLNode, into records: inout [FenceRecord]) {
         guard let f = fields(item, path: "fence", allowed: Self.fenceKeys) else { return }
@@ -28,12 +28,13 @@ extension ProfileDecoder {
             return
         }
         if let key = f.key("id_property") { error("'id_property' can only be used with 'geojson'", key) }
+        if let key = f.key("id_prefix") { error("'id_prefix' can only be used with 'geojson'", key) }
         var id: String?
         if let n = f["id"] {
             if let text = string(n, "id") {
                 if text.isEmpty || text.count > 128 || text.unicodeScalars.contains(where: { $0.properties.isWhitespace || $0.value < 0x20 }) {
                     error("fence 'id' must be 1 to 128 characters without spaces (got '\(text.clipped)')", n)
-                } else if registerFenceID(text, at: location(n), geojsonFile: nil) {
+                } else if registerFenceID(text, at: location(item.alias == nil ? n : item), geojsonFile: nil, alias: item.alias) {
                     id = text
                 }
             }
@@ -50,7 +51,7 @@ extension ProfileDecoder {
                 let lat = c["lat"].flatMap { number($0, "lat", range: -90...90, unit: "degrees") }
                 let lon = c["lon"].flatMap { number($0, "lon", range: -180...180, unit: "degrees") }
                 radiusNode = c["radius"]
-                let radius = c["radius"].flatMap { quantity($0, "radius", .distance) }
+                let radius = c["radius"].flatMap { quantity($0, "radius", .distance, maximum: (geometryMaxCircleRadiusMeters, "1000km")) }
                 if let lat, let lon, let radius {
                     shape = .circle(center: Coordinate(latitude: lat, longitude: lon), radiusMeters: radius)
                 }
@@ -180,8 +181,21 @@ extension ProfileDecoder {
             guard let text = string(p, "id_property") else { return }
             idProperty = text
         }
+        var idPrefix = ""
+        if let p = f["id_prefix"] {
+            guard let text = string(p, "id_prefix") else { return }
+            if text.isEmpty || text.count > 64 || text.unicodeScalars.contains(where: { $0.properties.isWhitespace || $0.value < 0x20 }) {
+                error("'id_prefix' must be 1 to 64 characters without spaces (got '\(text.clipped)')", p)
+                return
+            }
+            idPrefix = text
+        }
         if relative.isEmpty {
             error("'geojson' must name a file", n)
+            return
+        }
+        if let alias = f.node.alias {
+            error("this entry is the alias '*\(alias)': it repeats the GeoJSON file '\(relative)', whose fence ids are already defined; give the copy its own 'id_prefix' in a separate entry instead", f.node)
             return
         }
         let shown = displayPath(relative)
@@ -192,17 +206,29 @@ extension ProfileDecoder {
         let bytes: [UInt8]
         switch FileBytes.read(resolvedPath(relative)) {
         case .failure(let reason):
-            error("cannot read GeoJSON file '\(relative)': \(reason)", n)
+            error("cannot read GeoJSON file \(quotedPath(relative)): \(reason)", n)
             return
         case .success(let read):
             bytes = read
         }
-        let result = GeoJSONFences.parse(bytes, file: shown, idProperty: idProperty)
+        let result = GeoJSONFences.read(bytes, file: shown, idProperty: idProperty)
         diagnostics += result.diagnostics
+        if let idProperty, let node = f["id_property"], result.featuresWithIDProperty == 0, !result.fences.isEmpty {
+            // Not one feature has it: a typo, not features that fall back to their 'id'.
+            var message = "no feature of GeoJSON file '\(relative)' has a property '\(idProperty)'"
+            if let suggestion = EditDistance.suggestion(for: idProperty, among: result.propertyNames) {
+                message += "; did you mean '\(suggestion)'?"
+            } else if !result.propertyNames.isEmpty {
+                message += " (its properties: " + result.propertyNames.prefix(8).map { "'\($0)'" }.joined(separator: ", ") + (result.propertyNames.count > 8 ? ", …" : "") + ")"
+            }
+            error(message, node)
+            return
+        }
         if result.fences.isEmpty && result.diagnostics.isEmpty {
-            warning("GeoJSON file '\(relative)' has no features", n)
+            warning("GeoJSON file \(quotedPath(relative)) has no features", n)
         }
         for var fence in result.fences {
+            fence.id = idPrefix + fence.id
             guard registerFenceID(fence.id, at: fence.location ?? location(n), geojsonFile: shown) else { continue }
             fence.events = events
             fence.dwell = dwell

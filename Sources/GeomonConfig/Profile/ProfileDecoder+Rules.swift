@@ -8,21 +8,81 @@ extension ProfileDecoder {
         checkOrder("ttff_hot", profile.policy.receiver.ttffHot, "ttff_warm", profile.policy.receiver.ttffWarm, path: "policy.receiver")
         checkOrder("backoff", profile.hooks.retry.backoff, "max_backoff", profile.hooks.retry.maxBackoff, path: "hooks.retry")
         checkFences(profile, records: records)
+        checkSwappedCoordinates(records)
+    }
+
+    /// A fence written with lat and lon swapped usually stays in range: `{lat: 4.37, lon:
+    /// 51.99}` among fences in the Netherlands lands in the Gulf of Guinea. Warn when an inline
+    /// fence is far (over 200 km) from the middle of the other fences and its swapped position
+    /// is at least ten times nearer to it.
+    private func checkSwappedCoordinates(_ records: [FenceRecord]) {
+        let centers = records.map { Self.center(of: $0.fence.shape) }
+        guard centers.count >= 2 else { return }
+        for (index, record) in records.enumerated() where record.geojsonFile == nil {
+            let center = centers[index]
+            guard abs(center.longitude) <= 90 else { continue }
+            var others = centers
+            others.remove(at: index)
+            let middle = Coordinate(latitude: Self.median(others.map(\.latitude)), longitude: Self.median(others.map(\.longitude)))
+            let distance = Geodesy.haversineMeters(center, middle)
+            let swapped = Coordinate(latitude: center.longitude, longitude: center.latitude)
+            let swappedDistance = Geodesy.haversineMeters(swapped, middle)
+            guard distance > 200_000, swappedDistance * 10 < distance else { continue }
+            diagnostics.append(.warning(
+                "fence '\(record.fence.id)' is \(formatNumber((distance / 1000).rounded())) km from the other fences; lat and lon swapped? "
+                    + "(lat \(formatNumber(swapped.latitude)), lon \(formatNumber(swapped.longitude)) would be \(formatNumber((swappedDistance / 1000).rounded())) km from them)",
+                at: record.anchor))
+        }
+    }
+
+    /// A circle's centre, or the middle of a polygon fence's bounding box.
+    static func center(of shape: FenceShape) -> Coordinate {
+        switch shape {
+        case let .circle(center, _):
+            return center
+        case let .polygons(members):
+            let points = members.flatMap(\.shell)
+            guard let first = points.first else { return Coordinate(latitude: 0, longitude: 0) }
+            var minLat = first.latitude, maxLat = first.latitude, minLon = first.longitude, maxLon = first.longitude
+            for p in points {
+                minLat = min(minLat, p.latitude); maxLat = max(maxLat, p.latitude)
+                minLon = min(minLon, p.longitude); maxLon = max(maxLon, p.longitude)
+            }
+            return Coordinate(latitude: (minLat + maxLat) / 2, longitude: (minLon + maxLon) / 2)
+        }
+    }
+
+    static func median(_ values: [Double]) -> Double {
+        let sorted = values.sorted()
+        let mid = sorted.count / 2
+        return sorted.count % 2 == 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2
+    }
+
+    /// Whether a key is absent only because it was misspelled (reported as an unknown key, the
+    /// cause; the rules that need the key would only report the consequence).
+    private func isMisspelled(_ paths: String...) -> Bool {
+        paths.contains { misspelled[$0] != nil }
     }
 
     private func checkModeSources(_ profile: Profile, fenceCount: Int) {
         guard modeIsKnown, let modeNode = nodes["mode"] else { return }
         switch profile.mode {
         case .continuous, .regions:
-            if profile.sources.gnss == nil && nodes["sources.gnss"] == nil {
+            if profile.sources.gnss == nil && nodes["sources.gnss"] == nil && !isMisspelled("sources", "sources.gnss") {
                 error("mode '\(profile.mode.rawValue)' needs a GNSS source: add 'sources: {gnss: {plugin: gpsd}}'", modeNode)
             }
         case .significantChange:
-            if profile.sources.coarse == nil && nodes["sources.coarse"] == nil {
+            if profile.sources.coarse == nil && nodes["sources.coarse"] == nil && !isMisspelled("sources", "sources.coarse") {
                 error("mode 'significant-change' needs a coarse source: add 'sources.coarse' with a plugin command", modeNode)
             }
         }
-        if profile.mode == .regions && fenceCount == 0 && nodes["fences"] == nil {
+        guard profile.mode == .regions, fenceCount == 0, !isMisspelled("fences") else { return }
+        // Missing, `fences:` or `fences: []`; not a list whose entries all had errors.
+        if let fencesNode = nodes["fences"] {
+            if fencesNode.isNull || (fencesNode.sequenceCount == 0) {
+                warning("'fences' is empty: mode 'regions' without fences monitors nothing", fencesNode)
+            }
+        } else {
             warning("mode 'regions' without fences monitors nothing", modeNode)
         }
     }

@@ -21,6 +21,9 @@ final class ProfileDecoder {
     var fenceIDs: [String: (location: SourceLocation, geojsonFile: String?)] = [:]
     /// Permission and ownership checks for referenced files (docs/security.md).
     var trust = FileTrust()
+    /// Unknown keys that look like a misspelled known key, by the dotted path of the key they
+    /// suggest (`sources`, `sources.gnss`): rules about that key being absent stay silent.
+    var misspelled: [String: YAMLNode] = [:]
 
     init(file: String, displayDirectory: String, absoluteDirectory: String) {
         self.file = file
@@ -41,8 +44,8 @@ final class ProfileDecoder {
     }
 
     /// Records a fence id; reports a duplicate (at `location`, naming the first definition).
-    /// Returns false for a duplicate.
-    func registerFenceID(_ id: String, at location: SourceLocation, geojsonFile: String?) -> Bool {
+    /// Returns false for a duplicate. `alias` names the YAML alias the entry was written as.
+    func registerFenceID(_ id: String, at location: SourceLocation, geojsonFile: String?, alias: String? = nil) -> Bool {
         guard let first = fenceIDs[id] else {
             fenceIDs[id] = (location, geojsonFile)
             return true
@@ -50,9 +53,28 @@ final class ProfileDecoder {
         // Duplicates inside one GeoJSON file were already reported by its reader.
         if geojsonFile == nil || geojsonFile != first.geojsonFile {
             let firstText = first.location.file == location.file ? "line \(first.location.line), column \(first.location.column)" : first.location.description
-            diagnostics.append(.error("duplicate fence id '\(id)' (first defined at \(firstText))", at: location))
+            var message = "duplicate fence id '\(id)' (first defined at \(firstText))"
+            if let alias {
+                message += "; this entry is the alias '*\(alias)', which repeats that fence"
+            } else if let file = geojsonFile ?? first.geojsonFile {
+                message += "; to keep the fences of GeoJSON files apart, give the entry of '\(file)' an 'id_prefix' (e.g. 'id_prefix: \(Self.prefixSuggestion(file))')"
+            }
+            diagnostics.append(.error(message, at: location))
         }
         return false
+    }
+
+    /// `fences/Amsterdam Parks.geojson` → `amsterdam-parks-`.
+    static func prefixSuggestion(_ file: String) -> String {
+        var base = Substring(file.split(separator: "/").last ?? "")
+        if let dot = base.lastIndex(of: ".") { base = base[..<dot] }
+        var out = ""
+        for scalar in base.lowercased().unicodeScalars {
+            let keep = ("a"..."z").contains(scalar) || ("0"..."9").contains(scalar)
+            if keep { out.unicodeScalars.append(scalar) } else if !out.isEmpty && !out.hasSuffix("-") { out += "-" }
+        }
+        while out.hasSuffix("-") { out.removeLast() }
+        return (out.isEmpty ? "file" : String(out.prefix(24))) + "-"
     }
 
     /// "line 12, column 9" of a node, for messages naming an earlier definition.
@@ -103,6 +125,7 @@ final class ProfileDecoder {
             seen[key] = pair.key
             guard allowed.contains(key) else {
                 if let suggestion = EditDistance.suggestion(for: key, among: allowed) {
+                    misspelled[path.isEmpty ? suggestion : "\(path).\(suggestion)"] = pair.key
                     error("unknown key '\(key)' \(context); did you mean '\(suggestion)'?", pair.key)
                 } else {
                     error("unknown key '\(key)' \(context) (expected one of: \(allowed.joined(separator: ", ")))", pair.key)
@@ -184,8 +207,9 @@ final class ProfileDecoder {
         case nonNegative
     }
 
-    /// A quantity with a unit, in the base unit; checks the unit, the lower bound and a sanity maximum.
-    func quantity(_ node: YAMLNode, _ name: String, _ kind: Quantity, _ bound: Bound = .positive) -> Double? {
+    /// A quantity with a unit, in the base unit; checks the unit, the lower bound and a maximum:
+    /// the kind's sanity limit, or `maximum` (its value in the base unit and as written).
+    func quantity(_ node: YAMLNode, _ name: String, _ kind: Quantity, _ bound: Bound = .positive, maximum: (value: Double, text: String)? = nil) -> Double? {
         guard case .scalar(let text, let style) = node.kind, style != .block, !node.isNull else {
             error("'\(name)' must be \(kind.noun) such as \(kind.examples) (got \(node.kindDescription))", node)
             return nil
@@ -208,8 +232,9 @@ final class ProfileDecoder {
             default:
                 break
             }
-            guard value <= kind.maximum else {
-                error("'\(name)' is too large (at most \(kind.maximumText); got \(text.clipped))", node)
+            let limit = maximum ?? (kind.maximum, kind.maximumText)
+            guard value <= limit.value else {
+                error("'\(name)' is too large (at most \(limit.text); got \(text.clipped))", node)
                 return nil
             }
             return value
@@ -247,6 +272,13 @@ final class ProfileDecoder {
     /// A path relative to the profile's directory, as shown in diagnostics.
     func displayPath(_ path: String) -> String {
         PathText.join(displayDirectory, path)
+    }
+
+    /// `'fences/a.geojson'`, with the resolved path when it differs: `'fences/a.geojson'
+    /// (/etc/geomon/fences/a.geojson)`.
+    func quotedPath(_ path: String) -> String {
+        let resolved = resolvedPath(path)
+        return resolved == path ? "'\(path)'" : "'\(path)' (\(resolved))"
     }
 }
 

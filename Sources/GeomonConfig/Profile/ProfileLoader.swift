@@ -50,7 +50,7 @@ public enum ProfileLoader {
             }
             throw ProfileFileError(path: path, reason: reason)
         case .success(let bytes):
-            var result = load(bytes: bytes, path: path, trust: trust)
+            var result = load(bytes: bytes, path: path, trust: trust, directory: realDirectory(of: path))
             if let problem = trust.problem(path, what: "profile") {
                 result.diagnostics.insert(.error(problem, at: SourceLocation(file: path, line: 1, column: 1)), at: 0)
                 result.profile = nil
@@ -59,15 +59,26 @@ public enum ProfileLoader {
         }
     }
 
-    /// Checks profile text already in memory; `path` names it and anchors relative paths.
-    public static func load(bytes: [UInt8], path: String, trust: FileTrust = FileTrust()) -> ProfileLoadResult {
+    /// The directory relative paths resolve against: the profile's own, or for a profile reached
+    /// through a symlink the directory of the file it points to (where its hooks and GeoJSON
+    /// files live). nil when the path is not a symlink.
+    static func realDirectory(of path: String) -> String? {
+        var info = stat()
+        guard lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFLNK, let real = realpath(path, nil) else { return nil }
+        defer { free(real) }
+        return PathText.directory(of: String(cString: real))
+    }
+
+    /// Checks profile text already in memory; `path` names it and anchors relative paths
+    /// (against `directory` when given, else the directory part of `path`).
+    public static func load(bytes: [UInt8], path: String, trust: FileTrust = FileTrust(), directory: String? = nil) -> ProfileLoadResult {
         var parser = YAMLParser()
         parser.maxBytes = maxBytes
         let parsed = parser.parse(bytes, file: path)
         guard let root = parsed.root else {
             return ProfileLoadResult(profile: nil, diagnostics: parsed.diagnostics)
         }
-        let displayDirectory = PathText.directory(of: path)
+        let displayDirectory = directory ?? PathText.directory(of: path)
         let decoder = ProfileDecoder(
             file: path,
             displayDirectory: displayDirectory,
@@ -92,7 +103,10 @@ public enum ProfileLoader {
 
     /// The profile's own diagnostics by position, then those of referenced files in the
     /// order they were first mentioned (each by position); stable for equal positions.
+    /// A diagnostic found twice (text reached again through a YAML alias) is kept once.
     static func ordered(_ diagnostics: [Diagnostic], mainFile: String) -> [Diagnostic] {
+        var seen: Set<Diagnostic> = []
+        let diagnostics = diagnostics.filter { seen.insert($0).inserted }
         var rank: [String: Int] = [mainFile: 0]
         for diagnostic in diagnostics {
             if let file = diagnostic.location?.file, rank[file] == nil { rank[file] = rank.count }

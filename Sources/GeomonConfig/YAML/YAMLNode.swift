@@ -29,12 +29,21 @@ public struct YAMLNode: Sendable {
     public var column: Int
     /// An explicit tag such as `!!str`, when one was written.
     public var tag: String?
+    /// The anchor's name when this node was written as an alias (`*home`). Only the alias node
+    /// itself takes the alias's position; the nodes inside keep the anchored text's positions.
+    public var alias: String?
 
     public init(_ kind: Kind, line: Int, column: Int, tag: String? = nil) {
         self.kind = kind
         self.line = line
         self.column = column
         self.tag = tag
+    }
+
+    /// The number of items, when this is a sequence.
+    public var sequenceCount: Int? {
+        if case .sequence(let items) = kind { return items.count }
+        return nil
     }
 
     /// The scalar text, when this is a scalar.

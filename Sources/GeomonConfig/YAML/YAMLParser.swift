@@ -171,6 +171,7 @@ private final class ParserSession {
                 var node = target.node
                 node.line = start.line
                 node.column = start.column
+                node.alias = name
                 if let problem = attach(node, size: target.size, anchor: nil) { return .failure(problem) }
             case YAML_SEQUENCE_START_EVENT, YAML_MAPPING_START_EVENT:
                 if stack.count >= limits.maxDepth {

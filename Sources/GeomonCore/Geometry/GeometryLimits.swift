@@ -16,6 +16,7 @@ public enum GeometryLimitProblem: Hashable, Sendable {
 
     case circleNotFinite
     case circleTooLarge(radiusMeters: Double)
+    /// The latitude the circle reaches towards its nearer pole (signed, at most ±90).
     case circleReachesLatitude(Double)
     case ringNotFinite(Ring)
     case ringReachesLatitude(Ring, Double)
@@ -41,9 +42,9 @@ public func geometryLimitProblems(_ shape: FenceShape) -> [GeometryLimitProblem]
             problems.append(.circleTooLarge(radiusMeters: radius))
         }
         let k = Geodesy.metersPerDegree(atLatitude: center.latitude)
-        let reach = abs(center.latitude) + max(0, radius) / k.latitude
+        let reach = min(90, abs(center.latitude) + max(0, radius) / k.latitude)
         if reach > maxLat {
-            problems.append(.circleReachesLatitude(reach))
+            problems.append(.circleReachesLatitude(center.latitude < 0 ? -reach : reach))
         }
     case let .polygons(members):
         var minLon = Double.infinity, maxLon = -Double.infinity

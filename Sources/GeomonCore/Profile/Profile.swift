@@ -218,6 +218,10 @@ public struct RetrySettings: Hashable, Sendable {
 }
 
 public struct HookSettings: Sendable {
+    /// The PATH every hook runs with, and where a bare program name (`curl`) is looked up when
+    /// it is not in the profile's directory.
+    public static let searchPath = "/usr/local/bin:/usr/bin:/bin"
+
     public var enter: [HookSpec] = []
     public var exit: [HookSpec] = []
     public var dwell: [HookSpec] = []

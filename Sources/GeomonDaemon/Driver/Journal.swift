@@ -70,6 +70,15 @@ public final class Journal {
 
     public var hasPendingValues: Bool { !pendingKeyValues.isEmpty }
 
+    /// A GNSS receiver switch (a `.gnssOn` or `.gnssOff` action), stored with the next commit.
+    public func record(_ action: PowerAction, at time: UTCTime) {
+        switch action {
+        case let .gnssOn(reason): batch.receiverSwitches.append(ReceiverSwitch(time: time, on: true, reason: reason.text))
+        case let .gnssOff(reason): batch.receiverSwitches.append(ReceiverSwitch(time: time, on: false, reason: reason.text))
+        case .wakeAt, .coarseOn, .coarseOff: break
+        }
+    }
+
     /// Adds one decision's writes; returns the events that are now committed (this commit's,
     /// or a whole batch's when it filled up).
     @discardableResult

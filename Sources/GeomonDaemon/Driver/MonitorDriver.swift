@@ -100,6 +100,7 @@ public final class MonitorDriver {
                     try onCommitted?(commit.events.enumerated().map { StoredEvent(seq: Int64($0.offset), profile: profile, event: $0.element) }, now)
                 }
             }
+            if case let .power(action) = effect, !silent { journal?.record(action, at: now) }
             source.observe(effect, now: now)
             if !silent { onEffect?(effect, now) }
         }
