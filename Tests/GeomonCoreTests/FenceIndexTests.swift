@@ -220,11 +220,38 @@ struct FenceIndexTests {
             let got = index.containing(p)
             #expect(got.contains(0) == (reference < 0), "\(name) \(p)")
             if got.contains(0) { insideCount += 1 }
-            // Near the antimeridian the nearest boundary of the whole form is found across it.
+            // Near the antimeridian the nearest boundary of the whole form is found across it,
+            // and the split form's seam is no boundary: both give the same distance.
             let d = index.signedDistance(fence: 0, to: p)
             #expect((d < 0) == (reference < 0))
+            #expect(abs(d - reference) <= max(0.5, abs(reference) * 1e-6), "\(name) \(p): whole \(d) m, split \(reference) m")
         }
         #expect(insideCount > 0)
+    }
+
+    @Test func theSeamOfASplitFenceIsNoBoundary() throws {
+        // A 0.2° box around 180° split the RFC 7946 way into two parts that meet at ±180°.
+        let east = PolygonRings(shell: [Coordinate(latitude: -17, longitude: 179.9), Coordinate(latitude: -17, longitude: 180),
+                                        Coordinate(latitude: -16.9, longitude: 180), Coordinate(latitude: -16.9, longitude: 179.9)])
+        let west = PolygonRings(shell: [Coordinate(latitude: -17, longitude: -180), Coordinate(latitude: -17, longitude: -179.9),
+                                        Coordinate(latitude: -16.9, longitude: -179.9), Coordinate(latitude: -16.9, longitude: -180)])
+        let index = FenceIndex(shapes: [.polygons([east, west])])
+        // On the seam, 1 km or more from every real edge.
+        for lon in [180.0, -180.0, 179.999, -179.999] {
+            let p = Coordinate(latitude: -16.95, longitude: lon)
+            #expect(index.containing(p) == [0])
+            let d = index.signedDistance(fence: 0, to: p)
+            #expect(d < -5000 && d > -5600, "\(lon): \(d) m")
+            let probe = index.probe(p, within: 20_000, band: 100)
+            #expect(probe.containing == [0])
+            #expect((probe.nearest?.signedDistanceMeters ?? 0) < -5000)
+        }
+        // Outside, east of the west part and west of the east part.
+        #expect(index.containing(Coordinate(latitude: -16.95, longitude: -179.8)) == [])
+        #expect(index.containing(Coordinate(latitude: -16.95, longitude: 179.8)) == [])
+        // A seam that only one part has is a boundary: the east part alone ends at 180°.
+        let alone = FenceIndex(shapes: [.polygons([east])])
+        #expect(abs(alone.signedDistance(fence: 0, to: Coordinate(latitude: -16.95, longitude: 180))) < 1)
     }
 
     @Test func nearestBoundaryIsFoundAcrossTheAntimeridian() {

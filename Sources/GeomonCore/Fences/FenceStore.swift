@@ -310,42 +310,63 @@ extension FenceStore {
         let cx = Geodesy.normalizedLongitude(cx0)
         let k = Geodesy.metersPerDegree(atLatitude: cy)
         let start = vertices.count / 2
-        // Float offsets from the centre, each ring closed and followed by a NaN separator; the
-        // farthest vertex from the centre on the way.
-        let floats = 2 * (used + 2 * ringEnds.count)
         var farthest2 = 0.0
         // Nearest edge to the centre (as `EdgeAccumulator` measures it).
         var nearest2 = Double.infinity
-        vertices.append(contentsOf: repeatElement(0, count: floats))
-        vertices.withUnsafeMutableBufferPointer { v in
-            xs.withUnsafeBufferPointer { xb in
-                ys.withUnsafeBufferPointer { yb in
-                    var o = 2 * start
-                    var ringStart = 0
-                    for ringEnd in ringEnds {
-                        // The previous vertex is carried in registers: reading back the two
-                        // 4-byte stores as one 8-byte load stalls on store forwarding.
-                        let firstX = Float(xb[ringStart] - cx0), firstY = Float(yb[ringStart] - cy)
-                        var previousX = firstX, previousY = firstY
-                        for i in ringStart..<ringEnd {
-                            let x = Float(xb[i] - cx0), y = Float(yb[i] - cy)
-                            v[o] = x
-                            v[o + 1] = y
+        // A fence split at the antimeridian: its rings without the edges its parts share there.
+        let seamless = ringEnds.count < 2 ? nil : xs.withUnsafeBufferPointer { xb in
+            ys.withUnsafeBufferPointer { yb in Self.seamlessPolylines(xs: xb, ys: yb, ringEnds: ringEnds, minX: minX, maxX: maxX) }
+        }
+        if let seamless {
+            var previous: (x: Float, y: Float)?
+            for j in stride(from: 0, to: seamless.count, by: 2) {
+                guard !seamless[j].isNaN else {
+                    vertices += [.nan, .nan]
+                    previous = nil
+                    continue
+                }
+                let x = Float(seamless[j] - cx0), y = Float(seamless[j + 1] - cy)
+                vertices += [x, y]
+                let ex = Double(x) * k.longitude, ny = Double(y) * k.latitude
+                farthest2 = max(farthest2, ex * ex + ny * ny)
+                if let p = previous { nearest2 = Self.nearerOriginDistance2(nearest2, p.x, p.y, x, y, k) }
+                previous = (x, y)
+            }
+        }
+        if seamless == nil {
+            // Float offsets from the centre, each ring closed and followed by a NaN separator;
+            // the farthest vertex from the centre on the way.
+            vertices.append(contentsOf: repeatElement(0, count: 2 * (used + 2 * ringEnds.count)))
+            vertices.withUnsafeMutableBufferPointer { v in
+                xs.withUnsafeBufferPointer { xb in
+                    ys.withUnsafeBufferPointer { yb in
+                        var o = 2 * start
+                        var ringStart = 0
+                        for ringEnd in ringEnds {
+                            // The previous vertex is carried in registers: reading back the two
+                            // 4-byte stores as one 8-byte load stalls on store forwarding.
+                            let firstX = Float(xb[ringStart] - cx0), firstY = Float(yb[ringStart] - cy)
+                            var previousX = firstX, previousY = firstY
+                            for i in ringStart..<ringEnd {
+                                let x = Float(xb[i] - cx0), y = Float(yb[i] - cy)
+                                v[o] = x
+                                v[o + 1] = y
+                                o += 2
+                                let ex = Double(x) * k.longitude, ny = Double(y) * k.latitude
+                                farthest2 = max(farthest2, ex * ex + ny * ny)
+                                if i > ringStart { nearest2 = Self.nearerOriginDistance2(nearest2, previousX, previousY, x, y, k) }
+                                previousX = x
+                                previousY = y
+                            }
+                            v[o] = firstX
+                            v[o + 1] = firstY
+                            nearest2 = Self.nearerOriginDistance2(nearest2, previousX, previousY, firstX, firstY, k)
                             o += 2
-                            let ex = Double(x) * k.longitude, ny = Double(y) * k.latitude
-                            farthest2 = max(farthest2, ex * ex + ny * ny)
-                            if i > ringStart { nearest2 = Self.nearerOriginDistance2(nearest2, previousX, previousY, x, y, k) }
-                            previousX = x
-                            previousY = y
+                            v[o] = .nan
+                            v[o + 1] = .nan
+                            o += 2
+                            ringStart = ringEnd
                         }
-                        v[o] = firstX
-                        v[o + 1] = firstY
-                        nearest2 = Self.nearerOriginDistance2(nearest2, previousX, previousY, firstX, firstY, k)
-                        o += 2
-                        v[o] = .nan
-                        v[o + 1] = .nan
-                        o += 2
-                        ringStart = ringEnd
                     }
                 }
             }
@@ -362,7 +383,7 @@ extension FenceStore {
         // The first ring's vertex count; the other rings (holes, further members) are scanned
         // whole by the angular index, so they must be few.
         let shellCount = ringEnds[0]
-        if vertexCount > Self.stripThreshold, vertexCount - (shellCount + 2) <= Self.sectorOtherVertices,
+        if seamless == nil, vertexCount > Self.stripThreshold, vertexCount - (shellCount + 2) <= Self.sectorOtherVertices,
            maxY - minY < 1, maxX - minX < 1,
            buildSectors(&record, shellCount: shellCount, metric: k, margin: margin) {
             // First ring star-shaped around the centre: angular index.
