@@ -49,4 +49,32 @@ public enum DatabaseTrust {
         }
         return text
     }
+
+    /// One writer per database: takes `path`'s instance lock, or throws the message to show
+    /// (another instance holds it; or the lock file cannot be created, said as what it means
+    /// for the database: read-only file system, permissions).
+    public static func lock(databasePath path: String) throws(DatabaseLockError) -> InstanceLock {
+        do {
+            return try InstanceLock(databasePath: path)
+        } catch let busy as InstanceLock.Busy {
+            throw DatabaseLockError(message: "\(busy)", busy: true)
+        } catch let failed as InstanceLock.Failed {
+            var text = "\(path): cannot write the database: cannot create its lock file \(failed.path): \(failed.reason)"
+            var fs = statvfs()
+            if statvfs(directoryOf(path), &fs) == 0, fs.f_flag & 1 != 0 { // 1 = ST_RDONLY
+                text += "; the database is on a read-only file system: remount it read-write or use another --db"
+            }
+            throw DatabaseLockError(message: text, busy: false)
+        } catch {
+            throw DatabaseLockError(message: "\(error)", busy: false)
+        }
+    }
+}
+
+/// Why a database's instance lock was not taken (`DatabaseTrust.lock`).
+public struct DatabaseLockError: Error, CustomStringConvertible, Sendable {
+    public var message: String
+    /// Another process holds it.
+    public var busy: Bool
+    public var description: String { message }
 }

@@ -11,14 +11,21 @@ public final class Connection {
     let handle: OpaquePointer
     public let path: String
 
-    /// Opens `path` (read-write, creating it when missing, or read-only).
+    /// Opens `path` (read-write, creating it when missing, or read-only). Read-only on a
+    /// read-only file system opens it as immutable: nothing can change it there, and a WAL
+    /// database could not create its shared-memory file to be read otherwise.
     public init(path: String, readOnly: Bool = false, busyTimeoutMilliseconds: Int32 = 5000) throws {
         self.path = path
         var db: OpaquePointer?
-        let flags = readOnly
+        var flags = readOnly
             ? SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX
             : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
-        let rc = sqlite3_open_v2(path, &db, flags, nil)
+        var name = path
+        if readOnly, path != ":memory:", Self.onReadOnlyFileSystem(path) {
+            flags |= SQLITE_OPEN_URI
+            name = "file:" + Self.uriEscaped(path) + "?immutable=1"
+        }
+        let rc = sqlite3_open_v2(name, &db, flags, nil)
         guard rc == SQLITE_OK, let db else {
             // The handle must be closed even when open fails.
             let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
@@ -33,6 +40,26 @@ public final class Connection {
 
     deinit {
         sqlite3_close_v2(handle)
+    }
+
+    static func onReadOnlyFileSystem(_ path: String) -> Bool {
+        var fs = statvfs()
+        return statvfs(path, &fs) == 0 && fs.f_flag & 1 != 0 // 1 = ST_RDONLY
+    }
+
+    /// A path as the path part of a `file:` URI (RFC 3986: `%`, `?`, `#` and bytes outside
+    /// printable ASCII percent-encoded).
+    static func uriEscaped(_ path: String) -> String {
+        var out = ""
+        for byte in path.utf8 {
+            if byte > 0x20, byte < 0x7F, byte != 0x25, byte != 0x3F, byte != 0x23 {
+                out.unicodeScalars.append(Unicode.Scalar(byte))
+            } else {
+                let hex = Array("0123456789ABCDEF")
+                out += "%" + String(hex[Int(byte >> 4)]) + String(hex[Int(byte & 0xF)])
+            }
+        }
+        return out
     }
 
     /// Runs one or more statements without results.

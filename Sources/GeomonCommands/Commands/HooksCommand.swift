@@ -179,9 +179,9 @@ struct HooksRetryCommand: GeomonCommand {
         }
         let lock: InstanceLock
         do {
-            lock = try InstanceLock(databasePath: db)
+            lock = try DatabaseTrust.lock(databasePath: db)
         } catch {
-            throw CommandFailure("\(error)")
+            throw CommandFailure(error.message)
         }
         defer { withExtendedLifetime(lock) {} }
         let queue = try HooksCommand.openQueue(path: db, writable: true)

@@ -122,11 +122,11 @@ struct ReplayCommand: GeomonCommand {
         var lock: InstanceLock?
         if dbPath != ":memory:" {
             do {
-                lock = try InstanceLock(databasePath: dbPath)
-            } catch let busy as InstanceLock.Busy {
-                throw CommandFailure("\(busy)")
+                lock = try DatabaseTrust.lock(databasePath: dbPath)
             } catch {
-                throw CommandFailure("\(error)", exitCode: error is InstanceLock.Failed && !FileManager.default.fileExists(atPath: (dbPath as NSString).deletingLastPathComponent) ? .noInput : .failure)
+                // A --db in a directory that does not exist is input missing (66).
+                let missing = !error.busy && !FileManager.default.fileExists(atPath: (dbPath as NSString).deletingLastPathComponent)
+                throw CommandFailure(error.message, exitCode: missing ? .noInput : .failure)
             }
         }
         defer { withExtendedLifetime(lock) {} }

@@ -107,9 +107,9 @@ public final class LiveDaemon: MonitorSource {
             throw LiveDaemonError(message: problem, exitCode: Exit.failure)
         }
         do {
-            lock = try InstanceLock(databasePath: databasePath)
+            lock = try DatabaseTrust.lock(databasePath: databasePath)
         } catch {
-            throw LiveDaemonError(message: "\(error)", exitCode: Exit.failure)
+            throw LiveDaemonError(message: error.message, exitCode: Exit.failure)
         }
         do {
             store = try EventStore(path: databasePath, keepFixes: profile.storage.keepFixes, syncEveryCommit: false)
