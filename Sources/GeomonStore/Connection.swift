@@ -12,8 +12,9 @@ public final class Connection {
     public let path: String
 
     /// Opens `path` (read-write, creating it when missing, or read-only). Read-only on a
-    /// read-only file system opens it as immutable: nothing can change it there, and a WAL
-    /// database could not create its shared-memory file to be read otherwise.
+    /// read-only file system without a write-ahead log opens it as immutable: nothing can
+    /// change it there, and SQLite could not create the shared-memory file a WAL database
+    /// needs otherwise. (With a log left behind, its -shm is there too and is used.)
     public init(path: String, readOnly: Bool = false, busyTimeoutMilliseconds: Int32 = 5000) throws {
         self.path = path
         var db: OpaquePointer?
@@ -21,7 +22,7 @@ public final class Connection {
             ? SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX
             : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
         var name = path
-        if readOnly, path != ":memory:", Self.onReadOnlyFileSystem(path) {
+        if readOnly, path != ":memory:", Self.onReadOnlyFileSystem(path), !Self.hasLog(path) {
             flags |= SQLITE_OPEN_URI
             name = "file:" + Self.uriEscaped(path) + "?immutable=1"
         }
@@ -40,6 +41,11 @@ public final class Connection {
 
     deinit {
         sqlite3_close_v2(handle)
+    }
+
+    static func hasLog(_ path: String) -> Bool {
+        var info = stat()
+        return stat(path + "-wal", &info) == 0 && info.st_size > 0
     }
 
     static func onReadOnlyFileSystem(_ path: String) -> Bool {

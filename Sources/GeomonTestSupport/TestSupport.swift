@@ -106,23 +106,3 @@ public func runProcess(
 public func runGeomon(_ arguments: [String], stdin: String? = nil, currentDirectory: URL? = nil) throws -> ProcessResult {
     try runProcess(TestSupport.geomonBinary, arguments, stdin: stdin, currentDirectory: currentDirectory)
 }
-
-/// A private mount namespace (`unshare -rm`: an unprivileged user namespace mapped to root)
-/// where a directory can be made read-only without touching the machine's own mounts.
-public enum PrivateMounts {
-    /// True when `unshare -rm` works here (or CI demands the tests that need it).
-    public static var shouldRun: Bool {
-        isAvailable || ProcessInfo.processInfo.environment["CI"] == "true"
-    }
-
-    public static var isAvailable: Bool {
-        (try? runProcess(URL(fileURLWithPath: "/usr/bin/unshare"), ["-rm", "true"]).exitCode) == 0
-    }
-
-    /// Runs `arguments` with `directory` remounted read-only, in a namespace of its own.
-    public static func runReadOnly(_ directory: String, _ executable: URL, _ arguments: [String]) throws -> ProcessResult {
-        let quoted = ([executable.path] + arguments).map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }.joined(separator: " ")
-        let script = "mount --bind '\(directory)' '\(directory)' && mount -o remount,ro,bind '\(directory)' && exec \(quoted)"
-        return try runProcess(URL(fileURLWithPath: "/usr/bin/unshare"), ["-rm", "sh", "-c", script])
-    }
-}

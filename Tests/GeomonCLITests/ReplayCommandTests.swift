@@ -138,25 +138,6 @@ struct ReplayCommandTests {
         #expect(alwaysOn.stderr.contains("25 of 25 fixes used") && !alwaysOn.stderr.contains("withheld"), "\(alwaysOn.stderr)")
     }
 
-    @Test(.enabled(if: PrivateMounts.shouldRun))
-    func onAReadOnlyFileSystemWritersFailWithTheDatabaseErrorAndReadersWork() throws {
-        let dir = try TemporaryDirectory()
-        defer { dir.remove() }
-        let profile = Self.fixture("swiss-drive.profile.yaml"), track = Self.fixture("swiss-drive.jsonl")
-        try FileManager.default.createDirectory(atPath: dir.path("ro"), withIntermediateDirectories: true)
-        let existing = dir.path("ro/existing.db")
-        #expect(try runGeomon(["replay", "--profile", profile, track, "--db", existing, "--no-hooks"]).exitCode == 0)
-        for db in [dir.path("ro/new.db"), existing] {
-            let result = try PrivateMounts.runReadOnly(dir.path("ro"), TestSupport.geomonBinary, ["replay", "--profile", profile, track, "--db", db, "--no-hooks"])
-            #expect(result.exitCode == 1, "\(result.stderr)")
-            #expect(result.stderr.hasPrefix("geomon: error: \(db): cannot write the database: "), "\(result.stderr)")
-            #expect(result.stderr.contains("read-only file system: remount it read-write or use another --db"))
-        }
-        let events = try PrivateMounts.runReadOnly(dir.path("ro"), TestSupport.geomonBinary, ["events", "--db", existing])
-        #expect(events.exitCode == 0 && !events.stdout.isEmpty, "\(events.stderr)")
-        #expect(try PrivateMounts.runReadOnly(dir.path("ro"), TestSupport.geomonBinary, ["status", "--db", existing]).exitCode == 0)
-    }
-
     @Test func killMinus9DuringReplayThenResumingEqualsOneUninterruptedRun() throws {
         let dir = try TemporaryDirectory()
         defer { dir.remove() }

@@ -117,8 +117,14 @@ struct FaultTests {
         #expect(existing.stderr.contains("read-only file system"))
 
         let fresh = try Self.replay(db: mount.path("new.db"))
-        #expect(fresh.exitCode == 66)
-        #expect(fresh.stderr == "geomon: error: \(mount.path("new.db")): cannot create database: Read-only file system\n")
+        #expect(fresh.exitCode == 1)
+        #expect(fresh.stderr.hasPrefix("geomon: error: \(mount.path("new.db")): cannot write the database: "), "\(fresh.stderr)")
+        #expect(fresh.stderr.contains("the database is on a read-only file system: remount it read-write or use another --db"))
+
+        // Readers still work there: the database is opened as immutable.
+        let events = try runGeomon(["events", "--db", db])
+        #expect(events.exitCode == 0 && !events.stdout.isEmpty, "\(events.stderr)")
+        #expect(try runGeomon(["status", "--db", db]).exitCode == 0)
 
         try mount.remount("rw")
         #expect(try Self.integrity(db) == "ok")

@@ -82,7 +82,7 @@ struct SecurityTests {
         chmod(directory.path("hook.sh"), 0o775)
         let result = try runGeomon(["validate", profile])
         #expect(result.exitCode == 65)
-        #expect(result.stderr.contains("error: hook program './hook.sh' is group- or world-writable (mode 0775)"))
+        #expect(result.stderr.contains("error: hook program './hook.sh' (\(directory.path("hook.sh"))) is group- or world-writable (mode 0775)"), "\(result.stderr)")
         #expect(try runGeomon(["validate", "--insecure-permissions", profile]).exitCode == 0)
     }
 

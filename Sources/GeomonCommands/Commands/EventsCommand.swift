@@ -13,8 +13,8 @@ struct EventsCommand: GeomonCommand {
         discussion: """
         Lists the events stored in a database, in the order they were decided: one line each
         (text) or one JSON object per line, as `replay` prints them. With --svg, draws the stored
-        fixes and events as a map and timeline instead (fences from --profile; the receiver as
-        `replay` stored it, otherwise stated as unknown).
+        fixes and events as a map and timeline instead (fences from --profile; the receiver from
+        the receiver log `run` and `replay` write, otherwise stated as unknown).
         """,
         options: [
             readDatabaseOption,
