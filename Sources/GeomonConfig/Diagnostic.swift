@@ -8,9 +8,17 @@ public struct Diagnostic: Hashable, Sendable, CustomStringConvertible {
         case note
     }
 
+    /// What the diagnostic is about, where a caller treats some apart.
+    public enum Topic: String, Hashable, Sendable {
+        case general
+        /// A GeoJSON ring defect that the even-odd rule reads through (a warning unless strict).
+        case ringDefect
+    }
+
     public var severity: Severity
     public var location: SourceLocation?
     public var message: String
+    public var topic: Topic = .general
 
     public init(_ severity: Severity, at location: SourceLocation?, _ message: String) {
         self.severity = severity

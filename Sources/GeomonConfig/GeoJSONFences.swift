@@ -11,26 +11,53 @@ import Glibc
 /// `file:line:column` inside the GeoJSON. Bad features are skipped and reported; good ones
 /// are returned. A JSON syntax error stops the read.
 public enum GeoJSONFences {
+    /// How a file's features become fences.
+    public struct Options: Sendable {
+        /// Take fence ids from `properties[idProperty]` (falling back to `feature.id`).
+        public var idProperty: String?
+        /// Check polygon rings (false: trusted, very large files).
+        public var checkPolygons = true
+        /// Ring defects are errors, not warnings (`validate --strict`, `strict: true`).
+        public var strict = false
+        /// LineString features: the corridor width in metres, or per feature from `widthProperty`.
+        public var width: Double?
+        public var widthProperty: String?
+        /// Point features: the circle radius in metres, or per feature from `radiusProperty`.
+        public var radius: Double?
+        public var radiusProperty: String?
+
+        public init(idProperty: String? = nil, checkPolygons: Bool = true, strict: Bool = false) {
+            self.idProperty = idProperty
+            self.checkPolygons = checkPolygons
+            self.strict = strict
+        }
+    }
+
     /// Reads `path`; fence ids come from `feature.id` or, when given, `properties[idProperty]`.
     /// Problems are returned as diagnostics; fences that could be read are returned too.
     public static func load(path: String, idProperty: String? = nil) -> (fences: [Fence], diagnostics: [Diagnostic]) {
-        load(path: path, idProperty: idProperty, checkPolygons: true)
+        load(path: path, options: Options(idProperty: idProperty))
     }
 
     /// Like `load(path:idProperty:)`; `checkPolygons: false` skips the polygon validity rules
     /// (self-intersection etc.) for trusted, very large files.
     public static func load(path: String, idProperty: String?, checkPolygons: Bool) -> (fences: [Fence], diagnostics: [Diagnostic]) {
+        load(path: path, options: Options(idProperty: idProperty, checkPolygons: checkPolygons))
+    }
+
+    public static func load(path: String, options: Options) -> (fences: [Fence], diagnostics: [Diagnostic]) {
         switch FileBytes.read(path) {
         case .failure(let message):
             return ([], [.error("cannot read GeoJSON file '\(path)': \(message)", at: nil)])
         case .success(let bytes):
-            return parse(bytes, file: path, idProperty: idProperty, checkPolygons: checkPolygons)
+            let read = read(bytes, file: path, options: options)
+            return (read.fences, read.diagnostics)
         }
     }
 
     /// Parses GeoJSON text already in memory; `file` names it in diagnostics.
     public static func parse(_ bytes: [UInt8], file: String, idProperty: String? = nil, checkPolygons: Bool = true) -> (fences: [Fence], diagnostics: [Diagnostic]) {
-        let read = read(bytes, file: file, idProperty: idProperty, checkPolygons: checkPolygons)
+        let read = read(bytes, file: file, options: Options(idProperty: idProperty, checkPolygons: checkPolygons))
         return (read.fences, read.diagnostics)
     }
 
@@ -43,13 +70,20 @@ public enum GeoJSONFences {
         public var propertyNames: [String]
         /// Features whose properties held `idProperty`.
         public var featuresWithIDProperty: Int
+        /// Ids of the fences used despite ring defects (by the even-odd rule), in file order.
+        public var repaired: [String]
     }
 
     public static func read(_ bytes: [UInt8], file: String, idProperty: String?, checkPolygons: Bool = true) -> Read {
+        read(bytes, file: file, options: Options(idProperty: idProperty, checkPolygons: checkPolygons))
+    }
+
+    public static func read(_ bytes: [UInt8], file: String, options: Options) -> Read {
         bytes.withUnsafeBufferPointer { buffer in
-            let reader = GeoJSONReader(buffer, file: file, idProperty: idProperty, checkPolygons: checkPolygons)
+            let reader = GeoJSONReader(buffer, file: file, options: options)
             reader.run()
-            return Read(fences: reader.fences, diagnostics: reader.diagnostics, propertyNames: reader.propertyNames, featuresWithIDProperty: reader.featuresWithIDProperty)
+            return Read(fences: reader.fences, diagnostics: reader.diagnostics, propertyNames: reader.propertyNames,
+                        featuresWithIDProperty: reader.featuresWithIDProperty, repaired: reader.repaired)
         }
     }
 }
@@ -112,8 +146,9 @@ final class GeoJSONReader {
     private let n: Int
     private var i = 0
     private let file: String
-    private let idProperty: String?
-    private let checkPolygons: Bool
+    private let options: GeoJSONFences.Options
+    private var idProperty: String? { options.idProperty }
+    private var checkPolygons: Bool { options.checkPolygons }
     private var lineStarts: [Int]?
     private var firstIDOffset: [String: (offset: Int, index: Int)] = [:]
     private let maxDiagnostics = 200
@@ -136,13 +171,19 @@ final class GeoJSONReader {
     private(set) var propertyNames: [String] = []
     private var propertyNameSet: Set<String> = []
     private(set) var featuresWithIDProperty = 0
+    private(set) var repaired: [String] = []
+    /// The feature being read has a ring defect the even-odd rule reads through.
+    private var featureRepaired = false
+    /// Cosmetic defects over the file (one warning at the end): rings wound against RFC 7946,
+    /// and repeated consecutive positions; where the first of each was.
+    private var windingCount = 0, windingFirst: (offset: Int, feature: Int)?
+    private var duplicateCount = 0, duplicateFirst: (offset: Int, feature: Int)?
 
-    init(_ buffer: UnsafeBufferPointer<UInt8>, file: String, idProperty: String?, checkPolygons: Bool) {
+    init(_ buffer: UnsafeBufferPointer<UInt8>, file: String, options: GeoJSONFences.Options) {
         p = buffer
         n = buffer.count
         self.file = file
-        self.idProperty = idProperty
-        self.checkPolygons = checkPolygons
+        self.options = options
     }
 
     // MARK: - Positions and diagnostics
@@ -191,6 +232,21 @@ final class GeoJSONReader {
         return column
     }
 
+    /// A ring defect: a warning (the fence is used by the even-odd rule), or an error in
+    /// strict mode. Returns true when the feature stays usable.
+    private func defect(_ message: String, at offset: Int) -> Bool {
+        if options.strict {
+            report(message + " (an error in strict mode)", at: offset)
+            return false
+        }
+        guard !stopped else { return true }
+        var warning = Diagnostic.warning(message + "; used by the even-odd rule", at: location(offset))
+        warning.topic = .ringDefect
+        diagnostics.append(warning)
+        featureRepaired = true
+        return true
+    }
+
     private func report(_ message: String, at offset: Int) {
         guard !stopped else { return }
         if diagnostics.count >= maxDiagnostics {
@@ -212,6 +268,7 @@ final class GeoJSONReader {
                 return
             }
             try parseRoot()
+            reportCosmetics()
             try skipSpace()
             if i < n { throw JSONSyntaxError(offset: i, message: "unexpected text after the end of the JSON value") }
         } catch let error as JSONSyntaxError {
@@ -273,6 +330,7 @@ final class GeoJSONReader {
         let start = i
         let firstDiagnostic = diagnostics.count
         rangeProblems = (nil, 0, false)
+        featureRepaired = false
         guard peek() == UInt8(ascii: "{") else {
             try skipValue(depth: 2)
             report("features[\(featureIndex)]: a feature must be an object", at: start)
@@ -286,9 +344,13 @@ final class GeoJSONReader {
         var propertyID: String?
         var propertyIDBad = false
         var name: String?
-        var geometry: [PolygonRings]?
+        var geometry: ParsedGeometry?
+        var geometryOffset = start
         var geometrySeen = false
         var geometryBad = false
+        // Per-feature corridor width and circle radius (metres), when the options name them.
+        var sizes: [String: (value: Double?, offset: Int)] = [:]
+        let sizeProperties = Set([options.widthProperty, options.radiusProperty].compactMap { $0 })
         let idProperty = self.idProperty
         try parseObject { key, _ in
             switch key {
@@ -322,6 +384,9 @@ final class GeoJSONReader {
                             }
                         } else if pkey == "name", self.peek() == UInt8(ascii: "\"") {
                             name = try self.parseStringValue()
+                        } else if sizeProperties.contains(pkey) {
+                            let offset = self.i
+                            sizes[pkey] = (try self.parseNumberValue(), offset)
                         } else {
                             try self.skipValue(depth: 4)
                         }
@@ -331,8 +396,9 @@ final class GeoJSONReader {
                 }
             case "geometry":
                 geometrySeen = true
-                if let polygons = try self.parseGeometry() {
-                    geometry = polygons
+                geometryOffset = self.i
+                if let parsed = try self.parseGeometry() {
+                    geometry = parsed
                 } else {
                     geometryBad = true
                 }
@@ -367,16 +433,61 @@ final class GeoJSONReader {
                 firstIDOffset[candidate] = (start, featureIndex)
             }
         }
-        if typeOK, !geometryBad, let fenceID, let geometry, checkPolygons {
-            let limits = geometryLimitProblems(.polygons(geometry))
+        var shape: FenceShape?
+        if typeOK, !geometryBad, let geometry {
+            shape = self.shape(geometry, sizes: sizes, at: geometryOffset)
+        }
+        if let candidate = shape, fenceID != nil, checkPolygons {
+            let limits = geometryLimitProblems(candidate)
             for problem in limits { report(problem.text, at: start) }
-            if !limits.isEmpty { geometryBad = true }
+            if !limits.isEmpty { shape = nil }
         }
         nameFeature(from: firstDiagnostic, id: propertyID ?? id, name: name)
-        guard typeOK, !geometryBad, let fenceID, let geometry else { return }
-        var fence = Fence(id: fenceID, name: name, shape: .polygons(geometry), events: defaultEvents)
+        guard let fenceID, let shape else { return }
+        if featureRepaired { repaired.append(fenceID) }
+        var fence = Fence(id: fenceID, name: name, shape: shape, events: defaultEvents)
         fence.location = location(start)
         fences.append(fence)
+    }
+
+    /// A parsed geometry, before the properties that size it are known.
+    enum ParsedGeometry {
+        case polygons([PolygonRings])
+        case lines([[Coordinate]])
+        case point(Coordinate)
+    }
+
+    /// The fence shape of a geometry: lines need a width, a point a radius (the feature's
+    /// property, else the entry's default).
+    private func shape(_ geometry: ParsedGeometry, sizes: [String: (value: Double?, offset: Int)], at offset: Int) -> FenceShape? {
+        func size(property: String?, fallback: Double?, what: String, key: String, propertyKey: String) -> Double? {
+            if let property, let given = sizes[property] {
+                guard let value = given.value, value.isFinite, value > 0 else {
+                    report("property '\(property)' must be a positive number of metres (the \(what))", at: given.offset)
+                    return nil
+                }
+                return value
+            }
+            if let fallback { return fallback }
+            let hint = property.map { "this feature has no '\($0)' property and the entry no '\(key)'" }
+                ?? "set '\(key)' on the fence entry, or '\(propertyKey)' to read it from each feature"
+            report("a \(what == "corridor width" ? "line" : "point") is a fence only with a \(what): \(hint)", at: offset)
+            return nil
+        }
+        switch geometry {
+        case let .polygons(polygons):
+            return .polygons(polygons)
+        case let .lines(lines):
+            guard let width = size(property: options.widthProperty, fallback: options.width, what: "corridor width", key: "width", propertyKey: "width_property") else { return nil }
+            return .corridor(lines: lines, widthMeters: width)
+        case let .point(center):
+            guard let radius = size(property: options.radiusProperty, fallback: options.radius, what: "circle radius", key: "radius", propertyKey: "radius_property") else { return nil }
+            guard radius <= geometryMaxCircleRadiusMeters else {
+                report("a circle radius of \(NumberText.short(radius, 1)) m is over the supported 1000 km", at: offset)
+                return nil
+            }
+            return .circle(center: center, radiusMeters: radius)
+        }
     }
 
     /// Prefixes the diagnostics of the feature just read with which feature it is:
@@ -405,12 +516,15 @@ final class GeoJSONReader {
         report(message, at: first.offset)
     }
 
-    /// A geometry object → polygons, or nil after reporting why not.
-    private func parseGeometry() throws -> [PolygonRings]? {
+    /// The geometry types a fence can be made of.
+    static let fenceGeometryTypes = ["Polygon", "MultiPolygon", "LineString", "MultiLineString", "Point"]
+
+    /// A geometry object → its parsed coordinates, or nil after reporting why not.
+    private func parseGeometry() throws -> ParsedGeometry? {
         let start = i
         if peekLiteral("null") {
             try skipValue(depth: 3)
-            report("feature geometry is null; a fence needs a Polygon or MultiPolygon", at: start)
+            report("feature geometry is null; a fence needs a Polygon, MultiPolygon, LineString, MultiLineString or Point", at: start)
             return nil
         }
         guard peek() == UInt8(ascii: "{") else {
@@ -421,7 +535,7 @@ final class GeoJSONReader {
         var type: String?
         var typeOffset = start
         var coordinatesOffset: Int?
-        var parsed: [PolygonRings]??
+        var parsed: ParsedGeometry??
         try parseObject { key, _ in
             switch key {
             case "type":
@@ -429,9 +543,9 @@ final class GeoJSONReader {
                 type = try self.parseStringValue()
             case "coordinates":
                 coordinatesOffset = self.i
-                if let type, type == "Polygon" || type == "MultiPolygon" {
+                if let type, Self.fenceGeometryTypes.contains(type) {
                     // The usual order: read the coordinates right away.
-                    parsed = .some(try self.parseCoordinates(multi: type == "MultiPolygon"))
+                    parsed = .some(try self.parseCoordinates(type: type))
                 } else {
                     // Type not known yet: come back once it is.
                     try self.skipValue(depth: 4)
@@ -445,8 +559,8 @@ final class GeoJSONReader {
             report("geometry has no 'type'", at: start)
             return nil
         }
-        guard type == "Polygon" || type == "MultiPolygon" else {
-            report("geometry type '\(type)' is not supported; fences must be Polygon or MultiPolygon", at: typeOffset)
+        guard Self.fenceGeometryTypes.contains(type) else {
+            report("geometry type '\(type)' is not supported; fences are Polygon, MultiPolygon, LineString or MultiLineString (corridors, with a width) or Point (a circle, with a radius)", at: typeOffset)
             return nil
         }
         guard let coordinatesOffset else {
@@ -456,7 +570,58 @@ final class GeoJSONReader {
         if let parsed { return parsed }
         i = coordinatesOffset
         defer { i = end }
-        return try parseCoordinates(multi: type == "MultiPolygon")
+        return try parseCoordinates(type: type)
+    }
+
+    /// The coordinates of a geometry of `type` at `i`; nil after reporting problems.
+    private func parseCoordinates(type: String) throws -> ParsedGeometry? {
+        switch type {
+        case "Polygon", "MultiPolygon":
+            return try parseCoordinates(multi: type == "MultiPolygon").map(ParsedGeometry.polygons)
+        case "Point":
+            var cursor = JSONCursor(p, at: i)
+            guard peek() == UInt8(ascii: "[") else {
+                try skipValue(depth: 5)
+                report("Point coordinates must be a position [longitude, latitude]", at: cursor.j)
+                return nil
+            }
+            var problems: [JSONCursor.Problem] = []
+            let point = try cursor.position(&problems)
+            i = cursor.j
+            routeProblems(problems)
+            return point.map(ParsedGeometry.point)
+        default:
+            let start = i
+            var lines: [[Coordinate]] = []
+            var bad = false
+            func line() throws {
+                let offset = self.i
+                guard try self.expectArray("a line must be an array of positions") else { bad = true; return }
+                var cursor = JSONCursor(self.p, at: self.i)
+                var problems: [JSONCursor.Problem] = []
+                let (points, _) = try cursor.ring(&problems, scratch: &self.scratch)
+                self.i = cursor.j
+                self.routeProblems(problems)
+                guard let points else { bad = true; return }
+                if Set(points).count < 2 {
+                    self.report("a line needs at least 2 distinct positions (got \(Set(points).count))", at: offset)
+                    bad = true
+                    return
+                }
+                lines.append(points)
+            }
+            if type == "LineString" {
+                try line()
+            } else {
+                guard try expectArray("MultiLineString coordinates must be an array of lines") else { return nil }
+                try parseArray { _ in try line() }
+                if lines.isEmpty && !bad {
+                    report("MultiLineString has no lines", at: start)
+                    bad = true
+                }
+            }
+            return bad ? nil : .lines(lines)
+        }
     }
 
     /// The coordinates of a Polygon or MultiPolygon at `i`; nil after reporting problems.
@@ -510,32 +675,82 @@ final class GeoJSONReader {
         }
         let polygon = PolygonRings(shell: shell, holes: Array(rings.dropFirst()))
         if checkPolygons {
+            // A ring without area is unusable; crossings and misplaced holes are defects the
+            // even-odd rule reads through (errors only in strict mode).
             for problem in PolygonValidity.problems(of: polygon) {
-                bad = true
                 switch problem {
                 case .shell(let ringProblem):
-                    reportRing(ringProblem, ringOffset: ringOffsets[0], what: "polygon")
+                    if !reportRing(ringProblem, ringOffset: ringOffsets[0], what: "polygon") { bad = true }
                 case .hole(let h, let ringProblem):
-                    reportRing(ringProblem, ringOffset: ringOffsets[h + 1], what: "hole \(h + 1)")
+                    if !reportRing(ringProblem, ringOffset: ringOffsets[h + 1], what: "hole \(h + 1)") { bad = true }
                 case .holeOutsideShell(let h):
-                    report("hole \(h + 1) is not inside the polygon's outer ring", at: ringOffsets[h + 1])
+                    if !defect("hole \(h + 1) is not inside the polygon's outer ring (or crosses it)", at: ringOffsets[h + 1]) { bad = true }
                 }
             }
+            for (r, ring) in rings.enumerated() { noteCosmetics(ring, isShell: r == 0, offset: ringOffsets[r]) }
         }
         return bad ? nil : polygon
     }
 
-    private func reportRing(_ problem: PolygonValidity.RingProblem, ringOffset: Int, what: String) {
+    /// Reports a ring problem; true when the ring stays usable (a defect read by even-odd).
+    private func reportRing(_ problem: PolygonValidity.RingProblem, ringOffset: Int, what: String) -> Bool {
         switch problem {
         case .invalidCoordinate(let index):
             report("\(what): position \(index + 1) is out of range", at: positionOffset(ringOffset, index))
+            return false
         case .tooFewDistinctPoints(let count):
             report("\(what) needs at least 3 distinct positions (got \(count))", at: ringOffset)
+            return false
         case .zeroArea:
             report("\(what) has zero area (all positions on one line)", at: ringOffset)
+            return false
         case .selfIntersection(let a, let b):
-            report("\(what) edges cross: positions \(a.from + 1)–\(a.to + 1) and \(b.from + 1)–\(b.to + 1)", at: positionOffset(ringOffset, b.from))
+            return defect("\(what) edges cross or touch: positions \(a.from + 1)–\(a.to + 1) and \(b.from + 1)–\(b.to + 1)", at: positionOffset(ringOffset, b.from))
         }
+    }
+
+    /// Counts what RFC 7946 asks of a ring but no answer depends on: the winding (outer rings
+    /// counterclockwise, holes clockwise) and repeated consecutive positions.
+    private func noteCosmetics(_ ring: [Coordinate], isShell: Bool, offset: Int) {
+        var twiceArea = 0.0
+        var repeated = false
+        for k in ring.indices.dropFirst() {
+            let a = ring[k - 1], b = ring[k]
+            if a == b { repeated = true }
+            twiceArea += Geodesy.longitudeDelta(ring[0].longitude, a.longitude) * b.latitude
+                - Geodesy.longitudeDelta(ring[0].longitude, b.longitude) * a.latitude
+        }
+        if twiceArea != 0, (twiceArea > 0) != isShell {
+            windingCount += 1
+            if windingFirst == nil { windingFirst = (offset, featureIndex) }
+        }
+        if repeated {
+            duplicateCount += 1
+            if duplicateFirst == nil { duplicateFirst = (offset, featureIndex) }
+        }
+    }
+
+    /// The file's cosmetic defects, one warning each (errors in strict mode).
+    private func reportCosmetics() {
+        if let first = windingFirst {
+            let which = windingCount == 1 ? "a ring in features[\(first.feature)] is" : "\(windingCount) rings are (the first in features[\(first.feature)])"
+            _ = fileDefect("\(which) wound against RFC 7946 (outer rings counterclockwise, holes clockwise); the even-odd rule does not depend on the winding", at: first.offset)
+        }
+        if let first = duplicateFirst {
+            let which = duplicateCount == 1 ? "a ring in features[\(first.feature)] repeats" : "\(duplicateCount) rings (the first in features[\(first.feature)]) repeat"
+            _ = fileDefect("\(which) a position twice in a row; the repeats are ignored", at: first.offset)
+        }
+    }
+
+    private func fileDefect(_ message: String, at offset: Int) -> Bool {
+        if options.strict {
+            report(message + " (an error in strict mode)", at: offset)
+            return false
+        }
+        var warning = Diagnostic.warning(message, at: location(offset))
+        warning.topic = .ringDefect
+        diagnostics.append(warning)
+        return true
     }
 
     /// Byte offset of the `index`-th position of the ring starting at `ringOffset`.
@@ -553,14 +768,9 @@ final class GeoJSONReader {
         return result
     }
 
-    /// One linear ring: ≥ 4 positions, closed, coordinates in range.
-    private func parseRing() throws -> [Coordinate]? {
-        let start = i
-        guard try expectArray("a polygon ring must be an array of positions") else { return nil }
-        var cursor = JSONCursor(p, at: i)
-        var problems: [JSONCursor.Problem] = []
-        let (points, lastOffset) = try cursor.ring(&problems, scratch: &scratch)
-        i = cursor.j
+    /// Problems of positions: out-of-range coordinates are collected (one message per
+    /// feature), the others reported at once.
+    private func routeProblems(_ problems: [JSONCursor.Problem]) {
         for problem in problems {
             switch problem.kind {
             case .latitudeRange, .longitudeRange:
@@ -571,14 +781,21 @@ final class GeoJSONReader {
                 report(problem.message, at: problem.offset)
             }
         }
-        guard let ring = points else { return nil }
-        if ring.count < 4 {
-            report("a polygon ring needs at least 4 positions (got \(ring.count))", at: start)
-            return nil
-        }
-        if ring.first != ring.last {
-            report("polygon ring is not closed: the last position must equal the first", at: lastOffset)
-            return nil
+    }
+
+    /// One linear ring, coordinates in range. RFC 7946 wants it closed with ≥ 4 positions; an
+    /// unclosed ring is a defect (closed here), and the distinct positions are checked later.
+    private func parseRing() throws -> [Coordinate]? {
+        guard try expectArray("a polygon ring must be an array of positions") else { return nil }
+        var cursor = JSONCursor(p, at: i)
+        var problems: [JSONCursor.Problem] = []
+        let (points, lastOffset) = try cursor.ring(&problems, scratch: &scratch)
+        i = cursor.j
+        routeProblems(problems)
+        guard var ring = points else { return nil }
+        if let first = ring.first, first != ring.last {
+            guard defect("polygon ring is not closed: its last position differs from its first (closed here)", at: lastOffset) else { return nil }
+            ring.append(first)
         }
         return ring
     }
@@ -650,6 +867,14 @@ final class GeoJSONReader {
     /// A string value, or nil (value skipped) when the value is not a string.
     private func parseStringValue() throws -> String? {
         if peek() == UInt8(ascii: "\"") { return try parseString() }
+        try skipValue(depth: 8)
+        return nil
+    }
+
+    /// A number value; nil (value skipped) for anything else.
+    private func parseNumberValue() throws -> Double? {
+        guard let c = peek() else { throw JSONSyntaxError(offset: i, message: "unexpected end of file") }
+        if c == UInt8(ascii: "-") || (c >= 0x30 && c <= 0x39) { return try parseNumber() }
         try skipValue(depth: 8)
         return nil
     }

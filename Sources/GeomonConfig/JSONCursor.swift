@@ -131,7 +131,7 @@ struct JSONCursor {
             guard j < n else { throw JSONSyntaxError(offset: j, message: "unexpected end of file in an array") }
             if p[j] != 0x5B {
                 if !failed {
-                    problems.append(Problem(message: "a polygon ring must be an array of positions [longitude, latitude] (wrong nesting?)", offset: j))
+                    problems.append(Problem(message: "positions must be arrays [longitude, latitude] (wrong nesting?)", offset: j))
                 }
                 failed = true
                 try skipValue()

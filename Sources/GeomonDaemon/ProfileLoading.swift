@@ -24,11 +24,32 @@ public struct ProfileLoadError: Error, CustomStringConvertible, Sendable {
     }
 }
 
+/// What a profile's warnings are: the diagnostics, and the fences used despite ring defects.
+public struct ProfileWarnings: Sendable {
+    public var diagnostics: [Diagnostic]
+    public var repairedFences: [String]
+
+    /// Compiler-style, as `validate` prints them.
+    public var text: String { DiagnosticRenderer.text(diagnostics) }
+
+    /// One line each for a log: the warnings other than ring defects, then one line for the
+    /// ring defects ("6 fences used by the even-odd rule despite ring defects …").
+    public func logLines(profilePath: String) -> [String] {
+        var lines = diagnostics.filter { $0.topic != .ringDefect }.map(\.description)
+        let defects = diagnostics.filter { $0.topic == .ringDefect }.count
+        if defects > 0 {
+            let fences = repairedFences.count
+            lines.append("\(fences) fence\(fences == 1 ? "" : "s") used by the even-odd rule despite ring defects in their GeoJSON files (\(defects) warning\(defects == 1 ? "" : "s")); 'geomon validate \(profilePath)' lists them")
+        }
+        return lines
+    }
+}
+
 /// The ONE place the daemon and the commands load a profile: YAML through `ProfileLoader`,
-/// with every check `geomon validate` makes. Warnings go to `warn` (rendered compiler-style).
-/// `insecurePermissions` (`--insecure-permissions`) skips the permission, ownership and
-/// symlink checks of the profile and the files it names (docs/security.md).
-public func loadProfile(path: String, insecurePermissions: Bool = false, warn: (String) -> Void = { _ in }) throws(ProfileLoadError) -> Profile {
+/// with every check `geomon validate` makes. Warnings go to `warn`. `insecurePermissions`
+/// (`--insecure-permissions`) skips the permission, ownership and symlink checks of the
+/// profile and the files it names (docs/security.md).
+public func loadProfile(path: String, insecurePermissions: Bool = false, warn: (ProfileWarnings) -> Void = { _ in }) throws(ProfileLoadError) -> Profile {
     let result: ProfileLoadResult
     do {
         result = try ProfileLoader.load(path: path, trust: FileTrust(enforced: !insecurePermissions))
@@ -45,6 +66,6 @@ public func loadProfile(path: String, insecurePermissions: Bool = false, warn: (
         )
     }
     let warnings = result.diagnostics.filter { $0.severity == .warning }
-    if !warnings.isEmpty { warn(DiagnosticRenderer.text(warnings)) }
+    if !warnings.isEmpty { warn(ProfileWarnings(diagnostics: warnings, repairedFences: result.repairedFences)) }
     return profile
 }

@@ -82,6 +82,15 @@ extension GeometryLimitProblem {
             return "\(ring(r)) reaches latitude \(NumberText.short(worst, 2))°, beyond the supported ±\(maxLat)° (fences near the poles are not supported)"
         case let .ringEncirclesPole(r):
             return "\(ring(r)) encircles a pole (its longitudes wind around the globe); split it or keep fences within ±\(maxLat)°"
+        case .corridorNotFinite:
+            return "corridor has a non-finite position or width"
+        case let .corridorLineTooShort(line):
+            return "corridor line \(line) needs at least 2 distinct positions"
+        case let .corridorTooWide(width):
+            return "corridor width \(NumberText.short(width, 2)) m is over the supported 2000 km"
+        case let .corridorReachesLatitude(reach):
+            let whereTo = abs(reach) >= 90 ? (reach < 0 ? "the South Pole" : "the North Pole") : "latitude \(NumberText.short(reach, 2))°"
+            return "corridor reaches \(whereTo), beyond the supported ±\(maxLat)° (fences near the poles are not supported)"
         case let .spansLongitude(span):
             return "fence spans \(NumberText.short(span, 2))° of longitude, over the supported 180° (edges that change longitude by more than 180° are taken to cross the antimeridian)"
         }

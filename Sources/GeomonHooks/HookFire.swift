@@ -42,6 +42,7 @@ public enum HookFire {
             switch fence.shape {
             case .circle(let center, _): coordinate = center
             case .polygons(let polygons): coordinate = polygons.first?.shell.first ?? coordinate
+            case .corridor(let lines, _): coordinate = lines.first?.first ?? coordinate
             }
         } else if kind != .location {
             throw FireError.fenceRequired(kind)

@@ -18,7 +18,30 @@ enum FenceGeometry {
                 minLongitude: center.longitude - dLon, maxLongitude: center.longitude + dLon)
         case let .polygons(polygons):
             return GeoBox(polygons.lazy.flatMap(\.shell))
+        case let .corridor(lines, widthMeters):
+            guard var box = GeoBox(lines.lazy.flatMap { $0 }), widthMeters.isFinite else { return nil }
+            let dLat = widthMeters / 2 / MapProjection.metersPerDegree
+            let dLon = dLat / max(cos(max(abs(box.minLatitude), abs(box.maxLatitude)) * Double.pi / 180), 0.01)
+            box.include(Coordinate(latitude: box.minLatitude - dLat, longitude: box.minLongitude - dLon))
+            box.include(Coordinate(latitude: box.maxLatitude + dLat, longitude: box.maxLongitude + dLon))
+            return box
         }
+    }
+
+    /// SVG path data for a corridor's lines (open polylines, thinned like rings).
+    static func linePathData(_ lines: [[Coordinate]], projection: MapProjection, minSpacing: Double, stats: inout Int) -> String {
+        var d = ""
+        for line in lines {
+            let points = line.filter(\.isValid).map(projection.project)
+            guard points.count >= 2 else { continue }
+            let kept = TrackThinner.thin(points, minSpacing: minSpacing)
+            for (k, i) in kept.enumerated() {
+                d += (k == 0 ? "M" : "L") + SVGWriter.n(points[i].x) + " " + SVGWriter.n(points[i].y)
+            }
+            if kept.count == 1 { d += "l0 0" }
+            stats += kept.count
+        }
+        return d
     }
 
     /// SVG path data for the polygons' rings (shells and holes, even-odd fill), clipped to the

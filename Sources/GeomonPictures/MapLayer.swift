@@ -207,6 +207,13 @@ struct MapLayer {
                     let d = FenceGeometry.pathData(polygons, projection: projection, minSpacing: 0.8, stats: &vertexCount, vertices: &outline)
                     guard !d.isEmpty else { continue }
                     w.line("<path class=\"fence\" d=\"\(d)\">\(title)</path>")
+                case let .corridor(lines, widthMeters):
+                    // The band as a stroke as wide as the corridor (at least 2 px), its line inside.
+                    let d = FenceGeometry.linePathData(lines, projection: projection, minSpacing: 0.8, stats: &vertexCount)
+                    guard !d.isEmpty else { continue }
+                    let width = max(2, widthMeters / projection.metersPerPixel)
+                    w.line("<path class=\"corridor\" stroke-width=\"\(n(width))\" d=\"\(d)\">\(title)</path>")
+                    w.line("<path class=\"corridor-line\" d=\"\(d)\"/>")
                 }
                 stats.fenceShapes += 1
             }

@@ -9,6 +9,8 @@ enum RunPictureStyle {
     .frame{fill:#f8f9fa;stroke:#adb5bd;stroke-width:1}\
     .fence{fill:#3b6fb6;fill-opacity:0.09;stroke:#3b6fb6;stroke-width:1.2;fill-rule:evenodd}\
     .fence-dot{fill:#3b6fb6;fill-opacity:0.7}\
+    .corridor{fill:none;stroke:#3b6fb6;stroke-opacity:0.16;stroke-linecap:round;stroke-linejoin:round}\
+    .corridor-line{fill:none;stroke:#3b6fb6;stroke-width:1;stroke-dasharray:4 3}\
     .fence-label{fill:#22497f}\
     .trk{fill:none;stroke-linejoin:round;stroke-linecap:round}\
     .trk-on{stroke:#d1495b;stroke-width:2.6}\

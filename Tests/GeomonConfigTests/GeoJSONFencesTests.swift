@@ -76,8 +76,8 @@ struct GeoJSONFencesTests {
         #expect(parse(text).diagnostics == [
             "f.geojson:2:102: error: features[0] (id 'a'): latitude 95 is out of range [-90, 90]; GeoJSON positions are [longitude, latitude]: are these written [latitude, longitude]?",
             "f.geojson:3:3: error: features[1] (id 'a'): duplicate feature id 'a' (first: features[0] at line 2, column 3)",
-            "f.geojson:4:44: error: features[2]: geometry type 'LineString' is not supported; fences must be Polygon or MultiPolygon",
             "f.geojson:4:3: error: features[2]: no 'id' (set one, or name an id property with 'id_property')",
+            "f.geojson:4:35: error: features[2]: a line is a fence only with a corridor width: set 'width' on the fence entry, or 'width_property' to read it from each feature",
         ])
     }
 
@@ -119,7 +119,13 @@ struct GeoJSONFencesTests {
           [6.0, 46.0]
         ]]}}]}
         """
-        #expect(parse(text).diagnostics == ["f.geojson:4:3: error: features[0] (id 'x'): polygon edges cross: positions 1–2 and 3–4"])
+        // A defect the even-odd rule reads through: a warning, and the fence is used.
+        let result = parse(text)
+        #expect(result.diagnostics == ["f.geojson:4:3: warning: features[0] (id 'x'): polygon edges cross or touch: positions 1–2 and 3–4; used by the even-odd rule"])
+        #expect(result.fences.map(\.id) == ["x"])
+        let strict = GeoJSONFences.read(Array(text.utf8), file: "f.geojson", options: .init(strict: true))
+        #expect(strict.diagnostics.map(\.description) == ["f.geojson:4:3: error: features[0] (id 'x'): polygon edges cross or touch: positions 1–2 and 3–4 (an error in strict mode)"])
+        #expect(strict.fences.isEmpty)
     }
 
     @Test func missingFileIsADiagnosticWithoutPosition() {

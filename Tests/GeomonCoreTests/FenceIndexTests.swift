@@ -123,6 +123,49 @@ struct FenceIndexTests {
         }
     }
 
+    /// Corridors among circles and polygons: inside within half the width of a line, the
+    /// boundary distance to that offset; the long ones take the strip index.
+    @Test(arguments: [UInt64(11), 12, 13])
+    func corridorsAgreeWithBruteForce(seed: UInt64) {
+        var rng = SeededGenerator(seed: seed)
+        let latitude = seed == 13 ? 72.0 : Double.random(in: -60...60, using: &rng)
+        let center = Coordinate(latitude: latitude, longitude: Double.random(in: -170...170, using: &rng))
+        let shapes = RandomFences.make(count: 100, around: center, spreadMeters: 15_000, rng: &rng)
+            + RandomFences.corridors(count: 60, around: center, spreadMeters: 15_000, rng: &rng)
+        let index = FenceIndex(shapes: shapes)
+        var points: [Coordinate] = []
+        var insideCorridor = 0
+        for _ in 0..<500 {
+            let p = Geodesy.localDestination(from: center, bearingDegrees: Double.random(in: 0..<360, using: &rng),
+                                             distanceMeters: Double.random(in: 0...20_000, using: &rng))
+            points.append(p)
+            let reference = shapes.map { BruteForce.signedDistance($0, p) }
+            let result = index.query(p, within: .infinity)
+            let expectedInside = reference.indices.filter { reference[$0] <= 0 }
+            let ambiguous = reference.indices.filter { abs(reference[$0]) < 0.05 }
+            #expect(Set(result.containing).symmetricDifference(expectedInside).isSubset(of: ambiguous), "\(p)")
+            insideCorridor += expectedInside.filter { $0 >= 100 }.count
+            let best = reference.map(abs).min() ?? .infinity
+            if let nearest = result.nearest {
+                #expect(abs(abs(nearest.signedDistanceMeters) - best) <= max(0.05, best * 1e-3), "\(p): \(nearest) vs \(best)")
+            } else {
+                Issue.record("no nearest boundary at \(p)")
+            }
+            for f in 100..<shapes.count where abs(reference[f]) < 3000 {
+                #expect(abs(index.signedDistance(fence: f, to: p) - reference[f]) <= max(0.05, abs(reference[f]) * 1e-3), "corridor \(f) at \(p)")
+            }
+            let probe = index.probe(p, within: .infinity, band: 200)
+            #expect(probe.containing == result.containing)
+            let expectedBand = reference.indices.filter { abs(reference[$0]) <= 200 }
+            let borderline = reference.indices.filter { abs(abs(reference[$0]) - 200) < 0.1 }
+            #expect(Set(probe.band.map(\.fence)).symmetricDifference(expectedBand).isSubset(of: borderline))
+        }
+        #expect(insideCorridor > 10)
+        // The batch query answers every point as a single query does.
+        let batch = index.query(points: points)
+        for (k, p) in points.enumerated() { #expect(batch[k] == index.query(p)) }
+    }
+
     /// The batch query (answered in spatial order) gives every point exactly the single
     /// query's result, including points outside the grid, across the antimeridian and invalid.
     @Test(arguments: [UInt64(4), 5])

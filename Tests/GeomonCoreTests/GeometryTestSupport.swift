@@ -60,7 +60,25 @@ enum BruteForce {
                 for ring in [member.shell] + member.holes { best = min(best, distance(ring, p)) }
             }
             return inside ? -best : best
+        case let .corridor(lines, width):
+            return lines.map { polylineDistance($0, p) }.min().map { $0 - width / 2 } ?? .infinity
         }
+    }
+
+    /// Distance to an open polyline, in the flat metric at the point.
+    static func polylineDistance(_ line: [Coordinate], _ p: Coordinate) -> Double {
+        let k = Geodesy.metersPerDegree(atLatitude: p.latitude)
+        var best = Double.infinity
+        for i in line.indices.dropFirst() {
+            let ax = Geodesy.longitudeDelta(p.longitude, line[i - 1].longitude) * k.longitude, ay = (line[i - 1].latitude - p.latitude) * k.latitude
+            let bx = Geodesy.longitudeDelta(p.longitude, line[i].longitude) * k.longitude, by = (line[i].latitude - p.latitude) * k.latitude
+            let dx = bx - ax, dy = by - ay
+            let len2 = dx * dx + dy * dy
+            let t = len2 > 0 ? max(0, min(1, -(ax * dx + ay * dy) / len2)) : 0
+            let cx = ax + t * dx, cy = ay + t * dy
+            best = min(best, (cx * cx + cy * cy).squareRoot())
+        }
+        return best
     }
 
     static func contains(_ ring: [Coordinate], _ p: Coordinate) -> Bool {
@@ -110,6 +128,27 @@ enum RandomFences {
                 holes.append(star(c, radius: radius * 0.2, vertices: 8, rng: &rng).reversed())
             }
             return .polygons([PolygonRings(shell: shell, holes: holes)])
+        }
+    }
+
+    /// Corridors: random walks of 2–80 points with legs of 50–800 m, 10–400 m wide; one in
+    /// five has a second line.
+    static func corridors(count: Int, around center: Coordinate, spreadMeters: Double, rng: inout SeededGenerator) -> [FenceShape] {
+        (0..<count).map { _ in
+            var lines: [[Coordinate]] = []
+            for _ in 0..<(Int.random(in: 0..<5, using: &rng) == 0 ? 2 : 1) {
+                var p = Geodesy.localDestination(from: center, bearingDegrees: Double.random(in: 0..<360, using: &rng),
+                                                 distanceMeters: Double.random(in: 0...spreadMeters, using: &rng))
+                var heading = Double.random(in: 0..<360, using: &rng)
+                var line = [p]
+                for _ in 1..<Int.random(in: 2...80, using: &rng) {
+                    heading += Double.random(in: -60...60, using: &rng)
+                    p = Geodesy.localDestination(from: p, bearingDegrees: heading, distanceMeters: Double.random(in: 50...800, using: &rng))
+                    line.append(p)
+                }
+                lines.append(line)
+            }
+            return .corridor(lines: lines, widthMeters: Double.random(in: 10...400, using: &rng))
         }
     }
 

@@ -78,6 +78,12 @@ enum PictureScenario {
                 }
             }
             return inside ? -best : best
+        case let .corridor(lines, width):
+            var best = Double.infinity
+            for line in lines {
+                for i in line.indices.dropFirst() { best = min(best, segmentDistance(p, line[i - 1], line[i])) }
+            }
+            return best - width / 2
         }
     }
 

@@ -5,7 +5,7 @@ import GeomonDaemon
 /// a missing file exits 66, an invalid profile 65.
 func loadProfileOrExit(_ path: String, insecurePermissions: Bool = false) throws -> Profile {
     do {
-        return try loadProfile(path: path, insecurePermissions: insecurePermissions, warn: { writeStderr($0) })
+        return try loadProfile(path: path, insecurePermissions: insecurePermissions, warn: { writeStderr($0.text) })
     } catch {
         if error.isMissing {
             writeStderr("geomon: error: \(error.message)")

@@ -13,11 +13,17 @@ struct ValidateCommand: GeomonCommand {
         and a caret, and 'path: ok' to stdout per valid profile; JSON is an array of {file, line,
         column, severity, message} on stdout.
 
+        Fences from GeoJSON files with ring defects (crossing or touching edges, holes outside
+        their ring, unclosed rings, RFC 7946 winding, repeated positions) are warnings: geomon
+        uses them by the even-odd rule (docs/geometry.md). --strict makes them errors, as
+        'strict: true' does for one fence entry.
+
         exit codes: 0 all valid (warnings allowed), 65 a profile is invalid, 66 a profile is
         missing or unreadable, 64 usage error.
         """,
         options: [
             .choice("--format", ["text", "json"], "text (default) or json"),
+            .flag("--strict", "ring defects in GeoJSON files are errors, not warnings"),
             .flag("--insecure-permissions", "accept group/world-writable profiles, GeoJSON files and programs (and, as root, files owned by other users or reached through their symlinks)"),
         ],
         arguments: [ArgumentSpec("PROFILE", "the profiles to check", arity: .many, completion: .file(["yaml", "yml"]))]
@@ -25,11 +31,13 @@ struct ValidateCommand: GeomonCommand {
 
     var json: Bool
     var insecurePermissions: Bool
+    var strict: Bool
     var paths: [String]
 
     init(_ arguments: ParsedArguments) throws {
         json = arguments.choice("--format", default: "text") == "json"
         insecurePermissions = arguments.flag("--insecure-permissions")
+        strict = arguments.flag("--strict")
         paths = arguments.positionals
     }
 
@@ -41,7 +49,7 @@ struct ValidateCommand: GeomonCommand {
         for path in paths {
             let result: ProfileLoadResult
             do {
-                result = try ProfileLoader.load(path: path, trust: trust)
+                result = try ProfileLoader.load(path: path, trust: trust, strict: strict)
             } catch {
                 missing = true
                 if json {

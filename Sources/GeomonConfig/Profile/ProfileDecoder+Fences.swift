@@ -2,13 +2,16 @@ import GeomonFormat
 import GeomonCore
 
 extension ProfileDecoder {
-    static let fenceKeys = ["id", "name", "circle", "polygon", "holes", "geojson", "id_property", "id_prefix", "events", "dwell"]
+    static let fenceKeys = ["id", "name", "circle", "polygon", "holes", "corridor", "geojson", "id_property", "id_prefix",
+                            "width", "width_property", "radius", "radius_property", "strict", "events", "dwell"]
+    /// Keys of a `geojson` entry only.
+    static let geojsonOnlyKeys = ["id_property", "id_prefix", "width", "width_property", "radius", "radius_property", "strict"]
 
     func decodeFenceEntry(_ item: YAMLNode, into records: inout [FenceRecord]) {
         guard let f = fields(item, path: "fence", allowed: Self.fenceKeys) else { return }
-        let shapeKeys = ["circle", "polygon", "geojson"].filter { f.entries[$0] != nil }
+        let shapeKeys = ["circle", "polygon", "corridor", "geojson"].filter { f.entries[$0] != nil }
         if shapeKeys.isEmpty {
-            error("a fence needs a shape: one of 'circle', 'polygon' or 'geojson'", item)
+            error("a fence needs a shape: one of 'circle', 'polygon', 'corridor' or 'geojson'", item)
             return
         }
         if shapeKeys.count > 1, let second = f.key(shapeKeys[1]), let first = f.key(shapeKeys[0]) {
@@ -27,8 +30,9 @@ extension ProfileDecoder {
             decodeGeoJSONEntry(f, events: events, dwell: dwell, into: &records)
             return
         }
-        if let key = f.key("id_property") { error("'id_property' can only be used with 'geojson'", key) }
-        if let key = f.key("id_prefix") { error("'id_prefix' can only be used with 'geojson'", key) }
+        for key in Self.geojsonOnlyKeys {
+            if let node = f.key(key) { error("'\(key)' can only be used with 'geojson'", node) }
+        }
         var id: String?
         if let n = f["id"] {
             if let text = string(n, "id") {
@@ -58,11 +62,13 @@ extension ProfileDecoder {
             }
         } else if let polygonNode = f["polygon"] {
             shape = decodeInlinePolygon(polygonNode, holes: f["holes"])
+        } else if let corridorNode = f["corridor"] {
+            shape = decodeCorridor(corridorNode)
         }
         guard let id, let shape else { return }
         // Shapes the geometry cannot answer for (near the poles, wider than 180°, …).
         let limits = geometryLimitProblems(shape)
-        for problem in limits { error("fence '\(id)': \(problem.text)", f["circle"] ?? f["polygon"] ?? item) }
+        for problem in limits { error("fence '\(id)': \(problem.text)", f["circle"] ?? f["polygon"] ?? f["corridor"] ?? item) }
         guard limits.isEmpty else { return }
         var fence = Fence(id: id, name: name, shape: shape, events: events, dwell: dwell)
         let anchorNode = f["id"] ?? item
@@ -134,6 +140,19 @@ extension ProfileDecoder {
         return ok ? (points, items) : nil
     }
 
+    /// `corridor: {points: [{lat, lon}, …], width: 50m}`: everything within width/2 of the line.
+    private func decodeCorridor(_ node: YAMLNode) -> FenceShape? {
+        guard let c = fields(node, path: "corridor", allowed: ["points", "width"], required: ["points", "width"]) else { return nil }
+        let width = c["width"].flatMap { quantity($0, "width", .distance, maximum: (2 * geometryMaxCircleRadiusMeters, "2000km")) }
+        guard let pointsNode = c["points"], let line = decodeRing(pointsNode, "points") else { return nil }
+        if Set(line.points).count < 2 {
+            error("a corridor needs at least 2 distinct points (got \(Set(line.points).count))", pointsNode)
+            return nil
+        }
+        guard let width else { return nil }
+        return .corridor(lines: [line.points], widthMeters: width)
+    }
+
     private func decodeInlinePolygon(_ node: YAMLNode, holes holesNode: YAMLNode?) -> FenceShape? {
         let shell = decodeRing(node, "polygon")
         var holes: [(points: [Coordinate], nodes: [YAMLNode], node: YAMLNode)] = []
@@ -181,6 +200,21 @@ extension ProfileDecoder {
             guard let text = string(p, "id_property") else { return }
             idProperty = text
         }
+        var options = GeoJSONFences.Options(idProperty: idProperty, strict: strictGeoJSON)
+        if let p = f["strict"], let v = boolean(p, "strict") { options.strict = options.strict || v }
+        if let p = f["width"] {
+            guard let v = quantity(p, "width", .distance, maximum: (2 * geometryMaxCircleRadiusMeters, "2000km")) else { return }
+            options.width = v
+        }
+        if let p = f["radius"] {
+            guard let v = quantity(p, "radius", .distance, maximum: (geometryMaxCircleRadiusMeters, "1000km")) else { return }
+            options.radius = v
+        }
+        for (key, path) in [("width_property", \GeoJSONFences.Options.widthProperty), ("radius_property", \GeoJSONFences.Options.radiusProperty)] {
+            guard let p = f[key] else { continue }
+            guard let text = string(p, key), !text.isEmpty else { return }
+            options[keyPath: path] = text
+        }
         var idPrefix = ""
         if let p = f["id_prefix"] {
             guard let text = string(p, "id_prefix") else { return }
@@ -211,7 +245,7 @@ extension ProfileDecoder {
         case .success(let read):
             bytes = read
         }
-        let result = GeoJSONFences.read(bytes, file: shown, idProperty: idProperty)
+        let result = GeoJSONFences.read(bytes, file: shown, options: options)
         diagnostics += result.diagnostics
         if let idProperty, let node = f["id_property"], result.featuresWithIDProperty == 0, !result.fences.isEmpty {
             // Not one feature has it: a typo, not features that fall back to their 'id'.
@@ -227,6 +261,7 @@ extension ProfileDecoder {
         if result.fences.isEmpty && result.diagnostics.isEmpty {
             warning("GeoJSON file \(quotedPath(relative)) has no features", n)
         }
+        repairedFences += result.repaired.map { idPrefix + $0 }
         for var fence in result.fences {
             fence.id = idPrefix + fence.id
             guard registerFenceID(fence.id, at: fence.location ?? location(n), geojsonFile: shown) else { continue }

@@ -35,13 +35,18 @@ extension ProfileDecoder {
         }
     }
 
-    /// A circle's centre, or the middle of a polygon fence's bounding box.
+    /// A circle's centre, or the middle of a polygon's or corridor's bounding box.
     static func center(of shape: FenceShape) -> Coordinate {
         switch shape {
         case let .circle(center, _):
             return center
-        case let .polygons(members):
-            let points = members.flatMap(\.shell)
+        case .polygons, .corridor:
+            let points: [Coordinate]
+            switch shape {
+            case let .polygons(members): points = members.flatMap(\.shell)
+            case let .corridor(lines, _): points = lines.flatMap { $0 }
+            case .circle: points = []
+            }
             guard let first = points.first else { return Coordinate(latitude: 0, longitude: 0) }
             var minLat = first.latitude, maxLat = first.latitude, minLon = first.longitude, maxLon = first.longitude
             for p in points {

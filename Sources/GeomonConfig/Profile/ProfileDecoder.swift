@@ -24,6 +24,10 @@ final class ProfileDecoder {
     /// Unknown keys that look like a misspelled known key, by the dotted path of the key they
     /// suggest (`sources`, `sources.gnss`): rules about that key being absent stay silent.
     var misspelled: [String: YAMLNode] = [:]
+    /// `validate --strict`: ring defects in GeoJSON files are errors, as with `strict: true`.
+    var strictGeoJSON = false
+    /// Fences used despite ring defects (by the even-odd rule).
+    var repairedFences: [String] = []
 
     init(file: String, displayDirectory: String, absoluteDirectory: String) {
         self.file = file

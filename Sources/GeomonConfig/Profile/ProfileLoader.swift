@@ -8,6 +8,8 @@ import Glibc
 public struct ProfileLoadResult: Sendable {
     public var profile: Profile?
     public var diagnostics: [Diagnostic]
+    /// Ids of GeoJSON fences with ring defects, used by the even-odd rule (warned about).
+    public var repairedFences: [String] = []
 
     /// True when at least one diagnostic is an error.
     public var hasErrors: Bool { diagnostics.contains { $0.severity == .error } }
@@ -30,7 +32,9 @@ public enum ProfileLoader {
     /// `trust` checks the profile file and every file it references (GeoJSON, programs) for
     /// unsafe permissions and, as root, ownership and symlinks (docs/security.md); pass
     /// `.insecure` for `--insecure-permissions`.
-    public static func load(path: String, trust: FileTrust = FileTrust()) throws(ProfileFileError) -> ProfileLoadResult {
+    ///
+    /// `strict` makes ring defects in GeoJSON files errors (`validate --strict`).
+    public static func load(path: String, trust: FileTrust = FileTrust(), strict: Bool = false) throws(ProfileFileError) -> ProfileLoadResult {
         var info = stat()
         guard stat(path, &info) == 0 else {
             throw ProfileFileError(path: path, reason: String(cString: strerror(errno)))
@@ -50,7 +54,7 @@ public enum ProfileLoader {
             }
             throw ProfileFileError(path: path, reason: reason)
         case .success(let bytes):
-            var result = load(bytes: bytes, path: path, trust: trust, directory: realDirectory(of: path))
+            var result = load(bytes: bytes, path: path, trust: trust, directory: realDirectory(of: path), strict: strict)
             if let problem = trust.problem(path, what: "profile") {
                 result.diagnostics.insert(.error(problem, at: SourceLocation(file: path, line: 1, column: 1)), at: 0)
                 result.profile = nil
@@ -71,7 +75,7 @@ public enum ProfileLoader {
 
     /// Checks profile text already in memory; `path` names it and anchors relative paths
     /// (against `directory` when given, else the directory part of `path`).
-    public static func load(bytes: [UInt8], path: String, trust: FileTrust = FileTrust(), directory: String? = nil) -> ProfileLoadResult {
+    public static func load(bytes: [UInt8], path: String, trust: FileTrust = FileTrust(), directory: String? = nil, strict: Bool = false) -> ProfileLoadResult {
         var parser = YAMLParser()
         parser.maxBytes = maxBytes
         let parsed = parser.parse(bytes, file: path)
@@ -86,6 +90,7 @@ public enum ProfileLoader {
         )
         decoder.diagnostics = parsed.diagnostics
         decoder.trust = trust
+        decoder.strictGeoJSON = strict
         var records: [FenceRecord] = []
         var profile = decoder.decodeProfile(root, fences: &records)
         if let checked = profile {
@@ -98,7 +103,7 @@ public enum ProfileLoader {
             profile?.path = PathText.absolute(path)
             profile?.directory = decoder.absoluteDirectory
         }
-        return ProfileLoadResult(profile: profile, diagnostics: diagnostics)
+        return ProfileLoadResult(profile: profile, diagnostics: diagnostics, repairedFences: decoder.repairedFences)
     }
 
     /// The profile's own diagnostics by position, then those of referenced files in the

@@ -192,11 +192,11 @@ extension FenceStore {
                     let d = (east * east + north * north).squareRoot()
                     let bound = d < Double(record.inner) ? Double(record.inner) - d : d - Double(record.outer)
                     if bound <= 0 {
-                        lists[slot * listCapacity + polygonsListed] = record.polygon
+                        lists[slot * listCapacity + polygonsListed] = record.polygon & ~Self.corridorBit
                         polygonsListed += 1
                     } else if bound < closestBound {
                         closestBound = bound
-                        closest = record.polygon
+                        closest = record.polygon & ~Self.corridorBit
                     }
                 }
                 if closest != UInt32.max {

@@ -301,6 +301,12 @@ extension FenceStore {
             let t = tan(p.latitude * Geodesy.radiansPerDegree)
             return centerDistance(p, fence, dlon: dlon, dlat: dlat, kx: k.longitude, ky: k.latitude, tanLat: t) - Double(fence.outer)
         }
+        if fence.polygon & Self.corridorBit != 0 {
+            let polygon = Int(fence.polygon & ~Self.corridorBit)
+            let r = edgeScan(polygon: polygon, px: dlon, py: dlat, kx: k.longitude, ky: k.latitude, pip: false)
+            guard r.distance.isFinite else { return .infinity }
+            return refined(p, r, kx: k.longitude, ky: k.latitude) - halfWidth(corridor: polygon)
+        }
         let insideBox = dlon >= Double(fence.minX) && dlon <= Double(fence.maxX)
             && dlat >= Double(fence.minY) && dlat <= Double(fence.maxY)
         let r = edgeScan(polygon: Int(fence.polygon), px: dlon, py: dlat, kx: k.longitude, ky: k.latitude, pip: insideBox,
@@ -530,6 +536,19 @@ extension FenceStore {
         if ref == UInt32.max {
             let dc = centerDistance(c.p, fence, dlon: dlon, dlat: dlat, kx: c.kx, ky: c.ky, tanLat: c.tanLat)
             let sd = dc - Double(fence.outer)
+            if sd <= 0 && canContain { containing.append(Int(fence.external)) }
+            if c.wantNearest { state.consider(Int(fence.external), sd) }
+            return
+        }
+        if ref & Self.corridorBit != 0 {
+            // Inside when the nearest line is within the half width: one scan for both.
+            if !canContain && (!c.wantNearest || c.seenContains(f)) { return }
+            let polygon = Int(ref & ~Self.corridorBit)
+            let h = halfWidth(corridor: polygon)
+            let r = edgeScan(polygon: polygon, px: dlon, py: dlat, kx: c.kx, ky: c.ky,
+                             limit: c.wantNearest ? state.best + h : h, pip: false)
+            guard r.distance.isFinite else { return }
+            let sd = refined(c.p, r, kx: c.kx, ky: c.ky) - h
             if sd <= 0 && canContain { containing.append(Int(fence.external)) }
             if c.wantNearest { state.consider(Int(fence.external), sd) }
             return

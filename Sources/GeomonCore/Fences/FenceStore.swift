@@ -32,7 +32,9 @@ struct FenceRecord: Sendable {
     var inner: Float
     /// Maximum distance centre→boundary in metres (conservative: slightly large).
     var outer: Float
-    /// Index into `FenceStore.polygons`, or `UInt32.max` for a circle (radius = `outer`).
+    /// Index into `FenceStore.polygons`, or `UInt32.max` for a circle (radius = `outer`). A
+    /// corridor's has `FenceStore.corridorBit` set; its vertex range starts with the half
+    /// width as a (value, NaN) pair, then its lines, each followed by a NaN separator.
     var polygon: UInt32
     /// The fence's number in the caller's order (records are stored in spatial order).
     var external: UInt32 = 0
@@ -93,6 +95,15 @@ struct FenceStore: Sendable {
     }
 
     var count: Int { fences.count }
+
+    /// Marks a corridor's polygon number in `FenceRecord.polygon`.
+    static let corridorBit: UInt32 = 1 << 31
+
+    /// A corridor's half width in metres (its polygon number without `corridorBit`).
+    @inline(__always)
+    func halfWidth(corridor polygon: Int) -> Double {
+        Double(vertices[2 * Int(polygons[polygon].vertexStart)])
+    }
 }
 
 // MARK: - Building
@@ -145,6 +156,8 @@ extension FenceStore {
                     addCircle(center: center, radiusMeters: radius)
                 case let .polygons(members):
                     addPolygons(members, scratch: &scratch)
+                case let .corridor(lines, width):
+                    addCorridor(lines, widthMeters: width, scratch: &scratch)
                 }
                 fences[slot].external = UInt32(external)
             }
@@ -191,6 +204,9 @@ extension FenceStore {
             case let .polygons(members):
                 guard let first = members.first?.shell.first else { return (0, 0) }
                 return (first.longitude, first.latitude)
+            case let .corridor(lines, _):
+                guard let first = lines.first?.first else { return (0, 0) }
+                return (first.longitude, first.latitude)
             }
         }
         let points = shapes.map(point)
@@ -224,6 +240,78 @@ extension FenceStore {
         fences.append(FenceRecord(centerLat: lat, centerLon: lon,
                                   minX: -Float(dLon).nextUp, maxX: Float(dLon).nextUp, minY: -Float(dLat).nextUp, maxY: Float(dLat).nextUp,
                                   inner: Float(r), outer: Float(r), polygon: UInt32.max))
+    }
+
+    /// A corridor: its lines unwrapped like rings (each continuous, each shifted by 360°
+    /// multiples to lie near the first), stored open after the half-width pair, with a
+    /// bounding box grown by the half width and the strip index of a long polygon.
+    private mutating func addCorridor(_ lines: [[Coordinate]], widthMeters: Double, scratch: inout Scratch) {
+        let h = widthMeters.isFinite ? max(0, widthMeters / 2) : 0
+        var points: [[(x: Double, y: Double)]] = []
+        var referenceLon: Double?
+        var minX = Double.infinity, maxX = -Double.infinity, minY = Double.infinity, maxY = -Double.infinity
+        for line in lines {
+            var out: [(x: Double, y: Double)] = []
+            var previousLon = 0.0, lon = 0.0
+            for p in line where p.latitude.isFinite && p.longitude.isFinite {
+                if out.isEmpty {
+                    lon = p.longitude
+                    if let reference = referenceLon { lon += 360 * ((reference - lon + 180) / 360).rounded(.down) }
+                } else {
+                    lon += Geodesy.longitudeDelta(previousLon, p.longitude)
+                }
+                previousLon = p.longitude
+                out.append((lon, p.latitude))
+                minX = min(minX, lon); maxX = max(maxX, lon)
+                minY = min(minY, p.latitude); maxY = max(maxY, p.latitude)
+            }
+            guard !out.isEmpty else { continue }
+            if referenceLon == nil { referenceLon = out[0].x }
+            points.append(out)
+        }
+        let start = vertices.count / 2
+        guard !points.isEmpty else {
+            fences.append(FenceRecord(centerLat: 0, centerLon: 0, minX: 0, maxX: 0, minY: 0, maxY: 0,
+                                      inner: -0, outer: 0, polygon: UInt32(polygons.count) | Self.corridorBit))
+            vertices += [Float(h), .nan]
+            polygons.append(PolygonRecord(vertexStart: UInt32(start), vertexEnd: UInt32(vertices.count / 2), stripStart: 0, stripCount: 0, stripLat0: 0, stripsPerDegree: 0))
+            return
+        }
+        let cx0 = (minX + maxX) / 2, cy = (minY + maxY) / 2
+        let k = Geodesy.metersPerDegree(atLatitude: cy)
+        var farthest2 = 0.0
+        vertices += [Float(h), .nan]
+        for line in points {
+            for p in line {
+                let x = Float(p.x - cx0), y = Float(p.y - cy)
+                vertices += [x, y]
+                let ex = Double(x) * k.longitude, ny = Double(y) * k.latitude
+                farthest2 = max(farthest2, ex * ex + ny * ny)
+            }
+            vertices += [.nan, .nan]
+        }
+        let end = vertices.count / 2
+        // The box holds everything within h of the lines (degrees of longitude measured where
+        // they are shortest).
+        let dLat = h / k.latitude * 1.01 + 1e-9
+        let poleward = min(89.999, max(abs(minY), abs(maxY)) + dLat)
+        let dLon = min(180, h / max(Geodesy.metersPerDegree(atLatitude: poleward).longitude, 1) * 1.01 + 1e-9)
+        let boxMinX = Float(minX - cx0 - dLon).nextDown, boxMaxX = Float(maxX - cx0 + dLon).nextUp
+        let boxMinY = Float(minY - cy - dLat).nextDown, boxMaxY = Float(maxY - cy + dLat).nextUp
+        var record = PolygonRecord(vertexStart: UInt32(start), vertexEnd: UInt32(end), stripStart: 0, stripCount: 0, stripLat0: 0, stripsPerDegree: 0)
+        let vertexCount = end - start
+        if vertexCount > Self.stripThreshold, vertexCount <= Int(UInt16.max), boxMaxY > boxMinY {
+            buildStrips(&record, minY: boxMinY, maxY: boxMaxY, scratch: &scratch)
+        }
+        let extentRadians = (maxY - minY) * Geodesy.radiansPerDegree
+        let margin = 1e-3 + 2 * extentRadians * (abs(tan(cy * Geodesy.radiansPerDegree)) + 1)
+        let polygonNumber = polygons.count
+        polygons.append(record)
+        // The centre's side is not known: inner 0 promises nothing.
+        fences.append(FenceRecord(centerLat: cy, centerLon: Geodesy.normalizedLongitude(cx0),
+                                  minX: boxMinX, maxX: boxMaxX, minY: boxMinY, maxY: boxMaxY,
+                                  inner: -0, outer: Float(farthest2.squareRoot() * (1 + margin) + h * 1.01 + 0.01).nextUp,
+                                  polygon: UInt32(polygonNumber) | Self.corridorBit))
     }
 
     /// Reusable buffers for building polygons (unwrapped vertices and ring ends).

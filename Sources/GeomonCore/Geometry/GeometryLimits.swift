@@ -22,6 +22,12 @@ public enum GeometryLimitProblem: Hashable, Sendable {
     case ringReachesLatitude(Ring, Double)
     case ringEncirclesPole(Ring)
     case spansLongitude(Double)
+    case corridorNotFinite
+    /// A corridor line with fewer than 2 distinct points (1-based line number).
+    case corridorLineTooShort(line: Int)
+    case corridorTooWide(widthMeters: Double)
+    /// The latitude the corridor reaches towards its nearer pole (signed, at most ±90).
+    case corridorReachesLatitude(Double)
 }
 
 /// Problems with a fence shape that the geometry code cannot handle correctly. Empty when the
@@ -46,6 +52,32 @@ public func geometryLimitProblems(_ shape: FenceShape) -> [GeometryLimitProblem]
         if reach > maxLat {
             problems.append(.circleReachesLatitude(center.latitude < 0 ? -reach : reach))
         }
+    case let .corridor(lines, width):
+        guard width.isFinite, lines.allSatisfy({ $0.allSatisfy { $0.latitude.isFinite && $0.longitude.isFinite } }) else {
+            return [.corridorNotFinite]
+        }
+        for (n, line) in lines.enumerated() where Set(line).count < 2 {
+            problems.append(.corridorLineTooShort(line: n + 1))
+        }
+        if width / 2 > geometryMaxCircleRadiusMeters { problems.append(.corridorTooWide(widthMeters: width)) }
+        var worst = 0.0, worstSigned = 0.0
+        var minLon = Double.infinity, maxLon = -Double.infinity
+        var reference: Double?
+        for line in lines {
+            guard let first = line.first else { continue }
+            var lon = first.longitude
+            if let reference { lon += 360 * ((reference - lon + 180) / 360).rounded(.down) } else { reference = lon }
+            var previous = first
+            for point in line {
+                if point != first { lon += Geodesy.longitudeDelta(previous.longitude, point.longitude) }
+                previous = point
+                minLon = min(minLon, lon); maxLon = max(maxLon, lon)
+                let reach = abs(point.latitude) + max(0, width / 2) / Geodesy.metersPerDegree(atLatitude: point.latitude).latitude
+                if reach > worst { worst = reach; worstSigned = point.latitude < 0 ? -reach : reach }
+            }
+        }
+        if worst > maxLat { problems.append(.corridorReachesLatitude(max(-90, min(90, worstSigned)))) }
+        if maxLon - minLon > 180 { problems.append(.spansLongitude(maxLon - minLon)) }
     case let .polygons(members):
         var minLon = Double.infinity, maxLon = -Double.infinity
         var reference: Double?

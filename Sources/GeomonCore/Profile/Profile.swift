@@ -168,6 +168,18 @@ public enum FenceShape: Hashable, Sendable {
     case circle(center: Coordinate, radiusMeters: Double)
     /// One or more polygons (a GeoJSON MultiPolygon has several).
     case polygons([PolygonRings])
+    /// Everything within `widthMeters / 2` of one or more lines (a route, a trail): a
+    /// GeoJSON LineString or MultiLineString with a width. Edges are straight in lon/lat.
+    case corridor(lines: [[Coordinate]], widthMeters: Double)
+
+    /// "circle", "polygon" or "corridor".
+    public var kind: String {
+        switch self {
+        case .circle: "circle"
+        case .polygons: "polygon"
+        case .corridor: "corridor"
+        }
+    }
 }
 
 public struct Fence: Sendable {

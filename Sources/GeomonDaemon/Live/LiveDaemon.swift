@@ -87,8 +87,8 @@ public final class LiveDaemon: MonitorSource {
         startedMicros = host.monotonicMicroseconds
         let profile: Profile
         do {
-            profile = try loadProfile(path: options.profilePath, insecurePermissions: options.insecurePermissions, warn: { text in
-                for line in text.split(separator: "\n") { log.warning(String(line)) }
+            profile = try loadProfile(path: options.profilePath, insecurePermissions: options.insecurePermissions, warn: { [options] warnings in
+                for line in warnings.logLines(profilePath: options.profilePath) { log.warning(line) }
             })
         } catch {
             throw LiveDaemonError(message: error.description, exitCode: error.isMissing ? Exit.noInput : Exit.invalidProfile)
@@ -643,8 +643,8 @@ public final class LiveDaemon: MonitorSource {
         defer { notifier.ready(status: statusLine()) }
         let next: Profile
         do {
-            next = try loadProfile(path: options.profilePath, insecurePermissions: options.insecurePermissions, warn: { [log] text in
-                for line in text.split(separator: "\n") { log.warning(String(line)) }
+            next = try loadProfile(path: options.profilePath, insecurePermissions: options.insecurePermissions, warn: { [log, options] warnings in
+                for line in warnings.logLines(profilePath: options.profilePath) { log.warning(line) }
             })
         } catch {
             for line in error.description.split(separator: "\n") { log.error(String(line)) }
