@@ -72,19 +72,123 @@ public enum GeoJSONFences {
         public var featuresWithIDProperty: Int
         /// Ids of the fences used despite ring defects (by the even-odd rule), in file order.
         public var repaired: [String]
+        /// Fences read (also those handed to a sink instead of `fences`).
+        public var fenceCount: Int
     }
 
     public static func read(_ bytes: [UInt8], file: String, idProperty: String?, checkPolygons: Bool = true) -> Read {
         read(bytes, file: file, options: Options(idProperty: idProperty, checkPolygons: checkPolygons))
     }
 
+    /// Reads a file held in memory; the fences are collected in `fences`.
     public static func read(_ bytes: [UInt8], file: String, options: Options) -> Read {
-        bytes.withUnsafeBufferPointer { buffer in
-            let reader = GeoJSONReader(buffer, file: file, options: options)
-            reader.run()
-            return Read(fences: reader.fences, diagnostics: reader.diagnostics, propertyNames: reader.propertyNames,
-                        featuresWithIDProperty: reader.featuresWithIDProperty, repaired: reader.repaired)
+        bytes.withUnsafeBufferPointer { read($0, file: file, options: options, sink: nil) }
+    }
+
+    /// Reads a file, handing each fence to `sink` as it is read, with its shape apart (the
+    /// fence's own `shape` nil); `fences` stays empty. A caller building an index keeps no
+    /// copy of the file's geometry.
+    public static func read(_ buffer: UnsafeBufferPointer<UInt8>, file: String, options: Options, sink: (Fence, FenceShape) -> Void) -> Read {
+        withoutActuallyEscaping(sink) { sink in read(buffer, file: file, options: options, sink: sink) }
+    }
+
+    public static func read(_ bytes: [UInt8], file: String, options: Options, sink: (Fence, FenceShape) -> Void) -> Read {
+        bytes.withUnsafeBufferPointer { read($0, file: file, options: options, sink: sink) }
+    }
+
+    /// Reads a mapped file, handing each fence to `sink` and dropping the pages read.
+    public static func read(_ mapped: MappedFile, file: String, options: Options, sink: (Fence, FenceShape) -> Void) -> Read {
+        mapped.withBytes { buffer in
+            withoutActuallyEscaping(sink) { sink in
+                read(buffer, file: file, options: options, sink: sink, progress: { mapped.release(before: $0) })
+            }
         }
+    }
+
+    private static func read(_ buffer: UnsafeBufferPointer<UInt8>, file: String, options: Options, sink: ((Fence, FenceShape) -> Void)?,
+                             progress: ((Int) -> Void)? = nil) -> Read {
+        let reader = GeoJSONReader(buffer, file: file, options: options)
+        reader.sink = sink
+        reader.progress = progress
+        reader.run()
+        reader.sink = nil
+        return Read(fences: reader.fences, diagnostics: reader.diagnostics, propertyNames: reader.propertyNames,
+                    featuresWithIDProperty: reader.featuresWithIDProperty, repaired: reader.repaired, fenceCount: reader.fenceCount)
+    }
+}
+
+/// A file mapped read-only, read once from start to end: the pages behind the reader are
+/// dropped as it goes (`release(before:)`), so a file of any size costs a window of its pages,
+/// not its size. Dropped pages come back from the page cache if they are read again (error
+/// positions), so nothing is lost, only re-read.
+public final class MappedFile {
+    public let size: Int
+    private let base: UnsafeMutableRawPointer?
+    private var released = 0
+    /// Pages kept behind the reader (re-reads of a feature's own bytes stay in memory).
+    static let window = 4 << 20
+
+    /// Maps `path`; the reason on failure.
+    public static func open(_ path: String) -> Result<MappedFile, MappedFile.Failure> {
+        let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return .failure(Failure(reason: String(cString: strerror(errno)))) }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { return .failure(Failure(reason: String(cString: strerror(errno)))) }
+        if info.st_mode & S_IFMT == S_IFDIR { return .failure(Failure(reason: "is a directory")) }
+        guard info.st_mode & S_IFMT == S_IFREG else {
+            // A pipe or device: read it whole.
+            switch FileBytes.read(path) {
+            case .success(let bytes): return .success(MappedFile(copying: bytes))
+            case .failure(let reason): return .failure(Failure(reason: reason))
+            }
+        }
+        let size = Int(info.st_size)
+        guard size > 0 else { return .success(MappedFile(copying: [])) }
+        guard let pointer = mmap(nil, size, PROT_READ, MAP_PRIVATE, fd, 0), pointer != MAP_FAILED else {
+            return .failure(Failure(reason: String(cString: strerror(errno))))
+        }
+        _ = madvise(pointer, size, MADV_SEQUENTIAL)
+        return .success(MappedFile(base: pointer, size: size))
+    }
+
+    public struct Failure: Error, CustomStringConvertible {
+        public var reason: String
+        public var description: String { reason }
+    }
+
+    private let copy: [UInt8]?
+
+    private init(base: UnsafeMutableRawPointer, size: Int) {
+        self.base = base
+        self.size = size
+        copy = nil
+    }
+
+    private init(copying bytes: [UInt8]) {
+        base = nil
+        size = bytes.count
+        copy = bytes
+    }
+
+    deinit {
+        if let base { munmap(base, size) }
+    }
+
+    /// The bytes, valid during `body`.
+    public func withBytes<R>(_ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R {
+        if let copy { return try copy.withUnsafeBufferPointer(body) }
+        return try body(UnsafeBufferPointer(start: base?.assumingMemoryBound(to: UInt8.self), count: size))
+    }
+
+    /// Gives the pages more than `window` before `offset` back to the kernel.
+    public func release(before offset: Int) {
+        guard let base else { return }
+        let page = Int(sysconf(Int32(_SC_PAGESIZE)))
+        let end = (offset - Self.window) / page * page
+        guard end - released >= Self.window else { return }
+        _ = madvise(base + released, end - released, MADV_DONTNEED)
+        released = end
     }
 }
 
@@ -167,6 +271,11 @@ final class GeoJSONReader {
 
     var fences: [Fence] = []
     var diagnostics: [Diagnostic] = []
+    /// Takes each fence as it is read (instead of `fences`).
+    var sink: ((Fence, FenceShape) -> Void)?
+    /// Told each feature's start: the bytes before it are not needed for reading on.
+    var progress: ((Int) -> Void)?
+    private(set) var fenceCount = 0
     /// Property names over all features, first-seen order.
     private(set) var propertyNames: [String] = []
     private var propertyNameSet: Set<String> = []
@@ -176,8 +285,8 @@ final class GeoJSONReader {
     private var featureRepaired = false
     /// Cosmetic defects over the file (one warning at the end): rings wound against RFC 7946,
     /// and repeated consecutive positions; where the first of each was.
-    private var windingCount = 0, windingFirst: (offset: Int, feature: Int)?
-    private var duplicateCount = 0, duplicateFirst: (offset: Int, feature: Int)?
+    private var windingCount = 0, windingFirst: (location: SourceLocation, feature: Int)?
+    private var duplicateCount = 0, duplicateFirst: (location: SourceLocation, feature: Int)?
 
     init(_ buffer: UnsafeBufferPointer<UInt8>, file: String, options: GeoJSONFences.Options) {
         p = buffer
@@ -321,6 +430,7 @@ final class GeoJSONReader {
                 try self.skipValue(depth: 2)
             } else {
                 self.featureIndex = index
+                self.progress?(self.i)
                 try self.parseFeature()
             }
         }
@@ -331,6 +441,9 @@ final class GeoJSONReader {
         let firstDiagnostic = diagnostics.count
         rangeProblems = (nil, 0, false)
         featureRepaired = false
+        // Located first: positions are found walking forward through the file (a later one
+        // first would send this one back through the whole file).
+        let startLocation = location(start)
         guard peek() == UInt8(ascii: "{") else {
             try skipValue(depth: 2)
             report("features[\(featureIndex)]: a feature must be an object", at: start)
@@ -445,9 +558,16 @@ final class GeoJSONReader {
         nameFeature(from: firstDiagnostic, id: propertyID ?? id, name: name)
         guard let fenceID, let shape else { return }
         if featureRepaired { repaired.append(fenceID) }
-        var fence = Fence(id: fenceID, name: name, shape: shape, events: defaultEvents)
-        fence.location = location(start)
-        fences.append(fence)
+        fenceCount += 1
+        if let sink {
+            var fence = Fence(id: fenceID, name: name, shape: nil, events: defaultEvents)
+            fence.location = startLocation
+            sink(fence, shape)
+        } else {
+            var fence = Fence(id: fenceID, name: name, shape: shape, events: defaultEvents)
+            fence.location = startLocation
+            fences.append(fence)
+        }
     }
 
     /// A parsed geometry, before the properties that size it are known.
@@ -722,11 +842,12 @@ final class GeoJSONReader {
         }
         if twiceArea != 0, (twiceArea > 0) != isShell {
             windingCount += 1
-            if windingFirst == nil { windingFirst = (offset, featureIndex) }
+            // The position now, while the reader is there (no walk back through the file later).
+            if windingFirst == nil { windingFirst = (location(offset), featureIndex) }
         }
         if repeated {
             duplicateCount += 1
-            if duplicateFirst == nil { duplicateFirst = (offset, featureIndex) }
+            if duplicateFirst == nil { duplicateFirst = (location(offset), featureIndex) }
         }
     }
 
@@ -734,20 +855,20 @@ final class GeoJSONReader {
     private func reportCosmetics() {
         if let first = windingFirst {
             let which = windingCount == 1 ? "a ring in features[\(first.feature)] is" : "\(windingCount) rings are (the first in features[\(first.feature)])"
-            _ = fileDefect("\(which) wound against RFC 7946 (outer rings counterclockwise, holes clockwise); the even-odd rule does not depend on the winding", at: first.offset)
+            _ = fileDefect("\(which) wound against RFC 7946 (outer rings counterclockwise, holes clockwise); the even-odd rule does not depend on the winding", at: first.location)
         }
         if let first = duplicateFirst {
             let which = duplicateCount == 1 ? "a ring in features[\(first.feature)] repeats" : "\(duplicateCount) rings (the first in features[\(first.feature)]) repeat"
-            _ = fileDefect("\(which) a position twice in a row; the repeats are ignored", at: first.offset)
+            _ = fileDefect("\(which) a position twice in a row; the repeats are ignored", at: first.location)
         }
     }
 
-    private func fileDefect(_ message: String, at offset: Int) -> Bool {
+    private func fileDefect(_ message: String, at location: SourceLocation) -> Bool {
         if options.strict {
-            report(message + " (an error in strict mode)", at: offset)
+            diagnostics.append(.error(message + " (an error in strict mode)", at: location))
             return false
         }
-        var warning = Diagnostic.warning(message, at: location(offset))
+        var warning = Diagnostic.warning(message, at: location)
         warning.topic = .ringDefect
         diagnostics.append(warning)
         return true

@@ -27,6 +27,47 @@ struct JSONCursor {
     mutating func number() throws(JSONSyntaxError) -> Double {
         let start = j
         var negative = false
+        if j < n && p[j] == 0x2D { negative = true; j &+= 1 }
+        // The usual case, without a branch per digit beyond the digit test: at most 19
+        // digits (no overflow in 64 bits), no exponent part.
+        var mantissa: UInt64 = 0
+        let intStart = j
+        while j < n {
+            let d = p[j] &- 0x30
+            if d > 9 { break }
+            mantissa = mantissa &* 10 &+ UInt64(d)
+            j &+= 1
+        }
+        let intDigits = j &- intStart
+        guard intDigits > 0 else { throw JSONSyntaxError(offset: start, message: "invalid number") }
+        var fractionDigits = 0
+        if j < n && p[j] == 0x2E {
+            j &+= 1
+            let fractionStart = j
+            while j < n {
+                let d = p[j] &- 0x30
+                if d > 9 { break }
+                mantissa = mantissa &* 10 &+ UInt64(d)
+                j &+= 1
+            }
+            fractionDigits = j &- fractionStart
+            guard fractionDigits > 0 else { throw JSONSyntaxError(offset: start, message: "invalid number") }
+        }
+        let hasExponent = j < n && (p[j] == 0x65 || p[j] == 0x45)
+        if !hasExponent, intDigits &+ fractionDigits <= 19, mantissa < (1 << 53), fractionDigits <= 22 {
+            let m = Double(mantissa)
+            let value = fractionDigits == 0 ? m : m / Self.power(of: fractionDigits)
+            return negative ? -value : value
+        }
+        j = start
+        return try slowNumber()
+    }
+
+    /// Any JSON number: exact for up to 15-16 significant digits and exponents within ±22
+    /// (Clinger's fast path), `Double(String)` otherwise.
+    private mutating func slowNumber() throws(JSONSyntaxError) -> Double {
+        let start = j
+        var negative = false
         if j < n && p[j] == 0x2D { negative = true; j += 1 }
         var mantissa: UInt64 = 0
         var significant = 0

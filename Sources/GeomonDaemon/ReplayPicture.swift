@@ -16,7 +16,7 @@ public enum ReplayPicture {
         let intervals = run.receiverIntervals
         let input = RunPicture.Input(
             title: title,
-            fences: run.profile.fences,
+            fences: run.profile.fencesWithShapes,
             track: RunPicture.trackPoints(fixes: run.track, intervals: intervals,
                                           nearestBoundaryMeters: { index.nearestBoundary(to: $0)?.signedDistanceMeters }),
             receiverIntervals: intervals,
@@ -38,10 +38,10 @@ public enum ReplayPicture {
             let start = min(first, switches[0].time), end = max(last, switches[switches.count - 1].time)
             intervals = Self.intervals(switches: switches, gnssFixTimes: fixes.filter { $0.source == .gnss }.map(\.time), start: start, end: end)
         }
-        let index = profile.map { FenceIndex(shapes: $0.fences.map(\.shape)) }
+        let index = profile.map { $0.makeIndex() }
         let input = RunPicture.Input(
             title: title,
-            fences: profile?.fences ?? [],
+            fences: profile?.fencesWithShapes ?? [],
             track: RunPicture.trackPoints(fixes: fixes, intervals: intervals, uncovered: switches.isEmpty ? .unknown : .on,
                                           nearestBoundaryMeters: { point in index?.nearestBoundary(to: point)?.signedDistanceMeters }),
             receiverIntervals: intervals,

@@ -47,7 +47,7 @@ public final class ReplayRun {
     public init(profile: Profile, fixes: [Fix], options: Options) {
         self.profile = profile
         self.options = options
-        index = FenceIndex(shapes: profile.fences.map(\.shape))
+        index = profile.makeIndex()
         track = fixes.enumerated().sorted { ($0.element.time, $0.offset) < ($1.element.time, $1.offset) }.map(\.element)
         var configuration = PowerConfiguration(profile: profile)
         configuration.alwaysOn = options.alwaysOn

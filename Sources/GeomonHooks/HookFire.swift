@@ -35,11 +35,11 @@ public enum HookFire {
         var coordinate = Coordinate(latitude: 0, longitude: 0)
         var fenceName: String?
         if let fenceID {
-            guard let fence = profile.fences.first(where: { $0.id == fenceID }) else {
+            guard let number = profile.fences.firstIndex(where: { $0.id == fenceID }) else {
                 throw FireError.unknownFence(fenceID, known: profile.fences.map(\.id))
             }
-            fenceName = fence.name
-            switch fence.shape {
+            fenceName = profile.fences[number].name
+            switch profile.shape(of: number) {
             case .circle(let center, _): coordinate = center
             case .polygons(let polygons): coordinate = polygons.first?.shell.first ?? coordinate
             case .corridor(let lines, _): coordinate = lines.first?.first ?? coordinate

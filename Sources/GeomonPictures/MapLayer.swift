@@ -168,7 +168,7 @@ struct MapLayer {
         let view = projection.visibleBox
         var visible: [(fence: Fence, box: GeoBox, index: Int)] = []
         for (i, fence) in run.fences.enumerated() {
-            guard let box = FenceGeometry.box(of: fence.shape), box.intersects(view) else { continue }
+            guard let shape = fence.shape, let box = FenceGeometry.box(of: shape), box.intersects(view) else { continue }
             visible.append((fence, box, i))
         }
         stats.fencesCulled = run.fences.count - visible.count
@@ -197,7 +197,7 @@ struct MapLayer {
                 }
                 drewDot = true
             } else {
-                switch item.fence.shape {
+                switch item.fence.shape ?? .polygons([]) {
                 case let .circle(c, radiusMeters):
                     let p = projection.project(c)
                     let ry = radiusMeters / projection.metersPerPixel

@@ -45,7 +45,7 @@ struct NormalizedRun {
         } else {
             var fenceBox: GeoBox?
             for fence in fences {
-                guard let b = FenceGeometry.box(of: fence.shape) else { continue }
+                guard let shape = fence.shape, let b = FenceGeometry.box(of: shape) else { continue }
                 if fenceBox == nil { fenceBox = b } else {
                     fenceBox?.include(Coordinate(latitude: b.minLatitude, longitude: b.minLongitude))
                     fenceBox?.include(Coordinate(latitude: b.maxLatitude, longitude: b.maxLongitude))

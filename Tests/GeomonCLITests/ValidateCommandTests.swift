@@ -75,7 +75,7 @@ struct ValidateCommandTests {
         #expect(result.stderr.contains("is a directory"))
     }
 
-    @Test(arguments: [["validate"], ["validate", "--format", "xml", "x.yaml"], ["validate", "--strict", "x.yaml"]])
+    @Test(arguments: [["validate"], ["validate", "--format", "xml", "x.yaml"], ["validate", "--lenient", "x.yaml"]])
     func usageErrorsExit64(_ arguments: [String]) throws {
         let result = try runGeomon(arguments)
         #expect(result.exitCode == 64)

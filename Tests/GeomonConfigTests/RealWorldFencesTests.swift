@@ -32,7 +32,9 @@ struct RealWorldFencesTests {
         let root = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: Self.expected)) as? [String: Any])
         let points = try #require(root["points"] as? [[String: Any]])
         #expect(points.count == 360)
-        let index = FenceIndex(shapes: profile.fences.map(\.shape))
+        // GeoJSON fences live in the profile's index only.
+        #expect(profile.fences.allSatisfy { $0.shape == nil })
+        let index = profile.makeIndex()
         let number = Dictionary(uniqueKeysWithValues: profile.fences.enumerated().map { ($0.element.id, $0.offset) })
         var insideCount = 0
         for point in points {
@@ -65,7 +67,7 @@ struct RealWorldFencesTests {
         let result = try ProfileLoader.load(path: dir.appendingPathComponent("lint-corridors-and-zones.yaml").path)
         let profile = try #require(result.profile)
         var shapes: [String: FenceShape] = [:]
-        for fence in profile.fences { shapes[fence.id] = fence.shape }
+        for (k, fence) in profile.fences.enumerated() { shapes[fence.id] = profile.shape(of: k) }
         guard case let .corridor(canal, canalWidth)? = shapes["canal"],
               case let .corridor(route, routeWidth)? = shapes["route"],
               case let .corridor(trails, trailsWidth)? = shapes["trails"],
@@ -81,6 +83,6 @@ struct RealWorldFencesTests {
         #expect(wideWidth == 200)
         #expect(home == Coordinate(latitude: 46.3, longitude: 6.3) && homeRadius == 100)
         #expect(workRadius == 30)
-        #expect(profile.fences.map(\.shape.kind) == ["corridor", "corridor", "corridor", "corridor", "circle", "circle"])
+        #expect(profile.fences.indices.map { profile.shape(of: $0).kind } == ["corridor", "corridor", "corridor", "corridor", "circle", "circle"])
     }
 }

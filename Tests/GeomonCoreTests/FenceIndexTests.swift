@@ -166,6 +166,68 @@ struct FenceIndexTests {
         for (k, p) in points.enumerated() { #expect(batch[k] == index.query(p)) }
     }
 
+    /// An index built one fence at a time answers as one built from all the shapes, and gives
+    /// each fence's geometry back (to the float offsets it stores).
+    @Test(arguments: [UInt64(21), 22])
+    func builtOneAtATimeItAnswersTheSameAndGivesTheShapesBack(seed: UInt64) throws {
+        var rng = SeededGenerator(seed: seed)
+        let center = Coordinate(latitude: Double.random(in: -60...60, using: &rng), longitude: Double.random(in: -170...170, using: &rng))
+        var shapes = RandomFences.make(count: 150, around: center, spreadMeters: 15_000, rng: &rng)
+            + RandomFences.corridors(count: 30, around: center, spreadMeters: 15_000, rng: &rng)
+        // Two members, one with a hole; and a box split at the antimeridian.
+        let a = RandomFences.star(center, radius: 800, vertices: 40, rng: &rng)
+        let b = RandomFences.star(Geodesy.localDestination(from: center, bearingDegrees: 90, distanceMeters: 5000), radius: 600, vertices: 30, rng: &rng)
+        shapes.append(.polygons([PolygonRings(shell: a, holes: [RandomFences.star(center, radius: 200, vertices: 8, rng: &rng).reversed()]), PolygonRings(shell: b)]))
+        shapes.append(.polygons([
+            PolygonRings(shell: [Coordinate(latitude: -17, longitude: 179.9), Coordinate(latitude: -17, longitude: 180), Coordinate(latitude: -16.9, longitude: 180), Coordinate(latitude: -16.9, longitude: 179.9)]),
+            PolygonRings(shell: [Coordinate(latitude: -17, longitude: -180), Coordinate(latitude: -17, longitude: -179.9), Coordinate(latitude: -16.9, longitude: -179.9), Coordinate(latitude: -16.9, longitude: -180)]),
+        ]))
+        let whole = FenceIndex(shapes: shapes)
+        var builder = FenceIndex.Builder()
+        for (k, shape) in shapes.enumerated() { #expect(builder.add(shape) == k) }
+        let built = builder.build()
+        #expect(built.count == shapes.count)
+        for _ in 0..<300 {
+            let p = Geodesy.localDestination(from: center, bearingDegrees: Double.random(in: 0..<360, using: &rng),
+                                             distanceMeters: Double.random(in: 0...20_000, using: &rng))
+            #expect(built.query(p) == whole.query(p), "\(p)")
+        }
+        for p in [Coordinate(latitude: -16.95, longitude: 180), Coordinate(latitude: -16.95, longitude: -179.95)] {
+            #expect(built.query(p) == whole.query(p))
+        }
+        for (k, shape) in shapes.enumerated() {
+            let back = built.shape(of: k)
+            #expect(back.kind == shape.kind)
+            switch (shape, back) {
+            case let (.circle(c0, r0), .circle(c1, r1)):
+                #expect(c0 == c1 && abs(r0 - r1) <= r0 * 1e-6)
+            case let (.corridor(l0, w0), .corridor(l1, w1)):
+                #expect(l0.map(\.count) == l1.map(\.count) && abs(w0 - w1) <= w0 * 1e-6)
+                for (x, y) in zip(l0.joined(), l1.joined()) { #expect(Self.near(x, y)) }
+            case let (.polygons(m0), .polygons(m1)):
+                #expect(m0.count == m1.count && zip(m0, m1).allSatisfy { $0.holes.count == $1.holes.count })
+                for (x, y) in zip(m0, m1) {
+                    // Rings come back closed.
+                    let rings0 = [x.shell] + x.holes, rings1 = [y.shell] + y.holes
+                    for (r0, r1) in zip(rings0, rings1) {
+                        #expect(r1.first == r1.last && r1.count == r0.count + (r0.first == r0.last ? 0 : 1), "fence \(k)")
+                        for (u, v) in zip(r0, r1) { #expect(Self.near(u, v), "fence \(k): \(u) vs \(v)") }
+                    }
+                }
+            default:
+                Issue.record("fence \(k): \(shape.kind) came back as \(back.kind)")
+            }
+        }
+        // A geometry that comes back indexes the same.
+        let again = FenceIndex(shapes: shapes.indices.map(built.shape(of:)))
+        let p = center
+        #expect(again.query(p).containing == whole.query(p).containing)
+    }
+
+    static func near(_ a: Coordinate, _ b: Coordinate) -> Bool {
+        abs(a.latitude - b.latitude) < 1e-6 && abs(Geodesy.longitudeDelta(a.longitude, b.longitude)) < 1e-6
+    }
+
     /// The batch query (answered in spatial order) gives every point exactly the single
     /// query's result, including points outside the grid, across the antimeridian and invalid.
     @Test(arguments: [UInt64(4), 5])

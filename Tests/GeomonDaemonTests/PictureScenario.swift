@@ -59,7 +59,7 @@ enum PictureScenario {
 
     /// Signed distance to a fence's boundary in metres, negative inside.
     static func signedDistance(_ p: Coordinate, _ fence: Fence) -> Double {
-        switch fence.shape {
+        switch fence.shape ?? .polygons([]) {
         case let .circle(center, radius):
             return flatDistance(p, center) - radius
         case let .polygons(polygons):

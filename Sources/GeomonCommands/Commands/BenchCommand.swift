@@ -84,8 +84,9 @@ struct BenchFencesCommand: GeomonCommand {
             let t0 = Bench.seconds()
             let data = generator.synthetic(fences: synthetic, points: 100_000, trackFixes: trackFixes)
             let t1 = Bench.seconds()
-            if serve { return Bench.serve(fences: data.fences, points: data.points, loadSeconds: t1 - t0) }
-            return Bench.measure(fences: data.fences, points: data.points, track: data.track, loadSeconds: t1 - t0, repeats: repeats)
+            let shapes = data.fences.compactMap(\.shape)
+            if serve { return Bench.serve(shapes: shapes, points: data.points, load: Bench.Load(seconds: t1 - t0)) }
+            return Bench.measure(shapes: shapes, index: nil, points: data.points, track: data.track, load: Bench.Load(seconds: t1 - t0), repeats: repeats)
         }
         return try Bench.benchFences(fencesPath: fences ?? "", pointsPath: points ?? "", trackPath: track, repeats: repeats, serve: serve)
     }
@@ -137,38 +138,48 @@ struct BenchGenerateCommand: GeomonCommand {
 
 /// The benchmark's measurements.
 enum Bench {
+    /// How the fences were loaded: CPU seconds, and for a file its size and the peak RSS
+    /// right after it was streamed into the index.
+    struct Load {
+        var seconds: Double
+        var fileBytes = 0
+        var peakRSSMegabytes: Double?
+    }
+
     static func benchFences(fencesPath: String, pointsPath: String, trackPath: String?, repeats: Int, serve: Bool) throws -> Int32 {
         let t0 = seconds()
-        let fences: [Fence]
-        do { fences = try FenceLoading.geoJSONFences(path: fencesPath, idProperty: nil) } catch {
+        let loaded: FenceLoading.Loaded
+        do { loaded = try FenceLoading.geoJSONFences(path: fencesPath, idProperty: nil) } catch {
             for message in error.messages { writeStderr(message.contains(": error: ") ? message : "geomon: error: \(message)") }
             return error.exitCode
         }
         let t1 = seconds()
+        let load = Load(seconds: t1 - t0, fileBytes: loaded.fileBytes, peakRSSMegabytes: peakRSSMegabytes())
         guard let points = readPoints(pointsPath) else { return ExitCode.noInput.code }
         var track: [Coordinate] = []
         if let trackPath {
             guard let t = readPoints(trackPath) else { return ExitCode.noInput.code }
             track = t
         }
-        if serve { return self.serve(fences: fences, points: points, loadSeconds: t1 - t0) }
-        return measure(fences: fences, points: points, track: track, loadSeconds: t1 - t0, repeats: repeats)
+        // The in-memory build (`build_s`) indexes the shapes the streamed index holds.
+        let shapes = (0..<loaded.index.count).map(loaded.index.shape(of:))
+        if serve { return self.serve(shapes: shapes, points: points, load: load) }
+        return measure(shapes: shapes, index: loaded.index, points: points, track: track, load: load, repeats: repeats)
     }
 
     /// `--serve`: builds the index, prints the build line, then answers all points as one batch
     /// query per line of stdin and prints the rate (CPU seconds), until EOF; a line `build`
     /// builds the index again instead (the first stays resident) and prints its time.
-    static func serve(fences: [Fence], points: [Coordinate], loadSeconds: Double) -> Int32 {
-        let shapes = fences.map(\.shape)
+    static func serve(shapes: [FenceShape], points: [Coordinate], load: Load) -> Int32 {
         func build() -> (index: FenceIndex, seconds: Double) {
             let start = seconds()
             let index = FenceIndex(shapes: shapes)
             return (index, seconds() - start)
         }
         let (index, buildSeconds) = build()
-        print("{\"fences\":\(fences.count),\"points\":\(points.count),\"load_s\":\(fixed(loadSeconds, 3)),"
+        print("{\"fences\":\(shapes.count),\"points\":\(points.count),\"load_s\":\(fixed(load.seconds, 3)),"
             + "\"build_s\":\(fixed(buildSeconds, 3)),\"index_bytes\":\(index.indexBytes),"
-            + "\"bytes_per_fence\":\(fences.isEmpty ? 0 : index.indexBytes / fences.count),"
+            + "\"bytes_per_fence\":\(shapes.isEmpty ? 0 : index.indexBytes / shapes.count),"
             + "\"heap_huge_pages\":\(HeapPages.active)}")
         fflush(nil)
         while let line = readLine() {
@@ -192,11 +203,12 @@ enum Bench {
     }
 
     /// Builds the index and runs the point and track queries; prints the JSON line.
-    static func measure(fences: [Fence], points: [Coordinate], track: [Coordinate], loadSeconds: Double, repeats: Int) -> Int32 {
-        let shapes = fences.map(\.shape)
+    /// `index`: the one streamed from the file (queried); nil: the one built here is queried.
+    static func measure(shapes: [FenceShape], index streamed: FenceIndex?, points: [Coordinate], track: [Coordinate], load: Load, repeats: Int) -> Int32 {
         let t1 = seconds()
-        let index = FenceIndex(shapes: shapes)
+        let built = FenceIndex(shapes: shapes)
         let t2 = seconds()
+        let index = streamed ?? built
 
         // One at a time, in input order (what the monitor does per fix).
         var result = FenceQueryResult()
@@ -249,9 +261,14 @@ enum Bench {
         let singlePerSecond = points.isEmpty ? 0 : Double(points.count) / singleBest
         let trackPerSecond = track.isEmpty ? 0 : Double(track.count) / trackBest
         var fields: [String] = []
-        fields.append("\"fences\":\(fences.count)")
+        fields.append("\"fences\":\(shapes.count)")
         fields.append("\"points\":\(points.count)")
-        fields.append("\"load_s\":\(fixed(loadSeconds, 3))")
+        fields.append("\"load_s\":\(fixed(load.seconds, 3))")
+        if let peak = load.peakRSSMegabytes {
+            fields.append("\"load_mb_per_s\":\(fixed(Double(load.fileBytes) / 1e6 / max(load.seconds, 1e-9), 1))")
+            fields.append("\"load_peak_rss_mb\":\(fixed(peak, 1))")
+            fields.append("\"load_rss_budget_mb\":\(fixed((Double(index.indexBytes) + 64e6 + 0.25 * Double(load.fileBytes)) / 1e6, 1))")
+        }
         fields.append("\"build_s\":\(fixed(t2 - t1, 3))")
         fields.append("\"query_points_per_s\":\(Int(perSecond))")
         fields.append("\"query_points_per_s_single\":\(Int(singlePerSecond))")
@@ -260,7 +277,7 @@ enum Bench {
         fields.append("\"track_queries\":\(trackQueries)")
         fields.append("\"mean_inside\":\(fixed(points.isEmpty ? 0 : Double(insideTotal) / Double(points.count), 3))")
         fields.append("\"index_bytes\":\(index.indexBytes)")
-        fields.append("\"bytes_per_fence\":\(fences.isEmpty ? 0 : index.indexBytes / fences.count)")
+        fields.append("\"bytes_per_fence\":\(shapes.isEmpty ? 0 : index.indexBytes / shapes.count)")
         fields.append("\"peak_rss_mb\":\(fixed(peakRSSMegabytes(), 1))")
         fields.append("\"checksum\":\(fixed(checksum, 1) + (trackSink < 0 ? "1" : ""))")
         fields.append("\"heap_huge_pages\":\(HeapPages.active)")

@@ -14,26 +14,43 @@ enum FenceLoading {
         var exitCode: Int32
     }
 
-    /// Fences of a profile, loaded and validated like `geomon validate` (diagnostics printed,
-    /// exit 65 when invalid, 66 when missing).
-    static func profileFences(path: String) throws -> [Fence] {
-        try loadProfileOrExit(path).fences
+    /// Fences and their index. A GeoJSON file is streamed into the index: its fences carry no
+    /// shape of their own (`index.shape(of:)` gives it).
+    struct Loaded {
+        var fences: [Fence]
+        var index: FenceIndex
+        /// Bytes of the GeoJSON file read (0 for a profile).
+        var fileBytes: Int
     }
 
-    /// Fences of a GeoJSON FeatureCollection; errors (unreadable file, bad features, shapes the
-    /// geometry code cannot handle) fail the load.
-    static func geoJSONFences(path: String, idProperty: String?) throws(Failure) -> [Fence] {
+    /// Fences of a profile, loaded and validated like `geomon validate` (diagnostics printed,
+    /// exit 65 when invalid, 66 when missing).
+    static func profileFences(path: String) throws -> Loaded {
+        let profile = try loadProfileOrExit(path)
+        return Loaded(fences: profile.fences, index: profile.makeIndex(), fileBytes: 0)
+    }
+
+    /// Fences of a GeoJSON FeatureCollection, streamed from the mapped file into the index;
+    /// errors (unreadable file, bad features, shapes the geometry code cannot handle) fail
+    /// the load.
+    static func geoJSONFences(path: String, idProperty: String?) throws(Failure) -> Loaded {
         guard access(path, R_OK) == 0 else {
             throw Failure(messages: ["cannot read GeoJSON file '\(path)'"], exitCode: ExitCode.noInput.code)
         }
-        let (fences, diagnostics) = GeoJSONFences.load(path: path, idProperty: idProperty)
-        var errors = diagnostics.filter { $0.severity == .error }.map { "\($0)" }
-        for fence in fences {
-            for problem in geometryLimitProblems(fence.shape) {
-                errors.append("\(path): error: fence '\(fence.id)': \(problem.text)")
-            }
+        let mapped: MappedFile
+        switch MappedFile.open(path) {
+        case .success(let file): mapped = file
+        case .failure(let failure): throw Failure(messages: ["cannot read GeoJSON file '\(path)': \(failure.reason)"], exitCode: ExitCode.noInput.code)
         }
+        var builder = FenceIndex.Builder(geoJSONBytes: mapped.size)
+        var fences: [Fence] = []
+        // The reader refuses shapes beyond the geometry's limits (as errors) before the sink.
+        let read = GeoJSONFences.read(mapped, file: path, options: .init(idProperty: idProperty)) { fence, shape in
+            builder.add(shape)
+            fences.append(fence)
+        }
+        let errors = read.diagnostics.filter { $0.severity == .error }.map { "\($0)" }
         if !errors.isEmpty { throw Failure(messages: errors, exitCode: ExitCode.dataError.code) }
-        return fences
+        return Loaded(fences: fences, index: builder.build(), fileBytes: mapped.size)
     }
 }

@@ -61,18 +61,18 @@ struct QueryCommand: GeomonCommand {
     }
 
     func run() throws -> Int32 {
-        let fences: [Fence]
+        let loaded: FenceLoading.Loaded
         do {
-            if let profile { fences = try FenceLoading.profileFences(path: profile) }
-            else { fences = try FenceLoading.geoJSONFences(path: fencesPath ?? "", idProperty: idProperty) }
+            if let profile { loaded = try FenceLoading.profileFences(path: profile) }
+            else { loaded = try FenceLoading.geoJSONFences(path: fencesPath ?? "", idProperty: idProperty) }
         } catch let error as FenceLoading.Failure {
             for message in error.messages {
                 writeStderr(message.contains(": error: ") ? message : "geomon: error: \(message)")
             }
             return error.exitCode
         }
-        let index = FenceIndex(shapes: fences.map(\.shape))
-        let ids = fences.map(\.id)
+        let index = loaded.index
+        let ids = loaded.fences.map(\.id)
         var result = FenceQueryResult()
 
         if let single {

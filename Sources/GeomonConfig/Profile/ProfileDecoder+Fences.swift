@@ -73,7 +73,18 @@ extension ProfileDecoder {
         var fence = Fence(id: id, name: name, shape: shape, events: events, dwell: dwell)
         let anchorNode = f["id"] ?? item
         fence.location = location(anchorNode)
-        records.append(FenceRecord(fence: fence, anchor: location(anchorNode), radiusNode: radiusNode, geojsonFile: nil))
+        append(FenceRecord(fence: fence, anchor: location(anchorNode), radiusLocation: radiusNode.map(location), geojsonFile: nil,
+                           center: Self.center(of: shape), digest: shape.hashValue), shape: shape, into: &records)
+    }
+
+    /// Adds a decoded fence: to the index being built and to the records. A GeoJSON fence's
+    /// polygon or corridor is then kept only in the index (a big file is not held twice).
+    func append(_ record: FenceRecord, shape: FenceShape, into records: inout [FenceRecord]) {
+        var record = record
+        indexBuilder.add(shape)
+        // Circles are a centre and a radius: kept with the fence (the lint rules read them).
+        record.fence.shape = record.geojsonFile != nil && shape.kind != "circle" ? nil : shape
+        records.append(record)
     }
 
     /// `events` and `dwell` of a fence entry, with their rules. `events` is nil when invalid.
@@ -237,17 +248,29 @@ extension ProfileDecoder {
             error(problem, n)
             return
         }
-        let bytes: [UInt8]
-        switch FileBytes.read(resolvedPath(relative)) {
-        case .failure(let reason):
-            error("cannot read GeoJSON file \(quotedPath(relative)): \(reason)", n)
+        let mapped: MappedFile
+        switch MappedFile.open(resolvedPath(relative)) {
+        case .failure(let failure):
+            error("cannot read GeoJSON file \(quotedPath(relative)): \(failure.reason)", n)
             return
-        case .success(let read):
-            bytes = read
+        case .success(let file):
+            mapped = file
         }
-        let result = GeoJSONFences.read(bytes, file: shown, options: options)
+        // Each fence goes to the index as it is read: no copy of the file's shapes is kept.
+        indexBuilder.reserve(geoJSONBytes: mapped.size)
+        let result = GeoJSONFences.read(mapped, file: shown, options: options) { fence, shape in
+            var fence = fence
+            fence.id = idPrefix + fence.id
+            guard self.registerFenceID(fence.id, at: fence.location ?? self.location(n), geojsonFile: shown) else { return }
+            fence.events = events
+            fence.dwell = dwell
+            let anchor = fence.location ?? self.location(n)
+            self.append(FenceRecord(fence: fence, anchor: anchor, radiusLocation: nil, geojsonFile: shown,
+                                    center: Self.center(of: shape), digest: shape.hashValue), shape: shape, into: &records)
+        }
         diagnostics += result.diagnostics
-        if let idProperty, let node = f["id_property"], result.featuresWithIDProperty == 0, !result.fences.isEmpty {
+        repairedFences += result.repaired.map { idPrefix + $0 }
+        if let idProperty, let node = f["id_property"], result.featuresWithIDProperty == 0, result.fenceCount > 0 {
             // Not one feature has it: a typo, not features that fall back to their 'id'.
             var message = "no feature of GeoJSON file '\(relative)' has a property '\(idProperty)'"
             if let suggestion = EditDistance.suggestion(for: idProperty, among: result.propertyNames) {
@@ -258,17 +281,8 @@ extension ProfileDecoder {
             error(message, node)
             return
         }
-        if result.fences.isEmpty && result.diagnostics.isEmpty {
+        if result.fenceCount == 0 && result.diagnostics.isEmpty {
             warning("GeoJSON file \(quotedPath(relative)) has no features", n)
-        }
-        repairedFences += result.repaired.map { idPrefix + $0 }
-        for var fence in result.fences {
-            fence.id = idPrefix + fence.id
-            guard registerFenceID(fence.id, at: fence.location ?? location(n), geojsonFile: shown) else { continue }
-            fence.events = events
-            fence.dwell = dwell
-            let anchor = fence.location ?? location(n)
-            records.append(FenceRecord(fence: fence, anchor: anchor, radiusNode: nil, geojsonFile: shown))
         }
     }
 }

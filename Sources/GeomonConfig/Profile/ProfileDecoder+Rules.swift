@@ -16,7 +16,7 @@ extension ProfileDecoder {
     /// fence is far (over 200 km) from the middle of the other fences and its swapped position
     /// is at least ten times nearer to it.
     private func checkSwappedCoordinates(_ records: [FenceRecord]) {
-        let centers = records.map { Self.center(of: $0.fence.shape) }
+        let centers = records.map(\.center)
         guard centers.count >= 2 else { return }
         for (index, record) in records.enumerated() where record.geojsonFile == nil {
             let center = centers[index]
@@ -103,28 +103,30 @@ extension ProfileDecoder {
     }
 
     private func checkFences(_ profile: Profile, records: [FenceRecord]) {
-        var firstByID: [String: FenceRecord] = [:]
-        var firstByShape: [FenceShape: FenceRecord] = [:]
-        var firstByCenter: [Coordinate: FenceRecord] = [:]
+        // Record numbers, not records: these hold every fence of a large file.
+        var seenIDs: Set<String> = []
+        var firstByShape: [Int: Int] = [:]
+        var firstByCenter: [Coordinate: Int] = [:]
+        seenIDs.reserveCapacity(records.count)
+        firstByShape.reserveCapacity(records.count)
         let gnssAccuracy = profile.sources.gnss?.minAccuracyMeters
         let coarseOnly = profile.sources.gnss == nil && profile.sources.coarse != nil
         let coarseAccuracy = profile.sources.coarse?.expectedAccuracyMeters ?? 500
-        for record in records {
+        for (number, record) in records.enumerated() {
             let fence = record.fence
-            if firstByID[fence.id] != nil { continue }
-            firstByID[fence.id] = record
-            if let first = firstByShape[fence.shape] {
+            guard seenIDs.insert(fence.id).inserted else { continue }
+            if let first = firstByShape[record.digest].map({ records[$0] }) {
                 diagnostics.append(.warning("fence '\(fence.id)' has the same shape as fence '\(first.fence.id)' (\(describe(first.anchor))); one of them is redundant", at: record.anchor))
                 continue
             }
-            firstByShape[fence.shape] = record
+            firstByShape[record.digest] = number
             guard case .circle(let center, let radius) = fence.shape else { continue }
-            if let first = firstByCenter[center] {
+            if let first = firstByCenter[center].map({ records[$0] }) {
                 diagnostics.append(.warning("fence '\(fence.id)' is concentric with fence '\(first.fence.id)' (\(describe(first.anchor)))", at: record.anchor))
             } else {
-                firstByCenter[center] = record
+                firstByCenter[center] = number
             }
-            let at = record.radiusNode.map(location) ?? record.anchor
+            let at = record.radiusLocation ?? record.anchor
             if coarseOnly && radius < coarseAccuracy {
                 diagnostics.append(.warning("fence '\(fence.id)' radius \(formatNumber(radius)) m is smaller than the coarse source's accuracy (\(formatNumber(coarseAccuracy)) m) and there is no GNSS source; it will rarely or never trigger", at: at))
             } else if let gnssAccuracy, radius < gnssAccuracy {

@@ -1,13 +1,18 @@
 import GeomonCore
 
-/// A fence with the nodes the cross-fence rules point at.
+/// A fence with what the cross-fence rules need (its shape may live in the index only).
 struct FenceRecord {
     var fence: Fence
     /// The node a duplicate-id or lint diagnostic points at (the id value, or the feature).
     var anchor: SourceLocation
-    var radiusNode: YAMLNode?
+    /// Where a circle's radius was written (its lint warnings point there).
+    var radiusLocation: SourceLocation?
     /// The GeoJSON file the fence came from, when it did.
     var geojsonFile: String?
+    /// A circle's centre, or the middle of the shape's bounding box.
+    var center: Coordinate
+    /// The shape's hash (equal shapes, equal digests), for the duplicate-shape rule.
+    var digest: Int
 }
 
 extension ProfileDecoder {
@@ -41,7 +46,7 @@ extension ProfileDecoder {
         if let node = top["transitions"] { decodeTransitions(node, into: &profile.transitions) }
         if let node = top["fences"], let items = list(node, "fences") {
             for item in items { decodeFenceEntry(item, into: &records) }
-            profile.fences = records.map(\.fence)
+            profile.setFences(records.map(\.fence), index: indexBuilder.build())
         }
         if let node = top["hooks"] { decodeHooks(node, into: &profile.hooks) }
         if let node = top["storage"] { decodeStorage(node, into: &profile.storage) }

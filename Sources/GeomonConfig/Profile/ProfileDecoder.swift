@@ -28,6 +28,8 @@ final class ProfileDecoder {
     var strictGeoJSON = false
     /// Fences used despite ring defects (by the even-odd rule).
     var repairedFences: [String] = []
+    /// The fences' index, built as they are decoded (GeoJSON geometry is kept only here).
+    var indexBuilder = FenceIndex.Builder()
 
     init(file: String, displayDirectory: String, absoluteDirectory: String) {
         self.file = file

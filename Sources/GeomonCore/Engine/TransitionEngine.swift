@@ -33,7 +33,7 @@ public struct TransitionEngine: Sendable {
 
         init(profile: Profile, index: FenceIndex?) {
             self.profile = profile
-            self.index = index ?? FenceIndex(shapes: profile.fences.map(\.shape))
+            self.index = index ?? profile.makeIndex()
             var byID: [String: Int] = [:]
             for (i, fence) in profile.fences.enumerated() where byID[fence.id] == nil { byID[fence.id] = i }
             indexByID = byID

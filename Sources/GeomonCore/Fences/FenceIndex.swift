@@ -68,19 +68,61 @@ public struct FenceProbe: Hashable, Sendable {
 /// inside/outside decisions and distance bounds; polygon vertices as Float offsets from the
 /// centre; polygons with many vertices get a latitude-strip edge index.
 public struct FenceIndex: Sendable {
-    /// The shapes as given, in index order.
-    public let shapes: [FenceShape]
     let store: FenceStore
 
     public init(shapes: [FenceShape]) {
-        self.shapes = shapes
         self.store = FenceStore(shapes: shapes)
     }
 
-    public var count: Int { shapes.count }
+    init(store: FenceStore) {
+        self.store = store
+    }
 
-    /// Bytes held by the index structures (not counting `shapes`, the caller's input copy).
+    /// Builds an index one fence at a time (fence numbers in the order added), holding only
+    /// the index's compact form: a file can be streamed into it without keeping its shapes.
+    public struct Builder: Sendable {
+        private var store = FenceStore()
+        private var scratch = FenceStore.Scratch()
+
+        public init() {}
+
+        /// A builder for a GeoJSON text of `bytes` bytes: it reserves the vertex storage such a
+        /// text can hold at most (a position takes at least 6 bytes of text), which is never
+        /// copied as it fills; the unused part is never touched, so it costs no memory.
+        public init(geoJSONBytes bytes: Int) {
+            store.reserveVertices(bytes / 6 * 2 + 1024)
+        }
+
+        /// Makes room for the fences of a GeoJSON text of `bytes` bytes (as `init(geoJSONBytes:)`).
+        public mutating func reserve(geoJSONBytes bytes: Int) {
+            store.reserveVertices(store.vertexFloats + bytes / 6 * 2 + 1024)
+        }
+
+        /// Adds a fence; returns its number.
+        @discardableResult
+        public mutating func add(_ shape: FenceShape) -> Int {
+            store.append(shape, scratch: &scratch)
+            return store.count - 1
+        }
+
+        public var count: Int { store.count }
+
+        public consuming func build() -> FenceIndex {
+            store.finishBuilding()
+            return FenceIndex(store: store)
+        }
+    }
+
+    public var count: Int { store.count }
+
+    /// Bytes held by the index structures.
     public var indexBytes: Int { store.bytes }
+
+    /// Fence `fence`'s geometry as the index holds it, which is what is monitored (vertices
+    /// rounded to the index's float offsets from the fence's centre; see `FenceStore.shape(of:)`).
+    public func shape(of fence: Int) -> FenceShape {
+        store.shape(of: fence)
+    }
 
     /// Fences containing `point` (a point on the boundary is inside), in ascending index order.
     public func containing(_ point: Coordinate) -> [Int] {

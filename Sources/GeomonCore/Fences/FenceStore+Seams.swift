@@ -24,10 +24,11 @@ extension FenceStore {
 
     /// The rings of one fence (unwrapped degrees; ring `r` is vertices `ringEnds[r-1]..<ringEnds[r]`,
     /// not closed) written as polylines without their shared antimeridian edges: flat `x, y`
-    /// pairs, each piece followed by a NaN pair. nil when the fence has no such edges (the
-    /// usual case, decided from the longitude range alone).
+    /// pairs, each piece followed by a NaN pair: (−NaN, NaN) between the pieces of one ring,
+    /// (NaN, ±NaN) after a ring (−: the next ring begins a polygon). nil when the fence has no
+    /// such edges (the usual case, decided from the longitude range alone).
     static func seamlessPolylines(xs: UnsafeBufferPointer<Double>, ys: UnsafeBufferPointer<Double>, ringEnds: [Int],
-                                  minX: Double, maxX: Double) -> [Double]? {
+                                  memberStarts: [Bool], minX: Double, maxX: Double) -> [Double]? {
         guard ringEnds.count >= 2 else { return nil }
         let eps = seamTolerance
         var seams: [Double] = []
@@ -73,13 +74,13 @@ extension FenceStore {
         var out: [Double] = []
         out.reserveCapacity(2 * (ringEnds[ringEnds.count - 1] + 4 * ringEnds.count + 4 * cutsByEdge.count))
         start = 0
-        for end in ringEnds {
+        for (ring, end) in ringEnds.enumerated() {
             // The pen: where the current piece ends. A segment that does not start there (a
             // seam piece was left out before it) begins a new piece.
             var pen: (x: Double, y: Double)?
             func draw(_ from: (x: Double, y: Double), _ to: (x: Double, y: Double)) {
                 if pen.map({ $0.x != from.x || $0.y != from.y }) ?? true {
-                    if pen != nil { out += [.nan, .nan] }
+                    if pen != nil { out += [-.nan, .nan] }
                     out += [from.x, from.y]
                 }
                 out += [to.x, to.y]
@@ -111,7 +112,7 @@ extension FenceStore {
                     draw(y0 == pa.y ? pa : point(atY: y0), y1 == pb.y ? pb : point(atY: y1))
                 }
             }
-            out += [.nan, .nan]
+            out += [.nan, ring + 1 < memberStarts.count && memberStarts[ring + 1] ? -.nan : .nan]
             start = end
         }
         return out

@@ -86,11 +86,12 @@ struct FenceStore: Sendable {
     var cellMargin = 0.0
     static let cellMargins = [0.3, 0.2, 0.1]
 
-    /// Allocated bytes (capacities, not counts).
+    /// Allocated bytes: capacities, except the vertices' reserve a streamed build leaves
+    /// unwritten (never touched, so never resident), which counts by what is stored.
     var bytes: Int {
         fences.capacity * MemoryLayout<FenceRecord>.stride + internalIDs.capacity * 4
             + polygons.capacity * MemoryLayout<PolygonRecord>.stride
-            + vertices.capacity * 4 + stripStarts.capacity * 4 + stripEdges.capacity * 2
+            + vertices.count * 4 + stripStarts.capacity * 4 + stripEdges.capacity * 2
             + cellStarts.capacity * 4 + cellFences.capacity * MemoryLayout<CellEntry>.stride
     }
 
@@ -198,6 +199,11 @@ extension FenceStore {
 
     /// Shape indices sorted by the Morton code of a representative point.
     static func spatialOrder(_ shapes: [FenceShape]) -> [Int] {
+        spatialOrder(points: shapes.map(representativePoint))
+    }
+
+    /// The point a shape is ordered by: a circle's centre, the first vertex otherwise.
+    static func representativePoint(_ shape: FenceShape) -> (Double, Double) {
         func point(_ shape: FenceShape) -> (Double, Double) {
             switch shape {
             case let .circle(center, _): return (center.longitude, center.latitude)
@@ -209,12 +215,16 @@ extension FenceStore {
                 return (first.longitude, first.latitude)
             }
         }
-        let points = shapes.map(point)
+        return point(shape)
+    }
+
+    /// Indices of `points` (lon, lat) sorted by their Morton code over the points' extent.
+    static func spatialOrder(points: [(Double, Double)]) -> [Int] {
         var minX = Double.infinity, maxX = -Double.infinity, minY = Double.infinity, maxY = -Double.infinity
         for (x, y) in points where x.isFinite && y.isFinite {
             minX = min(minX, x); maxX = max(maxX, x); minY = min(minY, y); maxY = max(maxY, y)
         }
-        guard minX.isFinite else { return Array(shapes.indices) }
+        guard minX.isFinite else { return Array(points.indices) }
         let sx = maxX > minX ? 65535 / (maxX - minX) : 0, sy = maxY > minY ? 65535 / (maxY - minY) : 0
         // 32-bit Morton code above the shape index, sorted by the code (stable: ties keep
         // index order).
@@ -228,7 +238,7 @@ extension FenceStore {
         return keys.map { Int(UInt32(truncatingIfNeeded: $0)) }
     }
 
-    private mutating func addCircle(center: Coordinate, radiusMeters: Double) {
+    mutating func addCircle(center: Coordinate, radiusMeters: Double) {
         let r = radiusMeters.isFinite ? max(0, radiusMeters) : 0
         let lat = center.latitude.isFinite ? center.latitude : 0
         let lon = center.longitude.isFinite ? Geodesy.normalizedLongitude(center.longitude) : 0
@@ -245,7 +255,7 @@ extension FenceStore {
     /// A corridor: its lines unwrapped like rings (each continuous, each shifted by 360°
     /// multiples to lie near the first), stored open after the half-width pair, with a
     /// bounding box grown by the half width and the strip index of a long polygon.
-    private mutating func addCorridor(_ lines: [[Coordinate]], widthMeters: Double, scratch: inout Scratch) {
+    mutating func addCorridor(_ lines: [[Coordinate]], widthMeters: Double, scratch: inout Scratch) {
         let h = widthMeters.isFinite ? max(0, widthMeters / 2) : 0
         var points: [[(x: Double, y: Double)]] = []
         var referenceLon: Double?
@@ -319,12 +329,14 @@ extension FenceStore {
         var xs: [Double] = []
         var ys: [Double] = []
         var ringEnds: [Int] = []
+        /// Per kept ring: whether it begins a polygon (a shell) rather than a hole.
+        var memberStarts: [Bool] = []
         var counts: [UInt32] = []
         var fill: [UInt32] = []
         var ranges: [Int32] = []
     }
 
-    private mutating func addPolygons(_ members: [PolygonRings], scratch: inout Scratch) {
+    mutating func addPolygons(_ members: [PolygonRings], scratch: inout Scratch) {
         // Unwrap longitudes: consecutive vertices differ by at most 180°, each ring is shifted
         // by 360° multiples to lie near the first ring.
         var total = 0
@@ -337,10 +349,11 @@ extension FenceStore {
             scratch.ys = scratch.xs
         }
         // Taken out of `scratch` so that each is uniquely referenced while written through.
-        var xs = scratch.xs, ys = scratch.ys, ringEnds = scratch.ringEnds
-        scratch.xs = []; scratch.ys = []; scratch.ringEnds = []
-        defer { scratch.xs = xs; scratch.ys = ys; scratch.ringEnds = ringEnds }
+        var xs = scratch.xs, ys = scratch.ys, ringEnds = scratch.ringEnds, memberStarts = scratch.memberStarts
+        scratch.xs = []; scratch.ys = []; scratch.ringEnds = []; scratch.memberStarts = []
+        defer { scratch.xs = xs; scratch.ys = ys; scratch.ringEnds = ringEnds; scratch.memberStarts = memberStarts }
         ringEnds.removeAll(keepingCapacity: true)
+        memberStarts.removeAll(keepingCapacity: true)
         var used = 0
         var referenceLon: Double?
         var minX = Double.infinity, maxX = -Double.infinity, minY = Double.infinity, maxY = -Double.infinity
@@ -382,8 +395,10 @@ extension FenceStore {
                     ringEnds.append(used)
                 }
                 for member in members {
+                    let before = ringEnds.count
                     addRing(member.shell)
                     for hole in member.holes { addRing(hole) }
+                    for r in before..<ringEnds.count { memberStarts.append(r == before) }
                 }
             }
         }
@@ -403,13 +418,14 @@ extension FenceStore {
         var nearest2 = Double.infinity
         // A fence split at the antimeridian: its rings without the edges its parts share there.
         let seamless = ringEnds.count < 2 ? nil : xs.withUnsafeBufferPointer { xb in
-            ys.withUnsafeBufferPointer { yb in Self.seamlessPolylines(xs: xb, ys: yb, ringEnds: ringEnds, minX: minX, maxX: maxX) }
+            ys.withUnsafeBufferPointer { yb in Self.seamlessPolylines(xs: xb, ys: yb, ringEnds: ringEnds, memberStarts: memberStarts, minX: minX, maxX: maxX) }
         }
         if let seamless {
             var previous: (x: Float, y: Float)?
             for j in stride(from: 0, to: seamless.count, by: 2) {
                 guard !seamless[j].isNaN else {
-                    vertices += [.nan, .nan]
+                    // The separators' signs (piece break, new polygon) carry over.
+                    vertices += [seamless[j].sign == .minus ? -Float.nan : .nan, seamless[j + 1].sign == .minus ? -Float.nan : .nan]
                     previous = nil
                     continue
                 }
@@ -430,7 +446,7 @@ extension FenceStore {
                     ys.withUnsafeBufferPointer { yb in
                         var o = 2 * start
                         var ringStart = 0
-                        for ringEnd in ringEnds {
+                        for (r, ringEnd) in ringEnds.enumerated() {
                             // The previous vertex is carried in registers: reading back the two
                             // 4-byte stores as one 8-byte load stalls on store forwarding.
                             let firstX = Float(xb[ringStart] - cx0), firstY = Float(yb[ringStart] - cy)
@@ -450,8 +466,9 @@ extension FenceStore {
                             v[o + 1] = firstY
                             nearest2 = Self.nearerOriginDistance2(nearest2, previousX, previousY, firstX, firstY, k)
                             o += 2
+                            // The separator; a negative NaN as its y: the next ring begins a polygon.
                             v[o] = .nan
-                            v[o + 1] = .nan
+                            v[o + 1] = r + 1 < memberStarts.count && memberStarts[r + 1] ? -.nan : .nan
                             o += 2
                             ringStart = ringEnd
                         }
@@ -680,7 +697,7 @@ extension FenceStore {
         for s in 0...strips { stripStarts.append(UInt32(base) + scratch.counts[s]) }
     }
 
-    private mutating func buildGrid() {
+    mutating func buildGrid() {
         let n = count
         guard n > 0 else { return }
         var minX = Double.infinity, maxX = -Double.infinity, minY = Double.infinity, maxY = -Double.infinity

@@ -89,18 +89,23 @@ public func geometryLimitProblems(_ shape: FenceShape) -> [GeometryLimitProblem]
                     continue
                 }
                 guard let first = ring.first else { continue }
-                if let worst = ring.map({ abs($0.latitude) }).max(), worst > maxLat {
-                    problems.append(.ringReachesLatitude(which, worst))
-                }
+                var worst = 0.0
                 var lon = first.longitude
                 if let reference { lon += 360 * ((reference - lon + 180) / 360).rounded(.down) } else { reference = lon }
                 let start = lon
                 minLon = min(minLon, lon); maxLon = max(maxLon, lon)
                 var previous = first
-                for point in ring.dropFirst() + [first] {
+                // One pass, closing back to the first vertex: the latitude reached and the
+                // unwrapped longitude span.
+                for k in 1...ring.count {
+                    let point = ring[k == ring.count ? 0 : k]
+                    worst = max(worst, abs(point.latitude))
                     lon += Geodesy.longitudeDelta(previous.longitude, point.longitude)
                     minLon = min(minLon, lon); maxLon = max(maxLon, lon)
                     previous = point
+                }
+                if worst > maxLat {
+                    problems.append(.ringReachesLatitude(which, worst))
                 }
                 if abs(lon - start) > 1e-9 {
                     problems.append(.ringEncirclesPole(which))

@@ -39,8 +39,7 @@ public enum PolygonValidity {
         for (n, hole) in polygon.holes.enumerated() {
             let holeProblems = problems(ofRing: hole)
             result += holeProblems.map { PolygonProblem.hole(n, $0) }
-            if shellProblems.isEmpty && holeProblems.isEmpty
-                && (!hole.allSatisfy({ pointIsInsideOrOn($0, ring: polygon.shell) }) || ringsCross(hole, polygon.shell)) {
+            if shellProblems.isEmpty && holeProblems.isEmpty && !holeIsInside(hole, polygon.shell) {
                 result.append(.holeOutsideShell(n))
             }
         }
@@ -51,6 +50,13 @@ public enum PolygonValidity {
     public static func problems(ofRing ring: [Coordinate]) -> [RingProblem] {
         for (i, point) in ring.enumerated() where !point.isValid {
             return [.invalidCoordinate(index: i)]
+        }
+        // The usual ring: no repeated positions in a row, star-shaped around its mean: valid,
+        // decided in place (no copies of the ring).
+        if ring.count >= 4, ring.first == ring.last, isStarShapedAroundCentroid(ring.dropLast()) {
+            var repeated = false
+            for k in ring.indices.dropFirst() where ring[k] == ring[k - 1] { repeated = true; break }
+            if !repeated { return [] }
         }
         // Vertex indices without consecutive duplicates and without the closing vertex.
         var indices: [Int] = []
@@ -79,13 +85,47 @@ public enum PolygonValidity {
         if allCollinear(points) {
             return [.zeroArea]
         }
-        if let crossing = firstSelfIntersection(ring, indices) {
+        if !isStarShapedAroundCentroid(points), let crossing = firstSelfIntersection(ring, indices) {
             return [.selfIntersection(crossing.0, crossing.1)]
         }
         if abs(signedArea(points)) < 1e-14 {
             return [.zeroArea]
         }
         return []
+    }
+
+    /// True when the ring is strictly star-shaped around its vertices' mean: seen from it,
+    /// every edge turns the same way (by a clear margin) and the edges make one turn in all.
+    /// Such a ring is simple (each edge lies in its own angular sector), so the sweep for
+    /// crossings is not needed: the usual case for circles drawn as polygons, rectangles and
+    /// most small fences, checked in one pass without allocation.
+    static func isStarShapedAroundCentroid<Points: RandomAccessCollection>(_ points: Points) -> Bool where Points.Element == Coordinate {
+        let n = points.count
+        guard n >= 3 else { return false }
+        var cx = 0.0, cy = 0.0
+        for p in points { cx += p.longitude; cy += p.latitude }
+        cx /= Double(n); cy /= Double(n)
+        var scale2 = 0.0
+        for p in points {
+            let dx = p.longitude - cx, dy = p.latitude - cy
+            scale2 = max(scale2, dx * dx + dy * dy)
+        }
+        guard scale2 > 0 else { return false }
+        // Cross products below this are too close to call (a vertex nearly in line with the
+        // centre and its neighbour): leave those rings to the sweep.
+        let margin = scale2 * 1e-9
+        var positive = 0, negative = 0, turns = 0
+        let last = points[points.index(points.endIndex, offsetBy: -1)]
+        var ax = last.longitude - cx, ay = last.latitude - cy
+        for p in points {
+            let bx = p.longitude - cx, by = p.latitude - cy
+            let cross = ax * by - ay * bx
+            if cross > margin { positive += 1 } else if cross < -margin { negative += 1 } else { return false }
+            // Edges crossing the ray from the centre towards +x (half-open in y).
+            if (ay <= 0) != (by <= 0), ax + (0 - ay) * (bx - ax) / (by - ay) > 0 { turns += 1 }
+            ax = bx; ay = by
+        }
+        return (positive == n || negative == n) && turns == 1
     }
 
     /// True when every point lies on the line through the first point and the point farthest
@@ -107,12 +147,40 @@ public enum PolygonValidity {
         return true
     }
 
+    /// True when `hole` lies inside `shell` (touching allowed): no edges cross, and then the
+    /// hole is on one side, so one vertex off the shell's boundary decides (all on it: inside).
+    static func holeIsInside(_ hole: [Coordinate], _ shell: [Coordinate]) -> Bool {
+        // The shell first: only its few edges near the (smaller) hole are tested.
+        if ringsCross(shell, hole) { return false }
+        for vertex in hole where !isOnBoundary(vertex, ring: shell) {
+            return pointIsInsideOrOn(vertex, ring: shell)
+        }
+        return true
+    }
+
+    static func isOnBoundary(_ point: Coordinate, ring: [Coordinate]) -> Bool {
+        var j = ring.count - 1
+        for i in ring.indices {
+            if orientation(ring[j], ring[i], point) == 0 && between(ring[j], ring[i], point) { return true }
+            j = i
+        }
+        return false
+    }
+
     /// True when an edge of `a` properly crosses an edge of `b` (touching does not count).
     /// Very large pairs (over 4 million edge pairs) are not checked.
     static func ringsCross(_ a: [Coordinate], _ b: [Coordinate]) -> Bool {
         guard a.count >= 2, b.count >= 2, a.count * b.count <= 4_000_000 else { return false }
+        // Only edges of `a` that reach into `b`'s box can cross it.
+        var minX = Double.infinity, maxX = -Double.infinity, minY = Double.infinity, maxY = -Double.infinity
+        for point in b {
+            minX = min(minX, point.longitude); maxX = max(maxX, point.longitude)
+            minY = min(minY, point.latitude); maxY = max(maxY, point.latitude)
+        }
         for i in a.indices {
             let p = a[i], q = a[(i + 1) % a.count]
+            if max(p.longitude, q.longitude) < minX || min(p.longitude, q.longitude) > maxX
+                || max(p.latitude, q.latitude) < minY || min(p.latitude, q.latitude) > maxY { continue }
             for k in b.indices {
                 let r = b[k], t = b[(k + 1) % b.count]
                 if max(p.longitude, q.longitude) < min(r.longitude, t.longitude) || max(r.longitude, t.longitude) < min(p.longitude, q.longitude) { continue }

@@ -12,7 +12,14 @@ public struct Profile: Sendable {
     public var significantChange: SignificantChangeSettings = SignificantChangeSettings()
     public var policy: PolicySettings = PolicySettings()
     public var transitions: TransitionSettings = TransitionSettings()
-    public var fences: [Fence] = []
+    /// The places to watch. Setting them drops `fenceIndex` (it described the old ones).
+    public var fences: [Fence] = [] {
+        didSet { fenceIndex = nil }
+    }
+    /// The fences' index when it was built while loading (fence `i` is `fences[i]`): fences
+    /// streamed from GeoJSON files then keep their geometry only there (`Fence.shape` nil).
+    /// nil for a profile made in code; `makeIndex()` builds one from the shapes.
+    public private(set) var fenceIndex: FenceIndex?
     public var hooks: HookSettings = HookSettings()
     public var storage: StorageSettings = StorageSettings()
     /// Absolute path of the profile file, when it came from one.
@@ -23,6 +30,38 @@ public struct Profile: Sendable {
     public init(name: String, mode: MonitoringMode) {
         self.name = name
         self.mode = mode
+    }
+
+    /// Sets the fences with the index built for them (their order is the index's).
+    public mutating func setFences(_ fences: [Fence], index: FenceIndex) {
+        precondition(fences.count == index.count, "the index must hold exactly these fences")
+        self.fences = fences
+        fenceIndex = index
+    }
+
+    /// The index to monitor with: the one built while loading, or one built from the shapes.
+    public func makeIndex() -> FenceIndex {
+        if let fenceIndex { return fenceIndex }
+        return FenceIndex(shapes: fences.map { fence in
+            guard let shape = fence.shape else { preconditionFailure("fence '\(fence.id)' has no shape and the profile no index") }
+            return shape
+        })
+    }
+
+    /// Fence `i`'s geometry: its shape, or (streamed from a file) the index's.
+    public func shape(of i: Int) -> FenceShape {
+        if let shape = fences[i].shape { return shape }
+        guard let fenceIndex else { preconditionFailure("fence '\(fences[i].id)' has no shape and the profile no index") }
+        return fenceIndex.shape(of: i)
+    }
+
+    /// Every fence with its geometry (for pictures and listings; a large file costs its shapes).
+    public var fencesWithShapes: [Fence] {
+        fences.indices.map { i in
+            var fence = fences[i]
+            if fence.shape == nil { fence.shape = shape(of: i) }
+            return fence
+        }
     }
 }
 
@@ -185,13 +224,15 @@ public enum FenceShape: Hashable, Sendable {
 public struct Fence: Sendable {
     public var id: String
     public var name: String?
-    public var shape: FenceShape
+    /// The geometry; nil for a fence streamed from a GeoJSON file, whose geometry lives in its
+    /// profile's `fenceIndex` only (`Profile.shape(of:)`).
+    public var shape: FenceShape?
     public var events: Set<EventKind> = [.enter, .exit]
     public var dwell: Duration?
     /// Where the fence was defined (a profile line, or a feature inside a GeoJSON file).
     public var location: SourceLocation? = nil
 
-    public init(id: String, name: String? = nil, shape: FenceShape, events: Set<EventKind> = [.enter, .exit], dwell: Duration? = nil) {
+    public init(id: String, name: String? = nil, shape: FenceShape?, events: Set<EventKind> = [.enter, .exit], dwell: Duration? = nil) {
         self.id = id
         self.name = name
         self.shape = shape
