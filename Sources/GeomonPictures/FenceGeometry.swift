@@ -10,7 +10,7 @@ enum FenceGeometry {
     static func box(of shape: FenceShape) -> GeoBox? {
         switch shape {
         case let .circle(center, radiusMeters):
-            guard center.isValid, radiusMeters.isFinite, radiusMeters >= 0 else { return nil }
+            guard center.isDrawable, radiusMeters.isFinite, radiusMeters >= 0 else { return nil }
             let dLat = radiusMeters / MapProjection.metersPerDegree
             let dLon = dLat / max(cos(center.latitude * Double.pi / 180), 0.01)
             return GeoBox(
@@ -32,7 +32,7 @@ enum FenceGeometry {
     static func linePathData(_ lines: [[Coordinate]], projection: MapProjection, minSpacing: Double, stats: inout Int) -> String {
         var d = ""
         for line in lines {
-            let points = line.filter(\.isValid).map(projection.project)
+            let points = line.filter(\.isDrawable).map(projection.project)
             guard points.count >= 2 else { continue }
             let kept = TrackThinner.thin(points, minSpacing: minSpacing)
             for (k, i) in kept.enumerated() {
@@ -62,7 +62,7 @@ enum FenceGeometry {
         let clip = (x0: r.x - 10, y0: r.y - 10, x1: r.x + r.width + 10, y1: r.y + r.height + 10)
         for polygon in polygons {
             for ring in [polygon.shell] + polygon.holes {
-                let points = clipped(ring.filter(\.isValid).map(projection.project), to: clip)
+                let points = clipped(ring.filter(\.isDrawable).map(projection.project), to: clip)
                 guard points.count >= 3 else { continue }
                 let kept = TrackThinner.thin(points, minSpacing: minSpacing)
                 guard kept.count >= 3 else { continue }

@@ -21,7 +21,7 @@ struct GeoBox: Equatable {
     /// The box around valid coordinates, nil when there are none.
     init?(_ coordinates: some Sequence<Coordinate>) {
         var box: GeoBox?
-        for c in coordinates where c.isValid {
+        for c in coordinates where c.isDrawable {
             if box == nil {
                 box = GeoBox(minLatitude: c.latitude, maxLatitude: c.latitude, minLongitude: c.longitude, maxLongitude: c.longitude)
             } else {
@@ -104,5 +104,13 @@ struct MapProjection {
             minLatitude: centerLatitude - halfLat, maxLatitude: centerLatitude + halfLat,
             minLongitude: centerLongitude - halfLon, maxLongitude: centerLongitude + halfLon
         )
+    }
+}
+
+extension Coordinate {
+    /// Finite, latitude within ±90°; the longitude may be unwrapped beyond ±180° (the picture
+    /// draws in one continuous frame around its data).
+    var isDrawable: Bool {
+        latitude.isFinite && longitude.isFinite && abs(latitude) <= 90
     }
 }

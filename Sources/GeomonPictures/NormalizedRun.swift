@@ -1,4 +1,7 @@
 import GeomonCore
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The input made safe to draw: invalid coordinates dropped, everything sorted by time
 /// (stably), receiver intervals derived when missing, and the run's time span and extent.
@@ -16,18 +19,33 @@ struct NormalizedRun {
 
     init(_ input: RunPicture.Input, stats: inout RunPicture.Stats) {
         title = input.title
-        fences = input.fences
         stats.fencesInput = input.fences.count
         stats.trackPointsInput = input.track.count
-        let valid = input.track.filter { $0.coordinate.isValid }
+        var valid = input.track.filter { $0.coordinate.isValid }
         stats.trackPointsInvalid = input.track.count - valid.count
+        // One continuous longitude frame around the data (a voyage across ±180° stays in one
+        // piece): every longitude within 180° of the data's circular mean.
+        var events = input.events.filter { $0.coordinate.isValid }
+        var baselineEvents = input.baselineEvents?.filter { $0.coordinate.isValid }
+        let reference = Self.meanLongitude(valid.map(\.coordinate) + events.map(\.coordinate))
+            ?? Self.meanLongitude(input.fences.compactMap { $0.shape.flatMap(Self.anyPoint) })
+        var fences = input.fences
+        if let reference {
+            for k in valid.indices { valid[k].coordinate = Self.unwrap(valid[k].coordinate, around: reference) }
+            for k in events.indices { events[k].coordinate = Self.unwrap(events[k].coordinate, around: reference) }
+            if baselineEvents != nil {
+                for k in baselineEvents!.indices { baselineEvents![k].coordinate = Self.unwrap(baselineEvents![k].coordinate, around: reference) }
+            }
+            for k in fences.indices { fences[k].shape = fences[k].shape.map { Self.unwrap($0, around: reference) } }
+        }
+        self.fences = fences
         track = Self.sortedStably(valid, by: \.time)
         let intervalsIn = input.receiverIntervals.filter { $0.end >= $0.start }
         intervals = intervalsIn.isEmpty
             ? RunPicture.receiverIntervals(from: track)
             : Self.sortedStably(intervalsIn, by: \.start)
-        events = Self.sortedStably(input.events.filter { $0.coordinate.isValid }, by: \.time)
-        baseline = input.baselineEvents.map { Self.sortedStably($0.filter { $0.coordinate.isValid }, by: \.time) }
+        self.events = Self.sortedStably(events, by: \.time)
+        baseline = baselineEvents.map { Self.sortedStably($0, by: \.time) }
 
         var times: [UTCTime] = []
         if let first = track.first, let last = track.last { times += [first.time, last.time] }
@@ -52,6 +70,42 @@ struct NormalizedRun {
                 }
             }
             dataBox = fenceBox
+        }
+    }
+
+    /// The circular mean of the longitudes, nil without points.
+    static func meanLongitude(_ points: [Coordinate]) -> Double? {
+        guard !points.isEmpty else { return nil }
+        var x = 0.0, y = 0.0
+        for p in points {
+            x += cos(p.longitude * Double.pi / 180)
+            y += sin(p.longitude * Double.pi / 180)
+        }
+        return x == 0 && y == 0 ? points[0].longitude : atan2(y, x) * 180 / Double.pi
+    }
+
+    static func unwrap(_ c: Coordinate, around reference: Double) -> Coordinate {
+        Coordinate(latitude: c.latitude, longitude: reference + Geodesy.longitudeDelta(reference, c.longitude))
+    }
+
+    static func unwrap(_ shape: FenceShape, around reference: Double) -> FenceShape {
+        switch shape {
+        case let .circle(center, radius):
+            return .circle(center: unwrap(center, around: reference), radiusMeters: radius)
+        case let .polygons(members):
+            return .polygons(members.map { m in
+                PolygonRings(shell: m.shell.map { unwrap($0, around: reference) }, holes: m.holes.map { $0.map { unwrap($0, around: reference) } })
+            })
+        case let .corridor(lines, width):
+            return .corridor(lines: lines.map { $0.map { unwrap($0, around: reference) } }, widthMeters: width)
+        }
+    }
+
+    static func anyPoint(_ shape: FenceShape) -> Coordinate? {
+        switch shape {
+        case let .circle(center, _): center
+        case let .polygons(members): members.first?.shell.first
+        case let .corridor(lines, _): lines.first?.first
         }
     }
 

@@ -161,3 +161,63 @@ import Testing
         #expect(!radar.isReceiverOn && radar.isCoarseOn)
     }
 }
+
+/// Fences and tracks across ±180°: a circle centred east of the antimeridian, an unsplit
+/// polygon around it (edges the short way), the same polygon split the RFC 7946 way; a ship
+/// crossing east to west and back inside them, then out.
+@Suite struct AntimeridianMonitorTests {
+    static let t0 = UTCTime(millisecondsSince1970: 1_700_000_000_000)
+
+    static func profile() -> Profile {
+        var p = Profile(name: "pacific", mode: .continuous)
+        p.sources.gnss = GNSSSourceSettings()
+        let box = [(179.8, -17.2), (-179.8, -17.2), (-179.8, -16.8), (179.8, -16.8)].map { Coordinate(latitude: $0.1, longitude: $0.0) }
+        let east = [(179.8, -17.2), (180.0, -17.2), (180.0, -16.8), (179.8, -16.8)].map { Coordinate(latitude: $0.1, longitude: $0.0) }
+        let west = [(-180.0, -17.2), (-179.8, -17.2), (-179.8, -16.8), (-180.0, -16.8)].map { Coordinate(latitude: $0.1, longitude: $0.0) }
+        p.fences = [
+            Fence(id: "circle", shape: .circle(center: Coordinate(latitude: -17, longitude: 179.99), radiusMeters: 5000)),
+            Fence(id: "box", shape: .polygons([PolygonRings(shell: box)])),
+            Fence(id: "split", shape: .polygons([PolygonRings(shell: east), PolygonRings(shell: west)])),
+        ]
+        return p
+    }
+
+    /// Fixes every 20 minutes at the given longitudes, at 17°S (a few knots, for a ship).
+    static func fixes(_ longitudes: [Double]) -> [Fix] {
+        longitudes.enumerated().map { k, lon in
+            Fix(time: t0 + .seconds(Int64(1200 * k)), coordinate: Coordinate(latitude: -17, longitude: lon), horizontalAccuracyMeters: 5)
+        }
+    }
+
+    static func run(_ fixes: [Fix]) -> [String] {
+        let profile = Self.profile()
+        var configuration = PowerConfiguration(profile: profile)
+        configuration.alwaysOn = true
+        var m = Monitor(profile: profile, configuration: configuration)
+        _ = m.start(now: t0)
+        var out: [String] = []
+        for fix in fixes {
+            let effects = m.fixReceived(fix, now: fix.time)
+            #expect(!effects.contains { if case .held = $0 { return true } else { return false } }, "a fix held as a jump: \(fix)")
+            for case let .commit(c) in effects {
+                out += c.events.map { "\($0.kind.rawValue) \($0.fenceID ?? "-")" }
+            }
+        }
+        return out
+    }
+
+    @Test func crossingTheAntimeridianInsideAFenceIsNoExit() {
+        // 179.95°E → 179.95°W and back, about 1 km a step: inside all three throughout
+        // (the circle reaches 179.94°E–179.96°W).
+        let lons = [179.95, 179.96, 179.97, 179.98, 179.99, 180.0, -179.99, -179.98, -179.97, -179.98, -179.99, 179.99, 179.98, 179.97]
+        let events = Self.run(Self.fixes(lons))
+        #expect(events.isEmpty, "\(events)")
+    }
+
+    @Test func leavingAcrossTheAntimeridianIsOneExitPerFence() {
+        // Starts inside all three, goes west across 180° and on, out of every fence.
+        let lons = [179.99, -179.99, -179.97, -179.95, -179.9, -179.85, -179.79, -179.75, -179.7, -179.6, -179.5]
+        let events = Self.run(Self.fixes(lons))
+        #expect(events.sorted() == ["exit box", "exit circle", "exit split"], "\(events)")
+    }
+}

@@ -350,6 +350,33 @@ struct PictureTests {
         #expect(odd.svg.contains(">no distance data</text>"))
     }
 
+    @Test func aVoyageAcrossTheAntimeridianIsDrawnInOnePiece() throws {
+        let t0 = UTCTime(millisecondsSince1970: 1_700_000_000_000)
+        // 179.5°E → 179.5°W in 100 steps, past a circle on 180° and a box split the RFC 7946 way.
+        let track = (0...100).map { k -> RunPicture.TrackPoint in
+            let lon = 179.5 + Double(k) * 0.01
+            return RunPicture.TrackPoint(time: t0 + .seconds(Int64(60 * k)), coordinate: Coordinate(latitude: -17, longitude: lon > 180 ? lon - 360 : lon),
+                                         accuracyMeters: 5, receiver: .on)
+        }
+        let fences = [
+            Fence(id: "dateline", shape: .circle(center: Coordinate(latitude: -17, longitude: 180), radiusMeters: 5000)),
+            Fence(id: "split", shape: .polygons([
+                PolygonRings(shell: [Coordinate(latitude: -17.2, longitude: 179.8), Coordinate(latitude: -17.2, longitude: 180), Coordinate(latitude: -16.9, longitude: 180), Coordinate(latitude: -16.9, longitude: 179.8)]),
+                PolygonRings(shell: [Coordinate(latitude: -17.2, longitude: -180), Coordinate(latitude: -17.2, longitude: -179.8), Coordinate(latitude: -16.9, longitude: -179.8), Coordinate(latitude: -16.9, longitude: -180)]),
+            ])),
+        ]
+        let picture = RunPicture.render(RunPicture.Input(title: "voyage", fences: fences, track: track))
+        _ = try Self.validate(picture.svg, name: "antimeridian")
+        // The track is one path across the map: consecutive points a few pixels apart, never
+        // a jump across the whole width.
+        let line = try #require(picture.svg.split(separator: "\n").first { $0.hasPrefix("<path class=\"trk trk-on\"") })
+        let numbers = line.split(whereSeparator: { !"0123456789.-".contains($0) }).compactMap { Double($0) }
+        let xs = stride(from: 0, to: numbers.count - 1, by: 2).map { numbers[$0] }
+        #expect(xs.count > 10)
+        #expect(zip(xs, xs.dropFirst()).allSatisfy { abs($1 - $0) < 60 }, "\(xs)")
+        #expect(Self.count("<title>dateline</title>", in: picture.svg) == 1 && Self.count("<title>split</title>", in: picture.svg) == 1)
+    }
+
     @Test func aDatabaseWithoutTheReceiversHistorySaysItIsUnknown() throws {
         let dir = try TemporaryDirectory()
         defer { dir.remove() }
