@@ -60,7 +60,7 @@ let package = Package(
         .target(name: "GeomonTestSupport", dependencies: ["GeomonCore"], swiftSettings: strict),
 
         .testTarget(name: "GeomonCoreTests", dependencies: ["GeomonCore", "GeomonFormat", "GeomonEvaluation", "GeomonTestSupport"], swiftSettings: strict),
-        .testTarget(name: "GeomonConfigTests", dependencies: ["GeomonConfig", "GeomonTestSupport"], swiftSettings: strict),
+        .testTarget(name: "GeomonConfigTests", dependencies: ["GeomonConfig", "GeomonFormat", "GeomonTestSupport"], swiftSettings: strict),
         .testTarget(name: "GeomonStoreTests", dependencies: ["GeomonStore", "GeomonTestSupport"], swiftSettings: strict),
         .testTarget(name: "GeomonSourcesTests", dependencies: ["GeomonSources", "GeomonTestSupport"], swiftSettings: strict),
         .testTarget(name: "GeomonHooksTests", dependencies: ["GeomonHooks", "GeomonFormat", "GeomonStore", "GeomonDaemon", "GeomonTestSupport"], swiftSettings: strict),

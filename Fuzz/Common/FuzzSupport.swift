@@ -80,18 +80,29 @@ func longestLine(_ bytes: UnsafeBufferPointer<UInt8>, nulEndsLine: Bool) -> Int 
 
 /// What every fence a loader returns must satisfy: a usable shape with valid coordinates.
 func checkFence(_ fence: Fence, _ context: String) {
-    switch fence.shape {
+    guard let shape = fence.shape else { violation("\(context): fence '\(fence.id)' has no shape") }
+    checkShape(shape, "\(context): fence '\(fence.id)'")
+}
+
+func checkShape(_ shape: FenceShape, _ context: String) {
+    switch shape {
     case .circle(let center, let radius):
-        guard center.isValid else { violation("\(context): fence '\(fence.id)' centre \(center)") }
-        guard radius.isFinite, radius > 0 else { violation("\(context): fence '\(fence.id)' radius \(radius)") }
+        guard center.isValid else { violation("\(context): centre \(center)") }
+        guard radius.isFinite, radius > 0 else { violation("\(context): radius \(radius)") }
     case .polygons(let polygons):
-        guard !polygons.isEmpty else { violation("\(context): fence '\(fence.id)' has no polygon") }
+        guard !polygons.isEmpty else { violation("\(context): no polygon") }
         for p in polygons {
-            guard p.shell.count >= 3 else { violation("\(context): fence '\(fence.id)' shell of \(p.shell.count) points") }
-            for c in p.shell where !c.isValid { violation("\(context): fence '\(fence.id)' vertex \(c)") }
+            guard p.shell.count >= 3 else { violation("\(context): shell of \(p.shell.count) points") }
+            for c in p.shell where !c.isValid { violation("\(context): vertex \(c)") }
             for h in p.holes {
-                for c in h where !c.isValid { violation("\(context): fence '\(fence.id)' hole vertex \(c)") }
+                for c in h where !c.isValid { violation("\(context): hole vertex \(c)") }
             }
+        }
+    case .corridor(let lines, let width):
+        guard !lines.isEmpty, width.isFinite, width > 0 else { violation("\(context): corridor of \(lines.count) lines, width \(width)") }
+        for line in lines {
+            guard line.count >= 2 else { violation("\(context): corridor line of \(line.count) points") }
+            for c in line where !c.isValid { violation("\(context): corridor vertex \(c)") }
         }
     }
 }

@@ -82,14 +82,14 @@ public enum GeoJSONFences {
 
     /// Reads a file held in memory; the fences are collected in `fences`.
     public static func read(_ bytes: [UInt8], file: String, options: Options) -> Read {
-        bytes.withUnsafeBufferPointer { read($0, file: file, options: options, sink: nil) }
+        bytes.withUnsafeBufferPointer { run($0, file: file, options: options, sink: nil) }
     }
 
     /// Reads a file, handing each fence to `sink` as it is read, with its shape apart (the
     /// fence's own `shape` nil); `fences` stays empty. A caller building an index keeps no
     /// copy of the file's geometry.
     public static func read(_ buffer: UnsafeBufferPointer<UInt8>, file: String, options: Options, sink: (Fence, FenceShape) -> Void) -> Read {
-        withoutActuallyEscaping(sink) { sink in read(buffer, file: file, options: options, sink: sink) }
+        withoutActuallyEscaping(sink) { sink in run(buffer, file: file, options: options, sink: sink) }
     }
 
     public static func read(_ bytes: [UInt8], file: String, options: Options, sink: (Fence, FenceShape) -> Void) -> Read {
@@ -100,13 +100,13 @@ public enum GeoJSONFences {
     public static func read(_ mapped: MappedFile, file: String, options: Options, sink: (Fence, FenceShape) -> Void) -> Read {
         mapped.withBytes { buffer in
             withoutActuallyEscaping(sink) { sink in
-                read(buffer, file: file, options: options, sink: sink, progress: { mapped.release(before: $0) })
+                run(buffer, file: file, options: options, sink: sink, progress: { mapped.release(before: $0) })
             }
         }
     }
 
-    private static func read(_ buffer: UnsafeBufferPointer<UInt8>, file: String, options: Options, sink: ((Fence, FenceShape) -> Void)?,
-                             progress: ((Int) -> Void)? = nil) -> Read {
+    private static func run(_ buffer: UnsafeBufferPointer<UInt8>, file: String, options: Options, sink: ((Fence, FenceShape) -> Void)?,
+                            progress: ((Int) -> Void)? = nil) -> Read {
         let reader = GeoJSONReader(buffer, file: file, options: options)
         reader.sink = sink
         reader.progress = progress
@@ -907,6 +907,7 @@ final class GeoJSONReader {
     /// One linear ring, coordinates in range. RFC 7946 wants it closed with ≥ 4 positions; an
     /// unclosed ring is a defect (closed here), and the distinct positions are checked later.
     private func parseRing() throws -> [Coordinate]? {
+        let start = i
         guard try expectArray("a polygon ring must be an array of positions") else { return nil }
         var cursor = JSONCursor(p, at: i)
         var problems: [JSONCursor.Problem] = []
@@ -917,6 +918,11 @@ final class GeoJSONReader {
         if let first = ring.first, first != ring.last {
             guard defect("polygon ring is not closed: its last position differs from its first (closed here)", at: lastOffset) else { return nil }
             ring.append(first)
+        }
+        // Structure, checked even for trusted files: three positions and the closing one.
+        guard ring.count >= 4 else {
+            report("a polygon ring needs at least 4 positions, the last repeating the first (got \(points?.count ?? 0))", at: start)
+            return nil
         }
         return ring
     }

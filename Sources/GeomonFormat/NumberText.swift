@@ -11,14 +11,25 @@ public enum NumberText {
     }
 
     /// The shortest decimal that reads back as `value`, without exponent: `20.9` (not
-    /// `20.900000000000002` once rounded), `5` (not `5.0`). Non-finite values: `nan`, `inf`,
-    /// `-inf` (callers writing JSON use `JSON.number`, which writes `null`).
+    /// `20.900000000000002` once rounded), `5` (not `5.0`); from 1e21 on (as JavaScript) with
+    /// one (`1e+300`). Non-finite values: `nan`, `inf`, `-inf` (callers writing JSON use
+    /// `JSON.number`, which writes `null`).
     public static func shortest(_ value: Double) -> String {
         guard value.isFinite else { return value.isNaN ? "nan" : (value > 0 ? "inf" : "-inf") }
         if value == 0 { return "0" }
         if value == value.rounded(), abs(value) < 1e15 { return String(Int64(value)) }
         let text = String(value)
-        if !text.contains("e") && !text.contains("E") { return text }
+        if !text.contains("e") && !text.contains("E") { return text.hasSuffix(".0") ? String(text.dropLast(2)) : text }
+        if abs(value) >= 1e21 { return text }
+        if abs(value) >= 1e15 {
+            // An integer of 16 to 21 digits: the significant digits and the zeros after them.
+            let parts = text.split(separator: "e")
+            let exponent = Int(parts[1]) ?? 0
+            let negative = parts[0].hasPrefix("-")
+            var digits = parts[0].filter { $0 != "." && $0 != "-" }
+            while digits.count < exponent + 1 { digits += "0" }
+            return (negative ? "-" : "") + digits
+        }
         // |x| < 1e-4 or huge: fixed notation with nine decimals, trailing zeros dropped.
         var digits = String(Int64((value * 1e9).rounded()))
         let negative = digits.hasPrefix("-")

@@ -49,6 +49,7 @@ public enum GeomonCLI {
     /// Every command and group, in the order `geomon --help` lists them.
     public static let entries: [Entry] = [
         .command(ValidateCommand.self),
+        .command(FencesCommand.self),
         .command(QueryCommand.self),
         .command(ReplayCommand.self),
         .command(RunCommand.self),

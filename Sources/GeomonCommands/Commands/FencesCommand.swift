@@ -1,0 +1,219 @@
+import GeomonConfig
+import GeomonCore
+import GeomonDaemon
+import GeomonFormat
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `geomon fences`: what a profile monitors, fence by fence.
+struct FencesCommand: GeomonCommand {
+    static let spec = CommandSpec(
+        "fences",
+        abstract: "Lists the fences a profile monitors",
+        discussion: """
+        Loads the profile as `run` does (diagnostics on stderr; exit 65 when invalid, 66 when
+        missing) and lists its fences in order: id, name, kind (circle, polygon, corridor),
+        vertices, area, bounding box, and whether the fence was used by the even-odd rule
+        despite ring defects ('repaired'; `geomon validate` says which). --format json prints
+        one object per fence and line. --format geojson prints a FeatureCollection of exactly
+        what geomon monitors (GeoJSON fences as the index holds them, after repair): polygons as
+        Polygon or MultiPolygon, circles as 64-sided polygons with their centre and radius in
+        the properties, corridors as their lines with the width, for QGIS or geojson.io.
+        """,
+        options: [
+            .option("--profile", "PROFILE", "the profile", completion: .file(["yaml", "yml"])),
+            .choice("--format", ["text", "json", "geojson"], "a table (default), json lines or a GeoJSON FeatureCollection"),
+            .flag("--insecure-permissions", "accept group/world-writable profiles, GeoJSON files and programs"),
+        ],
+        required: ["--profile"]
+    )
+
+    var profilePath: String
+    var format: String
+    var insecurePermissions: Bool
+
+    init(_ arguments: ParsedArguments) throws {
+        profilePath = try arguments.required("--profile")
+        format = arguments.choice("--format", default: "text")
+        insecurePermissions = arguments.flag("--insecure-permissions")
+    }
+
+    func run() throws -> Int32 {
+        var repaired: Set<String> = []
+        let profile: Profile
+        do {
+            profile = try loadProfile(path: profilePath, insecurePermissions: insecurePermissions, warn: { warnings in
+                repaired = Set(warnings.repairedFences)
+                writeStderr(warnings.text)
+            })
+        } catch {
+            if error.isMissing {
+                writeStderr("geomon: error: \(error.message)")
+                return ExitCode.noInput.code
+            }
+            writeStderr(error.description)
+            return ExitCode.dataError.code
+        }
+        let rows = profile.fences.indices.map { FenceSummary(profile.fences[$0], shape: profile.shape(of: $0), repaired: repaired) }
+        switch format {
+        case "json":
+            for row in rows { print(row.json) }
+        case "geojson":
+            print("{\"type\":\"FeatureCollection\",\"features\":[")
+            print(rows.map(\.geojson).joined(separator: ",\n"))
+            print("]}")
+        default:
+            print(FenceSummary.table(rows), terminator: "")
+        }
+        return 0
+    }
+}
+
+/// One fence as `geomon fences` shows it.
+struct FenceSummary {
+    var fence: Fence
+    var shape: FenceShape
+    var repaired: Bool
+    var vertices: Int
+    var areaSquareMeters: Double
+    var box: (minLon: Double, minLat: Double, maxLon: Double, maxLat: Double)
+
+    init(_ fence: Fence, shape: FenceShape, repaired: Set<String>) {
+        self.fence = fence
+        self.shape = shape
+        self.repaired = repaired.contains(fence.id)
+        switch shape {
+        case let .circle(center, radius):
+            vertices = 0
+            areaSquareMeters = Double.pi * radius * radius
+            let k = Geodesy.metersPerDegree(atLatitude: center.latitude)
+            let dLat = radius / k.latitude, dLon = radius / max(k.longitude, 1)
+            box = (center.longitude - dLon, center.latitude - dLat, center.longitude + dLon, center.latitude + dLat)
+        case let .polygons(members):
+            let rings = members.flatMap { [$0.shell] + $0.holes }
+            vertices = rings.reduce(0) { $0 + $1.count - ($1.first == $1.last && $1.count > 1 ? 1 : 0) }
+            // Even-odd: shells add, holes take away (planar, in the fence's local metre).
+            var area = 0.0
+            for member in members {
+                area += abs(Self.ringArea(member.shell))
+                for hole in member.holes { area -= abs(Self.ringArea(hole)) }
+            }
+            areaSquareMeters = max(0, area)
+            box = Self.box(rings.flatMap { $0 })
+        case let .corridor(lines, width):
+            vertices = lines.reduce(0) { $0 + $1.count }
+            var length = 0.0
+            for line in lines {
+                for k in line.indices.dropFirst() { length += Geodesy.localDistanceMeters(from: line[k - 1], to: line[k]) }
+            }
+            areaSquareMeters = length * width + Double.pi * width * width / 4
+            let points = lines.flatMap { $0 }
+            let b = Self.box(points)
+            let lat = max(abs(b.minLat), abs(b.maxLat))
+            let k = Geodesy.metersPerDegree(atLatitude: lat)
+            let dLat = width / 2 / k.latitude, dLon = width / 2 / max(k.longitude, 1)
+            box = (b.minLon - dLon, b.minLat - dLat, b.maxLon + dLon, b.maxLat + dLat)
+        }
+    }
+
+    /// Shoelace area in square metres (local metric at the ring's first vertex; longitudes
+    /// the short way).
+    static func ringArea(_ ring: [Coordinate]) -> Double {
+        guard let origin = ring.first, ring.count >= 3 else { return 0 }
+        let k = Geodesy.metersPerDegree(atLatitude: origin.latitude)
+        var sum = 0.0
+        var previous = (x: 0.0, y: 0.0)
+        for point in ring.dropFirst() + [origin] {
+            let p = (x: Geodesy.longitudeDelta(origin.longitude, point.longitude) * k.longitude, y: (point.latitude - origin.latitude) * k.latitude)
+            sum += previous.x * p.y - p.x * previous.y
+            previous = p
+        }
+        return sum / 2
+    }
+
+    static func box(_ points: [Coordinate]) -> (minLon: Double, minLat: Double, maxLon: Double, maxLat: Double) {
+        guard let first = points.first else { return (0, 0, 0, 0) }
+        var b = (minLon: first.longitude, minLat: first.latitude, maxLon: first.longitude, maxLat: first.latitude)
+        for p in points {
+            b.minLon = min(b.minLon, p.longitude); b.maxLon = max(b.maxLon, p.longitude)
+            b.minLat = min(b.minLat, p.latitude); b.maxLat = max(b.maxLat, p.latitude)
+        }
+        return b
+    }
+
+    var source: String? { fence.location.map { "\($0.file):\($0.line)" } }
+
+    var json: String {
+        var o = JSONObject()
+        o.add("id", fence.id)
+        o.add("name", fence.name)
+        o.add("kind", shape.kind)
+        o.add("vertices", vertices)
+        o.add("area_m2", areaSquareMeters, decimals: 1)
+        o.add("bbox", raw: "[" + [box.minLon, box.minLat, box.maxLon, box.maxLat].map { NumberText.fixed($0, 7) }.joined(separator: ",") + "]")
+        o.add("events", fence.events.sorted().map(\.rawValue))
+        if let dwell = fence.dwell { o.add("dwell_s", dwell.secondsValue, decimals: 3) }
+        if case let .circle(_, radius) = shape { o.add("radius_m", radius, decimals: 2) }
+        if case let .corridor(_, width) = shape { o.add("width_m", width, decimals: 2) }
+        o.add("repaired", repaired)
+        o.add("source", source)
+        return o.text
+    }
+
+    /// The fence as a GeoJSON Feature (what is monitored).
+    var geojson: String {
+        func position(_ c: Coordinate) -> String { "[\(NumberText.fixed(c.longitude, 7)),\(NumberText.fixed(c.latitude, 7))]" }
+        func ring(_ points: [Coordinate]) -> String {
+            var closed = points
+            if let first = points.first, points.last != first { closed.append(first) }
+            return "[" + closed.map(position).joined(separator: ",") + "]"
+        }
+        let geometry: String
+        var properties = JSONObject()
+        properties.add("name", fence.name)
+        properties.add("kind", shape.kind)
+        switch shape {
+        case let .circle(center, radius):
+            let outline = (0..<64).map { Geodesy.destination(from: center, bearingDegrees: 360 * Double($0) / 64, distanceMeters: radius) }
+            geometry = "{\"type\":\"Polygon\",\"coordinates\":[\(ring(outline.reversed()))]}"
+            properties.add("center", raw: position(center))
+            properties.add("radius_m", radius, decimals: 2)
+        case let .polygons(members):
+            let polygons = members.map { "[" + ([$0.shell] + $0.holes).map(ring).joined(separator: ",") + "]" }
+            geometry = polygons.count == 1
+                ? "{\"type\":\"Polygon\",\"coordinates\":\(polygons[0])}"
+                : "{\"type\":\"MultiPolygon\",\"coordinates\":[\(polygons.joined(separator: ","))]}"
+        case let .corridor(lines, width):
+            let coordinates = lines.map { "[" + $0.map(position).joined(separator: ",") + "]" }
+            geometry = coordinates.count == 1
+                ? "{\"type\":\"LineString\",\"coordinates\":\(coordinates[0])}"
+                : "{\"type\":\"MultiLineString\",\"coordinates\":[\(coordinates.joined(separator: ","))]}"
+            properties.add("width_m", width, decimals: 2)
+        }
+        properties.add("repaired", repaired)
+        return "{\"type\":\"Feature\",\"id\":\(JSON.string(fence.id)),\"properties\":\(properties.text),\"geometry\":\(geometry)}"
+    }
+
+    static func table(_ rows: [FenceSummary]) -> String {
+        var lines = [["id", "name", "kind", "vertices", "area", "bbox (lon, lat)", "note"]]
+        for row in rows {
+            let area = row.areaSquareMeters >= 1e6 ? "\(NumberText.fixed(row.areaSquareMeters / 1e6, 2)) km²" : "\(NumberText.fixed(row.areaSquareMeters, 0)) m²"
+            let bbox = [row.box.minLon, row.box.minLat, row.box.maxLon, row.box.maxLat].map { NumberText.fixed($0, 5) }.joined(separator: " ")
+            lines.append([row.fence.id, row.fence.name ?? "", row.shape.kind, row.vertices == 0 ? "-" : "\(row.vertices)", area, bbox, row.repaired ? "repaired" : ""])
+        }
+        let widths = (0..<7).map { c in lines.map { $0[c].count }.max() ?? 0 }
+        var out = ""
+        for line in lines {
+            var text = ""
+            for (c, cell) in line.enumerated() {
+                text += c == 6 ? cell : cell + String(repeating: " ", count: widths[c] - cell.count + 2)
+            }
+            while text.last == " " { text.removeLast() }
+            out += text + "\n"
+        }
+        out += "\(rows.count) fence\(rows.count == 1 ? "" : "s")\n"
+        return out
+    }
+}

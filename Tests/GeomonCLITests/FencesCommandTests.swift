@@ -1,0 +1,90 @@
+import Foundation
+import GeomonTestSupport
+import Testing
+
+/// `geomon fences`: the listing, and a GeoJSON export that is exactly what geomon monitors.
+struct FencesCommandTests {
+    static func setUp() throws -> (TemporaryDirectory, String) {
+        let dir = try TemporaryDirectory()
+        try FileManager.default.copyItem(at: TestSupport.fixture("geometry/defective/wellington-defective.geojson"),
+                                         to: dir.url.appendingPathComponent("suburbs.geojson"))
+        let profile = try dir.write("p.yaml", """
+            version: 1
+            name: wellington
+            mode: regions
+            sources: {gnss: {}}
+            fences:
+              - {id: zoo, name: Zoo, circle: {lat: -41.3195, lon: 174.7848, radius: 250m}}
+              - id: waterfront
+                corridor: {points: [{lat: -41.2866, lon: 174.7756}, {lat: -41.2890, lon: 174.7790}, {lat: -41.2930, lon: 174.7840}], width: 120m}
+              - {geojson: suburbs.geojson, id_property: name}
+
+            """)
+        return (dir, profile)
+    }
+
+    @Test func theTableAndJSONListEveryFence() throws {
+        let (dir, profile) = try Self.setUp()
+        defer { dir.remove() }
+        let table = try runGeomon(["fences", "--profile", profile])
+        #expect(table.exitCode == 0, "\(table.stderr)")
+        #expect(table.stdout.hasSuffix("11 fences\n"))
+        #expect(table.stdout.split(separator: "\n").filter { $0.hasSuffix("repaired") }.count == 6)
+        #expect(table.stderr.contains("edges cross or touch"))
+        let json = try runGeomon(["fences", "--profile", profile, "--format", "json"])
+        let objects = try json.stdout.split(separator: "\n").map { try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]) }
+        #expect(objects.map { $0["kind"] as? String } == ["circle", "corridor"] + Array(repeating: "polygon", count: 9))
+        #expect(objects[0]["radius_m"] as? Double == 250 && objects[1]["width_m"] as? Double == 120)
+        #expect(objects.filter { $0["repaired"] as? Bool == true }.compactMap { $0["id"] as? String }
+                == ["Ohariu", "Ngaio", "Miramar", "Lyall Bay", "Rongotai", "Khandallah"])
+        let area = try #require(objects[0]["area_m2"] as? Double)
+        #expect(abs(area - Double.pi * 250 * 250) < 1)
+    }
+
+    /// The export, read back as a fence file, answers the points of the shapely fixture as the
+    /// profile does.
+    @Test func theGeoJSONExportIsWhatIsMonitored() throws {
+        let (dir, profile) = try Self.setUp()
+        defer { dir.remove() }
+        let export = try runGeomon(["fences", "--profile", profile, "--format", "geojson"])
+        #expect(export.exitCode == 0, "\(export.stderr)")
+        let root = try #require(try JSONSerialization.jsonObject(with: Data(export.stdout.utf8)) as? [String: Any])
+        #expect((root["features"] as? [Any])?.count == 11)
+        _ = try dir.write("export.geojson", export.stdout)
+        let again = try dir.write("again.yaml", """
+            version: 1
+            name: again
+            mode: regions
+            sources: {gnss: {}}
+            fences:
+              - {geojson: export.geojson, width_property: width_m}
+
+            """)
+        let expected = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: TestSupport.fixture("geometry/defective/wellington-defective.expected.json"))) as? [String: Any])
+        let points = try #require(expected["points"] as? [[String: Any]])
+        var input = points.map { "\($0["lat"]!) \($0["lon"]!)" }
+        // Along the corridor and across it, 30 and 90 m from its line.
+        input += ["-41.2878 174.7773", "-41.2910 174.7815", "-41.28775 174.77800", "-41.2870 174.7790"]
+        let stdin = input.joined(separator: "\n") + "\n"
+        let original = try runGeomon(["query", "--profile", profile], stdin: stdin)
+        let exported = try runGeomon(["query", "--profile", again], stdin: stdin)
+        #expect(original.exitCode == 0 && exported.exitCode == 0, "\(exported.stderr)")
+        func inside(_ text: String) throws -> [[String]] {
+            try text.split(separator: "\n").map { line in
+                let o = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+                return (o["inside"] as? [String] ?? []).filter { $0 != "zoo" }
+            }
+        }
+        #expect(try inside(original.stdout) == inside(exported.stdout))
+        #expect(try inside(original.stdout).filter { !$0.isEmpty }.count > 50)
+    }
+
+    @Test func aMissingOrInvalidProfileExits66Or65() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        #expect(try runGeomon(["fences", "--profile", dir.path("none.yaml")]).exitCode == 66)
+        let bad = try dir.write("bad.yaml", "version: 1\nname: b\nmode: regions\nfences: [{id: x}]\n")
+        #expect(try runGeomon(["fences", "--profile", bad]).exitCode == 65)
+        #expect(try runGeomon(["fences"]).exitCode == 64)
+    }
+}
