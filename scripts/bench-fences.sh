@@ -4,6 +4,12 @@
 #
 # usage: scripts/bench-fences.sh [FENCES] [POINTS] [SEED] [PAIRS]   (defaults: 100000 100000 1 1)
 #        scripts/bench-fences.sh --interleave ROUNDS [FENCES] [POINTS] [SEED]
+#        scripts/bench-fences.sh --memory [FENCES] [RUNS]            (defaults: 100000 5)
+#
+# --memory: the load of a generated GeoJSON file (streamed into the index) RUNS times, without
+# huge pages: each run's MB/s of GeoJSON and peak resident set against the budget (the index's
+# bytes + 64 MB + a quarter of the file), then the best MB/s and the worst peak; exit 1 when a
+# peak is over the budget. No shapely needed.
 #
 # PAIRS > 1 runs geomon and shapely alternately PAIRS times and prints every pair's ratio and
 # the medians: the machine's speed varies by ±20 % from minute to minute when other jobs share
@@ -19,6 +25,34 @@
 # runs are minutes apart, and the machine's speed drifts within minutes: the interleaved ratio
 # is the steadier measure.
 set -eu
+if [ "${1:-}" = "--memory" ]; then
+    N=${2:-100000}
+    RUNS=${3:-5}
+    ROOT=$(cd "$(dirname "$0")/.." && pwd)
+    DIR=${BENCH_DIR:-/tmp/geomon-bench-$N}
+    cd "$ROOT"
+    swift build -c release --product geomon >/dev/null
+    GEOMON="$ROOT/.build/release/geomon"
+    [ -f "$DIR/fences.geojson" ] || "$GEOMON" bench generate --fences "$N" --points 100000 --seed 1 --out "$DIR"
+    echo "machine: $(nproc) cores, $(lscpu | sed -n 's/^Model name: *//p'); $(date -u +%Y-%m-%dT%H:%MZ)"
+    echo "file: $DIR/fences.geojson, $(($(stat -c %s "$DIR/fences.geojson") / 1000000)) MB, $N fences"
+    i=0
+    while [ $i -lt "$RUNS" ]; do
+        GEOMON_HUGE_PAGES=off "$GEOMON" bench fences --fences "$DIR/fences.geojson" --points "$DIR/points.csv"
+        i=$((i + 1))
+    done | python3 -c '
+import json, sys
+runs = [json.loads(line) for line in sys.stdin if line.startswith("{")]
+for r in runs:
+    print("load %.3f s CPU, %.1f MB/s (reader alone %.1f MB/s); peak %.1f MB (budget %.1f MB, index %.1f MB, load added %.1f MB)" % (
+        r["load_s"], r["load_mb_per_s"], r["parse_mb_per_s"], r["load_peak_rss_mb"], r["load_rss_budget_mb"], r["index_bytes"] / 1e6, r["load_rss_growth_mb"]))
+best = max(r["load_mb_per_s"] for r in runs)
+parse = max(r["parse_mb_per_s"] for r in runs)
+worst = max(r["load_peak_rss_mb"] - r["load_rss_budget_mb"] for r in runs)
+print("best: load %.1f MB/s, reader %.1f MB/s; worst peak %+.1f MB against the budget" % (best, parse, worst))
+sys.exit(1 if worst > 0 else 0)'
+    exit $?
+fi
 ROUNDS=0
 if [ "${1:-}" = "--interleave" ]; then
     ROUNDS=${2:?--interleave needs a number of rounds}

@@ -3,6 +3,26 @@ import GeomonTestSupport
 import Testing
 
 struct BenchCommandTests {
+    /// A fence file is streamed into the index: loading it adds about the index's size and a
+    /// window of the file to the resident set, never the file itself (10,000 fences, 15 MB; the
+    /// full-size figures are `scripts/bench-fences.sh --memory`).
+    @Test func loadingAFenceFileCostsItsIndexNotTheFile() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let generated = try runGeomon(["bench", "generate", "--fences", "10000", "--points", "100", "--seed", "5", "--out", dir.path("g"), "--track-fixes", "10"])
+        #expect(generated.exitCode == 0, "\(generated.stderr)")
+        let bench = try runGeomon(["bench", "fences", "--fences", dir.path("g/fences.geojson"), "--points", dir.path("g/points.csv")])
+        #expect(bench.exitCode == 0, "\(bench.stderr)")
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(bench.stdout.utf8)) as? [String: Any])
+        let fileMB = Double(try FileManager.default.attributesOfItem(atPath: dir.path("g/fences.geojson"))[.size] as? Int ?? 0) / 1e6
+        let indexMB = Double(try #require(report["index_bytes"] as? Int)) / 1e6
+        let growth = try #require(report["load_rss_growth_mb"] as? Double)
+        #expect(fileMB > 14)
+        // The index, a quarter of the file, and 8 MB for the mapped window and the fences' ids.
+        #expect(growth <= indexMB + 0.25 * fileMB + 8, "load added \(growth) MB for a \(fileMB) MB file and a \(indexMB) MB index")
+        #expect(try #require(report["load_peak_rss_mb"] as? Double) <= (try #require(report["load_rss_budget_mb"] as? Double)))
+    }
+
     @Test func generatedDataIsDeterministicValidAndBenchmarkable() throws {
         let dir = try TemporaryDirectory()
         defer { dir.remove() }

@@ -22,7 +22,12 @@ struct BenchFencesCommand: GeomonCommand {
         Loads the fences, builds the index and, for every point (`lat,lon` lines), finds the
         containing fences and the nearest boundary (unbounded search). With --track, also
         follows the track (consecutive fixes close together) with a clearance cursor. Prints one
-        JSON line: fences, points, load_s, build_s, query_points_per_s (all points as one batch
+        JSON line: fences, points, load_s (the file streamed into the index), load_mb_per_s,
+        load_peak_rss_mb (the peak resident set right after the load), load_rss_budget_mb (the
+        index's bytes + 64 MB + a quarter of the file), load_rss_growth_mb (what the load added
+        to the resident set), parse_mb_per_s (reading the file again without building anything:
+        the reader's own speed), build_s (building the same index from shapes in memory),
+        query_points_per_s (all points as one batch
         query, answered in spatial order, sorting included), query_points_per_s_single (one
         query per point in file order), track_fixes_per_s, track_queries, mean_inside,
         index_bytes, bytes_per_fence, peak_rss_mb, checksum (sum of the nearest distances),
@@ -144,9 +149,14 @@ enum Bench {
         var seconds: Double
         var fileBytes = 0
         var peakRSSMegabytes: Double?
+        /// The process's resident size before loading (what the load adds is measured from it).
+        var baseRSSMegabytes: Double?
+        /// CPU seconds of reading the file again without building anything.
+        var parseSeconds: Double?
     }
 
     static func benchFences(fencesPath: String, pointsPath: String, trackPath: String?, repeats: Int, serve: Bool) throws -> Int32 {
+        let base = currentRSSMegabytes()
         let t0 = seconds()
         let loaded: FenceLoading.Loaded
         do { loaded = try FenceLoading.geoJSONFences(path: fencesPath, idProperty: nil) } catch {
@@ -154,7 +164,11 @@ enum Bench {
             return error.exitCode
         }
         let t1 = seconds()
-        let load = Load(seconds: t1 - t0, fileBytes: loaded.fileBytes, peakRSSMegabytes: peakRSSMegabytes())
+        var load = Load(seconds: t1 - t0, fileBytes: loaded.fileBytes, peakRSSMegabytes: peakRSSMegabytes(), baseRSSMegabytes: base)
+        // The reader alone (parsing and checking, no index), after the load was measured.
+        let p0 = seconds()
+        _ = FenceLoading.parseOnly(path: fencesPath)
+        load.parseSeconds = seconds() - p0
         guard let points = readPoints(pointsPath) else { return ExitCode.noInput.code }
         var track: [Coordinate] = []
         if let trackPath {
@@ -268,6 +282,8 @@ enum Bench {
             fields.append("\"load_mb_per_s\":\(fixed(Double(load.fileBytes) / 1e6 / max(load.seconds, 1e-9), 1))")
             fields.append("\"load_peak_rss_mb\":\(fixed(peak, 1))")
             fields.append("\"load_rss_budget_mb\":\(fixed((Double(index.indexBytes) + 64e6 + 0.25 * Double(load.fileBytes)) / 1e6, 1))")
+            if let base = load.baseRSSMegabytes { fields.append("\"load_rss_growth_mb\":\(fixed(peak - base, 1))") }
+            if let parse = load.parseSeconds { fields.append("\"parse_mb_per_s\":\(fixed(Double(load.fileBytes) / 1e6 / max(parse, 1e-9), 1))") }
         }
         fields.append("\"build_s\":\(fixed(t2 - t1, 3))")
         fields.append("\"query_points_per_s\":\(Int(perSecond))")
@@ -317,6 +333,19 @@ enum Bench {
         var t = timespec()
         clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t)
         return Double(t.tv_sec) + Double(t.tv_nsec) * 1e-9
+    }
+
+    /// The resident set now (`/proc/self/statm`), in MB; nil where it cannot be read.
+    static func currentRSSMegabytes() -> Double? {
+        let fd = open("/proc/self/statm", O_RDONLY)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var buffer = [UInt8](repeating: 0, count: 128)
+        let n = read(fd, &buffer, buffer.count)
+        guard n > 0 else { return nil }
+        let fields = String(decoding: buffer[0..<n], as: UTF8.self).split(separator: " ")
+        guard fields.count >= 2, let resident = Double(fields[1]) else { return nil }
+        return resident * Double(sysconf(Int32(_SC_PAGESIZE))) / 1e6
     }
 
     static func peakRSSMegabytes() -> Double {

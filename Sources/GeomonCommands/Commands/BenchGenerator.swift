@@ -85,22 +85,24 @@ struct BenchGenerator {
         return track
     }
 
-    /// The next fence's rings (shell first), in a square of side `side` metres.
+    /// The next fence's rings (shell first, counterclockwise; holes clockwise, as RFC 7946
+    /// asks), in a square of side `side` metres.
     mutating func nextFence(side: Double) -> [[Coordinate]] {
         let center = place(random.unit() * side - side / 2, random.unit() * side - side / 2)
         if random.unit() < 0.7 {
             let radius = 50 + 1950 * pow(random.unit(), 3)
-            return [(0..<64).map { Geodesy.localDestination(from: center, bearingDegrees: Double($0) * 360 / 64, distanceMeters: radius) }]
+            return [(0..<64).map { Geodesy.localDestination(from: center, bearingDegrees: Double($0) * 360 / 64, distanceMeters: radius) }.reversed()]
         }
         let radius = 100 + 1900 * pow(random.unit(), 3)
         let vertices = 12 + Int(random.unit() * 117)
-        var rings = [blob(center, radius: radius, vertices: vertices)]
+        // Bearings turn clockwise: the shell reversed, the hole as drawn.
+        var rings = [Array(blob(center, radius: radius, vertices: vertices).reversed())]
         if random.unit() < 0.5 {
             // The shell's lobes can dip close to the centre; keep the hole well inside the
             // nearest shell vertex so it is always inside the outer ring (validation checks it).
             let nearest = rings[0].map { Geodesy.localDistanceMeters(from: center, to: $0) }.min() ?? radius
             let holeRadius = min(radius * 0.25, nearest * 0.45)
-            rings.append(blob(center, radius: holeRadius, vertices: 8 + Int(random.unit() * 9)).reversed())
+            rings.append(blob(center, radius: holeRadius, vertices: 8 + Int(random.unit() * 9)))
         }
         return rings
     }

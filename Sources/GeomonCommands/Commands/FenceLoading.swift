@@ -53,4 +53,12 @@ enum FenceLoading {
         if !errors.isEmpty { throw Failure(messages: errors, exitCode: ExitCode.dataError.code) }
         return Loaded(fences: fences, index: builder.build(), fileBytes: mapped.size)
     }
+
+    /// Parses a GeoJSON file without keeping anything (the reader's own speed); the fences read.
+    static func parseOnly(path: String) -> Int? {
+        guard case .success(let mapped) = MappedFile.open(path) else { return nil }
+        var count = 0
+        _ = GeoJSONFences.read(mapped, file: path, options: .init()) { _, _ in count += 1 }
+        return count
+    }
 }

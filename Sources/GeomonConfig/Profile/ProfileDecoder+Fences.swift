@@ -73,17 +73,18 @@ extension ProfileDecoder {
         var fence = Fence(id: id, name: name, shape: shape, events: events, dwell: dwell)
         let anchorNode = f["id"] ?? item
         fence.location = location(anchorNode)
-        append(FenceRecord(fence: fence, anchor: location(anchorNode), radiusLocation: radiusNode.map(location), geojsonFile: nil,
-                           center: Self.center(of: shape), digest: shape.hashValue), shape: shape, into: &records)
+        append(fence, FenceRecord(radiusLocation: radiusNode.map(location), geojsonFile: nil,
+                                  center: Self.center(of: shape), digest: shape.hashValue), shape: shape, into: &records)
     }
 
     /// Adds a decoded fence: to the index being built and to the records. A GeoJSON fence's
     /// polygon or corridor is then kept only in the index (a big file is not held twice).
-    func append(_ record: FenceRecord, shape: FenceShape, into records: inout [FenceRecord]) {
-        var record = record
+    func append(_ fence: Fence, _ record: FenceRecord, shape: FenceShape, into records: inout [FenceRecord]) {
+        var fence = fence
         indexBuilder.add(shape)
         // Circles are a centre and a radius: kept with the fence (the lint rules read them).
-        record.fence.shape = record.geojsonFile != nil && shape.kind != "circle" ? nil : shape
+        fence.shape = record.geojsonFile != nil && shape.kind != "circle" ? nil : shape
+        decodedFences.append(fence)
         records.append(record)
     }
 
@@ -264,9 +265,9 @@ extension ProfileDecoder {
             guard self.registerFenceID(fence.id, at: fence.location ?? self.location(n), geojsonFile: shown) else { return }
             fence.events = events
             fence.dwell = dwell
-            let anchor = fence.location ?? self.location(n)
-            self.append(FenceRecord(fence: fence, anchor: anchor, radiusLocation: nil, geojsonFile: shown,
-                                    center: Self.center(of: shape), digest: shape.hashValue), shape: shape, into: &records)
+            if fence.location == nil { fence.location = self.location(n) }
+            self.append(fence, FenceRecord(radiusLocation: nil, geojsonFile: shown,
+                                           center: Self.center(of: shape), digest: shape.hashValue), shape: shape, into: &records)
         }
         diagnostics += result.diagnostics
         repairedFences += result.repaired.map { idPrefix + $0 }

@@ -8,14 +8,14 @@ extension ProfileDecoder {
         checkOrder("ttff_hot", profile.policy.receiver.ttffHot, "ttff_warm", profile.policy.receiver.ttffWarm, path: "policy.receiver")
         checkOrder("backoff", profile.hooks.retry.backoff, "max_backoff", profile.hooks.retry.maxBackoff, path: "hooks.retry")
         checkFences(profile, records: records)
-        checkSwappedCoordinates(records)
+        checkSwappedCoordinates(profile, records)
     }
 
     /// A fence written with lat and lon swapped usually stays in range: `{lat: 4.37, lon:
     /// 51.99}` among fences in the Netherlands lands in the Gulf of Guinea. Warn when an inline
     /// fence is far (over 200 km) from the middle of the other fences and its swapped position
     /// is at least ten times nearer to it.
-    private func checkSwappedCoordinates(_ records: [FenceRecord]) {
+    private func checkSwappedCoordinates(_ profile: Profile, _ records: [FenceRecord]) {
         let centers = records.map(\.center)
         guard centers.count >= 2 else { return }
         for (index, record) in records.enumerated() where record.geojsonFile == nil {
@@ -29,9 +29,9 @@ extension ProfileDecoder {
             let swappedDistance = Geodesy.haversineMeters(swapped, middle)
             guard distance > 200_000, swappedDistance * 10 < distance else { continue }
             diagnostics.append(.warning(
-                "fence '\(record.fence.id)' is \(formatNumber((distance / 1000).rounded())) km from the other fences; lat and lon swapped? "
+                "fence '\(profile.fences[index].id)' is \(formatNumber((distance / 1000).rounded())) km from the other fences; lat and lon swapped? "
                     + "(lat \(formatNumber(swapped.latitude)), lon \(formatNumber(swapped.longitude)) would be \(formatNumber((swappedDistance / 1000).rounded())) km from them)",
-                at: record.anchor))
+                at: profile.fences[index].location))
         }
     }
 
@@ -103,30 +103,29 @@ extension ProfileDecoder {
     }
 
     private func checkFences(_ profile: Profile, records: [FenceRecord]) {
-        // Record numbers, not records: these hold every fence of a large file.
-        var seenIDs: Set<String> = []
+        // Fence numbers, not records: these hold every fence of a large file. Ids are unique
+        // here (a duplicate was reported and left out as it was decoded).
         var firstByShape: [Int: Int] = [:]
         var firstByCenter: [Coordinate: Int] = [:]
-        seenIDs.reserveCapacity(records.count)
         firstByShape.reserveCapacity(records.count)
         let gnssAccuracy = profile.sources.gnss?.minAccuracyMeters
         let coarseOnly = profile.sources.gnss == nil && profile.sources.coarse != nil
         let coarseAccuracy = profile.sources.coarse?.expectedAccuracyMeters ?? 500
         for (number, record) in records.enumerated() {
-            let fence = record.fence
-            guard seenIDs.insert(fence.id).inserted else { continue }
-            if let first = firstByShape[record.digest].map({ records[$0] }) {
-                diagnostics.append(.warning("fence '\(fence.id)' has the same shape as fence '\(first.fence.id)' (\(describe(first.anchor))); one of them is redundant", at: record.anchor))
+            let fence = profile.fences[number]
+            let anchor = fence.location
+            if let first = firstByShape[record.digest].map({ profile.fences[$0] }) {
+                diagnostics.append(.warning("fence '\(fence.id)' has the same shape as fence '\(first.id)' (\(first.location.map(describe) ?? "")); one of them is redundant", at: anchor))
                 continue
             }
             firstByShape[record.digest] = number
             guard case .circle(let center, let radius) = fence.shape else { continue }
-            if let first = firstByCenter[center].map({ records[$0] }) {
-                diagnostics.append(.warning("fence '\(fence.id)' is concentric with fence '\(first.fence.id)' (\(describe(first.anchor)))", at: record.anchor))
+            if let first = firstByCenter[center].map({ profile.fences[$0] }) {
+                diagnostics.append(.warning("fence '\(fence.id)' is concentric with fence '\(first.id)' (\(first.location.map(describe) ?? ""))", at: anchor))
             } else {
                 firstByCenter[center] = number
             }
-            let at = record.radiusLocation ?? record.anchor
+            let at = record.radiusLocation ?? anchor
             if coarseOnly && radius < coarseAccuracy {
                 diagnostics.append(.warning("fence '\(fence.id)' radius \(formatNumber(radius)) m is smaller than the coarse source's accuracy (\(formatNumber(coarseAccuracy)) m) and there is no GNSS source; it will rarely or never trigger", at: at))
             } else if let gnssAccuracy, radius < gnssAccuracy {

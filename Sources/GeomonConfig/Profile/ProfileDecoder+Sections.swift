@@ -1,10 +1,8 @@
 import GeomonCore
 
-/// A fence with what the cross-fence rules need (its shape may live in the index only).
+/// What the cross-fence rules need of a fence beside the fence itself (`decodedFences`, same
+/// order; its shape may live in the index only). Its `location` is where diagnostics point.
 struct FenceRecord {
-    var fence: Fence
-    /// The node a duplicate-id or lint diagnostic points at (the id value, or the feature).
-    var anchor: SourceLocation
     /// Where a circle's radius was written (its lint warnings point there).
     var radiusLocation: SourceLocation?
     /// The GeoJSON file the fence came from, when it did.
@@ -46,7 +44,9 @@ extension ProfileDecoder {
         if let node = top["transitions"] { decodeTransitions(node, into: &profile.transitions) }
         if let node = top["fences"], let items = list(node, "fences") {
             for item in items { decodeFenceEntry(item, into: &records) }
-            profile.setFences(records.map(\.fence), index: indexBuilder.build())
+            // Handed over, not copied: a large file's fences are held once.
+            profile.setFences(decodedFences, index: indexBuilder.build())
+            decodedFences = []
         }
         if let node = top["hooks"] { decodeHooks(node, into: &profile.hooks) }
         if let node = top["storage"] { decodeStorage(node, into: &profile.storage) }

@@ -30,6 +30,8 @@ final class ProfileDecoder {
     var repairedFences: [String] = []
     /// The fences' index, built as they are decoded (GeoJSON geometry is kept only here).
     var indexBuilder = FenceIndex.Builder()
+    /// The fences decoded so far, in order (the profile's, once decoded).
+    var decodedFences: [Fence] = []
 
     init(file: String, displayDirectory: String, absoluteDirectory: String) {
         self.file = file
