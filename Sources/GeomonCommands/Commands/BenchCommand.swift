@@ -348,10 +348,23 @@ enum Bench {
         return resident * Double(sysconf(Int32(_SC_PAGESIZE))) / 1e6
     }
 
+    /// The peak resident set of this program image (`VmHWM` in `/proc/self/status`), in MB.
+    /// Not `getrusage`'s `ru_maxrss`: Linux carries that across `execve` from the image
+    /// before it, which for a program started by `posix_spawn` is the parent's peak.
     static func peakRSSMegabytes() -> Double {
+        let fd = open("/proc/self/status", O_RDONLY)
+        if fd >= 0 {
+            defer { close(fd) }
+            var buffer = [UInt8](repeating: 0, count: 8192)
+            let n = read(fd, &buffer, buffer.count)
+            if n > 0, let line = String(decoding: buffer[0..<n], as: UTF8.self).split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
+               let kilobytes = line.split(separator: " ").dropFirst().first.flatMap({ Double($0) }) {
+                return kilobytes * 1024 / 1e6
+            }
+        }
         var usage = rusage()
         getrusage(RUSAGE_SELF.rawValue, &usage)
-        return Double(usage.ru_maxrss) / 1024
+        return Double(usage.ru_maxrss) * 1024 / 1e6
     }
 
     static func fixed(_ value: Double, _ digits: Int) -> String {
