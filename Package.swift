@@ -19,6 +19,7 @@ let package = Package(
         .systemLibrary(name: "CYAML", pkgConfig: "yaml-0.1", providers: [.apt(["libyaml-dev"])]),
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CGPS", pkgConfig: "libgps", providers: [.apt(["libgps-dev"])]),
+        .systemLibrary(name: "CMosquitto", pkgConfig: "libmosquitto", providers: [.apt(["libmosquitto-dev"])]),
         // Tiny C target for what Swift cannot reach (_GNU_SOURCE spawn helpers).
         .target(name: "CGeomonShims"),
         // Header-only CPU cache prefetch hint for the core's fence index (no I/O, no state).
@@ -41,17 +42,18 @@ let package = Package(
         .target(name: "GeomonStore", dependencies: ["GeomonCore", "GeomonFormat", "CSQLite"], swiftSettings: strict),
         .target(name: "GeomonSources", dependencies: ["GeomonCore", "CGPS"], swiftSettings: strict),
         .target(name: "GeomonHooks", dependencies: ["GeomonCore", "GeomonFormat", "CGeomonShims"], swiftSettings: strict),
+        .target(name: "GeomonPublish", dependencies: ["GeomonCore", "GeomonFormat", "CMosquitto"], swiftSettings: strict),
 
         // The imperative shell: event loop, clock, signals, wiring.
         .target(
             name: "GeomonDaemon",
-            dependencies: ["GeomonCore", "GeomonFormat", "GeomonEvaluation", "GeomonPictures", "GeomonConfig", "GeomonStore", "GeomonSources", "GeomonHooks"],
+            dependencies: ["GeomonCore", "GeomonFormat", "GeomonEvaluation", "GeomonPictures", "GeomonConfig", "GeomonStore", "GeomonSources", "GeomonHooks", "GeomonPublish"],
             swiftSettings: strict
         ),
         // The commands: declared options, parsing, help, and what each command does.
         .target(
             name: "GeomonCommands",
-            dependencies: ["GeomonCore", "GeomonFormat", "GeomonEvaluation", "GeomonPictures", "GeomonConfig", "GeomonStore", "GeomonSources", "GeomonHooks", "GeomonDaemon"],
+            dependencies: ["GeomonCore", "GeomonFormat", "GeomonEvaluation", "GeomonPictures", "GeomonConfig", "GeomonStore", "GeomonSources", "GeomonHooks", "GeomonPublish", "GeomonDaemon"],
             swiftSettings: strict
         ),
         .executableTarget(name: "geomon", dependencies: ["GeomonCommands"], swiftSettings: strict),

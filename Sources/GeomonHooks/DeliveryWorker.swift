@@ -173,10 +173,10 @@ public final class DeliveryWorker {
         let attempt = delivery.attempt + 1
         try queue.markRunning(id: delivery.id, attempt: attempt)
         running.insert(delivery.serialKey)
-        let timeout = catalog.spec(forKey: delivery.hookKey)?.timeout ?? settings.defaultTimeout
+        let spec = catalog.spec(forKey: delivery.hookKey)
         let invocation = HookEnvironment.invocation(
-            argv: delivery.argv, timeout: timeout, event: delivery.event, profileName: settings.profileName,
-            profileDirectory: settings.profileDirectory, attempt: attempt, home: settings.home
+            argv: delivery.argv, timeout: spec?.timeout ?? settings.defaultTimeout, event: delivery.event, profileName: settings.profileName,
+            profileDirectory: settings.profileDirectory, attempt: attempt, home: settings.home, extra: spec?.environment ?? [:]
         )
         let inbox = self.inbox
         runner.start(invocation) { result in

@@ -59,7 +59,7 @@ public final class HeartbeatDriver {
         for spec in hooks {
             let key = HookCatalog.key(for: spec)
             guard busy.insert(key).inserted else { continue }
-            var env = HookEnvironment.base(home: home)
+            var env = HookEnvironment.base(home: home, extra: spec.environment)
             env["GEOMON_EVENT"] = "heartbeat"
             env["GEOMON_EVENT_ID"] = "heartbeat-\(now.millisecondsSince1970)"
             env["GEOMON_TIME"] = now.rfc3339

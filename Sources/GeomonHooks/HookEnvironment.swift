@@ -12,9 +12,10 @@ public enum HookEnvironment {
 
     /// Variables for one delivery attempt of `event`.
     public static func variables(
-        event: GeoEvent, profileName: String, attempt: Int, isTest: Bool = false, home: String? = nil
+        event: GeoEvent, profileName: String, attempt: Int, isTest: Bool = false, home: String? = nil,
+        extra: [String: String] = [:]
     ) -> [String: String] {
-        var env = base(home: home)
+        var env = base(home: home, extra: extra)
         env["GEOMON_EVENT"] = event.kind.rawValue
         env["GEOMON_EVENT_ID"] = event.id
         env["GEOMON_FENCE"] = event.fenceID ?? ""
@@ -30,9 +31,13 @@ public enum HookEnvironment {
     }
 
     /// The variables shared by every hook, heartbeat included.
-    public static func base(home: String?) -> [String: String] {
+    /// The variables shared by every hook, heartbeat included; `extra` is the hook's own
+    /// `env:`/`env_file:` (validated: never `LD_*` or `GEOMON_*`), which may replace `PATH`,
+    /// `LANG` and `HOME`.
+    public static func base(home: String?, extra: [String: String] = [:]) -> [String: String] {
         var env = ["PATH": hookPath, "LANG": "C.UTF-8"]
         if let home, !home.isEmpty { env["HOME"] = home }
+        for (name, value) in extra where !name.hasPrefix("GEOMON_") && !name.hasPrefix("LD_") { env[name] = value }
         return env
     }
 
@@ -52,11 +57,11 @@ public enum HookEnvironment {
     /// A complete invocation of `spec` for one attempt at delivering `event`.
     public static func invocation(
         argv: [String], timeout: Duration, event: GeoEvent, profileName: String, profileDirectory: String,
-        attempt: Int, isTest: Bool = false, home: String? = nil
+        attempt: Int, isTest: Bool = false, home: String? = nil, extra: [String: String] = [:]
     ) -> HookInvocation {
         HookInvocation(
             argv: argv,
-            environment: variables(event: event, profileName: profileName, attempt: attempt, isTest: isTest, home: home),
+            environment: variables(event: event, profileName: profileName, attempt: attempt, isTest: isTest, home: home, extra: extra),
             stdin: Array(stdinJSON(event: event, profileName: profileName, attempt: attempt, isTest: isTest).utf8),
             workingDirectory: profileDirectory,
             timeout: timeout

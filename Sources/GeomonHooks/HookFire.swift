@@ -61,7 +61,7 @@ public enum HookFire {
         for (index, target) in targets.enumerated() {
             let invocation = HookEnvironment.invocation(
                 argv: target.spec.exec, timeout: target.spec.timeout, event: event, profileName: profile.name,
-                profileDirectory: profile.directory, attempt: 1, isTest: true, home: home
+                profileDirectory: profile.directory, attempt: 1, isTest: true, home: home, extra: target.spec.environment
             )
             runner.start(invocation) { inbox.post((index, $0)) }
         }

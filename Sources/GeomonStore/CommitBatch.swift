@@ -13,6 +13,9 @@ public struct CommitBatch: Sendable {
     public var location: LocationReference?
     /// GNSS receiver switches since the last batch, in order.
     public var receiverSwitches: [ReceiverSwitch] = []
+    /// Messages to publish (MQTT), in order; one that carries an event is written only with
+    /// that event (a re-decided event that is already stored adds nothing).
+    public var publications: [Publication] = []
     /// Extra key/values to write (e.g. the power policy's state).
     public var keyValues: [String: String] = [:]
     /// When the batch is committed (wall clock or virtual), for `updated_at`.
@@ -23,5 +26,5 @@ public struct CommitBatch: Sendable {
         self.committedAt = committedAt
     }
 
-    public var isEmpty: Bool { fixes.isEmpty && changes.isEmpty && events.isEmpty && keyValues.isEmpty && receiverSwitches.isEmpty }
+    public var isEmpty: Bool { fixes.isEmpty && changes.isEmpty && events.isEmpty && keyValues.isEmpty && receiverSwitches.isEmpty && publications.isEmpty }
 }

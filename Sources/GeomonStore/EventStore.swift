@@ -16,6 +16,8 @@ public final class EventStore {
     let db: Connection
     /// Retention of the fixes table, relative to the newest stored fix.
     public var keepFixes: Duration
+    /// The outbox's bound (`publish.mqtt.keep`); nil keeps every message.
+    public var publicationLimits: PublicationLimits?
 
     /// The schema version this geomon writes.
     public static var schemaVersion: Int { Migrations.latestVersion }
@@ -262,6 +264,7 @@ public final class EventStore {
                 try writeValue(value, forKey: key)
             }
             var stored: [StoredEvent] = []
+            var storedIDs = Set<String>()
             for (event, targets) in batch.events {
                 insertEvent.reset()
                 insertEvent.bind(1, event.id)
@@ -278,6 +281,7 @@ public final class EventStore {
                 guard db.changes == 1 else { continue }
                 let seq = db.lastInsertRowID
                 stored.append(StoredEvent(seq: seq, profile: batch.profileName, event: event))
+                storedIDs.insert(event.id)
                 for target in targets {
                     insertDelivery.reset()
                     insertDelivery.bind(1, event.id)
@@ -299,6 +303,9 @@ public final class EventStore {
                     insert.bind(3, change.reason)
                     try insert.run()
                 }
+            }
+            if !batch.publications.isEmpty {
+                try insertPublications(batch.publications.filter { $0.eventID.map(storedIDs.contains) ?? true }, at: batch.committedAt)
             }
             if let newest = batch.fixes.last?.time {
                 try pruneFixes(newest: newest)

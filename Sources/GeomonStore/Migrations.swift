@@ -71,6 +71,23 @@ enum Migrations {
         );
         CREATE INDEX receiver_log_time ON receiver_log(time_ms);
         """,
+        // 3: the MQTT outbox: messages written with the commit that made them, marked
+        // published on the broker's acknowledgement, pruned by `publish.mqtt.keep`.
+        """
+        CREATE TABLE publications (
+            seq INTEGER PRIMARY KEY AUTOINCREMENT,
+            kind TEXT NOT NULL CHECK (kind IN ('location','transition','waypoints')),
+            topic TEXT NOT NULL,
+            payload TEXT NOT NULL,
+            retain INTEGER NOT NULL,
+            time_ms INTEGER NOT NULL,
+            event_id TEXT,
+            created_at_ms INTEGER NOT NULL,
+            published_at_ms INTEGER
+        );
+        CREATE INDEX publications_pending ON publications(seq) WHERE published_at_ms IS NULL;
+        CREATE INDEX publications_time ON publications(time_ms);
+        """,
     ]
 
     static var latestVersion: Int { all.count }

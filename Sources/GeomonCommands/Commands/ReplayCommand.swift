@@ -38,6 +38,8 @@ struct ReplayCommand: GeomonCommand {
             .choice("--format", ["text", "json"], "events as text (default) or json (one object per line)"),
             .option("--speed", "X", "play X times real time (default: as fast as possible)"),
             .flag("--no-hooks", "store events without queueing hook deliveries"),
+            .flag("--publish", "send the replay's MQTT messages to the profile's broker (publish.mqtt; off by default): with --speed while the replay runs, then until the broker acknowledged every one; exits 69 when it makes no progress for --publish-wait (docs/publish.md)"),
+            .option("--publish-wait", "SECONDS", "with --publish: how long to wait for a broker that makes no progress before giving up (default 30)"),
             .flag("--insecure-permissions", "accept group/world-writable profiles, GeoJSON files, programs and database files (and, as root, ones owned by other users)"),
             .flag("--stats", "print per track the fixes read and the input skipped by reason, then fixes processed, index lookups and the loop's throughput, to stderr"),
             .flag("--always-on", "keep the receiver on (every recorded fix is delivered)"),
@@ -59,6 +61,8 @@ struct ReplayCommand: GeomonCommand {
     var json: Bool
     var speed: Double?
     var noHooks: Bool
+    var publish: Bool
+    var publishWait: Duration = .seconds(30)
     var insecurePermissions: Bool
     var stats: Bool
     var options = ReplayRun.Options()
@@ -74,6 +78,8 @@ struct ReplayCommand: GeomonCommand {
         json = arguments.choice("--format", default: "text") == "json"
         speed = try arguments.double("--speed")
         noHooks = arguments.flag("--no-hooks")
+        publish = arguments.flag("--publish")
+        if let wait = try arguments.double("--publish-wait", in: 0...86_400) { publishWait = .milliseconds(Int64((wait * 1000).rounded())) }
         insecurePermissions = arguments.flag("--insecure-permissions")
         stats = arguments.flag("--stats")
         options.alwaysOn = arguments.flag("--always-on")
@@ -134,7 +140,7 @@ struct ReplayCommand: GeomonCommand {
         let journal: Journal
         do {
             store = try EventStore(path: dbPath)
-            journal = try Journal(profile: profile, store: store, recordDeliveries: !noHooks)
+            journal = try Journal(profile: profile, store: store, recordDeliveries: !noHooks, publish: publish)
         } catch let error as StoreError {
             throw CommandFailure("\(error)", exitCode: error.kind == .missing ? .noInput : .dataError)
         } catch let error as JournalError {
@@ -150,6 +156,18 @@ struct ReplayCommand: GeomonCommand {
             hooks = try ReplayHooks.start(profile: profile, store: store, enabled: !noHooks)
         } catch let error as SQLiteError {
             throw CommandFailure(DatabaseTrust.writeFailure(path: dbPath, error))
+        }
+        var publishing: ReplayPublishing?
+        if publish {
+            guard profile.publish.mqtt != nil else {
+                throw CommandFailure("--publish: the profile '\(profile.name)' has no 'publish.mqtt' section (docs/publish.md)", exitCode: .usage)
+            }
+            publishing = try ReplayPublishing(profile: profile, store: store, log: { writeStderr($0) })
+            if let start = run.start, journal.lastCommittedFixTime == nil {
+                journal.queueWaypoints(at: start)
+                try journal.flush(now: start)
+            }
+            publishing?.committed()
         }
         let progressBar = isatty(2) == 1 && run.track.count >= 5000 ? ProgressBar() : nil
         let resumeAfter = journal.lastCommittedFixTime
@@ -167,6 +185,7 @@ struct ReplayCommand: GeomonCommand {
                     for stored in events { print(EventEncoding.line(stored.event, json: json)) }
                     fflush(nil)
                     try hooks?.committed()
+                    publishing?.committed()
                 }
                 driver.onEffect = { effect, _ in
                     switch effect {
@@ -185,7 +204,14 @@ struct ReplayCommand: GeomonCommand {
                     if let speed, let last = previous, fix.time > last {
                         let seconds = (fix.time - last).secondsValue / speed
                         let pause = Duration.milliseconds(Int64((seconds * 1000).rounded()))
-                        if let hooks { try hooks.pause(pause) } else { Thread.sleep(forTimeInterval: pause.secondsValue) }
+                        if let publishing {
+                            publishing.committed()
+                            try publishing.pause(pause, hooks: hooks)
+                        } else if let hooks {
+                            try hooks.pause(pause)
+                        } else {
+                            Thread.sleep(forTimeInterval: pause.secondsValue)
+                        }
                     }
                     previous = fix.time
                 }
@@ -205,6 +231,14 @@ struct ReplayCommand: GeomonCommand {
         }
         progressBar?.finish()
         fflush(nil)
+        if let publishing {
+            let summary = publishing.drain(patience: publishWait)
+            if summary.pending > 0 {
+                let kept = db.map { "they stay in \($0); replaying into it again with --publish sends them" } ?? "the temporary database is removed with them"
+                throw CommandFailure("publish: \(summary.pending) messages not acknowledged by the broker (\(publishing.lastError ?? "no progress for \(NumberText.short(publishWait.secondsValue, 1)) s")); \(kept)", exitCode: .unavailable)
+            }
+            writeStderr("publish: \(summary.published) messages acknowledged by the broker")
+        }
         if let reportPath {
             let text = json ? ReplayReport.json(run) : ReplayReport.table(run)
             if reportPath == "-" {

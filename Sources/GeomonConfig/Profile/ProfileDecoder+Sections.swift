@@ -14,7 +14,7 @@ struct FenceRecord {
 }
 
 extension ProfileDecoder {
-    static let topLevelKeys = ["version", "name", "description", "mode", "sources", "significant_change", "policy", "transitions", "fences", "hooks", "storage"]
+    static let topLevelKeys = ["version", "name", "description", "mode", "sources", "significant_change", "policy", "transitions", "fences", "hooks", "publish", "storage"]
 
     /// Decodes the whole profile; nil only when the root is not a mapping. Missing or invalid
     /// parts are reported and replaced by defaults so that later rules can still run.
@@ -49,6 +49,7 @@ extension ProfileDecoder {
             decodedFences = []
         }
         if let node = top["hooks"] { decodeHooks(node, into: &profile.hooks) }
+        if let node = top["publish"] { decodePublish(node, into: &profile.publish, profileName: profile.name) }
         if let node = top["storage"] { decodeStorage(node, into: &profile.storage) }
         return profile
     }
@@ -168,7 +169,7 @@ extension ProfileDecoder {
         guard let items = list(node, name) else { return [] }
         var result: [HookSpec] = []
         for item in items {
-            guard let h = fields(item, path: "hook", allowed: ["exec", "timeout", "when"], required: ["exec"]) else { continue }
+            guard let h = fields(item, path: "hook", allowed: ["exec", "timeout", "when", "env", "env_file"], required: ["exec"]) else { continue }
             guard let n = h["exec"], let argv = argv(n, what: "hook program") else { continue }
             var spec = HookSpec(exec: argv)
             if let n = h["timeout"], let v = duration(n, "timeout") { spec.timeout = v }
@@ -176,6 +177,7 @@ extension ProfileDecoder {
                 if let n = w["network"], let v = boolean(n, "network") { spec.when.network = v }
                 if let n = w["external_power"], let v = boolean(n, "external_power") { spec.when.externalPower = v }
             }
+            if h["env"] != nil || h["env_file"] != nil { spec.environment = hookEnvironment(env: h["env"], file: h["env_file"]) }
             result.append(spec)
         }
         return result

@@ -41,6 +41,7 @@ public struct TransitionEngine: Sendable {
             confirm = max(1, profile.transitions.confirm)
             minAccuracyMeters = (profile.sources.gnss ?? GNSSSourceSettings()).minAccuracyMeters
             locationEnabled = !profile.hooks.location.isEmpty || profile.mode == .significantChange
+                || profile.publish.mqtt?.locations == .significant
         }
     }
 

@@ -21,6 +21,7 @@ public struct Profile: Sendable {
     /// nil for a profile made in code; `makeIndex()` builds one from the shapes.
     public private(set) var fenceIndex: FenceIndex?
     public var hooks: HookSettings = HookSettings()
+    public var publish: PublishSettings = PublishSettings()
     public var storage: StorageSettings = StorageSettings()
     /// Absolute path of the profile file, when it came from one.
     public var path: String?
@@ -256,10 +257,14 @@ public struct HookSpec: Hashable, Sendable {
     public var exec: [String]
     public var timeout: Duration = .seconds(30)
     public var when: HookConditions = HookConditions()
-    public init(exec: [String], timeout: Duration = .seconds(30), when: HookConditions = HookConditions()) {
+    /// Extra variables (`env:` and the contents of `env_file:`), given to the hook's process
+    /// beside geomon's own; never in argv, so never visible in `ps`.
+    public var environment: [String: String] = [:]
+    public init(exec: [String], timeout: Duration = .seconds(30), when: HookConditions = HookConditions(), environment: [String: String] = [:]) {
         self.exec = exec
         self.timeout = timeout
         self.when = when
+        self.environment = environment
     }
 }
 

@@ -16,7 +16,7 @@ public struct JournalError: Error, CustomStringConvertible, Sendable {
 /// and on `flush`. The store always holds the state after its last committed fix, so after a
 /// crash the inputs after it are simply decided again, with the same result.
 public final class Journal {
-    public let profile: Profile
+    public private(set) var profile: Profile
     public let store: EventStore
     /// When false, events are stored without delivery rows (`replay --no-hooks`).
     public var recordDeliveries: Bool
@@ -37,14 +37,23 @@ public final class Journal {
     private var lastFixTime: UTCTime?
     private var location: LocationReference?
     private var implicitState: FenceState?
+    /// The profile's MQTT messages, when it publishes and `publish` was asked for.
+    private var ownTracks: OwnTracks?
+    private let publish: Bool
+    /// Ids of the fences the device is inside after the last decision added (`inregions`).
+    private var inside: Set<String>
 
-    public init(profile: Profile, store: EventStore, recordDeliveries: Bool = true, batchSize: Int = 4096) throws {
+    /// - Parameter publish: write the messages `publish.mqtt` asks for into the outbox with
+    ///   each commit (`geomon run`; `geomon replay --publish`).
+    public init(profile: Profile, store: EventStore, recordDeliveries: Bool = true, publish: Bool = true, batchSize: Int = 4096) throws {
         self.profile = profile
         self.store = store
         self.recordDeliveries = recordDeliveries
+        self.publish = publish
         self.batchSize = max(1, batchSize)
         hookTargets = HookTargets(profile: profile)
         store.keepFixes = profile.storage.keepFixes
+        inside = []
         if let owner = try store.value(forKey: "profile"), owner != profile.name {
             throw JournalError("\(store.path): the database belongs to profile '\(owner)', not '\(profile.name)'; use another --db")
         }
@@ -53,14 +62,40 @@ public final class Journal {
         usableFixCount = snapshot.usableFixCount
         lastFixTime = snapshot.lastFixTime
         location = snapshot.location
+        inside = Set(snapshot.records.filter { $0.state == .inside }.map(\.fenceID))
         batch = CommitBatch(profileName: profile.name, committedAt: UTCTime(millisecondsSince1970: 0))
         batch.fixes.reserveCapacity(self.batchSize)
+        configurePublishing(profile)
     }
 
     /// A new profile for the same database (SIGHUP): later events get its hooks.
     public func reload(profile: Profile) {
+        self.profile = profile
         hookTargets = HookTargets(profile: profile)
         store.keepFixes = profile.storage.keepFixes
+        configurePublishing(profile)
+        let ids = Set(profile.fences.map(\.id))
+        inside = inside.filter(ids.contains)
+    }
+
+    private func configurePublishing(_ profile: Profile) {
+        guard publish, let mqtt = profile.publish.mqtt else {
+            ownTracks = nil
+            store.publicationLimits = nil
+            return
+        }
+        ownTracks = OwnTracks(settings: mqtt, profile: profile)
+        store.publicationLimits = PublicationLimits(maxRows: mqtt.maxPending, maxAge: mqtt.maxAge)
+    }
+
+    /// Whether commits write MQTT messages.
+    public var publishes: Bool { ownTracks != nil }
+
+    /// Queues the `waypoints` message (the circle fences; at start and after a reload), which
+    /// replaces one still pending. It is committed with the next flush.
+    public func queueWaypoints(at time: UTCTime) {
+        guard let ownTracks, let message = ownTracks.waypoints(fences: profile.fences, at: time) else { return }
+        batch.publications.append(message)
     }
 
     /// State to persist with the next commit (runtime status, replay's receiver intervals).
@@ -89,6 +124,13 @@ public final class Journal {
             var stored = event
             stored.rule = .recorded(event.rule.text)
             batch.events.append((stored, recordDeliveries ? hookTargets.targets(for: event.kind) : []))
+        }
+        if let ownTracks {
+            for record in commit.changes.upserts {
+                if record.state == .inside { inside.insert(record.fenceID) } else { inside.remove(record.fenceID) }
+            }
+            for id in commit.changes.removals { inside.remove(id) }
+            batch.publications += ownTracks.messages(for: commit, inside: inside)
         }
         usableFixCount = commit.usableFixCount
         lastFixTime = commit.lastFixTime ?? lastFixTime

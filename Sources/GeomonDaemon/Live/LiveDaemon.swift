@@ -5,6 +5,7 @@ public import GeomonCore
 public import GeomonStore
 public import GeomonSources
 import GeomonHooks
+import GeomonPublish
 import GeomonFormat
 import Foundation
 
@@ -29,7 +30,7 @@ public final class LiveDaemon: MonitorSource {
 
     /// The host's timers.
     enum Timer: Hashable, Sendable {
-        case gpsdReconnect, gpsdEpoch, coarseRestart, deliveries, heartbeat, flush, watchdog, exitAfter
+        case gpsdReconnect, gpsdEpoch, coarseRestart, deliveries, heartbeat, flush, watchdog, exitAfter, publish
     }
 
     let options: RunOptions
@@ -70,6 +71,9 @@ public final class LiveDaemon: MonitorSource {
     /// Hook deliveries from the store, on real processes; retry times are wall-clock times.
     private var worker: DeliveryWorker
     private var heartbeat: HeartbeatDriver?
+    /// The MQTT publisher (`publish.mqtt`): messages from the store's outbox, on the loop.
+    private var publisher: MQTTPublisher?
+    private var publisherWatch: (fd: Int32, events: Int16)?
 
     /// How long fixes wait in the journal before they are committed (events never wait).
     static let flushDelay: Duration = .seconds(1)
@@ -210,6 +214,7 @@ public final class LiveDaemon: MonitorSource {
         ])
         setUpSources()
         try driver.start(self)
+        try startPublisher()
         runDeliveries()
         runHeartbeat()
         if let interval = notifier.watchdogIntervalMilliseconds {
@@ -388,6 +393,8 @@ public final class LiveDaemon: MonitorSource {
         case .exitAfter:
             log.notice("exit-after reached")
             stopRequested = true
+        case .publish:
+            runPublisher()
         }
     }
 
@@ -417,6 +424,10 @@ public final class LiveDaemon: MonitorSource {
             journal.setValue(statusJSON(running: true), forKey: "runtime_status")
         }
         try driver.flush(now: clock.now)
+        if publisher != nil {
+            publisher?.poke()
+            runPublisher()
+        }
     }
 
     // MARK: - Sources
@@ -564,6 +575,10 @@ public final class LiveDaemon: MonitorSource {
         }
         markStatusChanged()
         runDeliveries()
+        if publisher != nil {
+            publisher?.poke()
+            runPublisher()
+        }
     }
 
     /// Records finished hooks and starts what is due (after commits, hook completions, retries).
@@ -598,6 +613,68 @@ public final class LiveDaemon: MonitorSource {
         }
     }
 
+    // MARK: - MQTT
+
+    /// Queues the waypoints and starts (or keeps) the publisher when the profile publishes.
+    private func startPublisher() throws {
+        guard let mqtt = profile.publish.mqtt, journal.publishes else { return }
+        journal.queueWaypoints(at: host.wall)
+        try driver.flush(now: clock.now)
+        if publisher == nil {
+            let own = OwnTracks(settings: mqtt, profile: profile)
+            let publisher = MQTTPublisher(settings: .init(settings: mqtt, profile: profile.name, statusTopic: own.statusTopic), outbox: store)
+            let broker = "\(mqtt.host):\(mqtt.effectivePort)"
+            publisher.onReport = { [log] report in
+                switch report {
+                case let .connected(pending, outage):
+                    var metadata: KeyValuePairs<String, String> = ["mqtt.broker": broker, "pending": "\(pending)"]
+                    if let outage { metadata = ["mqtt.broker": broker, "pending": "\(pending)", "outage_s": NumberText.short(outage, 1)] }
+                    log.notice("MQTT connected", metadata)
+                case let .unreachable(reason, retry):
+                    log.warning("MQTT broker unavailable; messages wait in the database and go out in order when it is back",
+                                ["mqtt.broker": broker, "error": reason, "retry_s": NumberText.short(retry.secondsValue, 1)])
+                case let .retrying(reason, retry):
+                    log.debug("MQTT broker still unavailable", ["mqtt.broker": broker, "error": reason, "retry_s": NumberText.short(retry.secondsValue, 1)])
+                case let .storeFailed(error):
+                    log.error("MQTT outbox failed", ["error": error])
+                }
+            }
+            self.publisher = publisher
+        }
+        publisher?.poke()
+        runPublisher()
+    }
+
+    private func stopPublisher() {
+        guard let publisher else { return }
+        if let watch = publisherWatch { loop.unwatch(watch.fd) }
+        publisherWatch = nil
+        timers.cancel(.publish)
+        publisher.close(now: (host.wall, host.monotonicMicroseconds))
+        self.publisher = nil
+    }
+
+    /// Lets the publisher do what is due (after input on its socket, a timer, a commit), then
+    /// watches its socket for what it waits for and schedules its next step.
+    private func runPublisher(revents: Int16 = 0) {
+        guard let publisher else { return }
+        let before = publisher.state
+        let next = publisher.step(revents: revents, now: (host.wall, host.monotonicMicroseconds))
+        if publisher.state != before { markStatusChanged() }
+        if let fd = publisher.fileDescriptor {
+            let events = publisher.pollEvents
+            if publisherWatch?.fd != fd || publisherWatch?.events != events {
+                if let old = publisherWatch, old.fd != fd { loop.unwatch(old.fd) }
+                loop.watch(fd, events: events) { [weak self] revents in self?.runPublisher(revents: revents) }
+                publisherWatch = (fd, events)
+            }
+        } else if let old = publisherWatch {
+            loop.unwatch(old.fd)
+            publisherWatch = nil
+        }
+        timers.schedule(.publish, at: next)
+    }
+
     // MARK: - Signals, reload, shutdown
 
     private func handleWake(_ bytes: [UInt8]) {
@@ -629,6 +706,11 @@ public final class LiveDaemon: MonitorSource {
             let count = try store.requeueDead()
             log.notice("dead deliveries requeued", ["count": "\(count)"])
             runDeliveries()
+            if let publisher {
+                publisher.reconnectNow()
+                publisher.poke()
+                runPublisher()
+            }
             markStatusChanged()
         } catch {
             log.error("cannot requeue dead deliveries", ["error": "\(error)"])
@@ -665,9 +747,12 @@ public final class LiveDaemon: MonitorSource {
             worker = try Self.makeWorker(profile: next, store: store, options: options, log: log, wake: wake)
             heartbeat = Self.makeHeartbeat(profile: next, options: options, startedAt: host.wall, log: log, wake: wake)
             journal.reload(profile: next)
+            let publishChanged = next.publish.mqtt != profile.publish.mqtt
             profile = next
             driver.replace(Self.machine(next, snapshot, options))
             try driver.start(self)
+            if publishChanged { stopPublisher() }
+            try startPublisher()
             runDeliveries()
             runHeartbeat()
             log.notice("profile reloaded", ["profile": next.name, "fences": "\(next.fences.count)"])
@@ -691,6 +776,7 @@ public final class LiveDaemon: MonitorSource {
         } catch {
             log.error("cannot commit on shutdown", ["error": "\(error)"])
         }
+        stopPublisher()
         coarse?.stop()
         if let gpsd {
             try? gpsd.watch(enabled: false, device: nil)
@@ -743,6 +829,19 @@ public final class LiveDaemon: MonitorSource {
         }
         o.add("inside", driver.machine.engine.insideFenceIDs)
         o.add("pending_deliveries", (try? store.pendingDeliveryCount()) ?? 0)
+        if let mqtt = profile.publish.mqtt {
+            var m = JSONObject()
+            m.add("broker", "\(mqtt.host):\(mqtt.effectivePort)")
+            m.add("topic", mqtt.topic)
+            switch publisher?.state ?? .disconnected {
+            case .connected: m.add("state", "connected")
+            case .connecting: m.add("state", "connecting")
+            case .disconnected: m.add("state", publisher?.lastError.map { "disconnected: \($0)" } ?? "disconnected")
+            }
+            m.add("pending", (try? store.pendingPublicationCount()) ?? 0)
+            m.add("published", publisher?.publishedCount ?? 0)
+            o.add("mqtt", m)
+        }
         o.add("uptime_s", Int((host.monotonicMicroseconds - startedMicros) / 1_000_000))
         o.add("loop_wakeups", wakeups)
         o.add("hooks_running", worker.runningCount)

@@ -1,0 +1,119 @@
+/// Where the profile publishes (`publish:`): today one MQTT broker, in the OwnTracks format
+/// (docs/publish.md).
+public struct PublishSettings: Sendable {
+    public var mqtt: MQTTSettings?
+    public init() {}
+}
+
+/// `publish.mqtt`: the broker, the credentials, the topic and what is published.
+public struct MQTTSettings: Hashable, Sendable {
+    /// Which fixes become `location` messages.
+    public enum Locations: String, Hashable, Sendable, CaseIterable {
+        /// Only events (transitions, dwells): no location stream.
+        case none
+        /// A location with every event and every significant change (`significant_change:`).
+        case significant
+        /// Every fix the engine took.
+        case all
+    }
+
+    public struct TLS: Sendable, Hashable {
+        /// CA bundle the broker's certificate must chain to; nil: the system's.
+        public var caFile: String?
+        /// Client certificate and key (both or neither).
+        public var certFile: String?
+        public var keyFile: String?
+        public init() {}
+    }
+
+    public var host: String
+    /// nil: 1883, or 8883 with TLS.
+    public var port: Int?
+    public var tls: TLS?
+    public var username: String?
+    /// The password read from `password_file` when the profile was loaded (never written in the
+    /// profile itself, never printed).
+    public var password: String?
+    public var passwordFile: String?
+    /// nil: `geomon-<profile name>`.
+    public var clientID: String?
+    /// The base topic (OwnTracks: `owntracks/USER/DEVICE`).
+    public var topic: String
+    /// OwnTracks `tid`: two characters; nil: the last two of the profile name.
+    public var trackerID: String?
+    public var qos: Int = 1
+    public var locations: Locations = .significant
+    /// The offline buffer's bound: beyond it the oldest locations are dropped (events never).
+    public var maxPending: Int = 100_000
+    /// Locations older than this are dropped from the buffer (events never).
+    public var maxAge: Duration = .seconds(7 * 86400)
+    /// MQTT keepalive: the idle ping interval and the connect timeout.
+    public var keepalive: Duration = .seconds(60)
+
+    public init(host: String, topic: String) {
+        self.host = host
+        self.topic = topic
+    }
+
+    public var effectivePort: Int { port ?? (tls == nil ? 1883 : 8883) }
+
+    public func effectiveClientID(profile: String) -> String { clientID ?? "geomon-\(profile)" }
+
+    public func effectiveTrackerID(profile: String) -> String {
+        if let trackerID { return trackerID }
+        let letters = profile.filter { $0 != "-" }
+        return String(letters.suffix(2))
+    }
+}
+
+/// One message to publish, as the store keeps it until the broker acknowledged it.
+public struct Publication: Hashable, Sendable {
+    public enum Kind: String, Hashable, Sendable, CaseIterable {
+        case location, transition, waypoints
+    }
+
+    public var kind: Kind
+    public var topic: String
+    /// The JSON text, fixed when the message was made: a message published twice (QoS 1's
+    /// at-least-once) is the same bytes both times.
+    public var payload: String
+    public var retain: Bool
+    /// The fix or event time it describes.
+    public var time: UTCTime
+    /// The event it carries (written only with that event, once).
+    public var eventID: String?
+
+    public init(kind: Kind, topic: String, payload: String, retain: Bool, time: UTCTime, eventID: String? = nil) {
+        self.kind = kind
+        self.topic = topic
+        self.payload = payload
+        self.retain = retain
+        self.time = time
+        self.eventID = eventID
+    }
+}
+
+/// A message in the outbox.
+public struct StoredPublication: Hashable, Sendable {
+    public var seq: Int64
+    public var publication: Publication
+    public var createdAt: UTCTime
+    /// When the broker acknowledged it; nil while pending.
+    public var publishedAt: UTCTime?
+
+    public init(seq: Int64, publication: Publication, createdAt: UTCTime, publishedAt: UTCTime? = nil) {
+        self.seq = seq
+        self.publication = publication
+        self.createdAt = createdAt
+        self.publishedAt = publishedAt
+    }
+}
+
+/// Where the publisher takes its messages from and records their acknowledgement (the store).
+public protocol PublicationOutbox: AnyObject {
+    /// Pending messages after `seq`, oldest first, at most `limit`.
+    func pendingPublications(after seq: Int64, limit: Int) throws -> [StoredPublication]
+    /// Marks messages acknowledged by the broker.
+    func markPublished(_ seqs: [Int64], at time: UTCTime) throws
+    func pendingPublicationCount() throws -> Int
+}

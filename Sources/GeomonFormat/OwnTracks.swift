@@ -1,0 +1,179 @@
+public import GeomonCore
+
+/// The OwnTracks JSON messages of one profile (owntracks.org booklet, "JSON"; docs/publish.md).
+///
+/// Pure: the same commit gives the same messages, byte for byte. Field names and units are
+/// OwnTracks': `tst` epoch seconds, `acc` metres (always present and at least 1: Home Assistant
+/// drops a location without it), `vel` km/h, `cog` degrees, `tid` the two-character tracker id.
+///
+/// - `location` on `TOPIC`, retained: per `locations:` (every fix, or events and significant
+///   changes), with `t` the trigger (`c` the fix that confirmed an enter or leave, `t` any
+///   other), `inregions`/`inrids` the names and ids of the fences the device is inside.
+/// - `transition` on `TOPIC/event`, not retained: `event` `enter` or `leave`, `desc` the fence
+///   name (Home Assistant matches zones by name), `rid` its id, `wtst` a stable number per fence,
+///   `lat`/`lon`/`acc`/`tst` of the first fix that showed the new state.
+/// - a dwell: a `location` whose extension member `geomon` is `{"event":"dwell","rid","desc"}`
+///   (OwnTracks has no dwell; its consumers ignore members they do not know).
+/// - `waypoints` on `TOPIC/waypoints`, retained: one `waypoint` per circle fence.
+public struct OwnTracks: Sendable {
+    public let settings: MQTTSettings
+    public let profileName: String
+    public let trackerID: String
+    private let names: [String: String]
+    private let order: [String: Int]
+
+    public init(settings: MQTTSettings, profile: Profile) {
+        self.settings = settings
+        profileName = profile.name
+        trackerID = settings.effectiveTrackerID(profile: profile.name)
+        var names: [String: String] = [:]
+        var order: [String: Int] = [:]
+        for (i, fence) in profile.fences.enumerated() where names[fence.id] == nil {
+            names[fence.id] = fence.name ?? fence.id
+            order[fence.id] = i
+        }
+        self.names = names
+        self.order = order
+    }
+
+    public var eventTopic: String { settings.topic + "/event" }
+    public var waypointsTopic: String { settings.topic + "/waypoints" }
+    public var statusTopic: String { settings.topic + "/status" }
+
+    /// The messages of one commit, in the order they are to be published. `inside` holds the
+    /// ids of the fences the device is inside after the commit.
+    public func messages(for commit: Monitor.Commit, inside: Set<String>) -> [Publication] {
+        var result: [Publication] = []
+        var transitioned = false
+        var significant = false
+        for event in commit.events {
+            switch event.kind {
+            case .enter, .exit:
+                transitioned = true
+                result.append(transition(event))
+            case .dwell:
+                let fix = Fix(time: event.time, coordinate: event.coordinate, horizontalAccuracyMeters: event.accuracyMeters)
+                var extra = JSONObject()
+                extra.add("event", "dwell")
+                extra.add("rid", event.fenceID)
+                extra.add("desc", event.fenceID.map(name))
+                result.append(location(fix, trigger: "c", inside: inside, extension: extra))
+            case .location:
+                significant = true
+            }
+        }
+        guard let last = commit.fixes.last else { return result }
+        switch settings.locations {
+        case .none:
+            break
+        case .significant:
+            if transitioned || significant { result.append(location(last, trigger: transitioned ? "c" : "t", inside: inside)) }
+        case .all:
+            for fix in commit.fixes.dropLast() { result.append(location(fix, trigger: "t", inside: inside)) }
+            result.append(location(last, trigger: transitioned ? "c" : "t", inside: inside))
+        }
+        return result
+    }
+
+    /// A `location` message for `fix`.
+    public func location(_ fix: Fix, trigger: String, inside: Set<String>, extension extra: JSONObject? = nil) -> Publication {
+        var o = JSONObject()
+        o.add("_type", "location")
+        o.add("acc", Self.accuracy(fix.horizontalAccuracyMeters))
+        if let course = fix.courseDegrees, course.isFinite, course >= 0 { o.add("cog", Int(course.rounded()) % 360) }
+        if let extra { o.add("geomon", extra) }
+        let ids = inside.sorted { (order[$0] ?? .max, $0) < (order[$1] ?? .max, $1) }
+        if !ids.isEmpty {
+            o.add("inregions", ids.map(name))
+            o.add("inrids", ids)
+        }
+        o.add("lat", fix.coordinate.latitude, decimals: 7)
+        o.add("lon", fix.coordinate.longitude, decimals: 7)
+        o.add("t", trigger)
+        o.add("tid", trackerID)
+        o.add("tst", Self.seconds(fix.time))
+        if let speed = fix.speedMetersPerSecond, speed.isFinite, speed >= 0 { o.add("vel", Int((speed * 3.6).rounded())) }
+        return Publication(kind: .location, topic: settings.topic, payload: o.text, retain: true, time: fix.time)
+    }
+
+    /// A `transition` message for an enter or exit event.
+    public func transition(_ event: GeoEvent) -> Publication {
+        let id = event.fenceID ?? ""
+        var o = JSONObject()
+        o.add("_type", "transition")
+        o.add("acc", Self.accuracy(event.accuracyMeters))
+        o.add("desc", name(id))
+        o.add("event", event.kind == .enter ? "enter" : "leave")
+        o.add("lat", event.coordinate.latitude, decimals: 7)
+        o.add("lon", event.coordinate.longitude, decimals: 7)
+        o.add("rid", id)
+        o.add("t", "c")
+        o.add("tid", trackerID)
+        o.add("tst", Self.seconds(event.time))
+        o.add("wtst", Self.waypointTime(fenceID: id))
+        return Publication(kind: .transition, topic: eventTopic, payload: o.text, retain: false, time: event.time, eventID: event.id)
+    }
+
+    /// The `waypoints` message: every circle fence, in profile order; nil when there is none.
+    public func waypoints(fences: [Fence], at time: UTCTime) -> Publication? {
+        var items: [String] = []
+        for fence in fences {
+            guard case let .circle(center, radius)? = fence.shape else { continue }
+            var w = JSONObject()
+            w.add("_type", "waypoint")
+            w.add("desc", fence.name ?? fence.id)
+            w.add("lat", center.latitude, decimals: 7)
+            w.add("lon", center.longitude, decimals: 7)
+            w.add("rad", Int(radius.rounded()))
+            w.add("rid", fence.id)
+            w.add("tst", Self.waypointTime(fenceID: fence.id))
+            items.append(w.text)
+        }
+        guard !items.isEmpty else { return nil }
+        var o = JSONObject()
+        o.add("_type", "waypoints")
+        o.add("waypoints", raw: JSON.array(raw: items))
+        return Publication(kind: .waypoints, topic: waypointsTopic, payload: o.text, retain: true, time: time)
+    }
+
+    /// The will (set with every connection) and the offline status: `{"_type":"lwt","tst":T}`.
+    public static func lastWill(connectedAt time: UTCTime) -> String {
+        var o = JSONObject()
+        o.add("_type", "lwt")
+        o.add("tst", seconds(time))
+        return o.text
+    }
+
+    /// The online status published (retained) once a connection is accepted.
+    public static func online(at time: UTCTime, trackerID: String) -> String {
+        var o = JSONObject()
+        o.add("_type", "status")
+        o.add("online", true)
+        o.add("tid", trackerID)
+        o.add("tst", seconds(time))
+        return o.text
+    }
+
+    /// A fence's OwnTracks region time (`wtst`): a stable number from its id (FNV-1a), so the
+    /// same fence is the same region on every device and every run.
+    public static func waypointTime(fenceID: String) -> Int {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in fenceID.utf8 {
+            hash ^= UInt64(byte)
+            hash = hash &* 0x0000_0100_0000_01b3
+        }
+        return 1_000_000_000 + Int(hash % 1_000_000_000)
+    }
+
+    static func accuracy(_ meters: Double) -> Int {
+        guard meters.isFinite else { return 1 }
+        return max(1, Int(meters.rounded()))
+    }
+
+    static func seconds(_ time: UTCTime) -> Int {
+        let ms = time.millisecondsSince1970
+        return Int(ms >= 0 ? ms / 1000 : (ms - 999) / 1000)
+    }
+
+    private func name(_ id: String) -> String { names[id] ?? id }
+}

@@ -1,0 +1,382 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CMosquitto
+public import GeomonCore
+import GeomonFormat
+
+/// The durable MQTT publisher: messages come from the outbox (the store), oldest first, and are
+/// marked published only on the broker's acknowledgement (PUBACK at QoS 1).
+///
+/// Driven from the caller's poll loop, no thread of its own: `fileDescriptor` and `pollEvents`
+/// say what to wait for, `step` does the work (libmosquitto's `loop_read`, `loop_write`,
+/// `loop_misc`, reconnects, the window) and returns when it wants to run next.
+///
+/// One libmosquitto handle per connection: when a connection dies the handle is destroyed with
+/// whatever the library still queued, and the next connection starts again from the oldest
+/// message not acknowledged. So the store is the only queue; a message is sent twice only if
+/// it was sent and not acknowledged (QoS 1's at-least-once), and then with the same bytes.
+public final class MQTTPublisher {
+    public struct Settings: Sendable {
+        public var host: String
+        public var port: Int
+        public var clientID: String
+        public var username: String?
+        public var password: String?
+        public var tls: MQTTSettings.TLS?
+        public var qos: Int
+        public var keepaliveSeconds: Int
+        /// Messages sent and not yet acknowledged, at most.
+        public var window = 16
+        /// Retained online/offline status and the will (`{"_type":"lwt"}`).
+        public var statusTopic: String
+        public var trackerID: String
+        /// Reconnect backoff: doubling from `minBackoff` to `maxBackoff`.
+        public var minBackoff: Duration = .seconds(1)
+        public var maxBackoff: Duration = .seconds(60)
+
+        public init(settings: MQTTSettings, profile: String, statusTopic: String) {
+            host = settings.host
+            port = settings.effectivePort
+            clientID = settings.effectiveClientID(profile: profile)
+            username = settings.username
+            password = settings.password
+            tls = settings.tls
+            qos = settings.qos
+            keepaliveSeconds = max(5, Int(settings.keepalive.components.seconds))
+            self.statusTopic = statusTopic
+            trackerID = settings.effectiveTrackerID(profile: profile)
+        }
+    }
+
+    /// The connection as `geomon status` shows it.
+    public enum State: Equatable, Sendable {
+        case disconnected
+        case connecting
+        case connected
+    }
+
+    /// What the publisher reports (the daemon logs it).
+    public enum Report: Sendable {
+        /// A connection was accepted; `pending` messages wait; `outage` how long it was down.
+        case connected(pending: Int, outageSeconds: Double?)
+        /// The first failure of an outage (later attempts of the same outage are `retrying`).
+        case unreachable(reason: String, retryIn: Duration)
+        case retrying(reason: String, retryIn: Duration)
+        /// The outbox could not be read or updated.
+        case storeFailed(String)
+    }
+
+    public typealias Now = (wall: UTCTime, monotonicMicroseconds: Int64)
+
+    public let settings: Settings
+    private let outbox: any PublicationOutbox
+    public var onReport: ((Report) -> Void)?
+
+    public private(set) var state: State = .disconnected
+    /// Why the last connection attempt failed or the connection was lost.
+    public private(set) var lastError: String?
+    /// Messages acknowledged since start.
+    public private(set) var publishedCount = 0
+
+    private var handle: OpaquePointer?
+    private var connectedFlag = false
+    private var refusedReason: String?
+    private var lostReason: String?
+    private var lastLibraryError: String?
+    /// mid → outbox seq of the messages sent on this handle and not yet acknowledged.
+    private var inFlight: [Int32: Int64] = [:]
+    private var acknowledged: [Int64] = []
+    private var lastSentSeq: Int64 = 0
+    private var drained = false
+    private var failures = 0
+    private var reconnectAt: Int64?
+    private var outageStart: Int64?
+    private var connectStarted: Int64 = 0
+    private var lastMisc: Int64 = 0
+
+    private static let libraryReady: Bool = { mosquitto_lib_init() == MOSQ_ERR_SUCCESS.rawValue }()
+
+    public init(settings: Settings, outbox: any PublicationOutbox) {
+        self.settings = settings
+        self.outbox = outbox
+        _ = Self.libraryReady
+    }
+
+    deinit {
+        if let handle { mosquitto_destroy(handle) }
+    }
+
+    /// The socket to poll, while there is one.
+    public var fileDescriptor: Int32? {
+        guard let handle else { return nil }
+        let fd = mosquitto_socket(handle)
+        return fd >= 0 ? fd : nil
+    }
+
+    /// POLLIN, and POLLOUT while the library has bytes to write.
+    public var pollEvents: Int16 {
+        guard let handle else { return 0 }
+        return Int16(POLLIN) | (mosquitto_want_write(handle) ? Int16(POLLOUT) : 0)
+    }
+
+    /// Messages in the outbox not yet acknowledged.
+    public var pendingCount: Int { (try? outbox.pendingPublicationCount()) ?? 0 }
+
+    /// True when nothing is pending and nothing is in flight (after a `step`).
+    public var isDrained: Bool { state == .connected && inFlight.isEmpty && drained }
+
+    /// New messages were committed: send them (on the next `step`).
+    public func poke() {
+        drained = false
+    }
+
+    /// Skips the backoff: the next `step` connects (`geomon publish retry`, SIGUSR1).
+    public func reconnectNow() {
+        if handle == nil { reconnectAt = nil }
+    }
+
+    /// Does what is due: reads and writes the socket (`revents` from poll, 0 when woken by a
+    /// timer), keeps the connection alive, reconnects, sends what the window allows. Returns
+    /// the monotonic instant to call again without input.
+    @discardableResult
+    public func step(revents: Int16 = 0, now: Now) -> Int64 {
+        if let handle {
+            var rc: Int32 = MOSQ_ERR_SUCCESS.rawValue
+            // Any readiness (POLLOUT included: a TLS handshake progresses only in loop_read).
+            if revents != 0 { rc = mosquitto_loop_read(handle, 8) }
+            if rc == MOSQ_ERR_SUCCESS.rawValue, revents & Int16(POLLOUT) != 0 { rc = mosquitto_loop_write(handle, 8) }
+            if rc == MOSQ_ERR_SUCCESS.rawValue, now.monotonicMicroseconds - lastMisc >= 1_000_000 || revents == 0 {
+                lastMisc = now.monotonicMicroseconds
+                rc = mosquitto_loop_misc(handle)
+            }
+            if rc != MOSQ_ERR_SUCCESS.rawValue, lostReason == nil, refusedReason == nil {
+                lostReason = describe(rc)
+            }
+            if connectedFlag, state != .connected { becameConnected(now: now) }
+            if !acknowledged.isEmpty {
+                do {
+                    try outbox.markPublished(acknowledged, at: now.wall)
+                    publishedCount += acknowledged.count
+                    acknowledged.removeAll()
+                } catch {
+                    onReport?(.storeFailed("\(error)"))
+                }
+            }
+            if let reason = refusedReason ?? lostReason ?? (mosquitto_socket(handle) < 0 ? "connection closed" : nil) {
+                dropConnection(reason: reason, now: now)
+            } else if state == .connected {
+                fill(now: now)
+            } else if now.monotonicMicroseconds - connectStarted > Int64(settings.keepaliveSeconds) * 1_000_000 {
+                dropConnection(reason: "no answer from the broker within \(settings.keepaliveSeconds) s", now: now)
+            }
+        }
+        if handle == nil, reconnectAt.map({ now.monotonicMicroseconds >= $0 }) ?? true {
+            connect(now: now)
+        }
+        if handle == nil { return reconnectAt ?? now.monotonicMicroseconds + 1_000_000 }
+        // While connecting: every second (the connect timeout); connected: often enough for
+        // the keepalive ping (`loop_misc` sends it after `keepalive` seconds of silence).
+        let interval: Int64 = state == .connected ? Int64(settings.keepaliveSeconds) * 500_000 : 1_000_000
+        return now.monotonicMicroseconds + interval
+    }
+
+    /// A clean stop: the offline status (retained), then DISCONNECT, waiting at most `timeout`.
+    public func close(now: Now, timeout: Duration = .seconds(1)) {
+        guard let handle else { return }
+        if state == .connected {
+            let payload = OwnTracks.lastWill(connectedAt: now.wall)
+            _ = publishRaw(handle, topic: settings.statusTopic, payload: payload, retain: true)
+            mosquitto_disconnect(handle)
+            let end = now.monotonicMicroseconds + Int64(timeout.components.seconds) * 1_000_000 + timeout.components.attoseconds / 1_000_000_000_000
+            var fds = pollfd(fd: mosquitto_socket(handle), events: 0, revents: 0)
+            while fds.fd >= 0, mosquitto_want_write(handle), Self.monotonic() < end {
+                fds.events = Int16(POLLOUT)
+                _ = poll(&fds, 1, 100)
+                if mosquitto_loop_write(handle, 8) != MOSQ_ERR_SUCCESS.rawValue { break }
+            }
+        }
+        mosquitto_destroy(handle)
+        self.handle = nil
+        state = .disconnected
+    }
+
+    // MARK: - Connecting
+
+    private func connect(now: Now) {
+        guard let m = mosquitto_new(settings.clientID, true, Unmanaged.passUnretained(self).toOpaque()) else {
+            failed("cannot create an MQTT client: \(String(cString: strerror(errno)))", now: now)
+            return
+        }
+        handle = m
+        connectedFlag = false
+        refusedReason = nil
+        lostReason = nil
+        lastLibraryError = nil
+        inFlight = [:]
+        acknowledged = []
+        lastSentSeq = 0
+        drained = false
+        connectStarted = now.monotonicMicroseconds
+        lastMisc = now.monotonicMicroseconds
+        state = .connecting
+        mosquitto_int_option(m, MOSQ_OPT_PROTOCOL_VERSION, Int32(MQTT_PROTOCOL_V311))
+        mosquitto_int_option(m, MOSQ_OPT_SEND_MAXIMUM, Int32(max(1, settings.window)))
+        mosquitto_connect_callback_set(m) { _, obj, rc in
+            guard let obj else { return }
+            let me = Unmanaged<MQTTPublisher>.fromOpaque(obj).takeUnretainedValue()
+            if rc == 0 {
+                me.connectedFlag = true
+            } else {
+                me.refusedReason = "the broker refused the connection: \(String(cString: mosquitto_connack_string(rc)))"
+                    + (rc == 4 || rc == 5 ? " (check username and password_file)" : "")
+            }
+        }
+        mosquitto_disconnect_callback_set(m) { _, obj, rc in
+            guard let obj else { return }
+            let me = Unmanaged<MQTTPublisher>.fromOpaque(obj).takeUnretainedValue()
+            if me.lostReason == nil, me.refusedReason == nil { me.lostReason = me.describe(rc) }
+        }
+        mosquitto_publish_callback_set(m) { _, obj, mid in
+            guard let obj else { return }
+            let me = Unmanaged<MQTTPublisher>.fromOpaque(obj).takeUnretainedValue()
+            if let seq = me.inFlight.removeValue(forKey: mid) { me.acknowledged.append(seq) }
+        }
+        mosquitto_log_callback_set(m) { _, obj, level, text in
+            guard let obj, let text, level == MOSQ_LOG_ERR || level == MOSQ_LOG_WARNING else { return }
+            let me = Unmanaged<MQTTPublisher>.fromOpaque(obj).takeUnretainedValue()
+            me.lastLibraryError = String(cString: text)
+        }
+        if let username = settings.username {
+            let rc = mosquitto_username_pw_set(m, username, settings.password)
+            if rc != MOSQ_ERR_SUCCESS.rawValue { return failed("invalid username or password: \(describe(rc))", now: now) }
+        }
+        if let tls = settings.tls {
+            var rc: Int32
+            if let ca = tls.caFile {
+                rc = mosquitto_tls_set(m, ca, nil, tls.certFile, tls.keyFile, nil)
+            } else {
+                rc = mosquitto_int_option(m, MOSQ_OPT_TLS_USE_OS_CERTS, 1)
+                if rc == MOSQ_ERR_SUCCESS.rawValue, let cert = tls.certFile {
+                    rc = mosquitto_tls_set(m, nil, "/etc/ssl/certs", cert, tls.keyFile, nil)
+                }
+            }
+            if rc == MOSQ_ERR_SUCCESS.rawValue { rc = mosquitto_tls_opts_set(m, 1, "tlsv1.2", nil) }
+            if rc != MOSQ_ERR_SUCCESS.rawValue { return failed("cannot set up TLS: \(describe(rc))", now: now) }
+        }
+        let will = OwnTracks.lastWill(connectedAt: now.wall)
+        _ = will.withCString { mosquitto_will_set(m, settings.statusTopic, Int32(strlen($0)), $0, 1, true) }
+        let rc = mosquitto_connect_async(m, settings.host, Int32(settings.port), Int32(settings.keepaliveSeconds))
+        if rc != MOSQ_ERR_SUCCESS.rawValue {
+            failed(describe(rc), now: now)
+        }
+    }
+
+    private func becameConnected(now: Now) {
+        state = .connected
+        lastError = nil
+        failures = 0
+        let outage = outageStart.map { Double(now.monotonicMicroseconds - $0) / 1e6 }
+        outageStart = nil
+        if let handle {
+            _ = publishRaw(handle, topic: settings.statusTopic, payload: OwnTracks.online(at: now.wall, trackerID: settings.trackerID), retain: true)
+        }
+        onReport?(.connected(pending: pendingCount, outageSeconds: outage))
+    }
+
+    /// The connection attempt or the connection failed: drop the handle, back off.
+    private func dropConnection(reason: String, now: Now) {
+        failed(reason, now: now)
+    }
+
+    private func failed(_ reason: String, now: Now) {
+        if let handle { mosquitto_destroy(handle) }
+        handle = nil
+        connectedFlag = false
+        inFlight = [:]
+        state = .disconnected
+        var text = reason
+        if let detail = lastLibraryError, !text.contains(detail), reason.contains("TLS") || reason.contains("lost") {
+            text += " (\(detail))"
+        }
+        lastError = text
+        let delay = backoff()
+        reconnectAt = now.monotonicMicroseconds + Int64(delay.components.seconds) * 1_000_000 + delay.components.attoseconds / 1_000_000_000_000
+        if outageStart == nil {
+            outageStart = now.monotonicMicroseconds
+            onReport?(.unreachable(reason: text, retryIn: delay))
+        } else {
+            onReport?(.retrying(reason: text, retryIn: delay))
+        }
+    }
+
+    private func backoff() -> Duration {
+        failures += 1
+        var delay = settings.minBackoff
+        for _ in 1..<min(failures, 30) where delay < settings.maxBackoff { delay = delay * 2 }
+        return min(delay, settings.maxBackoff)
+    }
+
+    // MARK: - Sending
+
+    /// Sends the oldest messages not yet sent on this connection, up to the window.
+    private func fill(now: Now) {
+        guard let handle, !drained || !inFlight.isEmpty else { return }
+        let room = settings.window - inFlight.count
+        guard room > 0 else { return }
+        let rows: [StoredPublication]
+        do {
+            rows = try outbox.pendingPublications(after: lastSentSeq, limit: room)
+        } catch {
+            onReport?(.storeFailed("\(error)"))
+            return
+        }
+        if rows.count < room { drained = true }
+        for row in rows {
+            let p = row.publication
+            var mid: Int32 = 0
+            let rc = p.payload.withCString { bytes in
+                mosquitto_publish(handle, &mid, p.topic, Int32(strlen(bytes)), bytes, Int32(settings.qos), p.retain)
+            }
+            if rc != MOSQ_ERR_SUCCESS.rawValue {
+                lostReason = describe(rc)
+                return
+            }
+            lastSentSeq = row.seq
+            if settings.qos == 0 {
+                acknowledged.append(row.seq)
+            } else {
+                inFlight[mid] = row.seq
+            }
+        }
+        if !acknowledged.isEmpty, settings.qos == 0 {
+            try? outbox.markPublished(acknowledged, at: now.wall)
+            publishedCount += acknowledged.count
+            acknowledged.removeAll()
+        }
+    }
+
+    private func publishRaw(_ handle: OpaquePointer, topic: String, payload: String, retain: Bool) -> Int32 {
+        payload.withCString { bytes in
+            mosquitto_publish(handle, nil, topic, Int32(strlen(bytes)), bytes, 1, retain)
+        }
+    }
+
+    fileprivate func describe(_ rc: Int32) -> String {
+        switch rc {
+        case MOSQ_ERR_ERRNO.rawValue: return String(cString: strerror(errno))
+        case MOSQ_ERR_EAI.rawValue: return "cannot resolve \(settings.host): \(String(cString: gai_strerror(errno)))"
+        case MOSQ_ERR_TLS.rawValue: return "TLS handshake failed (the broker's certificate is not trusted by ca_file, or does not name \(settings.host))"
+        case MOSQ_ERR_CONN_LOST.rawValue: return "connection lost"
+        case MOSQ_ERR_KEEPALIVE.rawValue: return "no answer from the broker within the keepalive (\(settings.keepaliveSeconds) s)"
+        case MOSQ_ERR_NO_CONN.rawValue: return "not connected"
+        default: return String(cString: mosquitto_strerror(rc))
+        }
+    }
+
+    private static func monotonic() -> Int64 {
+        var t = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &t)
+        return Int64(t.tv_sec) * 1_000_000 + Int64(t.tv_nsec) / 1000
+    }
+}

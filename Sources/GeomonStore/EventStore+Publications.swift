@@ -1,0 +1,128 @@
+public import GeomonCore
+
+/// The bound of the outbox (`publish.mqtt.keep`): rows beyond `maxRows`, and rows whose time is
+/// older than `maxAge` before the newest, are dropped — published ones first, then pending
+/// locations, oldest first. Pending messages that carry an event are never dropped.
+public struct PublicationLimits: Sendable, Hashable {
+    public var maxRows: Int
+    public var maxAge: Duration
+    public init(maxRows: Int, maxAge: Duration) {
+        self.maxRows = maxRows
+        self.maxAge = maxAge
+    }
+}
+
+extension EventStore: PublicationOutbox {
+    /// Writes `publications` (inside the caller's transaction); a `waypoints` message replaces
+    /// any pending one. Then applies `publicationLimits`.
+    func insertPublications(_ publications: [Publication], at time: UTCTime) throws {
+        guard !publications.isEmpty else { return }
+        let insert = try db.prepare("""
+            INSERT INTO publications (kind, topic, payload, retain, time_ms, event_id, created_at_ms) VALUES (?,?,?,?,?,?,?)
+            """)
+        for publication in publications {
+            if publication.kind == .waypoints {
+                try db.execute("DELETE FROM publications WHERE kind = 'waypoints' AND published_at_ms IS NULL")
+            }
+            insert.reset()
+            insert.bind(1, publication.kind.rawValue)
+            insert.bind(2, publication.topic)
+            insert.bind(3, publication.payload)
+            insert.bind(4, publication.retain ? 1 : 0)
+            insert.bind(5, publication.time.millisecondsSince1970)
+            insert.bind(6, publication.eventID)
+            insert.bind(7, time.millisecondsSince1970)
+            try insert.run()
+        }
+        guard let limits = publicationLimits else { return }
+        let newest = publications.map(\.time).max() ?? time
+        let cutoff = (newest - limits.maxAge).millisecondsSince1970
+        let old = try db.prepare("""
+            DELETE FROM publications WHERE time_ms < ? AND (published_at_ms IS NOT NULL OR event_id IS NULL)
+            """)
+        old.bind(1, cutoff)
+        try old.run()
+        let count = try Int(db.scalarInt("SELECT count(*) FROM publications") ?? 0)
+        if count > limits.maxRows {
+            let excess = try db.prepare("""
+                DELETE FROM publications WHERE seq IN (
+                  SELECT seq FROM publications WHERE published_at_ms IS NOT NULL OR event_id IS NULL
+                  ORDER BY published_at_ms IS NULL, seq LIMIT ?)
+                """)
+            excess.bind(1, count - limits.maxRows)
+            try excess.run()
+        }
+    }
+
+    /// Pending messages after `seq`, oldest first, at most `limit`.
+    public func pendingPublications(after seq: Int64, limit: Int) throws -> [StoredPublication] {
+        let statement = try db.prepare("""
+            SELECT seq, kind, topic, payload, retain, time_ms, event_id, created_at_ms, published_at_ms
+            FROM publications WHERE published_at_ms IS NULL AND seq > ? ORDER BY seq LIMIT ?
+            """)
+        statement.bind(1, seq)
+        statement.bind(2, limit)
+        return try readPublications(statement)
+    }
+
+    /// Messages for `geomon publish list`: the pending ones, and with `published` the kept
+    /// published ones too; the latest `limit`, oldest first.
+    public func publications(includingPublished published: Bool, limit: Int) throws -> [StoredPublication] {
+        let statement = try db.prepare("""
+            SELECT * FROM (
+              SELECT seq, kind, topic, payload, retain, time_ms, event_id, created_at_ms, published_at_ms
+              FROM publications WHERE ?1 OR published_at_ms IS NULL ORDER BY seq DESC LIMIT ?2
+            ) ORDER BY seq
+            """)
+        statement.bind(1, published ? 1 : 0)
+        statement.bind(2, limit)
+        return try readPublications(statement)
+    }
+
+    /// Marks messages acknowledged by the broker, in one transaction.
+    public func markPublished(_ seqs: [Int64], at time: UTCTime) throws {
+        guard !seqs.isEmpty else { return }
+        try db.transaction {
+            let update = try db.prepare("UPDATE publications SET published_at_ms = ? WHERE seq = ? AND published_at_ms IS NULL")
+            for seq in seqs {
+                update.reset()
+                update.bind(1, time.millisecondsSince1970)
+                update.bind(2, seq)
+                try update.run()
+            }
+        }
+    }
+
+    /// `geomon publish retry --since`: published messages whose time is at or after `since`
+    /// become pending again (published again, in their order). Returns how many.
+    public func requeuePublications(since: UTCTime) throws -> Int {
+        let update = try db.prepare("UPDATE publications SET published_at_ms = NULL WHERE published_at_ms IS NOT NULL AND time_ms >= ?")
+        update.bind(1, since.millisecondsSince1970)
+        try update.run()
+        return db.changes
+    }
+
+    public func pendingPublicationCount() throws -> Int {
+        try Int(db.scalarInt("SELECT count(*) FROM publications WHERE published_at_ms IS NULL") ?? 0)
+    }
+
+    /// Writes messages outside a fix commit (the waypoints at start and on reload).
+    public func enqueue(_ publications: [Publication], at time: UTCTime) throws {
+        try db.transaction { try insertPublications(publications, at: time) }
+    }
+
+    private func readPublications(_ statement: Statement) throws -> [StoredPublication] {
+        var result: [StoredPublication] = []
+        while try statement.step() {
+            let publication = Publication(
+                kind: Publication.Kind(rawValue: statement.text(1)) ?? .location, topic: statement.text(2),
+                payload: statement.text(3), retain: statement.int64(4) != 0,
+                time: UTCTime(millisecondsSince1970: statement.int64(5)), eventID: statement.optionalText(6))
+            result.append(StoredPublication(
+                seq: statement.int64(0), publication: publication,
+                createdAt: UTCTime(millisecondsSince1970: statement.int64(7)),
+                publishedAt: statement.optionalInt64(8).map(UTCTime.init(millisecondsSince1970:))))
+        }
+        return result
+    }
+}

@@ -1,0 +1,278 @@
+import Foundation
+import GeomonTestSupport
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `publish.mqtt` against a real mosquitto started by the test, recorded by `mosquitto_sub`.
+@Suite(.serialized, .enabled(if: MosquittoBroker.shouldRun, "mosquitto not installed"))
+struct PublishTests {
+    static let track = TestSupport.fixture("replay/swiss-drive.jsonl").path
+    static let topic = "owntracks/geomon/van"
+
+    /// The swiss-drive replay profile (51 circles along a real drive) with a `publish.mqtt`.
+    static func profile(in dir: TemporaryDirectory, port: UInt16, mqtt extra: [String: Any] = [:], password: String = "s3cret") throws -> String {
+        var text = try String(contentsOf: TestSupport.fixture("replay/swiss-drive.profile.yaml"), encoding: .utf8)
+        text = String(text[text.firstIndex(of: "{")!...])
+        var profile = try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
+        _ = try dir.write("mqtt.secret", password + "\n", mode: 0o600)
+        var mqtt: [String: Any] = ["host": "127.0.0.1", "port": Int(port), "username": "geomon", "password_file": "mqtt.secret",
+                                   "topic": topic, "tracker_id": "v1"]
+        for (key, value) in extra { mqtt[key] = value }
+        profile["publish"] = ["mqtt": mqtt]
+        let data = try JSONSerialization.data(withJSONObject: profile, options: [.sortedKeys])
+        return try dir.write("profile.yaml", String(decoding: data, as: UTF8.self))
+    }
+
+    static func json(_ payload: String) -> [String: Any]? {
+        try? JSONSerialization.jsonObject(with: Data(payload.utf8)) as? [String: Any]
+    }
+
+    /// The events a replay printed (`--format json`), enter and exit only, as (event, fence, tst).
+    static func transitions(fromEvents stdout: String) -> [String] {
+        stdout.split(separator: "\n").compactMap { json(String($0)) }.compactMap { event in
+            guard let type = event["type"] as? String, type == "enter" || type == "exit",
+                  let fence = event["fence"] as? String, let time = event["time"] as? String else { return nil }
+            return "\(type == "enter" ? "enter" : "leave") \(fence) \(time.prefix(19))"
+        }
+    }
+
+    /// The transitions received, as (event, rid, tst as RFC 3339 seconds).
+    static func transitions(_ messages: [MQTTRecorder.Message]) -> [String] {
+        messages.filter { $0.topic == topic + "/event" }.compactMap { json($0.payload) }.compactMap { t in
+            guard let event = t["event"] as? String, let rid = t["rid"] as? String, let tst = t["tst"] as? Int else { return nil }
+            let date = Date(timeIntervalSince1970: TimeInterval(tst))
+            let formatter = ISO8601DateFormatter()
+            formatter.formatOptions = [.withInternetDateTime]
+            return "\(event) \(rid) \(formatter.string(from: date).prefix(19))"
+        }
+    }
+
+    @Test func aReplayPublishesItsTransitionsInOrderWithRetainedLocationAndWaypoints() throws {
+        let broker = try MosquittoBroker()
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let profile = try Self.profile(in: dir, port: broker.port)
+        let recorder = try broker.subscribe("owntracks/#")
+        let replay = try runGeomon(["replay", "--profile", profile, "--publish", "--format", "json", Self.track])
+        #expect(replay.exitCode == 0, "\(replay.stderr)")
+        let expected = Self.transitions(fromEvents: replay.stdout)
+        #expect(expected.count == 93)
+        #expect(replay.stderr.contains("messages acknowledged by the broker"))
+        let messages = recorder.wait { Self.transitions($0).count >= expected.count && $0.last?.topic == Self.topic + "/status" }
+        // The transitions are the stored events, in order, each once.
+        #expect(Self.transitions(messages) == expected)
+
+        // Every message is JSON with OwnTracks' required fields; acc always > 0.
+        var locations = 0, dwells = 0
+        for message in messages {
+            let o = try #require(Self.json(message.payload), "not JSON: \(message.payload)")
+            switch message.topic {
+            case Self.topic:
+                #expect(o["_type"] as? String == "location")
+                #expect(o["lat"] is Double && o["lon"] is Double && o["tst"] is Int && o["tid"] as? String == "v1")
+                #expect((o["acc"] as? Int ?? 0) > 0)
+                #expect(["c", "t"].contains(o["t"] as? String ?? ""))
+                locations += 1
+                if let extra = o["geomon"] as? [String: Any] {
+                    #expect(extra["event"] as? String == "dwell" && extra["rid"] is String)
+                    dwells += 1
+                }
+            case Self.topic + "/event":
+                #expect(o["_type"] as? String == "transition" && o["t"] as? String == "c")
+                #expect(o["desc"] is String && o["rid"] is String && o["wtst"] is Int && (o["acc"] as? Int ?? 0) > 0)
+                #expect(["enter", "leave"].contains(o["event"] as? String ?? ""))
+            case Self.topic + "/waypoints":
+                let waypoints = try #require(o["waypoints"] as? [[String: Any]])
+                #expect(waypoints.count == 51)
+                #expect(waypoints.first?["desc"] as? String == "Start" && waypoints.first?["rad"] as? Int == 150)
+            case Self.topic + "/status":
+                #expect(["status", "lwt"].contains(o["_type"] as? String ?? ""))
+            default:
+                Issue.record("unexpected topic \(message.topic)")
+            }
+        }
+        #expect(dwells == 3)
+        // significant: a location with every transition or dwell, and each significant change.
+        #expect(locations >= 93 + 3)
+        #expect(locations < 300, "not every fix")
+
+        // Retained: the last location on TOPIC, the waypoints, and the offline status after the stop.
+        let lastLocation = messages.last { $0.topic == Self.topic }?.payload
+        #expect(try broker.retained(Self.topic) == lastLocation)
+        #expect(try broker.retained(Self.topic + "/waypoints")?.contains("\"_type\":\"waypoints\"") == true)
+        #expect(try broker.retained(Self.topic + "/status")?.hasPrefix("{\"_type\":\"lwt\"") == true)
+        #expect(try broker.retained(Self.topic + "/event") == nil, "transitions are not retained")
+    }
+
+    @Test(arguments: ["all", "none"])
+    func locationsSayWhichFixesArePublished(_ mode: String) throws {
+        let broker = try MosquittoBroker()
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let profile = try Self.profile(in: dir, port: broker.port, mqtt: ["locations": mode])
+        let recorder = try broker.subscribe(Self.topic)
+        let replay = try runGeomon(["replay", "--profile", profile, "--publish", "--stats", Self.track])
+        #expect(replay.exitCode == 0, "\(replay.stderr)")
+        let messages = recorder.wait { $0.count >= (mode == "all" ? 800 : 3) }
+        usleep(300_000)
+        let locations = recorder.messages.compactMap { Self.json($0.payload) }
+        if mode == "none" {
+            // Only the dwells, which are events.
+            #expect(locations.count == 3)
+            #expect(locations.allSatisfy { $0["geomon"] != nil })
+        } else {
+            // Every fix the engine took ("N fixes processed"), plus the 3 dwells.
+            let processed = try #require(replay.stderr.firstMatch(of: /replay: (\d+) fixes processed/).map { Int($0.1)! })
+            #expect(locations.count == processed + 3, "\(messages.count) messages")
+            let times = locations.filter { $0["geomon"] == nil }.compactMap { $0["tst"] as? Int }
+            #expect(times == times.sorted(), "in fix order")
+        }
+    }
+
+    @Test func aBrokerDownForAStretchOfTheTrackLosesNothing() throws {
+        let broker = try MosquittoBroker()
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let profile = try Self.profile(in: dir, port: broker.port)
+        let recorder = try broker.subscribe("owntracks/#")
+        let reference = try runGeomon(["replay", "--profile", profile, "--format", "json", Self.track])
+        let expected = Self.transitions(fromEvents: reference.stdout)
+
+        // A paced replay (about 5 s); the broker is down from 1 s to 3 s into it.
+        let process = Process()
+        process.executableURL = TestSupport.geomonBinary
+        process.arguments = ["replay", "--profile", profile, "--publish", "--speed", "2000", "--db", dir.path("r.db"), Self.track]
+        let err = Pipe()
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = err
+        try process.run()
+        usleep(1_000_000)
+        broker.stop()
+        usleep(2_000_000)
+        try broker.start()
+        let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0, "\(stderr)")
+        // One line for the outage, not one per attempt.
+        #expect(stderr.components(separatedBy: "unavailable").count - 1 == 1, "\(stderr)")
+        let messages = recorder.wait { Self.transitions($0).count >= expected.count }
+        var seen = Set<String>()
+        let firsts = Self.transitions(messages).filter { seen.insert($0).inserted }
+        #expect(firsts == expected, "everything, in order")
+        // Duplicates only as QoS 1 redeliveries: identical payloads.
+        let payloads = messages.filter { $0.topic == Self.topic + "/event" }.map(\.payload)
+        #expect(Set(payloads).count == expected.count)
+    }
+
+    @Test func killedAtRandomInstantsNothingIsLostAndDuplicatesAreIdentical() throws {
+        let broker = try MosquittoBroker()
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let profile = try Self.profile(in: dir, port: broker.port)
+        let recorder = try broker.subscribe(Self.topic + "/event")
+        let reference = try runGeomon(["replay", "--profile", profile, "--format", "json", Self.track])
+        let expected = Self.transitions(fromEvents: reference.stdout)
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<20 {
+            let process = Process()
+            process.executableURL = TestSupport.geomonBinary
+            process.arguments = ["replay", "--profile", profile, "--publish", "--speed", "4000", "--db", dir.path("k.db"), Self.track]
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            usleep(UInt32.random(in: 100_000...900_000, using: &generator))
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+        let last = try runGeomon(["replay", "--profile", profile, "--publish", "--db", dir.path("k.db"), Self.track])
+        #expect(last.exitCode == 0, "\(last.stderr)")
+        let messages = recorder.wait { Set(Self.transitions($0)).count >= expected.count }
+        var seen = Set<String>()
+        #expect(Self.transitions(messages).filter { seen.insert($0).inserted } == expected)
+        let payloads = messages.map(\.payload)
+        #expect(Set(payloads).count == expected.count, "a message sent twice has the same bytes")
+    }
+
+    @Test func aWrongPasswordIsAClearErrorAndTheMessagesWait() throws {
+        let broker = try MosquittoBroker()
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let profile = try Self.profile(in: dir, port: broker.port, password: "wrong")
+        let refused = try runGeomon(["replay", "--profile", profile, "--publish", "--publish-wait", "2", "--db", dir.path("a.db"), Self.track])
+        #expect(refused.exitCode == 69)
+        #expect(refused.stderr.contains("not authorised") && refused.stderr.contains("password_file"), "\(refused.stderr)")
+        #expect(refused.stderr.contains("stay in \(dir.path("a.db"))"), "\(refused.stderr)")
+        let recorder = try broker.subscribe(Self.topic + "/event")
+        _ = try dir.write("mqtt.secret", "s3cret\n", mode: 0o600)
+        let sent = try runGeomon(["replay", "--profile", profile, "--publish", "--db", dir.path("a.db"), Self.track])
+        #expect(sent.exitCode == 0, "\(sent.stderr)")
+        #expect(recorder.wait { $0.count >= 93 }.count == 93)
+    }
+
+    @Test func tlsWithTheBrokersCAConnectsAndAnotherCAIsAClearError() throws {
+        let broker = try MosquittoBroker(tls: true)
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let port = try #require(broker.tlsPort)
+        var profile = try Self.profile(in: dir, port: port, mqtt: ["host": "localhost", "tls": ["ca_file": broker.directory.path("other-ca.crt")]])
+        let refused = try runGeomon(["replay", "--profile", profile, "--publish", "--publish-wait", "2", Self.track])
+        #expect(refused.exitCode == 69)
+        #expect(refused.stderr.contains("TLS") && refused.stderr.contains("ca_file"), "\(refused.stderr)")
+
+        profile = try Self.profile(in: dir, port: port, mqtt: ["host": "localhost", "tls": ["ca_file": broker.caFile]])
+        let recorder = try broker.subscribe(Self.topic + "/event")
+        let sent = try runGeomon(["replay", "--profile", profile, "--publish", Self.track])
+        #expect(sent.exitCode == 0, "\(sent.stderr)")
+        #expect(recorder.wait { $0.count >= 93 }.count == 93)
+    }
+
+    @Test func badConfigurationIsReportedAtItsLine() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        _ = try dir.write("open.secret", "pw\n", mode: 0o644)
+        let profile = try dir.write("p.yaml", """
+            version: 1
+            name: van
+            mode: regions
+            fences:
+              - {id: home, circle: {lat: 46, lon: 7, radius: 100m}}
+            hooks:
+              enter: [{exec: [/bin/true], env: {LD_PRELOAD: x.so, GEOMON_FENCE: y, TOKEN: z}}]
+            publish:
+              mqtt:
+                host: broker.lan
+                port: 70000
+                username: van
+                password_file: open.secret
+                topic: owntracks/+/van
+                tracker_id: toolong
+
+            """)
+        let result = try runGeomon(["validate", profile])
+        #expect(result.exitCode == 65)
+        let out = result.stdout + result.stderr
+        #expect(out.contains("p.yaml:7:") && out.contains("'LD_PRELOAD' is refused"), "\(out)")
+        #expect(out.contains("'GEOMON_FENCE' is refused"))
+        #expect(out.contains("p.yaml:11:") && out.contains("'port'"), "\(out)")
+        #expect(out.contains("p.yaml:13:") && out.contains("readable by others (mode 644)"), "\(out)")
+        #expect(out.contains("p.yaml:14:") && out.contains("wildcards"), "\(out)")
+        #expect(out.contains("p.yaml:15:") && out.contains("tracker_id"), "\(out)")
+
+        _ = try dir.write("p2.yaml", """
+            version: 1
+            name: van
+            mode: regions
+            fences:
+              - {id: home, circle: {lat: 46, lon: 7, radius: 100m}}
+            publish:
+              mqtt: {host: broker.lan, username: van, password_file: missing.secret, topic: "owntracks/geomon/van#"}
+
+            """)
+        let missing = try runGeomon(["validate", dir.path("p2.yaml")])
+        #expect(missing.exitCode == 65)
+        #expect((missing.stdout + missing.stderr).contains("password_file '\(dir.path("missing.secret"))' does not exist"), "\(missing.stdout)")
+        #expect((missing.stdout + missing.stderr).contains("wildcards"))
+    }
+}
