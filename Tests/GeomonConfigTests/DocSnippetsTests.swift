@@ -17,7 +17,7 @@ struct DocSnippetsTests {
         var testDescription: String { "\(file):\(line)" }
     }
 
-    static let topLevelKeys = ["version", "name", "description", "mode", "sources", "significant_change", "policy", "transitions", "fences", "hooks", "storage"]
+    static let topLevelKeys = ["version", "name", "description", "mode", "sources", "significant_change", "policy", "transitions", "fences", "hooks", "publish", "storage"]
 
     static let snippets: [Snippet] = {
         let root = TestSupport.packageRoot
@@ -56,11 +56,12 @@ struct DocSnippetsTests {
     }
 
     /// The files a block names (`exec` first elements, `geojson:` values), relative ones only.
-    static func referencedFiles(_ text: String) -> (programs: [String], geojson: [String]) {
-        var programs: [String] = [], geojson: [String] = []
+    static func referencedFiles(_ text: String) -> (programs: [String], geojson: [String], secrets: [String]) {
+        var programs: [String] = [], geojson: [String] = [], secrets: [String] = []
         for match in text.matches(of: /exec: \[([^,\]]+)/) { programs.append(String(match.1).trimmingCharacters(in: .whitespaces)) }
         for match in text.matches(of: /geojson: ([^\s,}]+)/) { geojson.append(String(match.1)) }
-        return (programs.filter { !$0.hasPrefix("/") }, geojson.filter { !$0.hasPrefix("/") })
+        for match in text.matches(of: /(?:password_file|env_file|ca_file|cert_file|key_file): ([^\s,}]+)/) { secrets.append(String(match.1)) }
+        return (programs.filter { !$0.hasPrefix("/") }, geojson.filter { !$0.hasPrefix("/") }, secrets.filter { !$0.hasPrefix("/") })
     }
 
     @Test func theDocsHaveYAMLSnippets() {
@@ -75,8 +76,9 @@ struct DocSnippetsTests {
         #expect(unknown.isEmpty, "\(snippet.file):\(snippet.line): not a profile's top level: \(unknown)")
         let dir = try TemporaryDirectory()
         defer { dir.remove() }
-        let (programs, geojson) = Self.referencedFiles(snippet.text)
+        let (programs, geojson, secrets) = Self.referencedFiles(snippet.text)
         for program in programs { _ = try dir.write(program, "#!/bin/sh\nexit 0\n", mode: 0o755) }
+        for secret in secrets { _ = try dir.write(secret, "NAME=value\n", mode: 0o600) }
         for file in geojson {
             _ = try dir.write(file, #"{"type": "FeatureCollection", "features": [{"type": "Feature", "id": "doc-feature", "properties": {"id": "doc-feature", "name": "Doc"}, "geometry": {"type": "Polygon", "coordinates": [[[13.41, 52.50], [13.42, 52.50], [13.42, 52.51], [13.41, 52.51], [13.41, 52.50]]]}}]}"#)
         }

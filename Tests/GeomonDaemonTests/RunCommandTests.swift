@@ -259,6 +259,57 @@ struct RunCommandTests {
         #expect(live == replayed.filter { $0.time >= firstLive }, "live: \(live)\nreplay: \(replayed)")
     }
 
+    /// `geomon run` with `publish.mqtt` on a real mosquitto: every event the daemon prints
+    /// reaches the broker as a transition, in order; `geomon status` shows the connection and
+    /// nothing pending; a SIGTERM leaves the offline status retained.
+    @Test(.enabled(if: MosquittoBroker.shouldRun, "mosquitto not installed"))
+    func runPublishesItsTransitionsAndStatusShowsTheConnection() throws {
+        let broker = try MosquittoBroker()
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let profile = try Self.profileCopy(dir)
+        _ = try dir.write("profiles/mqtt.secret", "s3cret\n", mode: 0o600)
+        let text = try String(contentsOfFile: profile, encoding: .utf8)
+        _ = try dir.write("profiles/geofence-only.yaml", text + """
+
+            publish:
+              mqtt: {host: 127.0.0.1, port: \(broker.port), username: geomon, password_file: mqtt.secret, topic: owntracks/geomon/live, tracker_id: gl}
+
+            """)
+        let recorder = try broker.subscribe("owntracks/geomon/live/#")
+        let gpsd = try GPSFakeHarness(log: Self.shortSwiss, cycleSeconds: 0.01, lingerSeconds: 1)
+        defer { gpsd.stop() }
+        let db = dir.path("run.db")
+        let daemon = try Daemon(["--profile", profile, "--db", db, "--gpsd", "127.0.0.1:\(gpsd.port)", "--print-events", "--always-on", "--log-level", "info"], in: dir)
+        #expect(daemon.waitForLog("MQTT connected"), "\(daemon.stderr)")
+        #expect(gpsd.waitForExit(timeout: .seconds(90)))
+        let printed = try Self.events(daemon.stdout).filter { $0.type == "enter" || $0.type == "exit" }
+        #expect(!printed.isEmpty)
+        let messages = recorder.wait { $0.filter { $0.topic.hasSuffix("/event") }.count >= printed.count }
+        let received = messages.filter { $0.topic == "owntracks/geomon/live/event" }.compactMap { message -> EventKey? in
+            guard let o = try? JSONSerialization.jsonObject(with: Data(message.payload.utf8)) as? [String: Any],
+                  let event = o["event"] as? String, let rid = o["rid"] as? String, let tst = o["tst"] as? Int else { return nil }
+            return EventKey(type: event == "leave" ? "exit" : event, fence: rid, time: Int64(tst))
+        }
+        #expect(received == printed, "published: \(received)\nprinted: \(printed)")
+        // The status: connected, nothing pending (commits are flushed within a second).
+        var status: [String: Any] = [:]
+        let deadline = ContinuousClock.now + .seconds(10)
+        repeat {
+            usleep(200_000)
+            let result = try runGeomon(["status", "--db", db, "--format", "json"])
+            status = (try? JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any]) ?? [:]
+        } while status["pending_messages"] as? Int != 0 && ContinuousClock.now < deadline
+        #expect(status["pending_messages"] as? Int == 0)
+        let mqtt = try #require((status["daemon"] as? [String: Any])?["mqtt"] as? [String: Any], "\(status)")
+        #expect(mqtt["state"] as? String == "connected")
+        #expect(mqtt["pending"] as? Int == 0)
+        #expect(mqtt["broker"] as? String == "127.0.0.1:\(broker.port)")
+        #expect(daemon.stop() == 0)
+        #expect(try broker.retained("owntracks/geomon/live/status")?.hasPrefix("{\"_type\":\"lwt\"") == true)
+        #expect(try broker.retained("owntracks/geomon/live/waypoints")?.contains("martigny-north") == true)
+    }
+
     /// Continuous mode on a real gpsd whose fixes stop (the log ends; gpsd lingers 8 s): far from
     /// every fence the receiver is switched off and retried after 1 s, then 2 s (min_sleep 1 s,
     /// doubling); with the car parked inside a 30 m circle, whose boundary it could reach within

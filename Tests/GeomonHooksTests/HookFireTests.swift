@@ -35,6 +35,19 @@ struct HookFireTests {
         #expect(stdin.contains(#""test":true"#))
     }
 
+    @Test func aHooksEnvReachesItsProcessBesideGeomonsOwnVariables() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        var profile = profile(dir.url.path)
+        profile.hooks.enter = [HookSpec(exec: ["./record.sh", dir.url.path], environment: ["API_TOKEN": "t0k3n", "GEOMON_FENCE": "forged"])]
+        let event = try HookFire.syntheticEvent(profile: profile, kind: .enter, fenceID: "home", now: UTCTime(millisecondsSince1970: 0))
+        #expect(HookFire.run(profile: profile, event: event).first?.result.succeeded == true)
+        let env = try String(contentsOfFile: dir.path("env"), encoding: .utf8).split(separator: "\0")
+        #expect(env.contains("API_TOKEN=t0k3n"))
+        // geomon's own variables cannot be overridden (the profile validator refuses them too).
+        #expect(env.contains("GEOMON_FENCE=home") && !env.contains("GEOMON_FENCE=forged"))
+    }
+
     @Test func unknownFenceAndMissingFenceAreClearErrors() throws {
         let profile = profile("/nonexistent")
         let now = UTCTime(millisecondsSince1970: 0)

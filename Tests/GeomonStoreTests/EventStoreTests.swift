@@ -241,3 +241,69 @@ struct EventStoreTests {
         #expect(since == [fixes[1]])
     }
 }
+
+/// The MQTT outbox: written with the commit, marked on acknowledgement, bounded.
+struct PublicationOutboxTests {
+    static func location(_ seconds: Int64) -> Publication {
+        Publication(kind: .location, topic: "t", payload: "{\"tst\":\(seconds)}", retain: true, time: UTCTime(millisecondsSince1970: seconds * 1000))
+    }
+
+    @Test func aMessageCarryingAnEventIsWrittenOnlyWithThatEventOnce() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let store = try EventStore(path: dir.path("o.db"))
+        let event = EventStoreTests.event("home", .enter, 10)
+        var batch = EventStoreTests.batch(fixes: [EventStoreTests.fix(10)], events: [event], hooks: [])
+        batch.publications = [Publication(kind: .transition, topic: "t/event", payload: "{}", retain: false, time: event.time, eventID: event.id), Self.location(10)]
+        try store.commit(batch)
+        #expect(try store.pendingPublicationCount() == 2)
+        // The same event decided again (a restart re-decides what was not committed): the
+        // event is already stored, so its message is not written again; the location is new.
+        batch.fixes = [EventStoreTests.fix(11)]
+        batch.lastFixTime = batch.fixes.last?.time
+        try store.commit(batch)
+        let pending = try store.pendingPublications(after: 0, limit: 10)
+        #expect(pending.map(\.publication.kind) == [.transition, .location, .location])
+        try store.markPublished([pending[0].seq, pending[1].seq], at: UTCTime(millisecondsSince1970: 99))
+        #expect(try store.pendingPublications(after: 0, limit: 10).map(\.seq) == [pending[2].seq])
+        #expect(try store.publications(includingPublished: true, limit: 10).count == 3)
+        // Published again on request, in order.
+        #expect(try store.requeuePublications(since: UTCTime(millisecondsSince1970: 0)) == 2)
+        #expect(try store.pendingPublicationCount() == 3)
+    }
+
+    @Test func theBoundDropsPublishedThenOldestLocationsNeverEvents() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let store = try EventStore(path: dir.path("o.db"))
+        store.publicationLimits = PublicationLimits(maxRows: 5, maxAge: .seconds(1000))
+        let event = EventStoreTests.event("home", .enter, 1)
+        var first = EventStoreTests.batch(events: [event], hooks: [])
+        first.publications = [Publication(kind: .transition, topic: "e", payload: "{}", retain: false, time: event.time, eventID: event.id)]
+            + (1...3).map(Self.location)
+        try store.commit(first)
+        let published = try store.pendingPublications(after: 0, limit: 2).last!.seq
+        try store.markPublished([published], at: UTCTime(millisecondsSince1970: 5))
+        var second = EventStoreTests.batch()
+        second.publications = (4...6).map(Self.location)
+        try store.commit(second)
+        // 7 rows over a bound of 5: the published location (1) goes first, then location 2.
+        let rows = try store.publications(includingPublished: true, limit: 100)
+        #expect(rows.map(\.publication.payload) == ["{}", "{\"tst\":3}", "{\"tst\":4}", "{\"tst\":5}", "{\"tst\":6}"])
+        // Older than max_age before the newest: locations go, the event stays.
+        var late = EventStoreTests.batch()
+        late.publications = [Self.location(5000)]
+        try store.commit(late)
+        #expect(try store.publications(includingPublished: true, limit: 100).map(\.publication.payload) == ["{}", "{\"tst\":5000}"])
+    }
+
+    @Test func aNewWaypointsMessageReplacesOneStillPending() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let store = try EventStore(path: dir.path("o.db"))
+        for n in 1...3 {
+            try store.enqueue([Publication(kind: .waypoints, topic: "w", payload: "{\"n\":\(n)}", retain: true, time: UTCTime(millisecondsSince1970: 0))], at: UTCTime(millisecondsSince1970: 0))
+        }
+        #expect(try store.pendingPublications(after: 0, limit: 10).map(\.publication.payload) == ["{\"n\":3}"])
+    }
+}

@@ -57,6 +57,7 @@ public enum GeomonCLI {
         .command(EventsCommand.self),
         .command(ExportCommand.self),
         .group(HooksCommand.group),
+        .group(PublishCommand.group),
         .group(BenchCommand.group),
     ]
 

@@ -36,6 +36,7 @@ struct StatusCommand: GeomonCommand {
         let pending = try store.pendingDeliveryCount()
         let dead = try store.deliveries(status: .dead).count
         let eventCount = try store.eventCount()
+        let pendingMessages = try store.pendingPublicationCount()
         // Fences without a row are in the engine's implicit state (outside once confirmed).
         let implicit = try store.value(forKey: "implicit_state") ?? "unknown"
         let running = InstanceLock.isHeld(databasePath: store.path)
@@ -85,6 +86,7 @@ struct StatusCommand: GeomonCommand {
             o.add("events", eventCount)
             o.add("pending_deliveries", pending)
             o.add("dead_deliveries", dead)
+            o.add("pending_messages", pendingMessages)
             if let daemon, let data = try? JSONSerialization.data(withJSONObject: daemon, options: [.sortedKeys]) {
                 o.add("daemon", raw: String(decoding: data, as: UTF8.self))
             } else {
@@ -105,6 +107,12 @@ struct StatusCommand: GeomonCommand {
             print("events:             \(eventCount)")
             print("pending deliveries: \(pending)")
             print("dead deliveries:    \(dead)")
+            if let mqtt = daemon?["mqtt"] as? [String: Any] {
+                let state = running ? (mqtt["state"] as? String ?? "-") : "not running"
+                print("mqtt:               \(mqtt["broker"] as? String ?? "-"), \(state), \(pendingMessages) pending")
+            } else if pendingMessages > 0 {
+                print("pending messages:   \(pendingMessages)")
+            }
             print("fences:             (others \(implicit))")
             for r in snapshot.records {
                 var line = "  \(r.fenceID)  \(r.state.rawValue)"

@@ -161,7 +161,11 @@ extension ProfileDecoder {
                     diagnostics.append(.error(problem, at: at))
                     continue
                 }
-                result[name] = String(trimmed[trimmed.index(after: equals)...])
+                var value = String(trimmed[trimmed.index(after: equals)...]).trimmingSpaces
+                if value.count >= 2, let first = value.first, first == "\"" || first == "'", value.last == first {
+                    value = String(value.dropFirst().dropLast())
+                }
+                result[name] = value
             }
         }
         if let env {

@@ -1,0 +1,95 @@
+import GeomonCore
+import GeomonFormat
+import Testing
+
+/// The OwnTracks messages of a commit, field by field.
+struct OwnTracksTests {
+    static func profile(_ locations: MQTTSettings.Locations) -> (Profile, MQTTSettings) {
+        var profile = Profile(name: "van-1", mode: .regions)
+        profile.fences = [
+            Fence(id: "home", name: "Home", shape: .circle(center: Coordinate(latitude: 47, longitude: 8), radiusMeters: 100.4)),
+            Fence(id: "yard", shape: .polygons([PolygonRings(shell: [Coordinate(latitude: 0, longitude: 0), Coordinate(latitude: 0, longitude: 1), Coordinate(latitude: 1, longitude: 0)])])),
+        ]
+        var mqtt = MQTTSettings(host: "broker", topic: "owntracks/geomon/van")
+        mqtt.locations = locations
+        profile.publish.mqtt = mqtt
+        return (profile, mqtt)
+    }
+
+    static func fix(_ ms: Int64, accuracy: Double = 4.6, speed: Double? = 10, course: Double? = 359.7) -> Fix {
+        Fix(time: UTCTime(millisecondsSince1970: ms), coordinate: Coordinate(latitude: 47.123456789, longitude: 8.5),
+            horizontalAccuracyMeters: accuracy, speedMetersPerSecond: speed, courseDegrees: course)
+    }
+
+    static func event(_ kind: EventKind, fence: String?, ms: Int64) -> GeoEvent {
+        GeoEvent(id: "e\(ms)", kind: kind, fenceID: fence, time: UTCTime(millisecondsSince1970: ms),
+                 coordinate: Coordinate(latitude: 47.1, longitude: 8.2), accuracyMeters: 0.2, rule: .recorded("t"))
+    }
+
+    @Test func aLocationHasOwnTracksFieldsAndUnits() {
+        let (profile, mqtt) = Self.profile(.all)
+        let own = OwnTracks(settings: mqtt, profile: profile)
+        let message = own.location(Self.fix(1_700_000_000_999), trigger: "t", inside: ["yard", "home"])
+        // tst whole seconds (floor), acc rounded, vel km/h, cog in 0..<360, inregions by profile order.
+        #expect(message.payload == #"{"_type":"location","acc":5,"cog":0,"inregions":["Home","yard"],"inrids":["home","yard"],"lat":47.1234568,"lon":8.5,"t":"t","tid":"n1","tst":1700000000,"vel":36}"#)
+        #expect(message.topic == "owntracks/geomon/van" && message.retain && message.kind == .location)
+        // An unknown speed and course are left out; acc is never below 1 (Home Assistant needs it).
+        let bare = own.location(Self.fix(-1, accuracy: 0.1, speed: nil, course: nil), trigger: "t", inside: [])
+        #expect(bare.payload == #"{"_type":"location","acc":1,"lat":47.1234568,"lon":8.5,"t":"t","tid":"n1","tst":-1}"#)
+    }
+
+    @Test func transitionsGoToTheEventTopicWithAStableRegionTime() {
+        let (profile, mqtt) = Self.profile(.significant)
+        let own = OwnTracks(settings: mqtt, profile: profile)
+        let message = own.transition(Self.event(.exit, fence: "home", ms: 1_700_000_000_000))
+        #expect(message.topic == "owntracks/geomon/van/event" && !message.retain && message.eventID == "e1700000000000")
+        let wtst = OwnTracks.waypointTime(fenceID: "home")
+        #expect(message.payload == #"{"_type":"transition","acc":1,"desc":"Home","event":"leave","lat":47.1,"lon":8.2,"rid":"home","t":"c","tid":"n1","tst":1700000000,"wtst":\#(wtst)}"#)
+        #expect(wtst == OwnTracks.waypointTime(fenceID: "home") && wtst != OwnTracks.waypointTime(fenceID: "yard"))
+        #expect((1_000_000_000..<2_000_000_000).contains(wtst))
+    }
+
+    @Test(arguments: [MQTTSettings.Locations.none, .significant, .all])
+    func aCommitGivesTheMessagesItsLocationsSettingAsksFor(_ locations: MQTTSettings.Locations) {
+        let (profile, mqtt) = Self.profile(locations)
+        let own = OwnTracks(settings: mqtt, profile: profile)
+        var commit = Monitor.Commit()
+        commit.fixes = [Self.fix(1000), Self.fix(2000)]
+        commit.events = [Self.event(.enter, fence: "home", ms: 1000), Self.event(.dwell, fence: "yard", ms: 2000)]
+        let kinds = own.messages(for: commit, inside: ["home"]).map { message -> String in
+            message.payload.contains("\"geomon\"") ? "dwell" : (message.kind == .transition ? "transition" : "location \(message.payload.contains("\"t\":\"c\"") ? "c" : "t")")
+        }
+        switch locations {
+        case .none: #expect(kinds == ["transition", "dwell"])
+        case .significant: #expect(kinds == ["transition", "dwell", "location c"])
+        case .all: #expect(kinds == ["transition", "dwell", "location t", "location c"])
+        }
+        // No event, no significant change: only `all` publishes.
+        var quiet = Monitor.Commit()
+        quiet.fixes = [Self.fix(3000)]
+        #expect(own.messages(for: quiet, inside: []).count == (locations == .all ? 1 : 0))
+        quiet.events = [Self.event(.location, fence: nil, ms: 3000)]
+        #expect(own.messages(for: quiet, inside: []).count == (locations == .none ? 0 : 1))
+    }
+
+    @Test func waypointsListTheCirclesOnly() {
+        let (profile, mqtt) = Self.profile(.none)
+        let own = OwnTracks(settings: mqtt, profile: profile)
+        let message = own.waypoints(fences: profile.fences, at: UTCTime(millisecondsSince1970: 5))
+        let wtst = OwnTracks.waypointTime(fenceID: "home")
+        #expect(message?.payload == #"{"_type":"waypoints","waypoints":[{"_type":"waypoint","desc":"Home","lat":47,"lon":8,"rad":100,"rid":"home","tst":\#(wtst)}]}"#)
+        #expect(message?.topic == "owntracks/geomon/van/waypoints" && message?.retain == true)
+        #expect(own.waypoints(fences: [profile.fences[1]], at: UTCTime(millisecondsSince1970: 5)) == nil)
+    }
+
+    @Test func theTrackerIDDefaultsToTheProfilesLastTwoCharacters() {
+        var mqtt = MQTTSettings(host: "h", topic: "t")
+        #expect(mqtt.effectiveTrackerID(profile: "van-42") == "42")
+        #expect(mqtt.effectiveClientID(profile: "van-42") == "geomon-van-42")
+        #expect(mqtt.effectivePort == 1883)
+        mqtt.tls = MQTTSettings.TLS()
+        #expect(mqtt.effectivePort == 8883)
+        mqtt.trackerID = "vx"
+        #expect(mqtt.effectiveTrackerID(profile: "van-42") == "vx")
+    }
+}
