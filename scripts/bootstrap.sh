@@ -3,7 +3,7 @@
 # Safe to run repeatedly; needs root (or sudo) only when it has to install.
 set -euo pipefail
 
-packages=(pkg-config libyaml-dev libsqlite3-dev libgps-dev gpsd gpsd-clients sqlite3 libxml2-utils librsvg2-bin python3)
+packages=(pkg-config libyaml-dev libsqlite3-dev libgps-dev libmosquitto-dev gpsd gpsd-clients mosquitto mosquitto-clients openssl sqlite3 libxml2-utils librsvg2-bin python3)
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -17,8 +17,9 @@ if [ ${#missing[@]} -gt 0 ]; then
     $sudo apt-get update -qq
     # gpsd's package would start a system gpsd on :2947; tests run their own on free ports.
     $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+    # Likewise mosquitto's package starts a system broker on :1883; tests start their own.
     if command -v systemctl >/dev/null 2>&1; then
-        $sudo systemctl disable --now gpsd.socket gpsd.service >/dev/null 2>&1 || true
+        $sudo systemctl disable --now gpsd.socket gpsd.service mosquitto.service >/dev/null 2>&1 || true
     fi
 fi
 
