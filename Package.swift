@@ -20,6 +20,7 @@ let package = Package(
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CGPS", pkgConfig: "libgps", providers: [.apt(["libgps-dev"])]),
         .systemLibrary(name: "CMosquitto", pkgConfig: "libmosquitto", providers: [.apt(["libmosquitto-dev"])]),
+        .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
         // Tiny C target for what Swift cannot reach (_GNU_SOURCE spawn helpers).
         .target(name: "CGeomonShims"),
         // Header-only CPU cache prefetch hint for the core's fence index (no I/O, no state).
@@ -43,17 +44,18 @@ let package = Package(
         .target(name: "GeomonSources", dependencies: ["GeomonCore", "CGPS"], swiftSettings: strict),
         .target(name: "GeomonHooks", dependencies: ["GeomonCore", "GeomonFormat", "CGeomonShims"], swiftSettings: strict),
         .target(name: "GeomonPublish", dependencies: ["GeomonCore", "GeomonFormat", "CMosquitto"], swiftSettings: strict),
+        .target(name: "GeomonGeoClue", dependencies: ["GeomonCore", "CSystemd"], swiftSettings: strict),
 
         // The imperative shell: event loop, clock, signals, wiring.
         .target(
             name: "GeomonDaemon",
-            dependencies: ["GeomonCore", "GeomonFormat", "GeomonEvaluation", "GeomonPictures", "GeomonConfig", "GeomonStore", "GeomonSources", "GeomonHooks", "GeomonPublish"],
+            dependencies: ["GeomonCore", "GeomonFormat", "GeomonEvaluation", "GeomonPictures", "GeomonConfig", "GeomonStore", "GeomonSources", "GeomonHooks", "GeomonPublish", "GeomonGeoClue"],
             swiftSettings: strict
         ),
         // The commands: declared options, parsing, help, and what each command does.
         .target(
             name: "GeomonCommands",
-            dependencies: ["GeomonCore", "GeomonFormat", "GeomonEvaluation", "GeomonPictures", "GeomonConfig", "GeomonStore", "GeomonSources", "GeomonHooks", "GeomonPublish", "GeomonDaemon"],
+            dependencies: ["GeomonCore", "GeomonFormat", "GeomonEvaluation", "GeomonPictures", "GeomonConfig", "GeomonStore", "GeomonSources", "GeomonHooks", "GeomonPublish", "GeomonGeoClue", "GeomonDaemon"],
             swiftSettings: strict
         ),
         .executableTarget(name: "geomon", dependencies: ["GeomonCommands"], swiftSettings: strict),
