@@ -68,7 +68,7 @@ let package = Package(
         .testTarget(name: "GeomonStoreTests", dependencies: ["GeomonStore", "GeomonTestSupport"], swiftSettings: strict),
         .testTarget(name: "GeomonSourcesTests", dependencies: ["GeomonSources", "GeomonTestSupport"], swiftSettings: strict),
         .testTarget(name: "GeomonHooksTests", dependencies: ["GeomonHooks", "GeomonFormat", "GeomonStore", "GeomonDaemon", "GeomonTestSupport"], swiftSettings: strict),
-        .testTarget(name: "GeomonDaemonTests", dependencies: ["GeomonDaemon", "GeomonEvaluation", "GeomonFormat", "GeomonPictures", "GeomonConfig", "GeomonStore", "GeomonSources", "GeomonTestSupport"], swiftSettings: strict),
+        .testTarget(name: "GeomonDaemonTests", dependencies: ["GeomonDaemon", "GeomonEvaluation", "GeomonFormat", "GeomonPictures", "GeomonConfig", "GeomonStore", "GeomonSources", "GeomonGeoClue", "GeomonTestSupport"], swiftSettings: strict),
         .testTarget(name: "GeomonCommandsTests", dependencies: ["GeomonCommands", "GeomonCore", "GeomonDaemon"], swiftSettings: strict),
         .testTarget(name: "GeomonCLITests", dependencies: ["GeomonCore", "GeomonTestSupport"], swiftSettings: strict),
     ],

@@ -10,13 +10,17 @@ public final class SpawnedProcess: @unchecked Sendable {
     public let pid: pid_t
     private var reaped = false
 
-    public init(_ argv: [String], stdout path: String? = nil) throws {
+    public init(_ argv: [String], stdout path: String? = nil, stderrToStdout: Bool = false, environment: [String: String]? = nil) throws {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, path ?? "/dev/null", O_WRONLY | O_CREAT | O_APPEND, 0o600)
-        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        if stderrToStdout {
+            posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        } else {
+            posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        }
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }
@@ -32,8 +36,15 @@ public final class SpawnedProcess: @unchecked Sendable {
         var child: pid_t = 0
         let cArgs = argv.map { strdup($0) } + [nil]
         defer { for arg in cArgs { free(arg) } }
+        let cEnv: [UnsafeMutablePointer<CChar>?]? = environment.map { env in env.map { strdup("\($0.key)=\($0.value)") } + [nil] }
+        defer { for item in cEnv ?? [] { free(item) } }
         let rc = cArgs.withUnsafeBufferPointer { args in
-            posix_spawn(&child, argv[0], &actions, &attributes, UnsafeMutablePointer(mutating: args.baseAddress!), environ)
+            if let cEnv {
+                return cEnv.withUnsafeBufferPointer { env in
+                    posix_spawn(&child, argv[0], &actions, &attributes, UnsafeMutablePointer(mutating: args.baseAddress!), UnsafeMutablePointer(mutating: env.baseAddress!))
+                }
+            }
+            return posix_spawn(&child, argv[0], &actions, &attributes, UnsafeMutablePointer(mutating: args.baseAddress!), environ)
         }
         guard rc == 0 else { throw MosquittoError(message: "cannot start \(argv[0]): \(String(cString: strerror(rc)))") }
         pid = child

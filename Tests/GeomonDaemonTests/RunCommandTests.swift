@@ -17,7 +17,7 @@ struct RunCommandTests {
         let stdoutURL: URL
         let stderrURL: URL
 
-        init(_ arguments: [String], in dir: TemporaryDirectory) throws {
+        init(_ arguments: [String], in dir: TemporaryDirectory, environment: [String: String]? = nil) throws {
             stdoutURL = dir.url.appendingPathComponent("run-\(UUID().uuidString).out")
             stderrURL = dir.url.appendingPathComponent("run-\(UUID().uuidString).err")
             _ = FileManager.default.createFile(atPath: stdoutURL.path, contents: nil)
@@ -27,6 +27,7 @@ struct RunCommandTests {
             process.standardOutput = try FileHandle(forWritingTo: stdoutURL)
             process.standardError = try FileHandle(forWritingTo: stderrURL)
             process.standardInput = FileHandle.nullDevice
+            if let environment { process.environment = environment }
             try process.run()
         }
 

@@ -206,3 +206,64 @@ extension ProfileDecoder {
 private extension String {
     var replacingUnderscores: String { String(map { $0 == "_" ? " " : $0 }) }
 }
+
+extension ProfileDecoder {
+    // MARK: - sources.coarse
+
+    /// `sources.coarse`: `plugin: command` (exec, interval, accuracy as a distance) or
+    /// `plugin: geoclue` (accuracy as GeoClue's level, desktop_id, thresholds, agent).
+    func decodeCoarse(_ node: YAMLNode, into sources: inout SourceSettings) {
+        var plugin = "command"
+        if case .mapping(let pairs) = node.kind,
+           let pair = pairs.first(where: { if case .scalar("plugin", _) = $0.key.kind { true } else { false } }),
+           case .scalar(let value, _) = pair.value.kind {
+            plugin = value
+        }
+        var coarse = CoarseSourceSettings()
+        if plugin == "geoclue" {
+            guard let c = fields(node, path: "sources.coarse", allowed: ["plugin", "accuracy", "desktop_id", "distance_threshold", "time_threshold", "agent"]) else { return }
+            coarse.plugin = "geoclue"
+            var geoclue = GeoClueSettings()
+            if let n = c["accuracy"], let v = choice(n, "accuracy", GeoClueSettings.Accuracy.allCases.map(\.rawValue)) {
+                geoclue.accuracy = GeoClueSettings.Accuracy(rawValue: v) ?? .city
+            }
+            if let n = c["desktop_id"], let v = string(n, "desktop_id") {
+                if v.isEmpty || v.contains(where: { $0.isWhitespace || $0 == "/" }) {
+                    error("'desktop_id' must be a word such as geomon (the section name in /etc/geoclue/geoclue.conf; got '\(v.clipped)')", n)
+                } else {
+                    geoclue.desktopID = v
+                }
+            }
+            if let n = c["distance_threshold"], let v = quantity(n, "distance_threshold", .distance, .nonNegative) { geoclue.distanceThresholdMeters = v }
+            if let n = c["time_threshold"], let v = duration(n, "time_threshold", .nonNegative) { geoclue.timeThreshold = v }
+            if let n = c["agent"], let v = boolean(n, "agent") { geoclue.agent = v }
+            coarse.expectedAccuracyMeters = geoclue.accuracy.expectedAccuracyMeters
+            coarse.geoclue = geoclue
+            if let problem = Self.systemBusProblem() { warning(problem, c.key("plugin") ?? node) }
+        } else {
+            guard let c = fields(node, path: "sources.coarse", allowed: ["plugin", "exec", "interval", "accuracy"], required: ["exec"]) else { return }
+            if let n = c["plugin"], let v = choice(n, "plugin", ["command", "geoclue"]) { coarse.plugin = v }
+            if let n = c["exec"], let argv = argv(n, what: "coarse source program") { coarse.exec = argv }
+            if let n = c["interval"], let v = duration(n, "interval") { coarse.interval = v }
+            if let n = c["accuracy"], let v = quantity(n, "accuracy", .distance) { coarse.expectedAccuracyMeters = v }
+        }
+        sources.coarse = coarse
+    }
+
+    /// Why `plugin: geoclue` cannot work on this machine as it is (a warning: the profile may
+    /// be meant for another one), or nil.
+    static func systemBusProblem() -> String? {
+        let address = getenv("DBUS_SYSTEM_BUS_ADDRESS").map { String(cString: $0) } ?? "unix:path=/run/dbus/system_bus_socket"
+        if address.hasPrefix("unix:path=") {
+            let path = String(address.dropFirst("unix:path=".count).prefix { $0 != "," })
+            var info = stat()
+            if stat(path, &info) != 0 {
+                return "plugin 'geoclue' needs the D-Bus system bus, and there is none at \(path) on this machine (install and start dbus: apt install dbus)"
+            }
+        }
+        if access("/usr/libexec/geoclue", X_OK) != 0 {
+            return "plugin 'geoclue' needs GeoClue2, which is not installed on this machine (apt install geoclue-2.0)"
+        }
+        return nil
+    }
+}

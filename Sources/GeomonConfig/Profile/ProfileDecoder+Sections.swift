@@ -71,13 +71,8 @@ extension ProfileDecoder {
             if let n = g["min_accuracy"], let v = quantity(n, "min_accuracy", .distance) { gnss.minAccuracyMeters = v }
             sources.gnss = gnss
         }
-        if let coarseNode = f["coarse"], let c = fields(coarseNode, path: "sources.coarse", allowed: ["plugin", "exec", "interval", "accuracy"], required: ["exec"]) {
-            var coarse = CoarseSourceSettings()
-            if let n = c["plugin"], let v = choice(n, "plugin", ["command"]) { coarse.plugin = v }
-            if let n = c["exec"], let argv = argv(n, what: "coarse source program") { coarse.exec = argv }
-            if let n = c["interval"], let v = duration(n, "interval") { coarse.interval = v }
-            if let n = c["accuracy"], let v = quantity(n, "accuracy", .distance) { coarse.expectedAccuracyMeters = v }
-            sources.coarse = coarse
+        if let coarseNode = f["coarse"] {
+            decodeCoarse(coarseNode, into: &sources)
         }
     }
 

@@ -92,12 +92,44 @@ public struct GNSSSourceSettings: Sendable {
 }
 
 public struct CoarseSourceSettings: Sendable {
+    /// `command` (a program printing JSON lines) or `geoclue` (the GeoClue2 service).
     public var plugin: String = "command"
     public var exec: [String] = []
     /// Restart period when the program exits.
     public var interval: Duration = .seconds(300)
     /// Typical accuracy of the coarse source, used by lint rules and replay's degradation.
     public var expectedAccuracyMeters: Double = 500
+    /// `plugin: geoclue`'s settings.
+    public var geoclue: GeoClueSettings?
+    public init() {}
+}
+
+/// `sources.coarse` with `plugin: geoclue` (docs/sources.md).
+public struct GeoClueSettings: Hashable, Sendable {
+    /// GeoClue's `RequestedAccuracyLevel`.
+    public enum Accuracy: String, Hashable, Sendable, CaseIterable {
+        case city, neighborhood, street, exact
+
+        /// What a position at this level is typically worth (GeoClue's city level is GeoIP or
+        /// Wi-Fi, shifted by 1–2 km on purpose): the coarse source's expected accuracy, and
+        /// the accuracy assumed when GeoClue reports none.
+        public var expectedAccuracyMeters: Double {
+            switch self {
+            case .city: 6000
+            case .neighborhood: 1000
+            case .street: 100
+            case .exact: 30
+            }
+        }
+    }
+
+    public var accuracy: Accuracy = .city
+    public var desktopID = "geomon"
+    /// GeoClue's own thresholds (0: every update).
+    public var distanceThresholdMeters: Double = 0
+    public var timeThreshold: Duration = .zero
+    /// Register geomon as GeoClue's authorization agent for its own user.
+    public var agent = false
     public init() {}
 }
 

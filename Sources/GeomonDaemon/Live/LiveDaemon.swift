@@ -6,6 +6,7 @@ public import GeomonStore
 public import GeomonSources
 import GeomonHooks
 import GeomonPublish
+import GeomonGeoClue
 import GeomonFormat
 import Foundation
 
@@ -30,7 +31,7 @@ public final class LiveDaemon: MonitorSource {
 
     /// The host's timers.
     enum Timer: Hashable, Sendable {
-        case gpsdReconnect, gpsdEpoch, coarseRestart, deliveries, heartbeat, flush, watchdog, exitAfter, publish
+        case gpsdReconnect, gpsdEpoch, coarseRestart, deliveries, heartbeat, flush, watchdog, exitAfter, publish, geoclue
     }
 
     let options: RunOptions
@@ -54,6 +55,9 @@ public final class LiveDaemon: MonitorSource {
     private var coarse: CommandSource?
     private var coarseWatchedFD: Int32?
     private var coarseWanted = false
+    /// `plugin: geoclue`: the GeoClue2 client on the system bus, served by the loop.
+    private var geoclue: GeoClueSource?
+    private var geoclueWatch: (fd: Int32, events: Int16)?
 
     private var receiverOn = false
     private var receiverReason = "starting"
@@ -395,6 +399,8 @@ public final class LiveDaemon: MonitorSource {
             stopRequested = true
         case .publish:
             runPublisher()
+        case .geoclue:
+            runGeoClue()
         }
     }
 
@@ -442,6 +448,15 @@ public final class LiveDaemon: MonitorSource {
         }
         if let settings = profile.sources.coarse, !settings.exec.isEmpty {
             coarse = CommandSource(arguments: settings.exec, restartInterval: settings.interval)
+        }
+        if let settings = profile.sources.coarse?.geoclue {
+            var g = GeoClueSource.Settings()
+            g.level = GeoClueSource.Level(rawValue: settings.accuracy.rawValue) ?? .city
+            g.desktopID = settings.desktopID
+            g.distanceThresholdMeters = UInt32(clamping: Int(settings.distanceThresholdMeters.rounded()))
+            g.timeThresholdSeconds = UInt32(clamping: settings.timeThreshold.components.seconds)
+            g.agent = settings.agent
+            geoclue = GeoClueSource(settings: g)
         }
     }
 
@@ -506,6 +521,20 @@ public final class LiveDaemon: MonitorSource {
 
     private func setCoarse(_ on: Bool) {
         coarseWanted = on
+        if let geoclue {
+            if on, !geoclue.isRunning {
+                do {
+                    try geoclue.start()
+                    log.info("GeoClue client requested", ["geoclue.accuracy": geoclue.settings.level.rawValue])
+                } catch {
+                    log.error("GeoClue unavailable", ["error": error.message])
+                }
+                runGeoClue()
+            } else if !on, geoclue.isRunning {
+                geoclue.stop()
+                runGeoClue()
+            }
+        }
         guard let coarse else { return }
         if on, !coarse.isRunning {
             startCoarse()
@@ -549,6 +578,51 @@ public final class LiveDaemon: MonitorSource {
         }
         if coarse.malformedLines > before {
             log.warning("coarse source printed malformed lines", ["count": "\(coarse.malformedLines - before)", "error": coarse.lastError ?? "-"])
+        }
+    }
+
+    /// Lets the GeoClue client handle what the bus has (or its timers), then watches its
+    /// socket and schedules its next timeout.
+    private func runGeoClue(revents: Int16 = 0) {
+        guard let geoclue else { return }
+        for event in geoclue.process() {
+            switch event {
+            case let .fix(fix):
+                arrived(fix)
+            case let .started(client):
+                log.notice("GeoClue started", ["geoclue.client": client, "geoclue.accuracy": geoclue.settings.level.rawValue])
+                markStatusChanged()
+            case let .failed(reason, first, retry):
+                if first {
+                    log.error("GeoClue failed; retrying", ["error": reason, "retry_s": NumberText.short(retry.secondsValue, 1)])
+                } else {
+                    log.debug("GeoClue still failing", ["error": reason, "retry_s": NumberText.short(retry.secondsValue, 1)])
+                }
+                markStatusChanged()
+            case .vanished:
+                log.warning("GeoClue left the bus; asking for a new client")
+                markStatusChanged()
+            }
+        }
+        if let fd = geoclue.fileDescriptor {
+            let events = geoclue.pollEvents
+            if geoclueWatch?.fd != fd || geoclueWatch?.events != events {
+                if let old = geoclueWatch, old.fd != fd { loop.unwatch(old.fd) }
+                loop.watch(fd, events: events) { [weak self] revents in self?.runGeoClue(revents: revents) }
+                geoclueWatch = (fd, events)
+            }
+        } else if let old = geoclueWatch {
+            loop.unwatch(old.fd)
+            geoclueWatch = nil
+        }
+        if let at = geoclue.timeoutMicroseconds {
+            // sd-bus's timeouts are CLOCK_MONOTONIC; the host clock's monotonic time is the same
+            // clock on a real system (a manual clock in tests has no GeoClue).
+            let now = GeoClueSource.monotonic()
+            let delay = at > now ? Int64(at - now) : 0
+            timers.schedule(.geoclue, at: host.monotonicMicroseconds + delay)
+        } else {
+            timers.cancel(.geoclue)
         }
     }
 
@@ -778,6 +852,7 @@ public final class LiveDaemon: MonitorSource {
         }
         stopPublisher()
         coarse?.stop()
+        geoclue?.stop()
         if let gpsd {
             try? gpsd.watch(enabled: false, device: nil)
             _ = gpsd.disconnect(reason: "shutting down")
@@ -816,6 +891,14 @@ public final class LiveDaemon: MonitorSource {
             var c = JSONObject()
             c.add("running", coarse.isRunning)
             c.add("malformed_lines", coarse.malformedLines)
+            o.add("coarse", c)
+        }
+        if let geoclue {
+            var c = JSONObject()
+            c.add("plugin", "geoclue")
+            c.add("accuracy", geoclue.settings.level.rawValue)
+            c.add("client", geoclue.clientPath)
+            c.add("state", geoclue.clientPath != nil ? "started" : (geoclue.isRunning ? "waiting" : "off"))
             o.add("coarse", c)
         }
         if let fix = lastFix {
