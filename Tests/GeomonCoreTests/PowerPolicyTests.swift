@@ -525,6 +525,44 @@ import Testing
         #expect(Self.wake(p.fixReceived(f, context: ctx, now: f.time)) == Self.at(310_000))
     }
 
+    // MARK: coarse fixes in regions mode
+
+    @Test func regionsWithACoarseSourceSleepsLongerFarFromFencesAndWakesNearOne() {
+        var p = Self.started(Self.config { $0.coarseConfigured = true })
+        #expect(p.isCoarseOn)
+        // A GNSS fix 2,000 m from the nearest boundary: sleep (2000 − 5 − 20) / 45 = 43.9 s.
+        let gnss = Self.fix(0)
+        let slept = p.fixReceived(gnss, context: FixContext(nearestBoundaryMeters: 2000, searchRadiusMeters: 30000), now: gnss.time)
+        let firstWake = try! #require(Self.wake(slept))
+        // A coarse fix 30 s later, ±500 m, 20 km from every boundary: nothing is reachable from
+        // anywhere in its circle for (20000 − 500 − 20) / 45 = 432.9 s; less ttff_hot 2 s.
+        let far = Self.fix(30_000, acc: 500, source: .coarse)
+        let later = p.fixReceived(far, context: FixContext(nearestBoundaryMeters: 20_000, searchRadiusMeters: 30000), now: far.time)
+        #expect(later == [.wakeAt(Self.at(30_000 + 430_888), PowerReason(.coarseFar, distanceMeters: 20_000, accuracyMeters: 500, sleep: .milliseconds(430_888)))])
+        #expect(p.nextDeadline == Self.at(460_888) && Self.at(460_888) > firstWake)
+        #expect(!p.isGNSSOn)
+        // A coarse fix whose circle reaches a boundary (400 ≤ 500 + 20): GNSS now.
+        let near = Self.fix(60_000, acc: 500, source: .coarse)
+        let on = p.fixReceived(near, context: FixContext(nearestBoundaryMeters: 400, searchRadiusMeters: 30000), now: near.time)
+        #expect(on == [.gnssOn(PowerReason(.coarseNearFence, distanceMeters: 400, accuracyMeters: 500, ttff: .seconds(2)))])
+        // While GNSS is on, coarse fixes change nothing.
+        let whileOn = Self.fix(61_000, acc: 500, source: .coarse)
+        #expect(p.fixReceived(whileOn, context: FixContext(nearestBoundaryMeters: 20_000, searchRadiusMeters: 30000), now: whileOn.time) == [])
+    }
+
+    @Test func aCoarseFixNeverShortensOrExtendsPastMaxSleep() {
+        var p = Self.started(Self.config { $0.coarseConfigured = true })
+        let gnss = Self.fix(0)
+        let wake = try! #require(Self.wake(p.fixReceived(gnss, context: FixContext(nearestBoundaryMeters: 20_000, searchRadiusMeters: 30000), now: gnss.time)))
+        // Closer than GNSS said, but not within reach: the planned wake stays (never earlier).
+        let closer = Self.fix(10_000, acc: 500, source: .coarse)
+        #expect(p.fixReceived(closer, context: FixContext(nearestBoundaryMeters: 5_000, searchRadiusMeters: 30000), now: closer.time) == [])
+        #expect(p.nextDeadline == wake)
+        // Nothing within the search radius: at most max_sleep (600 s) from now.
+        let none = Self.fix(20_000, acc: 500, source: .coarse)
+        #expect(Self.wake(p.fixReceived(none, context: FixContext(nearestBoundaryMeters: nil, searchRadiusMeters: 30000), now: none.time)) == Self.at(620_000))
+    }
+
     // MARK: significant change
 
     @Test func significantChangeWakesGNSSNearAFenceOnlyWhenConfigured() {

@@ -199,10 +199,10 @@ public struct Monitor: Sendable {
 
     // MARK: - Looking fixes up
 
-    /// The policy reads distances for every GNSS fix outside always-on, and every fix in
-    /// significant-change mode.
+    /// The policy reads distances for every GNSS fix outside always-on, every fix in
+    /// significant-change mode, and coarse fixes in regions mode (they move wakes).
     private func needsDistances(_ fix: Fix) -> Bool {
-        !configuration.alwaysOn && (configuration.mode == .significantChange || fix.source == .gnss)
+        !configuration.alwaysOn && (configuration.mode != .continuous || fix.source == .gnss)
     }
 
     /// Regions and continuous decide after every GNSS fix (outside always-on).

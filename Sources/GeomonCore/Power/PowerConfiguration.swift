@@ -5,6 +5,8 @@ public struct PowerConfiguration: Hashable, Sendable {
     public var alwaysOn: Bool = false
     /// The profile configures a GNSS source (significant-change mode may wake it near a fence).
     public var gnssConfigured: Bool = true
+    /// The profile configures a coarse source (regions mode then uses it beside GNSS).
+    public var coarseConfigured: Bool = false
     public var maxSpeedMetersPerSecond: Double
     public var wakeMarginMeters: Double
     public var minSleep: Duration
@@ -45,6 +47,7 @@ public struct PowerConfiguration: Hashable, Sendable {
     public init(profile: Profile) {
         mode = profile.mode
         gnssConfigured = profile.sources.gnss != nil || profile.mode != .significantChange
+        coarseConfigured = profile.sources.coarse != nil
         let p = profile.policy
         maxSpeedMetersPerSecond = p.maxSpeedMetersPerSecond
         wakeMarginMeters = p.wakeMarginMeters

@@ -73,7 +73,12 @@ public struct PowerPolicy: Sendable {
         switch configuration.mode {
         case .regions, .continuous:
             state = .on(since: now, timeoutBase: now)
-            return [.gnssOn(PowerReason(.start, ttff: expectedTTFF(at: now)))]
+            var actions: [PowerAction] = [.gnssOn(PowerReason(.start, ttff: expectedTTFF(at: now)))]
+            if configuration.mode == .regions, configuration.coarseConfigured {
+                memory.coarseOn = true
+                actions.append(.coarseOn(PowerReason(.start)))
+            }
+            return actions
         case .significantChange:
             state = .off(wakeAt: nil, wakeReason: .start)
             memory.coarseOn = true
@@ -133,7 +138,7 @@ public struct PowerPolicy: Sendable {
         if configuration.alwaysOn { return [] }
         switch configuration.mode {
         case .regions:
-            guard fix.source == .gnss else { return [] }
+            guard fix.source == .gnss else { return coarseInRegions(fix, context: context, now: now) }
             let decision = regionsDecision(fix, context: context, now: now)
             // A fix that keeps the receiver on leaves a boundary reachable at once.
             memory.safeUntil = fix.time
@@ -373,6 +378,34 @@ public struct PowerPolicy: Sendable {
             interval = max(configuration.minSleep, min(interval, safe - configuration.ttffHot - now))
         }
         return interval
+    }
+
+    /// Regions mode, a coarse fix while GNSS sleeps (docs/power.md, "Coarse fixes in regions
+    /// mode"): when its accuracy circle (plus `wake_margin`) reaches a boundary, or a fence is
+    /// uncertain from it, GNSS is woken now (unless a wake is due within a time to first fix);
+    /// when the circle is far from every boundary, the wake moves to when a boundary could
+    /// first be reached from anywhere in the circle at `max_speed` (less `ttff_hot`), if that
+    /// is later than the wake planned, capped at `max_sleep` from now. While GNSS is on, GNSS
+    /// decides and coarse fixes change nothing.
+    private mutating func coarseInRegions(_ fix: Fix, context: FixContext, now: UTCTime) -> [PowerAction] {
+        guard fix.source == .coarse, case let .off(wakeAt, wakeReason) = state else { return [] }
+        let reach = fix.horizontalAccuracyMeters + configuration.wakeMarginMeters
+        let ttff = expectedTTFF(at: now)
+        let nearest = context.nearestBoundaryMeters
+        if !context.allCertain || context.transitionPending || (nearest.map { $0 <= reach } ?? false) {
+            if let wakeAt, wakeAt <= now + ttff { return [] }
+            state = .on(since: now, timeoutBase: now)
+            memory.shortListen = false
+            return [.gnssOn(PowerReason(.coarseNearFence, distanceMeters: nearest, accuracyMeters: fix.horizontalAccuracyMeters, ttff: ttff))]
+        }
+        guard let wakeAt else { return [] }
+        // Beyond the index's search radius nothing can be reached within max_sleep.
+        let clearance = (nearest ?? context.searchRadiusMeters) - reach
+        let travel = Duration.milliseconds(Int64((clearance / configuration.maxSpeedMetersPerSecond * 1000).rounded(.down)))
+        let until = min(fix.time + travel - configuration.ttffHot, now + configuration.maxSleep)
+        guard until > wakeAt else { return [] }
+        state = .off(wakeAt: until, wakeReason: wakeReason)
+        return [.wakeAt(until, PowerReason(.coarseFar, distanceMeters: nearest, accuracyMeters: fix.horizontalAccuracyMeters, sleep: until - now))]
     }
 
     private mutating func significantChange(_ fix: Fix, context: FixContext, now: UTCTime) -> [PowerAction] {

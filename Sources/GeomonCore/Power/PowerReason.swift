@@ -35,6 +35,9 @@ public struct PowerReason: Hashable, Sendable {
         case retry
         /// A coarse fix came near a fence: GNSS is woken to decide.
         case coarseNearFence = "coarse-near-fence"
+        /// Regions mode: a coarse fix whose accuracy circle is far from every boundary moved
+        /// the next wake later (no boundary can be reached from anywhere in the circle sooner).
+        case coarseFar = "coarse-far"
         /// The engine is certain again: the GNSS path goes back to sleep (significant-change mode).
         case certain
     }
