@@ -123,7 +123,8 @@ public final class ReplayRun {
     }
 
     /// Coarse fixes: the recorded coarse track, else (when the profile has a coarse source or
-    /// runs significant-change) derived every `sources.coarse.interval` with the documented
+    /// runs significant-change) derived every `sources.coarse.interval` (GeoClue: scattered as
+    /// GeoClue scatters its answers at the level, `GeoClueSettings.Accuracy.scatterMeters`) with the documented
     /// seeded degradation (`CoarseFixGenerator`), else none.
     static func coarseFixes(profile: Profile, track: [Fix], options: Options) -> [Fix] {
         if let recorded = options.coarse {
@@ -136,7 +137,8 @@ public final class ReplayRun {
         guard profile.sources.coarse != nil || profile.mode == .significantChange else { return [] }
         let settings = profile.sources.coarse ?? CoarseSourceSettings()
         return CoarseFixGenerator.derive(track: track, interval: settings.interval,
-                                         accuracyMeters: settings.expectedAccuracyMeters, seed: options.seed)
+                                         accuracyMeters: settings.expectedAccuracyMeters,
+                                         offsetMeters: settings.geoclue?.accuracy.scatterMeters, seed: options.seed)
     }
 
     /// The receiver's intervals from the policy's actions: acquiring from switch-on to the

@@ -44,7 +44,9 @@ public struct CommandGroup: Sendable {
 /// exit codes and messages.
 public enum GeomonCLI {
     /// The version: the one place it is written (`geomon --version`, the package).
-    public static let version = "0.2.0"
+    public static let version = "0.3.0"
+    /// The release's date (the man page's).
+    public static let releaseDate = "2026-12-01"
 
     /// Every command and group, in the order `geomon --help` lists them.
     public static let entries: [Entry] = [
@@ -59,6 +61,8 @@ public enum GeomonCLI {
         .group(HooksCommand.group),
         .group(PublishCommand.group),
         .group(BenchCommand.group),
+        .command(ManualCommand.self),
+        .command(CompletionCommand.self),
     ]
 
     public enum Entry: Sendable {

@@ -121,6 +121,17 @@ public struct GeoClueSettings: Hashable, Sendable {
             case .exact: 30
             }
         }
+
+        /// How far GeoClue's answers at this level scatter around the truth from one answer to
+        /// the next (city: its deliberate 1–2 km shift); replay's derived coarse fixes use it.
+        public var scatterMeters: Double {
+            switch self {
+            case .city: 2000
+            case .neighborhood: 500
+            case .street: 100
+            case .exact: 10
+            }
+        }
     }
 
     public var accuracy: Accuracy = .city
