@@ -127,7 +127,7 @@ def profiles_eval(geomon, root, work):
               f"{off_total:.0f} | **{covered}/{len(long)}** | {b['events']}/{rep['events']} | {m['recall']:.3f} | {p95} |")
 
     print(f"\n### social-radar (`profiles/social-radar.yaml`): distance {distance:.0f} m, min_interval {min_interval:.0f} s, "
-          "coarse fixes derived every 5 min with 1 km accuracy (seed 1)\n")
+          "coarse fixes derived every 5 min as GeoClue gives them at city level: 6 km accuracy reported, positions scattered by up to 2 km (seed 1)\n")
     print("| track | travelled km | location events | allowed (1 + travelled / distance) | closest consecutive reports m | shortest interval s | still copy: location events | GNSS on s |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|")
     for name in TRACKS:
