@@ -11,6 +11,8 @@ if ! swift build --build-tests > /tmp/geomon-build.log 2>&1; then
 fi
 echo "== swift test" >&2
 swift test --skip-build
+echo "== the Debian package: build, lintian, systemd-analyze, install, purge (scripts/package-test.sh)" >&2
+bash scripts/package-test.sh
 echo "== crash torture (short form: 20 kills; long form: python3 scripts/torture.py --kills 200)" >&2
 python3 scripts/torture.py --kills 20 --seed 1
 echo "== fuzzing (each target 60 s; longer: scripts/fuzz.sh all SECONDS)" >&2
