@@ -19,29 +19,9 @@ public import GeomonCore
 /// NMEA source for HDOP ≤ 1) or `-1` (unknown) → the level's expected accuracy, never a
 /// perfect fix.
 public final class GeoClueSource {
-    /// GeoClue's `RequestedAccuracyLevel` values.
-    public enum Level: String, Sendable, CaseIterable {
-        case city, neighborhood, street, exact
-
-        public var value: UInt32 {
-            switch self {
-            case .city: 4
-            case .neighborhood: 5
-            case .street: 6
-            case .exact: 8
-            }
-        }
-
-        /// What geomon assumes when GeoClue reports no usable accuracy.
-        public var expectedAccuracyMeters: Double {
-            switch self {
-            case .city: 6000
-            case .neighborhood: 1000
-            case .street: 100
-            case .exact: 30
-            }
-        }
-    }
+    /// The levels a profile asks for (`GeoClueSettings.Accuracy`: city, neighborhood, street,
+    /// exact), with GeoClue's `RequestedAccuracyLevel` numbers (`value`).
+    public typealias Level = GeoClueSettings.Accuracy
 
     public struct Settings: Sendable, Equatable {
         public var level: Level = .city
@@ -519,4 +499,16 @@ public struct GeoClueError: Error, CustomStringConvertible, Sendable {
     public var message: String
     public init(_ message: String) { self.message = message }
     public var description: String { message }
+}
+
+extension GeoClueSettings.Accuracy {
+    /// GeoClue's `RequestedAccuracyLevel` (`GClueAccuracyLevel`).
+    public var value: UInt32 {
+        switch self {
+        case .city: 4
+        case .neighborhood: 5
+        case .street: 6
+        case .exact: 8
+        }
+    }
 }

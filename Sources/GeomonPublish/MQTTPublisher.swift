@@ -164,11 +164,11 @@ public final class MQTTPublisher {
                 }
             }
             if let reason = refusedReason ?? lostReason ?? (mosquitto_socket(handle) < 0 ? "connection closed" : nil) {
-                dropConnection(reason: reason, now: now)
+                failed(reason, now: now)
             } else if state == .connected {
                 fill(now: now)
             } else if now.monotonicMicroseconds - connectStarted > Int64(settings.keepaliveSeconds) * 1_000_000 {
-                dropConnection(reason: "no answer from the broker within \(settings.keepaliveSeconds) s", now: now)
+                failed("no answer from the broker within \(settings.keepaliveSeconds) s", now: now)
             }
         }
         if handle == nil, reconnectAt.map({ now.monotonicMicroseconds >= $0 }) ?? true {
@@ -285,10 +285,6 @@ public final class MQTTPublisher {
     }
 
     /// The connection attempt or the connection failed: drop the handle, back off.
-    private func dropConnection(reason: String, now: Now) {
-        failed(reason, now: now)
-    }
-
     private func failed(_ reason: String, now: Now) {
         if let handle { mosquitto_destroy(handle) }
         handle = nil

@@ -28,6 +28,19 @@ enum HooksCommand {
     }
 
     static let dbOption = OptionSpec.option("--db", "PATH", "the database", completion: .file(["db"]))
+
+    /// Runs `body` on the database opened for writing while this process holds its instance
+    /// lock (no daemon runs on it).
+    static func withWritableStore<T>(_ path: String, _ body: (EventStore) throws -> T) throws -> T {
+        let lock: InstanceLock
+        do {
+            lock = try DatabaseTrust.lock(databasePath: path)
+        } catch {
+            throw CommandFailure(error.message)
+        }
+        defer { withExtendedLifetime(lock) {} }
+        return try body(try openQueue(path: path, writable: true))
+    }
 }
 
 /// `geomon hooks fire`: runs the profile's hooks once with a synthetic event.
@@ -177,15 +190,7 @@ struct HooksRetryCommand: GeomonCommand {
             print("asked the running geomon (pid \(pid)) to requeue \(dead) dead \(dead == 1 ? "delivery" : "deliveries"); \(done) requeued so far")
             return left == 0 ? 0 : ExitCode.failure.code
         }
-        let lock: InstanceLock
-        do {
-            lock = try DatabaseTrust.lock(databasePath: db)
-        } catch {
-            throw CommandFailure(error.message)
-        }
-        defer { withExtendedLifetime(lock) {} }
-        let queue = try HooksCommand.openQueue(path: db, writable: true)
-        let count = try queue.requeueDead()
+        let count = try HooksCommand.withWritableStore(db) { try $0.requeueDead() }
         print("requeued \(count) dead \(count == 1 ? "delivery" : "deliveries")")
         return 0
     }

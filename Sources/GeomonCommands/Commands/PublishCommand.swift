@@ -132,15 +132,7 @@ struct PublishRetryCommand: GeomonCommand {
             print("no geomon runs on \(db); \(pending) \(pending == 1 ? "message waits" : "messages wait") for the next `geomon run`")
             return 0
         }
-        let lock: InstanceLock
-        do {
-            lock = try DatabaseTrust.lock(databasePath: db)
-        } catch {
-            throw CommandFailure(error.message)
-        }
-        defer { withExtendedLifetime(lock) {} }
-        let store = try HooksCommand.openQueue(path: db, writable: true)
-        let count = try store.requeuePublications(since: since)
+        let count = try HooksCommand.withWritableStore(db) { try $0.requeuePublications(since: since) }
         print("\(count) published \(count == 1 ? "message is" : "messages are") pending again; the next `geomon run` publishes them")
         return 0
     }

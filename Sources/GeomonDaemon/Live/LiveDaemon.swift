@@ -451,7 +451,7 @@ public final class LiveDaemon: MonitorSource {
         }
         if let settings = profile.sources.coarse?.geoclue {
             var g = GeoClueSource.Settings()
-            g.level = GeoClueSource.Level(rawValue: settings.accuracy.rawValue) ?? .city
+            g.level = settings.accuracy
             g.desktopID = settings.desktopID
             g.distanceThresholdMeters = UInt32(clamping: Int(settings.distanceThresholdMeters.rounded()))
             g.timeThresholdSeconds = UInt32(clamping: settings.timeThreshold.components.seconds)
@@ -604,16 +604,8 @@ public final class LiveDaemon: MonitorSource {
                 markStatusChanged()
             }
         }
-        if let fd = geoclue.fileDescriptor {
-            let events = geoclue.pollEvents
-            if geoclueWatch?.fd != fd || geoclueWatch?.events != events {
-                if let old = geoclueWatch, old.fd != fd { loop.unwatch(old.fd) }
-                loop.watch(fd, events: events) { [weak self] revents in self?.runGeoClue(revents: revents) }
-                geoclueWatch = (fd, events)
-            }
-        } else if let old = geoclueWatch {
-            loop.unwatch(old.fd)
-            geoclueWatch = nil
+        geoclueWatch = watch(geoclue.fileDescriptor, events: geoclue.pollEvents, current: geoclueWatch) { [weak self] revents in
+            self?.runGeoClue(revents: revents)
         }
         if let at = geoclue.timeoutMicroseconds {
             // sd-bus's timeouts are CLOCK_MONOTONIC; the host clock's monotonic time is the same
@@ -687,6 +679,20 @@ public final class LiveDaemon: MonitorSource {
         }
     }
 
+    /// Watches an adapter's socket (which may change with every reconnect) for `events`;
+    /// returns what is watched now.
+    private func watch(_ fd: Int32?, events: Int16, current: (fd: Int32, events: Int16)?,
+                       _ handler: @escaping EventLoop.Handler) -> (fd: Int32, events: Int16)? {
+        guard let fd else {
+            if let current { loop.unwatch(current.fd) }
+            return nil
+        }
+        if current?.fd == fd, current?.events == events { return current }
+        if let current, current.fd != fd { loop.unwatch(current.fd) }
+        loop.watch(fd, events: events, handler)
+        return (fd, events)
+    }
+
     // MARK: - MQTT
 
     /// Queues the waypoints and starts (or keeps) the publisher when the profile publishes.
@@ -735,16 +741,8 @@ public final class LiveDaemon: MonitorSource {
         let before = publisher.state
         let next = publisher.step(revents: revents, now: (host.wall, host.monotonicMicroseconds))
         if publisher.state != before { markStatusChanged() }
-        if let fd = publisher.fileDescriptor {
-            let events = publisher.pollEvents
-            if publisherWatch?.fd != fd || publisherWatch?.events != events {
-                if let old = publisherWatch, old.fd != fd { loop.unwatch(old.fd) }
-                loop.watch(fd, events: events) { [weak self] revents in self?.runPublisher(revents: revents) }
-                publisherWatch = (fd, events)
-            }
-        } else if let old = publisherWatch {
-            loop.unwatch(old.fd)
-            publisherWatch = nil
+        publisherWatch = watch(publisher.fileDescriptor, events: publisher.pollEvents, current: publisherWatch) { [weak self] revents in
+            self?.runPublisher(revents: revents)
         }
         timers.schedule(.publish, at: next)
     }
