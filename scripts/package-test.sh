@@ -57,6 +57,13 @@ bash -c 'source /usr/share/bash-completion/completions/geomon; COMP_WORDS=(geomo
     || fail "the installed completion does not complete"
 echo "package-test: installed: $(/usr/bin/geomon --version), validate ok, user geomon, /var/lib/geomon 0700, man pages, completion, unit verified"
 
+# Remove keeps the user, the databases and the configuration; purge removes them.
+dpkg --remove geomon > "$stage/remove.log" 2>&1 || { cat "$stage/remove.log" >&2; fail "dpkg --remove"; }
+[ ! -e /usr/bin/geomon ] || fail "/usr/bin/geomon left after remove"
+getent passwd geomon >/dev/null || fail "remove deleted the geomon user"
+[ -d /var/lib/geomon ] || fail "remove deleted /var/lib/geomon"
+[ -e /etc/geomon/geofence-only.yaml ] || fail "remove deleted the conffiles"
+echo "package-test: removed: binary gone; user, /var/lib/geomon and /etc/geomon kept"
 dpkg --purge geomon > "$stage/purge.log" 2>&1 || { cat "$stage/purge.log" >&2; fail "dpkg --purge"; }
 trap 'rm -rf "$stage"' EXIT
 [ ! -e /usr/bin/geomon ] || fail "/usr/bin/geomon left after purge"
