@@ -70,7 +70,10 @@ public final class GeoClueHarness: @unchecked Sendable {
         try startGeoClue()
     }
 
-    deinit { stop() }
+    deinit {
+        stop()
+        directory.remove()
+    }
 
     /// The environment a client of the private bus needs.
     public var environment: [String: String] {
