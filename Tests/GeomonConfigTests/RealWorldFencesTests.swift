@@ -58,7 +58,9 @@ struct RealWorldFencesTests {
         #expect(strict.profile == nil)
         #expect(strict.diagnostics.filter { $0.severity == .error }.count == 8)
         #expect(strict.diagnostics.allSatisfy { $0.message.hasSuffix("(an error in strict mode)") })
-        let entry = try Self.profile(in: try TemporaryDirectory(), entry: "{geojson: suburbs.geojson, id_property: name, strict: true}")
+        let strictDir = try TemporaryDirectory()
+        defer { strictDir.remove() }
+        let entry = try Self.profile(in: strictDir, entry: "{geojson: suburbs.geojson, id_property: name, strict: true}")
         #expect(try ProfileLoader.load(path: entry).hasErrors)
     }
 
