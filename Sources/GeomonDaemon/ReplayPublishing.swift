@@ -44,16 +44,10 @@ public final class ReplayPublishing {
         }
     }
 
-    private static func now() -> MQTTPublisher.Now {
-        var t = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &t)
-        return (WallClock.now(), Int64(t.tv_sec) * 1_000_000 + Int64(t.tv_nsec) / 1000)
-    }
-
     /// New messages were committed: send what the window allows.
     public func committed() {
         publisher.poke()
-        _ = publisher.step(now: Self.now())
+        _ = publisher.step(now: MQTTPublisher.systemNow())
     }
 
     /// Publishes for `duration` of real time (between paced fixes), hooks running beside.
@@ -63,7 +57,7 @@ public final class ReplayPublishing {
             let slice = min(end - ContinuousClock.now, .milliseconds(20))
             if let hooks {
                 try hooks.pause(slice)
-                _ = publisher.step(now: Self.now())
+                _ = publisher.step(now: MQTTPublisher.systemNow())
             } else {
                 wait(upTo: slice)
             }
@@ -87,7 +81,7 @@ public final class ReplayPublishing {
             if ContinuousClock.now - lastProgress > patience { break }
         }
         let summary = Summary(published: publisher.publishedCount, pending: publisher.pendingCount)
-        publisher.close(now: Self.now())
+        publisher.close(now: MQTTPublisher.systemNow())
         return summary
     }
 
@@ -96,17 +90,6 @@ public final class ReplayPublishing {
 
     /// Polls the publisher's socket for at most `limit`, then steps it.
     private func wait(upTo limit: Duration) {
-        let now = Self.now()
-        let next = publisher.step(now: now)
-        var timeout = Int32(clamping: (limit.components.seconds * 1000) + limit.components.attoseconds / 1_000_000_000_000_000)
-        timeout = min(timeout, Int32(clamping: max(0, (next - now.monotonicMicroseconds + 999) / 1000)))
-        guard let fd = publisher.fileDescriptor else {
-            usleep(UInt32(max(1, timeout)) * 1000)
-            _ = publisher.step(now: Self.now())
-            return
-        }
-        var p = pollfd(fd: fd, events: publisher.pollEvents, revents: 0)
-        _ = poll(&p, 1, timeout)
-        _ = publisher.step(revents: p.revents, now: Self.now())
+        publisher.pollAndStep(timeoutMilliseconds: Int32(clamping: limit.components.seconds * 1000 + limit.components.attoseconds / 1_000_000_000_000_000))
     }
 }

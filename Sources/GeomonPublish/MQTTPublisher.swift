@@ -375,4 +375,28 @@ public final class MQTTPublisher {
         clock_gettime(CLOCK_MONOTONIC, &t)
         return Int64(t.tv_sec) * 1_000_000 + Int64(t.tv_nsec) / 1000
     }
+
+    /// The system's clocks now (for callers without a loop of their own).
+    public static func systemNow() -> Now {
+        var t = timespec()
+        clock_gettime(CLOCK_REALTIME, &t)
+        return (UTCTime(millisecondsSince1970: Int64(t.tv_sec) * 1000 + Int64(t.tv_nsec) / 1_000_000), monotonic())
+    }
+
+    /// For callers without a poll loop (`replay --publish`, `bench publish`): steps, waits at
+    /// most `timeoutMilliseconds` (less when the publisher wants to run sooner) for its socket,
+    /// and steps again with what arrived.
+    public func pollAndStep(timeoutMilliseconds: Int32) {
+        let now = Self.systemNow()
+        let next = step(now: now)
+        let timeout = min(timeoutMilliseconds, Int32(clamping: max(0, (next - now.monotonicMicroseconds + 999) / 1000)))
+        guard let fd = fileDescriptor else {
+            usleep(UInt32(max(1, timeout)) * 1000)
+            step(now: Self.systemNow())
+            return
+        }
+        var p = pollfd(fd: fd, events: pollEvents, revents: 0)
+        _ = poll(&p, 1, timeout)
+        step(revents: p.revents, now: Self.systemNow())
+    }
 }

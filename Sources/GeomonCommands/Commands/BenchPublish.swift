@@ -72,13 +72,12 @@ struct BenchPublishCommand: GeomonCommand {
         publisher.onReport = { report in
             if case let .unreachable(reason, _) = report { failure = reason }
         }
-        let now = { (WallClock.now(), Self.micros()) }
+        let now = MQTTPublisher.systemNow
         /// Steps the publisher until `done` or 30 s without progress.
         func pump(until done: () -> Bool) throws {
             var last = publisher.publishedCount
             var lastProgress = Self.micros()
             while !done() {
-                let next = publisher.step(now: now())
                 if let failure { throw CommandFailure("the broker \(settings.host):\(settings.effectivePort) is unavailable: \(failure)", exitCode: .unavailable) }
                 if publisher.publishedCount != last {
                     last = publisher.publishedCount
@@ -86,10 +85,7 @@ struct BenchPublishCommand: GeomonCommand {
                 } else if Self.micros() - lastProgress > 30_000_000 {
                     throw CommandFailure("no acknowledgement from the broker for 30 s", exitCode: .unavailable)
                 }
-                guard let fd = publisher.fileDescriptor else { usleep(1000); continue }
-                var p = pollfd(fd: fd, events: publisher.pollEvents, revents: 0)
-                _ = poll(&p, 1, Int32(clamping: max(0, min(100, (next - Self.micros()) / 1000))))
-                _ = publisher.step(revents: p.revents, now: now())
+                publisher.pollAndStep(timeoutMilliseconds: 100)
             }
         }
         func commit(_ publications: [Publication]) throws {
@@ -117,12 +113,7 @@ struct BenchPublishCommand: GeomonCommand {
         var start = Self.micros()
         for i in 0..<messages {
             try commit([Self.publication(i, topic: settings.topic)])
-            _ = publisher.step(now: now())
-            if let fd = publisher.fileDescriptor {
-                var p = pollfd(fd: fd, events: publisher.pollEvents, revents: 0)
-                _ = poll(&p, 1, 0)
-                if p.revents != 0 { _ = publisher.step(revents: p.revents, now: now()) }
-            }
+            publisher.pollAndStep(timeoutMilliseconds: 0)
         }
         try pump { publisher.publishedCount >= target }
         let each = Double(messages) / (Double(Self.micros() - start) / 1e6)
