@@ -83,6 +83,49 @@ def receiver_off(policy_log):
         out.append((off_since, float("inf")))
     return out
 
+def receiver_on(policy_log, pts):
+    """Receiver-on intervals (start, end) from a --policy-log; on at the start, to the track's end."""
+    out, on_since = [], None
+    for line in open(policy_log):
+        parts = line.split()
+        if len(parts) < 2:
+            continue
+        if parts[1] == "gnss-on" and on_since is None:
+            on_since = parse_time(parts[0])
+        elif parts[1] == "gnss-off" and on_since is not None:
+            out.append((on_since, parse_time(parts[0])))
+            on_since = None
+    if on_since is not None:
+        out.append((on_since, parse_time(pts[-1][2])))
+    return out
+
+def outage_usage(pts, on, gap_limit):
+    """Seconds of recorded gaps longer than the model bridges (outages: always-on is on and
+    acquiring throughout) and the policy's receiver-on seconds within them."""
+    total = used = 0.0
+    times = [parse_time(p[2]) for p in pts]
+    for a, b in zip(times, times[1:]):
+        if b - a > gap_limit:
+            total += b - a
+            used += sum(max(0.0, min(e, b) - max(s, a)) for s, e in on)
+    return total, used
+
+def latency_budget(pts, base_events, match, max_latency):
+    """Matched events (recall 1: baseline order) whose latency is at most max_latency plus the
+    time from the baseline event to the second recorded fix after it; and the largest latency."""
+    lat = match.get("latencies_s", [])
+    if match["missed"] or not lat:
+        return None, len(lat), max(lat) if lat else None
+    times = sorted(parse_time(p[2]) for p in pts)
+    base = sorted(base_events, key=lambda e: (parse_time(e["time"]), e["id"]))
+    ok = 0
+    for event, latency in zip(base, lat):
+        t = parse_time(event["time"])
+        later = [x for x in times if x > t][:2]
+        allowance = max_latency + ((later[-1] - t) if later else 0)
+        ok += latency <= allowance + 1e-6
+    return ok, len(lat), max(lat)
+
 def run_replay(cmd, name):
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0:
@@ -155,6 +198,8 @@ def profiles_eval(geomon, root, work):
 
 RETRY = None
 EXTRA = []
+MAX_LATENCY = 30.0
+COARSE = None
 MODE = "regions"
 
 def profile(name, centres, acceleration):
@@ -169,9 +214,13 @@ def profile(name, centres, acceleration):
         for part in parents:
             node = node.setdefault(part, {})
         node[leaf] = value
+    sources = {"gnss": {"plugin": "gpsd"}}
+    if COARSE:
+        # Replay derives the coarse fixes from the track (docs/power.md, "Receiver model").
+        sources["coarse"] = {"exec": ["/bin/true"], "interval": "60s", "accuracy": COARSE}
     return {
         "version": 1, "name": name, "mode": MODE,
-        "sources": {"gnss": {"plugin": "gpsd"}},
+        "sources": sources,
         "policy": policy,
         "fences": [{"id": f"f{i + 1}", "circle": {"lat": lat, "lon": lon, "radius": 250}, "events": ["enter", "exit"]}
                    for i, (lat, lon) in enumerate(centres)],
@@ -188,16 +237,22 @@ def main():
     ap.add_argument("--retry-fix-timeout", help="policy.retry_fix_timeout, e.g. 30s (default: fix_timeout)")
     ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                     help="another policy key for every profile, e.g. --set fix_timeout=30s (repeatable)")
-    ap.add_argument("--interpolate-gaps", help="geomon replay --interpolate-gaps S (a what-if; default: the model's 10 s)")
+    ap.add_argument("--interpolate-gaps", help="geomon replay --interpolate-gaps S (a what-if; default: the model's 60 s)")
+    ap.add_argument("--coarse", metavar="ACCURACY",
+                    help="add a coarse source beside GNSS (fixes every 60 s derived from the track, e.g. 500m)")
     ap.add_argument("--spacing", type=int, action="append", help="fence spacing in metres (default: 2000 and 10000)")
     ap.add_argument("--mode", default="regions", choices=["regions", "continuous"],
                     help="the profiles' mode (default: regions, the issue's evaluation)")
     ap.add_argument("--profiles", action="store_true",
                     help="check the fitness and social-radar targets with the shipped profiles instead")
     args = ap.parse_args()
-    global RETRY, EXTRA, MODE
+    global RETRY, EXTRA, MODE, MAX_LATENCY, COARSE
+    COARSE = args.coarse
     RETRY = args.retry_fix_timeout
     EXTRA = args.set
+    for item in EXTRA:
+        if item.startswith("max_latency="):
+            MAX_LATENCY = parse_duration(item.split("=", 1)[1])
     MODE = args.mode
     if args.keep:
         os.makedirs(args.keep, exist_ok=True)
@@ -222,8 +277,9 @@ def evaluate(args, root, work):
                 json.dump(profile(f"eval-{spacing}", centres, args.acceleration), f, indent=1)
             with open(prof) as f:
                 text = f.read()
+            log = os.path.join(work, f"{name}-{spacing}.policy.log")
             cmd = [args.geomon, "replay", "--profile", prof, track, "--compare-always-on", "--no-hooks",
-                   "--report", report, "--format", "json"]
+                   "--report", report, "--format", "json", "--policy-log", log]
             if args.interpolate_gaps:
                 cmd += ["--interpolate-gaps", args.interpolate_gaps]
             # Slow tracks (walking, hiking) may use a smaller acceleration bound.
@@ -239,18 +295,32 @@ def evaluate(args, root, work):
                 if r0.returncode != 0:
                     sys.exit(f"geomon failed on {name}: {r0.stderr}")
                 rep = json.load(open(report))
+            base_cmd = [args.geomon, "replay", "--profile", prof, track, "--always-on", "--no-hooks", "--format", "json"]
+            if args.interpolate_gaps:
+                base_cmd += ["--interpolate-gaps", args.interpolate_gaps]
+            base_events = [json.loads(l) for l in run_replay(base_cmd, name).splitlines() if l.startswith("{")]
+            rep["budget"] = latency_budget(pts, base_events, rep["match"], MAX_LATENCY)
+            rep["outage"] = outage_usage(pts, receiver_on(log, pts), float(args.interpolate_gaps or 60))
             rows.append((name, len(centres), speed, rep))
         print(f"\n### Fences every ~{spacing // 1000} km\n")
-        print("| track | avg m/s | A m/s² | track s | fences | crossings | always-on s | policy on s | % of always-on | oracle s | wakeups | events (base/policy) | recall | extra | p50 s | p95 s | energy mWh (policy/always-on) |")
-        print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+        print("| track | avg m/s | A m/s² | track s | fences | crossings | always-on s | policy on s | % of always-on | oracle s | wakeups | events (base/policy) | recall | extra | p50 s | p95 s | max s | within budget | outage s | on in outages s | energy mWh (policy/always-on) |")
+        print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
         latencies = []
-        tot = dict(track=0, fences=0, cross=0, base=0, on=0, oracle=0, wake=0, be=0, pe=0, extra=0, emp=0, emb=0, missed=0)
+        tot = dict(track=0, fences=0, cross=0, base=0, on=0, oracle=0, wake=0, be=0, pe=0, extra=0, emp=0, emb=0, missed=0,
+                   ok=0, matched=0, out=0, outon=0)
+        worst = None
         for name, n, speed, r in rows:
             b, m, o = r["baseline"], r["match"], r["oracle"]
             acc = args.walk_acceleration if speed < 3 else args.acceleration
             share = 100 * r["gnss_on_s"] / b["gnss_on_s"] if b["gnss_on_s"] else 0
             f = lambda v: "-" if v is None else f"{v:.1f}"
-            print(f"| {name} | {speed:.1f} | {acc:g} | {r['track_s']:.0f} | {n} | {o['crossings']} | {b['gnss_on_s']:.0f} | {r['gnss_on_s']:.0f} | {share:.1f} | {o['gnss_on_s']:.0f} | {r['wakeups']} | {b['events']}/{r['events']} | {m['recall']:.3f} | {m['extra']} | {f(m['latency_s_p50'])} | {f(m['latency_s_p95'])} | {r['energy_mwh']:.1f}/{b['energy_mwh']:.1f} |")
+            ok, matched, top = r["budget"]
+            within = "-" if not matched else ("missed" if ok is None else f"{ok}/{matched}")
+            out, outon = r["outage"]
+            print(f"| {name} | {speed:.1f} | {acc:g} | {r['track_s']:.0f} | {n} | {o['crossings']} | {b['gnss_on_s']:.0f} | {r['gnss_on_s']:.0f} | {share:.1f} | {o['gnss_on_s']:.0f} | {r['wakeups']} | {b['events']}/{r['events']} | {m['recall']:.3f} | {m['extra']} | {f(m['latency_s_p50'])} | {f(m['latency_s_p95'])} | {f(top)} | {within} | {out:.0f} | {outon:.0f} | {r['energy_mwh']:.1f}/{b['energy_mwh']:.1f} |")
+            tot["ok"] += ok or 0; tot["matched"] += matched; tot["out"] += out; tot["outon"] += outon
+            if top is not None:
+                worst = top if worst is None else max(worst, top)
             tot["track"] += r["track_s"]; tot["fences"] += n; tot["cross"] += o["crossings"]; tot["base"] += b["gnss_on_s"]
             tot["on"] += r["gnss_on_s"]; tot["oracle"] += o["gnss_on_s"]; tot["wake"] += r["wakeups"]; tot["be"] += b["events"]
             tot["pe"] += r["events"]; tot["extra"] += m["extra"]; tot["emp"] += r["energy_mwh"]; tot["emb"] += b["energy_mwh"]
@@ -260,7 +330,7 @@ def evaluate(args, root, work):
         latencies.sort()
         rank = lambda q: latencies[max(0, math.ceil(q * len(latencies)) - 1)] if latencies else None
         f = lambda v: "-" if v is None else f"{v:.1f}"
-        print(f"| **all** | | | {tot['track']:.0f} | {tot['fences']} | {tot['cross']} | {tot['base']:.0f} | {tot['on']:.0f} | **{100 * tot['on'] / tot['base']:.1f}** | {tot['oracle']:.0f} | {tot['wake']} | {tot['be']}/{tot['pe']} | {recall:.3f} | {tot['extra']} | {f(rank(0.5))} | {f(rank(0.95))} | {tot['emp']:.1f}/{tot['emb']:.1f} |")
+        print(f"| **all** | | | {tot['track']:.0f} | {tot['fences']} | {tot['cross']} | {tot['base']:.0f} | {tot['on']:.0f} | **{100 * tot['on'] / tot['base']:.1f}** | {tot['oracle']:.0f} | {tot['wake']} | {tot['be']}/{tot['pe']} | {recall:.3f} | {tot['extra']} | {f(rank(0.5))} | {f(rank(0.95))} | {f(worst)} | {tot['ok']}/{tot['matched']} | {tot['out']:.0f} | {tot['outon']:.0f} | {tot['emp']:.1f}/{tot['emb']:.1f} |")
 
 if __name__ == "__main__":
     main()

@@ -23,7 +23,7 @@ public final class ReplayRun {
         /// Seed of the derived coarse fixes' degradation (`--seed`).
         public var seed: UInt64 = 1
         /// The receiver model's longest gap bridged by interpolation (`--interpolate-gaps`).
-        public var interpolationMaxGap: Duration = .seconds(10)
+        public var interpolationMaxGap: Duration = .seconds(60)
         public init() {}
     }
 
@@ -125,7 +125,8 @@ public final class ReplayRun {
     /// Coarse fixes: the recorded coarse track, else (when the profile has a coarse source or
     /// runs significant-change) derived every `sources.coarse.interval` (GeoClue: scattered as
     /// GeoClue scatters its answers at the level, `GeoClueSettings.Accuracy.scatterMeters`) with the documented
-    /// seeded degradation (`CoarseFixGenerator`), else none.
+    /// seeded degradation (`CoarseFixGenerator`; none inside an outage of the receiver model),
+    /// else none.
     static func coarseFixes(profile: Profile, track: [Fix], options: Options) -> [Fix] {
         if let recorded = options.coarse {
             return recorded.enumerated().sorted { ($0.element.time, $0.offset) < ($1.element.time, $1.offset) }.map {
@@ -138,7 +139,8 @@ public final class ReplayRun {
         let settings = profile.sources.coarse ?? CoarseSourceSettings()
         return CoarseFixGenerator.derive(track: track, interval: settings.interval,
                                          accuracyMeters: settings.expectedAccuracyMeters,
-                                         offsetMeters: settings.geoclue?.accuracy.scatterMeters, seed: options.seed)
+                                         offsetMeters: settings.geoclue?.accuracy.scatterMeters,
+                                         maxGap: options.interpolationMaxGap, seed: options.seed)
     }
 
     /// The receiver's intervals from the policy's actions: acquiring from switch-on to the

@@ -28,7 +28,7 @@ public struct ReceiverModel: Sendable {
     public private(set) var usage = ReceiverUsage()
 
     /// - Parameter track: recorded fixes, sorted by time.
-    public init(track: [Fix], settings: ReceiverSettings, interpolationMaxGap: Duration = .seconds(10)) {
+    public init(track: [Fix], settings: ReceiverSettings, interpolationMaxGap: Duration = .seconds(60)) {
         self.track = track
         self.settings = settings
         self.interpolationMaxGap = interpolationMaxGap

@@ -58,7 +58,7 @@ struct PublishTests {
         let replay = try runGeomon(["replay", "--profile", profile, "--publish", "--format", "json", Self.track])
         #expect(replay.exitCode == 0, "\(replay.stderr)")
         let expected = Self.transitions(fromEvents: replay.stdout)
-        #expect(expected.count == 93)
+        #expect(expected.count == 95)
         #expect(replay.stderr.contains("messages acknowledged by the broker"))
         let messages = recorder.wait { Self.transitions($0).count >= expected.count && $0.last?.topic == Self.topic + "/status" }
         // The transitions are the stored events, in order, each once.
@@ -95,7 +95,7 @@ struct PublishTests {
         }
         #expect(dwells == 3)
         // significant: a location with every transition or dwell, and each significant change.
-        #expect(locations >= 93 + 3)
+        #expect(locations >= 95 + 3)
         #expect(locations < 300, "not every fix")
 
         // Retained: the last location on TOPIC, the waypoints, and the offline status after the stop.
@@ -208,7 +208,7 @@ struct PublishTests {
         _ = try dir.write("mqtt.secret", "s3cret\n", mode: 0o600)
         let sent = try runGeomon(["replay", "--profile", profile, "--publish", "--db", dir.path("a.db"), Self.track])
         #expect(sent.exitCode == 0, "\(sent.stderr)")
-        #expect(recorder.wait { $0.count >= 93 }.count == 93)
+        #expect(recorder.wait { $0.count >= 95 }.count == 95)
     }
 
     @Test func tlsWithTheBrokersCAConnectsAndAnotherCAIsAClearError() throws {
@@ -225,7 +225,7 @@ struct PublishTests {
         let recorder = try broker.subscribe(Self.topic + "/event")
         let sent = try runGeomon(["replay", "--profile", profile, "--publish", Self.track])
         #expect(sent.exitCode == 0, "\(sent.stderr)")
-        #expect(recorder.wait { $0.count >= 93 }.count == 93)
+        #expect(recorder.wait { $0.count >= 95 }.count == 95)
     }
 
     @Test func badConfigurationIsReportedAtItsLine() throws {

@@ -45,7 +45,9 @@ import Testing
         #expect(recall > 0.9 && recall <= 1)
         let latencies = try #require(match["latencies_s"] as? [Double])
         #expect(latencies.count == report["events"] as? Int)
-        #expect(latencies.allSatisfy { $0 >= 0 && $0 <= 600 })
+        // Within ± max_sleep; a fix interpolated between two recorded ones may see a crossing
+        // before the always-on receiver's next recorded fix does.
+        #expect(latencies.allSatisfy { abs($0) <= 600 })
         let oracle = try #require(report["oracle"] as? [String: Any])
         #expect(try #require(oracle["gnss_on_s"] as? Double) < onSeconds)
         // Why the receiver was on: the seconds by reason add up to the on-time.
@@ -82,12 +84,12 @@ import Testing
         defer { dir.remove() }
         let args = ["replay", "--profile", Self.fixture("swiss-drive.profile.yaml"), Self.fixture("swiss-drive.jsonl"),
                     "--no-hooks", "--format", "json", "--compare-always-on"]
-        let strict = try runGeomon(args + ["--report", dir.path("a.json")])
-        let wide = try runGeomon(args + ["--report", dir.path("b.json"), "--interpolate-gaps", "120"])
+        let strict = try runGeomon(args + ["--report", dir.path("a.json"), "--interpolate-gaps", "10"])
+        let wide = try runGeomon(args + ["--report", dir.path("b.json")])
         #expect(strict.exitCode == 0 && wide.exitCode == 0, "\(strict.stderr) \(wide.stderr)")
         let a = try Self.json(dir.path("a.json")), b = try Self.json(dir.path("b.json"))
-        // The drive has recording gaps of 11–208 s: bridged, a wake inside one gets its fix after
-        // the TTFF instead of waiting for the next recorded fix.
+        // The drive has recording gaps of 11–208 s: bridged (the default, up to 60 s), a wake
+        // inside one gets its fix after the TTFF instead of waiting for the next recorded fix.
         #expect(try #require(b["gnss_acquire_s"] as? Double) < (try #require(a["gnss_acquire_s"] as? Double)))
         #expect(try runGeomon(args + ["--interpolate-gaps", "-1"]).exitCode == 64)
     }

@@ -21,16 +21,20 @@ struct QuantityParsingTests {
     }
 
     @Test func retryKeysReachThePolicyConfigurationReplayAndRunShare() throws {
-        // Defaults: a short listen of ttff_hot + 15 s, retries capped at 10 s.
+        // Defaults: a short listen of ttff_hot + 15 s, retries capped at max_latency (30 s) −
+        // ttff_hot = 28 s; 10 s with max_latency 0.
         let (defaults, _) = policy("  fix_timeout: 90s\n")
         let d = try #require(defaults)
         #expect(d.effectiveRetryFixTimeout == .seconds(17))
-        #expect(d.retryMaxInterval == .seconds(10))
+        #expect(d.maxLatency == .seconds(30))
+        #expect(d.effectiveRetryMaxInterval == .seconds(28))
+        let (off, _) = policy("  max_latency: 0s\n")
+        #expect(try #require(off).effectiveRetryMaxInterval == .seconds(10))
         let (set, messages) = policy("  retry_fix_timeout: 5s\n  retry_max_interval: 1m\n  max_acceleration: 0.3m/s2\n  receiver: {ttff_hot: 4s}\n")
         #expect(messages == [])
         let s = try #require(set)
         #expect(s.effectiveRetryFixTimeout == .seconds(5))
-        #expect(s.retryMaxInterval == .seconds(60))
+        #expect(s.effectiveRetryMaxInterval == .seconds(60))
         // PowerConfiguration(profile:) — what both `geomon run` and `geomon replay` build — carries them.
         var profile = Profile(name: "q", mode: .regions)
         profile.policy = s

@@ -4,7 +4,7 @@ import Testing
 
 /// Scripted fixes and contexts in, actions and wake times out. Wake times are computed by hand
 /// in the comments (max_speed 45 m/s, wake_margin 20 m, min_sleep 10 s, max_sleep 600 s,
-/// ttff hot 2 s / warm 30 s, fix_timeout 90 s, A = 1 m/s², speed error 1 m/s).
+/// ttff hot 2 s / warm 30 s, fix_timeout 90 s, A = 1 m/s², speed error 1 m/s, max_latency 0).
 @Suite struct PowerPolicyTests {
     static let t0 = UTCTime(millisecondsSince1970: 1_700_000_000_000)
     static func at(_ ms: Int64) -> UTCTime { UTCTime(millisecondsSince1970: t0.millisecondsSince1970 + ms) }
@@ -22,6 +22,8 @@ import Testing
         profile.policy.minSleep = .seconds(10)
         profile.policy.maxSleep = .seconds(600)
         profile.policy.receiver.ttffHot = .seconds(2)
+        // The rules without a latency budget; `PowerLatencyBudgetTests` covers `max_latency`.
+        profile.policy.maxLatency = .zero
         var c = PowerConfiguration(profile: profile)
         edit(&c)
         return c

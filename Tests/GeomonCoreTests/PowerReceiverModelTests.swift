@@ -45,7 +45,8 @@ import Testing
     }
 
     @Test func acrossALongGapTheReceiverWaitsForTheNextRecordedFix() {
-        var r = ReceiverModel(track: Self.track, settings: Self.settings)
+        // Gaps up to 10 s bridged (the default is 60 s): the 21 s gap is an outage.
+        var r = ReceiverModel(track: Self.track, settings: Self.settings, interpolationMaxGap: .seconds(10))
         r.turnOn(at: Self.at(0))
         r.turnOff(at: Self.at(1000))
         // Off for 11 s < hot_window: hot, due at 12 + 2 = 14 s, inside the 21 s gap: waits for 30 s.
@@ -82,20 +83,25 @@ import Testing
     }
 
     @Test func coarseFixesAreDerivedDeterministicallyWithinTheirAccuracy() {
-        let a = CoarseFixGenerator.derive(track: Self.track, interval: .seconds(30), accuracyMeters: 500, seed: 42)
-        let b = CoarseFixGenerator.derive(track: Self.track, interval: .seconds(30), accuracyMeters: 500, seed: 42)
-        let c = CoarseFixGenerator.derive(track: Self.track, interval: .seconds(30), accuracyMeters: 500, seed: 43)
+        let a = CoarseFixGenerator.derive(track: Self.track, interval: .seconds(30), accuracyMeters: 500, maxGap: .seconds(100), seed: 42)
+        let b = CoarseFixGenerator.derive(track: Self.track, interval: .seconds(30), accuracyMeters: 500, maxGap: .seconds(100), seed: 42)
+        let c = CoarseFixGenerator.derive(track: Self.track, interval: .seconds(30), accuracyMeters: 500, maxGap: .seconds(100), seed: 43)
         #expect(a == b)
         #expect(a != c)
         // 0, 30, 60, 90 s (100 s is not a multiple of 30).
         #expect(a.map(\.time) == [Self.at(0), Self.at(30_000), Self.at(60_000), Self.at(90_000)])
-        // Latest recorded fix at or before: 0 m, 300 m, 310 m, 310 m east.
-        for (fix, east) in zip(a, [0.0, 300, 310, 310]) {
+        // The recorded position at that time, interpolated: 0 m, 300 m (recorded), then along
+        // the 69 s gap from 310 m at 31 s to 1000 m at 100 s: 600 m, 900 m east.
+        for (fix, east) in zip(a, [0.0, 300, 600, 900]) {
             let dx = (fix.coordinate.longitude * 111_195.08 - east), dy = fix.coordinate.latitude * 111_195.08
             #expect((dx * dx + dy * dy).squareRoot() <= 500.5)
             #expect(fix.source == .coarse)
             #expect(fix.horizontalAccuracyMeters == 500)
         }
+        // With the receiver model's default (60 s), the 69 s gap is an outage: where the device
+        // is then, nobody knows, and no coarse fix is made up.
+        let outage = CoarseFixGenerator.derive(track: Self.track, interval: .seconds(30), accuracyMeters: 500, seed: 42)
+        #expect(outage.map(\.time) == [Self.at(0), Self.at(30_000)])
     }
 
     @Test func splitMix64MatchesTheReferenceSequence() {

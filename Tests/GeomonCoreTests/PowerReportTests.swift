@@ -68,7 +68,7 @@ import Testing
         // Fixes every 15 s: a wake between them waits for the next recorded fix under the 10 s
         // model, and gets an interpolated fix after the hot TTFF when gaps up to 20 s are bridged.
         let track = (0..<5).map { Fix(time: Self.at(Double($0) * 15), coordinate: Self.east(Double($0) * 15), horizontalAccuracyMeters: 5) }
-        var strict = ReceiverModel(track: track, settings: ReceiverSettings())
+        var strict = ReceiverModel(track: track, settings: ReceiverSettings(), interpolationMaxGap: .seconds(10))
         strict.turnOn(at: Self.at(0))
         _ = strict.takeFix()
         strict.turnOff(at: Self.at(1))

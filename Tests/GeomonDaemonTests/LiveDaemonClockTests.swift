@@ -25,7 +25,7 @@ final class ModelFeed: GNSSFeed {
     /// The daemon's time (set once the daemon exists).
     var now: () -> UTCTime = { UTCTime(millisecondsSince1970: 0) }
 
-    init(track: [Fix], settings: ReceiverSettings, interpolationMaxGap: Duration = .seconds(10)) {
+    init(track: [Fix], settings: ReceiverSettings, interpolationMaxGap: Duration = .seconds(60)) {
         model = ReceiverModel(track: track, settings: settings, interpolationMaxGap: interpolationMaxGap)
         var fds: [Int32] = [-1, -1]
         _ = pipe(&fds)

@@ -49,7 +49,7 @@ struct ReplayCommand: GeomonCommand {
             .option("--report", "FILE", "write the energy report as JSON (`-`: stdout, after the events); with --format text the report is the readable table instead", completion: .file(["json"])),
             .option("--svg", "FILE", "draw the run: map and timeline (docs/pictures.md)", completion: .file(["svg"])),
             .option("--policy-log", "FILE", "every policy action with its time and reason, and every GNSS fix the receiver delivered, one per line", completion: .file([])),
-            .option("--interpolate-gaps", "SECONDS", "the receiver model bridges recorded gaps up to this long by interpolation (default 10)"),
+            .option("--interpolate-gaps", "SECONDS", "the receiver model bridges recorded gaps up to this long by interpolation; a longer gap is an outage, for --compare-always-on too (default 60)"),
         ],
         arguments: [ArgumentSpec("TRACK", "recorded tracks (their fixes are merged by time)", arity: .many, completion: .file([]))],
         required: ["--profile"]

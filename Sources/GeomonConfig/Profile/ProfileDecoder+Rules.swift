@@ -7,6 +7,7 @@ extension ProfileDecoder {
         checkOrder("min_sleep", profile.policy.minSleep, "max_sleep", profile.policy.maxSleep, path: "policy")
         checkOrder("ttff_hot", profile.policy.receiver.ttffHot, "ttff_warm", profile.policy.receiver.ttffWarm, path: "policy.receiver")
         checkOrder("backoff", profile.hooks.retry.backoff, "max_backoff", profile.hooks.retry.maxBackoff, path: "hooks.retry")
+        checkLatencyBudget(profile)
         checkFences(profile, records: records)
         checkSwappedCoordinates(profile, records)
     }
@@ -89,6 +90,23 @@ extension ProfileDecoder {
             }
         } else {
             warning("mode 'regions' without fences monitors nothing", modeNode)
+        }
+    }
+
+    /// `policy.max_latency` acts in regions only, and needs room for a hot start and the
+    /// confirming fixes after it (docs/power.md, "Sleeping within a latency budget").
+    private func checkLatencyBudget(_ profile: Profile) {
+        guard let node = nodes["policy.max_latency"], modeIsKnown else { return }
+        let budget = profile.policy.maxLatency
+        guard budget > .zero else { return }
+        if profile.mode != .regions {
+            warning("'max_latency' has effect in mode 'regions' only (mode is '\(profile.mode.rawValue)')", node)
+            return
+        }
+        let least = profile.policy.receiver.ttffHot * 2 + .seconds(Int64(max(0, profile.transitions.confirm - 1)))
+        if budget < least {
+            let confirming = profile.transitions.confirm - 1
+            warning("'max_latency' (\(budget.profileText)) leaves no room for a sleep: the shortest sleep (ttff_hot, \(profile.policy.receiver.ttffHot.profileText)), the hot start after it and \(confirming) more confirming fix\(confirming == 1 ? "" : "es") 1 s apart need \(least.profileText); use at least that, or 0 to turn the budget off", node)
         }
     }
 

@@ -111,7 +111,7 @@ extension ProfileDecoder {
     // MARK: - Policy and transitions
 
     func decodePolicy(_ node: YAMLNode, into policy: inout PolicySettings) {
-        guard let f = fields(node, path: "policy", allowed: ["max_speed", "max_acceleration", "wake_margin", "min_sleep", "max_sleep", "fix_timeout", "retry_fix_timeout", "retry_max_interval", "outage", "stationary", "receiver"]) else { return }
+        guard let f = fields(node, path: "policy", allowed: ["max_speed", "max_acceleration", "wake_margin", "min_sleep", "max_sleep", "fix_timeout", "retry_fix_timeout", "retry_max_interval", "max_latency", "outage", "stationary", "receiver"]) else { return }
         if let n = f["max_speed"], let v = quantity(n, "max_speed", .speed) { policy.maxSpeedMetersPerSecond = v }
         if let n = f["wake_margin"], let v = quantity(n, "wake_margin", .distance, .nonNegative) { policy.wakeMarginMeters = v }
         if let n = f["max_acceleration"], let v = quantity(n, "max_acceleration", .acceleration) { policy.maxAccelerationMetersPerSecondSquared = v }
@@ -120,6 +120,7 @@ extension ProfileDecoder {
         if let n = f["fix_timeout"], let v = duration(n, "fix_timeout") { policy.fixTimeout = v }
         if let n = f["retry_fix_timeout"], let v = duration(n, "retry_fix_timeout") { policy.retryFixTimeout = v }
         if let n = f["retry_max_interval"], let v = duration(n, "retry_max_interval") { policy.retryMaxInterval = v }
+        if let n = f["max_latency"], let v = duration(n, "max_latency", .nonNegative) { policy.maxLatency = v }
         if let n = f["outage"], let v = choice(n, "outage", OutageRule.allCases.map(\.rawValue)), let rule = OutageRule(rawValue: v) { policy.outage = rule }
         if let n = f["stationary"], let s = fields(n, path: "policy.stationary", allowed: ["radius", "timeout"]) {
             if let n = s["radius"], let v = quantity(n, "radius", .distance) { policy.stationary.radiusMeters = v }

@@ -167,6 +167,11 @@ public struct TransitionEngine: Sendable {
     /// True when a record holds an unconfirmed change.
     public var transitionPending: Bool { records.values.contains { $0.pending != nil } }
 
+    /// The pending change that started first, if any.
+    public var earliestPending: PendingTransition? {
+        records.values.lazy.compactMap(\.pending).min { $0.firstTime < $1.firstTime }
+    }
+
     /// True when a fence with a record is in the `unknown` state (touched during start-up).
     public var anyRecordUnknown: Bool { records.values.contains { $0.state == .unknown } }
 

@@ -265,6 +265,10 @@ public struct Monitor: Sendable {
         let allCertain = certain && !pending
         var context = FixContext(fix: fix, probe: probe, configuration: configuration, allCertain: allCertain,
                                  transitionPending: pending, earliestDwellDeadline: engine.nextDeadline)
+        if pending, let first = engine.earliestPending {
+            context.pendingSince = first.firstTime
+            context.pendingCount = first.count
+        }
         let radius = configuration.searchRadiusMeters
         let regionsGNSS = !configuration.alwaysOn && configuration.mode == .regions && fix.source == .gnss
         if regionsGNSS, allCertain, let course = fix.courseDegrees, let speed = fix.speedMetersPerSecond, speed > 0 {

@@ -13,6 +13,10 @@ public struct FixContext: Hashable, Sendable {
     public var transitionPending: Bool
     /// The earliest time a pending dwell becomes due, if any.
     public var earliestDwellDeadline: UTCTime?
+    /// The first fix time of the pending change that started first (`transitionPending`).
+    public var pendingSince: UTCTime?
+    /// How many consecutive certain fixes that change has had so far.
+    public var pendingCount: Int = 0
     /// Boundary clearance sampled ahead along the fix's course, for the heading bound.
     public var courseClearance: CourseClearance?
     /// When no boundary is within the search radius: the distance to the nearest one anywhere

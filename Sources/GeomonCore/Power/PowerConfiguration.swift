@@ -27,8 +27,22 @@ public struct PowerConfiguration: Hashable, Sendable {
     public var courseErrorDegrees: Double = 20
     /// Cap of the retry interval after fix timeouts (it doubles from `min_sleep`;
     /// `policy.retry_max_interval`): bounds how late the return of the signal is seen,
-    /// compared with a receiver left on. Default 10 s (docs/power.md, "Fix timeout").
+    /// compared with a receiver left on. Profile default `max_latency − ttff_hot`
+    /// (docs/power.md, "Fix timeout and listens").
     public var maxFixTimeoutRetry: Duration = .seconds(10)
+    /// How late a state change may be seen (`policy.max_latency`): the policy may then sleep
+    /// where a boundary is within reach, as long as no full excursion fits in the sleep and a
+    /// change starting now is still confirmed within it (docs/power.md, "Sleeping within a
+    /// latency budget"). Zero: never.
+    public var maxLatency: Duration = .zero
+    /// The engine's hysteresis (`transitions.hysteresis`): a change is confirmed only by fixes
+    /// at least this far (plus their accuracy) past the boundary.
+    public var hysteresisMeters: Double = 10
+    /// Consecutive certain fixes that confirm a change (`transitions.confirm`).
+    public var confirmFixes: Int = 2
+    /// The receiver's interval between fixes while it tracks (gpsd's default rate, 1 Hz): when
+    /// the fixes after the first one that confirm a change come.
+    public var trackingFixInterval: Duration = .seconds(1)
     /// How long a short listen waits for a fix (`policy.retry_fix_timeout`, default
     /// `ttff_hot + 15 s`, at most `fix_timeout`): a retry after a fix timeout, a hot start, and
     /// the wait for the next fix while nothing is undecided. A receiver that had a fix minutes
@@ -36,11 +50,28 @@ public struct PowerConfiguration: Hashable, Sendable {
     /// costs less than full `fix_timeout` waits and sees the signal's return about as soon.
     /// nil: always `fix_timeout` (the behaviour before short listens).
     public var retryFixTimeout: Duration? = nil
+    /// With `max_latency`, how long each retry listens once a retry's short listen has also got
+    /// no fix: the receiver is in an outage, and the retries only probe whether the sky is
+    /// back; a hot start then gives a fix within `ttff_hot`. `2 × ttff_hot` and one tracking
+    /// interval (at most the short listen).
+    public var probeListen: Duration {
+        ttffHot * 2 + trackingFixInterval
+    }
+
     /// In an outage once a boundary could be reached: retry with short listens, or wait on
     /// (`policy.outage`; default `retry` in regions, `wait` in continuous).
     public var outage: OutageRule = .retry
     /// What to do when the safe sleep is shorter than `min_sleep` (and the engine is certain).
     public var shortSleep: ShortSleepRule = .clampToMinSleep
+    /// The course error assumed for a trusted course (`PowerPolicy` trusts a course when the
+    /// fix and the previous one decided on agree: docs/power.md, "Heading and road speed").
+    public var trustedCourseErrorDegrees: Double = 5
+    /// Both fixes move at least this fast for their courses to be trusted.
+    public var trustedCourseMinSpeedMetersPerSecond: Double = 5
+    /// Their courses and the bearing between them agree within this.
+    public var trustedCourseAgreementDegrees: Double = 10
+    /// They are at most this far apart in time.
+    public var trustedCourseWindow: Duration = .seconds(60)
     /// Below this speed a fix's course is ignored.
     public var minSpeedForCourseMetersPerSecond: Double = 3
 
@@ -62,7 +93,10 @@ public struct PowerConfiguration: Hashable, Sendable {
         minAccuracyMeters = profile.sources.gnss?.minAccuracyMeters ?? GNSSSourceSettings().minAccuracyMeters
         maxAccelerationMetersPerSecondSquared = p.maxAccelerationMetersPerSecondSquared
         retryFixTimeout = p.effectiveRetryFixTimeout
-        maxFixTimeoutRetry = p.retryMaxInterval
+        maxFixTimeoutRetry = p.effectiveRetryMaxInterval
+        maxLatency = p.maxLatency
+        hysteresisMeters = max(0, profile.transitions.hysteresisMeters)
+        confirmFixes = max(1, profile.transitions.confirm)
         outage = p.effectiveOutage(mode: profile.mode)
     }
 

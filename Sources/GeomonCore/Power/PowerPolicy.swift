@@ -38,6 +38,8 @@ public struct PowerPolicy: Sendable {
         var coarseOn = false
         var lastGnssOffAt: UTCTime?
         var lastAccepted: Fix?
+        /// The previous usable GNSS fix a regions decision was made on (course trust).
+        var previousDecided: Fix?
         var heldJump: Fix?
         var anchor: Coordinate?
         var anchorSince: UTCTime?
@@ -45,6 +47,8 @@ public struct PowerPolicy: Sendable {
         var checkInterval: Duration?
         /// The retry interval after the last fix timeout; nil once a fix came.
         var timeoutRetry: Duration?
+        /// Retries after a fix timeout that got no fix either (reset by a fix).
+        var failedRetries = 0
         /// The current listen is a short one (`retryFixTimeout`): a hot start, or waiting for
         /// the next fix with nothing undecided.
         var shortListen = false
@@ -130,6 +134,7 @@ public struct PowerPolicy: Sendable {
         if fix.source == .gnss, case let .on(since, _) = state {
             state = .on(since: since, timeoutBase: now)
             memory.timeoutRetry = nil
+            memory.failedRetries = 0
             // Continuous tracking waits the full `fix_timeout` between fixes (a gap under trees
             // is no reason to give up); its checks and retries after an outage listen briefly.
             memory.shortListen = configuration.mode != .continuous && !context.transitionPending && context.allCertain
@@ -140,6 +145,7 @@ public struct PowerPolicy: Sendable {
         case .regions:
             guard fix.source == .gnss else { return coarseInRegions(fix, context: context, now: now) }
             let decision = regionsDecision(fix, context: context, now: now)
+            if fix.horizontalAccuracyMeters <= configuration.minAccuracyMeters { memory.previousDecided = fix }
             // A fix that keeps the receiver on leaves a boundary reachable at once.
             memory.safeUntil = fix.time
             if case let .sleep(_, reason) = decision, reason.kind == .sleep {
@@ -203,6 +209,7 @@ public struct PowerPolicy: Sendable {
             return []
         }
         let cap = max(configuration.minSleep, min(configuration.maxSleep, configuration.maxFixTimeoutRetry))
+        if memory.timeoutRetry != nil { memory.failedRetries += 1 }
         var retry = memory.timeoutRetry.map { $0 * 2 } ?? configuration.minSleep
         retry = waits || slack > cap ? min(retry, configuration.maxSleep, slack) : min(retry, cap)
         memory.timeoutRetry = retry
@@ -235,6 +242,9 @@ public struct PowerPolicy: Sendable {
     /// still uncertain).
     private var currentFixTimeout: Duration {
         guard memory.timeoutRetry != nil || memory.shortListen, let retry = configuration.retryFixTimeout else { return configuration.fixTimeout }
+        if memory.failedRetries > 0, configuration.maxLatency > .zero {
+            return min(retry, configuration.fixTimeout, configuration.probeListen)
+        }
         return min(retry, configuration.fixTimeout)
     }
 
@@ -270,7 +280,57 @@ public struct PowerPolicy: Sendable {
         case sleep(until: UTCTime?, PowerReason)
     }
 
+    /// The regions decision after a GNSS fix: the rules without a latency budget, then, with
+    /// `max_latency`, a later wake where the budget allows one (`latencyHorizon`): never an
+    /// earlier one, so the budget only ever saves.
     private func regionsDecision(_ fix: Fix, context: FixContext, now: UTCTime) -> Decision {
+        let base = boundedRegionsDecision(fix, context: context, now: now)
+        guard fix.horizontalAccuracyMeters <= configuration.minAccuracyMeters,
+              let horizon = latencyHorizon(fix, context: context) else { return base }
+        var planned: UTCTime?
+        switch base {
+        case .stayOn: planned = nil
+        case let .sleep(until, reason):
+            guard let until, reason.kind == .sleep else { return base }
+            planned = until
+            // A sleep clamped up to `min_sleep` stands only if the budget allows it too.
+            if reason.bound == .minSleep, until + (reason.ttff ?? configuration.ttffHot) > fix.time + .milliseconds(Int64((horizon.seconds * 1000).rounded(.down))) {
+                planned = nil
+            }
+        }
+        var ttff = configuration.ttffHot
+        var next = Duration.milliseconds(Int64((horizon.seconds * 1000).rounded(.down)))
+        if next > configuration.maxSleep + configuration.ttffHot { next = configuration.maxSleep + configuration.ttffHot }
+        var wake = fix.time + next - ttff
+        if wake - now >= configuration.hotWindow {
+            ttff = configuration.ttffWarm
+            wake = fix.time + next - ttff
+        }
+        var bound = horizon.bound
+        if let dwell = context.earliestDwellDeadline, dwell - ttff < wake {
+            wake = dwell - ttff
+            bound = .dwell
+        }
+        guard wake - now >= configuration.ttffHot, planned.map({ wake > $0 }) ?? true else {
+            if case let .sleep(_, reason) = base, reason.bound == .minSleep, planned == nil {
+                var near = reason
+                near.kind = .boundaryNear
+                near.bound = nil
+                near.sleep = nil
+                near.ttff = nil
+                return stationaryOr(.stayOn(near), now: now)
+            }
+            return base
+        }
+        // Where the rules without a budget stay on, the sleep is a `band-sleep`.
+        let kind: PowerReason.Kind = planned == nil ? .bandSleep : .sleep
+        return .sleep(until: wake, PowerReason(
+            kind, bound: bound, distanceMeters: context.boundaryDistanceMeters, accuracyMeters: fix.horizontalAccuracyMeters,
+            speedMetersPerSecond: fix.speedMetersPerSecond, sleep: wake - now, ttff: ttff
+        ))
+    }
+
+    private func boundedRegionsDecision(_ fix: Fix, context: FixContext, now: UTCTime) -> Decision {
         let distance = context.boundaryDistanceMeters
         let accuracy = fix.horizontalAccuracyMeters
         if accuracy > configuration.minAccuracyMeters {
@@ -286,7 +346,7 @@ public struct PowerPolicy: Sendable {
         // either plan for the warm TTFF or wake just before the hot window closes.
         let hot = configuration.ttffHot, warm = configuration.ttffWarm
         let limit = (configuration.maxSleep + max(hot, warm)).secondsValue
-        let horizon = configuration.reachability.horizon(
+        let horizon = reachability(for: fix).horizon(
             distanceMeters: distance,
             reserveMeters: accuracy + configuration.wakeMarginMeters,
             speedMetersPerSecond: fix.speedMetersPerSecond,
@@ -339,9 +399,119 @@ public struct PowerPolicy: Sendable {
             var near = reason
             near.kind = kind
             near.bound = nil
+            near.sleep = nil
+            near.ttff = nil
             return stationaryOr(.stayOn(near), now: now)
         }
         return .sleep(until: wake, reason)
+    }
+
+    /// `max_latency` (docs/power.md, "Sleeping within a latency budget"): how long after `fix`
+    /// the next fix may come such that
+    ///
+    /// - (a) no full excursion that an always-on engine would report — a change confirmed and
+    ///   then its reverse — is completed before it. Confirming a side takes a fix at least `h`
+    ///   (the hysteresis) past the boundary beyond its accuracy, so the true position is then at
+    ///   least `h` past it: an excursion needs a path of `2h` between its two confirmations,
+    ///   and, from a side the engine is certain of (the true position at least `d − a` from
+    ///   every boundary), `d − a + h` before the first. The path is bounded by the max-speed and
+    ///   kinematic bounds (both bound the speed); the heading bound gives when the boundary can
+    ///   first be reached, after which `3h` remain at the speed reachable by then;
+    /// - (b) a change that starts now (for a certain side: once the boundary can be reached),
+    ///   or the one pending, is confirmed within `max_latency`: the next fix and the
+    ///   `confirm − 1` after it (`trackingFixInterval` apart) come in time.
+    ///
+    /// nil with `max_latency: 0`.
+    private func latencyHorizon(_ fix: Fix, context: FixContext) -> ReachabilityBound.Horizon? {
+        guard configuration.maxLatency > .zero else { return nil }
+        let reach = reachability(for: fix)
+        let h = configuration.hysteresisMeters
+        let a = fix.horizontalAccuracyMeters
+        let d = context.boundaryDistanceMeters
+        let v = fix.speedMetersPerSecond
+        let limit = (configuration.maxSleep + max(configuration.ttffHot, configuration.ttffWarm)).secondsValue
+        let excursion: Double
+        let changeStarts: Double
+        if context.allCertain, !context.transitionPending {
+            let path = reach.horizon(distanceMeters: d + 3 * h, reserveMeters: a, speedMetersPerSecond: v,
+                                     courseDegrees: nil, courseClearance: nil, limitSeconds: limit).seconds
+            let crossing = reach.horizon(distanceMeters: d, reserveMeters: a, speedMetersPerSecond: v,
+                                         courseDegrees: fix.courseDegrees, courseClearance: context.courseClearance,
+                                         limitSeconds: limit).seconds
+            excursion = max(path, crossing + remainingPathSeconds(3 * h, after: crossing, speed: v))
+            changeStarts = crossing
+        } else {
+            excursion = reach.horizon(distanceMeters: 2 * h, reserveMeters: 0, speedMetersPerSecond: v,
+                                      courseDegrees: nil, courseClearance: nil, limitSeconds: limit).seconds
+            changeStarts = 0
+        }
+        let interval = configuration.trackingFixInterval.secondsValue
+        let latency: Double
+        if context.transitionPending, let since = context.pendingSince {
+            let left = max(1, configuration.confirmFixes - context.pendingCount)
+            latency = (since - fix.time).secondsValue + configuration.maxLatency.secondsValue - Double(left - 1) * interval
+        } else {
+            latency = changeStarts + configuration.maxLatency.secondsValue - Double(configuration.confirmFixes - 1) * interval
+        }
+        // Strictly before the excursion could be complete.
+        let beforeExcursion = excursion - 0.001
+        if latency < beforeExcursion { return ReachabilityBound.Horizon(seconds: max(0, latency), bound: .latency) }
+        return ReachabilityBound.Horizon(seconds: max(0, beforeExcursion), bound: .excursion)
+    }
+
+    /// The least time to cover `meters` more after `start` seconds, at the speed the bounds
+    /// allow by then: at most `max_speed`, and with a reported speed `v` at most
+    /// `v + speed_error + A·t` at time `t`.
+    private func remainingPathSeconds(_ meters: Double, after start: Double, speed: Double?) -> Double {
+        let vmax = configuration.maxSpeedMetersPerSecond
+        guard vmax > 0 else { return .infinity }
+        let atMaxSpeed = meters / vmax
+        guard let v = speed, v.isFinite, v >= 0 else { return atMaxSpeed }
+        let accel = configuration.maxAccelerationMetersPerSecondSquared
+        let b = v + configuration.speedErrorMetersPerSecond + accel * start
+        // x·(b + A·x) = meters
+        let kinematic = accel > 0 ? (-b + (b * b + 4 * accel * meters).squareRoot()) / (2 * accel) : (b > 0 ? meters / b : .infinity)
+        return max(atMaxSpeed, kinematic)
+    }
+
+    /// The reachability bound for a decision on `fix`: the configured one, with the course
+    /// error of a trusted course (`PowerConfiguration.trustedCourseErrorDegrees`) when the fix
+    /// and the previous one decided on agree (`courseTrusted`; with `max_latency` only, so that
+    /// `max_latency: 0` keeps the rules without it).
+    private func reachability(for fix: Fix) -> ReachabilityBound {
+        var bound = configuration.reachability
+        if courseTrusted(fix) { bound.courseErrorDegrees = min(bound.courseErrorDegrees, configuration.trustedCourseErrorDegrees) }
+        return bound
+    }
+
+    /// A fix's course is trusted when it and the previous fix decided on, at most
+    /// `trustedCourseWindow` apart, both move at least `trustedCourseMinSpeed`, report courses
+    /// within `trustedCourseAgreementDegrees` of each other and of the bearing from the one
+    /// position to the other (the displacement at least 10 × their summed accuracies), and
+    /// speeds that agree with the mean speed between them within the speed error plus the
+    /// accuracies' share: a device on a straight road at a steady speed.
+    private func courseTrusted(_ fix: Fix) -> Bool {
+        guard configuration.maxLatency > .zero, let previous = memory.previousDecided, previous.source == .gnss,
+              let v1 = previous.speedMetersPerSecond, let v2 = fix.speedMetersPerSecond,
+              let c1 = previous.courseDegrees, let c2 = fix.courseDegrees,
+              min(v1, v2) >= configuration.trustedCourseMinSpeedMetersPerSecond else { return false }
+        let dt = (fix.time - previous.time).secondsValue
+        guard dt > 0, dt <= configuration.trustedCourseWindow.secondsValue else { return false }
+        let accuracies = previous.horizontalAccuracyMeters + fix.horizontalAccuracyMeters
+        let distance = Geodesy.haversineMeters(previous.coordinate, fix.coordinate)
+        guard distance >= 10 * accuracies else { return false }
+        let bearing = Geodesy.initialBearingDegrees(from: previous.coordinate, to: fix.coordinate)
+        let agree = configuration.trustedCourseAgreementDegrees
+        guard Self.angleBetween(c1, c2) <= agree, Self.angleBetween(c1, bearing) <= agree,
+              Self.angleBetween(c2, bearing) <= agree else { return false }
+        let mean = distance / dt
+        let slack = configuration.speedErrorMetersPerSecond + accuracies / dt
+        return abs(mean - v1) <= slack && abs(mean - v2) <= slack
+    }
+
+    private static func angleBetween(_ a: Double, _ b: Double) -> Double {
+        let d = abs(Geodesy.normalizedBearing(a - b))
+        return min(d, 360 - d)
     }
 
     /// How long after `fix` no boundary can be reached, by the max-speed and kinematic bounds,
@@ -376,6 +546,12 @@ public struct PowerPolicy: Sendable {
         var interval = memory.checkInterval.map { min($0 * 2, configuration.maxSleep) } ?? configuration.minSleep
         if configuration.mode == .continuous, let safe = memory.safeUntil {
             interval = max(configuration.minSleep, min(interval, safe - configuration.ttffHot - now))
+        }
+        // Regions checks happen where a boundary may be within reach: a change that starts
+        // now is still confirmed within `max_latency`.
+        if configuration.mode == .regions, configuration.maxLatency > .zero {
+            let budget = configuration.maxLatency - configuration.ttffHot - configuration.trackingFixInterval * (configuration.confirmFixes - 1)
+            interval = max(configuration.minSleep, min(interval, budget))
         }
         return interval
     }

@@ -38,6 +38,9 @@ public struct PowerReason: Hashable, Sendable {
         /// Regions mode: a coarse fix whose accuracy circle is far from every boundary moved
         /// the next wake later (no boundary can be reached from anywhere in the circle sooner).
         case coarseFar = "coarse-far"
+        /// A sleep within `max_latency` where a boundary may be within reach (uncertain side,
+        /// boundary near, a change to confirm): no full excursion fits before the next fix.
+        case bandSleep = "band-sleep"
         /// The engine is certain again: the GNSS path goes back to sleep (significant-change mode).
         case certain
     }
@@ -56,6 +59,12 @@ public struct PowerReason: Hashable, Sendable {
         case minSleep = "min-sleep"
         /// Capped by a pending dwell deadline.
         case dwell
+        /// `max_latency`: the next fix comes before a full excursion (a change confirmed and
+        /// its reverse) could be completed.
+        case excursion
+        /// `max_latency`: the next fix comes in time to confirm, within `max_latency`, a change
+        /// starting now (or the one pending).
+        case latency
     }
 
     public var kind: Kind

@@ -189,8 +189,14 @@ public struct PolicySettings: Sendable {
     /// `ttff_hot + 15 s`, at most `fix_timeout` (`effectiveRetryFixTimeout`).
     public var retryFixTimeout: Duration?
     /// Cap of the retry interval after fix timeouts (`retry_max_interval`; it doubles from
-    /// `min_sleep`): bounds how late the return of the signal is seen.
-    public var retryMaxInterval: Duration = .seconds(10)
+    /// `min_sleep`): bounds how late the return of the signal is seen. nil: the default
+    /// (`effectiveRetryMaxInterval`).
+    public var retryMaxInterval: Duration?
+    /// How late the policy may see a state change (`max_latency`, docs/power.md, "Sleeping
+    /// within a latency budget"): it may sleep where a boundary is within reach as long as no
+    /// full excursion fits in the sleep and a change starting now is confirmed within this.
+    /// Zero: never sleep while a boundary may be within reach.
+    public var maxLatency: Duration = .seconds(30)
     /// What the receiver does in an outage once a boundary could be reached (`outage`); nil:
     /// the mode's default (`retry` in regions, `wait` in continuous; `effectiveOutage`).
     public var outage: OutageRule?
@@ -201,6 +207,14 @@ public struct PolicySettings: Sendable {
     /// `outage`, or the default of `mode`: `wait` in continuous, `retry` otherwise.
     public func effectiveOutage(mode: MonitoringMode) -> OutageRule {
         outage ?? (mode == .continuous ? .wait : .retry)
+    }
+
+    /// `retry_max_interval`, or its default: `max_latency − ttff_hot` (the signal's return is
+    /// then seen within `max_latency`), at least `min_sleep`; 10 s with `max_latency: 0`.
+    public var effectiveRetryMaxInterval: Duration {
+        if let retryMaxInterval { return retryMaxInterval }
+        guard maxLatency > .zero else { return .seconds(10) }
+        return max(minSleep, maxLatency - receiver.ttffHot)
     }
 
     /// `retry_fix_timeout`, or its default `ttff_hot + 15 s`; never longer than `fix_timeout`.
