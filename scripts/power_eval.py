@@ -67,36 +67,22 @@ def stops(pts, radius):
         i = j + 1
     return out
 
-def receiver_off(policy_log):
-    """Receiver-off intervals (start, end) from a --policy-log (end: infinity while still off)."""
-    out, off_since = [], None
+def receiver_intervals(policy_log, state, end=float("inf")):
+    """Intervals (start, end) from a --policy-log during which the receiver was `state` ("on" or
+    "off"); the receiver is on at the start, and an interval still open ends at `end`."""
+    begins, ends = ("gnss-on", "gnss-off") if state == "on" else ("gnss-off", "gnss-on")
+    out, since = [], None
     for line in open(policy_log):
         parts = line.split()
         if len(parts) < 2:
             continue
-        if parts[1] == "gnss-off":
-            off_since = parse_time(parts[0])
-        elif parts[1] == "gnss-on" and off_since is not None:
-            out.append((off_since, parse_time(parts[0])))
-            off_since = None
-    if off_since is not None:
-        out.append((off_since, float("inf")))
-    return out
-
-def receiver_on(policy_log, pts):
-    """Receiver-on intervals (start, end) from a --policy-log; on at the start, to the track's end."""
-    out, on_since = [], None
-    for line in open(policy_log):
-        parts = line.split()
-        if len(parts) < 2:
-            continue
-        if parts[1] == "gnss-on" and on_since is None:
-            on_since = parse_time(parts[0])
-        elif parts[1] == "gnss-off" and on_since is not None:
-            out.append((on_since, parse_time(parts[0])))
-            on_since = None
-    if on_since is not None:
-        out.append((on_since, parse_time(pts[-1][2])))
+        if parts[1] == begins and since is None:
+            since = parse_time(parts[0])
+        elif parts[1] == ends and since is not None:
+            out.append((since, parse_time(parts[0])))
+            since = None
+    if since is not None:
+        out.append((since, end))
     return out
 
 def outage_usage(pts, on, gap_limit):
@@ -157,7 +143,7 @@ def profiles_eval(geomon, root, work):
                     "--report", report, "--format", "json", "--policy-log", log], name)
         rep = json.load(open(report))
         long = [(a, b) for a, b in stops(pts, radius) if b - a > limit]
-        offs = receiver_off(log)
+        offs = receiver_intervals(log, "off")
         covered, off_total, stop_total = 0, 0.0, 0.0
         for a, b in long:
             stop_total += b - a
@@ -300,7 +286,7 @@ def evaluate(args, root, work):
                 base_cmd += ["--interpolate-gaps", args.interpolate_gaps]
             base_events = [json.loads(l) for l in run_replay(base_cmd, name).splitlines() if l.startswith("{")]
             rep["budget"] = latency_budget(pts, base_events, rep["match"], MAX_LATENCY)
-            rep["outage"] = outage_usage(pts, receiver_on(log, pts), float(args.interpolate_gaps or 60))
+            rep["outage"] = outage_usage(pts, receiver_intervals(log, "on", parse_time(pts[-1][2])), float(args.interpolate_gaps or 60))
             rows.append((name, len(centres), speed, rep))
         print(f"\n### Fences every ~{spacing // 1000} km\n")
         print("| track | avg m/s | A m/s² | track s | fences | crossings | always-on s | policy on s | % of always-on | oracle s | wakeups | events (base/policy) | recall | extra | p50 s | p95 s | max s | within budget | outage s | on in outages s | energy mWh (policy/always-on) |")

@@ -164,10 +164,7 @@ public struct TransitionEngine: Sendable {
         fix.source == .coarse || fix.horizontalAccuracyMeters <= minAccuracyMeters
     }
 
-    /// True when a record holds an unconfirmed change.
-    public var transitionPending: Bool { records.values.contains { $0.pending != nil } }
-
-    /// The pending change that started first, if any.
+    /// The unconfirmed change that started first, if any record holds one.
     public var earliestPending: PendingTransition? {
         records.values.lazy.compactMap(\.pending).min { $0.firstTime < $1.firstTime }
     }

@@ -255,7 +255,8 @@ public struct Monitor: Sendable {
     /// for a regions GNSS fix with none there, the nearest anywhere (`.infinity` without one);
     /// for a certain regions GNSS fix with a speed and a course, the clearance sampled ahead.
     private mutating func makeContext(for fix: Fix, probe: FenceProbe?, accepted: Bool) -> FixContext {
-        let pending = engine.transitionPending
+        let earliestPending = engine.earliestPending
+        let pending = earliestPending != nil
         var certain = accepted && engine.implicitState != .unknown && engine.isUsable(fix)
         if certain, let probe {
             let band = engine.bandMeters(for: fix)
@@ -265,7 +266,7 @@ public struct Monitor: Sendable {
         let allCertain = certain && !pending
         var context = FixContext(fix: fix, probe: probe, configuration: configuration, allCertain: allCertain,
                                  transitionPending: pending, earliestDwellDeadline: engine.nextDeadline)
-        if pending, let first = engine.earliestPending {
+        if let first = earliestPending {
             context.pendingSince = first.firstTime
             context.pendingCount = first.count
         }

@@ -284,23 +284,22 @@ public struct PowerPolicy: Sendable {
     /// `max_latency`, a later wake where the budget allows one (`latencyHorizon`): never an
     /// earlier one, so the budget only ever saves.
     private func regionsDecision(_ fix: Fix, context: FixContext, now: UTCTime) -> Decision {
-        let base = boundedRegionsDecision(fix, context: context, now: now)
+        let reach = reachability(for: fix)
+        let base = boundedRegionsDecision(fix, context: context, reach: reach, now: now)
         guard fix.horizontalAccuracyMeters <= configuration.minAccuracyMeters,
-              let horizon = latencyHorizon(fix, context: context) else { return base }
+              let horizon = latencyHorizon(fix, context: context, reach: reach) else { return base }
+        let budget = Duration.milliseconds(Int64((horizon.seconds * 1000).rounded(.down)))
         var planned: UTCTime?
         switch base {
         case .stayOn: planned = nil
         case let .sleep(until, reason):
             guard let until, reason.kind == .sleep else { return base }
-            planned = until
             // A sleep clamped up to `min_sleep` stands only if the budget allows it too.
-            if reason.bound == .minSleep, until + (reason.ttff ?? configuration.ttffHot) > fix.time + .milliseconds(Int64((horizon.seconds * 1000).rounded(.down))) {
-                planned = nil
-            }
+            let clampedPastBudget = reason.bound == .minSleep && until + (reason.ttff ?? configuration.ttffHot) > fix.time + budget
+            planned = clampedPastBudget ? nil : until
         }
+        let next = min(budget, configuration.maxSleep + configuration.ttffHot)
         var ttff = configuration.ttffHot
-        var next = Duration.milliseconds(Int64((horizon.seconds * 1000).rounded(.down)))
-        if next > configuration.maxSleep + configuration.ttffHot { next = configuration.maxSleep + configuration.ttffHot }
         var wake = fix.time + next - ttff
         if wake - now >= configuration.hotWindow {
             ttff = configuration.ttffWarm
@@ -312,13 +311,9 @@ public struct PowerPolicy: Sendable {
             bound = .dwell
         }
         guard wake - now >= configuration.ttffHot, planned.map({ wake > $0 }) ?? true else {
-            if case let .sleep(_, reason) = base, reason.bound == .minSleep, planned == nil {
-                var near = reason
-                near.kind = .boundaryNear
-                near.bound = nil
-                near.sleep = nil
-                near.ttff = nil
-                return stationaryOr(.stayOn(near), now: now)
+            // The clamp the budget refused, with no budget sleep instead: stay on.
+            if case let .sleep(_, reason) = base, planned == nil {
+                return stationaryOr(.stayOn(Self.staying(.boundaryNear, reason)), now: now)
             }
             return base
         }
@@ -330,7 +325,17 @@ public struct PowerPolicy: Sendable {
         ))
     }
 
-    private func boundedRegionsDecision(_ fix: Fix, context: FixContext, now: UTCTime) -> Decision {
+    /// A sleep's reason turned into one for staying on: its distance, accuracy and speed kept.
+    private static func staying(_ kind: PowerReason.Kind, _ reason: PowerReason) -> PowerReason {
+        var near = reason
+        near.kind = kind
+        near.bound = nil
+        near.sleep = nil
+        near.ttff = nil
+        return near
+    }
+
+    private func boundedRegionsDecision(_ fix: Fix, context: FixContext, reach: ReachabilityBound, now: UTCTime) -> Decision {
         let distance = context.boundaryDistanceMeters
         let accuracy = fix.horizontalAccuracyMeters
         if accuracy > configuration.minAccuracyMeters {
@@ -346,7 +351,7 @@ public struct PowerPolicy: Sendable {
         // either plan for the warm TTFF or wake just before the hot window closes.
         let hot = configuration.ttffHot, warm = configuration.ttffWarm
         let limit = (configuration.maxSleep + max(hot, warm)).secondsValue
-        let horizon = reachability(for: fix).horizon(
+        let horizon = reach.horizon(
             distanceMeters: distance,
             reserveMeters: accuracy + configuration.wakeMarginMeters,
             speedMetersPerSecond: fix.speedMetersPerSecond,
@@ -395,13 +400,7 @@ public struct PowerPolicy: Sendable {
             return .sleep(until: wake, reason)
         }
         if wake - now < configuration.minSleep {
-            let kind: PowerReason.Kind = bound == .dwell ? .dwellDue : .boundaryNear
-            var near = reason
-            near.kind = kind
-            near.bound = nil
-            near.sleep = nil
-            near.ttff = nil
-            return stationaryOr(.stayOn(near), now: now)
+            return stationaryOr(.stayOn(Self.staying(bound == .dwell ? .dwellDue : .boundaryNear, reason)), now: now)
         }
         return .sleep(until: wake, reason)
     }
@@ -422,9 +421,8 @@ public struct PowerPolicy: Sendable {
     ///   `confirm − 1` after it (`trackingFixInterval` apart) come in time.
     ///
     /// nil with `max_latency: 0`.
-    private func latencyHorizon(_ fix: Fix, context: FixContext) -> ReachabilityBound.Horizon? {
+    private func latencyHorizon(_ fix: Fix, context: FixContext, reach: ReachabilityBound) -> ReachabilityBound.Horizon? {
         guard configuration.maxLatency > .zero else { return nil }
-        let reach = reachability(for: fix)
         let h = configuration.hysteresisMeters
         let a = fix.horizontalAccuracyMeters
         let d = context.boundaryDistanceMeters
