@@ -23,7 +23,17 @@ if [ -z "${GEOMON_BIN:-}" ]; then
     # development release build (benchmarks) is not rebuilt with these flags.
     flags=(-c release --static-swift-stdlib --disable-local-rpath --scratch-path "$REPO/.build/package"
            -Xlinker -z -Xlinker now)
-    (cd "$REPO" && swift build "${flags[@]}" --product geomon 2>&1 | grep -E "error|warning: unre" || true)
+    # A failed build fails the script: the package is made from the build just made, never
+    # from an older binary left in the scratch path.
+    build_log=$(mktemp)
+    if ! (cd "$REPO" && swift build "${flags[@]}" --product geomon) > "$build_log" 2>&1; then
+        grep -E "error" "$build_log" >&2 || tail -30 "$build_log" >&2
+        rm -f "$build_log"
+        echo "package-deb: the release build failed; no package made" >&2
+        exit 1
+    fi
+    grep -E "warning: unre" "$build_log" >&2 || true
+    rm -f "$build_log"
     GEOMON_BIN=$(cd "$REPO" && swift build "${flags[@]}" --show-bin-path)/geomon
 fi
 [ -x "$GEOMON_BIN" ] || { echo "package-deb: no binary at $GEOMON_BIN" >&2; exit 1; }

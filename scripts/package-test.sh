@@ -14,6 +14,18 @@ fi
 
 deb=$(bash scripts/package-deb.sh | tail -1)
 echo "package-test: $deb ($(du -h "$deb" | cut -f1))"
+# A failed build fails package-deb.sh, and no package is made from an older binary: a `swift`
+# that fails stands in for a broken build (the scratch path now holds the release build just made).
+fakebin=$(mktemp -d)
+printf '#!/bin/sh\necho "error: stand-in for a failed build" >&2\nexit 1\n' > "$fakebin/swift"
+chmod +x "$fakebin/swift"
+if PATH="$fakebin:$PATH" OUT="$fakebin/out" WORK="$fakebin/work" LINTIAN=0 bash scripts/package-deb.sh > "$fakebin/log" 2>&1; then
+    cat "$fakebin/log" >&2; rm -rf "$fakebin"; fail "package-deb.sh exited 0 although the build failed"
+fi
+ls "$fakebin"/out/*.deb >/dev/null 2>&1 && { rm -rf "$fakebin"; fail "package-deb.sh made a package although the build failed"; }
+grep -q "the release build failed" "$fakebin/log" || { cat "$fakebin/log" >&2; rm -rf "$fakebin"; fail "package-deb.sh did not say the build failed"; }
+rm -rf "$fakebin"
+echo "package-test: a failed build fails package-deb.sh and makes no package"
 version=$(dpkg-deb --field "$deb" Version)
 [ "$version" = "$(.build/package/*/release/geomon --version | awk '{print $2}')" ] || fail "version $version is not geomon --version's"
 depends=$(dpkg-deb --field "$deb" Depends)

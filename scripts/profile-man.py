@@ -34,12 +34,24 @@ def main():
     out = [f'.TH GEOMON\\-PROFILE 5 "{date}" "geomon {version}" "File Formats"',
            ".SH NAME", "geomon\\-profile \\- the YAML profile of geomon(1)", ".SH DESCRIPTION"]
     in_code, header, paragraph = False, None, []
+    # A bullet's text, continuation lines included: one .IP with all of it.
+    bullet = []
+    # Whether the last block was indented (a table entry or a bullet): what follows that is
+    # not another one starts at the margin again.
+    indented = False
 
     def flush():
+        nonlocal indented
+        if bullet:
+            out.append(".IP \\(bu 2")
+            out.append(line_out(inline(" ".join(bullet))))
+            bullet.clear()
+            indented = True
         if paragraph:
             out.append(".PP")
             out.append(line_out(inline(" ".join(paragraph))))
             paragraph.clear()
+            indented = False
 
     for raw in lines[1:]:                       # the first line is the document's title
         if raw.startswith("```"):
@@ -47,6 +59,9 @@ def main():
             if in_code:
                 out.append(".EE")
             else:
+                if indented:
+                    out.append(".PP")           # an example after a list is not part of its last entry
+                    indented = False
                 out.append(".EX")
             in_code = not in_code
             continue
@@ -57,11 +72,12 @@ def main():
             flush()
             title = inline(raw.lstrip("#").strip())
             out.append((".SH " if raw.startswith("## ") else ".SS ") + '"' + title.replace('"', "") + '"')
-            header = None
+            header, indented = None, False
             continue
         if raw.startswith("|"):
             flush()
-            cells = [c.strip() for c in re.split(r"(?<!\\)\|", raw.strip().strip("|"))]
+            # `\|` is a bar inside a cell (Markdown's escape), not a cell boundary.
+            cells = [c.strip().replace("\\|", "|") for c in re.split(r"(?<!\\)\|", raw.strip().strip("|"))]
             if all(re.fullmatch(r":?-+:?", c) for c in cells if c):
                 continue
             if header is None:
@@ -72,20 +88,24 @@ def main():
             rest = [f"{h}: {c}" if h and i < len(cells) - 1 else c
                     for i, (h, c) in enumerate(zip(header[1:], cells[1:]), start=1) if c]
             out.append(line_out(inline("; ".join(rest))))
+            indented = True
             continue
-        header = None if not raw.startswith("|") else header
+        header = None
         if not raw.strip():
             flush()
             continue
         if raw.lstrip().startswith(("- ", "* ")):
             flush()
-            out.append(".IP \\(bu 2")
-            out.append(line_out(inline(raw.lstrip()[2:])))
+            bullet.append(raw.lstrip()[2:].strip())
             continue
+        if bullet and raw.startswith(" "):
+            bullet.append(raw.strip())          # the bullet goes on
+            continue
+        if bullet:
+            flush()                             # a paragraph after a bullet, without a blank line
         paragraph.append(raw.strip())
     flush()
     out += [".SH SEE ALSO", ".BR geomon (1);", "/usr/share/doc/geomon/docs/profile\\-reference.md."]
     print("\n".join(out))
-
 
 main()

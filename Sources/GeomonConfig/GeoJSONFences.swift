@@ -15,6 +15,12 @@ public enum GeoJSONFences {
     public struct Options: Sendable {
         /// Take fence ids from `properties[idProperty]` (falling back to `feature.id`).
         public var idProperty: String?
+        /// Take fence names from `properties[nameProperty]` (a string or a number), whatever the
+        /// id comes from.
+        public var nameProperty = "name"
+        /// How the messages spell the setting that names the id property: the profile's key
+        /// (`id_property: NAME`) or a command's option (`--id-property NAME`).
+        public var idPropertySpelling: @Sendable (String) -> String = { "id_property: \($0)" }
         /// Check polygon rings (false: trusted, very large files).
         public var checkPolygons = true
         /// Ring defects are errors, not warnings (`validate --strict`, `strict: true`).
@@ -268,6 +274,9 @@ final class GeoJSONReader {
     private var rangeProblems: (first: JSONCursor.Problem?, count: Int, latitude: Bool) = (nil, 0, false)
     /// Whether the `[longitude, latitude]` hint was given (once per file).
     private var orderHintGiven = false
+    /// Features without an id: the first (where, which, its name), how many, and the property
+    /// names every one of them has (one error for the file names them).
+    private var missingIDs: (first: (offset: Int, index: Int, name: String?)?, count: Int, keysInAll: [String]) = (nil, 0, [])
 
     var fences: [Fence] = []
     var diagnostics: [Diagnostic] = []
@@ -409,6 +418,7 @@ final class GeoJSONReader {
             }
             _ = offset
         }
+        reportMissingIDs()
         if let type, type != "FeatureCollection" {
             report("GeoJSON root must be a FeatureCollection (got '\(type)')", at: typeOffset)
         } else if type == nil {
@@ -465,6 +475,7 @@ final class GeoJSONReader {
         var sizes: [String: (value: Double?, offset: Int)] = [:]
         let sizeProperties = Set([options.widthProperty, options.radiusProperty].compactMap { $0 })
         let idProperty = self.idProperty
+        let nameProperty = options.nameProperty
         try parseObject { key, _ in
             switch key {
             case "type":
@@ -491,12 +502,15 @@ final class GeoJSONReader {
                             let offset = self.i
                             if let value = try self.parseIDValue() {
                                 propertyID = value
+                                if pkey == nameProperty { name = value }
                             } else {
                                 propertyIDBad = true
                                 self.report("property '\(idProperty)' must be a string or a number", at: offset)
                             }
-                        } else if pkey == "name", self.peek() == UInt8(ascii: "\"") {
+                        } else if pkey == nameProperty, self.peek() == UInt8(ascii: "\"") {
                             name = try self.parseStringValue()
+                        } else if pkey == nameProperty, let value = try self.parseIDValue() {
+                            name = value
                         } else if sizeProperties.contains(pkey) {
                             let offset = self.i
                             sizes[pkey] = (try self.parseNumberValue(), offset)
@@ -523,20 +537,15 @@ final class GeoJSONReader {
         if !geometrySeen { report("no 'geometry'", at: start) }
         reportRangeProblems()
         var fenceID = propertyID ?? id
-        if let idProperty, propertyID == nil && !propertyIDBad && id == nil && !idBad {
-            var message = "no id (no 'id' member and no '\(idProperty)' property)"
-            if let suggestion = EditDistance.suggestion(for: idProperty, among: propertyKeys) {
-                message += "; did you mean 'id_property: \(suggestion)'?"
-            } else if !propertyKeys.isEmpty {
-                message += "; its properties: " + propertyKeys.prefix(8).map { "'\($0)'" }.joined(separator: ", ") + (propertyKeys.count > 8 ? ", …" : "")
-            }
-            report(message, at: start)
-        } else if idProperty == nil && id == nil && !idBad {
-            report("no 'id' (set one, or name an id property with 'id_property')", at: start)
+        if propertyID == nil && !propertyIDBad && id == nil && !idBad {
+            // Reported once for the file, after the last feature (`reportMissingIDs`).
+            if missingIDs.first == nil { missingIDs.first = (start, featureIndex, name) }
+            missingIDs.count += 1
+            missingIDs.keysInAll = missingIDs.count == 1 ? propertyKeys : missingIDs.keysInAll.filter(propertyKeys.contains)
         }
         if let candidate = fenceID {
-            if candidate.isEmpty {
-                report("the id is empty", at: start)
+            if let problem = FenceIDRule.problem(candidate) {
+                report("the id \(problem)", at: start)
                 fenceID = nil
             } else if let first = firstIDOffset[candidate] {
                 let at = location(first.offset)
@@ -609,6 +618,33 @@ final class GeoJSONReader {
             return .circle(center: center, radiusMeters: radius)
         }
     }
+
+    /// One error for every feature without an id, at the first of them: how many, which
+    /// properties they all have, and the id property to name (an id-like property they all
+    /// have, or one near the named property's spelling).
+    private func reportMissingIDs() {
+        guard let first = missingIDs.first else { return }
+        let count = missingIDs.count
+        let which = count == 1 ? "features[\(first.index)]" + (first.name.map { " (name '\($0.clipped)')" } ?? "") + " has"
+            : "\(count) features (the first: features[\(first.index)]" + (first.name.map { ", name '\($0.clipped)'" } ?? "") + ") have"
+        var message = which + (idProperty.map { " no id (no 'id' member and no '\($0)' property)" } ?? " no 'id'")
+        let keys = missingIDs.keysInAll
+        if !keys.isEmpty {
+            message += "; " + (count == 1 ? "its" : "all have the") + " properties " + keys.prefix(8).map { "'\($0)'" }.joined(separator: ", ") + (keys.count > 8 ? ", …" : "")
+        }
+        let spell = options.idPropertySpelling
+        if let idProperty, let suggestion = EditDistance.suggestion(for: idProperty, among: keys) {
+            message += "; did you mean '\(spell(suggestion))'?"
+        } else if idProperty == nil, let likely = Self.idLikeProperties.first(where: keys.contains) {
+            message += "; name the property that identifies each feature, e.g. '\(spell(likely))'"
+        } else if idProperty == nil {
+            message += "; give each feature an 'id', or name the property that identifies it with '\(spell("PROPERTY"))'"
+        }
+        report(message, at: first.offset)
+    }
+
+    /// Property names that usually identify a feature, most specific first.
+    static let idLikeProperties = ["id", "ID", "Id", "fid", "FID", "osm_id", "@id", "code", "CODE", "ref", "name", "NAME", "Name", "nazev", "NAZEV"]
 
     /// Prefixes the diagnostics of the feature just read with which feature it is:
     /// `features[3] (id 'ams-12', name 'Vondelpark'): …`.

@@ -52,7 +52,9 @@ public enum ReplayPicture {
 
     /// Receiver intervals from its switches over `start...end`: acquiring from a switch-on to
     /// the first GNSS fix after it, on until the switch-off, off in between; each with the
-    /// reason of the switch that began it. `gnssFixTimes` are sorted.
+    /// reason of the switch that began it. Every switch begins an interval, of no length when
+    /// the next switch came at the same instant, so the picture counts the wakes the energy
+    /// report counts. `gnssFixTimes` are sorted.
     public static func intervals(switches: [ReceiverSwitch], gnssFixTimes: [UTCTime], start: UTCTime, end: UTCTime) -> [RunPicture.ReceiverInterval] {
         var out: [RunPicture.ReceiverInterval] = []
         var onAt: UTCTime?
@@ -69,14 +71,17 @@ public enum ReplayPicture {
             }
             let first = lo < gnssFixTimes.count && gnssFixTimes[lo] <= t ? gnssFixTimes[lo] : t
             if first > since { out.append(.init(start: since, end: first, state: .acquiring, reason: onReason)) }
-            if t > first { out.append(.init(start: first, end: t, state: .on, reason: onReason)) }
+            // A switch-on is a wake even when the receiver went off again at once (the start's
+            // first fix in hand): an interval of no length keeps the count equal to the report's.
+            if t > first || first == since { out.append(.init(start: first, end: t, state: .on, reason: onReason)) }
             onAt = nil
             offAt = t
         }
         for change in switches {
             if change.on {
                 guard onAt == nil else { continue }
-                if change.time > offAt { out.append(.init(start: offAt, end: change.time, state: .off, reason: offReason)) }
+                // Off, then on again at the same instant, is still a wake after an off.
+                if change.time > offAt || !out.isEmpty { out.append(.init(start: offAt, end: change.time, state: .off, reason: offReason)) }
                 onAt = change.time
                 onReason = change.reason
             } else {

@@ -47,6 +47,9 @@ public struct JSONLinesParser: Sendable {
             switch error { case .invalid(let why): reject(why, reason: "malformed") }
             return nil
         }
+        // `geomon export --format jsonl` writes its fixes, then its events (with a "type"):
+        // the events are not positions the receiver reported.
+        if object["type"] != nil { reject("an event line (\"type\"), not a fix", reason: "event line"); return nil }
         guard let timeText = object["time"]?.string else { reject("missing \"time\"", reason: "no time"); return nil }
         guard let time = UTCTime(rfc3339: timeText) else { reject("bad time \"\(timeText)\"", reason: "bad time"); return nil }
         guard let lat = object["lat"]?.double, let lon = object["lon"]?.double else {

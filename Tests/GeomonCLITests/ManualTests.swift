@@ -58,6 +58,7 @@ struct ManualTests {
             #expect(man.exitCode == 0 && man.stderr.isEmpty, "\(page): \(man.stderr)")
         }
         #expect(profileMan.stdout.contains("password_file") && profileMan.stdout.contains("desktop_id"))
+        try Self.checkRenderedProfilePage(page5)
 
         // The completion in a plain bash: commands, a group's subcommands, an option's choices.
         let script = try dir.write("geomon.bash", try runGeomon(["completion", "bash"]).stdout)
@@ -70,5 +71,76 @@ struct ManualTests {
         #expect(try complete(["geomon", "publish", ""]).sorted() == ["list", "retry"])
         #expect(try complete(["geomon", "replay", "--format", ""]).sorted() == ["json", "text"])
         #expect(try complete(["geomon", "replay", "--pub"]).sorted() == ["--publish", "--publish-wait"])
+    }
+
+    /// geomon-profile(5) as a reader sees it (rendered without hyphenation): each bullet of
+    /// profile-reference.md is one bullet, all of its lines in it; each example starts at the
+    /// paragraph margin, not inside the list entry before it; no Markdown escape shows.
+    static func checkRenderedProfilePage(_ page: String) throws {
+        let rendered = try runProcess(URL(fileURLWithPath: "/bin/sh"), ["-c", "man -l -Tutf8 '\(page)' | col -bx"],
+                                      environment: ["LC_ALL": "C.UTF-8", "MANROFFOPT": "-rHY=0", "MANWIDTH": "100", "PATH": "/usr/bin:/bin"])
+        #expect(rendered.exitCode == 0, "\(rendered.stderr)")
+        let lines = rendered.stdout.components(separatedBy: "\n")
+        func words(_ text: String) -> String { text.split(whereSeparator: \.isWhitespace).joined(separator: " ") }
+        func plain(_ markdown: String) -> String {
+            var t = markdown.replacing(/\[([^\]]+)\]\([^)]+\)/) { String($0.1) }
+            t = t.replacingOccurrences(of: "`", with: "").replacingOccurrences(of: "**", with: "")
+            t = t.replacing(/\*([^*\s][^*]*)\*/) { String($0.1) }
+            return words(t.replacingOccurrences(of: "\\|", with: "|"))
+        }
+        // The rendered bullets: from "•" to the next blank line.
+        var bullets: [String] = [], current: [String]?
+        for line in lines {
+            let trimmed = line.trimmingCharacters(in: .whitespaces)
+            if trimmed.hasPrefix("•") {
+                if let current { bullets.append(words(current.joined(separator: " "))) }
+                current = [String(trimmed.dropFirst())]
+            } else if !trimmed.isEmpty, current != nil {
+                current?.append(trimmed)
+            } else if let done = current {
+                bullets.append(words(done.joined(separator: " ")))
+                current = nil
+            }
+        }
+        if let current { bullets.append(words(current.joined(separator: " "))) }
+        // The Markdown's bullets with their continuation lines, and its examples' first lines.
+        let reference = try String(contentsOf: TestSupport.packageRoot.appendingPathComponent("docs/profile-reference.md"), encoding: .utf8)
+        var sourceBullets: [String] = [], exampleStarts: [String] = []
+        var inCode = false, codeStart = false, open: [String]?
+        for line in reference.components(separatedBy: "\n") {
+            if line.hasPrefix("```") {
+                inCode.toggle(); codeStart = inCode
+                if let done = open { sourceBullets.append(plain(done.joined(separator: " "))); open = nil }
+                continue
+            }
+            if inCode {
+                if codeStart, !line.trimmingCharacters(in: .whitespaces).isEmpty { exampleStarts.append(line); codeStart = false }
+                continue
+            }
+            let trimmed = line.trimmingCharacters(in: .whitespaces)
+            if trimmed.hasPrefix("- ") || trimmed.hasPrefix("* ") {
+                if let done = open { sourceBullets.append(plain(done.joined(separator: " "))) }
+                open = [String(trimmed.dropFirst(2))]
+            } else if open != nil, line.hasPrefix(" "), !trimmed.isEmpty {
+                open?.append(trimmed)
+            } else if let done = open {
+                sourceBullets.append(plain(done.joined(separator: " ")))
+                open = nil
+            }
+        }
+        #expect(sourceBullets.count >= 20)
+        for bullet in sourceBullets {
+            #expect(bullets.contains { $0.contains(bullet) }, "not one bullet in geomon-profile(5): \(bullet.prefix(80))…")
+        }
+        // Paragraphs start at the margin of the page's first paragraph.
+        let margin = try #require(lines.first { $0.hasPrefix(" ") && !$0.trimmingCharacters(in: .whitespaces).isEmpty }).prefix { $0 == " " }.count
+        #expect(exampleStarts.count >= 10)
+        for start in exampleStarts {
+            let text = start.trimmingCharacters(in: .whitespaces)
+            let found = lines.filter { $0.trimmingCharacters(in: .whitespaces) == text }
+            #expect(found.contains { $0.prefix { $0 == " " }.count == margin + (start.count - start.drop { $0 == " " }.count) },
+                    "example '\(text)' is not at the paragraph margin (\(margin)): \(found.map { $0.prefix { $0 == " " || $0 == "\t" }.count })")
+        }
+        #expect(!rendered.stdout.contains("\\|"), "a Markdown escape shows in geomon-profile(5)")
     }
 }

@@ -11,6 +11,7 @@ struct GeoJSONFencesTests {
     }
 
     static let square = "[[[6.0, 46.0], [6.1, 46.0], [6.1, 46.1], [6.0, 46.1], [6.0, 46.0]]]"
+    static let square2 = "[[[7.0, 46.0], [7.1, 46.0], [7.1, 46.1], [7.0, 46.1], [7.0, 46.0]]]"
 
     @Test func readsPolygonsAndMultiPolygonsInAnyMemberOrder() throws {
         let text = """
@@ -76,8 +77,8 @@ struct GeoJSONFencesTests {
         #expect(parse(text).diagnostics == [
             "f.geojson:2:102: error: features[0] (id 'a'): latitude 95 is out of range [-90, 90]; GeoJSON positions are [longitude, latitude]: are these written [latitude, longitude]?",
             "f.geojson:3:3: error: features[1] (id 'a'): duplicate feature id 'a' (first: features[0] at line 2, column 3)",
-            "f.geojson:4:3: error: features[2]: no 'id' (set one, or name an id property with 'id_property')",
             "f.geojson:4:35: error: features[2]: a line is a fence only with a corridor width: set 'width' on the fence entry, or 'width_property' to read it from each feature",
+            "f.geojson:4:3: error: features[2] has no 'id'; give each feature an 'id', or name the property that identifies it with 'id_property: PROPERTY'",
         ])
     }
 
@@ -98,7 +99,44 @@ struct GeoJSONFencesTests {
         let text = #"{"type": "FeatureCollection", "features": [{"type": "Feature", "properties": {"name": "Lake", "kind": "water"}, "geometry": {"type": "Polygon", "coordinates": \#(Self.square)}}]}"#
         let result = GeoJSONFences.read(Array(text.utf8), file: "f.geojson", idProperty: "nme")
         #expect(result.featuresWithIDProperty == 0 && result.propertyNames == ["name", "kind"])
-        #expect(result.diagnostics.map(\.description) == ["f.geojson:1:44: error: features[0] (name 'Lake'): no id (no 'id' member and no 'nme' property); did you mean 'id_property: name'?"])
+        #expect(result.diagnostics.map(\.description) == ["f.geojson:1:44: error: features[0] (name 'Lake') has no id (no 'id' member and no 'nme' property); its properties 'name', 'kind'; did you mean 'id_property: name'?"])
+    }
+
+    /// City districts without ids (as open-data portals publish them): one error for the
+    /// file, with the properties every feature has and the one to name.
+    @Test func featuresWithoutIDsGetOneErrorForTheFile() {
+        func feature(_ k: Int) -> String {
+            #"{"type": "Feature", "properties": {"NAZEV": "Praha \#(k)", "KOD": \#(500_000 + k)}, "geometry": {"type": "Polygon", "coordinates": \#(Self.square)}}"#
+        }
+        let text = #"{"type": "FeatureCollection", "features": ["# + (1...57).map(feature).joined(separator: ",\n") + "]}"
+        let result = GeoJSONFences.read(Array(text.utf8), file: "f.geojson", options: .init())
+        #expect(result.diagnostics.map(\.description) == [
+            "f.geojson:1:44: error: 57 features (the first: features[0]) have no 'id'; all have the properties 'NAZEV', 'KOD'; name the property that identifies each feature, e.g. 'id_property: NAZEV'",
+        ])
+        var cli = GeoJSONFences.Options()
+        cli.idPropertySpelling = { "--id-property \($0)" }
+        let query = GeoJSONFences.read(Array(text.utf8), file: "f.geojson", options: cli)
+        #expect(query.diagnostics.first?.description.hasSuffix("e.g. '--id-property NAZEV'") == true)
+    }
+
+    /// The name comes from `name` (or `name_property`) whatever the id comes from, and ids
+    /// keep their inner spaces.
+    @Test func namesComeFromTheNamePropertyWhateverTheIDComesFrom() throws {
+        let text = #"{"type": "FeatureCollection", "features": [{"type": "Feature", "properties": {"name": "Praha 17", "NAZEV": "Řepy"}, "geometry": {"type": "Polygon", "coordinates": \#(Self.square)}}]}"#
+        let byName = GeoJSONFences.read(Array(text.utf8), file: "f.geojson", idProperty: "name")
+        #expect(byName.diagnostics.isEmpty)
+        #expect(byName.fences.map(\.id) == ["Praha 17"] && byName.fences.map(\.name) == ["Praha 17"])
+        var options = GeoJSONFences.Options(idProperty: "name")
+        options.nameProperty = "NAZEV"
+        let named = GeoJSONFences.read(Array(text.utf8), file: "f.geojson", options: options)
+        #expect(named.fences.map(\.id) == ["Praha 17"] && named.fences.map(\.name) == ["Řepy"])
+    }
+
+    @Test func idsFollowTheProfilesRule() {
+        let text = #"{"type": "FeatureCollection", "features": [{"type": "Feature", "id": " padded", "geometry": {"type": "Polygon", "coordinates": \#(Self.square)}}, {"type": "Feature", "id": "ok id", "geometry": {"type": "Polygon", "coordinates": \#(Self.square2)}}]}"#
+        let result = GeoJSONFences.read(Array(text.utf8), file: "f.geojson", options: .init())
+        #expect(result.fences.map(\.id) == ["ok id"])
+        #expect(result.diagnostics.map(\.description) == ["f.geojson:1:44: error: features[0] (id ' padded'): the id must not begin or end with a space (got ' padded')"])
     }
 
     @Test func syntaxErrorsStopTheReadWithAPosition() {

@@ -12,12 +12,26 @@ struct UTCTimeTests {
         #expect(UTCTime(rfc3339: text)?.millisecondsSince1970 == millis)
     }
 
+    /// ISO 8601's basic-format offsets, as Java libraries write them (the rail-vehicle GPX in
+    /// the shared tracks: `2019-01-15T00:00:27.000+0000`).
+    @Test(arguments: [
+        ("2019-01-15T00:00:27.000+0000", Int64(1_547_510_427_000)),
+        ("2010-04-03T12:00:00+0200", Int64(1_270_288_800_000)),
+        ("2010-04-03T12:00:00+02", Int64(1_270_288_800_000)),
+        ("2010-04-03T09:30:00-0030", Int64(1_270_288_800_000)),
+    ])
+    func parsesBasicFormatOffsets(text: String, millis: Int64) {
+        #expect(UTCTime(rfc3339: text)?.millisecondsSince1970 == millis)
+    }
+
     @Test(arguments: ["2024-02-29T23:59:59.250Z", "1970-01-01T00:00:00Z", "2099-12-31T00:00:01.001Z", "1969-12-31T23:59:59Z"])
     func formatsRoundTrip(text: String) {
         #expect(UTCTime(rfc3339: text)?.rfc3339 == text)
     }
 
-    @Test(arguments: ["", "2024-13-01T00:00:00Z", "2024-01-01 00:00:00", "2024-01-01T00:00:00Zjunk", "2024-01-01T00:00:00."])
+    @Test(arguments: ["", "2024-13-01T00:00:00Z", "2024-01-01 00:00:00", "2024-01-01T00:00:00Zjunk", "2024-01-01T00:00:00.",
+                       "2024-01-01T00:00:00+2", "2024-01-01T00:00:00+020", "2024-01-01T00:00:00+0260", "2024-01-01T00:00:00+25:00",
+                       "2024-01-01T00:00:00+02:00junk"])
     func rejectsMalformed(text: String) {
         #expect(UTCTime(rfc3339: text) == nil)
     }

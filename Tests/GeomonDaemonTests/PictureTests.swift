@@ -1,7 +1,10 @@
 import Foundation
+import GeomonConfig
 import GeomonCore
+import GeomonEvaluation
 @testable import GeomonDaemon
 @testable import GeomonPictures
+import GeomonSources
 import GeomonStore
 import GeomonTestSupport
 import Testing
@@ -43,6 +46,19 @@ struct PictureTests {
     static func subpaths(_ cls: String, in svg: String) -> Int {
         guard let line = svg.split(separator: "\n").first(where: { $0.hasPrefix("<path class=\"\(cls)\"") }) else { return 0 }
         return line.filter { $0 == "M" }.count
+    }
+
+    /// The header counts the wakes the energy report counts, the start's zero-length one (on
+    /// with the first fix in hand, off at once) included.
+    @Test func headerCountsTheReportsWakes() throws {
+        let profile = try #require(try ProfileLoader.load(path: TestSupport.packageRoot.appendingPathComponent("profiles/geofence-only.yaml").path).profile)
+        let track = try TrackReader.read(path: TestSupport.fixture("tracks/genivi_20100403_Z205_Switzerland.nmea").path)
+        let run = try ReplayRun.evaluate(profile: profile, fixes: track.fixes, options: .init())
+        let svg = ReplayPicture.svg(run, title: "genivi")
+        let report = try #require(run.report)
+        let header = try #require(svg.firstMatch(of: /· (\d+) wakes? ·/))
+        #expect(Int(header.1) == report.wakeups)
+        #expect(Self.count("<path class=\"wake\"", in: svg) <= report.wakeups)
     }
 
     @Test func hikePictureIsWellFormedAndRenders() throws {

@@ -54,12 +54,24 @@ struct TrackReaderTests {
         #expect(track.fixes.allSatisfy { $0.coordinate.isValid })
     }
 
+    /// A GPX 1.0 rail-vehicle track whose times carry an ISO 8601 basic-format offset
+    /// (`2019-01-15T00:00:27.000+0000`, as Java libraries write them): every point is a fix.
+    @Test func railTrackerGPXWithBasicFormatOffsetsReadsWhole() throws {
+        let track = try TrackReader.read(path: TestSupport.fixture("tracks/openrailrouting_00c03ac99213.gpx").path)
+        #expect(track.format == "gpx")
+        #expect(track.fixes.count == 2493)
+        #expect(track.skipped.isEmpty)
+        #expect(track.noFixError == nil)
+        #expect(track.fixes.first?.time.rfc3339 == "2019-01-15T00:00:27Z")
+    }
+
     @Test func allBundledTracksAndLogsRead() throws {
         let dir = TestSupport.fixture("tracks")
         let names = try FileManager.default.contentsOfDirectory(atPath: dir.path)
             .filter { $0.hasSuffix(".log") || $0.hasSuffix(".nmea") || $0.hasSuffix(".gpx") || $0.contains(".chk-gpsd3.22") }
-        // 16 gpsd logs and their 16 expected outputs, 5 other tracks, and gpsd 3.22's output for the short drive.
-        #expect(names.count == 16 + 16 + 5 + 1)
+        // 16 gpsd logs and their 16 expected outputs, the 13 trips of the shared tracks (the
+        // Swiss drive twice), and gpsd 3.22's output for the short drive.
+        #expect(names.count == 16 + 16 + 13 + 1)
         for name in names {
             let track = try TrackReader.read(path: dir.appendingPathComponent(name).path)
             #expect(!track.fixes.isEmpty, "\(name)")
@@ -263,6 +275,19 @@ struct TrackReaderTests {
         #expect(track.fixes[0].courseDegrees == 180)
         #expect(track.fixes[1].horizontalAccuracyMeters == AccuracyModel.unknownAccuracyMeters)
         #expect(track.skipped == ["no position": 1, "invalid coordinate": 1, "invalid accuracy": 1, "malformed": 1, "no time": 1])
+    }
+
+    /// `geomon export --format jsonl` writes the fixes, then the events: replaying the export
+    /// reads the fixes and counts the event lines as skipped.
+    @Test func exportedEventLinesAreSkippedWithACount() throws {
+        let text = """
+        {"time":"2010-04-03T13:11:55Z","lat":46.3157983,"lon":6.9368783,"accuracy_m":17.1}
+        {"time":"2010-04-03T13:11:56Z","lat":46.315815,"lon":6.9369467,"accuracy_m":17.1}
+        {"id":"e5347e03492aa063","type":"enter","fence":"aigle-junction","fence_name":"Junction","time":"2010-04-03T13:11:57Z","lat":46.315838,"lon":6.937012,"accuracy_m":17.1,"rule":"enter"}
+        """
+        let track = try readText(text)
+        #expect(track.fixes.count == 2)
+        #expect(track.skipped == ["event line": 1])
     }
 
     @Test func gpsdJSONDeduplicatesByTimeAndTakesEph() throws {

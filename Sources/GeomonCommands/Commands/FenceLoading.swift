@@ -45,7 +45,9 @@ enum FenceLoading {
         var builder = FenceIndex.Builder(geoJSONBytes: mapped.size)
         var fences: [Fence] = []
         // The reader refuses shapes beyond the geometry's limits (as errors) before the sink.
-        let read = GeoJSONFences.read(mapped, file: path, options: .init(idProperty: idProperty)) { fence, shape in
+        var options = GeoJSONFences.Options(idProperty: idProperty)
+        options.idPropertySpelling = { "--id-property \($0)" }
+        let read = GeoJSONFences.read(mapped, file: path, options: options) { fence, shape in
             builder.add(shape)
             fences.append(fence)
         }

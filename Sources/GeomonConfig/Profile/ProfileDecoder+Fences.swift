@@ -2,10 +2,10 @@ import GeomonFormat
 import GeomonCore
 
 extension ProfileDecoder {
-    static let fenceKeys = ["id", "name", "circle", "polygon", "holes", "corridor", "geojson", "id_property", "id_prefix",
+    static let fenceKeys = ["id", "name", "circle", "polygon", "holes", "corridor", "geojson", "id_property", "name_property", "id_prefix",
                             "width", "width_property", "radius", "radius_property", "strict", "events", "dwell"]
     /// Keys of a `geojson` entry only.
-    static let geojsonOnlyKeys = ["id_property", "id_prefix", "width", "width_property", "radius", "radius_property", "strict"]
+    static let geojsonOnlyKeys = ["id_property", "name_property", "id_prefix", "width", "width_property", "radius", "radius_property", "strict"]
 
     func decodeFenceEntry(_ item: YAMLNode, into records: inout [FenceRecord]) {
         guard let f = fields(item, path: "fence", allowed: Self.fenceKeys) else { return }
@@ -26,7 +26,7 @@ extension ProfileDecoder {
 
         if shapeKeys[0] == "geojson" {
             if let key = f.key("id") { error("'id' cannot be used with 'geojson'; ids come from the features (see 'id_property')", key) }
-            if let key = f.key("name") { error("'name' cannot be used with 'geojson'; names come from the features' 'name' property", key) }
+            if let key = f.key("name") { error("'name' cannot be used with 'geojson'; names come from the features' 'name' property (or the one 'name_property' names)", key) }
             decodeGeoJSONEntry(f, events: events, dwell: dwell, into: &records)
             return
         }
@@ -36,8 +36,8 @@ extension ProfileDecoder {
         var id: String?
         if let n = f["id"] {
             if let text = string(n, "id") {
-                if text.isEmpty || text.count > 128 || text.unicodeScalars.contains(where: { $0.properties.isWhitespace || $0.value < 0x20 }) {
-                    error("fence 'id' must be 1 to 128 characters without spaces (got '\(text.clipped)')", n)
+                if let problem = FenceIDRule.problem(text) {
+                    error("fence 'id' \(problem)", n)
                 } else if registerFenceID(text, at: location(item.alias == nil ? n : item), geojsonFile: nil, alias: item.alias) {
                     id = text
                 }
@@ -81,6 +81,11 @@ extension ProfileDecoder {
     /// polygon or corridor is then kept only in the index (a big file is not held twice).
     func append(_ fence: Fence, _ record: FenceRecord, shape: FenceShape, into records: inout [FenceRecord]) {
         var fence = fence
+        var record = record
+        if let needed = inradiusNeeded {
+            let inradius = Inradius.meters(of: shape, upTo: needed)
+            if inradius < needed { record.smallInradius = (inradius, shape.kind) }
+        }
         indexBuilder.add(shape)
         // Circles are a centre and a radius: kept with the fence (the lint rules read them).
         fence.shape = record.geojsonFile != nil && shape.kind != "circle" ? nil : shape
@@ -213,6 +218,10 @@ extension ProfileDecoder {
             idProperty = text
         }
         var options = GeoJSONFences.Options(idProperty: idProperty, strict: strictGeoJSON)
+        if let p = f["name_property"] {
+            guard let text = string(p, "name_property"), !text.isEmpty else { return }
+            options.nameProperty = text
+        }
         if let p = f["strict"], let v = boolean(p, "strict") { options.strict = options.strict || v }
         if let p = f["width"] {
             guard let v = quantity(p, "width", .distance, maximum: (2 * geometryMaxCircleRadiusMeters, "2000km")) else { return }

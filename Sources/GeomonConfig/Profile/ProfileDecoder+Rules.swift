@@ -137,6 +137,10 @@ extension ProfileDecoder {
                 continue
             }
             firstByShape[record.digest] = number
+            if let small = record.smallInradius, let gnssAccuracy, !coarseOnly {
+                diagnostics.append(.warning(smallFenceMessage(fence, kind: small.kind, inradius: small.meters, accuracy: gnssAccuracy,
+                                                              hysteresis: profile.transitions.hysteresisMeters), at: record.radiusLocation ?? anchor))
+            }
             guard case .circle(let center, let radius) = fence.shape else { continue }
             if let first = firstByCenter[center].map({ profile.fences[$0] }) {
                 diagnostics.append(.warning("fence '\(fence.id)' is concentric with fence '\(first.id)' (\(first.location.map(describe) ?? ""))", at: anchor))
@@ -146,9 +150,36 @@ extension ProfileDecoder {
             let at = record.radiusLocation ?? anchor
             if coarseOnly && radius < coarseAccuracy {
                 diagnostics.append(.warning("fence '\(fence.id)' radius \(formatNumber(radius)) m is smaller than the coarse source's accuracy (\(formatNumber(coarseAccuracy)) m) and there is no GNSS source; it will rarely or never trigger", at: at))
-            } else if let gnssAccuracy, radius < gnssAccuracy {
-                diagnostics.append(.warning("fence '\(fence.id)' radius \(formatNumber(radius)) m is smaller than sources.gnss.min_accuracy (\(formatNumber(gnssAccuracy)) m); fixes may never be certain enough to change its state", at: at))
             }
         }
+    }
+
+    /// Why a fence is too small for the accuracy the profile accepts, with the numbers and
+    /// what would do: a fix of accuracy `a` is certainly inside only within `r − (a + h)` of
+    /// the fence's middle (`r` its inradius), and that should be at least
+    /// `certainCoreMeters` for a fix at `min_accuracy`.
+    private func smallFenceMessage(_ fence: Fence, kind: String, inradius r: Double, accuracy a: Double, hysteresis h: Double) -> String {
+        let core = Self.certainCoreMeters
+        let (what, middle): (String, String)
+        let fix: String
+        switch kind {
+        case "circle":
+            (what, middle) = ("its radius, \(formatNumber(r)) m", "its centre")
+            fix = "a radius of at least \(formatNumber((a + h + core).rounded(.up))) m"
+        case "corridor":
+            (what, middle) = ("half its width, \(formatNumber(r)) m", "its centre line")
+            fix = "a width of at least \(formatNumber((2 * (a + h + core)).rounded(.up))) m"
+        default:
+            (what, middle) = ("the radius of its largest inscribed circle, about \(formatNumber(r.rounded())) m", "that circle's centre")
+            fix = "a polygon with an inscribed circle of \(formatNumber((a + h + core).rounded(.up))) m"
+        }
+        let reach = (r - a - h).rounded(.down)
+        var message = "fence '\(fence.id)' is too small for the accuracy this profile accepts: a fix is certainly inside only within r − (a + h) of \(middle) "
+            + "(r: \(what); a ≤ sources.gnss.min_accuracy, \(formatNumber(a)) m; h: transitions.hysteresis, \(formatNumber(h)) m), "
+            + "which at a = \(formatNumber(a)) m is \(reach <= 0 ? "nowhere" : "\(formatNumber(reach)) m"); use \(fix)"
+        let accuracy = (r - h - core).rounded(.down)
+        if accuracy >= 5 { message += " or min_accuracy: \(formatNumber(accuracy))m" }
+        message += " (fixes at min_accuracy then count within \(formatNumber(core)) m)"
+        return message
     }
 }

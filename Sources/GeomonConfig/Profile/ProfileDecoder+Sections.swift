@@ -11,6 +11,9 @@ struct FenceRecord {
     var center: Coordinate
     /// The shape's hash (equal shapes, equal digests), for the duplicate-shape rule.
     var digest: Int
+    /// The shape's inradius (`Inradius`) when it is below what the profile's accuracy needs
+    /// (`ProfileDecoder.inradiusNeeded`); nil when it is enough.
+    var smallInradius: (meters: Double, kind: String)? = nil
 }
 
 extension ProfileDecoder {
@@ -42,6 +45,9 @@ extension ProfileDecoder {
         if let node = top["significant_change"] { decodeSignificantChange(node, into: &profile.significantChange) }
         if let node = top["policy"] { decodePolicy(node, into: &profile.policy) }
         if let node = top["transitions"] { decodeTransitions(node, into: &profile.transitions) }
+        if let gnss = profile.sources.gnss, profile.mode != .significantChange {
+            inradiusNeeded = gnss.minAccuracyMeters + profile.transitions.hysteresisMeters + Self.certainCoreMeters
+        }
         if let node = top["fences"], let items = list(node, "fences") {
             for item in items { decodeFenceEntry(item, into: &records) }
             // Handed over, not copied: a large file's fences are held once.

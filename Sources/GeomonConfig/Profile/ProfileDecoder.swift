@@ -32,6 +32,13 @@ final class ProfileDecoder {
     var indexBuilder = FenceIndex.Builder()
     /// The fences decoded so far, in order (the profile's, once decoded).
     var decodedFences: [Fence] = []
+    /// The inradius a fence needs for the profile's GNSS fixes (`min_accuracy` + hysteresis +
+    /// `certainCoreMeters`); nil without a GNSS source.
+    var inradiusNeeded: Double?
+    /// How far from a fence's middle a fix at `min_accuracy` should still count as certainly
+    /// inside: about twice a parked receiver's scatter, so that standing inside is not
+    /// "uncertain" fix after fix.
+    static let certainCoreMeters = 20.0
 
     init(file: String, displayDirectory: String, absoluteDirectory: String) {
         self.file = file
@@ -121,6 +128,8 @@ final class ProfileDecoder {
         }
         let context = path.isEmpty ? "at the top level" : "in '\(path)'"
         var seen: [String: YAMLNode] = [:]
+        // Required keys a misspelt key was taken for: its error says so, once.
+        var suggested: Set<String> = []
         for pair in pairs {
             guard case .scalar(let key, _) = pair.key.kind else {
                 error("keys must be plain strings (got \(pair.key.kindDescription))", pair.key)
@@ -134,6 +143,7 @@ final class ProfileDecoder {
             guard allowed.contains(key) else {
                 if let suggestion = EditDistance.suggestion(for: key, among: allowed) {
                     misspelled[path.isEmpty ? suggestion : "\(path).\(suggestion)"] = pair.key
+                    suggested.insert(suggestion)
                     error("unknown key '\(key)' \(context); did you mean '\(suggestion)'?", pair.key)
                 } else {
                     error("unknown key '\(key)' \(context) (expected one of: \(allowed.joined(separator: ", ")))", pair.key)
@@ -143,7 +153,7 @@ final class ProfileDecoder {
             result.entries[key] = pair
             nodes[path.isEmpty ? key : "\(path).\(key)"] = pair.value
         }
-        for key in required where result.entries[key] == nil {
+        for key in required where result.entries[key] == nil && !suggested.contains(key) {
             if path.isEmpty {
                 error("missing required key '\(key)'", node)
             } else {

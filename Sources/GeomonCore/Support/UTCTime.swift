@@ -57,7 +57,8 @@ public struct UTCTime: Hashable, Comparable, Sendable, CustomStringConvertible {
         return text + "Z"
     }
 
-    /// Parses RFC 3339 (`YYYY-MM-DDTHH:MM:SS[.fff][Z|±HH:MM]`, `t`/space separator accepted).
+    /// Parses RFC 3339 (`YYYY-MM-DDTHH:MM:SS[.fff][Z|±HH:MM]`, `t`/space separator accepted),
+    /// and the offsets of ISO 8601's basic format (`±HHMM`, `±HH`) that many libraries write.
     public init?(rfc3339 text: String) {
         let b = Array(text.utf8)
         func num(_ from: Int, _ count: Int) -> Int64? {
@@ -93,9 +94,24 @@ public struct UTCTime: Hashable, Comparable, Sendable, CustomStringConvertible {
         guard i < b.count else { return nil }
         if b[i] == 90 || b[i] == 122 {
             i += 1
-        } else if b[i] == 43 || b[i] == 45, let oh = num(i + 1, 2), b.count > i + 3, b[i + 3] == 58, let om = num(i + 4, 2) {
-            offsetMinutes = (oh * 60 + om) * (b[i] == 45 ? -1 : 1)
-            i += 6
+        } else if b[i] == 43 || b[i] == 45, let oh = num(i + 1, 2), oh < 24 {
+            // `±HH:MM` (RFC 3339), or ISO 8601's basic `±HHMM` and `±HH` (Java and .NET
+            // libraries write `+0000`).
+            let sign: Int64 = b[i] == 45 ? -1 : 1
+            var om: Int64 = 0
+            if b.count == i + 3 {
+                i += 3
+            } else if b.count > i + 3, b[i + 3] == 58, let m = num(i + 4, 2) {
+                om = m
+                i += 6
+            } else if let m = num(i + 3, 2) {
+                om = m
+                i += 5
+            } else {
+                return nil
+            }
+            guard om < 60 else { return nil }
+            offsetMinutes = (oh * 60 + om) * sign
         } else {
             return nil
         }
