@@ -118,7 +118,7 @@ struct NormalizedRun {
         let startText = String(start.rfc3339.compactMap { $0 == "T" ? " " : ($0 == "Z" ? nil : $0) })
         let endText = String(end.rfc3339.compactMap { $0 == "T" ? " " : ($0 == "Z" ? nil : $0) })
         let sameDay = startText.prefix(10) == endText.prefix(10)
-        parts.append("\(startText) – \(sameDay ? String(endText.dropFirst(11)) : endText) UTC (\(TimeAxis.duration(milliseconds: spanMilliseconds)))")
+        parts.append("\(startText) – \(sameDay ? String(endText.dropFirst(11)) : endText) UTC, GNSS time (\(TimeAxis.duration(milliseconds: spanMilliseconds)))")
         parts.append("\(track.count) fix\(track.count == 1 ? "" : "es")")
         var onMs: Int64 = 0, totalMs: Int64 = 0
         for i in intervals where i.state != .unknown {

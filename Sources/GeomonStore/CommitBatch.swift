@@ -13,6 +13,10 @@ public struct CommitBatch: Sendable {
     public var location: LocationReference?
     /// GNSS receiver switches since the last batch, in order.
     public var receiverSwitches: [ReceiverSwitch] = []
+    /// Moves the stored receiver switches after this row by this much, before the new ones
+    /// are written: the ones a run stored on the system clock before its first fix, once that
+    /// fix put the run on the receiver's time (`EventStore.receiverLogLastRow`).
+    public var receiverLogShift: (afterRow: Int64, by: Duration)?
     /// Messages to publish (MQTT), in order; one that carries an event is written only with
     /// that event (a re-decided event that is already stored adds nothing).
     public var publications: [Publication] = []
@@ -26,5 +30,5 @@ public struct CommitBatch: Sendable {
         self.committedAt = committedAt
     }
 
-    public var isEmpty: Bool { fixes.isEmpty && changes.isEmpty && events.isEmpty && keyValues.isEmpty && receiverSwitches.isEmpty && publications.isEmpty }
+    public var isEmpty: Bool { fixes.isEmpty && changes.isEmpty && events.isEmpty && keyValues.isEmpty && receiverSwitches.isEmpty && publications.isEmpty && receiverLogShift == nil }
 }

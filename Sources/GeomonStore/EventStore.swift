@@ -294,6 +294,12 @@ public final class EventStore {
                     try insertDelivery.run()
                 }
             }
+            if let shift = batch.receiverLogShift {
+                let update = try db.prepare("UPDATE receiver_log SET time_ms = time_ms + ? WHERE rowid > ?")
+                update.bind(1, shift.by.wholeMilliseconds)
+                update.bind(2, shift.afterRow)
+                try update.run()
+            }
             if !batch.receiverSwitches.isEmpty {
                 let insert = try db.prepare("INSERT INTO receiver_log (time_ms, receiver_on, reason) VALUES (?, ?, ?)")
                 for change in batch.receiverSwitches {
@@ -398,6 +404,12 @@ public final class EventStore {
                 try body(fix)
             }
         }
+    }
+
+    /// The receiver log's last row (0 when empty): the switches stored after it are a later
+    /// run's.
+    public func receiverLogLastRow() throws -> Int64 {
+        try db.scalarInt("SELECT coalesce(max(rowid), 0) FROM receiver_log") ?? 0
     }
 
     /// The stored receiver switches in time order (as long as fixes are kept).

@@ -106,15 +106,20 @@ struct LiveDaemonClockTests {
     /// Runs the daemon on a manual clock over `track`, the receiver model as its GNSS, until the
     /// recording ends (as replay does): the clock jumps to the next fix the model has due or the
     /// daemon's next wake, whichever comes first.
-    static func runLive(profilePath: String, profile: Profile, track: [Fix], dir: TemporaryDirectory) throws -> LiveRun {
-        let clock = ManualClock(wall: track[0].time)
+    /// - Parameter systemClockError: how far the system clock is off the receiver's time (a
+    ///   Raspberry Pi without a real-time clock, or gpsd serving a log recorded years ago).
+    static func runLive(profilePath: String, profile: Profile, track: [Fix], dir: TemporaryDirectory,
+                        systemClockError: Duration = .zero) throws -> LiveRun {
+        let clock = ManualClock(wall: track[0].time + systemClockError)
         let feed = ModelFeed(track: track, settings: profile.policy.receiver)
         let lines = Lines()
         var options = RunOptions(profilePath: profilePath)
         options.databasePath = dir.path("live-\(UUID().uuidString).db")
         options.logLevel = .info
         let daemon = try LiveDaemon(options: options, log: Log(level: .info, journald: false, sink: { lines.append($0) }), clock: clock, gnss: feed)
-        feed.now = { daemon.now }
+        // The receiver's own clock: the recording's time, going on at the monotonic rate.
+        let startMicros = clock.monotonicMicroseconds
+        feed.now = { track[0].time + .microseconds(clock.monotonicMicroseconds - startMicros) }
         var run = LiveRun()
         daemon.onEffect = { effect, _ in
             switch effect {
@@ -127,11 +132,12 @@ struct LiveDaemonClockTests {
         try daemon.runUntilIdle()
         let end = track[track.count - 1].time
         while true {
-            let fixAt = feed.nextFixTime.map { daemon.monotonic(at: $0) }
+            // When the receiver has its next fix, on its own clock.
+            let fixAt = feed.nextFixTime.map { startMicros + ($0 - track[0].time).wholeMilliseconds * 1000 }
             guard let target = [fixAt, daemon.nextWake].compactMap({ $0 }).min() else { break }
             let now = clock.monotonicMicroseconds
             if target > now { clock.advance(by: .microseconds(target - now)) }
-            if daemon.now > end { break }
+            if feed.now() > end { break }
             if let fixAt, fixAt <= clock.monotonicMicroseconds { feed.poke() }
             try daemon.runUntilIdle()
         }
@@ -220,6 +226,37 @@ struct LiveDaemonClockTests {
         #expect(live.stored.map { "\($0.time.rfc3339) \($0.on ? "on" : "off") \($0.reason)" } == replaySwitches)
         if c.mode == .continuous {
             #expect(try #require(replay.source).receiver.held > 0, "the screen held no jump")
+        }
+    }
+
+    /// A system clock years off the receiver's (the recording is from 2010): the switches
+    /// the daemon stored before its first fix move onto the receiver's time with it, so the
+    /// receiver log holds one time base and equals replay's, and the events are replay's.
+    @Test func theReceiverLogIsOnTheReceiversTimeWhenTheSystemClockIsOff() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let track = try TrackReader.read(path: TestSupport.fixture("tracks/genivi_20100403_Z205_Switzerland_short.nmea").path).fixes.sorted { $0.time < $1.time }
+        var profile = Self.evaluationProfile()
+        let fences = PowerTracks.fences(along: track, spacingMeters: 500, radiusMeters: 125)
+        let path = try Self.writeProfile(profile, fences: fences, in: dir)
+        profile.fences = fences.enumerated().map { Fence(id: "f\($0.offset)", shape: $0.element) }
+        let replay = try ReplayRun.evaluate(profile: profile, fixes: track, options: ReplayRun.Options())
+        for error in [Duration.seconds(3 * 365 * 86_400), .seconds(-86_400)] {
+            let live = try Self.runLive(profilePath: path, profile: profile, track: track, dir: dir, systemClockError: error)
+            #expect(live.events.map(\.id) == replay.events.map(\.id))
+            let switches = replay.actions.compactMap { timed -> String? in
+                switch timed.action {
+                case let .gnssOn(reason): "\(timed.time.rfc3339) on \(reason.text)"
+                case let .gnssOff(reason): "\(timed.time.rfc3339) off \(reason.text)"
+                default: nil
+                }
+            }
+            let stored = live.stored.map { "\($0.time.rfc3339) \($0.on ? "on" : "off") \($0.reason)" }
+            #expect(stored.count == switches.count)
+            #expect(stored.first == switches.first)
+            #expect(stored == switches, "first difference: \(zip(stored, switches).first { $0 != $1 }.map { "\($0) vs \($1)" } ?? "-")")
+            let outside = live.stored.filter { $0.time < track[0].time || $0.time > track[track.count - 1].time }
+            #expect(outside.isEmpty, "\(outside.count) switches outside the recording, the first at \(outside.first.map(\.time.rfc3339) ?? "")")
         }
     }
 
@@ -337,7 +374,9 @@ struct LiveDaemonClockTests {
         let clock = ManualClock(wall: track[0].time)
         let feed = ModelFeed(track: track, settings: ReceiverSettings())
         let daemon = try Self.daemon(profileYAML: try Self.hookProfile(dir: dir, heartbeat: ""), in: dir, lines: lines, clock: clock, gnss: feed)
-        feed.now = { daemon.now }
+        // The receiver's own clock: the recording's time, going on at the monotonic rate.
+        let startMicros = clock.monotonicMicroseconds
+        feed.now = { track[0].time + .microseconds(clock.monotonicMicroseconds - startMicros) }
         try daemon.begin()
         // Up to the enter's first attempt, whenever the policy's fixes decide it: the hook runs
         // once and fails (exit 3).
@@ -370,7 +409,9 @@ struct LiveDaemonClockTests {
         let feed = ModelFeed(track: track, settings: ReceiverSettings())
         let yaml = try Self.hookProfile(dir: dir, heartbeat: "heartbeat: {every: 1m, run: [{exec: [\"./beat.sh\"]}]}")
         let daemon = try Self.daemon(profileYAML: yaml, in: dir, lines: lines, clock: clock, gnss: feed)
-        feed.now = { daemon.now }
+        // The receiver's own clock: the recording's time, going on at the monotonic rate.
+        let startMicros = clock.monotonicMicroseconds
+        feed.now = { track[0].time + .microseconds(clock.monotonicMicroseconds - startMicros) }
         try daemon.begin()
         // The first beat comes 5 s after the start, then one a minute.
         for minute in 1...3 {
@@ -394,7 +435,9 @@ struct LiveDaemonClockTests {
         let clock = ManualClock(wall: track[0].time)
         let feed = ModelFeed(track: track, settings: ReceiverSettings())
         let daemon = try Self.daemon(profileYAML: try Self.hookProfile(dir: dir, heartbeat: ""), in: dir, lines: lines, clock: clock, gnss: feed)
-        feed.now = { daemon.now }
+        // The receiver's own clock: the recording's time, going on at the monotonic rate.
+        let startMicros = clock.monotonicMicroseconds
+        feed.now = { track[0].time + .microseconds(clock.monotonicMicroseconds - startMicros) }
         try daemon.begin()
         try Self.drive(daemon, feed, clock, seconds: 60)
         #expect(daemon.machine.engine.state(of: "home") == .inside)

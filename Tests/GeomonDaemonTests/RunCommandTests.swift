@@ -1,6 +1,7 @@
 import Foundation
 import GeomonCore
 import GeomonSources
+import GeomonStore
 import GeomonTestSupport
 import Testing
 
@@ -221,6 +222,18 @@ struct RunCommandTests {
         let liveSwitches = Self.switches(daemon.stderr, logged: true)
         #expect(replaySwitches.contains { $0.hasPrefix("gnss-off") }, "the policy never slept: \(replaySwitches)")
         #expect(liveSwitches == replaySwitches)
+        // The database holds one time base, the receiver's (gpsd's 2029 dates, not this
+        // machine's clock): its receiver log lies within its fixes, start record included.
+        let store = try EventStore(path: dir.path("run.db"), readOnly: true)
+        var first: UTCTime?, last: UTCTime?
+        try store.forEachFix { fix in
+            if first == nil { first = fix.time }
+            last = fix.time
+        }
+        let stored = try store.receiverSwitches()
+        let span = (try #require(first) - .seconds(5))...(try #require(last) + .seconds(5))
+        #expect(stored.count == liveSwitches.count)
+        #expect(stored.allSatisfy { span.contains($0.time) }, "receiver log \(stored.first.map(\.time.rfc3339) ?? "-") … outside the fixes' \(span)")
     }
 
     @Test func gpsdKilledAndRestartedMidRunIsReconnectedAndNothingIsLost() throws {

@@ -46,7 +46,7 @@ struct ReplayCommand: GeomonCommand {
             .flag("--compare-always-on", "also run always-on and compare: the report gains `baseline`, `match` (recall, extra, latency p50/p95) and the `oracle` bound"),
             .option("--coarse", "FILE", "a recorded coarse track (any track format); default: derived from the track every sources.coarse.interval, seeded (--seed)", completion: .file([])),
             .option("--seed", "N", "seed of the derived coarse fixes (default 1)"),
-            .option("--report", "FILE", "write the energy report as JSON (`-`: stdout, after the events); with --format text the report is the readable table instead", completion: .file(["json"])),
+            .option("--report", "FILE", "write the energy report (`-`: stdout, after the events): the readable table with --format text (the default), one JSON object with --format json", completion: .file(["json"])),
             .option("--svg", "FILE", "draw the run: map and timeline (docs/pictures.md)", completion: .file(["svg"])),
             .option("--policy-log", "FILE", "every policy action with its time and reason, and every GNSS fix the receiver delivered, one per line", completion: .file([])),
             .option("--interpolate-gaps", "SECONDS", "the receiver model bridges recorded gaps up to this long by interpolation; a longer gap is an outage, for --compare-always-on too (default 60)"),

@@ -32,6 +32,8 @@ public final class Journal {
     private var pendingKeyValues: [String: String] = [:]
     /// The last fix time known to be committed.
     public private(set) var lastCommittedFixTime: UTCTime?
+    /// The receiver log's last row before this journal wrote any (its run's switches follow).
+    private let receiverLogStart: Int64
     /// The engine's scalars after the last decision added (written with every commit).
     private var usableFixCount: Int
     private var lastFixTime: UTCTime?
@@ -58,6 +60,7 @@ public final class Journal {
             throw JournalError("\(store.path): the database belongs to profile '\(owner)', not '\(profile.name)'; use another --db")
         }
         snapshot = try store.loadSnapshot()
+        receiverLogStart = try store.receiverLogLastRow()
         lastCommittedFixTime = snapshot.lastFixTime
         usableFixCount = snapshot.usableFixCount
         lastFixTime = snapshot.lastFixTime
@@ -112,6 +115,15 @@ public final class Journal {
         case let .gnssOff(reason): batch.receiverSwitches.append(ReceiverSwitch(time: time, on: false, reason: reason.text))
         case .wakeAt, .coarseOn, .coarseOff: break
         }
+    }
+
+    /// The run's time base moved by `shift` (`geomon run` before its first fix is on the
+    /// system clock, then on the receiver's): the receiver switches this journal recorded so
+    /// far, stored and pending, move with it, so the log holds one time base.
+    public func timeBaseMoved(by shift: Duration) {
+        for k in batch.receiverSwitches.indices { batch.receiverSwitches[k].time = batch.receiverSwitches[k].time + shift }
+        let previous = batch.receiverLogShift?.by ?? .zero
+        batch.receiverLogShift = (receiverLogStart, previous + shift)
     }
 
     /// Adds one decision's writes; returns the events that are now committed (this commit's,

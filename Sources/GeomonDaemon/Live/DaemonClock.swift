@@ -6,6 +6,8 @@ public import GeomonCore
 /// A receiver's time is the best clock on the device, and deciding on one time base keeps
 /// deadlines (dwell, policy wake-ups) consistent with fix times even when the system clock is
 /// off — or when gpsd serves a recorded log dated years ago (gpsfake in tests and the demo).
+/// Every time geomon stores is on this one base: the receiver switches a run records on the
+/// system clock before its first fix move onto it when that fix comes (`Journal.timeBaseMoved`).
 /// Each fix the machine takes re-anchors the clock at the fix's own time, so a fix is decided
 /// at its time as replay decides it; the clock steps back for that by at most
 /// `maxStepBack` (the delivery latency, an epoch waiting for its accuracy), never further.
@@ -35,10 +37,16 @@ public struct DaemonClock: Sendable {
     public static let maxStepBack: Duration = .seconds(2)
 
     /// Re-anchors on a fix that just arrived: at its time, unless that is more than
-    /// `maxStepBack` before the clock (then the clock keeps going).
-    public mutating func fixArrived(_ time: UTCTime) {
+    /// `maxStepBack` before the clock (then the clock keeps going). Returns how far the first
+    /// anchoring moved the time base off the system clock, when by more than `maxStepBack`
+    /// (what was recorded before it is on the other base).
+    @discardableResult
+    public mutating func fixArrived(_ time: UTCTime) -> Duration? {
         let current = now
-        let anchored = anchor == nil || time >= current - Self.maxStepBack ? time : current
+        let first = anchor == nil
+        let anchored = first || time >= current - Self.maxStepBack ? time : current
         anchor = (anchored, host.monotonicMicroseconds)
+        let shift = Duration.milliseconds(anchored.millisecondsSince1970 - current.millisecondsSince1970)
+        return first && (shift > Self.maxStepBack || shift < .zero - Self.maxStepBack) ? shift : nil
     }
 }

@@ -515,7 +515,10 @@ public final class LiveDaemon: MonitorSource {
 
     /// A fix from a source: queued for the machine; the clock anchors on fixes it will take.
     private func arrived(_ fix: Fix) {
-        if fix.source == .coarse || driver.machine.isReceiverOn { clock.fixArrived(fix.time) }
+        if fix.source == .coarse || driver.machine.isReceiverOn, let shift = clock.fixArrived(fix.time) {
+            journal.timeBaseMoved(by: shift)
+            log.info("on the receiver's time", ["clock.shift_s": NumberText.short(shift.secondsValue, 3)])
+        }
         pendingFixes.append(fix)
     }
 
