@@ -57,7 +57,9 @@ public final class ReplayPublishing {
             let slice = min(end - ContinuousClock.now, .milliseconds(20))
             if let hooks {
                 try hooks.pause(slice)
-                _ = publisher.step(now: MQTTPublisher.systemNow())
+                // Read what the broker sent (CONNACK, PUBACKs, pings) and write what waits:
+                // stepping without the socket's readiness would hold every message back.
+                wait(upTo: .zero)
             } else {
                 wait(upTo: slice)
             }

@@ -6,12 +6,16 @@ public import GeomonCore
 /// OwnTracks': `tst` epoch seconds, `acc` metres (always present and at least 1: Home Assistant
 /// drops a location without it), `vel` km/h, `cog` degrees, `tid` the two-character tracker id.
 ///
-/// - `location` on `TOPIC`, retained: per `locations:` (every fix, or events and significant
-///   changes), with `t` the trigger (`c` the fix that confirmed an enter or leave, `t` any
-///   other), `inregions`/`inrids` the names and ids of the fences the device is inside.
+/// - `location` on `TOPIC`, retained: per `locations:` (every usable fix, or events and
+///   significant changes), with `t` the trigger (`c` the fix that confirmed an enter or leave,
+///   `t` any other), `inregions`/`inrids` the names and ids of the fences the device is inside.
+///   Only fixes the engine can use are published (GNSS fixes within `min_accuracy`): a consumer
+///   that decides zones from every location (Home Assistant) gets no position geomon discarded.
 /// - `transition` on `TOPIC/event`, not retained: `event` `enter` or `leave`, `desc` the fence
 ///   name (Home Assistant matches zones by name), `rid` its id, `wtst` a stable number per fence,
-///   `lat`/`lon`/`acc`/`tst` of the first fix that showed the new state.
+///   `lat`/`lon`/`acc`/`tst` of the first fix that showed the new state, `vel`/`cog` of the fix
+///   that confirmed it.
+/// - `batt`/`bs` on locations and transitions when the device has a battery (`battery`).
 /// - a dwell: a `location` whose extension member `geomon` is `{"event":"dwell","rid","desc"}`
 ///   (OwnTracks has no dwell; its consumers ignore members they do not know).
 /// - `waypoints` on `TOPIC/waypoints`, retained: one `waypoint` per circle fence.
@@ -19,6 +23,8 @@ public struct OwnTracks: Sendable {
     public let settings: MQTTSettings
     public let profileName: String
     public let trackerID: String
+    /// GNSS fixes worse than this are not published (the engine does not use them either).
+    public let minAccuracyMeters: Double
     private let names: [String: String]
     private let order: [String: Int]
 
@@ -26,6 +32,7 @@ public struct OwnTracks: Sendable {
         self.settings = settings
         profileName = profile.name
         trackerID = settings.effectiveTrackerID(profile: profile.name)
+        minAccuracyMeters = profile.sources.gnss?.minAccuracyMeters ?? .infinity
         var names: [String: String] = [:]
         var order: [String: Int] = [:]
         for (i, fence) in profile.fences.enumerated() where names[fence.id] == nil {
@@ -40,47 +47,55 @@ public struct OwnTracks: Sendable {
     public var waypointsTopic: String { settings.topic + "/waypoints" }
     public var statusTopic: String { settings.topic + "/status" }
 
+    /// Whether a fix is one the engine uses (and so one a consumer should see).
+    public func isPublishable(_ fix: Fix) -> Bool {
+        fix.source == .coarse || fix.horizontalAccuracyMeters <= minAccuracyMeters
+    }
+
     /// The messages of one commit, in the order they are to be published. `inside` holds the
-    /// ids of the fences the device is inside after the commit.
-    public func messages(for commit: Monitor.Commit, inside: Set<String>) -> [Publication] {
+    /// ids of the fences the device is inside after the commit; `battery` the device's battery
+    /// now, if it has one.
+    public func messages(for commit: Monitor.Commit, inside: Set<String>, battery: BatteryStatus? = nil) -> [Publication] {
         var result: [Publication] = []
         var transitioned = false
         var significant = false
+        let usable = commit.fixes.filter(isPublishable)
         for event in commit.events {
             switch event.kind {
             case .enter, .exit:
                 transitioned = true
-                result.append(transition(event))
+                result.append(transition(event, confirmedBy: usable.last, battery: battery))
             case .dwell:
                 let fix = Fix(time: event.time, coordinate: event.coordinate, horizontalAccuracyMeters: event.accuracyMeters)
                 var extra = JSONObject()
                 extra.add("event", "dwell")
                 extra.add("rid", event.fenceID)
                 extra.add("desc", event.fenceID.map(name))
-                result.append(location(fix, trigger: "c", inside: inside, extension: extra))
+                result.append(location(fix, trigger: "c", inside: inside, battery: battery, extension: extra))
             case .location:
                 significant = true
             }
         }
-        guard let last = commit.fixes.last else { return result }
+        guard let last = usable.last else { return result }
         switch settings.locations {
         case .none:
             break
         case .significant:
-            if transitioned || significant { result.append(location(last, trigger: transitioned ? "c" : "t", inside: inside)) }
+            if transitioned || significant { result.append(location(last, trigger: transitioned ? "c" : "t", inside: inside, battery: battery)) }
         case .all:
-            for fix in commit.fixes.dropLast() { result.append(location(fix, trigger: "t", inside: inside)) }
-            result.append(location(last, trigger: transitioned ? "c" : "t", inside: inside))
+            for fix in usable.dropLast() { result.append(location(fix, trigger: "t", inside: inside, battery: battery)) }
+            result.append(location(last, trigger: transitioned ? "c" : "t", inside: inside, battery: battery))
         }
         return result
     }
 
     /// A `location` message for `fix`.
-    public func location(_ fix: Fix, trigger: String, inside: Set<String>, extension extra: JSONObject? = nil) -> Publication {
+    public func location(_ fix: Fix, trigger: String, inside: Set<String>, battery: BatteryStatus? = nil, extension extra: JSONObject? = nil) -> Publication {
         var o = JSONObject()
         o.add("_type", "location")
         o.add("acc", Self.accuracy(fix.horizontalAccuracyMeters))
-        if let course = fix.courseDegrees, course.isFinite, course >= 0 { o.add("cog", Int(course.rounded()) % 360) }
+        Self.addBattery(battery, to: &o)
+        if let course = Self.course(fix) { o.add("cog", course) }
         if let extra { o.add("geomon", extra) }
         let ids = inside.sorted { (order[$0] ?? .max, $0) < (order[$1] ?? .max, $1) }
         if !ids.isEmpty {
@@ -92,16 +107,19 @@ public struct OwnTracks: Sendable {
         o.add("t", trigger)
         o.add("tid", trackerID)
         o.add("tst", Self.seconds(fix.time))
-        if let speed = fix.speedMetersPerSecond, speed.isFinite, speed >= 0 { o.add("vel", Int((speed * 3.6).rounded())) }
+        if let speed = Self.velocity(fix) { o.add("vel", speed) }
         return Publication(kind: .location, topic: settings.topic, payload: o.text, retain: true, time: fix.time)
     }
 
-    /// A `transition` message for an enter or exit event.
-    public func transition(_ event: GeoEvent) -> Publication {
+    /// A `transition` message for an enter or exit event; `fix` (the one that confirmed it)
+    /// gives the speed and course, which Home Assistant keeps until the next location.
+    public func transition(_ event: GeoEvent, confirmedBy fix: Fix? = nil, battery: BatteryStatus? = nil) -> Publication {
         let id = event.fenceID ?? ""
         var o = JSONObject()
         o.add("_type", "transition")
         o.add("acc", Self.accuracy(event.accuracyMeters))
+        Self.addBattery(battery, to: &o)
+        if let fix, let course = Self.course(fix) { o.add("cog", course) }
         o.add("desc", name(id))
         o.add("event", event.kind == .enter ? "enter" : "leave")
         o.add("lat", event.coordinate.latitude, decimals: 7)
@@ -110,8 +128,27 @@ public struct OwnTracks: Sendable {
         o.add("t", "c")
         o.add("tid", trackerID)
         o.add("tst", Self.seconds(event.time))
+        if let fix, let speed = Self.velocity(fix) { o.add("vel", speed) }
         o.add("wtst", Self.waypointTime(fenceID: id))
         return Publication(kind: .transition, topic: eventTopic, payload: o.text, retain: false, time: event.time, eventID: event.id)
+    }
+
+    /// OwnTracks `cog`: whole degrees 0…359.
+    static func course(_ fix: Fix) -> Int? {
+        guard let course = fix.courseDegrees, course.isFinite, course >= 0 else { return nil }
+        return Int(course.rounded()) % 360
+    }
+
+    /// OwnTracks `vel`: whole km/h.
+    static func velocity(_ fix: Fix) -> Int? {
+        guard let speed = fix.speedMetersPerSecond, speed.isFinite, speed >= 0 else { return nil }
+        return Int((speed * 3.6).rounded())
+    }
+
+    static func addBattery(_ battery: BatteryStatus?, to o: inout JSONObject) {
+        guard let battery else { return }
+        o.add("batt", battery.percent)
+        o.add("bs", battery.state.rawValue)
     }
 
     /// The `waypoints` message: every circle fence, in profile order; nil when there is none.

@@ -28,8 +28,9 @@ public final class MQTTPublisher {
         public var keepaliveSeconds: Int
         /// Messages sent and not yet acknowledged, at most.
         public var window = 16
-        /// Retained online/offline status and the will (`{"_type":"lwt"}`).
-        public var statusTopic: String
+        /// Retained online/offline status and the will (`{"_type":"lwt"}`); nil: neither
+        /// (`status: false`).
+        public var statusTopic: String?
         public var trackerID: String
         /// Reconnect backoff: doubling from `minBackoff` to `maxBackoff`.
         public var minBackoff: Duration = .seconds(1)
@@ -44,7 +45,7 @@ public final class MQTTPublisher {
             tls = settings.tls
             qos = settings.qos
             keepaliveSeconds = max(5, Int(settings.keepalive.components.seconds))
-            self.statusTopic = statusTopic
+            self.statusTopic = settings.status ? statusTopic : nil
             trackerID = settings.effectiveTrackerID(profile: profile)
         }
     }
@@ -185,8 +186,9 @@ public final class MQTTPublisher {
     public func close(now: Now, timeout: Duration = .seconds(1)) {
         guard let handle else { return }
         if state == .connected {
-            let payload = OwnTracks.lastWill(connectedAt: now.wall)
-            _ = publishRaw(handle, topic: settings.statusTopic, payload: payload, retain: true)
+            if let topic = settings.statusTopic {
+                _ = publishRaw(handle, topic: topic, payload: OwnTracks.lastWill(connectedAt: now.wall), retain: true)
+            }
             mosquitto_disconnect(handle)
             let end = now.monotonicMicroseconds + Int64(timeout.components.seconds) * 1_000_000 + timeout.components.attoseconds / 1_000_000_000_000
             var fds = pollfd(fd: mosquitto_socket(handle), events: 0, revents: 0)
@@ -264,8 +266,10 @@ public final class MQTTPublisher {
             if rc == MOSQ_ERR_SUCCESS.rawValue { rc = mosquitto_tls_opts_set(m, 1, "tlsv1.2", nil) }
             if rc != MOSQ_ERR_SUCCESS.rawValue { return failed("cannot set up TLS: \(describe(rc))", now: now) }
         }
-        let will = OwnTracks.lastWill(connectedAt: now.wall)
-        _ = will.withCString { mosquitto_will_set(m, settings.statusTopic, Int32(strlen($0)), $0, 1, true) }
+        if let topic = settings.statusTopic {
+            let will = OwnTracks.lastWill(connectedAt: now.wall)
+            _ = will.withCString { mosquitto_will_set(m, topic, Int32(strlen($0)), $0, 1, true) }
+        }
         let rc = mosquitto_connect_async(m, settings.host, Int32(settings.port), Int32(settings.keepaliveSeconds))
         if rc != MOSQ_ERR_SUCCESS.rawValue {
             failed(describe(rc), now: now)
@@ -278,8 +282,8 @@ public final class MQTTPublisher {
         failures = 0
         let outage = outageStart.map { Double(now.monotonicMicroseconds - $0) / 1e6 }
         outageStart = nil
-        if let handle {
-            _ = publishRaw(handle, topic: settings.statusTopic, payload: OwnTracks.online(at: now.wall, trackerID: settings.trackerID), retain: true)
+        if let handle, let topic = settings.statusTopic {
+            _ = publishRaw(handle, topic: topic, payload: OwnTracks.online(at: now.wall, trackerID: settings.trackerID), retain: true)
         }
         onReport?(.connected(pending: pendingCount, outageSeconds: outage))
     }

@@ -144,12 +144,15 @@ public final class MosquittoBroker: @unchecked Sendable {
     }
 }
 
-/// `mosquitto_sub` writing `RETAIN TOPIC PAYLOAD` lines to a file, with a persistent session
-/// (clean session off, QoS 1), so it misses nothing across a broker restart.
+/// `mosquitto_sub` writing `RECEIVED TOPIC PAYLOAD` lines to a file (the arrival time in Unix
+/// seconds), with a persistent session (clean session off, QoS 1), so it misses nothing across a
+/// broker restart.
 public final class MQTTRecorder: @unchecked Sendable {
     public struct Message: Hashable, Sendable {
         public var topic: String
         public var payload: String
+        /// When the recorder received it (Unix seconds, the machine's clock).
+        public var receivedAt: Double
     }
 
     private let process: SpawnedProcess
@@ -158,7 +161,7 @@ public final class MQTTRecorder: @unchecked Sendable {
     init(port: UInt16, topic: String, id: String, file: String) throws {
         self.file = file
         process = try SpawnedProcess(["/usr/bin/mosquitto_sub", "-h", "127.0.0.1", "-p", String(port), "-u", "recorder", "-P", "r3corder",
-                                      "-q", "1", "-c", "-i", id, "-t", topic, "-F", "%t %p"], stdout: file)
+                                      "-q", "1", "-c", "-i", id, "-t", topic, "-F", "%U %t %p"], stdout: file)
         // Subscribed once connected; a short wait is enough on loopback.
         usleep(300_000)
     }
@@ -173,9 +176,9 @@ public final class MQTTRecorder: @unchecked Sendable {
     public var messages: [Message] {
         let text = (try? String(contentsOfFile: file, encoding: .utf8)) ?? ""
         return text.split(separator: "\n").compactMap { line in
-            let parts = line.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: false)
-            guard parts.count == 2 else { return nil }
-            return Message(topic: String(parts[0]), payload: String(parts[1]))
+            let parts = line.split(separator: " ", maxSplits: 2, omittingEmptySubsequences: false)
+            guard parts.count == 3, let received = Double(parts[0]) else { return nil }
+            return Message(topic: String(parts[1]), payload: String(parts[2]), receivedAt: received)
         }
     }
 

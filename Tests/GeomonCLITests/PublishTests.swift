@@ -123,12 +123,68 @@ struct PublishTests {
             #expect(locations.count == 3)
             #expect(locations.allSatisfy { $0["geomon"] != nil })
         } else {
-            // Every fix the engine took ("N fixes processed"), plus the 3 dwells.
+            // Every fix the engine took ("N fixes processed") within min_accuracy (50 m), plus
+            // the 3 dwells.
             let processed = try #require(replay.stderr.firstMatch(of: /replay: (\d+) fixes processed/).map { Int($0.1)! })
-            #expect(locations.count == processed + 3, "\(messages.count) messages")
+            let poor = try String(contentsOfFile: Self.track, encoding: .utf8).split(separator: "\n")
+                .compactMap { Self.json(String($0))?["accuracy_m"] as? Double }.filter { $0 > 50 }.count
+            #expect(locations.count <= processed + 3 && locations.count >= processed + 3 - poor, "\(messages.count) messages")
+            #expect(locations.allSatisfy { ($0["acc"] as? Int ?? 0) <= 50 }, "a fix worse than min_accuracy was published")
             let times = locations.filter { $0["geomon"] == nil }.compactMap { $0["tst"] as? Int }
             #expect(times == times.sorted(), "in fix order")
         }
+    }
+
+    /// With Home Assistant holding the zones already: no waypoints (HA would import them as
+    /// zones of its own) and no status topic (HA logs every `_type: status` as unsupported).
+    @Test func waypointsAndStatusCanBeLeftOut() throws {
+        let broker = try MosquittoBroker()
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let profile = try Self.profile(in: dir, port: broker.port, mqtt: ["waypoints": false, "status": false])
+        let recorder = try broker.subscribe("owntracks/#")
+        let replay = try runGeomon(["replay", "--profile", profile, "--publish", "--format", "json", Self.track])
+        #expect(replay.exitCode == 0, "\(replay.stderr)")
+        let expected = Self.transitions(fromEvents: replay.stdout)
+        let messages = recorder.wait { Self.transitions($0).count >= expected.count }
+        usleep(300_000)
+        #expect(Self.transitions(messages) == expected)
+        let topics = Set(recorder.messages.map(\.topic))
+        #expect(topics == [Self.topic, Self.topic + "/event"], "\(topics)")
+        #expect(try broker.retained(Self.topic + "/waypoints") == nil)
+        #expect(try broker.retained(Self.topic + "/status") == nil)
+    }
+
+    /// `--speed` paces the messages, not only the events: a consumer (Home Assistant) sees each
+    /// transition when the replay decides it, over one connection, with hooks delivered beside
+    /// (the profile's hooks object exists whether or not it names hooks).
+    @Test func aPacedReplaysMessagesArrivePacedOverOneConnection() throws {
+        let broker = try MosquittoBroker()
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let profile = try Self.profile(in: dir, port: broker.port)
+        let recorder = try broker.subscribe("owntracks/#")
+        let speed = 1000.0
+        let replay = try runGeomon(["replay", "--profile", profile, "--publish", "--speed", "\(Int(speed))", "--format", "json", Self.track])
+        #expect(replay.exitCode == 0, "\(replay.stderr)")
+        let expected = Self.transitions(fromEvents: replay.stdout)
+        let messages = recorder.wait { Self.transitions($0).count >= expected.count && $0.last?.topic == Self.topic + "/status" }
+        let events = messages.filter { $0.topic == Self.topic + "/event" }
+        #expect(events.count == expected.count)
+        let tst = events.compactMap { Self.json($0.payload)?["tst"] as? Int }
+        let first = try #require(events.first), last = try #require(events.last)
+        let recordedSpan = Double(try #require(tst.last) - (try #require(tst.first))) / speed
+        #expect(recordedSpan > 5)
+        // Arrival follows the recording's pace: spread over the replay, not at its end.
+        #expect(last.receivedAt - first.receivedAt > 0.8 * recordedSpan, "\(last.receivedAt - first.receivedAt) s for \(recordedSpan) s")
+        for (message, time) in zip(events, tst) {
+            let due = first.receivedAt + Double(time - tst[0]) / speed
+            #expect(abs(message.receivedAt - due) < 2, "\(message.payload) arrived \(message.receivedAt - due) s off its pace")
+        }
+        // One connection: online once at the start, the will (offline) only after the end.
+        let statuses = messages.filter { $0.topic == Self.topic + "/status" }.compactMap { Self.json($0.payload)?["_type"] as? String }
+        #expect(statuses.filter { $0 == "lwt" }.count == 1 && statuses.last == "lwt", "\(statuses)")
+        #expect(!broker.log.contains("exceeded timeout"), "the broker dropped geomon")
     }
 
     @Test func aBrokerDownForAStretchOfTheTrackLosesNothing() throws {

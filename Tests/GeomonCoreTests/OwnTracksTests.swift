@@ -72,6 +72,45 @@ struct OwnTracksTests {
         #expect(own.messages(for: quiet, inside: []).count == (locations == .none ? 0 : 1))
     }
 
+    /// Home Assistant keeps a transition's speed and course until the next location, and shows
+    /// the device's battery: the fix that confirmed the change gives `vel`/`cog`, the battery
+    /// `batt`/`bs`.
+    @Test func transitionsCarrySpeedCourseAndBattery() {
+        let (profile, mqtt) = Self.profile(.significant)
+        let own = OwnTracks(settings: mqtt, profile: profile)
+        let battery = BatteryStatus(percent: 57, state: .unplugged)
+        let message = own.transition(Self.event(.enter, fence: "home", ms: 1_700_000_000_000), confirmedBy: Self.fix(1_700_000_001_000), battery: battery)
+        let wtst = OwnTracks.waypointTime(fenceID: "home")
+        #expect(message.payload == #"{"_type":"transition","acc":1,"batt":57,"bs":1,"cog":0,"desc":"Home","event":"enter","lat":47.1,"lon":8.2,"rid":"home","t":"c","tid":"n1","tst":1700000000,"vel":36,"wtst":\#(wtst)}"#)
+        var commit = Monitor.Commit()
+        commit.fixes = [Self.fix(1_700_000_001_000, speed: 2.5, course: 90)]
+        commit.events = [Self.event(.enter, fence: "home", ms: 1_700_000_000_000)]
+        let messages = own.messages(for: commit, inside: ["home"], battery: BatteryStatus(percent: 100, state: .full))
+        #expect(messages.count == 2)
+        #expect(messages.allSatisfy { $0.payload.contains(#""batt":100,"bs":3"#) && $0.payload.contains(#""cog":90"#) && $0.payload.contains(#""vel":9"#) })
+    }
+
+    /// Fixes the engine does not use (worse than `min_accuracy`) are not published: Home
+    /// Assistant decides zones from every location it gets.
+    @Test func fixesWorseThanMinAccuracyAreNotPublished() {
+        var (profile, mqtt) = Self.profile(.all)
+        profile.sources.gnss = GNSSSourceSettings()
+        profile.sources.gnss?.minAccuracyMeters = 50
+        let own = OwnTracks(settings: mqtt, profile: profile)
+        var commit = Monitor.Commit()
+        commit.fixes = [Self.fix(1000, accuracy: 12), Self.fix(2000, accuracy: 1115), Self.fix(3000, accuracy: 475)]
+        let times = own.messages(for: commit, inside: []).map { Self.tst($0.payload) }
+        #expect(times == [1])
+        mqtt.locations = .significant
+        commit.events = [Self.event(.location, fence: nil, ms: 1000)]
+        let significant = OwnTracks(settings: mqtt, profile: profile).messages(for: commit, inside: [])
+        #expect(significant.map { Self.tst($0.payload) } == [1], "the last usable fix, not the 475 m one")
+    }
+
+    static func tst(_ payload: String) -> Int? {
+        payload.firstMatch(of: /"tst":(-?\d+)/).flatMap { Int($0.1) }
+    }
+
     @Test func waypointsListTheCirclesOnly() {
         let (profile, mqtt) = Self.profile(.none)
         let own = OwnTracks(settings: mqtt, profile: profile)

@@ -101,6 +101,8 @@ struct LiveDaemonClockTests {
         var actions: [String] = []
         /// The receiver switches the daemon stored in its database.
         var stored: [ReceiverSwitch] = []
+        /// The MQTT messages waiting in its outbox (the broker is never reachable here).
+        var outbox: [Publication] = []
     }
 
     /// Runs the daemon on a manual clock over `track`, the receiver model as its GNSS, until the
@@ -109,13 +111,14 @@ struct LiveDaemonClockTests {
     /// - Parameter systemClockError: how far the system clock is off the receiver's time (a
     ///   Raspberry Pi without a real-time clock, or gpsd serving a log recorded years ago).
     static func runLive(profilePath: String, profile: Profile, track: [Fix], dir: TemporaryDirectory,
-                        systemClockError: Duration = .zero) throws -> LiveRun {
+                        systemClockError: Duration = .zero, configure: (inout RunOptions) -> Void = { _ in }) throws -> LiveRun {
         let clock = ManualClock(wall: track[0].time + systemClockError)
         let feed = ModelFeed(track: track, settings: profile.policy.receiver)
         let lines = Lines()
         var options = RunOptions(profilePath: profilePath)
         options.databasePath = dir.path("live-\(UUID().uuidString).db")
         options.logLevel = .info
+        configure(&options)
         let daemon = try LiveDaemon(options: options, log: Log(level: .info, journald: false, sink: { lines.append($0) }), clock: clock, gnss: feed)
         // The receiver's own clock: the recording's time, going on at the monotonic rate.
         let startMicros = clock.monotonicMicroseconds
@@ -143,6 +146,7 @@ struct LiveDaemonClockTests {
         }
         _ = daemon.finish(code: 0)
         run.stored = try daemon.eventStore.receiverSwitches()
+        run.outbox = try daemon.eventStore.pendingPublications(after: 0, limit: 100_000).map(\.publication)
         return run
     }
 
@@ -258,6 +262,32 @@ struct LiveDaemonClockTests {
             let outside = live.stored.filter { $0.time < track[0].time || $0.time > track[track.count - 1].time }
             #expect(outside.isEmpty, "\(outside.count) switches outside the recording, the first at \(outside.first.map(\.time.rfc3339) ?? "")")
         }
+    }
+
+    /// `geomon run` reads the device's battery (a sysfs-like directory here) into its MQTT
+    /// messages, and publishes no fix worse than `min_accuracy`.
+    @Test func theLiveDaemonsMessagesCarryTheBatteryAndOnlyUsableFixes() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        _ = try dir.write("power/BAT0/type", "Battery\n")
+        _ = try dir.write("power/BAT0/capacity", "83\n")
+        _ = try dir.write("power/BAT0/status", "Charging\n")
+        var track = try TrackReader.read(path: TestSupport.fixture("tracks/genivi_20100403_Z205_Switzerland_short.nmea").path).fixes.sorted { $0.time < $1.time }
+        // Every tenth fix as a receiver reports a poor one.
+        for k in stride(from: 5, to: track.count, by: 10) { track[k].horizontalAccuracyMeters = 1115 }
+        var profile = Self.evaluationProfile(mode: .continuous)
+        let fences = PowerTracks.fences(along: track, spacingMeters: 500, radiusMeters: 125)
+        let path = try Self.writeProfile(profile, fences: fences, in: dir, extra: """
+            publish:
+              mqtt: {host: 127.0.0.1, port: \(Self.closedPort()), topic: owntracks/geomon/van, tracker_id: v1, locations: all}
+            """)
+        profile.fences = fences.enumerated().map { Fence(id: "f\($0.offset)", shape: $0.element) }
+        let live = try Self.runLive(profilePath: path, profile: profile, track: track, dir: dir) { $0.powerSupplyDirectory = dir.path("power") }
+        let messages = live.outbox.filter { $0.kind != .waypoints }
+        #expect(messages.count > 100)
+        #expect(messages.allSatisfy { $0.payload.contains(#""batt":83,"bs":2"#) })
+        #expect(!messages.contains { $0.payload.contains(#""acc":1115"#) })
+        #expect(messages.contains { $0.kind == .transition })
     }
 
     /// A daemon on a manual clock whose gpsd endpoint refuses connections.

@@ -49,6 +49,11 @@ public struct MQTTSettings: Hashable, Sendable {
     public var maxAge: Duration = .seconds(7 * 86400)
     /// MQTT keepalive: the idle ping interval and the connect timeout.
     public var keepalive: Duration = .seconds(60)
+    /// Publish the retained `waypoints` message (the circle fences). Off when the consumer
+    /// already has the zones (Home Assistant imports waypoints as zones of its own).
+    public var waypoints = true
+    /// Publish the retained online status and set the offline will on `TOPIC/status`.
+    public var status = true
 
     public init(host: String, topic: String) {
         self.host = host
@@ -63,6 +68,23 @@ public struct MQTTSettings: Hashable, Sendable {
         if let trackerID { return trackerID }
         let letters = profile.filter { $0 != "-" }
         return String(letters.suffix(2))
+    }
+}
+
+/// The device's battery as OwnTracks reports it (`batt`, `bs`), read by the shell.
+public struct BatteryStatus: Hashable, Sendable {
+    /// OwnTracks `bs`.
+    public enum State: Int, Hashable, Sendable {
+        case unknown = 0, unplugged = 1, charging = 2, full = 3
+    }
+
+    /// Charge in percent, 0…100.
+    public var percent: Int
+    public var state: State
+
+    public init(percent: Int, state: State) {
+        self.percent = max(0, min(100, percent))
+        self.state = state
     }
 }
 

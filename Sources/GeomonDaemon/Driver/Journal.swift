@@ -91,13 +91,17 @@ public final class Journal {
         store.publicationLimits = PublicationLimits(maxRows: mqtt.maxPending, maxAge: mqtt.maxAge)
     }
 
+    /// The device's battery, for the MQTT messages of the next commits (`geomon run` reads it;
+    /// a replay has none).
+    public var battery: BatteryStatus?
+
     /// Whether commits write MQTT messages.
     public var publishes: Bool { ownTracks != nil }
 
     /// Queues the `waypoints` message (the circle fences; at start and after a reload), which
     /// replaces one still pending. It is committed with the next flush.
     public func queueWaypoints(at time: UTCTime) {
-        guard let ownTracks, let message = ownTracks.waypoints(fences: profile.fences, at: time) else { return }
+        guard let ownTracks, ownTracks.settings.waypoints, let message = ownTracks.waypoints(fences: profile.fences, at: time) else { return }
         batch.publications.append(message)
     }
 
@@ -142,7 +146,7 @@ public final class Journal {
                 if record.state == .inside { inside.insert(record.fenceID) } else { inside.remove(record.fenceID) }
             }
             for id in commit.changes.removals { inside.remove(id) }
-            batch.publications += ownTracks.messages(for: commit, inside: inside)
+            batch.publications += ownTracks.messages(for: commit, inside: inside, battery: battery)
         }
         usableFixCount = commit.usableFixCount
         lastFixTime = commit.lastFixTime ?? lastFixTime

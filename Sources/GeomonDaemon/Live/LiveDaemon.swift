@@ -513,8 +513,17 @@ public final class LiveDaemon: MonitorSource {
         }
     }
 
+    /// When the battery was last read (host monotonic µs).
+    private var batteryReadAt: Int64?
+    /// How often the battery is read for MQTT's `batt`/`bs` (only when the profile publishes).
+    static let batteryInterval: Int64 = 60_000_000
+
     /// A fix from a source: queued for the machine; the clock anchors on fixes it will take.
     private func arrived(_ fix: Fix) {
+        if journal.publishes, batteryReadAt.map({ host.monotonicMicroseconds - $0 >= Self.batteryInterval }) ?? true {
+            batteryReadAt = host.monotonicMicroseconds
+            journal.battery = PowerSupply.battery(in: options.powerSupplyDirectory)
+        }
         if fix.source == .coarse || driver.machine.isReceiverOn, let shift = clock.fixArrived(fix.time) {
             journal.timeBaseMoved(by: shift)
             log.info("on the receiver's time", ["clock.shift_s": NumberText.short(shift.secondsValue, 3)])

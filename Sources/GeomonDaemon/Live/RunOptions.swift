@@ -1,3 +1,5 @@
+public import GeomonSources
+
 /// What `geomon run` was asked to do.
 public struct RunOptions: Sendable {
     public var profilePath: String
@@ -14,6 +16,9 @@ public struct RunOptions: Sendable {
     public var printEvents: Bool = false
     /// Exit after this many seconds (tests, demos); nil runs until signalled.
     public var exitAfterSeconds: Double?
+    /// The kernel's power-supply class, where the device's battery is read for MQTT's
+    /// `batt`/`bs` (a directory laid out like it in tests).
+    public var powerSupplyDirectory = PowerSupply.defaultDirectory
     /// Environment (NOTIFY_SOCKET, WATCHDOG_USEC, …).
     public var environment: [String: String] = [:]
 
