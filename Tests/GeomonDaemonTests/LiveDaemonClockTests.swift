@@ -418,6 +418,8 @@ struct LiveDaemonClockTests {
         }
         #expect(lines.count("hook failed, will retry") == 1)
         #expect(lines.all.contains { $0.contains("hook failed, will retry") && $0.contains("exit status 3") })
+        // What the hook printed is in the log, with the stream it came on.
+        #expect(lines.all.contains { $0.contains("hook output") && $0.contains("stderr") && $0.contains("not yet") })
         #expect(!FileManager.default.fileExists(atPath: dir.path("delivered")))
         // 10 s of backoff with equal jitter (5–10 s): nothing before 4.9 s, the retry by 10 s.
         try Self.drive(daemon, feed, clock, seconds: 4.9)

@@ -168,6 +168,13 @@ public final class LiveDaemon: MonitorSource {
             case .retry: log.warning("hook failed, will retry", metadata)
             case .dead: log.error("hook failed for the last time, dead-lettered", metadata)
             }
+            // What the hook printed goes to the log (under systemd: the journal), bounded.
+            for (stream, bytes) in [("stdout", outcome.result.stdout), ("stderr", outcome.result.stderr)] where !bytes.isEmpty {
+                for line in OutputText.excerpt(bytes) {
+                    log.info("hook output", ["hook.cmd": outcome.delivery.argv.joined(separator: " "), "event.id": outcome.delivery.eventID,
+                                             "hook.stream": stream, "line": line])
+                }
+            }
         }
         try worker.recover()
         return worker
