@@ -11,6 +11,16 @@ if ! swift build --build-tests > /tmp/geomon-build.log 2>&1; then
 fi
 echo "== swift test" >&2
 swift test --skip-build
+echo "== the README's first command: scripts/demo.sh (about two minutes)" >&2
+if ! bash scripts/demo.sh > /tmp/geomon-demo.out 2>&1; then
+    tail -40 /tmp/geomon-demo.out
+    echo "demo: FAIL" >&2
+    exit 1
+fi
+grep -q "the same events at the same times" /tmp/geomon-demo.out && [ "$(grep -c '^{"id"' /tmp/geomon-demo.out)" -ge 5 ] \
+    && grep -q 'power.action="gnss-off' /tmp/geomon-demo.out && grep -q 'hook output' /tmp/geomon-demo.out \
+    || { tail -40 /tmp/geomon-demo.out; echo "demo: FAIL: no events, receiver switches or hook output live" >&2; exit 1; }
+echo "demo: $(grep -c '^{"id"' /tmp/geomon-demo.out) events live, the replay's the same"
 echo "== the Debian package: build, lintian, systemd-analyze, install, purge (scripts/package-test.sh)" >&2
 bash scripts/package-test.sh
 echo "== crash torture (short form: 20 kills; long form: python3 scripts/torture.py --kills 200)" >&2

@@ -507,10 +507,9 @@ final class GeoJSONReader {
                                 propertyIDBad = true
                                 self.report("property '\(idProperty)' must be a string or a number", at: offset)
                             }
-                        } else if pkey == nameProperty, self.peek() == UInt8(ascii: "\"") {
-                            name = try self.parseStringValue()
-                        } else if pkey == nameProperty, let value = try self.parseIDValue() {
-                            name = value
+                        } else if pkey == nameProperty {
+                            // A string or a number; anything else (null) is no name.
+                            name = try self.parseIDValue()
                         } else if sizeProperties.contains(pkey) {
                             let offset = self.i
                             sizes[pkey] = (try self.parseNumberValue(), offset)

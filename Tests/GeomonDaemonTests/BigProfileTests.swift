@@ -46,7 +46,8 @@ struct BigProfileTests {
         let result = try runProcess(URL(fileURLWithPath: Self.timeBinary),
                                     ["-f", "peak-rss-kb %M", TestSupport.geomonBinary.path, "validate", profile])
         #expect(result.exitCode == 0, "\(result.stderr.suffix(500))")
-        #expect(result.stdout == "\(profile): ok\n")
+        // One warning for the file: its 23 m x 33 m zones are small for min_accuracy 50 m.
+        #expect(result.stdout == "\(profile): ok (1 warning)\n")
         let line = result.stderr.split(separator: "\n").last { $0.hasPrefix("peak-rss-kb ") }
         let kilobytes = try #require(line.flatMap { Int($0.dropFirst("peak-rss-kb ".count)) })
         print("100,000 fences: peak RSS \(kilobytes / 1024) MB (bound \(Self.boundKilobytes / 1024) MB)")

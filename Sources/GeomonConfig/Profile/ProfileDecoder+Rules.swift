@@ -129,6 +129,13 @@ extension ProfileDecoder {
         let gnssAccuracy = profile.sources.gnss?.minAccuracyMeters
         let coarseOnly = profile.sources.gnss == nil && profile.sources.coarse != nil
         let coarseAccuracy = profile.sources.coarse?.expectedAccuracyMeters ?? 500
+        // Per GeoJSON file: where its one small-fence warning is, and how many fences it covers.
+        var smallInFile: [String: (index: Int, count: Int)] = [:]
+        defer {
+            for (file, entry) in smallInFile where entry.count > 1 {
+                diagnostics[entry.index].message += " (and \(entry.count - 1) more \(entry.count == 2 ? "fence" : "fences") of \(file) like it)"
+            }
+        }
         for (number, record) in records.enumerated() {
             let fence = profile.fences[number]
             let anchor = fence.location
@@ -138,8 +145,18 @@ extension ProfileDecoder {
             }
             firstByShape[record.digest] = number
             if let small = record.smallInradius, let gnssAccuracy, !coarseOnly {
-                diagnostics.append(.warning(smallFenceMessage(fence, kind: small.kind, inradius: small.meters, accuracy: gnssAccuracy,
-                                                              hysteresis: profile.transitions.hysteresisMeters), at: record.radiusLocation ?? anchor))
+                if let file = record.geojsonFile {
+                    // A file's small fences: one warning, at the first (a big file has thousands).
+                    if smallInFile[file] == nil {
+                        smallInFile[file] = (diagnostics.count, 0)
+                        diagnostics.append(.warning(smallFenceMessage(fence, kind: small.kind, inradius: small.meters, accuracy: gnssAccuracy,
+                                                                      hysteresis: profile.transitions.hysteresisMeters), at: anchor))
+                    }
+                    smallInFile[file]?.count += 1
+                } else {
+                    diagnostics.append(.warning(smallFenceMessage(fence, kind: small.kind, inradius: small.meters, accuracy: gnssAccuracy,
+                                                                  hysteresis: profile.transitions.hysteresisMeters), at: record.radiusLocation ?? anchor))
+                }
             }
             guard case .circle(let center, let radius) = fence.shape else { continue }
             if let first = firstByCenter[center].map({ profile.fences[$0] }) {
