@@ -36,8 +36,8 @@ public final class ReplayRun {
     /// The coarse fixes offered to the policy (recorded or derived), sorted by time.
     public let coarse: [Fix]
     /// The run's source after `run`: the receiver's accounting, actions, delivered fixes, events.
-    public private(set) var source: ReplaySource?
-    public private(set) var baseline: ReplaySource?
+    public private(set) var source: ReceiverModelService?
+    public private(set) var baseline: ReceiverModelService?
     public private(set) var match: EventMatch?
     public private(set) var oracle: OracleBound?
     /// Index lookups of the run.
@@ -58,35 +58,40 @@ public final class ReplayRun {
     public var start: UTCTime? { track.first?.time }
     public var end: UTCTime? { track.last?.time }
 
-    /// Runs the recording through a driver whose journal (if any) stores it; `configure` sets the
-    /// driver's observers before it starts. Then, with `compareAlwaysOn`, the baseline.
-    public func run(journal: Journal?, configure: (MonitorDriver, ReplaySource) -> Void = { _, _ in }) throws {
+    /// Runs the recording through a driver on a virtual clock whose journal (if any) stores
+    /// it, with `services` beside the receiver model (hooks, MQTT, printing); `configure` sets
+    /// the driver's observers before it starts. Then, with `compareAlwaysOn`, the baseline.
+    /// - Parameter speed: play `speed` times real time (`--speed`); nil as fast as possible.
+    public func run(journal: Journal?, services: [any Service] = [], speed: Double? = nil, log: Log = Log(level: .error),
+                    configure: (MonitorDriver, ReceiverModelService) -> Void = { _, _ in }) throws {
         guard let start, let end else { return }
         let source = makeSource(configuration, start: start, end: end)
         let machine = Monitor(profile: profile, index: index, configuration: configuration)
-        let driver = MonitorDriver(machine: machine, journal: journal)
+        let clock = VirtualClock(start: start, speed: speed)
+        clock.unpacedThrough = journal?.lastCommittedFixTime
+        let driver = MonitorDriver(machine: machine, journal: journal, clock: clock, services: [source] + services, log: log)
+        driver.decideUntil = end
         configure(driver, source)
-        try driver.start(source)
-        try driver.run(source)
-        try driver.flush(now: end)
+        try driver.run()
         self.source = source
         lookups = driver.machine.lookups
         guard options.compareAlwaysOn else { return }
         var forced = configuration
         forced.alwaysOn = true
         let baselineSource = makeSource(forced, start: start, end: end)
-        let baselineDriver = MonitorDriver(machine: Monitor(profile: profile, index: index, configuration: forced), journal: nil)
-        try baselineDriver.start(baselineSource)
-        try baselineDriver.run(baselineSource)
+        let baselineDriver = MonitorDriver(machine: Monitor(profile: profile, index: index, configuration: forced), journal: nil,
+                                           clock: VirtualClock(start: start), services: [baselineSource], log: log)
+        baselineDriver.decideUntil = end
+        try baselineDriver.run()
         baseline = baselineSource
         match = EventMatch(baseline: baselineSource.receiver.events, candidate: source.receiver.events, window: configuration.maxSleep)
         oracle = OracleBound(track: track, index: index, settings: profile.policy.receiver)
     }
 
-    private func makeSource(_ configuration: PowerConfiguration, start: UTCTime, end: UTCTime) -> ReplaySource {
+    private func makeSource(_ configuration: PowerConfiguration, start: UTCTime, end: UTCTime) -> ReceiverModelService {
         let receiver = ReplayReceiver(track: track, coarse: coarse, settings: profile.policy.receiver,
                                       interpolationMaxGap: options.interpolationMaxGap, configuration: configuration)
-        return ReplaySource(receiver: receiver, start: start, end: end)
+        return ReceiverModelService(receiver: receiver, start: start, end: end)
     }
 
     /// The energy figures of the run (and of the baseline).

@@ -50,23 +50,8 @@ public final class MQTTPublisher {
         }
     }
 
-    /// The connection as `geomon status` shows it.
-    public enum State: Equatable, Sendable {
-        case disconnected
-        case connecting
-        case connected
-    }
-
-    /// What the publisher reports (the daemon logs it).
-    public enum Report: Sendable {
-        /// A connection was accepted; `pending` messages wait; `outage` how long it was down.
-        case connected(pending: Int, outageSeconds: Double?)
-        /// The first failure of an outage (later attempts of the same outage are `retrying`).
-        case unreachable(reason: String, retryIn: Duration)
-        case retrying(reason: String, retryIn: Duration)
-        /// The outbox could not be read or updated.
-        case storeFailed(String)
-    }
+    public typealias State = MQTTSession.State
+    public typealias Report = MQTTSession.Report
 
     public typealias Now = (wall: UTCTime, monotonicMicroseconds: Int64)
 
@@ -74,26 +59,20 @@ public final class MQTTPublisher {
     private let outbox: any PublicationOutbox
     public var onReport: ((Report) -> Void)?
 
-    public private(set) var state: State = .disconnected
+    /// The protocol's decisions (connect, window, acknowledgements, backoff).
+    private var session: MQTTSession
+    public var state: State { session.state }
     /// Why the last connection attempt failed or the connection was lost.
-    public private(set) var lastError: String?
+    public var lastError: String? { session.lastError }
     /// Messages acknowledged since start.
     public private(set) var publishedCount = 0
 
     private var handle: OpaquePointer?
+    /// What libmosquitto's callbacks said since the last step.
     private var connectedFlag = false
     private var refusedReason: String?
     private var lostReason: String?
     private var lastLibraryError: String?
-    /// mid → outbox seq of the messages sent on this handle and not yet acknowledged.
-    private var inFlight: [Int32: Int64] = [:]
-    private var acknowledged: [Int64] = []
-    private var lastSentSeq: Int64 = 0
-    private var drained = false
-    private var failures = 0
-    private var reconnectAt: Int64?
-    private var outageStart: Int64?
-    private var connectStarted: Int64 = 0
     private var lastMisc: Int64 = 0
 
     private static let libraryReady: Bool = { mosquitto_lib_init() == MOSQ_ERR_SUCCESS.rawValue }()
@@ -101,6 +80,8 @@ public final class MQTTPublisher {
     public init(settings: Settings, outbox: any PublicationOutbox) {
         self.settings = settings
         self.outbox = outbox
+        session = MQTTSession(settings: .init(window: settings.window, keepaliveSeconds: settings.keepaliveSeconds, qos: settings.qos,
+                                              minBackoff: settings.minBackoff, maxBackoff: settings.maxBackoff))
         _ = Self.libraryReady
     }
 
@@ -125,16 +106,16 @@ public final class MQTTPublisher {
     public var pendingCount: Int { (try? outbox.pendingPublicationCount()) ?? 0 }
 
     /// True when nothing is pending and nothing is in flight (after a `step`).
-    public var isDrained: Bool { state == .connected && inFlight.isEmpty && drained }
+    public var isDrained: Bool { session.isDrained }
 
     /// New messages were committed: send them (on the next `step`).
     public func poke() {
-        drained = false
+        session.poke()
     }
 
     /// Skips the backoff: the next `step` connects (`geomon publish retry`, SIGUSR1).
     public func reconnectNow() {
-        if handle == nil { reconnectAt = nil }
+        session.reconnectNow()
     }
 
     /// Does what is due: reads and writes the socket (`revents` from poll, 0 when woken by a
@@ -142,50 +123,56 @@ public final class MQTTPublisher {
     /// the monotonic instant to call again without input.
     @discardableResult
     public func step(revents: Int16 = 0, now: Now) -> Int64 {
+        let mono = now.monotonicMicroseconds
         if let handle {
             var rc: Int32 = MOSQ_ERR_SUCCESS.rawValue
             // Any readiness (POLLOUT included: a TLS handshake progresses only in loop_read).
             if revents != 0 { rc = mosquitto_loop_read(handle, 8) }
             if rc == MOSQ_ERR_SUCCESS.rawValue, revents & Int16(POLLOUT) != 0 { rc = mosquitto_loop_write(handle, 8) }
-            if rc == MOSQ_ERR_SUCCESS.rawValue, now.monotonicMicroseconds - lastMisc >= 1_000_000 || revents == 0 {
-                lastMisc = now.monotonicMicroseconds
+            if rc == MOSQ_ERR_SUCCESS.rawValue, mono - lastMisc >= 1_000_000 || revents == 0 {
+                lastMisc = mono
                 rc = mosquitto_loop_misc(handle)
             }
             if rc != MOSQ_ERR_SUCCESS.rawValue, lostReason == nil, refusedReason == nil {
                 lostReason = describe(rc)
             }
-            if connectedFlag, state != .connected { becameConnected(now: now) }
-            if !acknowledged.isEmpty {
-                do {
-                    try outbox.markPublished(acknowledged, at: now.wall)
-                    publishedCount += acknowledged.count
-                    acknowledged.removeAll()
-                } catch {
-                    onReport?(.storeFailed("\(error)"))
+            if connectedFlag, session.state != .connected {
+                onReport?(session.accepted(now: mono, pending: pendingCount))
+                if let topic = settings.statusTopic {
+                    _ = publishRaw(handle, topic: topic, payload: OwnTracks.online(at: now.wall, trackerID: settings.trackerID), retain: true)
                 }
             }
+            markAcknowledged(at: now.wall)
             if let reason = refusedReason ?? lostReason ?? (mosquitto_socket(handle) < 0 ? "connection closed" : nil) {
                 failed(reason, now: now)
-            } else if state == .connected {
+            } else if session.state == .connected {
                 fill(now: now)
-            } else if now.monotonicMicroseconds - connectStarted > Int64(settings.keepaliveSeconds) * 1_000_000 {
+            } else if session.connectTimedOut(now: mono) {
                 failed("no answer from the broker within \(settings.keepaliveSeconds) s", now: now)
             }
         }
-        if handle == nil, reconnectAt.map({ now.monotonicMicroseconds >= $0 }) ?? true {
+        if handle == nil, session.wantsConnect(now: mono) {
             connect(now: now)
         }
-        if handle == nil { return reconnectAt ?? now.monotonicMicroseconds + 1_000_000 }
-        // While connecting: every second (the connect timeout); connected: often enough for
-        // the keepalive ping (`loop_misc` sends it after `keepalive` seconds of silence).
-        let interval: Int64 = state == .connected ? Int64(settings.keepaliveSeconds) * 500_000 : 1_000_000
-        return now.monotonicMicroseconds + interval
+        return session.nextWake(now: mono)
+    }
+
+    private func markAcknowledged(at time: UTCTime) {
+        let acknowledged = session.takeAcknowledged()
+        guard !acknowledged.isEmpty else { return }
+        do {
+            try outbox.markPublished(acknowledged, at: time)
+            publishedCount += acknowledged.count
+        } catch {
+            session.putBack(acknowledged)
+            onReport?(.storeFailed("\(error)"))
+        }
     }
 
     /// A clean stop: the offline status (retained), then DISCONNECT, waiting at most `timeout`.
     public func close(now: Now, timeout: Duration = .seconds(1)) {
         guard let handle else { return }
-        if state == .connected {
+        if session.state == .connected {
             if let topic = settings.statusTopic {
                 _ = publishRaw(handle, topic: topic, payload: OwnTracks.lastWill(connectedAt: now.wall), retain: true)
             }
@@ -200,7 +187,7 @@ public final class MQTTPublisher {
         }
         mosquitto_destroy(handle)
         self.handle = nil
-        state = .disconnected
+        session.closed()
     }
 
     // MARK: - Connecting
@@ -215,13 +202,8 @@ public final class MQTTPublisher {
         refusedReason = nil
         lostReason = nil
         lastLibraryError = nil
-        inFlight = [:]
-        acknowledged = []
-        lastSentSeq = 0
-        drained = false
-        connectStarted = now.monotonicMicroseconds
         lastMisc = now.monotonicMicroseconds
-        state = .connecting
+        session.connecting(now: now.monotonicMicroseconds)
         mosquitto_int_option(m, MOSQ_OPT_PROTOCOL_VERSION, Int32(MQTT_PROTOCOL_V311))
         mosquitto_int_option(m, MOSQ_OPT_SEND_MAXIMUM, Int32(max(1, settings.window)))
         mosquitto_connect_callback_set(m) { _, obj, rc in
@@ -242,7 +224,7 @@ public final class MQTTPublisher {
         mosquitto_publish_callback_set(m) { _, obj, mid in
             guard let obj else { return }
             let me = Unmanaged<MQTTPublisher>.fromOpaque(obj).takeUnretainedValue()
-            if let seq = me.inFlight.removeValue(forKey: mid) { me.acknowledged.append(seq) }
+            me.session.acknowledged(mid: mid)
         }
         mosquitto_log_callback_set(m) { _, obj, level, text in
             guard let obj, let text, level == MOSQ_LOG_ERR || level == MOSQ_LOG_WARNING else { return }
@@ -276,62 +258,31 @@ public final class MQTTPublisher {
         }
     }
 
-    private func becameConnected(now: Now) {
-        state = .connected
-        lastError = nil
-        failures = 0
-        let outage = outageStart.map { Double(now.monotonicMicroseconds - $0) / 1e6 }
-        outageStart = nil
-        if let handle, let topic = settings.statusTopic {
-            _ = publishRaw(handle, topic: topic, payload: OwnTracks.online(at: now.wall, trackerID: settings.trackerID), retain: true)
-        }
-        onReport?(.connected(pending: pendingCount, outageSeconds: outage))
-    }
-
     /// The connection attempt or the connection failed: drop the handle, back off.
     private func failed(_ reason: String, now: Now) {
         if let handle { mosquitto_destroy(handle) }
         handle = nil
         connectedFlag = false
-        inFlight = [:]
-        state = .disconnected
         var text = reason
         if let detail = lastLibraryError, !text.contains(detail), reason.contains("TLS") || reason.contains("lost") {
             text += " (\(detail))"
         }
-        lastError = text
-        let delay = backoff()
-        reconnectAt = now.monotonicMicroseconds + Int64(delay.components.seconds) * 1_000_000 + delay.components.attoseconds / 1_000_000_000_000
-        if outageStart == nil {
-            outageStart = now.monotonicMicroseconds
-            onReport?(.unreachable(reason: text, retryIn: delay))
-        } else {
-            onReport?(.retrying(reason: text, retryIn: delay))
-        }
-    }
-
-    private func backoff() -> Duration {
-        failures += 1
-        var delay = settings.minBackoff
-        for _ in 1..<min(failures, 30) where delay < settings.maxBackoff { delay = delay * 2 }
-        return min(delay, settings.maxBackoff)
+        onReport?(session.failed(text, now: now.monotonicMicroseconds))
     }
 
     // MARK: - Sending
 
     /// Sends the oldest messages not yet sent on this connection, up to the window.
     private func fill(now: Now) {
-        guard let handle, !drained || !inFlight.isEmpty else { return }
-        let room = settings.window - inFlight.count
-        guard room > 0 else { return }
+        guard let handle, let window = session.sendWindow else { return }
         let rows: [StoredPublication]
         do {
-            rows = try outbox.pendingPublications(after: lastSentSeq, limit: room)
+            rows = try outbox.pendingPublications(after: window.after, limit: window.limit)
         } catch {
             onReport?(.storeFailed("\(error)"))
             return
         }
-        if rows.count < room { drained = true }
+        session.read(rows.count, of: window.limit)
         for row in rows {
             let p = row.publication
             var mid: Int32 = 0
@@ -342,18 +293,9 @@ public final class MQTTPublisher {
                 lostReason = describe(rc)
                 return
             }
-            lastSentSeq = row.seq
-            if settings.qos == 0 {
-                acknowledged.append(row.seq)
-            } else {
-                inFlight[mid] = row.seq
-            }
+            session.sent(seq: row.seq, mid: mid)
         }
-        if !acknowledged.isEmpty, settings.qos == 0 {
-            try? outbox.markPublished(acknowledged, at: now.wall)
-            publishedCount += acknowledged.count
-            acknowledged.removeAll()
-        }
+        if settings.qos == 0 { markAcknowledged(at: now.wall) }
     }
 
     private func publishRaw(_ handle: OpaquePointer, topic: String, payload: String, retain: Bool) -> Int32 {

@@ -56,11 +56,8 @@ public final class GPSDSource {
 
     private let data: UnsafeMutablePointer<gps_data_t>
     private var open = false
-    private var lastFixTimeMs: Int64?
-    /// A fix whose epoch's accuracy gpsd has not reported yet (its first report of an epoch
-    /// often has none); completed by a later report of the same epoch, or sent as it is when
-    /// the next epoch starts or the daemon's epoch budget passes (`flushPendingFix`).
-    private var pending: Fix?
+    /// The epoch logic: when a report's accuracy is known (`GPSDEpochs`).
+    private var epochs = GPSDEpochs()
 
     /// How long the daemon waits for an epoch's accuracy before taking the fix without it.
     public static let epochBudget: Duration = .seconds(1)
@@ -103,7 +100,7 @@ public final class GPSDSource {
             throw GPSDError(code: .connectFailed, endpoint: endpoint, message: message)
         }
         open = true
-        lastFixTimeMs = nil
+        epochs.reset()
         backoff.succeeded()
         var events = setState(.connected)
         if watchEnabled {
@@ -157,30 +154,17 @@ public final class GPSDSource {
             if rc == 0 { break }
             handled += 1
             guard let (fix, accuracyKnown) = currentFix() else { continue }
-            if let held = pending, held.time != fix.time {
-                events.append(.fix(held))
-                pending = nil
-            }
-            if accuracyKnown {
-                pending = nil
-                lastFixTimeMs = fix.time.millisecondsSince1970
-                events.append(.fix(fix))
-            } else if pending == nil {
-                pending = fix
-            }
+            events += epochs.reported(fix, accuracyKnown: accuracyKnown).map { .fix($0) }
         }
         return events
     }
 
     /// True while a fix waits for its epoch's accuracy.
-    public var hasPendingFix: Bool { pending != nil }
+    public var hasPendingFix: Bool { epochs.pending != nil }
 
     /// Gives up waiting for the pending fix's accuracy: returns it as it is (accuracy unknown).
     public func flushPendingFix() -> [Event] {
-        guard let held = pending else { return [] }
-        pending = nil
-        lastFixTimeMs = held.time.millisecondsSince1970
-        return [.fix(held)]
+        epochs.flush().map { .fix($0) }
     }
 
     /// Closes the connection (state `.disconnected(reason:)`).
@@ -206,7 +190,7 @@ public final class GPSDSource {
         guard geomon_gps_has_mode(data), geomon_gps_has_time(data), geomon_gps_has_latlon(data),
               geomon_gps_mode(data) >= 2 else { return nil }
         let timeMs = Int64(geomon_gps_time_ms(data))
-        guard timeMs > 0, timeMs != lastFixTimeMs else { return nil }
+        guard timeMs > 0 else { return nil }
         let coordinate = Coordinate(latitude: geomon_gps_latitude(data), longitude: geomon_gps_longitude(data))
         guard coordinate.isValid else { return nil }
         var accuracy = AccuracyModel.unknownAccuracyMeters

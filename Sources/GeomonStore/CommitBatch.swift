@@ -20,6 +20,8 @@ public struct CommitBatch: Sendable {
     /// Messages to publish (MQTT), in order; one that carries an event is written only with
     /// that event (a re-decided event that is already stored adds nothing).
     public var publications: [Publication] = []
+    /// The running daemon's status, when it changed.
+    public var runtimeStatus: RuntimeStatus?
     /// Extra key/values to write (e.g. the power policy's state).
     public var keyValues: [String: String] = [:]
     /// When the batch is committed (wall clock or virtual), for `updated_at`.
@@ -30,5 +32,5 @@ public struct CommitBatch: Sendable {
         self.committedAt = committedAt
     }
 
-    public var isEmpty: Bool { fixes.isEmpty && changes.isEmpty && events.isEmpty && keyValues.isEmpty && receiverSwitches.isEmpty && publications.isEmpty && receiverLogShift == nil }
+    public var isEmpty: Bool { fixes.isEmpty && changes.isEmpty && events.isEmpty && keyValues.isEmpty && receiverSwitches.isEmpty && publications.isEmpty && receiverLogShift == nil && runtimeStatus == nil }
 }

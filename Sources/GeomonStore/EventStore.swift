@@ -294,6 +294,9 @@ public final class EventStore {
                     try insertDelivery.run()
                 }
             }
+            if let status = batch.runtimeStatus {
+                try RuntimeStatusTable(db: db).write(status)
+            }
             if let shift = batch.receiverLogShift {
                 let update = try db.prepare("UPDATE receiver_log SET time_ms = time_ms + ? WHERE rowid > ?")
                 update.bind(1, shift.by.wholeMilliseconds)
@@ -404,6 +407,11 @@ public final class EventStore {
                 try body(fix)
             }
         }
+    }
+
+    /// What the daemon last wrote about itself, if it ever ran on this database.
+    public func runtimeStatus() throws -> RuntimeStatus? {
+        try RuntimeStatusTable(db: db).read()
     }
 
     /// The receiver log's last row (0 when empty): the switches stored after it are a later

@@ -88,6 +88,28 @@ enum Migrations {
         CREATE INDEX publications_pending ON publications(seq) WHERE published_at_ms IS NULL;
         CREATE INDEX publications_time ON publications(time_ms);
         """,
+        // 4: the running daemon's status as one typed row (it was a JSON text in kv).
+        """
+        CREATE TABLE runtime_status (
+            id INTEGER PRIMARY KEY CHECK (id = 1),
+            running INTEGER NOT NULL,
+            pid INTEGER NOT NULL,
+            profile TEXT NOT NULL,
+            mode TEXT NOT NULL,
+            receiver_on INTEGER NOT NULL,
+            receiver_reason TEXT NOT NULL,
+            gnss_plugin TEXT, gnss_endpoint TEXT, gnss_state TEXT,
+            coarse_plugin TEXT, coarse_endpoint TEXT, coarse_state TEXT, coarse_accuracy TEXT, coarse_malformed INTEGER,
+            last_fix_ms INTEGER, last_fix_lat REAL, last_fix_lon REAL, last_fix_accuracy_m REAL, last_fix_source TEXT,
+            inside TEXT NOT NULL,
+            mqtt_broker TEXT, mqtt_topic TEXT, mqtt_state TEXT, mqtt_published INTEGER,
+            uptime_s INTEGER NOT NULL,
+            loop_wakeups INTEGER NOT NULL,
+            hooks_running INTEGER NOT NULL,
+            updated_ms INTEGER NOT NULL
+        );
+        DELETE FROM kv WHERE key = 'runtime_status';
+        """,
     ]
 
     static var latestVersion: Int { all.count }

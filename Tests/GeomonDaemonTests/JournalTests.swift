@@ -54,16 +54,19 @@ struct JournalTests {
         configuration.alwaysOn = true
         let receiver = ReplayReceiver(track: fixes, coarse: [], settings: profile.policy.receiver,
                                       interpolationMaxGap: .seconds(10), configuration: configuration)
-        let source = ReplaySource(receiver: receiver, start: fixes[0].time, end: fixes[fixes.count - 1].time)
-        let driver = MonitorDriver(machine: Monitor(profile: profile, configuration: configuration), journal: journal)
+        let source = ReceiverModelService(receiver: receiver, start: fixes[0].time, end: fixes[fixes.count - 1].time)
+        let driver = MonitorDriver(machine: Monitor(profile: profile, configuration: configuration), journal: journal,
+                                   clock: VirtualClock(start: fixes[0].time), services: [source])
         driver.silentThrough = journal.lastCommittedFixTime
+        driver.decideUntil = fixes[fixes.count - 1].time
         var events: [StoredEvent] = []
         var processed = 0
         driver.onCommitted = { committed, _ in events += committed }
         driver.onEffect = { effect, _ in if case let .commit(c) = effect { processed += c.fixes.count } }
-        try driver.start(source)
-        try driver.run(source)
-        if flush { try driver.flush(now: source.now) }
+        try driver.start()
+        // Up to the end of the inputs; a crash loses the open batch, a clean end commits it.
+        while !source.finished, try driver.step() != .finished {}
+        if flush { driver.stop() }
         return (events, processed)
     }
 

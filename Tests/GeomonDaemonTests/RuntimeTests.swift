@@ -1,6 +1,10 @@
 @testable import GeomonDaemon
 import GeomonTestSupport
 import Foundation
+import GeomonCore
+#if canImport(Glibc)
+import Glibc
+#endif
 import Testing
 
 struct LogTests {
@@ -93,54 +97,71 @@ struct SystemdNotifierTests {
 }
 
 @Suite(.serialized)
-struct EventLoopTests {
-    @Test func aTimeoutWithNoInputReturnsZeroAfterSleeping() throws {
-        let loop = try EventLoop()
-        let start = (SystemHostClock.monotonicMicroseconds() / 1000)
-        #expect(loop.runOnce(timeoutMilliseconds: 30) == 0)
-        #expect((SystemHostClock.monotonicMicroseconds() / 1000) - start >= 25)
+/// The driver's loop on the system clock: one poll(2) over the services' descriptors, with a
+/// timeout to the earliest deadline.
+struct DriverLoopTests {
+    /// A service polling one pipe; counts what it read.
+    final class PipeService: Service {
+        let name = "pipe"
+        let pipe: WakePipe
+        var polled = true
+        var read: [UInt8] = []
+        init() throws { pipe = try WakePipe() }
+        var pollRequest: PollRequest? { polled ? PollRequest(fd: pipe.readFD, events: Int16(POLLIN)) : nil }
+        func process(revents: Int16, _ driver: DriverContext) throws { read += pipe.drain() }
+    }
+
+    static func driver(_ services: [any Service]) -> MonitorDriver {
+        MonitorDriver(machine: Monitor(profile: Profile(name: "loop", mode: .continuous)), journal: nil,
+                      clock: LiveClock(host: SystemHostClock()), services: services)
+    }
+
+    @Test func aTimeoutWithNoInputReturnsAfterSleeping() throws {
+        let clock = LiveClock(host: SystemHostClock())
+        let start = clock.monotonic
+        var polls: [pollfd] = []
+        #expect(clock.wait(&polls, until: start + 30_000, realDeadline: nil, holding: false) == .deadline)
+        #expect(clock.monotonic - start >= 25_000)
     }
 
     @Test func aWakeFromAnotherThreadInterruptsTheSleep() throws {
-        let loop = try EventLoop()
-        nonisolated(unsafe) var received: [UInt8] = []
-        loop.onWake = { received += $0 }
-        let wakeFD = loop.wakeWrite
-        let thread = Thread { usleep(20_000); var b: UInt8 = 7; _ = write(wakeFD, &b, 1) }
+        let service = try PipeService()
+        let driver = Self.driver([service])
+        let pipe = service.pipe
+        let thread = Thread { usleep(20_000); pipe.wake(7) }
         thread.start()
-        #expect(loop.runOnce(timeoutMilliseconds: 10_000) == 1)
-        #expect(received == [7])
+        #expect(try driver.step() == .progressed)
+        #expect(service.read == [7])
     }
 
-    @Test func aReadableDescriptorRunsItsHandler() throws {
-        let loop = try EventLoop()
-        var fds: [Int32] = [-1, -1]
-        #expect(pipe(&fds) == 0)
-        defer { close(fds[0]); close(fds[1]) }
-        var fired = 0
-        loop.watch(fds[0]) { _ in
-            var b: UInt8 = 0
-            _ = read(fds[0], &b, 1)
-            fired += 1
-        }
-        var byte: UInt8 = 1
-        _ = write(fds[1], &byte, 1)
-        loop.runOnce(timeoutMilliseconds: 1000)
-        #expect(fired == 1)
-        loop.unwatch(fds[0])
-        _ = write(fds[1], &byte, 1)
-        loop.runOnce(timeoutMilliseconds: 10)
-        #expect(fired == 1)
+    @Test func aReadableDescriptorIsProcessedByItsService() throws {
+        let service = try PipeService()
+        let driver = Self.driver([service])
+        service.pipe.wake(1)
+        #expect(try driver.step() == .progressed)
+        #expect(service.read == [1])
+        // Not polled any more: its input waits.
+        service.polled = false
+        service.pipe.wake(2)
+        let other = try PipeService()
+        let second = Self.driver([service, other])
+        other.pipe.wake(3)
+        #expect(try second.step() == .progressed)
+        #expect(service.read == [1] && other.read == [3])
     }
 
-    @Test func aSignalBecomesAByteOnTheLoopThread() throws {
-        let loop = try EventLoop()
-        nonisolated(unsafe) var received: [UInt8] = []
-        loop.onWake = { received += $0 }
-        SignalForwarding.install(into: loop, signals: [SIGUSR1])
-        defer { SignalForwarding.uninstall(signals: [SIGUSR1]) }
+    @Test func aSignalBecomesAnInputOnTheLoopThread() throws {
+        let signals = try SignalService(log: Log(level: .error))
+        let driver = Self.driver([signals])
+        try driver.start()
+        defer { driver.stop() }
         kill(getpid(), SIGUSR1)
-        loop.runOnce(timeoutMilliseconds: 1000)
-        #expect(received == [SignalForwarding.byte(for: SIGUSR1)])
+        #expect(try driver.step() == .progressed)
+        #expect(signals.pollRequest != nil)
+        // SIGTERM: the next steps stop the driver.
+        kill(getpid(), SIGTERM)
+        var outcome = try driver.step()
+        while outcome == .progressed { outcome = try driver.step() }
+        #expect(outcome == .finished && driver.stopReason == "signal")
     }
 }

@@ -3,6 +3,7 @@ import GeomonCore
 import GeomonDaemon
 import GeomonEvaluation
 import GeomonFormat
+import GeomonHooks
 import GeomonSources
 import GeomonStore
 #if canImport(Glibc)
@@ -151,42 +152,54 @@ struct ReplayCommand: GeomonCommand {
         // Without hooks and without pacing nothing acts on an event before its batch commits,
         // so events ride with their batch (they are still printed only after the commit).
         journal.commitEventsImmediately = !noHooks || speed != nil
-        let hooks: ReplayHookDelivery?
-        do {
-            hooks = try ReplayHooks.start(profile: profile, store: store, enabled: !noHooks)
-        } catch let error as SQLiteError {
-            throw CommandFailure(DatabaseTrust.writeFailure(path: dbPath, error))
+        var services: [any Service] = [EventReporter(output: json ? .json : .text, log: nil)]
+        var hooks: HookService?
+        if !noHooks {
+            let home = ProcessInfo.processInfo.environment["HOME"]
+            let service = try HookService(profile: profile, store: store) { profile, wake in
+                var settings = DeliveryWorker.Settings(
+                    profileName: profile.name, profileDirectory: HookTargets.absoluteDirectory(profile.directory),
+                    retry: profile.hooks.retry, home: home)
+                settings.conditionRecheck = .seconds(1)
+                return DeliveryWorker(queue: store, settings: settings, catalog: HookCatalog(settings: profile.hooks),
+                                      probe: .fromEnvironment(), onActivity: wake)
+            }
+            service.onOutcome = { outcome in
+                let what = "hook \(JSON.array(outcome.delivery.argv)) for \(outcome.delivery.event.kind.rawValue) \(outcome.delivery.eventID)"
+                switch outcome.decision {
+                case .delivered: break
+                case let .retry(at): writeStderr("geomon: \(what): attempt \(outcome.attempt) failed (\(outcome.result.summary)); retry at \(at.rfc3339)")
+                case .dead: writeStderr("geomon: \(what): attempt \(outcome.attempt) failed (\(outcome.result.summary)); dead-lettered")
+                }
+            }
+            service.onHeldBack = { count in
+                writeStderr("geomon: hooks: \(count) \(count == 1 ? "delivery waits" : "deliveries wait") for their conditions (network/external power)")
+            }
+            services.append(service)
+            hooks = service
         }
-        var publishing: ReplayPublishing?
+        var publishing: MQTTService?
         if publish {
             guard profile.publish.mqtt != nil else {
                 throw CommandFailure("--publish: the profile '\(profile.name)' has no 'publish.mqtt' section (docs/publish.md)", exitCode: .usage)
             }
-            publishing = try ReplayPublishing(profile: profile, store: store, log: { writeStderr($0) })
-            if let start = run.start, journal.lastCommittedFixTime == nil {
-                journal.queueWaypoints(at: start)
-                try journal.flush(now: start)
-            }
-            publishing?.committed()
+            let service = MQTTService(profile: profile, store: store, log: Log(level: .warning, journald: false, sink: { writeStderr("publish: \($0)") }),
+                                      powerSupply: nil, waypointsAtStart: journal.lastCommittedFixTime == nil)
+            service.patience = publishWait
+            services.append(service)
+            publishing = service
         }
         let progressBar = isatty(2) == 1 && run.track.count >= 5000 ? ProgressBar() : nil
         let resumeAfter = journal.lastCommittedFixTime
         var counts = (processed: 0, notNewer: 0, stored: 0, events: 0)
         var delivered = 0
-        var previous: UTCTime?
         let clock = ContinuousClock()
         let started = clock.now
         let cpuStarted = Bench.seconds()
         do {
-            try run.run(journal: journal) { driver, source in
+            try run.run(journal: journal, services: services, speed: speed) { driver, source in
                 driver.silentThrough = resumeAfter
-                driver.onCommitted = { events, _ in
-                    counts.events += events.count
-                    for stored in events { print(EventEncoding.line(stored.event, json: json)) }
-                    fflush(nil)
-                    try hooks?.committed()
-                    publishing?.committed()
-                }
+                driver.onCommitted = { events, _ in counts.events += events.count }
                 driver.onEffect = { effect, _ in
                     switch effect {
                     case let .commit(commit): counts.processed += commit.fixes.count
@@ -194,50 +207,34 @@ struct ReplayCommand: GeomonCommand {
                     default: break
                     }
                 }
-                source.beforeFix = { fix in
+                source.onFix = { fix in
                     delivered += 1
                     if let progressBar, delivered % max(1, run.track.count / 100) == 0 { progressBar.update(delivered, of: run.track.count) }
-                    if let resumeAfter, fix.time <= resumeAfter {
-                        counts.stored += 1
-                        return
-                    }
-                    if let speed, let last = previous, fix.time > last {
-                        let seconds = (fix.time - last).secondsValue / speed
-                        let pause = Duration.milliseconds(Int64((seconds * 1000).rounded()))
-                        if let publishing {
-                            publishing.committed()
-                            try publishing.pause(pause, hooks: hooks)
-                        } else if let hooks {
-                            try hooks.pause(pause)
-                        } else {
-                            Thread.sleep(forTimeInterval: pause.secondsValue)
-                        }
-                    }
-                    previous = fix.time
+                    if let resumeAfter, fix.time <= resumeAfter { counts.stored += 1 }
                 }
             }
         } catch let error as SQLiteError {
             progressBar?.finish()
-            fflush(nil)
             throw CommandFailure(DatabaseTrust.writeFailure(path: dbPath, error))
         }
         let elapsed = (clock.now - started).secondsValue
         let cpu = Bench.seconds() - cpuStarted
         progressBar?.update(run.track.count, of: run.track.count)
-        do {
-            try ReplayHooks.finish(hooks, dbPath: db)
-        } catch let error as SQLiteError {
-            throw CommandFailure(DatabaseTrust.writeFailure(path: dbPath, error))
-        }
         progressBar?.finish()
-        fflush(nil)
-        if let publishing {
-            let summary = publishing.drain(patience: publishWait)
-            if summary.pending > 0 {
-                let kept = db.map { "they stay in \($0); replaying into it again with --publish sends them" } ?? "the temporary database is removed with them"
-                throw CommandFailure("publish: \(summary.pending) messages not acknowledged by the broker (\(publishing.lastError ?? "no progress for \(NumberText.short(publishWait.secondsValue, 1)) s")); \(kept)", exitCode: .unavailable)
+        if hooks != nil {
+            let dead = try store.deliveries(status: .dead).count
+            if dead > 0 {
+                let where_ = db.map { "see 'geomon hooks dead --db \($0)'" } ?? "the temporary database is removed; use --db to keep them"
+                writeStderr("geomon: warning: \(dead) hook \(dead == 1 ? "delivery" : "deliveries") dead-lettered (\(where_))")
             }
-            writeStderr("publish: \(summary.published) messages acknowledged by the broker")
+        }
+        if let publishing {
+            let pending = try store.pendingPublicationCount()
+            if pending > 0 {
+                let kept = db.map { "they stay in \($0); replaying into it again with --publish sends them" } ?? "the temporary database is removed with them"
+                throw CommandFailure("publish: \(pending) messages not acknowledged by the broker (\(publishing.lastError ?? "no progress for \(NumberText.short(publishWait.secondsValue, 1)) s")); \(kept)", exitCode: .unavailable)
+            }
+            writeStderr("publish: \(publishing.publishedCount) messages acknowledged by the broker")
         }
         if let reportPath {
             let text = json ? ReplayReport.json(run) : ReplayReport.table(run)

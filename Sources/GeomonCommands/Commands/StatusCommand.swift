@@ -1,4 +1,3 @@
-import Foundation
 import GeomonCore
 import GeomonDaemon
 import GeomonFormat
@@ -42,12 +41,7 @@ struct StatusCommand: GeomonCommand {
         let running = InstanceLock.isHeld(databasePath: store.path)
         // The daemon's last written status; "running" is decided by the instance lock, so a
         // killed daemon is not reported as running.
-        var daemon: [String: Any]?
-        if let text = try store.value(forKey: "runtime_status"),
-           let object = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any] {
-            daemon = object
-            daemon?["running"] = running
-        }
+        let daemon = try store.runtimeStatus()
         if json {
             var o = JSONObject()
             o.add("profile", profile)
@@ -87,17 +81,16 @@ struct StatusCommand: GeomonCommand {
             o.add("pending_deliveries", pending)
             o.add("dead_deliveries", dead)
             o.add("pending_messages", pendingMessages)
-            if let daemon, let data = try? JSONSerialization.data(withJSONObject: daemon, options: [.sortedKeys]) {
-                o.add("daemon", raw: String(decoding: data, as: UTF8.self))
+            if let daemon {
+                o.add("daemon", raw: RuntimeStatusText.json(daemon, running: running, pendingDeliveries: pending, pendingMessages: pendingMessages))
             } else {
                 o.add("daemon", raw: "null")
             }
             print(o.text)
         } else {
             var daemonLine = running ? "running" : "not running"
-            if let receiver = daemon?["receiver"] as? [String: Any], let state = receiver["state"] as? String {
-                daemonLine += ", receiver \(state)"
-                if let reason = receiver["reason"] as? String { daemonLine += " (\(reason))" }
+            if let daemon {
+                daemonLine += ", receiver \(daemon.receiverOn ? "on" : "off") (\(daemon.receiverReason))"
             }
             print("profile:            \(profile ?? "-")")
             print("daemon:             \(daemonLine)")
@@ -107,9 +100,9 @@ struct StatusCommand: GeomonCommand {
             print("events:             \(eventCount)")
             print("pending deliveries: \(pending)")
             print("dead deliveries:    \(dead)")
-            if let mqtt = daemon?["mqtt"] as? [String: Any] {
-                let state = running ? (mqtt["state"] as? String ?? "-") : "not running"
-                print("mqtt:               \(mqtt["broker"] as? String ?? "-"), \(state), \(pendingMessages) pending")
+            if let mqtt = daemon?.mqtt {
+                let state = running ? mqtt.state : "not running"
+                print("mqtt:               \(mqtt.broker), \(state), \(pendingMessages) pending")
             } else if pendingMessages > 0 {
                 print("pending messages:   \(pendingMessages)")
             }

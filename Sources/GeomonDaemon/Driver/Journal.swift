@@ -29,7 +29,6 @@ public final class Journal {
     public let snapshot: EngineSnapshot
     private var batch: CommitBatch
     private var hookTargets: HookTargets
-    private var pendingKeyValues: [String: String] = [:]
     /// The last fix time known to be committed.
     public private(set) var lastCommittedFixTime: UTCTime?
     /// The receiver log's last row before this journal wrote any (its run's switches follow).
@@ -105,12 +104,10 @@ public final class Journal {
         batch.publications.append(message)
     }
 
-    /// State to persist with the next commit (runtime status, replay's receiver intervals).
-    public func setValue(_ value: String, forKey key: String) {
-        pendingKeyValues[key] = value
+    /// The daemon's status, written with the next commit.
+    public func setRuntimeStatus(_ status: RuntimeStatus) {
+        batch.runtimeStatus = status
     }
-
-    public var hasPendingValues: Bool { !pendingKeyValues.isEmpty }
 
     /// A GNSS receiver switch (a `.gnssOn` or `.gnssOff` action), stored with the next commit.
     public func record(_ action: PowerAction, at time: UTCTime) {
@@ -130,10 +127,10 @@ public final class Journal {
         batch.receiverLogShift = (receiverLogStart, previous + shift)
     }
 
-    /// Adds one decision's writes; returns the events that are now committed (this commit's,
-    /// or a whole batch's when it filled up).
+    /// Adds one decision's writes; when that committed (an event, a full batch), returns the
+    /// events it committed, else nil.
     @discardableResult
-    public func add(_ commit: Monitor.Commit, now: UTCTime) throws -> [StoredEvent] {
+    public func add(_ commit: Monitor.Commit, now: UTCTime) throws -> [StoredEvent]? {
         batch.fixes += commit.fixes
         batch.changes.merge(commit.changes)
         for event in commit.events {
@@ -155,14 +152,13 @@ public final class Journal {
         if (commitEventsImmediately && !commit.events.isEmpty) || batch.fixes.count >= batchSize {
             return try flush(now: now)
         }
-        return []
+        return nil
     }
 
-    /// Commits whatever is buffered; returns the events it committed.
+    /// Commits whatever is buffered; returns the events it committed, nil when nothing was.
     @discardableResult
-    public func flush(now: UTCTime) throws -> [StoredEvent] {
-        for (key, value) in pendingKeyValues { batch.keyValues[key] = value }
-        guard !batch.isEmpty else { return [] }
+    public func flush(now: UTCTime) throws -> [StoredEvent]? {
+        guard !batch.isEmpty else { return nil }
         batch.usableFixCount = usableFixCount
         batch.lastFixTime = lastFixTime
         batch.location = location
@@ -172,7 +168,6 @@ public final class Journal {
         // resumes from the store's state and decides these inputs again).
         let stored = try store.commit(batch)
         lastCommittedFixTime = batch.lastFixTime
-        pendingKeyValues = [:]
         batch = CommitBatch(profileName: profile.name, committedAt: now)
         batch.fixes.reserveCapacity(batchSize)
         return stored

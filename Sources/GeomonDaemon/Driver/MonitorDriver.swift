@@ -1,113 +1,447 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 public import GeomonCore
 public import GeomonStore
+import GeomonFormat
 
-/// What a driver waits on: its clock and its inputs.
-public enum MonitorInput: Equatable, Sendable {
-    /// A fix arrived (GNSS or coarse).
-    case fix(Fix)
-    /// The machine's deadline came (dwell, scheduled wake, fix timeout).
-    case deadline
-    /// Something else woke the loop (a host timer, a signal, a hook finishing); nothing for the machine.
-    case other
-    /// Nothing is ready now and the clock only moves when a test advances it (`ManualClock`).
-    case idle
-    /// No more input (the recording ended, or the host stops).
-    case end
+/// What the services see of the driver: the clock's moment, the profile, the run's status,
+/// the log, and where their inputs go.
+public final class DriverContext {
+    let clock: any DriverClock
+    public let log: Log
+    public let journal: Journal?
+    public internal(set) var profile: Profile
+    /// The run's status (`geomon status`): services keep their part current; written with the
+    /// next flush after `statusChanged()`.
+    public var status = RuntimeStatus()
+    fileprivate var inputs: [DriverInput] = []
+    fileprivate var inputIndex = 0
+    fileprivate var statusDirty = true
+
+    init(clock: any DriverClock, log: Log, journal: Journal?, profile: Profile) {
+        self.clock = clock
+        self.log = log
+        self.journal = journal
+        self.profile = profile
+    }
+
+    /// The machine's time now.
+    public var now: UTCTime { clock.now }
+    /// The driver clock's monotonic microseconds (the services' `.driver` timers).
+    public var monotonic: Int64 { clock.monotonic }
+    /// The wall clock (the system's; a replay's virtual time).
+    public var wall: UTCTime { clock.wall }
+
+    /// The `.driver` instant `duration` from now.
+    public func monotonic(after duration: Duration) -> Int64 {
+        clock.monotonic + duration.wholeMicroseconds
+    }
+
+    /// The `.driver` instant of a wall-clock time.
+    public func monotonic(atWall time: UTCTime) -> Int64 {
+        clock.monotonic + (time.millisecondsSince1970 - clock.wall.millisecondsSince1970) * 1000
+    }
+
+    /// Hands the driver an input (decided in the order given, after the current one).
+    public func emit(_ input: DriverInput) {
+        inputs.append(input)
+    }
+
+    /// The status changed: it is written with the next flush.
+    public func statusChanged() {
+        statusDirty = true
+    }
+
+    fileprivate func nextInput() -> DriverInput? {
+        guard inputIndex < inputs.count else { return nil }
+        let input = inputs[inputIndex]
+        inputIndex += 1
+        if inputIndex == inputs.count {
+            inputs.removeAll(keepingCapacity: true)
+            inputIndex = 0
+        }
+        return input
+    }
 }
 
-/// Where a driver's fixes and time come from, and where its power actions go: gpsd and the
-/// coarse command on the system clock (`geomon run`), or the receiver model on a virtual clock
-/// (`geomon replay`).
-public protocol MonitorSource: AnyObject {
-    /// The machine's time base now.
-    var now: UTCTime { get }
-    /// Waits for the next input, at the latest until `deadline` (on the machine's time base).
-    func next(until deadline: UTCTime?) throws -> MonitorInput
-    /// Sees every effect of the machine, in order, as the driver performs it; acts on `.power`
-    /// (switching the receiver and the coarse source).
-    func observe(_ effect: Monitor.Effect, now: UTCTime)
+/// Why the driver cannot go on.
+public struct DriverError: Error, CustomStringConvertible, Sendable {
+    public var message: String
+    public init(_ message: String) { self.message = message }
+    public var description: String { message }
 }
 
-/// The one driver: runs the decision machine from a source, performs its effects (the store
-/// transaction, then the observers: hook deliveries, printing, logs, reports).
+/// The one driver: owns the loop — the one `poll(2)`, the clock, the order — runs the decision
+/// machine on the inputs its services hand it, performs the machine's effects (the journal's
+/// store transaction, then every service in order: the receiver's switch, hooks, MQTT,
+/// printing), and hands each commit's events to the services that act on them.
 ///
-/// `geomon run` and `geomon replay` differ only in their source; `replay --compare-always-on`
-/// runs a second driver without a journal. Reports, logs and pictures observe the effects;
-/// nothing runs the machine twice.
+/// `geomon run` is this driver with a `LiveClock` and the live services (signals, systemd,
+/// gpsd, the coarse source, hooks, heartbeats, MQTT); `geomon replay` the same driver with a
+/// `VirtualClock` and the receiver model as its source, with the same hook and MQTT services;
+/// `--compare-always-on` a second driver without a journal. Services start in the order given
+/// and stop in reverse; nothing calls back into the driver while it steps.
 public final class MonitorDriver {
     public private(set) var machine: Monitor
-    /// The store; nil runs without storing (the always-on baseline of a comparison).
     public let journal: Journal?
+    public let clock: any DriverClock
+    public let services: [any Service]
+    public let context: DriverContext
     /// Inputs at or before this instant are decided again without storing or reporting their
     /// commits: a replay resuming on a database re-decides the recording up to the last
     /// committed fix, so every later decision is exactly the one an uninterrupted run makes.
     public var silentThrough: UTCTime?
-    /// Every effect, after the source saw it (logs, reports).
+    /// Machine deadlines after this are not decided (a replay ends at its recording's last fix).
+    public var decideUntil: UTCTime?
+    /// How long fixes wait in the journal before they are committed (events never wait); nil:
+    /// only when a batch fills and at the end (a replay).
+    public var flushDelay: Duration?
+    /// Whether the run's status is stored (`geomon run`; a replay has none).
+    public var writesStatus = false
+    /// Loads and validates the profile again (SIGHUP), logging why when it cannot; nil: reload
+    /// is ignored.
+    public var reloader: ((DriverContext) throws -> Profile)?
+    /// Every effect, after the services saw it (logs, reports, tests).
     public var onEffect: ((Monitor.Effect, UTCTime) -> Void)?
-    /// Events that are now committed (stored when there is a journal), after each commit.
-    public var onCommitted: (([StoredEvent], UTCTime) throws -> Void)?
+    /// Events that are now committed, after each commit (the replay's counts, tests).
+    public var onCommitted: (([StoredEvent], UTCTime) -> Void)?
 
-    public init(machine: Monitor, journal: Journal?) {
+    /// Times the loop waited in `poll(2)` (the idle cost).
+    public private(set) var waits = 0
+    /// Why the driver stopped, once it did.
+    public private(set) var stopReason: String?
+    public private(set) var started = false
+    /// The inputs ended (`.end`): nothing more is decided; the services settle.
+    public private(set) var inputEnded = false
+    private var flushAt: Int64?
+    private var stopped = false
+    private var stalledDeadlines = 0
+    private var startedMonotonic: Int64 = 0
+
+    public init(machine: Monitor, journal: Journal?, clock: any DriverClock, services: [any Service], log: Log = Log(level: .error)) {
         self.machine = machine
         self.journal = journal
+        self.clock = clock
+        self.services = services
+        context = DriverContext(clock: clock, log: log, journal: journal, profile: machine.profile)
     }
 
-    /// Starts the machine (the receiver or coarse source goes on).
-    public func start(_ source: some MonitorSource) throws {
-        try perform(machine.start(now: source.now), source)
+    public var profile: Profile { context.profile }
+
+    // MARK: - Running
+
+    /// Starts the services (in order), then the machine (the receiver or coarse source on).
+    public func start() throws {
+        guard !started else { return }
+        started = true
+        startedMonotonic = clock.monotonic
+        for service in services { try service.start(context) }
+        try perform(machine.start(now: clock.now))
     }
 
-    /// Waits for one input and decides it. Returns the input (`.end` when there is no more).
+    /// Runs until a stop (or the end of the inputs and the services settled), then stops.
+    public func run() throws {
+        do {
+            try start()
+            while try step() != .finished {}
+        } catch {
+            // The machine is ahead of the store: nothing more is committed (a restart
+            // continues from the store's state and decides these inputs again).
+            stop(committing: false)
+            throw error
+        }
+        stop()
+    }
+
+    /// What one `step` came to.
+    public enum StepOutcome: Equatable, Sendable {
+        /// Something was decided or processed.
+        case progressed
+        /// Nothing is due now and the clock only moves when a test advances it.
+        case idle
+        /// Stopped, or the inputs ended and every service settled.
+        case finished
+    }
+
+    /// Steps until nothing is due now (a `ManualClock`: after advancing it). Returns false once
+    /// the driver finished.
     @discardableResult
-    public func step(_ source: some MonitorSource) throws -> MonitorInput {
-        let input = try source.next(until: machine.nextDeadline)
+    public func runUntilIdle() throws -> Bool {
+        while true {
+            switch try step() {
+            case .progressed: continue
+            case .idle: return true
+            case .finished: return false
+            }
+        }
+    }
+
+    /// One turn of the loop: the next input, else a due deadline or service, else a wait.
+    public func step() throws -> StepOutcome {
+        if stopReason != nil { return .finished }
+        if let input = context.nextInput() {
+            try handle(input)
+            return .progressed
+        }
+        let mono = clock.monotonic
+        // Services due now go first: what they hand over is at or before the machine's
+        // deadline (a fix at the same instant as a deadline is decided first, as in replay).
+        let realNow = SystemHostClock.monotonicMicroseconds()
+        for service in services {
+            guard let wake = service.nextWake else { continue }
+            if wake <= (service.wakeClock == .driver ? mono : realNow) {
+                try service.process(revents: 0, context)
+                return .progressed
+            }
+        }
+        if let deadline = machineDeadline, clock.monotonic(at: deadline) <= mono {
+            // A fix already waiting on a descriptor at the deadline goes first too.
+            var polls = pollSet()
+            if pollNow(&polls) {
+                try dispatch(polls)
+                if context.inputIndex < context.inputs.count { return .progressed }
+            }
+            try decide(machine.deadlineReached(now: clock.now))
+            // A deadline that does not move on would loop for ever: a bug in the machine.
+            if let next = machine.nextDeadline, next <= deadline {
+                stalledDeadlines += 1
+                if stalledDeadlines > 3 {
+                    throw DriverError("the decision machine's deadline \(next.rfc3339) did not move on after it was reached at \(clock.now.rfc3339)")
+                }
+            } else {
+                stalledDeadlines = 0
+            }
+            return .progressed
+        }
+        if let flushAt, flushAt <= mono {
+            try flush()
+            return .progressed
+        }
+        if inputEnded, services.allSatisfy(\.isSettled) { return .finished }
+        // Wait: for a descriptor, the earliest deadline, or a real timer.
+        var polls = pollSet()
+        var deadline = machineDeadline.map { clock.monotonic(at: $0) }
+        var realDeadline: Int64?
+        for service in services {
+            guard let wake = service.nextWake else { continue }
+            switch service.wakeClock {
+            case .driver: deadline = min(deadline ?? wake, wake)
+            case .real: realDeadline = min(realDeadline ?? wake, wake)
+            }
+        }
+        if let flushAt { deadline = min(deadline ?? flushAt, flushAt) }
+        let holding = services.contains(where: \.holdsClock)
+        waits += 1
+        switch clock.wait(&polls, until: deadline, realDeadline: realDeadline, holding: holding) {
+        case .ready:
+            try dispatch(polls)
+            return .progressed
+        case .deadline:
+            return .progressed
+        case .idle:
+            return .idle
+        case .exhausted:
+            // Nothing can happen any more: no input, no timer, nothing to wait for.
+            if !inputEnded { try handle(.end) }
+            return services.allSatisfy(\.isSettled) ? .finished : .progressed
+        }
+    }
+
+    /// Stops: commits what the journal holds (with the final status), stops the services in
+    /// reverse start order. Idempotent.
+    public func stop(committing: Bool = true) {
+        guard started, !stopped else { return }
+        stopped = true
+        if stopReason == nil { stopReason = "stopped" }
+        for service in services.reversed() { service.stop(context) }
+        context.status.running = false
+        context.statusDirty = true
+        guard committing else { return }
+        do {
+            try flush()
+        } catch {
+            context.log.error("cannot commit on shutdown", ["error": "\(error)"])
+        }
+    }
+
+    /// Asks the driver to stop (as SIGTERM does).
+    public func requestStop(_ reason: String = "requested") {
+        context.emit(.stop(reason))
+    }
+
+    /// Asks the driver to reload the profile (as SIGHUP does).
+    public func requestReload() {
+        context.emit(.reload)
+    }
+
+    /// Commits what the journal buffers (and the status when it changed).
+    public func flush() throws {
+        flushAt = nil
+        guard let journal else { return }
+        if writesStatus, context.statusDirty {
+            context.statusDirty = false
+            context.status.updated = clock.wall
+            context.status.uptimeSeconds = Int((clock.monotonic - startedMonotonic) / 1_000_000)
+            context.status.loopWakeups = waits
+            journal.setRuntimeStatus(context.status)
+        }
+        if let events = try journal.flush(now: clock.now) { try committed(events) }
+    }
+
+    // MARK: - Inputs
+
+    private var machineDeadline: UTCTime? {
+        guard !inputEnded, let deadline = machine.nextDeadline else { return nil }
+        if let decideUntil, deadline > decideUntil { return nil }
+        return deadline
+    }
+
+    private func handle(_ input: DriverInput) throws {
         switch input {
         case let .fix(fix):
-            try perform(machine.fixReceived(fix, now: source.now), source)
-        case .deadline:
-            try perform(machine.deadlineReached(now: source.now), source)
-        case .other, .idle, .end:
-            break
+            guard !inputEnded else { return }
+            // The clock anchors on the fixes the machine will take.
+            if fix.source == .coarse || machine.isReceiverOn, let shift = clock.fixArrived(fix.time) {
+                journal?.timeBaseMoved(by: shift)
+                context.log.info("on the receiver's time", ["clock.shift_s": String(Double(shift.wholeMilliseconds) / 1000)])
+            }
+            try decide(machine.fixReceived(fix, now: clock.now))
+        case let .stop(reason):
+            stopReason = reason
+        case .reload:
+            try reload()
+        case .requeueDead:
+            for service in services { try service.requeueDead(context) }
+            context.statusChanged()
+        case .end:
+            inputEnded = true
+            clock.inputsEnded()
+            try flush()
         }
-        return input
     }
 
-    /// Steps until the source ends.
-    public func run(_ source: some MonitorSource) throws {
-        while true {
-            let input = try step(source)
-            if input == .end || input == .idle { return }
-        }
+    /// Performs one decision's effects: the journal first, then the services, then observers.
+    private func decide(_ effects: [Monitor.Effect]) throws {
+        try perform(effects)
     }
 
-    /// Commits what the journal buffers.
-    public func flush(now: UTCTime) throws {
-        guard let journal else { return }
-        let events = try journal.flush(now: now)
-        if !events.isEmpty { try onCommitted?(events, now) }
-    }
-
-    private func perform(_ effects: [Monitor.Effect], _ source: some MonitorSource) throws {
-        let now = source.now
+    private func perform(_ effects: [Monitor.Effect]) throws {
+        let now = clock.now
         let silent = silentThrough.map { now <= $0 } ?? false
         for effect in effects {
-            if case let .commit(commit) = effect, !silent {
-                if let journal {
-                    let events = try journal.add(commit, now: now)
-                    if !events.isEmpty { try onCommitted?(events, now) }
-                } else if !commit.events.isEmpty {
-                    let profile = machine.profile.name
-                    try onCommitted?(commit.events.enumerated().map { StoredEvent(seq: Int64($0.offset), profile: profile, event: $0.element) }, now)
+            if !silent {
+                switch effect {
+                case let .commit(commit):
+                    if let journal {
+                        if let events = try journal.add(commit, now: now) { try committed(events) }
+                        scheduleFlush()
+                    } else if !commit.events.isEmpty {
+                        let profile = machine.profile.name
+                        try committed(commit.events.enumerated().map { StoredEvent(seq: Int64($0.offset), profile: profile, event: $0.element) })
+                    }
+                case let .power(action):
+                    journal?.record(action, at: now)
+                    switch action {
+                    case let .gnssOn(reason):
+                        context.status.receiverOn = true
+                        context.status.receiverReason = reason.text
+                    case let .gnssOff(reason):
+                        context.status.receiverOn = false
+                        context.status.receiverReason = reason.text
+                    case let .wakeAt(_, reason):
+                        context.status.receiverReason = reason.text
+                    case .coarseOn, .coarseOff:
+                        break
+                    }
+                    context.statusChanged()
+                case let .took(fix, _):
+                    context.status.lastFix = fix
+                    context.statusChanged()
+                case .held, .dropped:
+                    break
                 }
             }
-            if case let .power(action) = effect, !silent { journal?.record(action, at: now) }
-            source.observe(effect, now: now)
+            for service in services { try service.perform(effect, context) }
             if !silent { onEffect?(effect, now) }
         }
+        if context.statusDirty { scheduleFlush() }
     }
 
-    /// Replaces the machine (SIGHUP with a new profile).
-    public func replace(_ machine: Monitor) {
-        self.machine = machine
+    /// A commit happened (with `events`, maybe none): the post-commit work.
+    private func committed(_ events: [StoredEvent]) throws {
+        if !events.isEmpty {
+            context.status.inside = machine.engine.insideFenceIDs
+            context.statusChanged()
+        }
+        for service in services { try service.committed(events, context) }
+        if !events.isEmpty { onCommitted?(events, clock.now) }
+    }
+
+    private func scheduleFlush() {
+        guard let flushDelay, journal != nil else { return }
+        let at = clock.monotonic + flushDelay.wholeMicroseconds
+        if flushAt.map({ $0 <= at }) ?? false { return }
+        flushAt = at
+    }
+
+    /// SIGHUP: load and validate the profile again; on error keep the old one. Fences that
+    /// remain keep their state (the machine continues from the store's state by fence id).
+    private func reload() throws {
+        guard let reloader else { return }
+        let next: Profile
+        do {
+            next = try reloader(context)
+        } catch {
+            return
+        }
+        try flush()
+        let snapshot = try journal?.store.loadSnapshot() ?? EngineSnapshot()
+        journal?.reload(profile: next)
+        context.profile = next
+        var configuration = PowerConfiguration(profile: next)
+        configuration.alwaysOn = machine.configuration.alwaysOn
+        machine = Monitor(profile: next, snapshot: snapshot, configuration: configuration)
+        for service in services { try service.reloaded(next, context) }
+        try perform(machine.start(now: clock.now))
+        context.statusChanged()
+    }
+
+    // MARK: - Polling
+
+    private var pollOwners: [Int] = []
+
+    private func pollSet() -> [pollfd] {
+        pollOwners.removeAll(keepingCapacity: true)
+        var polls: [pollfd] = []
+        for (index, service) in services.enumerated() {
+            guard let request = service.pollRequest else { continue }
+            polls.append(pollfd(fd: request.fd, events: request.events, revents: 0))
+            pollOwners.append(index)
+        }
+        return polls
+    }
+
+    /// What is ready now, without waiting.
+    private func pollNow(_ polls: inout [pollfd]) -> Bool {
+        !polls.isEmpty && Glibc.poll(&polls, nfds_t(polls.count), 0) > 0
+    }
+
+    private func dispatch(_ polls: [pollfd]) throws {
+        for (k, entry) in polls.enumerated() where entry.revents != 0 {
+            let service = services[pollOwners[k]]
+            // A descriptor can change while another service ran (a reconnect): only if it is
+            // still the one polled.
+            guard service.pollRequest?.fd == entry.fd else { continue }
+            try service.process(revents: entry.revents, context)
+        }
+    }
+}
+
+extension Duration {
+    /// Whole microseconds.
+    public var wholeMicroseconds: Int64 {
+        let (seconds, attoseconds) = components
+        return seconds * 1_000_000 + attoseconds / 1_000_000_000_000
     }
 }

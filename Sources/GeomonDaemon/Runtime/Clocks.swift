@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+public import Glibc
 #endif
 public import GeomonCore
 
@@ -11,8 +11,17 @@ public protocol HostClock: AnyObject, Sendable {
     var monotonicMicroseconds: Int64 { get }
     /// Wall-clock UTC time.
     var wall: UTCTime { get }
-    /// True when the clock only moves when a test advances it: the loop then never blocks.
-    var isManual: Bool { get }
+    /// Waits for `polls` at most `timeoutMicroseconds` (nil: until one is ready). A clock that
+    /// moves only when a test advances it never blocks: it answers `wouldBlock` instead.
+    func poll(_ polls: inout [pollfd], timeoutMicroseconds: Int64?) -> PollResult
+}
+
+/// What `HostClock.poll` came to.
+public enum PollResult: Equatable, Sendable {
+    case ready
+    case timedOut
+    /// The wait would block on a clock only a test moves.
+    case wouldBlock
 }
 
 /// The kernel's `CLOCK_MONOTONIC` and `CLOCK_REALTIME`.
@@ -21,7 +30,16 @@ public final class SystemHostClock: HostClock {
 
     public var monotonicMicroseconds: Int64 { Self.monotonicMicroseconds() }
     public var wall: UTCTime { Self.wall() }
-    public var isManual: Bool { false }
+
+    public func poll(_ polls: inout [pollfd], timeoutMicroseconds: Int64?) -> PollResult {
+        // Rounded up to whole milliseconds: waking a little late is harmless, early is a spin.
+        let timeout = timeoutMicroseconds.map { Int32(clamping: (max(0, $0) + 999) / 1000) } ?? -1
+        while true {
+            let ready = Glibc.poll(&polls, nfds_t(polls.count), timeout)
+            if ready < 0, errno == EINTR { continue }
+            return ready > 0 ? .ready : .timedOut
+        }
+    }
 
     public static func monotonicMicroseconds() -> Int64 {
         var ts = timespec()
@@ -55,7 +73,13 @@ public final class ManualClock: HostClock, @unchecked Sendable {
     public var wall: UTCTime {
         lock.withLock { wallStart + .microseconds(micros - startMicros) }
     }
-    public var isManual: Bool { true }
+
+    /// Never blocks: what is ready now, else `timedOut` when the wait was for no time, else
+    /// `wouldBlock` (the test advances the clock).
+    public func poll(_ polls: inout [pollfd], timeoutMicroseconds: Int64?) -> PollResult {
+        if !polls.isEmpty, Glibc.poll(&polls, nfds_t(polls.count), 0) > 0 { return .ready }
+        return timeoutMicroseconds == 0 ? .timedOut : .wouldBlock
+    }
 
     public func advance(by duration: Duration) {
         let (seconds, attoseconds) = duration.components

@@ -1,0 +1,137 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+public import GeomonCore
+public import GeomonStore
+public import GeomonHooks
+import GeomonFormat
+import Foundation
+
+/// Hook deliveries from the store's outbox: due rows start as processes (each supervised on a
+/// thread of its own), finished ones are recorded when the driver next runs this service (their
+/// threads wake it through a pipe), retries wait for their time.
+///
+/// Times are the driver's wall clock: the system's in a live run; in a replay the virtual time,
+/// so a failed attempt's backoff passes in the recording's time, and a running hook holds the
+/// virtual clock until it finished — hooks complete in the order a live run sees them complete
+/// when each finishes before the next event comes.
+public final class HookService: Service {
+    public let name = "hooks"
+    public let store: EventStore
+    private var worker: DeliveryWorker
+    /// Workers of an earlier profile, recording the hooks they started (after a reload).
+    private var retiring: [DeliveryWorker] = []
+    private let pipe: WakePipe
+    private let makeWorker: (Profile, @escaping @Sendable () -> Void) -> DeliveryWorker
+    private var wakeAt: Int64?
+    private var heldBackNoticed = false
+    /// Told each recorded attempt (logging; the replay's summary).
+    public var onOutcome: ((DeliveryWorker.Outcome) -> Void)?
+    /// Told once when deliveries wait for their `when:` conditions at the end of a replay.
+    public var onHeldBack: ((Int) -> Void)?
+
+    /// - Parameter makeWorker: the worker for a profile, waking the loop with the closure given.
+    public init(profile: Profile, store: EventStore,
+                makeWorker: @escaping (Profile, @escaping @Sendable () -> Void) -> DeliveryWorker) throws {
+        self.store = store
+        pipe = try WakePipe()
+        self.makeWorker = makeWorker
+        let wake: @Sendable () -> Void = { [pipe] in pipe.wake() }
+        worker = makeWorker(profile, wake)
+        worker.onOutcome = { [unowned self] in self.onOutcome?($0) }
+    }
+
+    /// Hooks running now.
+    public var runningCount: Int { worker.runningCount + retiring.reduce(0) { $0 + $1.runningCount } }
+
+    public var pollRequest: PollRequest? { PollRequest(fd: pipe.readFD, events: Int16(POLLIN)) }
+    public var nextWake: Int64? { wakeAt }
+    public var holdsClock: Bool { runningCount > 0 }
+
+    /// Every delivery delivered or dead-lettered (held-back ones wait for their conditions).
+    public var isSettled: Bool {
+        runningCount == 0 && ((try? store.openCount()) ?? 1) == 0
+    }
+
+    public func start(_ driver: DriverContext) throws {
+        try worker.recover()
+        try poll(driver)
+    }
+
+    public func process(revents: Int16, _ driver: DriverContext) throws {
+        _ = pipe.drain()
+        try poll(driver)
+    }
+
+    public func committed(_ events: [StoredEvent], _ driver: DriverContext) throws {
+        try poll(driver)
+    }
+
+    public func requeueDead(_ driver: DriverContext) throws {
+        let count = try store.requeueDead()
+        driver.log.notice("dead deliveries requeued", ["count": "\(count)"])
+        try poll(driver)
+    }
+
+    public func reloaded(_ profile: Profile, _ driver: DriverContext) throws {
+        // Hooks already running finish and are recorded by the worker that started them.
+        if worker.runningCount > 0 { retiring.append(worker) }
+        let wake: @Sendable () -> Void = { [pipe] in pipe.wake() }
+        worker = makeWorker(profile, wake)
+        worker.onOutcome = { [unowned self] in self.onOutcome?($0) }
+        try poll(driver)
+    }
+
+    public func stop(_ driver: DriverContext) {
+        // Running hooks get their time; they are already durable, so a hook cut short runs
+        // again after the restart with the same event id.
+        let end = SystemHostClock.monotonicMicroseconds() + 2_000_000
+        while runningCount > 0, SystemHostClock.monotonicMicroseconds() < end {
+            worker.waitForActivity(timeout: .milliseconds(100))
+            try? poll(driver)
+        }
+    }
+
+    /// Waits (in real time, at most `timeout`) until running hooks finished, recording them.
+    public func waitForHooks(timeout: Duration, _ driver: DriverContext) {
+        let end = SystemHostClock.monotonicMicroseconds() + timeout.wholeMicroseconds
+        while runningCount > 0, SystemHostClock.monotonicMicroseconds() < end {
+            worker.waitForActivity(timeout: .milliseconds(20))
+            try? poll(driver)
+        }
+    }
+
+    /// Records what finished, starts what is due, and schedules the next retry.
+    private func poll(_ driver: DriverContext) throws {
+        for old in retiring { _ = try old.poll(now: driver.wall) }
+        retiring.removeAll { $0.runningCount == 0 }
+        do {
+            if let wake = try worker.poll(now: driver.wall) {
+                wakeAt = driver.monotonic(atWall: wake)
+            } else {
+                wakeAt = nil
+            }
+        } catch {
+            driver.log.error("hook delivery failed to update the store", ["error": "\(error)"])
+            wakeAt = driver.monotonic(after: .seconds(5))
+        }
+        if driver.status.hooksRunning != runningCount {
+            driver.status.hooksRunning = runningCount
+            driver.statusChanged()
+        }
+        if worker.heldBack > 0, runningCount == 0, !heldBackNoticed {
+            heldBackNoticed = true
+            onHeldBack?(worker.heldBack)
+        }
+    }
+}
+extension ConditionProbe {
+    /// The probe with its roots from `GEOMON_PROCFS_ROOT` / `GEOMON_SYSFS_ROOT` when set (for
+    /// tests that fake the routing table and power supplies), else `/proc` and `/sys`.
+    public static func fromEnvironment(_ environment: [String: String]? = nil) -> ConditionProbe {
+        let environment = environment ?? ProcessInfo.processInfo.environment
+        return ConditionProbe(
+            procRoot: environment["GEOMON_PROCFS_ROOT"].flatMap { $0.isEmpty ? nil : $0 } ?? "/proc",
+            sysRoot: environment["GEOMON_SYSFS_ROOT"].flatMap { $0.isEmpty ? nil : $0 } ?? "/sys")
+    }
+}

@@ -1,0 +1,63 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+public import GeomonCore
+import GeomonStore
+public import GeomonEvaluation
+
+/// `geomon replay`'s source: the receiver model over a recording (and the coarse feed), on the
+/// driver's virtual clock. Its next wake is the next fix the model (or the coarse feed, while
+/// on) delivers; the recording's end (its last fix) is the end of the inputs.
+public final class ReceiverModelService: Service {
+    public let name = "receiver-model"
+    public private(set) var receiver: ReplayReceiver
+    public let end: UTCTime
+    /// Told each fix before it is handed over (progress, counts).
+    public var onFix: ((Fix) -> Void)?
+    /// The recording ended (`.end` was handed over).
+    public private(set) var finished = false
+    private var nextTime: UTCTime?
+    private var now: UTCTime
+
+    public init(receiver: ReplayReceiver, start: UTCTime, end: UTCTime) {
+        self.receiver = receiver
+        self.end = end
+        now = start
+        nextTime = nil
+    }
+
+    /// The next fix's time, or just after the end (to say that the inputs ended).
+    public var nextWake: Int64? {
+        guard !finished else { return nil }
+        guard let time = nextTime, time <= end else { return end.millisecondsSince1970 * 1000 + 1 }
+        return time.millisecondsSince1970 * 1000
+    }
+
+    public func start(_ driver: DriverContext) throws {
+        now = driver.now
+        nextTime = receiver.nextFixTime(now: now)
+    }
+
+    public func process(revents: Int16, _ driver: DriverContext) throws {
+        now = driver.now
+        if let time = nextTime, time <= end {
+            if time <= now, let fix = receiver.takeFix(at: time) {
+                onFix?(fix)
+                driver.emit(.fix(fix))
+            }
+            nextTime = receiver.nextFixTime(now: max(now, time))
+            return
+        }
+        guard !finished else { return }
+        finished = true
+        receiver.finish(at: end)
+        driver.emit(.end)
+    }
+
+    public func perform(_ effect: Monitor.Effect, _ driver: DriverContext) throws {
+        guard !finished else { return }
+        receiver.observe(effect, now: driver.now)
+        // A switch changes what comes next (a wake's first fix, nothing while off).
+        if case .power = effect { nextTime = receiver.nextFixTime(now: driver.now) }
+    }
+}

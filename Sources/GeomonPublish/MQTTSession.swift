@@ -1,0 +1,188 @@
+/// The MQTT connection's protocol as a pure state machine: connect, the broker's answer,
+/// the window of unacknowledged messages, PUBACKs, reconnect backoff and outage reports.
+/// `MQTTPublisher` is its performer (libmosquitto's handle, the socket, the outbox); this
+/// decides what to do and when, from inputs and `now` (monotonic microseconds), and is tested
+/// synchronously.
+public struct MQTTSession: Sendable {
+    /// The connection as `geomon status` shows it.
+    public enum State: Equatable, Sendable {
+        case disconnected
+        case connecting
+        case connected
+    }
+
+    /// What the publisher reports (the daemon logs it).
+    public enum Report: Equatable, Sendable {
+        /// A connection was accepted; `pending` messages wait; `outage` how long it was down.
+        case connected(pending: Int, outageSeconds: Double?)
+        /// The first failure of an outage (later attempts of the same outage are `retrying`).
+        case unreachable(reason: String, retryIn: Duration)
+        case retrying(reason: String, retryIn: Duration)
+        /// The outbox could not be read or updated.
+        case storeFailed(String)
+    }
+
+    public struct Settings: Equatable, Sendable {
+        /// Messages sent and not yet acknowledged, at most.
+        public var window: Int
+        public var keepaliveSeconds: Int
+        /// QoS 0 messages count as acknowledged once sent.
+        public var qos: Int
+        /// Reconnect backoff: doubling from `minBackoff` to `maxBackoff`.
+        public var minBackoff: Duration
+        public var maxBackoff: Duration
+        public init(window: Int = 16, keepaliveSeconds: Int = 60, qos: Int = 1, minBackoff: Duration = .seconds(1), maxBackoff: Duration = .seconds(60)) {
+            self.window = window
+            self.keepaliveSeconds = keepaliveSeconds
+            self.qos = qos
+            self.minBackoff = minBackoff
+            self.maxBackoff = maxBackoff
+        }
+    }
+
+    public let settings: Settings
+    public private(set) var state: State = .disconnected
+    /// Why the last attempt failed or the connection was lost.
+    public private(set) var lastError: String?
+    private var failures = 0
+    /// When to connect again; nil: at once.
+    private var reconnectAt: Int64?
+    private var outageStart: Int64?
+    private var connectStarted: Int64 = 0
+    /// mid → outbox seq of the messages sent on this connection and not yet acknowledged.
+    private var inFlight: [Int32: Int64] = [:]
+    private var acknowledged: [Int64] = []
+    /// The newest outbox seq sent on this connection.
+    public private(set) var lastSentSeq: Int64 = 0
+    /// The outbox had no more than was sent (until `poke`).
+    private var drained = false
+
+    public init(settings: Settings) {
+        self.settings = settings
+    }
+
+    /// True when connected with nothing in flight and nothing more to send.
+    public var isDrained: Bool { state == .connected && inFlight.isEmpty && drained }
+
+    /// Messages sent and not acknowledged.
+    public var inFlightCount: Int { inFlight.count }
+
+    /// Whether a connection attempt is due (no connection, backoff over).
+    public func wantsConnect(now: Int64) -> Bool {
+        state == .disconnected && (reconnectAt.map { now >= $0 } ?? true)
+    }
+
+    /// A connection attempt started (a fresh handle): nothing of an earlier one carries over.
+    public mutating func connecting(now: Int64) {
+        state = .connecting
+        connectStarted = now
+        inFlight = [:]
+        acknowledged = []
+        lastSentSeq = 0
+        drained = false
+    }
+
+    /// The broker accepted the connection.
+    public mutating func accepted(now: Int64, pending: Int) -> Report {
+        state = .connected
+        lastError = nil
+        failures = 0
+        let outage = outageStart.map { Double(now - $0) / 1e6 }
+        outageStart = nil
+        return .connected(pending: pending, outageSeconds: outage)
+    }
+
+    /// The attempt or the connection failed: back off. The handle is to be destroyed.
+    public mutating func failed(_ reason: String, now: Int64) -> Report {
+        state = .disconnected
+        inFlight = [:]
+        lastError = reason
+        failures += 1
+        var delay = settings.minBackoff
+        for _ in 1..<min(failures, 30) where delay < settings.maxBackoff { delay = delay * 2 }
+        delay = min(delay, settings.maxBackoff)
+        reconnectAt = now + delay.microseconds
+        if outageStart == nil {
+            outageStart = now
+            return .unreachable(reason: reason, retryIn: delay)
+        }
+        return .retrying(reason: reason, retryIn: delay)
+    }
+
+    /// A clean stop (no failure, no backoff).
+    public mutating func closed() {
+        state = .disconnected
+        inFlight = [:]
+    }
+
+    /// A connection still waiting for the broker's answer after the keepalive: a failure.
+    public func connectTimedOut(now: Int64) -> Bool {
+        state == .connecting && now - connectStarted > Int64(settings.keepaliveSeconds) * 1_000_000
+    }
+
+    /// Skips the backoff: connect on the next step (`geomon publish retry`, SIGUSR1).
+    public mutating func reconnectNow() {
+        if state == .disconnected { reconnectAt = nil }
+    }
+
+    /// New messages were committed.
+    public mutating func poke() {
+        drained = false
+    }
+
+    /// What to send now: the rows after `after`, at most `limit`; nil when nothing.
+    public var sendWindow: (after: Int64, limit: Int)? {
+        guard state == .connected, !drained || !inFlight.isEmpty else { return nil }
+        let room = settings.window - inFlight.count
+        return room > 0 ? (lastSentSeq, room) : nil
+    }
+
+    /// `count` rows came back for a window of `limit`: fewer means the outbox is drained.
+    public mutating func read(_ count: Int, of limit: Int) {
+        if count < limit { drained = true }
+    }
+
+    /// Outbox row `seq` went out as message `mid`.
+    public mutating func sent(seq: Int64, mid: Int32) {
+        lastSentSeq = seq
+        if settings.qos == 0 {
+            acknowledged.append(seq)
+        } else {
+            inFlight[mid] = seq
+        }
+    }
+
+    /// The broker acknowledged message `mid`.
+    public mutating func acknowledged(mid: Int32) {
+        if let seq = inFlight.removeValue(forKey: mid) { acknowledged.append(seq) }
+    }
+
+    /// The rows acknowledged since the last call (to be marked in the outbox).
+    public mutating func takeAcknowledged() -> [Int64] {
+        defer { acknowledged.removeAll() }
+        return acknowledged
+    }
+
+    /// Puts rows back whose marking failed (the next step tries again).
+    public mutating func putBack(_ seqs: [Int64]) {
+        acknowledged.insert(contentsOf: seqs, at: 0)
+    }
+
+    /// When the performer should step again without input: at the reconnect while down;
+    /// every second while connecting (the connect timeout); connected, often enough for the
+    /// keepalive ping.
+    public func nextWake(now: Int64) -> Int64 {
+        switch state {
+        case .disconnected: reconnectAt ?? now
+        case .connecting: now + 1_000_000
+        case .connected: now + Int64(settings.keepaliveSeconds) * 500_000
+        }
+    }
+}
+
+extension Duration {
+    var microseconds: Int64 {
+        let (seconds, attoseconds) = components
+        return seconds * 1_000_000 + attoseconds / 1_000_000_000_000
+    }
+}

@@ -1,0 +1,61 @@
+public import GeomonCore
+
+/// What a running `geomon run` last said about itself (`geomon status`, heartbeat hooks): one
+/// typed row of the `runtime_status` table, written with the daemon's commits.
+public struct RuntimeStatus: Equatable, Sendable {
+    public struct Source: Equatable, Sendable {
+        /// `gpsd`, `command`, `geoclue`.
+        public var plugin: String
+        /// Where it is: gpsd's `host:port`, the command line, GeoClue's client path.
+        public var endpoint: String?
+        /// `connected`, `disconnected: REASON` (gpsd); `running`, `stopped` (a command);
+        /// `started`, `waiting`, `off` (GeoClue).
+        public var state: String
+        /// GeoClue's accuracy level.
+        public var accuracy: String?
+        /// A coarse command's malformed lines so far.
+        public var malformedLines: Int?
+        public init(plugin: String, endpoint: String? = nil, state: String, accuracy: String? = nil, malformedLines: Int? = nil) {
+            self.plugin = plugin
+            self.endpoint = endpoint
+            self.state = state
+            self.accuracy = accuracy
+            self.malformedLines = malformedLines
+        }
+    }
+
+    public struct MQTT: Equatable, Sendable {
+        public var broker: String
+        public var topic: String
+        /// `connected`, `connecting`, `disconnected[: REASON]`.
+        public var state: String
+        public var published: Int
+        public init(broker: String, topic: String, state: String, published: Int) {
+            self.broker = broker
+            self.topic = topic
+            self.state = state
+            self.published = published
+        }
+    }
+
+    public var running = false
+    public var pid = 0
+    public var profile = ""
+    public var mode = ""
+    /// What the power policy wants, and why.
+    public var receiverOn = false
+    public var receiverReason = "starting"
+    public var gnss: Source?
+    public var coarse: Source?
+    public var lastFix: Fix?
+    /// Fences the device is inside, in profile order.
+    public var inside: [String] = []
+    public var mqtt: MQTT?
+    public var uptimeSeconds = 0
+    public var loopWakeups = 0
+    public var hooksRunning = 0
+    /// When it was written (the system's wall clock).
+    public var updated = UTCTime(millisecondsSince1970: 0)
+
+    public init() {}
+}

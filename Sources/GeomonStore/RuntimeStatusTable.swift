@@ -1,0 +1,82 @@
+public import GeomonCore
+
+/// The `runtime_status` table: the one row of the daemon's `RuntimeStatus`.
+struct RuntimeStatusTable {
+    let db: Connection
+
+    static let columns = """
+        running, pid, profile, mode, receiver_on, receiver_reason, gnss_plugin, gnss_endpoint, gnss_state, \
+        coarse_plugin, coarse_endpoint, coarse_state, coarse_accuracy, coarse_malformed, \
+        last_fix_ms, last_fix_lat, last_fix_lon, last_fix_accuracy_m, last_fix_source, inside, \
+        mqtt_broker, mqtt_topic, mqtt_state, mqtt_published, uptime_s, loop_wakeups, hooks_running, updated_ms
+        """
+
+    func write(_ s: RuntimeStatus) throws {
+        let statement = try db.prepare("INSERT OR REPLACE INTO runtime_status (id, \(Self.columns)) VALUES (1\(String(repeating: ", ?", count: 28)))")
+        statement.bind(1, s.running ? 1 : 0)
+        statement.bind(2, s.pid)
+        statement.bind(3, s.profile)
+        statement.bind(4, s.mode)
+        statement.bind(5, s.receiverOn ? 1 : 0)
+        statement.bind(6, s.receiverReason)
+        statement.bind(7, s.gnss?.plugin)
+        statement.bind(8, s.gnss?.endpoint)
+        statement.bind(9, s.gnss?.state)
+        statement.bind(10, s.coarse?.plugin)
+        statement.bind(11, s.coarse?.endpoint)
+        statement.bind(12, s.coarse?.state)
+        statement.bind(13, s.coarse?.accuracy)
+        statement.bind(14, s.coarse?.malformedLines.map(Int64.init))
+        statement.bind(15, s.lastFix?.time.millisecondsSince1970)
+        statement.bind(16, s.lastFix?.coordinate.latitude)
+        statement.bind(17, s.lastFix?.coordinate.longitude)
+        statement.bind(18, s.lastFix?.horizontalAccuracyMeters)
+        statement.bind(19, s.lastFix?.source.rawValue)
+        // Fence ids have no control characters: one per line.
+        statement.bind(20, s.inside.joined(separator: "\n"))
+        statement.bind(21, s.mqtt?.broker)
+        statement.bind(22, s.mqtt?.topic)
+        statement.bind(23, s.mqtt?.state)
+        statement.bind(24, s.mqtt.map { Int64($0.published) })
+        statement.bind(25, s.uptimeSeconds)
+        statement.bind(26, s.loopWakeups)
+        statement.bind(27, s.hooksRunning)
+        statement.bind(28, s.updated.millisecondsSince1970)
+        try statement.run()
+    }
+
+    func read() throws -> RuntimeStatus? {
+        let r = try db.prepare("SELECT \(Self.columns) FROM runtime_status WHERE id = 1")
+        guard try r.step() else { return nil }
+        var s = RuntimeStatus()
+        s.running = r.int64(0) != 0
+        s.pid = r.int(1)
+        s.profile = r.text(2)
+        s.mode = r.text(3)
+        s.receiverOn = r.int64(4) != 0
+        s.receiverReason = r.text(5)
+        if let plugin = r.optionalText(6) {
+            s.gnss = .init(plugin: plugin, endpoint: r.optionalText(7), state: r.optionalText(8) ?? "")
+        }
+        if let plugin = r.optionalText(9) {
+            s.coarse = .init(plugin: plugin, endpoint: r.optionalText(10), state: r.optionalText(11) ?? "",
+                             accuracy: r.optionalText(12), malformedLines: r.optionalInt64(13).map(Int.init))
+        }
+        if let ms = r.optionalInt64(14) {
+            s.lastFix = Fix(time: UTCTime(millisecondsSince1970: ms),
+                            coordinate: Coordinate(latitude: r.double(15), longitude: r.double(16)),
+                            horizontalAccuracyMeters: r.double(17),
+                            source: FixSource(rawValue: r.optionalText(18) ?? "") ?? .gnss)
+        }
+        let inside = r.text(19)
+        s.inside = inside.isEmpty ? [] : inside.split(separator: "\n").map(String.init)
+        if let broker = r.optionalText(20) {
+            s.mqtt = .init(broker: broker, topic: r.optionalText(21) ?? "", state: r.optionalText(22) ?? "", published: r.optionalInt64(23).map(Int.init) ?? 0)
+        }
+        s.uptimeSeconds = r.int(24)
+        s.loopWakeups = r.int(25)
+        s.hooksRunning = r.int(26)
+        s.updated = UTCTime(millisecondsSince1970: r.int64(27))
+        return s
+    }
+}
