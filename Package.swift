@@ -30,6 +30,9 @@ let package = Package(
         // clock, no I/O.
         .target(name: "GeomonCore", dependencies: ["CMemoryHints"], swiftSettings: strict),
 
+        // The kernel's clocks, read in one place (for the shell and the adapters).
+        .target(name: "GeomonSystem", dependencies: ["GeomonCore"], swiftSettings: strict),
+
         // Pure, above the core: one JSON writer, number and explanation text.
         .target(name: "GeomonFormat", dependencies: ["GeomonCore"], swiftSettings: strict),
         // Pure, above the core: replay's receiver model, energy accounting, event matching.
@@ -41,21 +44,21 @@ let package = Package(
         // Adapters: each wraps one outside thing.
         .target(name: "GeomonConfig", dependencies: ["GeomonCore", "GeomonFormat", "CYAML"], swiftSettings: strict),
         .target(name: "GeomonStore", dependencies: ["GeomonCore", "GeomonFormat", "CSQLite"], swiftSettings: strict),
-        .target(name: "GeomonSources", dependencies: ["GeomonCore", "CGPS"], swiftSettings: strict),
-        .target(name: "GeomonHooks", dependencies: ["GeomonCore", "GeomonFormat", "CGeomonShims"], swiftSettings: strict),
-        .target(name: "GeomonPublish", dependencies: ["GeomonCore", "GeomonFormat", "CMosquitto"], swiftSettings: strict),
-        .target(name: "GeomonGeoClue", dependencies: ["GeomonCore", "CSystemd"], swiftSettings: strict),
+        .target(name: "GeomonSources", dependencies: ["GeomonCore", "CGPS", "CGeomonShims"], swiftSettings: strict),
+        .target(name: "GeomonHooks", dependencies: ["GeomonCore", "GeomonSystem", "GeomonFormat", "CGeomonShims"], swiftSettings: strict),
+        .target(name: "GeomonPublish", dependencies: ["GeomonCore", "GeomonSystem", "GeomonFormat", "CMosquitto"], swiftSettings: strict),
+        .target(name: "GeomonGeoClue", dependencies: ["GeomonCore", "GeomonSystem", "CSystemd"], swiftSettings: strict),
 
         // The imperative shell: event loop, clock, signals, wiring.
         .target(
             name: "GeomonDaemon",
-            dependencies: ["GeomonCore", "GeomonFormat", "GeomonEvaluation", "GeomonPictures", "GeomonConfig", "GeomonStore", "GeomonSources", "GeomonHooks", "GeomonPublish", "GeomonGeoClue"],
+            dependencies: ["GeomonCore", "GeomonSystem", "GeomonFormat", "GeomonEvaluation", "GeomonPictures", "GeomonConfig", "GeomonStore", "GeomonSources", "GeomonHooks", "GeomonPublish", "GeomonGeoClue"],
             swiftSettings: strict
         ),
         // The commands: declared options, parsing, help, and what each command does.
         .target(
             name: "GeomonCommands",
-            dependencies: ["GeomonCore", "GeomonFormat", "GeomonEvaluation", "GeomonPictures", "GeomonConfig", "GeomonStore", "GeomonSources", "GeomonHooks", "GeomonPublish", "GeomonGeoClue", "GeomonDaemon"],
+            dependencies: ["GeomonCore", "GeomonSystem", "GeomonFormat", "GeomonEvaluation", "GeomonPictures", "GeomonConfig", "GeomonStore", "GeomonSources", "GeomonHooks", "GeomonPublish", "GeomonGeoClue", "GeomonDaemon"],
             swiftSettings: strict
         ),
         .executableTarget(name: "geomon", dependencies: ["GeomonCommands"], swiftSettings: strict),
@@ -63,11 +66,12 @@ let package = Package(
         // Test helpers shared by the test targets (fixtures, temp dirs, running the binary).
         .target(name: "GeomonTestSupport", dependencies: ["GeomonCore"], swiftSettings: strict),
 
+        .testTarget(name: "GeomonPublishTests", dependencies: ["GeomonPublish"], swiftSettings: strict),
         .testTarget(name: "GeomonCoreTests", dependencies: ["GeomonCore", "GeomonFormat", "GeomonEvaluation", "GeomonTestSupport"], swiftSettings: strict),
         .testTarget(name: "GeomonConfigTests", dependencies: ["GeomonConfig", "GeomonFormat", "GeomonTestSupport"], swiftSettings: strict),
         .testTarget(name: "GeomonStoreTests", dependencies: ["GeomonStore", "GeomonTestSupport"], swiftSettings: strict),
         .testTarget(name: "GeomonSourcesTests", dependencies: ["GeomonSources", "GeomonTestSupport"], swiftSettings: strict),
-        .testTarget(name: "GeomonHooksTests", dependencies: ["GeomonHooks", "GeomonFormat", "GeomonStore", "GeomonDaemon", "GeomonTestSupport"], swiftSettings: strict),
+        .testTarget(name: "GeomonHooksTests", dependencies: ["GeomonHooks", "GeomonSystem", "GeomonFormat", "GeomonStore", "GeomonDaemon", "GeomonTestSupport"], swiftSettings: strict),
         .testTarget(name: "GeomonDaemonTests", dependencies: ["GeomonDaemon", "GeomonEvaluation", "GeomonFormat", "GeomonPictures", "GeomonConfig", "GeomonStore", "GeomonSources", "GeomonGeoClue", "GeomonTestSupport"], swiftSettings: strict),
         .testTarget(name: "GeomonCommandsTests", dependencies: ["GeomonCommands", "GeomonCore", "GeomonDaemon"], swiftSettings: strict),
         .testTarget(name: "GeomonCLITests", dependencies: ["GeomonCore", "GeomonTestSupport"], swiftSettings: strict),

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import CSystemd
+import GeomonSystem
 public import GeomonCore
 
 /// The coarse source `plugin: geoclue`: a GeoClue2 client on the D-Bus system bus, through
@@ -489,9 +490,7 @@ public final class GeoClueSource {
     static func seconds(_ d: Duration) -> Int64 { d.components.seconds }
 
     public static func monotonic() -> UInt64 {
-        var t = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &t)
-        return UInt64(t.tv_sec) * 1_000_000 + UInt64(t.tv_nsec) / 1000
+        UInt64(Monotonic.microseconds())
     }
 }
 

@@ -1,4 +1,5 @@
 public import GeomonCore
+public import GeomonSystem
 
 /// Pulls due deliveries from a `DeliveryQueue`, runs them with a `HookRunner` (each on its own
 /// thread, up to `maxConcurrent` at once, strictly one at a time per hook and fence), and
@@ -63,11 +64,9 @@ public final class DeliveryWorker {
     private let runner: HookRunner
     private let catalog: HookCatalog
     private let probe: ConditionProbe
-    private var random: SplitMix64
+    /// The decisions (which start, what an attempt comes to, when to look again).
+    private var machine: DeliveryMachine
     private let inbox: CompletionInbox<Finished>
-    private var running: Set<SerialKey> = []
-    private var retryWakeTimes: Set<Int64> = []
-    private var heldBackCount = 0
 
     /// Called on the owner's thread for each recorded attempt (for logging).
     public var onOutcome: ((Outcome) -> Void)?
@@ -75,30 +74,30 @@ public final class DeliveryWorker {
     /// - Parameter onActivity: called from a hook thread when a hook finished; wake the loop.
     public init(
         queue: any DeliveryQueue, settings: Settings, catalog: HookCatalog, runner: HookRunner = HookRunner(),
-        probe: ConditionProbe = ConditionProbe(), random: SplitMix64 = SplitMix64(seed: UInt64.random(in: 0...UInt64.max)),
-        onActivity: (@Sendable () -> Void)? = nil
+        probe: ConditionProbe = ConditionProbe(), onActivity: (@Sendable () -> Void)? = nil
     ) {
         self.queue = queue
         self.settings = settings
         self.catalog = catalog
         self.runner = runner
         self.probe = probe
-        self.random = random
+        machine = DeliveryMachine(settings: .init(maxConcurrent: settings.maxConcurrent, retry: settings.retry,
+                                                  conditionRecheck: settings.conditionRecheck))
         self.inbox = CompletionInbox(onActivity: onActivity)
     }
 
     /// Hooks started and not yet recorded.
-    public var runningCount: Int { running.count }
+    public var runningCount: Int { machine.running.count }
 
     /// Deliveries whose conditions held them back at the last poll.
-    public var heldBack: Int { heldBackCount }
+    public var heldBack: Int { machine.heldBack }
 
     /// At start-up: attempts interrupted by a crash run again (same event id), and known retry
     /// times are remembered for `poll`'s wake time.
     public func recover() throws {
         try queue.recoverInterrupted()
         for delivery in try queue.deliveries(status: .retrying) {
-            if let at = delivery.nextAttemptAt { retryWakeTimes.insert(at.millisecondsSince1970) }
+            if let at = delivery.nextAttemptAt { machine.knowRetry(at: at) }
         }
     }
 
@@ -116,12 +115,9 @@ public final class DeliveryWorker {
                 throw error
             }
         }
-        retryWakeTimes = retryWakeTimes.filter { $0 > now.millisecondsSince1970 }
-
-        let capacity = settings.maxConcurrent - running.count
         var conditionCache: [HookConditions: Bool] = [:]
         let due = try queue.dueDeliveries(now: now, limit: max(settings.batchLimit, settings.maxConcurrent))
-        let selection = DeliveryScheduler.select(due: due, running: running, capacity: max(0, capacity)) { delivery in
+        let actions = machine.select(due: due) { delivery in
             let conditions = catalog.spec(forKey: delivery.hookKey)?.when ?? HookConditions()
             if !conditions.network && !conditions.externalPower { return true }
             if let known = conditionCache[conditions] { return known }
@@ -129,17 +125,8 @@ public final class DeliveryWorker {
             conditionCache[conditions] = ok
             return ok
         }
-        heldBackCount = selection.heldBack.count
-        for delivery in selection.start {
-            try start(delivery)
-        }
-
-        var wake: UTCTime? = retryWakeTimes.min().map { UTCTime(millisecondsSince1970: $0) }
-        if !selection.heldBack.isEmpty {
-            let recheck = now + settings.conditionRecheck
-            wake = wake.map { min($0, recheck) } ?? recheck
-        }
-        return wake
+        for action in actions { try perform(action) }
+        return machine.nextWake(now: now)
     }
 
     /// Blocks until a running hook finishes or `timeout` passes.
@@ -148,18 +135,18 @@ public final class DeliveryWorker {
     }
 
     /// Polls until nothing is pending, retrying or running (true), or `timeout` passed (false).
-    /// For `hooks fire`-like tools, replay's final drain and tests.
+    /// For `hooks fire` and tests.
     public func runUntilSettled(timeout: Duration, clock: () -> UTCTime = WallClock.now) throws -> Bool {
         let end = ContinuousClock.now + timeout
         while true {
             let now = clock()
             let wake = try poll(now: now)
-            if running.isEmpty, try openCount() == 0 { return true }
+            if machine.running.isEmpty, try openCount() == 0 { return true }
             let left = end - ContinuousClock.now
             if left <= .zero { return false }
             var wait = left
             if let wake { wait = min(wait, max(.milliseconds(1), wake - now)) }
-            if running.isEmpty && wake == nil { wait = min(wait, .milliseconds(50)) }
+            if machine.running.isEmpty && wake == nil { wait = min(wait, .milliseconds(50)) }
             inbox.wait(timeout: wait)
         }
     }
@@ -169,10 +156,17 @@ public final class DeliveryWorker {
             + queue.deliveries(status: .running).count
     }
 
-    private func start(_ delivery: Delivery) throws {
-        let attempt = delivery.attempt + 1
-        try queue.markRunning(id: delivery.id, attempt: attempt)
-        running.insert(delivery.serialKey)
+    private func perform(_ action: DeliveryMachine.Action) throws {
+        switch action {
+        case let .markRunning(id, attempt): try queue.markRunning(id: id, attempt: attempt)
+        case let .start(delivery, attempt): start(delivery, attempt: attempt)
+        case let .markDelivered(id): try queue.markDelivered(id: id)
+        case let .markRetry(id, at, error): try queue.markRetry(id: id, nextAttemptAt: at, error: error)
+        case let .markDead(id, error): try queue.markDead(id: id, error: error)
+        }
+    }
+
+    private func start(_ delivery: Delivery, attempt: Int) {
         let spec = catalog.spec(forKey: delivery.hookKey)
         let invocation = HookEnvironment.invocation(
             argv: delivery.argv, timeout: spec?.timeout ?? settings.defaultTimeout, event: delivery.event, profileName: settings.profileName,
@@ -185,23 +179,8 @@ public final class DeliveryWorker {
     }
 
     private func record(_ finished: Finished, now: UTCTime) throws {
-        let decision: Decision
-        if finished.result.succeeded {
-            try queue.markDelivered(id: finished.delivery.id)
-            decision = .delivered
-        } else {
-            let error = "attempt \(finished.attempt)/\(settings.retry.attempts): \(finished.result.summary)"
-            switch RetryPolicy.decide(afterAttempt: finished.attempt, settings: settings.retry, now: now, jitterUnit: random.nextUnit()) {
-            case .retry(let at, _):
-                try queue.markRetry(id: finished.delivery.id, nextAttemptAt: at, error: error)
-                retryWakeTimes.insert(at.millisecondsSince1970)
-                decision = .retry(at: at)
-            case .deadLetter:
-                try queue.markDead(id: finished.delivery.id, error: error)
-                decision = .dead
-            }
-        }
-        running.remove(finished.delivery.serialKey)
+        let (action, decision) = machine.finished(finished.delivery, attempt: finished.attempt, result: finished.result, now: now)
+        try perform(action)
         onOutcome?(Outcome(delivery: finished.delivery, attempt: finished.attempt, result: finished.result, decision: decision))
     }
 }

@@ -4,6 +4,7 @@ import Glibc
 import CMosquitto
 public import GeomonCore
 import GeomonFormat
+import GeomonSystem
 
 /// The durable MQTT publisher: messages come from the outbox (the store), oldest first, and are
 /// marked published only on the broker's acknowledgement (PUBACK at QoS 1).
@@ -179,7 +180,7 @@ public final class MQTTPublisher {
             mosquitto_disconnect(handle)
             let end = now.monotonicMicroseconds + Int64(timeout.components.seconds) * 1_000_000 + timeout.components.attoseconds / 1_000_000_000_000
             var fds = pollfd(fd: mosquitto_socket(handle), events: 0, revents: 0)
-            while fds.fd >= 0, mosquitto_want_write(handle), Self.monotonic() < end {
+            while fds.fd >= 0, mosquitto_want_write(handle), Monotonic.microseconds() < end {
                 fds.events = Int16(POLLOUT)
                 _ = poll(&fds, 1, 100)
                 if mosquitto_loop_write(handle, 8) != MOSQ_ERR_SUCCESS.rawValue { break }
@@ -316,17 +317,9 @@ public final class MQTTPublisher {
         }
     }
 
-    private static func monotonic() -> Int64 {
-        var t = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &t)
-        return Int64(t.tv_sec) * 1_000_000 + Int64(t.tv_nsec) / 1000
-    }
-
     /// The system's clocks now (for callers without a loop of their own).
     public static func systemNow() -> Now {
-        var t = timespec()
-        clock_gettime(CLOCK_REALTIME, &t)
-        return (UTCTime(millisecondsSince1970: Int64(t.tv_sec) * 1000 + Int64(t.tv_nsec) / 1_000_000), monotonic())
+        (WallClock.now(), Monotonic.microseconds())
     }
 
     /// For callers without a poll loop (`replay --publish`, `bench publish`): steps, waits at

@@ -1,5 +1,5 @@
 public import GeomonCore
-import Foundation
+import CGeomonShims
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -23,7 +23,11 @@ public struct CommandSourceError: Error, CustomStringConvertible, Sendable, Equa
 /// and reads JSON lines `{"time":"RFC 3339","lat":…,"lon":…,"accuracy_m":…}` from its stdout
 /// as fixes with source `.coarse`. Malformed lines are counted (`malformedLines`, `lastError`)
 /// and skipped. When the program exits, `readAvailable()` reports `.exited`; the daemon starts
-/// it again at `nextStart(after:)` — nothing here sleeps. Its stderr goes to ours (the journal).
+/// it again at `nextStart(after:)` — nothing here sleeps.
+///
+/// The program is spawned as hooks are (`geomon_spawn`: no shell, its own session and process
+/// group, default signal dispositions, only fds 0–2) with a clean environment (`PATH`, `LANG`,
+/// `HOME`), stdin `/dev/null` and its stderr on ours (the journal).
 public final class CommandSource {
     public enum Event: Sendable, Equatable {
         case fix(Fix)
@@ -35,6 +39,8 @@ public final class CommandSource {
     public let arguments: [String]
     /// How long after an exit to start the program again.
     public let restartInterval: Duration
+    /// The environment the program gets.
+    public let environment: [String: String]
     /// Lines that were not a valid fix, over all runs.
     public var malformedLines: Int { totalMalformed + parser.skipped.values.reduce(0, +) }
     /// The last malformed line's problem, as `line N: reason`.
@@ -42,27 +48,33 @@ public final class CommandSource {
     /// How often the program was started.
     public private(set) var starts = 0
 
-    private var process: Process?
-    private var readHandle: FileHandle?
+    private var pid: pid_t?
+    private var readFD: Int32 = -1
     private var parser = JSONLinesParser(source: .coarse)
     private var totalMalformed = 0
 
-    public init(arguments: [String], restartInterval: Duration) {
+    /// The PATH a plugin runs with (and its bare name is looked up in).
+    public static let path = "/usr/local/bin:/usr/bin:/bin"
+
+    public init(arguments: [String], restartInterval: Duration, home: String? = nil) {
         self.arguments = arguments
         self.restartInterval = restartInterval
+        var environment = ["PATH": Self.path, "LANG": "C.UTF-8"]
+        if let home { environment["HOME"] = home }
+        self.environment = environment
     }
 
     deinit {
         stop()
     }
 
-    public var isRunning: Bool { process != nil }
+    public var isRunning: Bool { pid != nil }
 
     /// The process id while running.
-    public var processIdentifier: Int32? { process?.processIdentifier }
+    public var processIdentifier: Int32? { pid }
 
     /// The read end of the program's stdout while running (non-blocking): wait on it.
-    public var fileDescriptor: Int32? { readHandle?.fileDescriptor }
+    public var fileDescriptor: Int32? { readFD >= 0 ? readFD : nil }
 
     /// When to start again after an exit seen at `exitedAt`.
     public func nextStart<Instant: InstantProtocol>(after exitedAt: Instant) -> Instant where Instant.Duration == Duration {
@@ -72,26 +84,31 @@ public final class CommandSource {
     /// Starts the program.
     public func start() throws(CommandSourceError) {
         let name = arguments.first ?? ""
-        guard process == nil else { throw CommandSourceError(code: .alreadyRunning, command: name, message: "already running") }
+        guard pid == nil else { throw CommandSourceError(code: .alreadyRunning, command: name, message: "already running") }
         guard let executable = Self.resolve(name) else {
-            throw CommandSourceError(code: .notFound, command: name, message: "no such executable (searched PATH)")
+            throw CommandSourceError(code: .notFound, command: name, message: "no such executable (searched \(Self.path))")
         }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = Array(arguments.dropFirst())
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardInput = FileHandle.nullDevice
-        do {
-            try process.run()
-        } catch {
-            throw CommandSourceError(code: .spawnFailed, command: name, message: "cannot start: \(error)")
+        var fds: [Int32] = [-1, -1]
+        guard geomon_pipe_cloexec(&fds) == 0 else {
+            throw CommandSourceError(code: .spawnFailed, command: name, message: "cannot make a pipe: \(String(cString: strerror(errno)))")
         }
-        try? pipe.fileHandleForWriting.close()
-        let fd = pipe.fileHandleForReading.fileDescriptor
-        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
-        self.process = process
-        self.readHandle = pipe.fileHandleForReading
+        let null = open("/dev/null", O_RDONLY | O_CLOEXEC)
+        defer {
+            close(fds[1])
+            if null >= 0 { close(null) }
+        }
+        let envp = environment.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
+        var child: pid_t = 0
+        let rc = Self.withCStrings(arguments) { argv in
+            Self.withCStrings(envp) { env in geomon_spawn(&child, executable, argv, env, nil, null, fds[1], 2) }
+        }
+        guard rc == 0 else {
+            close(fds[0])
+            throw CommandSourceError(code: .spawnFailed, command: name, message: "cannot start: \(String(cString: strerror(rc)))")
+        }
+        _ = geomon_set_nonblocking(fds[0])
+        pid = child
+        readFD = fds[0]
         parser = JSONLinesParser(source: .coarse)
         starts += 1
     }
@@ -99,11 +116,11 @@ public final class CommandSource {
     /// Reads what the program printed, without blocking. Returns its fixes, and `.exited` once
     /// its stdout closed and it was reaped.
     public func readAvailable() -> [Event] {
-        guard let handle = readHandle else { return [] }
+        guard readFD >= 0 else { return [] }
         var events: [Event] = []
         var buffer = [UInt8](repeating: 0, count: 65_536)
         for _ in 0..<16 {
-            let n = buffer.withUnsafeMutableBytes { read(handle.fileDescriptor, $0.baseAddress, $0.count) }
+            let n = buffer.withUnsafeMutableBytes { read(readFD, $0.baseAddress, $0.count) }
             if n > 0 {
                 events += absorb(parser.feed(Array(buffer[0..<n])))
                 continue
@@ -112,7 +129,7 @@ public final class CommandSource {
             if n < 0, errno == EAGAIN || errno == EWOULDBLOCK { return events }
             // End of stream (or a read error): the program is done with us.
             events += absorb(parser.finish())
-            events.append(.exited(status: reap()))
+            events.append(.exited(status: reap(grace: .milliseconds(500))))
             return events
         }
         return events
@@ -120,15 +137,9 @@ public final class CommandSource {
 
     /// Kills the program's process group (SIGTERM, then SIGKILL after `grace`) and reaps it.
     public func stop(grace: Duration = .seconds(1)) {
-        guard let process else { return }
-        let pid = process.processIdentifier
-        if process.isRunning {
-            signalGroup(pid, SIGTERM)
-            let deadline = ContinuousClock.now + grace
-            while process.isRunning, ContinuousClock.now < deadline { usleep(10_000) }
-            if process.isRunning { signalGroup(pid, SIGKILL) }
-        }
-        _ = reap()
+        guard let pid else { return }
+        kill(-pid, SIGTERM)
+        _ = reap(grace: grace)
     }
 
     private func absorb(_ fixes: [Fix]) -> [Event] {
@@ -136,37 +147,50 @@ public final class CommandSource {
         return fixes.map { .fix($0) }
     }
 
-    private func signalGroup(_ pid: Int32, _ signal: Int32) {
-        if getpgid(pid) == pid { kill(-pid, signal) } else { kill(pid, signal) }
-    }
-
-    /// Closes the pipe and waits for the process; SIGTERM if it closed stdout but lives on.
-    private func reap() -> Int32 {
-        guard let process else { return 0 }
-        if process.isRunning {
-            let deadline = ContinuousClock.now + .milliseconds(500)
-            while process.isRunning, ContinuousClock.now < deadline { usleep(5_000) }
-            if process.isRunning { signalGroup(process.processIdentifier, SIGTERM) }
+    /// Waits at most `grace` for the program to end (SIGTERM to its group when it closed
+    /// stdout but lives on, SIGKILL after), reaps it, closes the pipe.
+    private func reap(grace: Duration) -> Int32 {
+        guard let pid else { return 0 }
+        var status: Int32 = 0
+        let end = ContinuousClock.now + grace
+        var signalled = false
+        while true {
+            let r = waitpid(pid, &status, WNOHANG)
+            if r == pid || (r < 0 && errno != EINTR) { break }
+            if ContinuousClock.now >= end {
+                kill(-pid, signalled ? SIGKILL : SIGTERM)
+                if signalled {
+                    while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+                    break
+                }
+                signalled = true
+            }
+            usleep(5_000)
         }
-        process.waitUntilExit()
-        try? readHandle?.close()
-        readHandle = nil
-        self.process = nil
+        kill(-pid, SIGKILL)  // the rest of its group
+        if readFD >= 0 { close(readFD) }
+        readFD = -1
+        self.pid = nil
         totalMalformed += parser.skipped.values.reduce(0, +)
         parser = JSONLinesParser(source: .coarse)
-        let status = process.terminationStatus
-        return process.terminationReason == .uncaughtSignal ? -status : status
+        return geomon_wifsignaled(status) != 0 ? -geomon_wtermsig(status) : geomon_wexitstatus(status)
     }
 
-    /// A path as given, or the first executable of that name in PATH.
+    /// A path as given, or the first executable of that name in `path`.
     static func resolve(_ name: String) -> String? {
         guard !name.isEmpty else { return nil }
-        if name.contains("/") { return FileManager.default.isExecutableFile(atPath: name) ? name : nil }
-        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin"
-        for dir in path.split(separator: ":") {
+        if name.contains("/") { return access(name, X_OK) == 0 ? name : nil }
+        for dir in Self.path.split(separator: ":") {
             let candidate = "\(dir)/\(name)"
-            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
+            if access(candidate, X_OK) == 0 { return candidate }
         }
         return nil
+    }
+
+    private static func withCStrings<R>(_ strings: [String], _ body: (UnsafePointer<UnsafeMutablePointer<CChar>?>) -> R) -> R {
+        var pointers: [UnsafeMutablePointer<CChar>?] = strings.map { strdup($0) }
+        pointers.append(nil)
+        defer { for p in pointers { free(p) } }
+        return pointers.withUnsafeBufferPointer { body($0.baseAddress!) }
     }
 }

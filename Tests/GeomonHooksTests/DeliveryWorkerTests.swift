@@ -1,6 +1,7 @@
 import Foundation
 import GeomonCore
 import GeomonHooks
+import GeomonSystem
 import GeomonTestSupport
 import Testing
 
@@ -19,8 +20,7 @@ struct DeliveryWorkerTests {
         workerSettings.conditionRecheck = .milliseconds(50)
         return DeliveryWorker(
             queue: queue, settings: workerSettings, catalog: HookCatalog(settings: settings),
-            runner: HookRunner(limits: HookLimits(killGrace: .milliseconds(300))), probe: probe,
-            random: SplitMix64(seed: 42)
+            runner: HookRunner(limits: HookLimits(killGrace: .milliseconds(300))), probe: probe
         )
     }
 

@@ -36,6 +36,22 @@ struct CommandSourceTests {
         #expect(!source.isRunning && source.fileDescriptor == nil)
     }
 
+    /// The plugin runs as hooks do: a clean environment (the daemon's own variables stay with
+    /// it) in its own process group.
+    @Test func thePluginGetsACleanEnvironmentAndItsOwnProcessGroup() throws {
+        setenv("GEOMON_TEST_SECRET", "s3cret", 1)
+        defer { unsetenv("GEOMON_TEST_SECRET") }
+        let script = #"n=$(env | grep -c '^GEOMON_TEST_SECRET='); g=$(ps -o pgid= -p $$ | tr -d ' '); "#
+            + #"echo "{\"time\":\"2024-05-01T12:00:00Z\",\"lat\":$n,\"lon\":0,\"accuracy_m\":$(( g == $$ ? 1 : 2 ))}""#
+        let source = CommandSource(arguments: ["/bin/sh", "-c", script], restartInterval: .seconds(30), home: "/nonexistent")
+        try source.start()
+        let fixes = runToExit(source).compactMap { if case .fix(let f) = $0 { f } else { nil } }
+        #expect(fixes.count == 1)
+        #expect(fixes.first?.coordinate.latitude == 0, "the plugin saw the daemon's environment")
+        #expect(fixes.first?.horizontalAccuracyMeters == 1, "not the leader of its own process group")
+        #expect(source.environment == ["PATH": CommandSource.path, "LANG": "C.UTF-8", "HOME": "/nonexistent"])
+    }
+
     @Test func restartsWhenTheDaemonSaysSoAndCountsAcrossRuns() throws {
         let source = CommandSource(arguments: ["sh", Self.plugin, "3"], restartInterval: .seconds(30))
         try source.start()

@@ -3,13 +3,13 @@ import GeomonCore
 import Glibc
 #endif
 
-/// `geomon bench fences|generate|publish`: benchmarks the fence index and the publisher, and generates test data.
+/// `geomon bench fences|generate|publish|hooks`: benchmarks the fence index, the publisher and hooks, and generates test data.
 enum BenchCommand {
     static let group = CommandGroup(
         name: "bench",
-        abstract: "Benchmarks the fence index and the MQTT publisher, and generates test data",
+        abstract: "Benchmarks the fence index, the MQTT publisher and hooks, and generates test data",
         discussion: "",
-        subcommands: [BenchFencesCommand.self, BenchGenerateCommand.self, BenchPublishCommand.self]
+        subcommands: [BenchFencesCommand.self, BenchGenerateCommand.self, BenchPublishCommand.self, BenchHooksCommand.self]
     )
 }
 

@@ -4,6 +4,7 @@ import GeomonFormat
 import GeomonHooks
 import GeomonPublish
 import GeomonStore
+import GeomonSystem
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -51,12 +52,6 @@ struct BenchPublishCommand: GeomonCommand {
         latencyMessages = try arguments.int("--latency-messages", in: 1...10_000_000) ?? 1000
     }
 
-    static func micros() -> Int64 {
-        var t = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &t)
-        return Int64(t.tv_sec) * 1_000_000 + Int64(t.tv_nsec) / 1000
-    }
-
     static func publication(_ i: Int, topic: String) -> Publication {
         let payload = #"{"_type":"transition","acc":8,"desc":"Bench fence","event":"enter","lat":46.3142217,"lon":6.9410083,"rid":"bench","t":"c","tid":"bn","tst":\#(1_700_000_000 + i),"wtst":1315051295}"#
         return Publication(kind: .transition, topic: topic + "/event", payload: payload, retain: false, time: UTCTime(millisecondsSince1970: Int64(1_700_000_000_000 + i)))
@@ -76,13 +71,13 @@ struct BenchPublishCommand: GeomonCommand {
         /// Steps the publisher until `done` or 30 s without progress.
         func pump(until done: () -> Bool) throws {
             var last = publisher.publishedCount
-            var lastProgress = Self.micros()
+            var lastProgress = Monotonic.microseconds()
             while !done() {
                 if let failure { throw CommandFailure("the broker \(settings.host):\(settings.effectivePort) is unavailable: \(failure)", exitCode: .unavailable) }
                 if publisher.publishedCount != last {
                     last = publisher.publishedCount
-                    lastProgress = Self.micros()
-                } else if Self.micros() - lastProgress > 30_000_000 {
+                    lastProgress = Monotonic.microseconds()
+                } else if Monotonic.microseconds() - lastProgress > 30_000_000 {
                     throw CommandFailure("no acknowledgement from the broker for 30 s", exitCode: .unavailable)
                 }
                 publisher.pollAndStep(timeoutMilliseconds: 100)
@@ -100,56 +95,56 @@ struct BenchPublishCommand: GeomonCommand {
         var latencies: [Int64] = []
         for i in 0..<latencyMessages {
             let target = publisher.publishedCount + 1
-            let start = Self.micros()
+            let start = Monotonic.microseconds()
             try commit([Self.publication(i, topic: settings.topic)])
             try pump { publisher.publishedCount >= target }
-            latencies.append(Self.micros() - start)
+            latencies.append(Monotonic.microseconds() - start)
         }
         latencies.sort()
         func percentile(_ p: Double) -> Int64 { latencies[min(latencies.count - 1, Int(Double(latencies.count) * p))] }
 
         // One message per transaction, as fast as acknowledgements come.
         var target = publisher.publishedCount + messages
-        var start = Self.micros()
+        var start = Monotonic.microseconds()
         for i in 0..<messages {
             try commit([Self.publication(i, topic: settings.topic)])
             publisher.pollAndStep(timeoutMilliseconds: 0)
         }
         try pump { publisher.publishedCount >= target }
-        let each = Double(messages) / (Double(Self.micros() - start) / 1e6)
+        let each = Double(messages) / (Double(Monotonic.microseconds() - start) / 1e6)
 
         // A backlog: everything committed at once, then sent.
         try commit((0..<messages).map { Self.publication($0, topic: settings.topic) })
         target = publisher.publishedCount + messages
-        start = Self.micros()
+        start = Monotonic.microseconds()
         try pump { publisher.publishedCount >= target }
-        let backlog = Double(messages) / (Double(Self.micros() - start) / 1e6)
+        let backlog = Double(messages) / (Double(Monotonic.microseconds() - start) / 1e6)
         publisher.close(now: now())
 
         // The store alone: write and mark, no broker.
         let storeOnly = try EventStore(path: dir + "/store.db")
         let n = min(messages, 5000)
-        start = Self.micros()
+        start = Monotonic.microseconds()
         for i in 0..<n {
             var batch = CommitBatch(profileName: "bench", committedAt: WallClock.now())
             batch.publications = [Self.publication(i, topic: "s")]
             _ = try storeOnly.commit(batch)
         }
-        let insertEach = Double(Self.micros() - start) / Double(n)
+        let insertEach = Double(Monotonic.microseconds() - start) / Double(n)
         let batched = max(n, 4096)
-        start = Self.micros()
+        start = Monotonic.microseconds()
         var batch = CommitBatch(profileName: "bench", committedAt: WallClock.now())
         batch.publications = (0..<batched).map { Self.publication($0, topic: "s") }
         _ = try storeOnly.commit(batch)
-        let insertBatched = Double(Self.micros() - start) / Double(batched)
+        let insertBatched = Double(Monotonic.microseconds() - start) / Double(batched)
         let rows = try storeOnly.pendingPublications(after: 0, limit: n + batched).map(\.seq)
-        start = Self.micros()
+        start = Monotonic.microseconds()
         var index = 0
         while index < rows.count {
             try storeOnly.markPublished(Array(rows[index..<min(rows.count, index + 16)]), at: WallClock.now())
             index += 16
         }
-        let mark = Double(Self.micros() - start) / Double(rows.count)
+        let mark = Double(Monotonic.microseconds() - start) / Double(rows.count)
 
         var o = JSONObject()
         o.add("broker", "\(settings.host):\(settings.effectivePort)")

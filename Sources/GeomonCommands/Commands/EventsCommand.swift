@@ -1,5 +1,6 @@
 import Foundation
 import GeomonCore
+import GeomonSystem
 import GeomonDaemon
 import GeomonFormat
 import GeomonHooks

@@ -1,4 +1,5 @@
 import GeomonCore
+import GeomonSystem
 import GeomonFormat
 import GeomonHooks
 import GeomonStore

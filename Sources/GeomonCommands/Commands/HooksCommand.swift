@@ -1,4 +1,5 @@
 import GeomonCore
+import GeomonSystem
 import GeomonDaemon
 import GeomonHooks
 import GeomonStore

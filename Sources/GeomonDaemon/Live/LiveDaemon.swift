@@ -92,7 +92,7 @@ public final class LiveDaemon {
                 services.append(GNSSService(feed: feed ?? GPSDSource(host: endpoint.host, port: String(endpoint.port)), device: gnss.device, log: log))
             }
             if let settings = profile.sources.coarse, !settings.exec.isEmpty {
-                services.append(CoarseCommandService(command: CommandSource(arguments: settings.exec, restartInterval: settings.interval), log: log))
+                services.append(CoarseCommandService(command: CommandSource(arguments: settings.exec, restartInterval: settings.interval, home: options.environment["HOME"]), log: log))
             }
             if let settings = profile.sources.coarse?.geoclue {
                 var g = GeoClueSource.Settings()

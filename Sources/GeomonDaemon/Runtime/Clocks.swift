@@ -2,6 +2,7 @@
 public import Glibc
 #endif
 public import GeomonCore
+import GeomonSystem
 
 /// The host's clocks, injected into the live daemon: a monotonic one for timers and a wall
 /// clock for the times it writes. `SystemHostClock` reads the kernel's; tests drive a
@@ -42,15 +43,11 @@ public final class SystemHostClock: HostClock {
     }
 
     public static func monotonicMicroseconds() -> Int64 {
-        var ts = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &ts)
-        return Int64(ts.tv_sec) * 1_000_000 + Int64(ts.tv_nsec) / 1000
+        Monotonic.microseconds()
     }
 
     public static func wall() -> UTCTime {
-        var ts = timespec()
-        clock_gettime(CLOCK_REALTIME, &ts)
-        return UTCTime(millisecondsSince1970: Int64(ts.tv_sec) * 1000 + Int64(ts.tv_nsec) / 1_000_000)
+        WallClock.now()
     }
 }
 

@@ -1,0 +1,79 @@
+import GeomonPublish
+import Testing
+
+/// MQTT's protocol decisions, synchronously: no broker, no socket.
+struct MQTTSessionTests {
+    static let second: Int64 = 1_000_000
+
+    @Test func aConnectionSendsTheWindowAndMoreAsAcknowledgementsCome() {
+        var session = MQTTSession(settings: .init(window: 2))
+        #expect(session.wantsConnect(now: 0))
+        session.connecting(now: 0)
+        #expect(session.sendWindow == nil, "nothing before the broker accepted")
+        #expect(session.accepted(now: 5, pending: 3) == .connected(pending: 3, outageSeconds: nil))
+        #expect(session.sendWindow! == (0, 2))
+        session.read(2, of: 2)
+        session.sent(seq: 10, mid: 1)
+        session.sent(seq: 11, mid: 2)
+        #expect(session.sendWindow == nil, "the window is full")
+        session.acknowledged(mid: 1)
+        #expect(session.takeAcknowledged() == [10])
+        #expect(session.sendWindow! == (11, 1))
+        session.read(0, of: 1)
+        session.acknowledged(mid: 2)
+        #expect(session.takeAcknowledged() == [11])
+        #expect(session.isDrained)
+        // New messages: send again from the last one sent.
+        session.poke()
+        #expect(!session.isDrained && session.sendWindow! == (11, 2))
+    }
+
+    @Test func failuresBackOffDoublingUpToTheCapAndReportTheOutageOnce() {
+        var session = MQTTSession(settings: .init(minBackoff: .seconds(1), maxBackoff: .seconds(4)))
+        session.connecting(now: 0)
+        #expect(session.failed("refused", now: 0) == .unreachable(reason: "refused", retryIn: .seconds(1)))
+        #expect(!session.wantsConnect(now: Self.second - 1) && session.wantsConnect(now: Self.second))
+        var now = Self.second
+        for delay in [2, 4, 4] {
+            session.connecting(now: now)
+            #expect(session.failed("refused", now: now) == .retrying(reason: "refused", retryIn: .seconds(Int64(delay))))
+            #expect(session.nextWake(now: now) == now + Int64(delay) * Self.second)
+            now += Int64(delay) * Self.second
+        }
+        session.connecting(now: now)
+        #expect(session.accepted(now: now + Self.second, pending: 0) == .connected(pending: 0, outageSeconds: 12))
+        #expect(session.lastError == nil)
+        // The next outage starts the backoff afresh.
+        #expect(session.failed("lost", now: now) == .unreachable(reason: "lost", retryIn: .seconds(1)))
+    }
+
+    @Test func messagesInFlightWhenTheConnectionDiesAreSentAgainOnTheNext() {
+        var session = MQTTSession(settings: .init())
+        session.connecting(now: 0)
+        _ = session.accepted(now: 0, pending: 1)
+        session.read(1, of: 16)
+        session.sent(seq: 7, mid: 1)
+        _ = session.failed("lost", now: 0)
+        session.reconnectNow()
+        #expect(session.wantsConnect(now: 0))
+        session.connecting(now: 0)
+        _ = session.accepted(now: 0, pending: 1)
+        // From the oldest message not acknowledged: the outbox after seq 0.
+        #expect(session.sendWindow! == (0, 16))
+    }
+
+    @Test func aBrokerThatNeverAnswersTimesOutAfterTheKeepalive() {
+        var session = MQTTSession(settings: .init(keepaliveSeconds: 10))
+        session.connecting(now: 0)
+        #expect(!session.connectTimedOut(now: 10 * Self.second))
+        #expect(session.connectTimedOut(now: 10 * Self.second + 1))
+    }
+
+    @Test func qosZeroCountsAMessageAsAcknowledgedOnceSent() {
+        var session = MQTTSession(settings: .init(qos: 0))
+        session.connecting(now: 0)
+        _ = session.accepted(now: 0, pending: 1)
+        session.sent(seq: 3, mid: 9)
+        #expect(session.takeAcknowledged() == [3] && session.inFlightCount == 0)
+    }
+}
