@@ -43,7 +43,7 @@ let package = Package(
 
         // Adapters: each wraps one outside thing.
         .target(name: "GeomonConfig", dependencies: ["GeomonCore", "GeomonFormat", "CYAML"], swiftSettings: strict),
-        .target(name: "GeomonStore", dependencies: ["GeomonCore", "GeomonFormat", "CSQLite"], swiftSettings: strict),
+        .target(name: "GeomonStore", dependencies: ["GeomonCore", "GeomonSystem", "GeomonFormat", "CSQLite"], swiftSettings: strict),
         .target(name: "GeomonSources", dependencies: ["GeomonCore", "CGPS", "CGeomonShims"], swiftSettings: strict),
         .target(name: "GeomonHooks", dependencies: ["GeomonCore", "GeomonSystem", "GeomonFormat", "CGeomonShims"], swiftSettings: strict),
         .target(name: "GeomonPublish", dependencies: ["GeomonCore", "GeomonSystem", "GeomonFormat", "CMosquitto"], swiftSettings: strict),

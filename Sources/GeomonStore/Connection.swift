@@ -29,10 +29,9 @@ public final class Connection {
         let rc = sqlite3_open_v2(name, &db, flags, nil)
         guard rc == SQLITE_OK, let db else {
             // The handle must be closed even when open fails.
-            let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
-            let extended = db.map { sqlite3_extended_errcode($0) } ?? rc
+            let error = SQLiteError(rc, on: db, sql: nil)
             sqlite3_close_v2(db)
-            throw SQLiteError(code: rc & 0xFF, extended: extended, message: message)
+            throw error
         }
         handle = db
         sqlite3_extended_result_codes(db, 1)
@@ -70,18 +69,22 @@ public final class Connection {
 
     /// Runs one or more statements without results.
     public func execute(_ sql: String) throws {
-        var errorMessage: UnsafeMutablePointer<CChar>?
-        let rc = sqlite3_exec(handle, sql, nil, nil, &errorMessage)
-        if rc != SQLITE_OK {
-            let message = errorMessage.map { String(cString: $0) } ?? String(cString: sqlite3_errmsg(handle))
-            sqlite3_free(errorMessage)
-            throw SQLiteError(code: rc & 0xFF, extended: sqlite3_extended_errcode(handle), message: message, sql: sql)
-        }
+        try check(sqlite3_exec(handle, sql, nil, nil, nil), sql: sql)
     }
 
     /// Prepares a statement.
     public func prepare(_ sql: String) throws -> Statement {
         try Statement(connection: self, sql: sql)
+    }
+
+    private var cache: [String: Statement] = [:]
+
+    /// The prepared statement for `sql`, prepared once per connection and reset for reuse.
+    public func statement(_ sql: String) throws -> Statement {
+        if let statement = cache[sql] { return statement.reset() }
+        let statement = try prepare(sql)
+        cache[sql] = statement
+        return statement
     }
 
     /// An integer from a single-value query (`PRAGMA user_version`, `SELECT count(*)`).
@@ -110,10 +113,13 @@ public final class Connection {
 
     public var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
 
-    func check(_ rc: Int32, sql: String?) throws {
+    /// Every result code goes through here: OK, ROW and DONE pass, anything else is the
+    /// `SQLiteError` SQLite describes.
+    @discardableResult
+    func check(_ rc: Int32, sql: String?) throws -> Int32 {
         guard rc == SQLITE_OK || rc == SQLITE_ROW || rc == SQLITE_DONE else {
-            throw SQLiteError(code: rc & 0xFF, extended: sqlite3_extended_errcode(handle),
-                              message: String(cString: sqlite3_errmsg(handle)), sql: sql)
+            throw SQLiteError(rc, on: handle, sql: sql)
         }
+        return rc
     }
 }

@@ -6,8 +6,11 @@ import Foundation
 import Glibc
 #endif
 
-/// geomon's database: fence states, events, deliveries, recent fixes and a small key/value
-/// table, in one SQLite file (WAL, mode 0600, `user_version` migrations).
+/// geomon's database: fence states, events, hook deliveries, recent fixes, the receiver log,
+/// MQTT publications, the daemon's status and a small key/value table, in one SQLite file
+/// (WAL, mode 0600, `user_version` migrations). Each table has its record type and its typed
+/// repository (`Tables/`) over the one connection; this is their facade and the one place a
+/// commit's writes go together into one transaction.
 ///
 /// One writer; readers (`status`, `events`, `export`) open the same file with `readOnly`.
 public final class EventStore {
@@ -23,8 +26,16 @@ public final class EventStore {
     public static var schemaVersion: Int { Migrations.latestVersion }
 
     private var oldestFixMilliseconds: Int64?
-    private lazy var insertChunk = try? db.prepare(
-        "INSERT OR REPLACE INTO fix_chunks(first_ms, last_ms, count, data) VALUES (?,?,?,?)")
+
+    // One typed repository per table, over the one connection.
+    var kv: KeyValueTable { KeyValueTable(db: db) }
+    var fenceStateTable: FenceStateTable { FenceStateTable(db: db) }
+    var eventTable: EventTable { EventTable(db: db) }
+    var deliveryTable: DeliveryTable { DeliveryTable(db: db, path: path) }
+    var fixChunks: FixChunkTable { FixChunkTable(db: db) }
+    var receiverLog: ReceiverLogTable { ReceiverLogTable(db: db) }
+    var publicationTable: PublicationTable { PublicationTable(db: db) }
+    var runtimeStatusTable: RuntimeStatusTable { RuntimeStatusTable(db: db) }
 
     /// Opens (and for writers creates and migrates) the database at `path`.
     ///
@@ -58,7 +69,7 @@ public final class EventStore {
                 try db.execute(syncEveryCommit ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL")
                 try migrate(from: version)
             }
-            oldestFixMilliseconds = try db.scalarInt("SELECT min(first_ms) FROM fix_chunks")
+            oldestFixMilliseconds = try FixChunkTable(db: db).oldestMilliseconds()
         } catch let error as SQLiteError where error.code == SQLiteError.notADatabase || error.code == SQLiteError.corrupt {
             throw StoreError(.notADatabase, path: path, message: "not a geomon database, or it is damaged (\(error.message)); the file was left untouched")
         }
@@ -120,24 +131,11 @@ public final class EventStore {
     // MARK: - Key/value
 
     public func value(forKey key: String) throws -> String? {
-        let statement = try db.prepare("SELECT value FROM kv WHERE key = ?")
-        statement.bind(1, key)
-        return try statement.step() ? statement.text(0) : nil
+        try kv.value(forKey: key)
     }
 
     public func setValue(_ value: String, forKey key: String) throws {
-        try db.transaction { try writeValue(value, forKey: key) }
-    }
-
-    private lazy var upsertKV = try? db.prepare(
-        "INSERT INTO kv(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value")
-
-    private func writeValue(_ value: String, forKey key: String) throws {
-        guard let statement = upsertKV else { throw storeBug("kv") }
-        statement.reset()
-        statement.bind(1, key)
-        statement.bind(2, value)
-        try statement.run()
+        try db.transaction { try kv.set(value, forKey: key) }
     }
 
     // MARK: - Engine state
@@ -145,7 +143,7 @@ public final class EventStore {
     /// The engine snapshot last committed (empty for a new database).
     public func loadSnapshot() throws -> EngineSnapshot {
         var snapshot = EngineSnapshot()
-        snapshot.records = try fenceStates()
+        snapshot.records = try fenceStateTable.all()
         if let text = try value(forKey: "usable_fix_count"), let count = Int(text) { snapshot.usableFixCount = count }
         if let text = try value(forKey: "last_fix_ms"), let ms = Int64(text) { snapshot.lastFixTime = UTCTime(millisecondsSince1970: ms) }
         if let text = try value(forKey: "location") {
@@ -164,200 +162,56 @@ public final class EventStore {
 
     /// Stored fence records, ordered by fence id.
     public func fenceStates() throws -> [FenceStateRecord] {
-        let statement = try db.prepare("""
-            SELECT fence_id, state, since_ms, since_lat, since_lon, since_accuracy_m, dwell_fired,
-                   pending_state, pending_count, pending_ms, pending_lat, pending_lon, pending_accuracy_m, pending_s_m
-            FROM fence_state ORDER BY fence_id
-            """)
-        var records: [FenceStateRecord] = []
-        while try statement.step() {
-            var record = FenceStateRecord(fenceID: statement.text(0), state: FenceState(rawValue: statement.text(1)) ?? .unknown)
-            record.stateSince = statement.optionalInt64(2).map { UTCTime(millisecondsSince1970: $0) }
-            if let lat = statement.optionalDouble(3), let lon = statement.optionalDouble(4) {
-                record.sinceCoordinate = Coordinate(latitude: lat, longitude: lon)
-            }
-            record.sinceAccuracyMeters = statement.optionalDouble(5)
-            record.dwellFired = statement.int64(6) != 0
-            if let pendingText = statement.optionalText(7), let state = FenceState(rawValue: pendingText),
-               let ms = statement.optionalInt64(9) {
-                record.pending = PendingTransition(
-                    state: state, count: statement.int(8), firstTime: UTCTime(millisecondsSince1970: ms),
-                    firstCoordinate: Coordinate(latitude: statement.double(10), longitude: statement.double(11)),
-                    firstAccuracyMeters: statement.double(12),
-                    firstSignedDistanceMeters: statement.optionalDouble(13) ?? .infinity)
-            }
-            records.append(record)
-        }
-        return records
+        try fenceStateTable.all()
     }
 
-    private lazy var upsertFence = try? db.prepare("""
-        INSERT OR REPLACE INTO fence_state(fence_id, state, since_ms, since_lat, since_lon, since_accuracy_m, dwell_fired,
-            pending_state, pending_count, pending_ms, pending_lat, pending_lon, pending_accuracy_m, pending_s_m)
-        VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)
-        """)
-    private lazy var deleteFence = try? db.prepare("DELETE FROM fence_state WHERE fence_id = ?")
-    private lazy var insertEvent = try? db.prepare("""
-        INSERT INTO events(id, profile, kind, fence_id, fence_name, time_ms, lat, lon, accuracy_m, rule)
-        VALUES (?,?,?,?,?,?,?,?,?,?) ON CONFLICT(id) DO NOTHING
-        """)
-    private lazy var insertDelivery = try? db.prepare("""
-        INSERT OR IGNORE INTO deliveries(event_id, hook_key, argv, fence_id, seq, status, attempt, next_attempt_at_ms, updated_at_ms)
-        VALUES (?,?,?,?,?,'pending',0,?,?)
-        """)
-
-    private func storeBug(_ what: String) -> SQLiteError {
-        SQLiteError(code: 1, extended: 1, message: "could not prepare the \(what) statement")
-    }
+    // MARK: - Commit
 
     /// Commits a batch in ONE transaction: fixes, fence records, scalars, events and one
-    /// delivery row per (event, hook). Events whose id is already stored are skipped (with
-    /// their deliveries), so an event can never be stored twice. Returns the events that were
-    /// newly stored, with their sequence numbers.
-    @discardableResult
+    /// delivery row per (event, hook), the receiver's switches, MQTT messages, the daemon's
+    /// status. Events whose id is already stored are skipped (with their deliveries and
+    /// messages), so an event can never be stored twice. Returns the events that were newly
+    /// stored, with their sequence numbers.
     public func commit(_ batch: CommitBatch) throws -> [StoredEvent] {
-        guard let insertChunk, let upsertFence, let deleteFence, let insertEvent, let insertDelivery else {
-            throw storeBug("commit")
-        }
-        return try db.transaction {
+        try db.transaction {
             // All fixes of the batch in one chunk row (fixes are strictly increasing in time).
-            if let first = batch.fixes.first, let last = batch.fixes.last {
-                insertChunk.bind(1, first.time.millisecondsSince1970)
-                insertChunk.bind(2, last.time.millisecondsSince1970)
-                insertChunk.bind(3, batch.fixes.count)
-                insertChunk.bind(4, blob: FixChunk.encode(batch.fixes))
-                try insertChunk.run()
-            }
-            for record in batch.changes.upserts {
-                upsertFence.reset()
-                upsertFence.bind(1, record.fenceID)
-                upsertFence.bind(2, record.state.rawValue)
-                upsertFence.bind(3, record.stateSince?.millisecondsSince1970)
-                upsertFence.bind(4, record.sinceCoordinate?.latitude)
-                upsertFence.bind(5, record.sinceCoordinate?.longitude)
-                upsertFence.bind(6, record.sinceAccuracyMeters)
-                upsertFence.bind(7, record.dwellFired ? 1 : 0)
-                upsertFence.bind(8, record.pending?.state.rawValue)
-                upsertFence.bind(9, record.pending?.count ?? 0)
-                upsertFence.bind(10, record.pending?.firstTime.millisecondsSince1970)
-                upsertFence.bind(11, record.pending?.firstCoordinate.latitude)
-                upsertFence.bind(12, record.pending?.firstCoordinate.longitude)
-                upsertFence.bind(13, record.pending?.firstAccuracyMeters)
-                let s = record.pending?.firstSignedDistanceMeters
-                upsertFence.bind(14, s.flatMap { $0.isFinite ? $0 : nil })
-                try upsertFence.run()
-            }
-            for id in batch.changes.removals {
-                deleteFence.reset()
-                deleteFence.bind(1, id)
-                try deleteFence.run()
-            }
-            if let last = batch.lastFixTime {
-                try writeValue(String(last.millisecondsSince1970), forKey: "last_fix_ms")
-            }
-            try writeValue(String(batch.usableFixCount), forKey: "usable_fix_count")
+            try fixChunks.insert(batch.fixes)
+            for record in batch.changes.upserts { try fenceStateTable.upsert(record) }
+            for id in batch.changes.removals { try fenceStateTable.delete(fenceID: id) }
+            if let last = batch.lastFixTime { try kv.set(String(last.millisecondsSince1970), forKey: "last_fix_ms") }
+            try kv.set(String(batch.usableFixCount), forKey: "usable_fix_count")
             if let location = batch.location {
-                try writeValue("\(location.time.millisecondsSince1970),\(location.coordinate.latitude),\(location.coordinate.longitude)", forKey: "location")
+                try kv.set("\(location.time.millisecondsSince1970),\(location.coordinate.latitude),\(location.coordinate.longitude)", forKey: "location")
             }
-            try writeValue(batch.profileName, forKey: "profile")
-            for (key, value) in batch.keyValues.sorted(by: { $0.key < $1.key }) {
-                try writeValue(value, forKey: key)
-            }
+            try kv.set(batch.profileName, forKey: "profile")
+            for (key, value) in batch.keyValues.sorted(by: { $0.key < $1.key }) { try kv.set(value, forKey: key) }
             var stored: [StoredEvent] = []
             var storedIDs = Set<String>()
             for (event, targets) in batch.events {
-                insertEvent.reset()
-                insertEvent.bind(1, event.id)
-                insertEvent.bind(2, batch.profileName)
-                insertEvent.bind(3, event.kind.rawValue)
-                insertEvent.bind(4, event.fenceID)
-                insertEvent.bind(5, event.fenceName)
-                insertEvent.bind(6, event.time.millisecondsSince1970)
-                insertEvent.bind(7, event.coordinate.latitude)
-                insertEvent.bind(8, event.coordinate.longitude)
-                insertEvent.bind(9, event.accuracyMeters)
-                insertEvent.bind(10, event.rule.text)
-                try insertEvent.run()
-                guard db.changes == 1 else { continue }
-                let seq = db.lastInsertRowID
+                guard let seq = try eventTable.insert(event, profile: batch.profileName) else { continue }
                 stored.append(StoredEvent(seq: seq, profile: batch.profileName, event: event))
                 storedIDs.insert(event.id)
-                for target in targets {
-                    insertDelivery.reset()
-                    insertDelivery.bind(1, event.id)
-                    insertDelivery.bind(2, target.hookKey)
-                    insertDelivery.bind(3, JSON.array(target.argv))
-                    insertDelivery.bind(4, event.fenceID ?? "")
-                    insertDelivery.bind(5, seq)
-                    insertDelivery.bind(6, Int64(0))  // due at once, whatever clock the worker runs on
-                    insertDelivery.bind(7, batch.committedAt.millisecondsSince1970)
-                    try insertDelivery.run()
-                }
+                for target in targets { try deliveryTable.insert(event: event, seq: seq, target: target, at: batch.committedAt) }
             }
-            if let status = batch.runtimeStatus {
-                try RuntimeStatusTable(db: db).write(status)
-            }
-            if let shift = batch.receiverLogShift {
-                let update = try db.prepare("UPDATE receiver_log SET time_ms = time_ms + ? WHERE rowid > ?")
-                update.bind(1, shift.by.wholeMilliseconds)
-                update.bind(2, shift.afterRow)
-                try update.run()
-            }
-            if !batch.receiverSwitches.isEmpty {
-                let insert = try db.prepare("INSERT INTO receiver_log (time_ms, receiver_on, reason) VALUES (?, ?, ?)")
-                for change in batch.receiverSwitches {
-                    insert.reset()
-                    insert.bind(1, change.time.millisecondsSince1970)
-                    insert.bind(2, change.on ? 1 : 0)
-                    insert.bind(3, change.reason)
-                    try insert.run()
-                }
-            }
-            if !batch.publications.isEmpty {
-                try insertPublications(batch.publications.filter { $0.eventID.map(storedIDs.contains) ?? true }, at: batch.committedAt)
-            }
-            if let newest = batch.fixes.last?.time {
-                try pruneFixes(newest: newest)
-            }
+            if let status = batch.runtimeStatus { try runtimeStatusTable.write(status) }
+            if let shift = batch.receiverLogShift { try receiverLog.shift(afterRow: shift.afterRow, by: shift.by) }
+            for change in batch.receiverSwitches { try receiverLog.insert(change) }
+            let publications = batch.publications.filter { $0.eventID.map(storedIDs.contains) ?? true }
+            if !publications.isEmpty { try publicationTable.insert(publications, at: batch.committedAt, limits: publicationLimits) }
+            if let newest = batch.fixes.last?.time { try pruneFixes(newest: newest) }
             return stored
         }
     }
 
-    /// Deletes fixes older than `keepFixes` before `newest`: whole chunks at once, at most
-    /// 1,000 per commit, and the one chunk straddling the cutoff is rewritten without them.
+    /// Deletes fixes (and the receiver's history) older than `keepFixes` before `newest`.
     private func pruneFixes(newest: UTCTime) throws {
         let cutoff = (newest - keepFixes).millisecondsSince1970
-        if oldestFixMilliseconds == nil { oldestFixMilliseconds = (try? db.scalarInt("SELECT min(first_ms) FROM fix_chunks")) ?? nil }
+        if oldestFixMilliseconds == nil { oldestFixMilliseconds = try fixChunks.oldestMilliseconds() }
         guard let oldest = oldestFixMilliseconds, oldest < cutoff else { return }
-        let delete = try db.prepare(
-            "DELETE FROM fix_chunks WHERE first_ms IN (SELECT first_ms FROM fix_chunks WHERE last_ms < ? ORDER BY first_ms LIMIT 1000)")
-        delete.bind(1, cutoff)
-        try delete.run()
-        let straddling = try db.prepare("SELECT first_ms, data FROM fix_chunks WHERE first_ms < ? AND last_ms >= ?")
-        straddling.bind(1, cutoff)
-        straddling.bind(2, cutoff)
-        var rewrite: (Int64, [Fix])?
-        if try straddling.step() {
-            rewrite = (straddling.int64(0), straddling.withBlob(1) { FixChunk.decode($0) }.filter { $0.time.millisecondsSince1970 >= cutoff })
-        }
-        straddling.reset()
-        if let (firstMilliseconds, kept) = rewrite {
-            let remove = try db.prepare("DELETE FROM fix_chunks WHERE first_ms = ?")
-            remove.bind(1, firstMilliseconds)
-            try remove.run()
-            if let first = kept.first, let last = kept.last, let insertChunk {
-                insertChunk.bind(1, first.time.millisecondsSince1970)
-                insertChunk.bind(2, last.time.millisecondsSince1970)
-                insertChunk.bind(3, kept.count)
-                insertChunk.bind(4, blob: FixChunk.encode(kept))
-                try insertChunk.run()
-            }
-        }
-        oldestFixMilliseconds = try db.scalarInt("SELECT min(first_ms) FROM fix_chunks")
+        try fixChunks.prune(before: cutoff)
+        oldestFixMilliseconds = try fixChunks.oldestMilliseconds()
         // The receiver's history is kept as long as the fixes.
-        let log = try db.prepare("DELETE FROM receiver_log WHERE time_ms < ?")
-        log.bind(1, cutoff)
-        try log.run()
+        try receiverLog.prune(before: cutoff)
     }
 
     // MARK: - Reading
@@ -365,79 +219,92 @@ public final class EventStore {
     /// Stored events in event order, optionally only those at or after `since`, of one fence,
     /// and at most `limit` of them (the latest, still in event order).
     public func events(since: UTCTime? = nil, fence: String? = nil, limit: Int? = nil) throws -> [StoredEvent] {
-        let statement = try db.prepare("""
-            SELECT * FROM (
-              SELECT seq, profile, id, kind, fence_id, fence_name, time_ms, lat, lon, accuracy_m, rule
-              FROM events WHERE time_ms >= ?1 AND (?2 IS NULL OR fence_id = ?2) ORDER BY seq DESC LIMIT ?3
-            ) ORDER BY seq
-            """)
-        statement.bind(1, since?.millisecondsSince1970 ?? Int64.min)
-        statement.bind(2, fence)
-        statement.bind(3, limit ?? -1)
-        return try readEvents(statement)
+        try eventTable.events(since: since, fence: fence, limit: limit)
+    }
+
+    /// The stored event with `id`, if any.
+    public func event(id: String) throws -> StoredEvent? {
+        try eventTable.event(id: id)
     }
 
     /// How many events are stored.
     public func eventCount() throws -> Int {
-        try Int(db.scalarInt("SELECT count(*) FROM events") ?? 0)
-    }
-
-    /// Rows of `seq, profile, id, kind, fence_id, fence_name, time_ms, lat, lon, accuracy_m, rule`.
-    func readEvents(_ statement: Statement) throws -> [StoredEvent] {
-        var result: [StoredEvent] = []
-        while try statement.step() {
-            let event = GeoEvent(
-                id: statement.text(2), kind: EventKind(rawValue: statement.text(3)) ?? .location,
-                fenceID: statement.optionalText(4), fenceName: statement.optionalText(5),
-                time: UTCTime(millisecondsSince1970: statement.int64(6)),
-                coordinate: Coordinate(latitude: statement.double(7), longitude: statement.double(8)),
-                accuracyMeters: statement.double(9), rule: .recorded(statement.text(10)))
-            result.append(StoredEvent(seq: statement.int64(0), profile: statement.text(1), event: event))
-        }
-        return result
+        try eventTable.count()
     }
 
     /// Calls `body` for each stored fix in time order (at or after `since`).
     public func forEachFix(since: UTCTime? = nil, _ body: (Fix) throws -> Void) throws {
-        let from = since?.millisecondsSince1970 ?? Int64.min
-        let statement = try db.prepare("SELECT data FROM fix_chunks WHERE last_ms >= ? ORDER BY first_ms")
-        statement.bind(1, from)
-        while try statement.step() {
-            for fix in statement.withBlob(0, { FixChunk.decode($0) }) where fix.time.millisecondsSince1970 >= from {
-                try body(fix)
-            }
-        }
+        try fixChunks.forEach(since: since, body)
+    }
+
+    public func fixCount() throws -> Int {
+        try fixChunks.count()
+    }
+
+    /// The newest stored fix, if any.
+    public func lastFix() throws -> Fix? {
+        try fixChunks.last()
     }
 
     /// What the daemon last wrote about itself, if it ever ran on this database.
     public func runtimeStatus() throws -> RuntimeStatus? {
-        try RuntimeStatusTable(db: db).read()
+        try runtimeStatusTable.read()
     }
 
     /// The receiver log's last row (0 when empty): the switches stored after it are a later
     /// run's.
     public func receiverLogLastRow() throws -> Int64 {
-        try db.scalarInt("SELECT coalesce(max(rowid), 0) FROM receiver_log") ?? 0
+        try receiverLog.lastRow()
     }
 
     /// The stored receiver switches in time order (as long as fixes are kept).
     public func receiverSwitches() throws -> [ReceiverSwitch] {
-        let statement = try db.prepare("SELECT time_ms, receiver_on, reason FROM receiver_log ORDER BY time_ms, rowid")
-        var result: [ReceiverSwitch] = []
-        while try statement.step() {
-            result.append(ReceiverSwitch(time: UTCTime(millisecondsSince1970: statement.int64(0)), on: statement.int64(1) != 0, reason: statement.text(2)))
-        }
-        return result
+        try receiverLog.all()
     }
 
-    public func fixCount() throws -> Int {
-        try Int(db.scalarInt("SELECT coalesce(sum(count), 0) FROM fix_chunks") ?? 0)
+    /// A stored delivery names an event the store does not have (a damaged database).
+    public struct MissingEvent: Error, CustomStringConvertible, Sendable {
+        public var deliveryID: Int64
+        public var description: String { "delivery #\(deliveryID) refers to an event that is not stored" }
     }
+}
 
-    /// The newest stored fix, if any.
-    public func lastFix() throws -> Fix? {
-        let statement = try db.prepare("SELECT data FROM fix_chunks ORDER BY first_ms DESC LIMIT 1")
-        guard try statement.step() else { return nil }
-        return statement.withBlob(0) { FixChunk.decode($0) }.last
+/// The hook outbox the delivery worker drives.
+extension EventStore: DeliveryQueue {
+    public func dueDeliveries(now: UTCTime, limit: Int) throws -> [Delivery] { try deliveryTable.dueDeliveries(now: now, limit: limit) }
+    /// The earliest `next_attempt_at` among queue heads waiting for a retry or start.
+    public func nextDeliveryAttempt() throws -> UTCTime? { try deliveryTable.nextDeliveryAttempt() }
+    public func delivery(id: Int64) throws -> Delivery? { try deliveryTable.delivery(id: id) }
+    public func deliveries(eventID: String) throws -> [Delivery] { try deliveryTable.deliveries(eventID: eventID) }
+    public func deliveries(status: DeliveryStatus) throws -> [Delivery] { try deliveryTable.deliveries(status: status) }
+    public func deliveries() throws -> [Delivery] { try deliveryTable.deliveries() }
+    /// Deliveries not yet delivered or dead.
+    public func openCount() throws -> Int { try deliveryTable.pendingDeliveryCount() }
+    public func pendingDeliveryCount() throws -> Int { try deliveryTable.pendingDeliveryCount() }
+    public func markRunning(id: Int64, attempt: Int) throws { try deliveryTable.markRunning(id: id, attempt: attempt) }
+    public func markDelivered(id: Int64) throws { try deliveryTable.markDelivered(id: id) }
+    public func markRetry(id: Int64, nextAttemptAt: UTCTime, error: String) throws { try deliveryTable.markRetry(id: id, nextAttemptAt: nextAttemptAt, error: error) }
+    public func markDead(id: Int64, error: String) throws { try deliveryTable.markDead(id: id, error: error) }
+    @discardableResult
+    public func requeueDead() throws -> Int { try deliveryTable.requeueDead() }
+    public func recoverInterrupted() throws { try deliveryTable.recoverInterrupted() }
+    @discardableResult
+    public func recoverInterruptedCount() throws -> Int { try deliveryTable.recoverInterruptedCount() }
+}
+
+/// The MQTT outbox the publisher drives.
+extension EventStore: PublicationOutbox {
+    public func pendingPublications(after seq: Int64, limit: Int) throws -> [StoredPublication] {
+        try publicationTable.pendingPublications(after: seq, limit: limit)
+    }
+    public func publications(includingPublished published: Bool, limit: Int) throws -> [StoredPublication] {
+        try publicationTable.publications(includingPublished: published, limit: limit)
+    }
+    public func markPublished(_ seqs: [Int64], at time: UTCTime) throws { try publicationTable.markPublished(seqs, at: time) }
+    public func requeuePublications(since: UTCTime) throws -> Int { try publicationTable.requeuePublications(since: since) }
+    public func pendingPublicationCount() throws -> Int { try publicationTable.pendingPublicationCount() }
+    /// Writes messages outside a fix commit.
+    public func enqueue(_ publications: [Publication], at time: UTCTime) throws {
+        try publicationTable.enqueue(publications, at: time, limits: publicationLimits)
     }
 }

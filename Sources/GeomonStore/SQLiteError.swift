@@ -1,3 +1,5 @@
+import CSQLite
+
 /// An SQLite failure: the primary and extended result codes, SQLite's message, and the SQL
 /// that failed (bound values are never included, so they cannot leak into logs).
 public struct SQLiteError: Error, CustomStringConvertible, Sendable {
@@ -12,6 +14,13 @@ public struct SQLiteError: Error, CustomStringConvertible, Sendable {
         self.extended = extended
         self.message = message
         self.sql = sql
+    }
+
+    /// What SQLite says of result code `rc` on a connection: its message and extended code.
+    init(_ rc: Int32, on handle: OpaquePointer?, sql: String?) {
+        let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(rc))
+        let extended = handle.map { sqlite3_extended_errcode($0) } ?? rc
+        self.init(code: rc & 0xFF, extended: extended, message: message, sql: sql)
     }
 
     public static let busy: Int32 = 5

@@ -11,11 +11,13 @@ public final class Statement {
         self.sql = sql
         var statement: OpaquePointer?
         let rc = sqlite3_prepare_v3(connection.handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, nil)
-        guard rc == SQLITE_OK, let statement else {
+        do {
+            try connection.check(rc, sql: sql)
+        } catch {
             sqlite3_finalize(statement)
-            throw SQLiteError(code: rc & 0xFF, extended: sqlite3_extended_errcode(connection.handle),
-                              message: String(cString: sqlite3_errmsg(connection.handle)), sql: sql)
+            throw error
         }
+        guard let statement else { throw SQLiteError(SQLITE_MISUSE, on: connection.handle, sql: sql) }
         handle = statement
     }
 
@@ -73,13 +75,12 @@ public final class Statement {
     /// Steps once: true when a row is available, false when done.
     @discardableResult
     public func step() throws -> Bool {
-        let rc = sqlite3_step(handle)
-        if rc == SQLITE_ROW { return true }
-        if rc == SQLITE_DONE { return false }
-        let error = SQLiteError(code: rc & 0xFF, extended: sqlite3_extended_errcode(connection.handle),
-                                message: String(cString: sqlite3_errmsg(connection.handle)), sql: sql)
-        sqlite3_reset(handle)
-        throw error
+        do {
+            return try connection.check(sqlite3_step(handle), sql: sql) == SQLITE_ROW
+        } catch {
+            sqlite3_reset(handle)
+            throw error
+        }
     }
 
     /// Steps to completion, then resets (for INSERT/UPDATE/DELETE).

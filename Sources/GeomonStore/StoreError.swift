@@ -9,6 +9,8 @@ public struct StoreError: Error, CustomStringConvertible, Sendable {
         case newerSchema
         /// The schema is older than this geomon and the database was opened read-only.
         case olderSchema
+        /// A row the caller named is not there (a delivery id that was never stored).
+        case noSuchRow
     }
 
     public var kind: Kind

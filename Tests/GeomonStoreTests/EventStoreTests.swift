@@ -216,7 +216,8 @@ struct EventStoreTests {
         #expect(try store.requeueDead() == 1)
         #expect(try store.deliveries(status: .dead).isEmpty)
         #expect(try store.pendingDeliveryCount() == 5)
-        #expect(throws: SQLiteError.self) { try store.markDelivered(id: 12345) }
+        // Not an SQLite failure: a row that is not there.
+        #expect { try store.markDelivered(id: 12345) } throws: { ($0 as? StoreError)?.kind == .noSuchRow }
     }
 
     @Test func storedFixesReadBackExactly() throws {

@@ -12,12 +12,15 @@ public struct PublicationLimits: Sendable, Hashable {
     }
 }
 
-extension EventStore: PublicationOutbox {
+/// The `publications` table: the MQTT outbox (`PublicationOutbox`).
+struct PublicationTable {
+    let db: Connection
+
     /// Writes `publications` (inside the caller's transaction); a `waypoints` message replaces
     /// any pending one. Then applies `publicationLimits`.
-    func insertPublications(_ publications: [Publication], at time: UTCTime) throws {
+    func insert(_ publications: [Publication], at time: UTCTime, limits: PublicationLimits?) throws {
         guard !publications.isEmpty else { return }
-        let insert = try db.prepare("""
+        let insert = try db.statement("""
             INSERT INTO publications (kind, topic, payload, retain, time_ms, event_id, created_at_ms) VALUES (?,?,?,?,?,?,?)
             """)
         for publication in publications {
@@ -34,17 +37,17 @@ extension EventStore: PublicationOutbox {
             insert.bind(7, time.millisecondsSince1970)
             try insert.run()
         }
-        guard let limits = publicationLimits else { return }
+        guard let limits else { return }
         let newest = publications.map(\.time).max() ?? time
         let cutoff = (newest - limits.maxAge).millisecondsSince1970
-        let old = try db.prepare("""
+        let old = try db.statement("""
             DELETE FROM publications WHERE time_ms < ? AND (published_at_ms IS NOT NULL OR event_id IS NULL)
             """)
         old.bind(1, cutoff)
         try old.run()
         let count = try Int(db.scalarInt("SELECT count(*) FROM publications") ?? 0)
         if count > limits.maxRows {
-            let excess = try db.prepare("""
+            let excess = try db.statement("""
                 DELETE FROM publications WHERE seq IN (
                   SELECT seq FROM publications WHERE published_at_ms IS NOT NULL OR event_id IS NULL
                   ORDER BY published_at_ms IS NULL, seq LIMIT ?)
@@ -55,8 +58,8 @@ extension EventStore: PublicationOutbox {
     }
 
     /// Pending messages after `seq`, oldest first, at most `limit`.
-    public func pendingPublications(after seq: Int64, limit: Int) throws -> [StoredPublication] {
-        let statement = try db.prepare("""
+    func pendingPublications(after seq: Int64, limit: Int) throws -> [StoredPublication] {
+        let statement = try db.statement("""
             SELECT seq, kind, topic, payload, retain, time_ms, event_id, created_at_ms, published_at_ms
             FROM publications WHERE published_at_ms IS NULL AND seq > ? ORDER BY seq LIMIT ?
             """)
@@ -67,8 +70,8 @@ extension EventStore: PublicationOutbox {
 
     /// Messages for `geomon publish list`: the pending ones, and with `published` the kept
     /// published ones too; the latest `limit`, oldest first.
-    public func publications(includingPublished published: Bool, limit: Int) throws -> [StoredPublication] {
-        let statement = try db.prepare("""
+    func publications(includingPublished published: Bool, limit: Int) throws -> [StoredPublication] {
+        let statement = try db.statement("""
             SELECT * FROM (
               SELECT seq, kind, topic, payload, retain, time_ms, event_id, created_at_ms, published_at_ms
               FROM publications WHERE ?1 OR published_at_ms IS NULL ORDER BY seq DESC LIMIT ?2
@@ -80,10 +83,10 @@ extension EventStore: PublicationOutbox {
     }
 
     /// Marks messages acknowledged by the broker, in one transaction.
-    public func markPublished(_ seqs: [Int64], at time: UTCTime) throws {
+    func markPublished(_ seqs: [Int64], at time: UTCTime) throws {
         guard !seqs.isEmpty else { return }
         try db.transaction {
-            let update = try db.prepare("UPDATE publications SET published_at_ms = ? WHERE seq = ? AND published_at_ms IS NULL")
+            let update = try db.statement("UPDATE publications SET published_at_ms = ? WHERE seq = ? AND published_at_ms IS NULL")
             for seq in seqs {
                 update.reset()
                 update.bind(1, time.millisecondsSince1970)
@@ -95,23 +98,23 @@ extension EventStore: PublicationOutbox {
 
     /// `geomon publish retry --since`: published messages whose time is at or after `since`
     /// become pending again (published again, in their order). Returns how many.
-    public func requeuePublications(since: UTCTime) throws -> Int {
-        let update = try db.prepare("UPDATE publications SET published_at_ms = NULL WHERE published_at_ms IS NOT NULL AND time_ms >= ?")
+    func requeuePublications(since: UTCTime) throws -> Int {
+        let update = try db.statement("UPDATE publications SET published_at_ms = NULL WHERE published_at_ms IS NOT NULL AND time_ms >= ?")
         update.bind(1, since.millisecondsSince1970)
         try update.run()
         return db.changes
     }
 
-    public func pendingPublicationCount() throws -> Int {
+    func pendingPublicationCount() throws -> Int {
         try Int(db.scalarInt("SELECT count(*) FROM publications WHERE published_at_ms IS NULL") ?? 0)
     }
 
     /// Writes messages outside a fix commit (the waypoints at start and on reload).
-    public func enqueue(_ publications: [Publication], at time: UTCTime) throws {
-        try db.transaction { try insertPublications(publications, at: time) }
+    func enqueue(_ publications: [Publication], at time: UTCTime, limits: PublicationLimits?) throws {
+        try db.transaction { try insert(publications, at: time, limits: limits) }
     }
 
-    private func readPublications(_ statement: Statement) throws -> [StoredPublication] {
+    func readPublications(_ statement: Statement) throws -> [StoredPublication] {
         var result: [StoredPublication] = []
         while try statement.step() {
             let publication = Publication(

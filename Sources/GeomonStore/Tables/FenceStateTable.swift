@@ -1,0 +1,63 @@
+public import GeomonCore
+
+/// The `fence_state` table: one row per fence with a state the engine recorded.
+struct FenceStateTable {
+    let db: Connection
+
+    func upsert(_ record: FenceStateRecord) throws {
+        let s = try db.statement("""
+            INSERT OR REPLACE INTO fence_state(fence_id, state, since_ms, since_lat, since_lon, since_accuracy_m, dwell_fired,
+                pending_state, pending_count, pending_ms, pending_lat, pending_lon, pending_accuracy_m, pending_s_m)
+            VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)
+            """)
+        s.bind(1, record.fenceID)
+        s.bind(2, record.state.rawValue)
+        s.bind(3, record.stateSince?.millisecondsSince1970)
+        s.bind(4, record.sinceCoordinate?.latitude)
+        s.bind(5, record.sinceCoordinate?.longitude)
+        s.bind(6, record.sinceAccuracyMeters)
+        s.bind(7, record.dwellFired ? 1 : 0)
+        s.bind(8, record.pending?.state.rawValue)
+        s.bind(9, record.pending?.count ?? 0)
+        s.bind(10, record.pending?.firstTime.millisecondsSince1970)
+        s.bind(11, record.pending?.firstCoordinate.latitude)
+        s.bind(12, record.pending?.firstCoordinate.longitude)
+        s.bind(13, record.pending?.firstAccuracyMeters)
+        s.bind(14, record.pending.map(\.firstSignedDistanceMeters).flatMap { $0.isFinite ? $0 : nil })
+        try s.run()
+    }
+
+    func delete(fenceID: String) throws {
+        let s = try db.statement("DELETE FROM fence_state WHERE fence_id = ?")
+        s.bind(1, fenceID)
+        try s.run()
+    }
+
+    /// Every record, ordered by fence id.
+    func all() throws -> [FenceStateRecord] {
+        let r = try db.statement("""
+            SELECT fence_id, state, since_ms, since_lat, since_lon, since_accuracy_m, dwell_fired,
+                   pending_state, pending_count, pending_ms, pending_lat, pending_lon, pending_accuracy_m, pending_s_m
+            FROM fence_state ORDER BY fence_id
+            """)
+        var records: [FenceStateRecord] = []
+        while try r.step() {
+            var record = FenceStateRecord(fenceID: r.text(0), state: FenceState(rawValue: r.text(1)) ?? .unknown)
+            record.stateSince = r.optionalInt64(2).map { UTCTime(millisecondsSince1970: $0) }
+            if let lat = r.optionalDouble(3), let lon = r.optionalDouble(4) {
+                record.sinceCoordinate = Coordinate(latitude: lat, longitude: lon)
+            }
+            record.sinceAccuracyMeters = r.optionalDouble(5)
+            record.dwellFired = r.int64(6) != 0
+            if let text = r.optionalText(7), let state = FenceState(rawValue: text), let ms = r.optionalInt64(9) {
+                record.pending = PendingTransition(
+                    state: state, count: r.int(8), firstTime: UTCTime(millisecondsSince1970: ms),
+                    firstCoordinate: Coordinate(latitude: r.double(10), longitude: r.double(11)),
+                    firstAccuracyMeters: r.double(12),
+                    firstSignedDistanceMeters: r.optionalDouble(13) ?? .infinity)
+            }
+            records.append(record)
+        }
+        return records
+    }
+}
