@@ -20,15 +20,7 @@ public enum RuntimeStatusText {
         o.add("receiver", receiver)
         if let gnss = s.gnss { o.add(gnss.plugin, source(gnss)) }
         if let coarse = s.coarse { o.add("coarse", source(coarse)) }
-        if let fix = s.lastFix {
-            var f = JSONObject()
-            f.add("time", fix.time.rfc3339)
-            f.add("lat", fix.coordinate.latitude, decimals: 7)
-            f.add("lon", fix.coordinate.longitude, decimals: 7)
-            f.add("accuracy_m", fix.horizontalAccuracyMeters, decimals: 1)
-            f.add("source", fix.source.rawValue)
-            o.add("last_fix", f)
-        }
+        if let fix = s.lastFix { o.add("last_fix", FixEncoding.object(fix)) }
         o.add("inside", s.inside)
         if let pendingDeliveries { o.add("pending_deliveries", pendingDeliveries) }
         if let mqtt = s.mqtt {

@@ -8,11 +8,9 @@ import Testing
 /// The power policy on the real tracks (`PowerTracks`): regions mode, 250 m circles along the
 /// tracks, the real engine and driver (`ReplayRun`), against always-on.
 ///
-/// `swift test --filter PowerEvaluation` runs the checks (CI); `GEOMON_POWER_EVAL=1` also
-/// prints the per-track figures.
+/// `swift test --filter PowerEvaluation` runs the checks (CI) and prints the per-track
+/// figures; the figures are bounds one way only: a better policy never fails a test.
 @Suite struct PowerEvaluationTests {
-    static let full = ProcessInfo.processInfo.environment["GEOMON_POWER_EVAL"] == "1"
-
     /// The evaluation profile: regions mode with the evaluation's knobs, fences along `track`.
     static func profile(track: [Fix], spacingMeters: Double) -> Profile {
         var profile = Profile(name: "power-eval", mode: .regions)
@@ -22,9 +20,6 @@ import Testing
         profile.policy.minSleep = .seconds(10)
         profile.policy.maxSleep = .seconds(600)
         profile.policy.receiver.ttffHot = .seconds(2)
-        let env = ProcessInfo.processInfo.environment
-        if let a = env["GEOMON_POWER_A"].flatMap(Double.init) { profile.policy.maxAccelerationMetersPerSecondSquared = a }
-        if let r = env["GEOMON_POWER_RETRY"].flatMap(Int64.init) { profile.policy.retryMaxInterval = .seconds(r) }
         profile.fences = PowerTracks.fences(along: track, spacingMeters: spacingMeters).enumerated().map {
             Fence(id: "f\($0.offset)", shape: $0.element)
         }
@@ -63,13 +58,13 @@ import Testing
 
     /// docs/power.md's tables: every track, 2 km and 10 km spacing, the defaults (`max_latency`
     /// 30 s, gaps up to 60 s bridged). The on-time share of always-on summed over the tracks
-    /// must stay in a range a regression would leave (measured: 17.2 % and 6.3 %), recall 1
+    /// must stay at most the target (measured: 17.2 % and 6.3 %), recall 1
     /// and no extra event, the latency p95 over all events at most 60 s, and every event within
     /// `max_latency` plus the time of the two recorded fixes after the always-on one.
-    @Test(arguments: [(2000.0, 16.0...18.0), (10000.0, 5.5...7.0)])
-    func targetsOnAllTracks(spacingMeters: Double, share: ClosedRange<Double>) throws {
+    @Test(arguments: [(2000.0, 18.0), (10000.0, 7.0)])
+    func targetsOnAllTracks(spacingMeters: Double, target: Double) throws {
         var on = 0.0, base = 0.0, latencies: [Double] = []
-        if Self.full { print("spacing \(Int(spacingMeters)) m | track | % of always-on | recall | p95 s") }
+        print("spacing \(Int(spacingMeters)) m | track | % of always-on | recall | p95 s")
         for name in PowerTracks.names {
             let track = try PowerTracks.load(name)
             let run = try Self.evaluate(name, spacingMeters: spacingMeters)
@@ -77,7 +72,7 @@ import Testing
             let report = try #require(run.report), baseline = try #require(run.baselineReport)
             on += report.gnssOnSeconds
             base += baseline.gnssOnSeconds
-            if Self.full { print("| \(name) | \(100 * report.gnssOnSeconds / baseline.gnssOnSeconds) | \(match.recall) | \(match.latencyP95Seconds ?? 0) |") }
+            print("| \(name) | \(100 * report.gnssOnSeconds / baseline.gnssOnSeconds) | \(match.recall) | \(match.latencyP95Seconds ?? 0) |")
             #expect(match.recall == 1.0, "\(name): missed \(match.missed.map { "\($0.fenceID ?? "-") \($0.kind) \($0.time)" })")
             #expect(match.extra == 0, "\(name)")
             latencies += match.latenciesSeconds
@@ -88,8 +83,8 @@ import Testing
                 #expect(latency <= allowance + 1e-6, "\(name): \(event.fenceID ?? "-") \(event.kind) \(event.time) \(latency) s late")
             }
         }
-        if Self.full { print("all: \(100 * on / base) % of always-on") }
-        #expect(share.contains(100 * on / base), "\(100 * on / base) % of always-on")
+        print("all: \(100 * on / base) % of always-on")
+        #expect(100 * on / base <= target, "\(100 * on / base) % of always-on")
         // p95 over every event of every track (nearest rank), as the tables' "all" row.
         let sorted = latencies.sorted()
         #expect(!sorted.isEmpty && sorted[Int((0.95 * Double(sorted.count)).rounded(.up)) - 1] <= 60)

@@ -1,4 +1,5 @@
 import GeomonCore
+import GeomonFormat
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -191,15 +192,23 @@ enum Bench {
             return (index, seconds() - start)
         }
         let (index, buildSeconds) = build()
-        print("{\"fences\":\(shapes.count),\"points\":\(points.count),\"load_s\":\(fixed(load.seconds, 3)),"
-            + "\"build_s\":\(fixed(buildSeconds, 3)),\"index_bytes\":\(index.indexBytes),"
-            + "\"bytes_per_fence\":\(shapes.isEmpty ? 0 : index.indexBytes / shapes.count),"
-            + "\"heap_huge_pages\":\(HeapPages.active)}")
+        var first = JSONObject()
+        first.add("fences", shapes.count)
+        first.add("points", points.count)
+        first.add("load_s", load.seconds, decimals: 3)
+        first.add("build_s", buildSeconds, decimals: 3)
+        first.add("index_bytes", index.indexBytes)
+        first.add("bytes_per_fence", shapes.isEmpty ? 0 : index.indexBytes / shapes.count)
+        first.add("heap_huge_pages", HeapPages.active)
+        print(first.text)
         fflush(nil)
         while let line = readLine() {
             if line == "build" {
                 let again = build()
-                print("{\"build_s\":\(fixed(again.seconds, 3)),\"index_bytes\":\(again.index.indexBytes)}")
+                var o = JSONObject()
+                o.add("build_s", again.seconds, decimals: 3)
+                o.add("index_bytes", again.index.indexBytes)
+                print(o.text)
                 fflush(nil)
                 continue
             }
@@ -210,7 +219,10 @@ enum Bench {
             }
             let elapsed = seconds() - start
             let rate = points.isEmpty || elapsed <= 0 ? 0 : Int(Double(points.count) / elapsed)
-            print("{\"query_points_per_s\":\(rate),\"checksum\":\(fixed(checksum, 1))}")
+            var o = JSONObject()
+            o.add("query_points_per_s", rate)
+            o.add("checksum", checksum, decimals: 1)
+            print(o.text)
             fflush(nil)
         }
         return 0
@@ -274,30 +286,31 @@ enum Bench {
         let perSecond = points.isEmpty ? 0 : Double(points.count) / best
         let singlePerSecond = points.isEmpty ? 0 : Double(points.count) / singleBest
         let trackPerSecond = track.isEmpty ? 0 : Double(track.count) / trackBest
-        var fields: [String] = []
-        fields.append("\"fences\":\(shapes.count)")
-        fields.append("\"points\":\(points.count)")
-        fields.append("\"load_s\":\(fixed(load.seconds, 3))")
+        var o = JSONObject()
+        o.add("fences", shapes.count)
+        o.add("points", points.count)
+        o.add("load_s", load.seconds, decimals: 3)
         if let peak = load.peakRSSMegabytes {
-            fields.append("\"load_mb_per_s\":\(fixed(Double(load.fileBytes) / 1e6 / max(load.seconds, 1e-9), 1))")
-            fields.append("\"load_peak_rss_mb\":\(fixed(peak, 1))")
-            fields.append("\"load_rss_budget_mb\":\(fixed((Double(index.indexBytes) + 64e6 + 0.25 * Double(load.fileBytes)) / 1e6, 1))")
-            if let base = load.baseRSSMegabytes { fields.append("\"load_rss_growth_mb\":\(fixed(peak - base, 1))") }
-            if let parse = load.parseSeconds { fields.append("\"parse_mb_per_s\":\(fixed(Double(load.fileBytes) / 1e6 / max(parse, 1e-9), 1))") }
+            o.add("load_mb_per_s", Double(load.fileBytes) / 1e6 / max(load.seconds, 1e-9), decimals: 1)
+            o.add("load_peak_rss_mb", peak, decimals: 1)
+            o.add("load_rss_budget_mb", (Double(index.indexBytes) + 64e6 + 0.25 * Double(load.fileBytes)) / 1e6, decimals: 1)
+            if let base = load.baseRSSMegabytes { o.add("load_rss_growth_mb", peak - base, decimals: 1) }
+            if let parse = load.parseSeconds { o.add("parse_mb_per_s", Double(load.fileBytes) / 1e6 / max(parse, 1e-9), decimals: 1) }
         }
-        fields.append("\"build_s\":\(fixed(t2 - t1, 3))")
-        fields.append("\"query_points_per_s\":\(Int(perSecond))")
-        fields.append("\"query_points_per_s_single\":\(Int(singlePerSecond))")
-        fields.append("\"track_fixes\":\(track.count)")
-        fields.append("\"track_fixes_per_s\":\(Int(trackPerSecond))")
-        fields.append("\"track_queries\":\(trackQueries)")
-        fields.append("\"mean_inside\":\(fixed(points.isEmpty ? 0 : Double(insideTotal) / Double(points.count), 3))")
-        fields.append("\"index_bytes\":\(index.indexBytes)")
-        fields.append("\"bytes_per_fence\":\(shapes.isEmpty ? 0 : index.indexBytes / shapes.count)")
-        fields.append("\"peak_rss_mb\":\(fixed(peakRSSMegabytes(), 1))")
-        fields.append("\"checksum\":\(fixed(checksum, 1) + (trackSink < 0 ? "1" : ""))")
-        fields.append("\"heap_huge_pages\":\(HeapPages.active)")
-        print("{" + fields.joined(separator: ",") + "}")
+        o.add("build_s", t2 - t1, decimals: 3)
+        o.add("query_points_per_s", Int(perSecond))
+        o.add("query_points_per_s_single", Int(singlePerSecond))
+        o.add("track_fixes", track.count)
+        o.add("track_fixes_per_s", Int(trackPerSecond))
+        o.add("track_queries", trackQueries)
+        o.add("mean_inside", points.isEmpty ? 0 : Double(insideTotal) / Double(points.count), decimals: 3)
+        o.add("index_bytes", index.indexBytes)
+        o.add("bytes_per_fence", shapes.isEmpty ? 0 : index.indexBytes / shapes.count)
+        o.add("peak_rss_mb", peakRSSMegabytes(), decimals: 1)
+        // The track's sink keeps its loop from being optimised away.
+        o.add("checksum", checksum + (trackSink < 0 ? 1 : 0), decimals: 1)
+        o.add("heap_huge_pages", HeapPages.active)
+        print(o.text)
         return 0
     }
 
@@ -367,11 +380,4 @@ enum Bench {
         return Double(usage.ru_maxrss) * 1024 / 1e6
     }
 
-    static func fixed(_ value: Double, _ digits: Int) -> String {
-        guard value.isFinite else { return "null" }
-        var scale = 1.0
-        for _ in 0..<digits { scale *= 10 }
-        let r = (value * scale).rounded() / scale
-        return "\(r)"
-    }
 }

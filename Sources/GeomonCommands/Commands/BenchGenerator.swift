@@ -1,4 +1,5 @@
 import GeomonCore
+import GeomonFormat
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -41,21 +42,16 @@ struct BenchGenerator {
         fences.write("{\"type\":\"FeatureCollection\",\"features\":[\n")
         for i in 0..<n {
             let rings = nextFence(side: side)
-            var line = i == 0 ? "" : ",\n"
-            line += "{\"type\":\"Feature\",\"id\":\"f\(i)\",\"properties\":{},\"geometry\":{\"type\":\"Polygon\",\"coordinates\":["
-            line += rings.map { ring in
-                "[" + (ring + [ring[0]]).map { "[\(fixed6($0.longitude)),\(fixed6($0.latitude))]" }.joined(separator: ",") + "]"
-            }.joined(separator: ",")
-            line += "]}}"
-            fences.write(line)
+            let geometry = GeoJSONText.polygons([PolygonRings(shell: rings[0], holes: Array(rings.dropFirst()))], decimals: 6)
+            fences.write((i == 0 ? "" : ",\n") + GeoJSONText.feature(id: "f\(i)", properties: JSONObject(), geometry: geometry))
         }
         fences.write("\n]}\n")
         for _ in 0..<m {
             let p = place(random.unit() * side - side / 2, random.unit() * side - side / 2)
-            points.write("\(fixed6(p.latitude)),\(fixed6(p.longitude))\n")
+            points.write("\(NumberText.fixed(p.latitude, 6)),\(NumberText.fixed(p.longitude, 6))\n")
         }
         for p in walk(fixes: trackFixes, side: side) {
-            track.write("\(fixed7(p.latitude)),\(fixed7(p.longitude))\n")
+            track.write("\(NumberText.fixed(p.latitude, 7)),\(NumberText.fixed(p.longitude, 7))\n")
         }
         guard fences.close(), points.close(), track.close() else {
             writeStderr("geomon: error: writing into '\(directory)' failed")
@@ -141,16 +137,6 @@ struct BenchGenerator {
         }
     }
 
-    func fixed6(_ v: Double) -> String { fixed(v, scale: 1e6, digits: 6) }
-    func fixed7(_ v: Double) -> String { fixed(v, scale: 1e7, digits: 7) }
-
-    func fixed(_ v: Double, scale: Double, digits: Int) -> String {
-        let n = Int64((abs(v) * scale).rounded())
-        let s = Int64(scale)
-        var frac = String(n % s)
-        frac = String(repeating: "0", count: digits - frac.count) + frac
-        return (v < 0 && n != 0 ? "-" : "") + "\(n / s).\(frac)"
-    }
 }
 
 /// A buffered output file.

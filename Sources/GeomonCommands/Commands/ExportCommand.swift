@@ -36,37 +36,34 @@ struct ExportCommand: GeomonCommand {
         let events = try store.events(since: since)
         switch format {
         case "jsonl":
-            try store.forEachFix(since: since) { fix in print(Self.fixJSON(fix)) }
+            try store.forEachFix(since: since) { fix in print(FixEncoding.json(fix)) }
             for stored in events { print(EventEncoding.json(stored.event)) }
         case "geojson":
-            var coordinates: [String] = []
+            var track: [Coordinate] = []
             var first: String?, last: String?
             try store.forEachFix(since: since) { fix in
-                coordinates.append(Self.position(fix.coordinate))
+                track.append(fix.coordinate)
                 if first == nil { first = fix.time.rfc3339 }
                 last = fix.time.rfc3339
             }
             var features: [String] = []
-            if !coordinates.isEmpty {
+            if !track.isEmpty {
                 var properties = JSONObject()
                 properties.add("kind", "track")
                 properties.add("start", first)
                 properties.add("end", last)
-                properties.add("fixes", coordinates.count)
+                properties.add("fixes", track.count)
                 // RFC 7946: a LineString has two or more positions.
-                let geometry = coordinates.count == 1
-                    ? "{\"type\":\"Point\",\"coordinates\":\(coordinates[0])}"
-                    : "{\"type\":\"LineString\",\"coordinates\":\(JSON.array(raw: coordinates))}"
-                features.append("{\"type\":\"Feature\",\"properties\":\(properties.text),\"geometry\":\(geometry)}")
+                let geometry = track.count == 1 ? GeoJSONText.point(track[0]) : GeoJSONText.lines([track])
+                features.append(GeoJSONText.feature(id: nil, properties: properties, geometry: geometry))
             }
             for stored in events {
                 let e = stored.event
                 var properties = EventEncoding.object(e)
                 properties.add("kind", "event")
-                features.append("{\"type\":\"Feature\",\"id\":\(JSON.string(e.id)),\"properties\":\(properties.text),"
-                                + "\"geometry\":{\"type\":\"Point\",\"coordinates\":\(Self.position(e.coordinate))}}")
+                features.append(GeoJSONText.feature(id: e.id, properties: properties, geometry: GeoJSONText.point(e.coordinate)))
             }
-            print("{\"type\":\"FeatureCollection\",\"features\":" + JSON.array(raw: features) + "}")
+            print(GeoJSONText.featureCollection(features))
         default:
             print("<?xml version=\"1.0\" encoding=\"UTF-8\"?>")
             print("<gpx version=\"1.1\" creator=\"geomon\" xmlns=\"http://www.topografix.com/GPX/1/1\">")
@@ -85,22 +82,8 @@ struct ExportCommand: GeomonCommand {
         return 0
     }
 
-    static func degrees(_ value: Double) -> String { JSON.number(value, decimals: 7) }
+    static func degrees(_ value: Double) -> String { NumberText.short(value, 7) }
 
-    static func position(_ c: Coordinate) -> String { "[\(degrees(c.longitude)),\(degrees(c.latitude))]" }
-
-    /// A fix as replay reads it back.
-    static func fixJSON(_ fix: Fix) -> String {
-        var o = JSONObject()
-        o.add("time", fix.time.rfc3339)
-        o.add("lat", fix.coordinate.latitude, decimals: 7)
-        o.add("lon", fix.coordinate.longitude, decimals: 7)
-        o.add("accuracy_m", fix.horizontalAccuracyMeters, decimals: 1)
-        if let s = fix.speedMetersPerSecond { o.add("speed_mps", s, decimals: 2) }
-        if let c = fix.courseDegrees { o.add("course_deg", c, decimals: 1) }
-        if fix.source != .gnss { o.add("source", fix.source.rawValue) }
-        return o.text
-    }
 
     static func xml(_ text: String) -> String {
         var out = ""

@@ -61,9 +61,7 @@ struct FencesCommand: GeomonCommand {
         case "json":
             for row in rows { print(row.json) }
         case "geojson":
-            print("{\"type\":\"FeatureCollection\",\"features\":[")
-            print(rows.map(\.geojson).joined(separator: ",\n"))
-            print("]}")
+            print(GeoJSONText.featureCollection(rows.map(\.geojson)))
         default:
             print(FenceSummary.table(rows), terminator: "")
         }
@@ -164,36 +162,24 @@ struct FenceSummary {
 
     /// The fence as a GeoJSON Feature (what is monitored).
     var geojson: String {
-        func position(_ c: Coordinate) -> String { "[\(NumberText.fixed(c.longitude, 7)),\(NumberText.fixed(c.latitude, 7))]" }
-        func ring(_ points: [Coordinate]) -> String {
-            var closed = points
-            if let first = points.first, points.last != first { closed.append(first) }
-            return "[" + closed.map(position).joined(separator: ",") + "]"
-        }
-        let geometry: String
+        let geometry: JSONObject
         var properties = JSONObject()
         properties.add("name", fence.name)
         properties.add("kind", shape.kind)
         switch shape {
         case let .circle(center, radius):
             let outline = (0..<64).map { Geodesy.destination(from: center, bearingDegrees: 360 * Double($0) / 64, distanceMeters: radius) }
-            geometry = "{\"type\":\"Polygon\",\"coordinates\":[\(ring(outline.reversed()))]}"
-            properties.add("center", raw: position(center))
+            geometry = GeoJSONText.geometry("Polygon", coordinates: JSON.array(raw: [GeoJSONText.ring(outline.reversed())]))
+            properties.add("center", raw: GeoJSONText.position(center))
             properties.add("radius_m", radius, decimals: 2)
         case let .polygons(members):
-            let polygons = members.map { "[" + ([$0.shell] + $0.holes).map(ring).joined(separator: ",") + "]" }
-            geometry = polygons.count == 1
-                ? "{\"type\":\"Polygon\",\"coordinates\":\(polygons[0])}"
-                : "{\"type\":\"MultiPolygon\",\"coordinates\":[\(polygons.joined(separator: ","))]}"
+            geometry = GeoJSONText.polygons(members)
         case let .corridor(lines, width):
-            let coordinates = lines.map { "[" + $0.map(position).joined(separator: ",") + "]" }
-            geometry = coordinates.count == 1
-                ? "{\"type\":\"LineString\",\"coordinates\":\(coordinates[0])}"
-                : "{\"type\":\"MultiLineString\",\"coordinates\":[\(coordinates.joined(separator: ","))]}"
+            geometry = GeoJSONText.lines(lines)
             properties.add("width_m", width, decimals: 2)
         }
         properties.add("repaired", repaired)
-        return "{\"type\":\"Feature\",\"id\":\(JSON.string(fence.id)),\"properties\":\(properties.text),\"geometry\":\(geometry)}"
+        return GeoJSONText.feature(id: fence.id, properties: properties, geometry: geometry)
     }
 
     static func table(_ rows: [FenceSummary]) -> String {

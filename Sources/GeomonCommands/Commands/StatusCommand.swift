@@ -48,12 +48,7 @@ struct StatusCommand: GeomonCommand {
             o.add("schema_version", try store.userVersion())
             o.add("last_fix_time", snapshot.lastFixTime?.rfc3339)
             if let lastFix {
-                var f = JSONObject()
-                f.add("time", lastFix.time.rfc3339)
-                f.add("lat", lastFix.coordinate.latitude, decimals: 7)
-                f.add("lon", lastFix.coordinate.longitude, decimals: 7)
-                f.add("accuracy_m", lastFix.horizontalAccuracyMeters, decimals: 1)
-                o.add("last_fix", f)
+                o.add("last_fix", FixEncoding.object(lastFix))
             } else {
                 o.add("last_fix", raw: "null")
             }

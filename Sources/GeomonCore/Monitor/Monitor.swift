@@ -58,6 +58,8 @@ public struct Monitor: Sendable {
         public var location: LocationReference?
         /// The state of fences without a record.
         public var implicitState: FenceState = .unknown
+        /// Ids of the fences the device is inside after the decision, sorted.
+        public var inside: [String] = []
 
         public init() {}
 
@@ -81,6 +83,8 @@ public struct Monitor: Sendable {
     public private(set) var policy: PowerPolicy
     public private(set) var lookups = Lookups()
     private var cache: ProbeCache?
+    /// The fences the device is inside after the last commit.
+    private var inside: [String] = []
     private var probe = FenceProbe()
 
     /// The last probe's answer, valid for points within `clearance − band` of its point.
@@ -101,6 +105,7 @@ public struct Monitor: Sendable {
         self.configuration = configuration ?? PowerConfiguration(profile: profile)
         engine = TransitionEngine(profile: profile, index: index, snapshot: snapshot)
         policy = PowerPolicy(configuration: self.configuration)
+        inside = engine.insideFenceIDs
         inputDone()
     }
 
@@ -194,6 +199,9 @@ public struct Monitor: Sendable {
         commit.lastFixTime = engine.lastFixTime
         commit.location = engine.location
         commit.implicitState = engine.implicitState
+        // Recomputed only when fence records changed (a commit of fixes alone keeps it).
+        if !commit.changes.isEmpty { inside = engine.insideFenceIDs }
+        commit.inside = inside
         effects.insert(.commit(commit), at: 0)
     }
 

@@ -41,8 +41,6 @@ public final class Journal {
     /// The profile's MQTT messages, when it publishes and `publish` was asked for.
     private var ownTracks: OwnTracks?
     private let publish: Bool
-    /// Ids of the fences the device is inside after the last decision added (`inregions`).
-    private var inside: Set<String>
 
     /// - Parameter publish: write the messages `publish.mqtt` asks for into the outbox with
     ///   each commit (`geomon run`; `geomon replay --publish`).
@@ -54,7 +52,6 @@ public final class Journal {
         self.batchSize = max(1, batchSize)
         hookTargets = HookTargets(profile: profile)
         store.keepFixes = profile.storage.keepFixes
-        inside = []
         if let owner = try store.value(forKey: "profile"), owner != profile.name {
             throw JournalError("\(store.path): the database belongs to profile '\(owner)', not '\(profile.name)'; use another --db")
         }
@@ -64,7 +61,6 @@ public final class Journal {
         usableFixCount = snapshot.usableFixCount
         lastFixTime = snapshot.lastFixTime
         location = snapshot.location
-        inside = Set(snapshot.records.filter { $0.state == .inside }.map(\.fenceID))
         batch = CommitBatch(profileName: profile.name, committedAt: UTCTime(millisecondsSince1970: 0))
         batch.fixes.reserveCapacity(self.batchSize)
         configurePublishing(profile)
@@ -76,8 +72,6 @@ public final class Journal {
         hookTargets = HookTargets(profile: profile)
         store.keepFixes = profile.storage.keepFixes
         configurePublishing(profile)
-        let ids = Set(profile.fences.map(\.id))
-        inside = inside.filter(ids.contains)
     }
 
     private func configurePublishing(_ profile: Profile) {
@@ -139,11 +133,7 @@ public final class Journal {
             batch.events.append((stored, recordDeliveries ? hookTargets.targets(for: event.kind) : []))
         }
         if let ownTracks {
-            for record in commit.changes.upserts {
-                if record.state == .inside { inside.insert(record.fenceID) } else { inside.remove(record.fenceID) }
-            }
-            for id in commit.changes.removals { inside.remove(id) }
-            batch.publications += ownTracks.messages(for: commit, inside: inside, battery: battery)
+            batch.publications += ownTracks.messages(for: commit, inside: Set(commit.inside), battery: battery)
         }
         usableFixCount = commit.usableFixCount
         lastFixTime = commit.lastFixTime ?? lastFixTime

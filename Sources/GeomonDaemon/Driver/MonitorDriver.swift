@@ -333,6 +333,10 @@ public final class MonitorDriver {
             if !silent {
                 switch effect {
                 case let .commit(commit):
+                    if context.status.inside != commit.inside {
+                        context.status.inside = commit.inside
+                        context.statusChanged()
+                    }
                     if let journal {
                         if let events = try journal.add(commit, now: now) { try committed(events) }
                         scheduleFlush()
@@ -370,10 +374,6 @@ public final class MonitorDriver {
 
     /// A commit happened (with `events`, maybe none): the post-commit work.
     private func committed(_ events: [StoredEvent]) throws {
-        if !events.isEmpty {
-            context.status.inside = machine.engine.insideFenceIDs
-            context.statusChanged()
-        }
         for service in services { try service.committed(events, context) }
         if !events.isEmpty { onCommitted?(events, clock.now) }
     }
