@@ -32,7 +32,19 @@ else
 fi
 [[ $SECONDS_PER_TARGET =~ ^[0-9]+$ ]] || { echo "fuzz.sh: error: SECONDS must be a whole number" >&2; exit 64; }
 
-mkdir -p "$OUT"/mod "$OUT"/lib "$OUT"/bin "$OUT"/obj
+mkdir -p "$OUT"/mod "$OUT"/lib "$OUT"/bin "$OUT"/obj "$OUT"/shims
+
+# CGeomonShims has no module map of its own (SwiftPM makes one from its include/): the same one
+# here, and its C compiled with the same sanitizers.
+cat > "$OUT/shims/module.modulemap.new" <<MAP
+module CGeomonShims {
+    header "$ROOT/Sources/CGeomonShims/include/geomon_shims.h"
+    export *
+}
+MAP
+cmp -s "$OUT/shims/module.modulemap.new" "$OUT/shims/module.modulemap" 2>/dev/null \
+    || mv "$OUT/shims/module.modulemap.new" "$OUT/shims/module.modulemap"
+rm -f "$OUT/shims/module.modulemap.new"
 
 # Same language settings as Package.swift; optimised so each second buys more executions
 # (bounds and overflow checks stay on at -O).
@@ -43,7 +55,8 @@ SWIFTFLAGS=(-swift-version 6 -O -g -parse-as-library -sanitize=fuzzer,address
     -I "$OUT/mod"
     -Xcc -fmodule-map-file=Sources/CYAML/module.modulemap
     -Xcc -fmodule-map-file=Sources/CGPS/module.modulemap
-    -Xcc -fmodule-map-file=Sources/CMemoryHints/include/module.modulemap)
+    -Xcc -fmodule-map-file=Sources/CMemoryHints/include/module.modulemap
+    -Xcc -fmodule-map-file="$OUT/shims/module.modulemap")
 
 # A change of flags rebuilds everything.
 if [[ "$(cat "$OUT/flags" 2>/dev/null)" != "${SWIFTFLAGS[*]}" ]]; then
@@ -56,6 +69,17 @@ stale() {
     local out=$1; shift
     [[ ! -e $out ]] && return 0
     [[ -n $(find "$@" -newer "$out" -print -quit 2>/dev/null) ]]
+}
+
+# The C shims: libCGeomonShims.a.
+build_shims() {
+    local lib=$OUT/lib/libCGeomonShims.a
+    if stale "$lib" Sources/CGeomonShims; then
+        echo "fuzz.sh: building CGeomonShims" >&2
+        clang -O1 -g -fsanitize=fuzzer-no-link,address -ISources/CGeomonShims/include \
+            -c Sources/CGeomonShims/shims.c -o "$OUT/obj/shims.o"
+        ar rcs "$lib" "$OUT/obj/shims.o"
+    fi
 }
 
 # A library module: libNAME.a + NAME.swiftmodule from Sources/NAME.
@@ -75,7 +99,7 @@ build_lib() {
 # One fuzzer executable from Fuzz/Common + Fuzz/TARGET, linked against the library modules.
 build_target() {
     local t=$1 bin=$OUT/bin/$1
-    local libs=(-lGeomonSources -lGeomonCore -lgps -lFoundation -lFoundationEssentials) deps=("$OUT/lib/libGeomonSources.a")
+    local libs=(-lGeomonSources -lGeomonCore -lCGeomonShims -lgps -lFoundation -lFoundationEssentials) deps=("$OUT/lib/libGeomonSources.a")
     case $t in
         profile-yaml|geojson) libs=(-lGeomonConfig -lGeomonFormat -lGeomonCore -lyaml -lFoundation -lFoundationEssentials); deps=("$OUT/lib/libGeomonConfig.a") ;;
     esac
@@ -123,10 +147,11 @@ wait_all() {
 }
 
 # Two at a time (the CI machine has two cores): the adapters side by side, then the fuzzers.
+build_shims
 build_lib GeomonCore
 build_lib GeomonFormat "$OUT/lib/libGeomonCore.a"
 pids=()
-build_lib GeomonSources "$OUT/lib/libGeomonCore.a" & pids+=($!)
+build_lib GeomonSources "$OUT/lib/libGeomonCore.a" "$OUT/lib/libCGeomonShims.a" & pids+=($!)
 if [[ -d Fuzz/profile-yaml || -d Fuzz/geojson ]]; then
     build_lib GeomonConfig "$OUT/lib/libGeomonCore.a" "$OUT/lib/libGeomonFormat.a" & pids+=($!)
 fi

@@ -35,18 +35,14 @@ extension PowerReason {
     public var text: String {
         var parts = [kind.rawValue]
         if let bound { parts.append("bound=\(bound.rawValue)") }
-        if let distanceMeters { parts.append("d=\(Self.fixed(distanceMeters, 0))m") }
-        if let accuracyMeters { parts.append("acc=\(Self.fixed(accuracyMeters, 0))m") }
-        if let speedMetersPerSecond { parts.append("v=\(Self.fixed(speedMetersPerSecond, 1))m/s") }
-        if let sleep { parts.append("sleep=\(Self.fixed(sleep.secondsValue, 1))s") }
-        if let ttff { parts.append("ttff=\(Self.fixed(ttff.secondsValue, 0))s") }
+        if let distanceMeters { parts.append("d=\(NumberText.fixed(distanceMeters, 0))m") }
+        if let accuracyMeters { parts.append("acc=\(NumberText.fixed(accuracyMeters, 0))m") }
+        if let speedMetersPerSecond { parts.append("v=\(NumberText.fixed(speedMetersPerSecond, 1))m/s") }
+        if let sleep { parts.append("sleep=\(NumberText.fixed(sleep.secondsValue, 1))s") }
+        if let ttff { parts.append("ttff=\(NumberText.fixed(ttff.secondsValue, 0))s") }
         return parts.joined(separator: " ")
     }
 
-    static func fixed(_ value: Double, _ digits: Int) -> String {
-        guard value.isFinite else { return value.isNaN ? "nan" : (value > 0 ? "inf" : "-inf") }
-        return NumberText.fixed(value, digits)
-    }
 }
 
 extension PowerAction {

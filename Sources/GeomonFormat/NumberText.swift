@@ -42,9 +42,10 @@ public enum NumberText {
     }
 
     /// `value` with exactly `digits` decimals (`fixed(3.14159, 2)` → `"3.14"`), for tables
-    /// whose columns line up. Non-finite: `-`.
+    /// whose columns line up. Non-finite: `nan`, `inf`, `-inf`, as `shortest` (JSON writes
+    /// `null` through `JSON.number`).
     public static func fixed(_ value: Double, _ digits: Int) -> String {
-        guard value.isFinite else { return "-" }
+        guard value.isFinite else { return shortest(value) }
         var scale = 1.0
         for _ in 0..<max(0, digits) { scale *= 10 }
         let scaled = (abs(value) * scale).rounded()
