@@ -113,6 +113,108 @@ struct ReplayCommand: GeomonCommand {
 
         var temporaryDirectory: String?
         defer { if let temporaryDirectory { try? FileManager.default.removeItem(atPath: temporaryDirectory) } }
+        let database = try openDatabase(profile: profile, temporaryDirectory: &temporaryDirectory)
+        defer { withExtendedLifetime(database.lock) {} }
+        let (store, journal, dbPath) = (database.store, database.journal, database.path)
+        let (services, hooks, publishing) = try makeServices(profile: profile, store: store, journal: journal)
+        let progressBar = isatty(2) == 1 && run.track.count >= 5000 ? ProgressBar() : nil
+        let resumeAfter = journal.lastCommittedFixTime
+        var counts = (processed: 0, notNewer: 0, stored: 0, events: 0)
+        var delivered = 0
+        let clock = ContinuousClock()
+        let started = clock.now
+        let cpuStarted = Bench.seconds()
+        do {
+            try run.run(journal: journal, services: services, speed: speed) { driver, source in
+                driver.silentThrough = resumeAfter
+                driver.onCommitted = { events, _ in counts.events += events.count }
+                driver.onEffect = { effect, _ in
+                    switch effect {
+                    case let .commit(commit): counts.processed += commit.fixes.count
+                    case .dropped(_, .notNewer): counts.notNewer += 1
+                    default: break
+                    }
+                }
+                source.onFix = { fix in
+                    delivered += 1
+                    if let progressBar, delivered % max(1, run.track.count / 100) == 0 { progressBar.update(delivered, of: run.track.count) }
+                    if let resumeAfter, fix.time <= resumeAfter { counts.stored += 1 }
+                }
+            }
+        } catch let error as SQLiteError {
+            progressBar?.finish()
+            throw CommandFailure(DatabaseTrust.writeFailure(path: dbPath, error))
+        }
+        let elapsed = (clock.now - started).secondsValue
+        let cpu = Bench.seconds() - cpuStarted
+        progressBar?.update(run.track.count, of: run.track.count)
+        progressBar?.finish()
+        try reportDeliveries(store: store, hooks: hooks, publishing: publishing)
+        try writeOutputs(run, profile: profile)
+        if stats { printStats(run, tracks: tracks + (coarseTrack.map { [$0] } ?? []), counts: counts, elapsed: elapsed, cpu: cpu) }
+        return 0
+    }
+
+    /// What became of the hook deliveries and the MQTT messages; a replay with `--publish` fails
+    /// while the broker has not acknowledged every message.
+    private func reportDeliveries(store: EventStore, hooks: HookService?, publishing: MQTTService?) throws {
+        if hooks != nil {
+            let dead = try store.deliveries(status: .dead).count
+            if dead > 0 {
+                let where_ = db.map { "see 'geomon hooks dead --db \($0)'" } ?? "the temporary database is removed; use --db to keep them"
+                writeStderr("geomon: warning: \(dead) hook \(dead == 1 ? "delivery" : "deliveries") dead-lettered (\(where_))")
+            }
+        }
+        if let publishing {
+            let pending = try store.pendingPublicationCount()
+            if pending > 0 {
+                let kept = db.map { "they stay in \($0); replaying into it again with --publish sends them" } ?? "the temporary database is removed with them"
+                throw CommandFailure("publish: \(pending) messages not acknowledged by the broker (\(publishing.lastError ?? "no progress for \(NumberText.short(publishWait.secondsValue, 1)) s")); \(kept)", exitCode: .unavailable)
+            }
+            writeStderr("publish: \(publishing.publishedCount) messages acknowledged by the broker")
+        }
+    }
+
+    /// The report, picture, policy log and summary lines the options ask for.
+    private func writeOutputs(_ run: ReplayRun, profile: Profile) throws {
+        if let reportPath {
+            let text = json ? ReplayReport.json(run) : ReplayReport.table(run)
+            if reportPath == "-" {
+                print(text, terminator: "")
+                fflush(nil)
+            } else {
+                try writeFile(text, to: reportPath)
+            }
+        }
+        if let svgPath {
+            let title = "geomon replay · \(profile.name) · \(trackPaths.joined(separator: " "))"
+            try writeFile(ReplayPicture.svg(run, title: title), to: svgPath)
+        }
+        if let policyLogPath { try writeFile(ReplayReport.policyLog(run), to: policyLogPath) }
+        writeStderr(ReplayReport.summaryLine(run))
+        if let note = ReplayReport.withheldNote(run) { writeStderr(note) }
+    }
+
+    /// `--stats`: what was read, what was processed, how fast, the index's work.
+    private func printStats(_ run: ReplayRun, tracks: [Track], counts: (processed: Int, notNewer: Int, stored: Int, events: Int),
+                            elapsed: Double, cpu: Double) {
+        for track in tracks {
+            writeStderr("replay: \(track.path) (\(track.format)): \(track.fixes.count) fixes read, \(track.skippedText)")
+        }
+        let rate = elapsed > 0 ? Int((Double(counts.processed) / elapsed).rounded()) : 0
+        let cpuRate = cpu > 0 ? Int((Double(counts.processed) / cpu).rounded()) : 0
+        let lookups = run.lookups
+        let perFix = lookups.fixes > 0 ? Double(lookups.probes) / Double(lookups.fixes) : 0
+        let held = run.source?.receiver.held ?? 0
+        writeStderr("replay: \(counts.processed) fixes processed, \(counts.stored) already stored, \(counts.notNewer) not newer than the last, \(held) held as implausible jumps, \(counts.events) events in "
+                    + "\(Int((elapsed * 1000).rounded())) ms wall (\(rate) fixes/s), \(Int((cpu * 1000).rounded())) ms CPU "
+                    + "(\(cpuRate) fixes/s), db \(db ?? "temporary file"); index: \(lookups.probes) probes for "
+                    + "\(lookups.fixes) fixes (\(NumberText.fixed(perFix, 3)) per fix), \(lookups.courseSamples) course samples")
+    }
+
+    /// The database a replay writes: `--db`, or a temporary file; trusted, locked, migrated.
+    private func openDatabase(profile: Profile, temporaryDirectory: inout String?)
+        throws -> (path: String, lock: InstanceLock?, store: EventStore, journal: Journal) {
         let dbPath: String
         if let db {
             dbPath = db
@@ -136,7 +238,6 @@ struct ReplayCommand: GeomonCommand {
                 throw CommandFailure(error.message, exitCode: missing ? .noInput : .failure)
             }
         }
-        defer { withExtendedLifetime(lock) {} }
         let store: EventStore
         let journal: Journal
         do {
@@ -149,6 +250,13 @@ struct ReplayCommand: GeomonCommand {
         } catch let error as SQLiteError {
             throw CommandFailure(DatabaseTrust.writeFailure(path: dbPath, error))
         }
+        return (dbPath, lock, store, journal)
+    }
+
+    /// The services beside the receiver model: printing, hooks (unless `--no-hooks`), MQTT
+    /// (with `--publish`) — the same ones `geomon run` has.
+    private func makeServices(profile: Profile, store: EventStore, journal: Journal)
+        throws -> (services: [any Service], hooks: HookService?, publishing: MQTTService?) {
         // Without hooks and without pacing nothing acts on an event before its batch commits,
         // so events ride with their batch (they are still printed only after the commit).
         journal.commitEventsImmediately = !noHooks || speed != nil
@@ -189,84 +297,7 @@ struct ReplayCommand: GeomonCommand {
             services.append(service)
             publishing = service
         }
-        let progressBar = isatty(2) == 1 && run.track.count >= 5000 ? ProgressBar() : nil
-        let resumeAfter = journal.lastCommittedFixTime
-        var counts = (processed: 0, notNewer: 0, stored: 0, events: 0)
-        var delivered = 0
-        let clock = ContinuousClock()
-        let started = clock.now
-        let cpuStarted = Bench.seconds()
-        do {
-            try run.run(journal: journal, services: services, speed: speed) { driver, source in
-                driver.silentThrough = resumeAfter
-                driver.onCommitted = { events, _ in counts.events += events.count }
-                driver.onEffect = { effect, _ in
-                    switch effect {
-                    case let .commit(commit): counts.processed += commit.fixes.count
-                    case .dropped(_, .notNewer): counts.notNewer += 1
-                    default: break
-                    }
-                }
-                source.onFix = { fix in
-                    delivered += 1
-                    if let progressBar, delivered % max(1, run.track.count / 100) == 0 { progressBar.update(delivered, of: run.track.count) }
-                    if let resumeAfter, fix.time <= resumeAfter { counts.stored += 1 }
-                }
-            }
-        } catch let error as SQLiteError {
-            progressBar?.finish()
-            throw CommandFailure(DatabaseTrust.writeFailure(path: dbPath, error))
-        }
-        let elapsed = (clock.now - started).secondsValue
-        let cpu = Bench.seconds() - cpuStarted
-        progressBar?.update(run.track.count, of: run.track.count)
-        progressBar?.finish()
-        if hooks != nil {
-            let dead = try store.deliveries(status: .dead).count
-            if dead > 0 {
-                let where_ = db.map { "see 'geomon hooks dead --db \($0)'" } ?? "the temporary database is removed; use --db to keep them"
-                writeStderr("geomon: warning: \(dead) hook \(dead == 1 ? "delivery" : "deliveries") dead-lettered (\(where_))")
-            }
-        }
-        if let publishing {
-            let pending = try store.pendingPublicationCount()
-            if pending > 0 {
-                let kept = db.map { "they stay in \($0); replaying into it again with --publish sends them" } ?? "the temporary database is removed with them"
-                throw CommandFailure("publish: \(pending) messages not acknowledged by the broker (\(publishing.lastError ?? "no progress for \(NumberText.short(publishWait.secondsValue, 1)) s")); \(kept)", exitCode: .unavailable)
-            }
-            writeStderr("publish: \(publishing.publishedCount) messages acknowledged by the broker")
-        }
-        if let reportPath {
-            let text = json ? ReplayReport.json(run) : ReplayReport.table(run)
-            if reportPath == "-" {
-                print(text, terminator: "")
-                fflush(nil)
-            } else {
-                try writeFile(text, to: reportPath)
-            }
-        }
-        if let svgPath {
-            let title = "geomon replay · \(profile.name) · \(trackPaths.joined(separator: " "))"
-            try writeFile(ReplayPicture.svg(run, title: title), to: svgPath)
-        }
-        if let policyLogPath { try writeFile(ReplayReport.policyLog(run), to: policyLogPath) }
-        writeStderr(ReplayReport.summaryLine(run))
-        if let note = ReplayReport.withheldNote(run) { writeStderr(note) }
-        if stats {
-            for track in tracks + (coarseTrack.map { [$0] } ?? []) {
-                writeStderr("replay: \(track.path) (\(track.format)): \(track.fixes.count) fixes read, \(track.skippedText)")
-            }
-            let rate = elapsed > 0 ? Int((Double(counts.processed) / elapsed).rounded()) : 0
-            let cpuRate = cpu > 0 ? Int((Double(counts.processed) / cpu).rounded()) : 0
-            let lookups = run.lookups
-            let perFix = lookups.fixes > 0 ? Double(lookups.probes) / Double(lookups.fixes) : 0
-            let held = run.source?.receiver.held ?? 0
-            writeStderr("replay: \(counts.processed) fixes processed, \(counts.stored) already stored, \(counts.notNewer) not newer than the last, \(held) held as implausible jumps, \(counts.events) events in "
-                        + "\(Int((elapsed * 1000).rounded())) ms wall (\(rate) fixes/s), \(Int((cpu * 1000).rounded())) ms CPU "
-                        + "(\(cpuRate) fixes/s), db \(db ?? "temporary file"); index: \(lookups.probes) probes for "
-                        + "\(lookups.fixes) fixes (\(NumberText.fixed(perFix, 3)) per fix), \(lookups.courseSamples) course samples")
-        }
-        return 0
+        return (services, hooks, publishing)
     }
 }
 
