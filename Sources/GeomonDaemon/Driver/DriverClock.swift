@@ -119,7 +119,8 @@ public final class VirtualClock: DriverClock {
     public func fixArrived(_ time: UTCTime) -> Duration? { nil }
 
     public func wait(_ polls: inout [pollfd], until deadline: Int64?, realDeadline: Int64?, holding: Bool) -> WaitOutcome {
-        let realNow = SystemHostClock.monotonicMicroseconds()
+        // The kernel's clock only when real time matters (a jump of virtual time reads none).
+        let realNow = realAnchor != nil || realDeadline != nil || holding || speed != nil ? SystemHostClock.monotonicMicroseconds() : 0
         if let realAnchor {
             // Real time: wait for the descriptors until the earliest deadline.
             let virtualWake = deadline.map { realAnchor.micros + $0 - realAnchor.time.millisecondsSince1970 * 1000 }

@@ -182,16 +182,25 @@ public final class MonitorDriver {
         if stopReason != nil { return .finished }
         if let input = context.nextInput() {
             try handle(input)
+            try handlePendingInputs()
             return .progressed
         }
         let mono = clock.monotonic
         // Services due now go first: what they hand over is at or before the machine's
         // deadline (a fix at the same instant as a deadline is decided first, as in replay).
-        let realNow = SystemHostClock.monotonicMicroseconds()
+        var realNow: Int64?
         for service in services {
             guard let wake = service.nextWake else { continue }
-            if wake <= (service.wakeClock == .driver ? mono : realNow) {
+            let now: Int64
+            switch service.wakeClock {
+            case .driver: now = mono
+            case .real:
+                if realNow == nil { realNow = SystemHostClock.monotonicMicroseconds() }
+                now = realNow ?? 0
+            }
+            if wake <= now {
                 try service.process(revents: 0, context)
+                try handlePendingInputs()
                 return .progressed
             }
         }
@@ -297,6 +306,11 @@ public final class MonitorDriver {
         return deadline
     }
 
+    /// What the services handed over, in order (what the next step would take first anyway).
+    private func handlePendingInputs() throws {
+        while stopReason == nil, let input = context.nextInput() { try handle(input) }
+    }
+
     private func handle(_ input: DriverInput) throws {
         switch input {
         case let .fix(fix):
@@ -333,7 +347,7 @@ public final class MonitorDriver {
             if !silent {
                 switch effect {
                 case let .commit(commit):
-                    if context.status.inside != commit.inside {
+                    if writesStatus, context.status.inside != commit.inside {
                         context.status.inside = commit.inside
                         context.statusChanged()
                     }
@@ -346,6 +360,7 @@ public final class MonitorDriver {
                     }
                 case let .power(action):
                     journal?.record(action, at: now)
+                    guard writesStatus else { break }
                     switch action {
                     case let .gnssOn(reason):
                         context.status.receiverOn = true
@@ -360,6 +375,7 @@ public final class MonitorDriver {
                     }
                     context.statusChanged()
                 case let .took(fix, _):
+                    guard writesStatus else { break }
                     context.status.lastFix = fix
                     context.statusChanged()
                 case .held, .dropped:

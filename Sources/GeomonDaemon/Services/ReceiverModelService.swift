@@ -57,7 +57,13 @@ public final class ReceiverModelService: Service {
     public func perform(_ effect: Monitor.Effect, _ driver: DriverContext) throws {
         guard !finished else { return }
         receiver.observe(effect, now: driver.now)
-        // A switch changes what comes next (a wake's first fix, nothing while off).
-        if case .power = effect { nextTime = receiver.nextFixTime(now: driver.now) }
+        // A switch changes what comes next (a wake's first fix, nothing while off); a planned
+        // wake-up does not.
+        switch effect {
+        case .power(.gnssOn), .power(.gnssOff), .power(.coarseOn), .power(.coarseOff):
+            nextTime = receiver.nextFixTime(now: driver.now)
+        default:
+            break
+        }
     }
 }
