@@ -53,6 +53,14 @@ static inline int geomon_gps_read(struct gps_data_t *data) {
 
 static inline int geomon_gps_fd(const struct gps_data_t *data) { return (int)data->gps_fd; }
 
+/* Sends one command line to gpsd (e.g. ?DEVICE={...}); 0 on success, -1 with errno. */
+static inline int geomon_gps_send(struct gps_data_t *data, const char *command) {
+    return gps_send(data, "%s", command);
+}
+
+/* The device the last report came from (TPV's "device"), "" when none was named. */
+static inline const char *geomon_gps_device_path(const struct gps_data_t *data) { return data->dev.path; }
+
 /* What the last message set. */
 static inline bool geomon_gps_has_mode(const struct gps_data_t *data) { return (data->set & MODE_SET) != 0; }
 static inline bool geomon_gps_has_time(const struct gps_data_t *data) { return (data->set & TIME_SET) != 0; }

@@ -46,6 +46,13 @@ public enum RuntimeStatusText {
         o.add("state", source.state)
         if let accuracy = source.accuracy { o.add("accuracy", accuracy) }
         if let malformed = source.malformedLines { o.add("malformed_lines", malformed) }
+        if let power = source.power {
+            var p = JSONObject()
+            p.add("method", power.method)
+            p.add("state", power.state)
+            p.add("measured_on_s", power.measuredOnSeconds, decimals: 1)
+            o.add("power", p)
+        }
         return o
     }
 }

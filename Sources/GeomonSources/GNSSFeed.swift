@@ -20,6 +20,10 @@ public protocol GNSSFeed: AnyObject {
     /// `flushPendingFix` after `GPSDSource.epochBudget`).
     var hasPendingFix: Bool { get }
     func flushPendingFix() -> [GPSDSource.Event]
+    /// The device the last report came from, if gpsd named it.
+    var reportingDevice: String? { get }
+    /// Writes raw bytes to the receiver through gpsd (the power methods' commands).
+    func sendToDevice(_ bytes: [UInt8], device: String) throws(GPSDError)
 }
 
 extension GPSDSource: GNSSFeed {}

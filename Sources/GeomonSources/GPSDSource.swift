@@ -159,6 +159,37 @@ public final class GPSDSource {
         return events
     }
 
+    /// The device gpsd's last report came from (its TPV `device`), if it named one.
+    public var reportingDevice: String? {
+        let path = String(cString: geomon_gps_device_path(data))
+        return path.isEmpty ? nil : path
+    }
+
+    /// Writes `bytes` to the receiver at `device` through gpsd (`?DEVICE={"path":…,"hexdata":…}`:
+    /// gpsd must not run read-only, `-b`). gpsd answers with the device's settings, not with
+    /// whether the receiver obeyed: the receiver's own reports say that.
+    public func sendToDevice(_ bytes: [UInt8], device: String) throws(GPSDError) {
+        guard open else { throw GPSDError(code: .watchFailed, endpoint: endpoint, message: "not connected") }
+        let hex = bytes.map { byte in
+            let digits = Array("0123456789abcdef")
+            return String([digits[Int(byte >> 4)], digits[Int(byte & 0x0f)]])
+        }.joined()
+        var path = "\""
+        for scalar in device.unicodeScalars {
+            switch scalar {
+            case "\"": path += "\\\""
+            case "\\": path += "\\\\"
+            case _ where scalar.value < 0x20: path += "\\u00" + (scalar.value < 0x10 ? "0" : "") + String(scalar.value, radix: 16)
+            default: path.unicodeScalars.append(scalar)
+            }
+        }
+        path += "\""
+        let rc = "?DEVICE={\"path\":\(path),\"hexdata\":\"\(hex)\"}\n".withCString { geomon_gps_send(data, $0) }
+        guard rc == 0 else {
+            throw GPSDError(code: .watchFailed, endpoint: endpoint, message: "cannot send DEVICE: \(String(cString: strerror(errno)))")
+        }
+    }
+
     /// True while a fix waits for its epoch's accuracy.
     public var hasPendingFix: Bool { epochs.pending != nil }
 

@@ -110,6 +110,12 @@ enum Migrations {
         );
         DELETE FROM kv WHERE key = 'runtime_status';
         """,
+        // 5: the receiver's switch in the status (sources.gnss.power).
+        """
+        ALTER TABLE runtime_status ADD COLUMN gnss_power_method TEXT;
+        ALTER TABLE runtime_status ADD COLUMN gnss_power_state TEXT;
+        ALTER TABLE runtime_status ADD COLUMN gnss_measured_on_s REAL;
+        """,
     ]
 
     static var latestVersion: Int { all.count }

@@ -15,12 +15,29 @@ public struct RuntimeStatus: Equatable, Sendable {
         public var accuracy: String?
         /// A coarse command's malformed lines so far.
         public var malformedLines: Int?
+        /// The GNSS receiver's switch (`sources.gnss.power`).
+        public var power: ReceiverPower?
         public init(plugin: String, endpoint: String? = nil, state: String, accuracy: String? = nil, malformedLines: Int? = nil) {
             self.plugin = plugin
             self.endpoint = endpoint
             self.state = state
             self.accuracy = accuracy
             self.malformedLines = malformedLines
+        }
+    }
+
+    /// How the receiver is switched and what its own reports say.
+    public struct ReceiverPower: Equatable, Sendable {
+        /// `watch`, `ubx`, `mtk`, `command`.
+        public var method: String
+        /// `on`, `off`, or `always on (the switch has no effect)`.
+        public var state: String
+        /// On-time measured from the receiver's reports since the daemon started.
+        public var measuredOnSeconds: Double
+        public init(method: String, state: String, measuredOnSeconds: Double) {
+            self.method = method
+            self.state = state
+            self.measuredOnSeconds = measuredOnSeconds
         }
     }
 

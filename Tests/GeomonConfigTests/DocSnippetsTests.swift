@@ -58,7 +58,7 @@ struct DocSnippetsTests {
     /// The files a block names (`exec` first elements, `geojson:` values), relative ones only.
     static func referencedFiles(_ text: String) -> (programs: [String], geojson: [String], secrets: [String]) {
         var programs: [String] = [], geojson: [String] = [], secrets: [String] = []
-        for match in text.matches(of: /exec: \[([^,\]]+)/) { programs.append(String(match.1).trimmingCharacters(in: .whitespaces)) }
+        for match in text.matches(of: /(?:exec|on|off): \[([^,\]]+)/) { programs.append(String(match.1).trimmingCharacters(in: .whitespaces)) }
         for match in text.matches(of: /geojson: ([^\s,}]+)/) { geojson.append(String(match.1)) }
         for match in text.matches(of: /(?:password_file|env_file|ca_file|cert_file|key_file): ([^\s,}]+)/) { secrets.append(String(match.1)) }
         return (programs.filter { !$0.hasPrefix("/") }, geojson.filter { !$0.hasPrefix("/") }, secrets.filter { !$0.hasPrefix("/") })

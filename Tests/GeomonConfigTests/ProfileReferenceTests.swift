@@ -13,6 +13,7 @@ struct ProfileReferenceTests {
         ("zzz: 1\n", ""),
         ("sources: {zzz: 1}\n", "sources"),
         ("sources: {gnss: {zzz: 1}}\n", "sources.gnss"),
+        ("sources: {gnss: {power: {method: command, on: [/bin/true], off: [/bin/true], zzz: 1}}}\n", "sources.gnss.power"),
         ("sources: {coarse: {exec: [/bin/true], zzz: 1}}\n", "sources.coarse"),
         ("sources: {coarse: {plugin: geoclue, zzz: 1}}\n", "sources.coarse"),
         ("significant_change: {zzz: 1}\n", "significant_change"),

@@ -36,6 +36,9 @@ final class ModelFeed: GNSSFeed {
     deinit { for fd in pipeFDs { close(fd) } }
 
     var fileDescriptor: Int32? { state == .connected ? pipeFDs[0] : nil }
+    /// A model has no device to write to: its power is the watch.
+    var reportingDevice: String? { nil }
+    func sendToDevice(_ bytes: [UInt8], device: String) throws(GPSDError) {}
 
     func connect() throws(GPSDError) -> [GPSDSource.Event] {
         guard state != .connected else { return [] }

@@ -92,6 +92,9 @@ struct StatusCommand: GeomonCommand {
             print("last fix:           " + (lastFix.map {
                 "\($0.time.rfc3339)  \(NumberText.short($0.coordinate.latitude, 7)),\(NumberText.short($0.coordinate.longitude, 7))  ±\(NumberText.short($0.horizontalAccuracyMeters, 1)) m"
             } ?? "none"))
+            if let power = daemon?.gnss?.power {
+                print("receiver switch:    power: \(power.method), \(power.state); measured on \(NumberText.short(power.measuredOnSeconds, 0)) s since start")
+            }
             print("events:             \(eventCount)")
             print("pending deliveries: \(pending)")
             print("dead deliveries:    \(dead)")

@@ -64,7 +64,7 @@ extension ProfileDecoder {
 
     func decodeSources(_ node: YAMLNode, into sources: inout SourceSettings) {
         guard let f = fields(node, path: "sources", allowed: ["gnss", "coarse"]) else { return }
-        if let gnssNode = f["gnss"], let g = fields(gnssNode, path: "sources.gnss", allowed: ["plugin", "host", "port", "device", "min_accuracy"]) {
+        if let gnssNode = f["gnss"], let g = fields(gnssNode, path: "sources.gnss", allowed: ["plugin", "host", "port", "device", "min_accuracy", "power"]) {
             var gnss = GNSSSourceSettings()
             if let n = g["plugin"], let v = choice(n, "plugin", ["gpsd"]) { gnss.plugin = v }
             if let n = g["host"], let v = string(n, "host") {
@@ -75,6 +75,7 @@ extension ProfileDecoder {
                 if v.hasPrefix("/") { gnss.device = v } else { error("'device' must be an absolute path such as /dev/ttyACM0 (got '\(v.clipped)')", n) }
             }
             if let n = g["min_accuracy"], let v = quantity(n, "min_accuracy", .distance) { gnss.minAccuracyMeters = v }
+            if let n = g["power"], let v = decodePower(n) { gnss.power = v }
             sources.gnss = gnss
         }
         if let coarseNode = f["coarse"] {
@@ -82,20 +83,54 @@ extension ProfileDecoder {
         }
     }
 
-    /// An argv list whose first element is checked as a program; exec[0] is resolved.
-    func argv(_ node: YAMLNode, what: String) -> [String]? {
-        if case .scalar(let text, _) = node.kind, !node.isNull {
-            error("'exec' must be a list (argv), e.g. exec: [\(text.clipped)]", node)
+    /// `sources.gnss.power`: `watch`, `ubx`, `mtk`, or `{method: command, on: [argv], off: [argv]}`.
+    func decodePower(_ node: YAMLNode) -> GNSSPowerMethod? {
+        let methods = ["watch", "ubx", "mtk", "command"]
+        if case .scalar = node.kind {
+            guard let v = choice(node, "power", methods) else { return nil }
+            switch v {
+            case "ubx": return .ubx
+            case "mtk": return .mtk
+            case "command":
+                error("'power: command' needs the programs: power: {method: command, on: [PROGRAM, ARG…], off: [PROGRAM, ARG…]}", node)
+                return nil
+            default: return .watch
+            }
+        }
+        guard let f = fields(node, path: "sources.gnss.power", allowed: ["method", "on", "off"]) else { return nil }
+        guard let methodNode = f["method"] else {
+            error("'power' needs 'method' (one of \(methods.joined(separator: ", ")))", node)
             return nil
         }
-        guard let items = list(node, "exec") else { return nil }
+        guard let method = choice(methodNode, "method", methods) else { return nil }
+        guard method == "command" else {
+            for key in ["on", "off"] where f[key] != nil {
+                if let n = f[key] { error("'\(key)' is only for 'method: command' (the '\(method)' method sends its own commands)", n) }
+            }
+            return method == "ubx" ? .ubx : method == "mtk" ? .mtk : .watch
+        }
+        guard let onNode = f["on"], let offNode = f["off"] else {
+            error("'method: command' needs both 'on' and 'off' (argv lists)", node)
+            return nil
+        }
+        guard let on = argv(onNode, what: "power on command", key: "on"), let off = argv(offNode, what: "power off command", key: "off") else { return nil }
+        return .command(on: on, off: off)
+    }
+
+    /// An argv list whose first element is checked as a program; exec[0] is resolved.
+    func argv(_ node: YAMLNode, what: String, key: String = "exec") -> [String]? {
+        if case .scalar(let text, _) = node.kind, !node.isNull {
+            error("'\(key)' must be a list (argv), e.g. \(key): [\(text.clipped)]", node)
+            return nil
+        }
+        guard let items = list(node, key) else { return nil }
         guard let first = items.first else {
-            error("'exec' must name a program: the list is empty", node)
+            error("'\(key)' must name a program: the list is empty", node)
             return nil
         }
         var result: [String] = []
         for item in items {
-            guard let text = string(item, "exec item") else { return nil }
+            guard let text = string(item, "\(key) item") else { return nil }
             result.append(text)
         }
         switch ExecutableCheck.check(result[0], directory: absoluteDirectory, what: what, trust: trust) {

@@ -88,7 +88,35 @@ public struct GNSSSourceSettings: Sendable {
     public var device: String?
     /// Fixes with a worse horizontal accuracy never change fence state.
     public var minAccuracyMeters: Double = 50
+    /// How "receiver off" is done (docs/power.md, "Switching the receiver").
+    public var power: GNSSPowerMethod = .watch
     public init() {}
+}
+
+/// `sources.gnss.power`: what switching the receiver off and on does to it.
+public enum GNSSPowerMethod: Sendable, Equatable {
+    /// Only gpsd's watch is turned off: the receiver saves power only where gpsd closes the
+    /// device (no `-n`, after its 60 s release) and the device powers down on close.
+    case watch
+    /// u-blox through gpsd: UBX-CFG-RST controlled GNSS stop (off) and start (on).
+    case ubx
+    /// MediaTek/Quectel through gpsd: `$PMTK161,0` standby (off); any byte wakes it (on).
+    case mtk
+    /// Programs run for off and on (an enable pin, USB port power, a vendor tool).
+    case command(on: [String], off: [String])
+
+    public var name: String {
+        switch self {
+        case .watch: "watch"
+        case .ubx: "ubx"
+        case .mtk: "mtk"
+        case .command: "command"
+        }
+    }
+
+    /// Whether the method switches the receiver itself, so that gpsd's watch stays open while
+    /// it is off and the daemon can see that its reports stop.
+    public var switchesReceiver: Bool { self != .watch }
 }
 
 public struct CoarseSourceSettings: Sendable {

@@ -89,7 +89,7 @@ public final class LiveDaemon {
             var services: [any Service] = [try SignalService(log: log)]
             if let gnss = profile.sources.gnss {
                 let endpoint = options.gpsdOverride ?? (gnss.host, gnss.port)
-                services.append(GNSSService(feed: feed ?? GPSDSource(host: endpoint.host, port: String(endpoint.port)), device: gnss.device, log: log))
+                services.append(GNSSService(feed: feed ?? GPSDSource(host: endpoint.host, port: String(endpoint.port)), device: gnss.device, power: gnss.power, log: log))
             }
             if let settings = profile.sources.coarse, !settings.exec.isEmpty {
                 services.append(CoarseCommandService(command: CommandSource(arguments: settings.exec, restartInterval: settings.interval, home: options.environment["HOME"]), log: log))

@@ -5,23 +5,46 @@ public import GeomonCore
 import GeomonStore
 public import GeomonSources
 import GeomonFormat
+import GeomonHooks
 
-/// The GNSS receiver through gpsd (`GNSSFeed`): connects (and reconnects with backoff), turns
-/// the watch on and off as the power policy switches the receiver, hands the driver each fix,
-/// and takes an epoch whose accuracy gpsd has not reported after `GPSDSource.epochBudget`.
+/// The GNSS receiver through gpsd (`GNSSFeed`): connects (and reconnects with backoff),
+/// switches the receiver as the power policy says with the profile's method
+/// (`sources.gnss.power`), hands the driver each fix, and takes an epoch whose accuracy gpsd
+/// has not reported after `GPSDSource.epochBudget`.
+///
+/// With `watch` the receiver is "off" when gpsd's watch is off. Every other method switches
+/// the receiver itself and keeps the watch open, so the receiver's own reports prove the
+/// switch: reports that go on `offGrace` after it was switched off mean the method has no
+/// effect on this receiver (logged once; the receiver counts as on, `measuredOn`).
 public final class GNSSService: Service {
     public let name = "gnss"
     public let feed: any GNSSFeed
     private let device: String?
+    private let power: GNSSPowerMethod
     private let log: Log
     private var reconnectAt: Int64?
     private var epochAt: Int64?
     /// Connection attempts (the first one included).
     public private(set) var attempts = 0
+    /// How long a receiver may go on reporting after it was switched off (what it had
+    /// buffered, gpsd's latency) before the switch is taken to have had no effect.
+    public static let offGrace: Duration = .seconds(3)
+    /// Reports closer together than this count as continuous tracking in `measuredOn`.
+    static let trackingGap: Int64 = 2_000_000
+    /// Switched off (by the policy) since this `.driver` instant; nil while on.
+    private var offSince: Int64?
+    /// The method was seen to have no effect (reports went on while off).
+    public private(set) var ineffective = false
+    /// The receiver's measured on-time so far: from its own reports (consecutive reports up
+    /// to `trackingGap` apart, one second for a lone report), not from the policy's wishes.
+    public private(set) var measuredOn: Duration = .zero
+    private var lastReport: Int64?
+    private var statusMeasuredOn: Duration = .zero
 
-    public init(feed: any GNSSFeed, device: String?, log: Log) {
+    public init(feed: any GNSSFeed, device: String?, power: GNSSPowerMethod = .watch, log: Log) {
         self.feed = feed
         self.device = device
+        self.power = power
         self.log = log
     }
 
@@ -66,15 +89,77 @@ public final class GNSSService: Service {
     public func perform(_ effect: Monitor.Effect, _ driver: DriverContext) throws {
         guard case let .power(action) = effect else { return }
         switch action {
-        case .gnssOn: setWatch(true, driver)
-        case .gnssOff: setWatch(false, driver)
+        case .gnssOn:
+            offSince = nil
+            switchReceiver(on: true, driver)
+            setWatch(true, driver)
+        case .gnssOff:
+            if power.switchesReceiver {
+                switchReceiver(on: false, driver)
+                offSince = driver.monotonic
+            } else {
+                setWatch(false, driver)
+            }
         case .wakeAt, .coarseOn, .coarseOff: break
         }
+        updateStatus(driver)
     }
 
     public func stop(_ driver: DriverContext) {
+        // The receiver is left as the daemon found it at start: on.
+        if offSince != nil { switchReceiver(on: true, driver) }
         try? feed.watch(enabled: false, device: nil)
         _ = feed.disconnect(reason: "shutting down")
+    }
+
+    /// The method's switch: bytes to the receiver through gpsd, or the profile's program.
+    private func switchReceiver(on: Bool, _ driver: DriverContext) {
+        switch power {
+        case .watch:
+            return
+        case .ubx, .mtk:
+            guard let bytes = on ? ReceiverCommands.on(power) : ReceiverCommands.off(power) else { return }
+            guard let path = device ?? feed.reportingDevice else {
+                // Before gpsd's first report the receiver is as the daemon found it: on.
+                if on { return }
+                log.warning("cannot switch the receiver \(on ? "on" : "off"): gpsd has not named its device yet; set sources.gnss.device", ["power.method": power.name])
+                return
+            }
+            do {
+                try feed.sendToDevice(bytes, device: path)
+                log.info("receiver switched \(on ? "on" : "off")", ["power.method": power.name, "gnss.device": path])
+            } catch {
+                log.warning("cannot switch the receiver \(on ? "on" : "off")", ["power.method": power.name, "error": error.message])
+            }
+        case let .command(onArgv, offArgv):
+            let argv = on ? onArgv : offArgv
+            let invocation = HookInvocation(argv: argv, environment: HookEnvironment.base(home: nil), stdin: [],
+                                            workingDirectory: HookTargets.absoluteDirectory(driver.profile.directory), timeout: .seconds(10))
+            let result = HookRunner().run(invocation)
+            if result.succeeded {
+                log.info("receiver switched \(on ? "on" : "off")", ["power.method": "command", "command": argv.joined(separator: " ")])
+            } else {
+                log.warning("the receiver's \(on ? "on" : "off") command failed", ["command": argv.joined(separator: " "), "result": result.summary])
+            }
+        }
+    }
+
+    /// A report from the receiver (a fix): its measured on-time, and whether "off" is off.
+    private func received(_ fix: Fix, _ driver: DriverContext) {
+        let now = driver.monotonic
+        if let last = lastReport, now - last <= Self.trackingGap {
+            measuredOn += .microseconds(now - last)
+        } else {
+            measuredOn += .seconds(1)
+        }
+        lastReport = now
+        if measuredOn - statusMeasuredOn >= .seconds(60) { updateStatus(driver) }
+        if let offSince, !ineffective, now - offSince > Self.offGrace.wholeMicroseconds {
+            ineffective = true
+            log.warning("the receiver still reports fixes after it was switched off: 'power: \(power.name)' has no effect on it; it counts as on (docs/power.md, \"Switching the receiver\")",
+                        ["power.method": power.name, "off_for_s": String((now - offSince) / 1_000_000)])
+            updateStatus(driver)
+        }
     }
 
     private func setWatch(_ enabled: Bool, _ driver: DriverContext) {
@@ -107,6 +192,7 @@ public final class GNSSService: Service {
         for event in events {
             switch event {
             case let .fix(fix):
+                received(fix, driver)
                 driver.emit(.fix(fix))
             case .stateChanged(.connected):
                 log.notice("gpsd connected", ["gpsd.endpoint": feed.endpoint])
@@ -125,7 +211,13 @@ public final class GNSSService: Service {
         case .connected: "connected"
         case let .disconnected(reason): "disconnected: \(reason)"
         }
-        driver.status.gnss = .init(plugin: "gpsd", endpoint: feed.endpoint, state: state)
-        driver.statusChanged()
+        statusMeasuredOn = measuredOn
+        var gnss = RuntimeStatus.Source(plugin: "gpsd", endpoint: feed.endpoint, state: state)
+        gnss.power = RuntimeStatus.ReceiverPower(method: power.name, state: ineffective ? "always on (the switch has no effect)" : offSince == nil ? "on" : "off",
+                                                 measuredOnSeconds: measuredOn.secondsValue)
+        if driver.status.gnss != gnss {
+            driver.status.gnss = gnss
+            driver.statusChanged()
+        }
     }
 }

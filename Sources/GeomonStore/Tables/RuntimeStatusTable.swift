@@ -8,11 +8,12 @@ struct RuntimeStatusTable {
         running, pid, profile, mode, receiver_on, receiver_reason, gnss_plugin, gnss_endpoint, gnss_state, \
         coarse_plugin, coarse_endpoint, coarse_state, coarse_accuracy, coarse_malformed, \
         last_fix_ms, last_fix_lat, last_fix_lon, last_fix_accuracy_m, last_fix_source, inside, \
-        mqtt_broker, mqtt_topic, mqtt_state, mqtt_published, uptime_s, loop_wakeups, hooks_running, updated_ms
+        mqtt_broker, mqtt_topic, mqtt_state, mqtt_published, uptime_s, loop_wakeups, hooks_running, updated_ms, \
+        gnss_power_method, gnss_power_state, gnss_measured_on_s
         """
 
     func write(_ s: RuntimeStatus) throws {
-        let statement = try db.prepare("INSERT OR REPLACE INTO runtime_status (id, \(Self.columns)) VALUES (1\(String(repeating: ", ?", count: 28)))")
+        let statement = try db.prepare("INSERT OR REPLACE INTO runtime_status (id, \(Self.columns)) VALUES (1\(String(repeating: ", ?", count: 31)))")
         statement.bind(1, s.running ? 1 : 0)
         statement.bind(2, s.pid)
         statement.bind(3, s.profile)
@@ -42,6 +43,9 @@ struct RuntimeStatusTable {
         statement.bind(26, s.loopWakeups)
         statement.bind(27, s.hooksRunning)
         statement.bind(28, s.updated.millisecondsSince1970)
+        statement.bind(29, s.gnss?.power?.method)
+        statement.bind(30, s.gnss?.power?.state)
+        statement.bind(31, s.gnss?.power?.measuredOnSeconds)
         try statement.run()
     }
 
@@ -57,6 +61,9 @@ struct RuntimeStatusTable {
         s.receiverReason = r.text(5)
         if let plugin = r.optionalText(6) {
             s.gnss = .init(plugin: plugin, endpoint: r.optionalText(7), state: r.optionalText(8) ?? "")
+            if let method = r.optionalText(28) {
+                s.gnss?.power = .init(method: method, state: r.optionalText(29) ?? "", measuredOnSeconds: r.optionalDouble(30) ?? 0)
+            }
         }
         if let plugin = r.optionalText(9) {
             s.coarse = .init(plugin: plugin, endpoint: r.optionalText(10), state: r.optionalText(11) ?? "",

@@ -1,0 +1,152 @@
+import Foundation
+import GeomonTestSupport
+import Testing
+
+/// `sources.gnss.power`: `geomon run` switches a receiver for real. A simulated receiver on a
+/// pseudo-terminal (the one fake: no receiver runs here) plays a recorded drive at its pace
+/// to a real gpsd and obeys the commands of its kind; its own account of being on is compared
+/// with what the daemon decided and measured.
+@Suite(.serialized, .enabled(if: GPSFakeHarness.shouldRun), .timeLimit(.minutes(3)))
+struct ReceiverPowerTests {
+    typealias Daemon = RunCommandTests.Daemon
+    static let log = TestSupport.fixture("tracks/genivi_20100403_Z205_Switzerland_short.nmea")
+    /// The car leaves its depot and crosses a junction: the policy sleeps between band wakes.
+    static let window = (from: "13:11:40", until: "13:12:35")
+
+    /// The shipped geofence-only profile with `power` set.
+    static func profile(_ dir: TemporaryDirectory, power: String) throws -> String {
+        let path = try RunCommandTests.profileCopy(dir)
+        var text = try String(contentsOfFile: path, encoding: .utf8)
+        let anchor = "    min_accuracy: 50m"
+        let line = try #require(text.range(of: anchor))
+        text.replaceSubrange(line, with: anchor + "\n    power: " + power + "\n   ")
+        try text.write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
+
+    /// Runs the daemon over the window with `receiver`; returns it stopped, with the times
+    /// (seconds since the first) of the switches it logged before the recording ended.
+    static func run(profile: String, receiver: SimulatedReceiver, dir: TemporaryDirectory) throws -> (daemon: Daemon, switches: [(on: Bool, t: Double)], status: [String: Any]) {
+        let db = dir.path("run.db")
+        let daemon = try Daemon(["--profile", profile, "--db", db, "--gpsd", "127.0.0.1:\(receiver.port)", "--log-level", "info"], in: dir)
+        #expect(daemon.waitForLog("gpsd connected"))
+        receiver.play()
+        #expect(receiver.waitForEnd(timeout: .seconds(120)))
+        let logged = daemon.stderr
+        let status = try runGeomon(["status", "--db", db, "--format", "json"])
+        #expect(daemon.stop() == 0, "\(daemon.stderr)")
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any])
+        let daemonStatus = try #require(object["daemon"] as? [String: Any])
+        let gpsd = try #require(daemonStatus["gpsd"] as? [String: Any])
+        let power = try #require(gpsd["power"] as? [String: Any])
+        var switches: [(on: Bool, t: Double)] = []
+        for line in logged.split(separator: "\n") {
+            let on = line.contains(" receiver switched on ")
+            guard on || line.contains(" receiver switched off ") else { continue }
+            let stamp = String(line.prefix(while: { $0 != " " }))
+            let time = try #require(ISO8601DateFormatter.milliseconds.date(from: stamp))
+            switches.append((on, time.timeIntervalSince1970))
+        }
+        return (daemon, switches, power)
+    }
+
+    /// Off periods (seconds) of the receiver's own account and of the daemon's log.
+    static func offPeriods(_ states: [SimulatedReceiver.State]) -> [Double] {
+        zip(states, states.dropFirst()).compactMap { a, b in !a.on && b.on ? b.mono - a.mono : nil }
+    }
+
+    static func offPeriods(_ switches: [(on: Bool, t: Double)]) -> [Double] {
+        zip(switches, switches.dropFirst()).compactMap { a, b in !a.on && b.on ? b.t - a.t : nil }
+    }
+
+    @Test func ubxStopsTheReceiverWhenThePolicySleepsAndItsOwnOffTimeIsThePolicys() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let profile = try Self.profile(dir, power: "ubx")
+        let receiver = try SimulatedReceiver(log: Self.log, directory: dir.url, obey: "ubx", from: Self.window.from, until: Self.window.until)
+        defer { receiver.stop() }
+        let (daemon, switches, power) = try Self.run(profile: profile, receiver: receiver, dir: dir)
+        let states = receiver.states()
+        let receiverOff = Self.offPeriods(states)
+        let daemonOff = Self.offPeriods(switches)
+        // The receiver stopped and started on UBX-CFG-RST, once per switch of the policy.
+        #expect(receiverOff.count >= 2, "\(states)")
+        // The daemon's last wake may come after the recording ended (the receiver then says
+        // "end", not "on"): one more off period on its side at most.
+        #expect(daemonOff.count - receiverOff.count == 0 || daemonOff.count - receiverOff.count == 1, "receiver: \(receiverOff)\ndaemon: \(daemonOff)")
+        #expect(states.contains { !$0.on && $0.why == "ubx cfg-rst gnss stop" })
+        #expect(states.contains { $0.on && $0.why == "ubx gnss start" })
+        // Each off period of the receiver is the policy's, within a second.
+        for (r, d) in zip(receiverOff, daemonOff) { #expect(abs(r - d) < 1, "receiver \(r) s, daemon \(d) s") }
+        #expect(!daemon.stderr.contains("has no effect"))
+        #expect(power["method"] as? String == "ubx")
+        // Measured from the receiver's reports: at most what it was on by its own account.
+        let measured = try #require(power["measured_on_s"] as? Double)
+        #expect(measured > 0 && measured <= receiver.onSeconds() + 2, "measured \(measured) s, receiver on \(receiver.onSeconds()) s")
+    }
+
+    @Test func aReceiverThatIgnoresTheSwitchIsSaidOnceAndCountsAsOn() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let profile = try Self.profile(dir, power: "ubx")
+        let receiver = try SimulatedReceiver(log: Self.log, directory: dir.url, obey: "ubx", ignore: true, from: Self.window.from, until: Self.window.until)
+        defer { receiver.stop() }
+        let (daemon, switches, power) = try Self.run(profile: profile, receiver: receiver, dir: dir)
+        #expect(switches.contains { !$0.on }, "the policy never slept: \(daemon.stderr)")
+        #expect(receiver.commands().contains("ubx cfg-rst gnss stop"))
+        #expect(Self.offPeriods(receiver.states()).isEmpty, "the receiver was to ignore the commands")
+        #expect(daemon.stderr.components(separatedBy: "has no effect").count - 1 == 1, "\(daemon.stderr)")
+        #expect(power["state"] as? String == "always on (the switch has no effect)")
+        // Its measured on-time is nearly the whole recording, not the policy's wish.
+        let measured = try #require(power["measured_on_s"] as? Double)
+        #expect(measured >= 0.8 * receiver.onSeconds(), "measured \(measured) s, receiver on \(receiver.onSeconds()) s")
+    }
+
+    @Test func mtkPutsTheReceiverInStandbyAndAnyByteWakesIt() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let profile = try Self.profile(dir, power: "mtk")
+        let receiver = try SimulatedReceiver(log: Self.log, directory: dir.url, obey: "mtk", from: Self.window.from, until: Self.window.until)
+        defer { receiver.stop() }
+        let (daemon, switches, _) = try Self.run(profile: profile, receiver: receiver, dir: dir)
+        let states = receiver.states()
+        let receiverOff = Self.offPeriods(states)
+        #expect(receiverOff.count >= 2, "\(states)")
+        let daemonOff = Self.offPeriods(switches)
+        #expect(daemonOff.count - receiverOff.count == 0 || daemonOff.count - receiverOff.count == 1, "receiver: \(receiverOff)\ndaemon: \(daemonOff)")
+        for (r, d) in zip(receiverOff, daemonOff) { #expect(abs(r - d) < 1, "receiver \(r) s, daemon \(d) s") }
+        #expect(states.contains { !$0.on && $0.why == "mtk standby" })
+        #expect(states.contains { $0.on && $0.why == "uart wake" })
+        #expect(!daemon.stderr.contains("has no effect"))
+    }
+
+    @Test func commandRunsTheProfilesProgramsOnEachSwitch() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let calls = dir.path("calls.log")
+        let script = try dir.write("profiles/receiver-power.sh", "#!/bin/sh\necho \"$1\" >> '\(calls)'\n", mode: 0o755)
+        let profile = try Self.profile(dir, power: "{method: command, on: [\(script), 'on'], off: [\(script), 'off']}")
+        let receiver = try SimulatedReceiver(log: Self.log, directory: dir.url, obey: "none", from: Self.window.from, until: Self.window.until)
+        defer { receiver.stop() }
+        let (daemon, switches, power) = try Self.run(profile: profile, receiver: receiver, dir: dir)
+        let lines = ((try? String(contentsOfFile: calls, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
+        // One call per switch the daemon logged: "on" at start (the receiver is powered
+        // whatever state it was left in), then off and on as the policy sleeps and wakes.
+        let logged = switches.map { $0.on ? "on" : "off" }
+        #expect(lines.count >= 3)
+        #expect(Array(lines.prefix(logged.count)) == logged, "calls: \(lines)\nlogged: \(logged)")
+        #expect(lines.first == "on" && lines.dropFirst().first == "off")
+        #expect(power["method"] as? String == "command")
+        // A receiver that a command did not switch keeps reporting: said once.
+        #expect(daemon.stderr.components(separatedBy: "has no effect").count - 1 == 1)
+    }
+}
+
+extension ISO8601DateFormatter {
+    /// `2026-12-02T18:04:35.942Z`, the daemon's log stamps.
+    static var milliseconds: ISO8601DateFormatter {
+        let f = ISO8601DateFormatter()
+        f.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return f
+    }
+}
