@@ -24,6 +24,18 @@ struct ReceiverPowerTests {
         return path
     }
 
+    /// A temporary directory with the profile (`power` from the directory) and a simulated
+    /// receiver of kind `obey` read by a real gpsd, for `body`; all removed and stopped after.
+    static func scenario(obey: String, ignore: Bool = false, power: (TemporaryDirectory) throws -> String,
+                         _ body: (_ profile: String, _ receiver: SimulatedReceiver, _ dir: TemporaryDirectory) throws -> Void) throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let profile = try Self.profile(dir, power: power(dir))
+        let receiver = try SimulatedReceiver(log: Self.log, directory: dir.url, obey: obey, ignore: ignore, from: Self.window.from, until: Self.window.until)
+        defer { receiver.stop() }
+        try body(profile, receiver, dir)
+    }
+
     /// Runs the daemon over the window with `receiver`; returns it stopped, with the times
     /// (seconds since the first) of the switches it logged before the recording ended.
     static func run(profile: String, receiver: SimulatedReceiver, dir: TemporaryDirectory) throws -> (daemon: Daemon, switches: [(on: Bool, t: Double)], status: [String: Any]) {
@@ -44,7 +56,8 @@ struct ReceiverPowerTests {
             let on = line.contains(" receiver switched on ")
             guard on || line.contains(" receiver switched off ") else { continue }
             let stamp = String(line.prefix(while: { $0 != " " }))
-            let time = try #require(ISO8601DateFormatter.milliseconds.date(from: stamp))
+            // The log writes the shortest form: no fraction on a whole second.
+            let time = try #require(ISO8601DateFormatter.milliseconds.date(from: stamp) ?? ISO8601DateFormatter().date(from: stamp), "\(line)")
             switches.append((on, time.timeIntervalSince1970))
         }
         return (daemon, switches, power)
@@ -60,85 +73,104 @@ struct ReceiverPowerTests {
     }
 
     @Test func ubxStopsTheReceiverWhenThePolicySleepsAndItsOwnOffTimeIsThePolicys() throws {
-        let dir = try TemporaryDirectory()
-        defer { dir.remove() }
-        let profile = try Self.profile(dir, power: "ubx")
-        let receiver = try SimulatedReceiver(log: Self.log, directory: dir.url, obey: "ubx", from: Self.window.from, until: Self.window.until)
-        defer { receiver.stop() }
-        let (daemon, switches, power) = try Self.run(profile: profile, receiver: receiver, dir: dir)
-        let states = receiver.states()
-        let receiverOff = Self.offPeriods(states)
-        let daemonOff = Self.offPeriods(switches)
-        // The receiver stopped and started on UBX-CFG-RST, once per switch of the policy.
-        #expect(receiverOff.count >= 2, "\(states)")
-        // The daemon's last wake may come after the recording ended (the receiver then says
-        // "end", not "on"): one more off period on its side at most.
-        #expect(daemonOff.count - receiverOff.count == 0 || daemonOff.count - receiverOff.count == 1, "receiver: \(receiverOff)\ndaemon: \(daemonOff)")
-        #expect(states.contains { !$0.on && $0.why == "ubx cfg-rst gnss stop" })
-        #expect(states.contains { $0.on && $0.why == "ubx gnss start" })
-        // Each off period of the receiver is the policy's, within a second.
-        for (r, d) in zip(receiverOff, daemonOff) { #expect(abs(r - d) < 1, "receiver \(r) s, daemon \(d) s") }
-        #expect(!daemon.stderr.contains("has no effect"))
-        #expect(power["method"] as? String == "ubx")
-        // Measured from the receiver's reports: at most what it was on by its own account.
-        let measured = try #require(power["measured_on_s"] as? Double)
-        #expect(measured > 0 && measured <= receiver.onSeconds() + 2, "measured \(measured) s, receiver on \(receiver.onSeconds()) s")
+        try Self.scenario(obey: "ubx", power: { _ in "ubx" }) { profile, receiver, dir in
+            let (daemon, switches, power) = try Self.run(profile: profile, receiver: receiver, dir: dir)
+            let states = receiver.states()
+            let receiverOff = Self.offPeriods(states)
+            let daemonOff = Self.offPeriods(switches)
+            // The receiver stopped and started on UBX-CFG-RST, once per switch of the policy.
+            #expect(receiverOff.count >= 2, "\(states)")
+            // The daemon's last wake may come after the recording ended (the receiver then says
+            // "end", not "on"): one more off period on its side at most.
+            #expect(daemonOff.count - receiverOff.count == 0 || daemonOff.count - receiverOff.count == 1, "receiver: \(receiverOff)\ndaemon: \(daemonOff)")
+            #expect(states.contains { !$0.on && $0.why == "ubx cfg-rst gnss stop" })
+            #expect(states.contains { $0.on && $0.why == "ubx gnss start" })
+            // Each off period of the receiver is the policy's, within a second.
+            for (r, d) in zip(receiverOff, daemonOff) { #expect(abs(r - d) < 1, "receiver \(r) s, daemon \(d) s") }
+            #expect(!daemon.stderr.contains("has no effect"))
+            #expect(power["method"] as? String == "ubx")
+            // Measured from the receiver's reports: at most what it was on by its own account.
+            let measured = try #require(power["measured_on_s"] as? Double)
+            #expect(measured > 0 && measured <= receiver.onSeconds() + 2, "measured \(measured) s, receiver on \(receiver.onSeconds()) s")
+        }
     }
 
     @Test func aReceiverThatIgnoresTheSwitchIsSaidOnceAndCountsAsOn() throws {
-        let dir = try TemporaryDirectory()
-        defer { dir.remove() }
-        let profile = try Self.profile(dir, power: "ubx")
-        let receiver = try SimulatedReceiver(log: Self.log, directory: dir.url, obey: "ubx", ignore: true, from: Self.window.from, until: Self.window.until)
-        defer { receiver.stop() }
-        let (daemon, switches, power) = try Self.run(profile: profile, receiver: receiver, dir: dir)
-        #expect(switches.contains { !$0.on }, "the policy never slept: \(daemon.stderr)")
-        #expect(receiver.commands().contains("ubx cfg-rst gnss stop"))
-        #expect(Self.offPeriods(receiver.states()).isEmpty, "the receiver was to ignore the commands")
-        #expect(daemon.stderr.components(separatedBy: "has no effect").count - 1 == 1, "\(daemon.stderr)")
-        #expect(power["state"] as? String == "always on (the switch has no effect)")
-        // Its measured on-time is nearly the whole recording, not the policy's wish.
-        let measured = try #require(power["measured_on_s"] as? Double)
-        #expect(measured >= 0.8 * receiver.onSeconds(), "measured \(measured) s, receiver on \(receiver.onSeconds()) s")
+        try Self.scenario(obey: "ubx", ignore: true, power: { _ in "ubx" }) { profile, receiver, dir in
+            let (daemon, switches, power) = try Self.run(profile: profile, receiver: receiver, dir: dir)
+            #expect(switches.contains { !$0.on }, "the policy never slept: \(daemon.stderr)")
+            #expect(receiver.commands().contains("ubx cfg-rst gnss stop"))
+            #expect(Self.offPeriods(receiver.states()).isEmpty, "the receiver was to ignore the commands")
+            #expect(daemon.stderr.components(separatedBy: "has no effect").count - 1 == 1, "\(daemon.stderr)")
+            #expect(power["state"] as? String == "always on (the switch has no effect)")
+            // Its measured on-time is nearly the whole recording, not the policy's wish.
+            let measured = try #require(power["measured_on_s"] as? Double)
+            #expect(measured >= 0.8 * receiver.onSeconds(), "measured \(measured) s, receiver on \(receiver.onSeconds()) s")
+        }
     }
 
     @Test func mtkPutsTheReceiverInStandbyAndAnyByteWakesIt() throws {
-        let dir = try TemporaryDirectory()
-        defer { dir.remove() }
-        let profile = try Self.profile(dir, power: "mtk")
-        let receiver = try SimulatedReceiver(log: Self.log, directory: dir.url, obey: "mtk", from: Self.window.from, until: Self.window.until)
-        defer { receiver.stop() }
-        let (daemon, switches, _) = try Self.run(profile: profile, receiver: receiver, dir: dir)
-        let states = receiver.states()
-        let receiverOff = Self.offPeriods(states)
-        #expect(receiverOff.count >= 2, "\(states)")
-        let daemonOff = Self.offPeriods(switches)
-        #expect(daemonOff.count - receiverOff.count == 0 || daemonOff.count - receiverOff.count == 1, "receiver: \(receiverOff)\ndaemon: \(daemonOff)")
-        for (r, d) in zip(receiverOff, daemonOff) { #expect(abs(r - d) < 1, "receiver \(r) s, daemon \(d) s") }
-        #expect(states.contains { !$0.on && $0.why == "mtk standby" })
-        #expect(states.contains { $0.on && $0.why == "uart wake" })
-        #expect(!daemon.stderr.contains("has no effect"))
+        try Self.scenario(obey: "mtk", power: { _ in "mtk" }) { profile, receiver, dir in
+            let (daemon, switches, _) = try Self.run(profile: profile, receiver: receiver, dir: dir)
+            let states = receiver.states()
+            let receiverOff = Self.offPeriods(states)
+            #expect(receiverOff.count >= 2, "\(states)")
+            let daemonOff = Self.offPeriods(switches)
+            #expect(daemonOff.count - receiverOff.count == 0 || daemonOff.count - receiverOff.count == 1, "receiver: \(receiverOff)\ndaemon: \(daemonOff)")
+            for (r, d) in zip(receiverOff, daemonOff) { #expect(abs(r - d) < 1, "receiver \(r) s, daemon \(d) s") }
+            #expect(states.contains { !$0.on && $0.why == "mtk standby" })
+            #expect(states.contains { $0.on && $0.why == "uart wake" })
+            #expect(!daemon.stderr.contains("has no effect"))
+        }
     }
 
     @Test func commandRunsTheProfilesProgramsOnEachSwitch() throws {
-        let dir = try TemporaryDirectory()
-        defer { dir.remove() }
-        let calls = dir.path("calls.log")
-        let script = try dir.write("profiles/receiver-power.sh", "#!/bin/sh\necho \"$1\" >> '\(calls)'\n", mode: 0o755)
-        let profile = try Self.profile(dir, power: "{method: command, on: [\(script), 'on'], off: [\(script), 'off']}")
-        let receiver = try SimulatedReceiver(log: Self.log, directory: dir.url, obey: "none", from: Self.window.from, until: Self.window.until)
-        defer { receiver.stop() }
-        let (daemon, switches, power) = try Self.run(profile: profile, receiver: receiver, dir: dir)
-        let lines = ((try? String(contentsOfFile: calls, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
-        // One call per switch the daemon logged: "on" at start (the receiver is powered
-        // whatever state it was left in), then off and on as the policy sleeps and wakes.
-        let logged = switches.map { $0.on ? "on" : "off" }
-        #expect(lines.count >= 3)
-        #expect(Array(lines.prefix(logged.count)) == logged, "calls: \(lines)\nlogged: \(logged)")
-        #expect(lines.first == "on" && lines.dropFirst().first == "off")
-        #expect(power["method"] as? String == "command")
-        // A receiver that a command did not switch keeps reporting: said once.
-        #expect(daemon.stderr.components(separatedBy: "has no effect").count - 1 == 1)
+        try Self.scenario(obey: "none", power: { dir in
+            let calls = dir.path("calls.log")
+            let script = try dir.write("profiles/receiver-power.sh", "#!/bin/sh\necho \"$1\" >> '\(calls)'\n", mode: 0o755)
+            return "{method: command, on: [\(script), 'on'], off: [\(script), 'off']}"
+        }) { profile, receiver, dir in
+            let (daemon, switches, power) = try Self.run(profile: profile, receiver: receiver, dir: dir)
+            let lines = ((try? String(contentsOfFile: dir.path("calls.log"), encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
+            // One call per switch the daemon logged: "on" at start (the receiver is powered
+            // whatever state it was left in), then off and on as the policy sleeps and wakes.
+            let logged = switches.map { $0.on ? "on" : "off" }
+            #expect(lines.count >= 3)
+            #expect(Array(lines.prefix(logged.count)) == logged, "calls: \(lines)\nlogged: \(logged)")
+            #expect(lines.first == "on" && lines.dropFirst().first == "off")
+            #expect(power["method"] as? String == "command")
+            // A receiver that a command did not switch keeps reporting: said once.
+            #expect(daemon.stderr.components(separatedBy: "has no effect").count - 1 == 1)
+        }
+    }
+}
+
+extension ReceiverPowerTests {
+    /// `geomon receiver test` against the receiver: its output and exit code.
+    static func receiverTest(profile: String, receiver: SimulatedReceiver) throws -> ProcessResult {
+        receiver.play()
+        return try runGeomon(["receiver", "test", "--profile", profile, "--gpsd", "127.0.0.1:\(receiver.port)", "--off-for", "6", "--fix-timeout", "20"])
+    }
+
+    @Test func receiverTestPassesAReceiverThatObeys() throws {
+        try Self.scenario(obey: "ubx", power: { _ in "ubx" }) { profile, receiver, _ in
+            let result = try Self.receiverTest(profile: profile, receiver: receiver)
+            #expect(result.exitCode == 0, "\(result.stdout)\(result.stderr)")
+            #expect(result.stdout.contains("receiver test: pass: 'power: ubx'"), "\(result.stdout)")
+            #expect(result.stdout.contains("  on: first fix "), "\(result.stdout)")
+            // The receiver's own account: stopped by the test, started again.
+            #expect(receiver.commands().prefix(2) == ["ubx cfg-rst gnss stop", "ubx cfg-rst gnss start"], "\(receiver.commands())")
+            #expect(Self.offPeriods(receiver.states()).count == 1)
+        }
+    }
+
+    @Test func receiverTestSaysNoEffectForAReceiverThatIgnoresTheSwitch() throws {
+        try Self.scenario(obey: "ubx", ignore: true, power: { _ in "ubx" }) { profile, receiver, _ in
+            let result = try Self.receiverTest(profile: profile, receiver: receiver)
+            #expect(result.exitCode == 1, "\(result.stdout)\(result.stderr)")
+            #expect(result.stdout.contains("receiver test: no effect"), "\(result.stdout)")
+            #expect(result.stdout.contains("reports more than 3 s after the switch"), "\(result.stdout)")
+        }
     }
 }
 

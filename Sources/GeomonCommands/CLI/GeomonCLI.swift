@@ -60,6 +60,7 @@ public enum GeomonCLI {
         .command(ExportCommand.self),
         .group(HooksCommand.group),
         .group(PublishCommand.group),
+        .group(ReceiverCommand.group),
         .group(BenchCommand.group),
         .command(ManualCommand.self),
         .command(CompletionCommand.self),

@@ -5,7 +5,6 @@ public import GeomonCore
 import GeomonStore
 public import GeomonSources
 import GeomonFormat
-import GeomonHooks
 
 /// The GNSS receiver through gpsd (`GNSSFeed`): connects (and reconnects with backoff),
 /// switches the receiver as the power policy says with the profile's method
@@ -114,33 +113,16 @@ public final class GNSSService: Service {
 
     /// The method's switch: bytes to the receiver through gpsd, or the profile's program.
     private func switchReceiver(on: Bool, _ driver: DriverContext) {
-        switch power {
-        case .watch:
-            return
-        case .ubx, .mtk:
-            guard let bytes = on ? ReceiverCommands.on(power) : ReceiverCommands.off(power) else { return }
-            guard let path = device ?? feed.reportingDevice else {
-                // Before gpsd's first report the receiver is as the daemon found it: on.
-                if on { return }
-                log.warning("cannot switch the receiver \(on ? "on" : "off"): gpsd has not named its device yet; set sources.gnss.device", ["power.method": power.name])
-                return
-            }
-            do {
-                try feed.sendToDevice(bytes, device: path)
-                log.info("receiver switched \(on ? "on" : "off")", ["power.method": power.name, "gnss.device": path])
-            } catch {
-                log.warning("cannot switch the receiver \(on ? "on" : "off")", ["power.method": power.name, "error": error.message])
-            }
-        case let .command(onArgv, offArgv):
-            let argv = on ? onArgv : offArgv
-            let invocation = HookInvocation(argv: argv, environment: HookEnvironment.base(home: nil), stdin: [],
-                                            workingDirectory: HookTargets.absoluteDirectory(driver.profile.directory), timeout: .seconds(10))
-            let result = HookRunner().run(invocation)
-            if result.succeeded {
-                log.info("receiver switched \(on ? "on" : "off")", ["power.method": "command", "command": argv.joined(separator: " ")])
-            } else {
-                log.warning("the receiver's \(on ? "on" : "off") command failed", ["command": argv.joined(separator: " "), "result": result.summary])
-            }
+        let what = on ? "on" : "off"
+        switch ReceiverPowerSwitch(method: power, device: device, directory: driver.profile.directory).set(on: on, feed: feed) {
+        case .nothing:
+            break
+        case .switched:
+            log.info("receiver switched \(what)", ["power.method": power.name])
+        case let .failed(reason):
+            // Before gpsd's first report the receiver is as the daemon found it: on.
+            if on, feed.reportingDevice == nil, device == nil, power != .watch, !power.isCommand { return }
+            log.warning("cannot switch the receiver \(what)", ["power.method": power.name, "error": reason])
         }
     }
 

@@ -1,0 +1,54 @@
+public import GeomonCore
+public import GeomonSources
+import GeomonHooks
+
+/// The power method's switch (`sources.gnss.power`): bytes written to the receiver through
+/// gpsd (`ubx`, `mtk`) or the profile's program (`command`); `watch` switches nothing here
+/// (its switch is gpsd's watch). Used by `geomon run` (GNSSService) and `geomon receiver test`.
+public struct ReceiverPowerSwitch: Sendable {
+    public enum Outcome: Equatable, Sendable {
+        /// Done (the bytes were written or the program succeeded), with what was done.
+        case switched(String)
+        /// Nothing to do for this method.
+        case nothing
+        /// It could not be done, and why.
+        case failed(String)
+    }
+
+    public let method: GNSSPowerMethod
+    /// The profile's `sources.gnss.device`, if any.
+    public let device: String?
+    /// The profile's directory, the command's working directory.
+    public let directory: String
+
+    public init(method: GNSSPowerMethod, device: String?, directory: String) {
+        self.method = method
+        self.device = device
+        self.directory = directory
+    }
+
+    /// Switches the receiver on or off. `feed` is gpsd (for the device path and the write).
+    public func set(on: Bool, feed: any GNSSFeed) -> Outcome {
+        switch method {
+        case .watch:
+            return .nothing
+        case .ubx, .mtk:
+            guard let bytes = on ? ReceiverCommands.on(method) : ReceiverCommands.off(method) else { return .nothing }
+            guard let path = device ?? feed.reportingDevice else {
+                return .failed("gpsd has not named the receiver's device yet; set sources.gnss.device")
+            }
+            do {
+                try feed.sendToDevice(bytes, device: path)
+                return .switched("wrote \(bytes.count) bytes to \(path) through gpsd")
+            } catch {
+                return .failed(error.message)
+            }
+        case let .command(onArgv, offArgv):
+            let argv = on ? onArgv : offArgv
+            let invocation = HookInvocation(argv: argv, environment: HookEnvironment.base(home: nil), stdin: [],
+                                            workingDirectory: HookTargets.absoluteDirectory(directory), timeout: .seconds(10))
+            let result = HookRunner().run(invocation)
+            return result.succeeded ? .switched("ran \(argv.joined(separator: " "))") : .failed("\(argv.joined(separator: " ")): \(result.summary)")
+        }
+    }
+}
