@@ -117,10 +117,6 @@ public enum GNSSPowerMethod: Sendable, Equatable {
     /// Whether the method switches the receiver itself, so that gpsd's watch stays open while
     /// it is off and the daemon can see that its reports stop.
     public var switchesReceiver: Bool { self != .watch }
-
-    public var isCommand: Bool {
-        if case .command = self { true } else { false }
-    }
 }
 
 public struct CoarseSourceSettings: Sendable {

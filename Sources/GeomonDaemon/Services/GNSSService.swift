@@ -120,8 +120,6 @@ public final class GNSSService: Service {
         case .switched:
             log.info("receiver switched \(what)", ["power.method": power.name])
         case let .failed(reason):
-            // Before gpsd's first report the receiver is as the daemon found it: on.
-            if on, feed.reportingDevice == nil, device == nil, power != .watch, !power.isCommand { return }
             log.warning("cannot switch the receiver \(what)", ["power.method": power.name, "error": reason])
         }
     }

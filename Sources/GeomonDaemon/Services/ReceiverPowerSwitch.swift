@@ -35,7 +35,8 @@ public struct ReceiverPowerSwitch: Sendable {
         case .ubx, .mtk:
             guard let bytes = on ? ReceiverCommands.on(method) : ReceiverCommands.off(method) else { return .nothing }
             guard let path = device ?? feed.reportingDevice else {
-                return .failed("gpsd has not named the receiver's device yet; set sources.gnss.device")
+                // Before gpsd's first report the receiver is as it was found: on.
+                return on ? .nothing : .failed("gpsd has not named the receiver's device yet; set sources.gnss.device")
             }
             do {
                 try feed.sendToDevice(bytes, device: path)
