@@ -19,8 +19,18 @@ previous one, and none after the first while still.
 """
 import argparse, datetime, json, math, os, re, subprocess, sys, tempfile
 
-TRACKS = ["genivi_20100403_Z205_Switzerland", "genivi_20100403_Z205_Switzerland_short",
-          "georust_garmin_with_extensions", "gpxpy_cerknicko-jezero", "gpxpy_korita-zbevnica"]
+# Every shared track (Tests/Fixtures/power, converted by scripts/tracks_to_jsonl.py) and its kind of
+# movement, as ../shared/data/README.md describes it.
+KINDS = {
+    "genivi_20100403_Z205_Switzerland": "drive", "genivi_20100403_Z205_Switzerland_short": "drive",
+    "gmt_MTV.Local1.ublox-F9K.20200206-181434": "drive", "barefoot_x0001-001": "drive",
+    "georust_garmin_with_extensions": "walk", "gpxpy_cerknicko-jezero": "walk", "gpxpy_korita-zbevnica": "walk",
+    "gpxanimator_bikeride": "bike", "tcxreader_mapmyride_biking": "bike",
+    "runpandas_7ee8e9d1-bb55-4b1f-a232-a4c40ab2a500": "run",
+    "signalk_plaka": "boat", "rob_tomales_data.shrinked": "boat",
+    "openrailrouting_00c03ac99213": "rail (parked)",
+}
+TRACKS = list(KINDS)
 
 def haversine(a, b):
     r, rad = 6371008.8, math.pi / 180
@@ -187,6 +197,7 @@ EXTRA = []
 MAX_LATENCY = 30.0
 COARSE = None
 MODE = "regions"
+POWER = "ubx"
 
 def profile(name, centres, acceleration):
     policy = {"max_speed": "45m/s", "max_acceleration": f"{acceleration}m/s2", "wake_margin": "20m",
@@ -200,7 +211,7 @@ def profile(name, centres, acceleration):
         for part in parents:
             node = node.setdefault(part, {})
         node[leaf] = value
-    sources = {"gnss": {"plugin": "gpsd"}}
+    sources = {"gnss": {"plugin": "gpsd", "power": POWER}}
     if COARSE:
         # Replay derives the coarse fixes from the track (docs/power.md, "Receiver model").
         sources["coarse"] = {"exec": ["/bin/true"], "interval": "60s", "accuracy": COARSE}
@@ -227,12 +238,15 @@ def main():
     ap.add_argument("--coarse", metavar="ACCURACY",
                     help="add a coarse source beside GNSS (fixes every 60 s derived from the track, e.g. 500m)")
     ap.add_argument("--spacing", type=int, action="append", help="fence spacing in metres (default: 2000 and 10000)")
+    ap.add_argument("--power", default="ubx", choices=["watch", "ubx", "mtk"],
+                    help="sources.gnss.power of the profiles (default: ubx, the issue's evaluation)")
     ap.add_argument("--mode", default="regions", choices=["regions", "continuous"],
                     help="the profiles' mode (default: regions, the issue's evaluation)")
     ap.add_argument("--profiles", action="store_true",
                     help="check the fitness and social-radar targets with the shipped profiles instead")
     args = ap.parse_args()
-    global RETRY, EXTRA, MODE, MAX_LATENCY, COARSE
+    global RETRY, EXTRA, MODE, MAX_LATENCY, COARSE, POWER
+    POWER = args.power
     COARSE = args.coarse
     RETRY = args.retry_fix_timeout
     EXTRA = args.set
@@ -289,12 +303,13 @@ def evaluate(args, root, work):
             rep["outage"] = outage_usage(pts, receiver_intervals(log, "on", parse_time(pts[-1][2])), float(args.interpolate_gaps or 60))
             rows.append((name, len(centres), speed, rep))
         print(f"\n### Fences every ~{spacing // 1000} km\n")
-        print("| track | avg m/s | A m/s² | track s | fences | crossings | always-on s | policy on s | % of always-on | oracle s | wakeups | events (base/policy) | recall | extra | p50 s | p95 s | max s | within budget | outage s | on in outages s | energy mWh (policy/always-on) |")
-        print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+        print("| track | kind | avg m/s | A m/s² | track s | fences | crossings | always-on s | policy on s | % of always-on | oracle s | wakeups | events (base/policy) | recall | extra | p50 s | p95 s | max s | within budget | outage s | on in outages s | energy mWh (policy/always-on) |")
+        print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
         latencies = []
         tot = dict(track=0, fences=0, cross=0, base=0, on=0, oracle=0, wake=0, be=0, pe=0, extra=0, emp=0, emb=0, missed=0,
                    ok=0, matched=0, out=0, outon=0)
         worst = None
+        kinds = {}
         for name, n, speed, r in rows:
             b, m, o = r["baseline"], r["match"], r["oracle"]
             acc = args.walk_acceleration if speed < 3 else args.acceleration
@@ -303,7 +318,7 @@ def evaluate(args, root, work):
             ok, matched, top = r["budget"]
             within = "-" if not matched else ("missed" if ok is None else f"{ok}/{matched}")
             out, outon = r["outage"]
-            print(f"| {name} | {speed:.1f} | {acc:g} | {r['track_s']:.0f} | {n} | {o['crossings']} | {b['gnss_on_s']:.0f} | {r['gnss_on_s']:.0f} | {share:.1f} | {o['gnss_on_s']:.0f} | {r['wakeups']} | {b['events']}/{r['events']} | {m['recall']:.3f} | {m['extra']} | {f(m['latency_s_p50'])} | {f(m['latency_s_p95'])} | {f(top)} | {within} | {out:.0f} | {outon:.0f} | {r['energy_mwh']:.1f}/{b['energy_mwh']:.1f} |")
+            print(f"| {name} | {KINDS[name]} | {speed:.1f} | {acc:g} | {r['track_s']:.0f} | {n} | {o['crossings']} | {b['gnss_on_s']:.0f} | {r['gnss_on_s']:.0f} | {share:.1f} | {o['gnss_on_s']:.0f} | {r['wakeups']} | {b['events']}/{r['events']} | {m['recall']:.3f} | {m['extra']} | {f(m['latency_s_p50'])} | {f(m['latency_s_p95'])} | {f(top)} | {within} | {out:.0f} | {outon:.0f} | {r['energy_mwh']:.1f}/{b['energy_mwh']:.1f} |")
             tot["ok"] += ok or 0; tot["matched"] += matched; tot["out"] += out; tot["outon"] += outon
             if top is not None:
                 worst = top if worst is None else max(worst, top)
@@ -312,11 +327,21 @@ def evaluate(args, root, work):
             tot["pe"] += r["events"]; tot["extra"] += m["extra"]; tot["emp"] += r["energy_mwh"]; tot["emb"] += b["energy_mwh"]
             tot["missed"] += m["missed"]
             latencies += m.get("latencies_s", [])
+            k = kinds.setdefault(KINDS[name], dict(tracks=0, base=0.0, on=0.0, be=0, missed=0, extra=0))
+            k["tracks"] += 1; k["base"] += b["gnss_on_s"]; k["on"] += r["gnss_on_s"]
+            k["be"] += b["events"]; k["missed"] += m["missed"]; k["extra"] += m["extra"]
         recall = (tot["be"] - tot["missed"]) / tot["be"] if tot["be"] else 1
         latencies.sort()
         rank = lambda q: latencies[max(0, math.ceil(q * len(latencies)) - 1)] if latencies else None
         f = lambda v: "-" if v is None else f"{v:.1f}"
-        print(f"| **all** | | | {tot['track']:.0f} | {tot['fences']} | {tot['cross']} | {tot['base']:.0f} | {tot['on']:.0f} | **{100 * tot['on'] / tot['base']:.1f}** | {tot['oracle']:.0f} | {tot['wake']} | {tot['be']}/{tot['pe']} | {recall:.3f} | {tot['extra']} | {f(rank(0.5))} | {f(rank(0.95))} | {f(worst)} | {tot['ok']}/{tot['matched']} | {tot['out']:.0f} | {tot['outon']:.0f} | {tot['emp']:.1f}/{tot['emb']:.1f} |")
+        print(f"| **all** | | | | {tot['track']:.0f} | {tot['fences']} | {tot['cross']} | {tot['base']:.0f} | {tot['on']:.0f} | **{100 * tot['on'] / tot['base']:.1f}** | {tot['oracle']:.0f} | {tot['wake']} | {tot['be']}/{tot['pe']} | {recall:.3f} | {tot['extra']} | {f(rank(0.5))} | {f(rank(0.95))} | {f(worst)} | {tot['ok']}/{tot['matched']} | {tot['out']:.0f} | {tot['outon']:.0f} | {tot['emp']:.1f}/{tot['emb']:.1f} |")
+        print(f"\n#### By kind of movement (fences every ~{spacing // 1000} km)\n")
+        print("| kind | tracks | always-on s | policy on s | % of always-on | events | recall | extra |")
+        print("|---|---:|---:|---:|---:|---:|---:|---:|")
+        for kind, k in kinds.items():
+            share = 100 * k["on"] / k["base"] if k["base"] else 0
+            rec = (k["be"] - k["missed"]) / k["be"] if k["be"] else 1
+            print(f"| {kind} | {k['tracks']} | {k['base']:.0f} | {k['on']:.0f} | {share:.1f} | {k['be']} | {rec:.3f} | {k['extra']} |")
 
 if __name__ == "__main__":
     main()

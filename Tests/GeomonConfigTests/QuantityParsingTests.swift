@@ -30,9 +30,10 @@ struct QuantityParsingTests {
         #expect(d.effectiveRetryMaxInterval == .seconds(28))
         let (off, _) = policy("  max_latency: 0s\n")
         #expect(try #require(off).effectiveRetryMaxInterval == .seconds(10))
-        let (set, messages) = policy("  retry_fix_timeout: 5s\n  retry_max_interval: 1m\n  max_acceleration: 0.3m/s2\n  receiver: {ttff_hot: 4s}\n")
+        let (set, messages) = policy("  retry_fix_timeout: 5s\n  retry_max_interval: 1m\n  max_acceleration: 0.3m/s2\n  receiver: {ttff_hot: 4s, min_off: 5s}\n")
         #expect(messages == [])
         let s = try #require(set)
+        #expect(s.receiver.minOff == .seconds(5))
         #expect(s.effectiveRetryFixTimeout == .seconds(5))
         #expect(s.effectiveRetryMaxInterval == .seconds(60))
         // PowerConfiguration(profile:) — what both `geomon run` and `geomon replay` build — carries them.

@@ -50,6 +50,31 @@ import Testing
         #expect(q.isGNSSOn)
     }
 
+    @Test func aBudgetSleepShorterThanTheBreakEvenIsNotTaken() {
+        // The walker's 2.632 s band sleep (above): with `min_off` 3 s it costs more than it
+        // saves, so the receiver stays on; with 2.5 s it is taken.
+        let context = FixContext(nearestBoundaryMeters: 3, searchRadiusMeters: 30_000, allCertain: false)
+        let (p, none) = Self.decide(Self.fix(0, speed: 1), context) { $0.minOff = .seconds(3) }
+        #expect(none == [])
+        #expect(p.isGNSSOn)
+        let (q, actions) = Self.decide(Self.fix(0, speed: 1), context) { $0.minOff = .milliseconds(2_500) }
+        #expect(Self.sleepReason(actions)?.kind == .bandSleep)
+        #expect(!q.isGNSSOn)
+    }
+
+    @Test func theBreakEvenFollowsTheEnergyFiguresUnlessSet() {
+        // Off for T, then a hot start: saves T × 90 mW, costs 2 s × (120 − 90) mW → T = 0.667 s.
+        var receiver = ReceiverSettings()
+        #expect(receiver.effectiveMinOff == .milliseconds(667))
+        receiver.powerAcquireMilliwatts = 60
+        #expect(receiver.effectiveMinOff == .zero)
+        receiver.minOff = .seconds(20)
+        #expect(receiver.effectiveMinOff == .seconds(20))
+        var profile = Profile(name: "t", mode: .regions)
+        profile.policy.receiver.minOff = .seconds(5)
+        #expect(PowerConfiguration(profile: profile).minOff == .seconds(5))
+    }
+
     @Test func anUncertainSideAtCarSpeedKeepsTheReceiverOn() {
         // At 25 m/s the 20 m fit in −26 + √(676 + 40) = 0.758 s: shorter than a hot start.
         let (p, actions) = Self.decide(Self.fix(0, speed: 25), FixContext(nearestBoundaryMeters: 3, searchRadiusMeters: 30_000, allCertain: false))

@@ -167,12 +167,13 @@ extension ProfileDecoder {
             if let n = s["radius"], let v = quantity(n, "radius", .distance) { policy.stationary.radiusMeters = v }
             if let n = s["timeout"], let v = duration(n, "timeout") { policy.stationary.timeout = v }
         }
-        if let n = f["receiver"], let r = fields(n, path: "policy.receiver", allowed: ["ttff_hot", "ttff_warm", "hot_window", "power_acquire", "power_track"]) {
+        if let n = f["receiver"], let r = fields(n, path: "policy.receiver", allowed: ["ttff_hot", "ttff_warm", "hot_window", "power_acquire", "power_track", "min_off"]) {
             if let n = r["ttff_hot"], let v = duration(n, "ttff_hot", .nonNegative) { policy.receiver.ttffHot = v }
             if let n = r["ttff_warm"], let v = duration(n, "ttff_warm", .nonNegative) { policy.receiver.ttffWarm = v }
             if let n = r["hot_window"], let v = duration(n, "hot_window") { policy.receiver.hotWindow = v }
             if let n = r["power_acquire"], let v = quantity(n, "power_acquire", .power, .nonNegative) { policy.receiver.powerAcquireMilliwatts = v }
             if let n = r["power_track"], let v = quantity(n, "power_track", .power, .nonNegative) { policy.receiver.powerTrackMilliwatts = v }
+            if let n = r["min_off"], let v = duration(n, "min_off", .nonNegative) { policy.receiver.minOff = v }
         }
     }
 

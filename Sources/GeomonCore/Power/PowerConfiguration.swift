@@ -17,6 +17,9 @@ public struct PowerConfiguration: Hashable, Sendable {
     public var ttffHot: Duration
     public var ttffWarm: Duration
     public var hotWindow: Duration
+    /// The break-even off time: a budget sleep (`band-sleep`) that would switch the receiver
+    /// off for less is not taken (`ReceiverSettings.effectiveMinOff`).
+    public var minOff: Duration = .zero
     /// GNSS fixes worse than this decide nothing (the receiver stays on).
     public var minAccuracyMeters: Double
     /// Largest change of the velocity vector per second apart from braking (turns, speeding up).
@@ -90,6 +93,7 @@ public struct PowerConfiguration: Hashable, Sendable {
         ttffHot = p.receiver.ttffHot
         ttffWarm = p.receiver.ttffWarm
         hotWindow = p.receiver.hotWindow
+        minOff = p.receiver.effectiveMinOff
         minAccuracyMeters = profile.sources.gnss?.minAccuracyMeters ?? GNSSSourceSettings().minAccuracyMeters
         maxAccelerationMetersPerSecondSquared = p.maxAccelerationMetersPerSecondSquared
         retryFixTimeout = p.effectiveRetryFixTimeout

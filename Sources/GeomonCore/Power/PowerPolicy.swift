@@ -310,7 +310,8 @@ public struct PowerPolicy: Sendable {
             wake = dwell - ttff
             bound = .dwell
         }
-        guard wake - now >= configuration.ttffHot, planned.map({ wake > $0 }) ?? true else {
+        // A switch-off shorter than the break-even (`min_off`) costs more than it saves.
+        guard wake - now >= max(configuration.ttffHot, configuration.minOff), planned.map({ wake > $0 }) ?? true else {
             // The clamp the budget refused, with no budget sleep instead: stay on.
             if case let .sleep(_, reason) = base, planned == nil {
                 return stationaryOr(.stayOn(Self.staying(.boundaryNear, reason)), now: now)

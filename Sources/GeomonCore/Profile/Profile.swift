@@ -190,7 +190,21 @@ public struct ReceiverSettings: Sendable {
     public var hotWindow: Duration = .seconds(7200)
     public var powerAcquireMilliwatts: Double = 120
     public var powerTrackMilliwatts: Double = 90
+    /// The break-even off time (`policy.receiver.min_off`): a budget sleep that would switch
+    /// the receiver off for less is not taken. nil: `effectiveMinOff`'s rule.
+    public var minOff: Duration?
     public init() {}
+
+    /// `min_off`, or where the profile sets none the break-even of the energy figures: off for
+    /// `T` then a hot start saves `T × power_track` and costs `ttff_hot × (power_acquire −
+    /// power_track)`, so `T = ttff_hot × (power_acquire / power_track − 1)` (0.67 s with the
+    /// defaults; 0 when acquiring costs no more than tracking).
+    public var effectiveMinOff: Duration {
+        if let minOff { return minOff }
+        guard powerTrackMilliwatts > 0, powerAcquireMilliwatts > powerTrackMilliwatts else { return .zero }
+        let seconds = ttffHot.secondsValue * (powerAcquireMilliwatts / powerTrackMilliwatts - 1)
+        return .milliseconds(Int64((seconds * 1000).rounded(.up)))
+    }
 }
 
 /// What the receiver does when no fix came within the listen and a boundary could already be
