@@ -238,7 +238,7 @@ def main():
     ap.add_argument("--coarse", metavar="ACCURACY",
                     help="add a coarse source beside GNSS (fixes every 60 s derived from the track, e.g. 500m)")
     ap.add_argument("--spacing", type=int, action="append", help="fence spacing in metres (default: 2000 and 10000)")
-    ap.add_argument("--power", default="ubx", choices=["watch", "ubx", "mtk"],
+    ap.add_argument("--power", default="ubx", choices=["watch", "ubx", "mtk", "modemmanager"],
                     help="sources.gnss.power of the profiles (default: ubx, the issue's evaluation)")
     ap.add_argument("--mode", default="regions", choices=["regions", "continuous"],
                     help="the profiles' mode (default: regions, the issue's evaluation)")
@@ -303,11 +303,11 @@ def evaluate(args, root, work):
             rep["outage"] = outage_usage(pts, receiver_intervals(log, "on", parse_time(pts[-1][2])), float(args.interpolate_gaps or 60))
             rows.append((name, len(centres), speed, rep))
         print(f"\n### Fences every ~{spacing // 1000} km\n")
-        print("| track | kind | avg m/s | A m/s² | track s | fences | crossings | always-on s | policy on s | % of always-on | oracle s | wakeups | events (base/policy) | recall | extra | p50 s | p95 s | max s | within budget | outage s | on in outages s | energy mWh (policy/always-on) |")
-        print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+        print(f"| track | kind | avg m/s | A m/s² | track s | fences | crossings | always-on s | policy on s | % of always-on | oracle s | wakeups | events (base/policy) | recall | extra | p50 s | p95 s | max s | within budget | outage s | on in outages s | energy mWh (policy/always-on) | powered % ({POWER}) |")
+        print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
         latencies = []
         tot = dict(track=0, fences=0, cross=0, base=0, on=0, oracle=0, wake=0, be=0, pe=0, extra=0, emp=0, emb=0, missed=0,
-                   ok=0, matched=0, out=0, outon=0)
+                   ok=0, matched=0, out=0, outon=0, powered=0)
         worst = None
         kinds = {}
         for name, n, speed, r in rows:
@@ -318,14 +318,14 @@ def evaluate(args, root, work):
             ok, matched, top = r["budget"]
             within = "-" if not matched else ("missed" if ok is None else f"{ok}/{matched}")
             out, outon = r["outage"]
-            print(f"| {name} | {KINDS[name]} | {speed:.1f} | {acc:g} | {r['track_s']:.0f} | {n} | {o['crossings']} | {b['gnss_on_s']:.0f} | {r['gnss_on_s']:.0f} | {share:.1f} | {o['gnss_on_s']:.0f} | {r['wakeups']} | {b['events']}/{r['events']} | {m['recall']:.3f} | {m['extra']} | {f(m['latency_s_p50'])} | {f(m['latency_s_p95'])} | {f(top)} | {within} | {out:.0f} | {outon:.0f} | {r['energy_mwh']:.1f}/{b['energy_mwh']:.1f} |")
+            print(f"| {name} | {KINDS[name]} | {speed:.1f} | {acc:g} | {r['track_s']:.0f} | {n} | {o['crossings']} | {b['gnss_on_s']:.0f} | {r['gnss_on_s']:.0f} | {share:.1f} | {o['gnss_on_s']:.0f} | {r['wakeups']} | {b['events']}/{r['events']} | {m['recall']:.3f} | {m['extra']} | {f(m['latency_s_p50'])} | {f(m['latency_s_p95'])} | {f(top)} | {within} | {out:.0f} | {outon:.0f} | {r['energy_mwh']:.1f}/{b['energy_mwh']:.1f} | {100 * r['gnss_powered_s'] / b['gnss_on_s'] if b['gnss_on_s'] else 0:.1f} |")
             tot["ok"] += ok or 0; tot["matched"] += matched; tot["out"] += out; tot["outon"] += outon
             if top is not None:
                 worst = top if worst is None else max(worst, top)
             tot["track"] += r["track_s"]; tot["fences"] += n; tot["cross"] += o["crossings"]; tot["base"] += b["gnss_on_s"]
             tot["on"] += r["gnss_on_s"]; tot["oracle"] += o["gnss_on_s"]; tot["wake"] += r["wakeups"]; tot["be"] += b["events"]
             tot["pe"] += r["events"]; tot["extra"] += m["extra"]; tot["emp"] += r["energy_mwh"]; tot["emb"] += b["energy_mwh"]
-            tot["missed"] += m["missed"]
+            tot["missed"] += m["missed"]; tot["powered"] += r["gnss_powered_s"]
             latencies += m.get("latencies_s", [])
             k = kinds.setdefault(KINDS[name], dict(tracks=0, base=0.0, on=0.0, be=0, missed=0, extra=0))
             k["tracks"] += 1; k["base"] += b["gnss_on_s"]; k["on"] += r["gnss_on_s"]
@@ -334,7 +334,7 @@ def evaluate(args, root, work):
         latencies.sort()
         rank = lambda q: latencies[max(0, math.ceil(q * len(latencies)) - 1)] if latencies else None
         f = lambda v: "-" if v is None else f"{v:.1f}"
-        print(f"| **all** | | | | {tot['track']:.0f} | {tot['fences']} | {tot['cross']} | {tot['base']:.0f} | {tot['on']:.0f} | **{100 * tot['on'] / tot['base']:.1f}** | {tot['oracle']:.0f} | {tot['wake']} | {tot['be']}/{tot['pe']} | {recall:.3f} | {tot['extra']} | {f(rank(0.5))} | {f(rank(0.95))} | {f(worst)} | {tot['ok']}/{tot['matched']} | {tot['out']:.0f} | {tot['outon']:.0f} | {tot['emp']:.1f}/{tot['emb']:.1f} |")
+        print(f"| **all** | | | | {tot['track']:.0f} | {tot['fences']} | {tot['cross']} | {tot['base']:.0f} | {tot['on']:.0f} | **{100 * tot['on'] / tot['base']:.1f}** | {tot['oracle']:.0f} | {tot['wake']} | {tot['be']}/{tot['pe']} | {recall:.3f} | {tot['extra']} | {f(rank(0.5))} | {f(rank(0.95))} | {f(worst)} | {tot['ok']}/{tot['matched']} | {tot['out']:.0f} | {tot['outon']:.0f} | {tot['emp']:.1f}/{tot['emb']:.1f} | {100 * tot['powered'] / tot['base']:.1f} |")
         print(f"\n#### By kind of movement (fences every ~{spacing // 1000} km)\n")
         print("| kind | tracks | always-on s | policy on s | % of always-on | events | recall | extra |")
         print("|---|---:|---:|---:|---:|---:|---:|---:|")

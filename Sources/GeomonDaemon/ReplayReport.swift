@@ -54,6 +54,9 @@ public enum ReplayReport {
         o.add("gnss_track_s", r.trackingSeconds, decimals: 3)
         o.add("duty_cycle", r.dutyCycle, decimals: 4)
         o.add("wakeups", r.wakeups)
+        o.add("power_method", r.powerMethod)
+        o.add("gnss_unreleased_s", r.unreleasedSeconds, decimals: 3)
+        o.add("gnss_powered_s", r.poweredSeconds, decimals: 3)
         o.add("energy_mwh", r.energyMilliwattHours, decimals: 3)
         o.add("events", r.events)
     }
@@ -76,6 +79,8 @@ public enum ReplayReport {
             ("  tracking s", f(r.trackingSeconds, 1), b.map { f($0.trackingSeconds, 1) } ?? ""),
             ("duty cycle %", f(r.dutyCycle * 100, 1), b.map { f($0.dutyCycle * 100, 1) } ?? ""),
             ("wakeups", "\(r.wakeups)", b.map { "\($0.wakeups)" } ?? ""),
+            ("power method", r.powerMethod, b.map { $0.powerMethod } ?? ""),
+            ("powered s", f(r.poweredSeconds, 1), b.map { f($0.poweredSeconds, 1) } ?? ""),
             ("energy mWh", f(r.energyMilliwattHours, 2), b.map { f($0.energyMilliwattHours, 2) } ?? ""),
             ("events", "\(r.events)", b.map { "\($0.events)" } ?? ""),
         ]
@@ -141,6 +146,9 @@ public enum ReplayReport {
         var line = "replay: energy: gnss on \(f(r.gnssOnSeconds, 1)) s of \(f(r.trackSeconds, 1)) s "
             + "(duty \(f(r.dutyCycle * 100, 1)) %), \(r.wakeups) wakeups, \(r.fixesUsed) of \(run.track.count) fixes used, "
             + "\(f(r.energyMilliwattHours, 2)) mWh"
+        if r.unreleasedSeconds > 0 {
+            line += " (power: \(r.powerMethod), powered \(f(r.poweredSeconds, 1)) s with gpsd's 60 s release after each switch-off)"
+        }
         if let b = run.baselineReport, let match = run.match {
             line += "; always-on \(f(b.gnssOnSeconds, 1)) s, \(f(b.energyMilliwattHours, 2)) mWh; "
                 + "on-time \(f(share(r, b) * 100, 1)) % of always-on, recall \(f(match.recall, 3))"

@@ -90,7 +90,8 @@ public final class ReplayRun {
 
     private func makeSource(_ configuration: PowerConfiguration, start: UTCTime, end: UTCTime) -> ReceiverModelService {
         let receiver = ReplayReceiver(track: track, coarse: coarse, settings: profile.policy.receiver,
-                                      interpolationMaxGap: options.interpolationMaxGap, configuration: configuration)
+                                      interpolationMaxGap: options.interpolationMaxGap, configuration: configuration,
+                                      powerMethod: profile.sources.gnss?.power ?? .watch)
         return ReceiverModelService(receiver: receiver, start: start, end: end)
     }
 

@@ -15,12 +15,19 @@ public struct EnergyReport: Hashable, Sendable {
     public var dutyCycle: Double
     /// Times the receiver was switched on.
     public var wakeups: Int
-    /// `(acquire·power_acquire + tracking·power_track) / 3600`.
+    /// Off for the policy but still powered: the power method's release after each switch-off
+    /// (`watch`: gpsd closes the device 60 s after the watch ends).
+    public var unreleasedSeconds: Double
+    /// `gnssOnSeconds + unreleasedSeconds`: what the receiver really ran.
+    public var poweredSeconds: Double { gnssOnSeconds + unreleasedSeconds }
+    /// `(acquire·power_acquire + (tracking + unreleased)·power_track) / 3600`.
     public var energyMilliwattHours: Double
     /// Number of events decided.
     public var events: Int
+    /// The power method the figures assume (`sources.gnss.power`).
+    public var powerMethod: String
 
-    public init(trackSeconds: Double, usage: ReceiverUsage, settings: ReceiverSettings, events: Int) {
+    public init(trackSeconds: Double, usage: ReceiverUsage, settings: ReceiverSettings, events: Int, powerMethod: String = "ubx") {
         self.trackSeconds = trackSeconds
         fixesUsed = usage.fixesDelivered
         gnssOnSeconds = usage.on.secondsValue
@@ -28,6 +35,8 @@ public struct EnergyReport: Hashable, Sendable {
         trackingSeconds = usage.track.secondsValue
         dutyCycle = trackSeconds > 0 ? gnssOnSeconds / trackSeconds : 0
         wakeups = usage.wakeups
+        unreleasedSeconds = usage.unreleased.secondsValue
+        self.powerMethod = powerMethod
         energyMilliwattHours = usage.energyMilliwattHours(settings)
         self.events = events
     }

@@ -19,6 +19,9 @@ public import GeomonCore
 public struct ReceiverModel: Sendable {
     public let settings: ReceiverSettings
     public let interpolationMaxGap: Duration
+    /// How long the receiver stays powered after a switch-off (`GNSSPowerMethod.releaseDelay`):
+    /// each off period's first `releaseDelay` is charged as tracking (`ReceiverUsage.unreleased`).
+    public let releaseDelay: Duration?
     private let track: [Fix]
     private var onSince: UTCTime?
     private var firstFixAt: UTCTime?
@@ -28,10 +31,12 @@ public struct ReceiverModel: Sendable {
     public private(set) var usage = ReceiverUsage()
 
     /// - Parameter track: recorded fixes, sorted by time.
-    public init(track: [Fix], settings: ReceiverSettings, interpolationMaxGap: Duration = .seconds(60)) {
+    public init(track: [Fix], settings: ReceiverSettings, interpolationMaxGap: Duration = .seconds(60),
+                releaseDelay: Duration? = nil) {
         self.track = track
         self.settings = settings
         self.interpolationMaxGap = interpolationMaxGap
+        self.releaseDelay = releaseDelay
     }
 
     public var isOn: Bool { onSince != nil }
@@ -55,6 +60,7 @@ public struct ReceiverModel: Sendable {
 
     public mutating func turnOn(at now: UTCTime) {
         guard onSince == nil else { return }
+        chargeRelease(until: now)
         let due = now + ttff(at: now)
         onSince = now
         firstFixAt = nil
@@ -71,6 +77,19 @@ public struct ReceiverModel: Sendable {
         firstFixAt = nil
         pending = nil
         lastOffAt = now
+    }
+
+    /// The end of the recording at `end`, the receiver off: its last off period's release.
+    public mutating func finish(at end: UTCTime) {
+        turnOff(at: end)
+        chargeRelease(until: end)
+    }
+
+    /// The part of the off period since `lastOffAt` until `now` during which the receiver was
+    /// still powered (at most `releaseDelay`).
+    private mutating func chargeRelease(until now: UTCTime) {
+        guard let delay = releaseDelay, let off = lastOffAt, now > off else { return }
+        usage.unreleased += min(now - off, delay)
     }
 
     /// The next fix the receiver will deliver if it stays on; nil when off or none is left.
@@ -117,13 +136,20 @@ public struct ReceiverUsage: Hashable, Sendable {
     public var track: Duration = .zero
     public var wakeups = 0
     public var fixesDelivered = 0
+    /// Off (for the policy) but still powered: the power method's release after each switch-off.
+    public var unreleased: Duration = .zero
 
     public init() {}
 
+    /// The time the policy had the receiver on.
     public var on: Duration { acquire + track }
 
-    /// Energy in mWh from the receiver's acquire and track powers.
+    /// The time the receiver was powered: `on` and the release after each switch-off.
+    public var powered: Duration { on + unreleased }
+
+    /// Energy in mWh from the receiver's acquire and track powers (the release at track power).
     public func energyMilliwattHours(_ settings: ReceiverSettings) -> Double {
-        (acquire.secondsValue * settings.powerAcquireMilliwatts + track.secondsValue * settings.powerTrackMilliwatts) / 3600
+        (acquire.secondsValue * settings.powerAcquireMilliwatts
+            + (track + unreleased).secondsValue * settings.powerTrackMilliwatts) / 3600
     }
 }

@@ -36,13 +36,18 @@ public struct ReplayReceiver: Sendable {
     private var coarseOn = false
     private var started = false
     private var switchedOnFor: PowerReason.Kind?
+    private let powerMethod: GNSSPowerMethod
 
     /// - Parameters:
     ///   - track: recorded GNSS fixes, sorted by time.
     ///   - coarse: coarse fixes offered while the coarse source is on, sorted by time.
+    ///   - powerMethod: how the receiver is switched (`sources.gnss.power`); its release after a
+    ///     switch-off is charged in the energy figures.
     public init(track: [Fix], coarse: [Fix], settings: ReceiverSettings, interpolationMaxGap: Duration,
-                configuration: PowerConfiguration) {
-        model = ReceiverModel(track: track, settings: settings, interpolationMaxGap: interpolationMaxGap)
+                configuration: PowerConfiguration, powerMethod: GNSSPowerMethod = .ubx) {
+        self.powerMethod = powerMethod
+        model = ReceiverModel(track: track, settings: settings, interpolationMaxGap: interpolationMaxGap,
+                              releaseDelay: configuration.alwaysOn ? nil : powerMethod.releaseDelay)
         self.coarse = coarse
         self.configuration = configuration
     }
@@ -120,11 +125,12 @@ public struct ReplayReceiver: Sendable {
     /// The recording ended at `end`: the receiver is switched off for the accounting.
     public mutating func finish(at end: UTCTime) {
         ledger.mark(end, label: nil)
-        model.turnOff(at: end)
+        model.finish(at: end)
     }
 
     /// The energy figures of the run over `trackSeconds`.
     public func report(trackSeconds: Double) -> EnergyReport {
-        EnergyReport(trackSeconds: trackSeconds, usage: model.usage, settings: model.settings, events: events.count)
+        EnergyReport(trackSeconds: trackSeconds, usage: model.usage, settings: model.settings, events: events.count,
+                     powerMethod: powerMethod.name)
     }
 }

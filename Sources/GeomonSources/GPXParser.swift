@@ -132,13 +132,35 @@ public enum GPXParser {
             if let hdop = p.hdop, hdop.isFinite, hdop > 0 {
                 accuracy = AccuracyModel.fromHDOP(hdop, differential: p.differential)
             }
-            fixes.append(Fix(
+            var fix = Fix(
                 time: time,
                 coordinate: Coordinate(latitude: lat, longitude: lon),
                 horizontalAccuracyMeters: accuracy,
                 speedMetersPerSecond: p.speed.flatMap { $0.isFinite ? $0 : nil },
                 courseDegrees: p.course.flatMap { $0.isFinite ? $0 : nil }
-            ))
+            )
+            if let previous = fixes.last { Self.deriveMotion(&fix, after: previous) }
+            fixes.append(fix)
+        }
+
+        /// The longest gap across which a point's missing speed and course are derived.
+        static let derivationMaxGap: Duration = .seconds(60)
+
+        /// A point without speed (or course) gets the speed (and course) of the segment from the
+        /// previous point, as a receiver deriving them from positions would know them (nothing
+        /// from later points), when that point is at most `derivationMaxGap` earlier. Most GPX
+        /// files carry neither; without them the power policy must assume any direction at
+        /// `max_speed` (docs/power.md, "Tracks without accuracy, speed or course").
+        static func deriveMotion(_ fix: inout Fix, after previous: Fix) {
+            guard fix.speedMetersPerSecond == nil || fix.courseDegrees == nil else { return }
+            let dt = (fix.time - previous.time).secondsValue
+            guard dt > 0, fix.time - previous.time <= derivationMaxGap else { return }
+            let distance = Geodesy.localDistanceMeters(from: previous.coordinate, to: fix.coordinate)
+            guard distance.isFinite else { return }
+            if fix.speedMetersPerSecond == nil { fix.speedMetersPerSecond = distance / dt }
+            if fix.courseDegrees == nil, distance > 0 {
+                fix.courseDegrees = Geodesy.localBearingDegrees(from: previous.coordinate, to: fix.coordinate)
+            }
         }
 
         // MARK: bytes

@@ -17,7 +17,7 @@ public enum ReceiverCommands {
         switch method {
         case .ubx: ubxGNSSStop
         case .mtk: mtkStandby
-        case .watch, .command: nil
+        case .watch, .command, .modemmanager: nil
         }
     }
 
@@ -26,7 +26,7 @@ public enum ReceiverCommands {
         switch method {
         case .ubx: ubxGNSSStart
         case .mtk: mtkWake
-        case .watch, .command: nil
+        case .watch, .command, .modemmanager: nil
         }
     }
 }

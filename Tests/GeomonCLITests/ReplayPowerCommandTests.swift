@@ -29,7 +29,7 @@ import Testing
         #expect(first.stdout == second.stdout)
 
         let report = try Self.json(dir.path("a.json"))
-        for key in ["track_s", "fixes_used", "gnss_on_s", "duty_cycle", "wakeups", "energy_mwh", "events", "baseline", "match", "oracle"] {
+        for key in ["track_s", "fixes_used", "gnss_on_s", "duty_cycle", "wakeups", "power_method", "gnss_powered_s", "energy_mwh", "events", "baseline", "match", "oracle"] {
             #expect(report[key] != nil, "missing \(key)")
         }
         let fixesUsed = try #require(report["fixes_used"] as? Int)

@@ -17,6 +17,9 @@ struct ReceiverPowerConfigTests {
         #expect(try #require(Self.load("{method: watch}").profile?.sources.gnss?.power) == .watch)
         let command = try #require(Self.load("{method: command, on: [/bin/true, up], off: [/bin/false]}").profile?.sources.gnss?.power)
         #expect(command == .command(on: ["/bin/true", "up"], off: ["/bin/false"]))
+        #expect(try #require(Self.load("modemmanager").profile?.sources.gnss?.power) == .modemmanager(modem: nil))
+        let modem = try #require(Self.load("{method: modemmanager, modem: /org/freedesktop/ModemManager1/Modem/3}").profile?.sources.gnss?.power)
+        #expect(modem == .modemmanager(modem: "/org/freedesktop/ModemManager1/Modem/3"))
     }
 
     @Test func withoutTheKeyTheWatchIsTheMethod() throws {
@@ -26,7 +29,10 @@ struct ReceiverPowerConfigTests {
     }
 
     @Test(arguments: [
-        ("usb", "'watch', 'ubx', 'mtk' or 'command'"),
+        ("usb", "'watch', 'ubx', 'mtk', 'modemmanager' or 'command'"),
+        ("{method: modemmanager, modem: 0}", "a ModemManager D-Bus object path"),
+        ("{method: ubx, modem: /org/freedesktop/ModemManager1/Modem/0}", "'modem' is only for 'method: modemmanager'"),
+        ("{method: modemmanager, off: [/bin/true]}", "'off' is only for 'method: command'"),
         ("command", "needs the programs"),
         ("{method: command, on: [/bin/true]}", "needs both 'on' and 'off'"),
         ("{method: ubx, on: [/bin/true]}", "'on' is only for 'method: command'"),

@@ -23,6 +23,28 @@ import Testing
         return s
     }
 
+    @Test func watchsReleaseChargesTheFirstMinuteOfEveryOffPeriod() {
+        // gpsd closes an unwatched device 60 s after the watch ends: off 0 → 30 s and again
+        // 40 s → the end at 200 s; powered for 30 s of the first off period, 60 s of the last.
+        var watch = ReceiverModel(track: Self.track, settings: Self.settings, releaseDelay: GNSSPowerMethod.watch.releaseDelay)
+        var ubx = ReceiverModel(track: Self.track, settings: Self.settings, releaseDelay: GNSSPowerMethod.ubx.releaseDelay)
+        for index in [0, 1] {
+            func step(_ body: (inout ReceiverModel) -> Void) { if index == 0 { body(&watch) } else { body(&ubx) } }
+            step { $0.start(at: Self.at(0)) }
+            step { $0.turnOff(at: Self.at(0)) }
+            step { $0.turnOn(at: Self.at(30_000)) }
+            step { $0.turnOff(at: Self.at(40_000)) }
+            step { $0.finish(at: Self.at(200_000)) }
+        }
+        #expect(watch.usage.on == ubx.usage.on)
+        #expect(watch.usage.on == .seconds(10))
+        #expect(watch.usage.unreleased == .seconds(90))
+        #expect(ubx.usage.unreleased == .zero)
+        #expect(watch.usage.powered == .seconds(100))
+        let extra = watch.usage.energyMilliwattHours(Self.settings) - ubx.usage.energyMilliwattHours(Self.settings)
+        #expect(abs(extra - 90.0 * 90 / 3600) < 1e-9)
+    }
+
     @Test func firstFixIsInterpolatedAtTTFFWithinALoggerGap() throws {
         var r = ReceiverModel(track: Self.track, settings: Self.settings)
         #expect(r.nextFix == nil)

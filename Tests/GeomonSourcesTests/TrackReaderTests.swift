@@ -223,6 +223,29 @@ struct TrackReaderTests {
 
     // MARK: GPX quirks
 
+    @Test func gpxWithoutSpeedAndCourseGetsThoseOfTheSegmentBeforeEachPoint() throws {
+        // 10 m north in 2 s, then 10 m east in 1 s, then the same point 2 min later.
+        let gpx = """
+        <gpx><trk><trkseg>
+          <trkpt lat="0" lon="0"><time>2020-05-01T12:00:00Z</time></trkpt>
+          <trkpt lat="0.0000904369" lon="0"><time>2020-05-01T12:00:02Z</time></trkpt>
+          <trkpt lat="0.0000904369" lon="0.0000898315"><time>2020-05-01T12:00:03Z</time><speed>4</speed></trkpt>
+          <trkpt lat="0.0000904369" lon="0.0000898315"><time>2020-05-01T12:02:03Z</time></trkpt>
+        </trkseg></trk></gpx>
+        """
+        let fixes = try readText(gpx).fixes
+        #expect(fixes.count == 4)
+        #expect(fixes[0].speedMetersPerSecond == nil && fixes[0].courseDegrees == nil)
+        let north = try #require(fixes[1].speedMetersPerSecond)
+        #expect(abs(north - 5) < 0.01, "\(north)")
+        #expect(abs(try #require(fixes[1].courseDegrees)) < 0.1)
+        // A recorded speed is kept; only the missing course is derived.
+        #expect(fixes[2].speedMetersPerSecond == 4)
+        #expect(abs(try #require(fixes[2].courseDegrees) - 90) < 0.1)
+        // Across a gap longer than 60 s nothing is derived.
+        #expect(fixes[3].speedMetersPerSecond == nil && fixes[3].courseDegrees == nil)
+    }
+
     @Test func gpxQuirks() throws {
         let gpx = """
         <?xml version="1.0"?>

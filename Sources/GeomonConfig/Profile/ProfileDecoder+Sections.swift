@@ -83,26 +83,43 @@ extension ProfileDecoder {
         }
     }
 
-    /// `sources.gnss.power`: `watch`, `ubx`, `mtk`, or `{method: command, on: [argv], off: [argv]}`.
+    /// `sources.gnss.power`: `watch`, `ubx`, `mtk`, `modemmanager`, `{method: modemmanager,
+    /// modem: PATH}` or `{method: command, on: [argv], off: [argv]}`.
     func decodePower(_ node: YAMLNode) -> GNSSPowerMethod? {
-        let methods = ["watch", "ubx", "mtk", "command"]
+        let methods = ["watch", "ubx", "mtk", "modemmanager", "command"]
         if case .scalar = node.kind {
             guard let v = choice(node, "power", methods) else { return nil }
             switch v {
             case "ubx": return .ubx
             case "mtk": return .mtk
+            case "modemmanager": return .modemmanager(modem: nil)
             case "command":
                 error("'power: command' needs the programs: power: {method: command, on: [PROGRAM, ARG…], off: [PROGRAM, ARG…]}", node)
                 return nil
             default: return .watch
             }
         }
-        guard let f = fields(node, path: "sources.gnss.power", allowed: ["method", "on", "off"]) else { return nil }
+        guard let f = fields(node, path: "sources.gnss.power", allowed: ["method", "on", "off", "modem"]) else { return nil }
         guard let methodNode = f["method"] else {
             error("'power' needs 'method' (one of \(methods.joined(separator: ", ")))", node)
             return nil
         }
         guard let method = choice(methodNode, "method", methods) else { return nil }
+        if method != "modemmanager", let n = f["modem"] {
+            error("'modem' is only for 'method: modemmanager'", n)
+            return nil
+        }
+        if method == "modemmanager" {
+            for key in ["on", "off"] where f[key] != nil {
+                if let n = f[key] { error("'\(key)' is only for 'method: command' (the 'modemmanager' method calls ModemManager)", n) }
+            }
+            guard let n = f["modem"] else { return .modemmanager(modem: nil) }
+            guard let path = string(n, "modem"), path.hasPrefix("/org/freedesktop/ModemManager1/Modem/") else {
+                error("'modem' is a ModemManager D-Bus object path such as /org/freedesktop/ModemManager1/Modem/0 (`mmcli -L` lists them)", n)
+                return nil
+            }
+            return .modemmanager(modem: path)
+        }
         guard method == "command" else {
             for key in ["on", "off"] where f[key] != nil {
                 if let n = f[key] { error("'\(key)' is only for 'method: command' (the '\(method)' method sends its own commands)", n) }

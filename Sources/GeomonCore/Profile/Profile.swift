@@ -104,6 +104,10 @@ public enum GNSSPowerMethod: Sendable, Equatable {
     case mtk
     /// Programs run for off and on (an enable pin, USB port power, a vendor tool).
     case command(on: [String], off: [String])
+    /// GNSS inside a cellular modem: ModemManager's `Modem.Location.Setup` clears (off) and
+    /// restores (on) the GNSS location sources; the modem's NMEA still reaches gpsd. `modem`:
+    /// its D-Bus object path, nil for the first modem ModemManager lists.
+    case modemmanager(modem: String?)
 
     public var name: String {
         switch self {
@@ -111,8 +115,15 @@ public enum GNSSPowerMethod: Sendable, Equatable {
         case .ubx: "ubx"
         case .mtk: "mtk"
         case .command: "command"
+        case .modemmanager: "modemmanager"
         }
     }
+
+    /// How long the receiver stays powered after the policy switches it off: gpsd closes an
+    /// unwatched device only after its `RELEASE_TIMEOUT` (60 s), so with `watch` every off
+    /// period costs up to that much tracking (and everything with `gpsd -n`, which this does
+    /// not model). nil: the method switches the receiver at once.
+    public var releaseDelay: Duration? { self == .watch ? .seconds(60) : nil }
 
     /// Whether the method switches the receiver itself, so that gpsd's watch stays open while
     /// it is off and the daemon can see that its reports stop.

@@ -1,6 +1,7 @@
 public import GeomonCore
 public import GeomonSources
 import GeomonHooks
+import GeomonGeoClue
 
 /// The power method's switch (`sources.gnss.power`): bytes written to the receiver through
 /// gpsd (`ubx`, `mtk`) or the profile's program (`command`); `watch` switches nothing here
@@ -21,10 +22,20 @@ public struct ReceiverPowerSwitch: Sendable {
     /// The profile's directory, the command's working directory.
     public let directory: String
 
-    public init(method: GNSSPowerMethod, device: String?, directory: String) {
+    /// The modem's location interface (`modemmanager`), which remembers the GNSS sources it
+    /// switched off so that on restores them.
+    private let modem: ModemManagerLocation?
+
+    /// - Parameter busAddress: the D-Bus bus of `modemmanager` (nil: the system bus).
+    public init(method: GNSSPowerMethod, device: String?, directory: String, busAddress: String? = nil) {
         self.method = method
         self.device = device
         self.directory = directory
+        if case let .modemmanager(path) = method {
+            modem = ModemManagerLocation(modem: path, busAddress: busAddress)
+        } else {
+            modem = nil
+        }
     }
 
     /// Switches the receiver on or off. `feed` is gpsd (for the device path and the write).
@@ -41,6 +52,13 @@ public struct ReceiverPowerSwitch: Sendable {
             do {
                 try feed.sendToDevice(bytes, device: path)
                 return .switched("wrote \(bytes.count) bytes to \(path) through gpsd")
+            } catch {
+                return .failed(error.message)
+            }
+        case .modemmanager:
+            guard let modem else { return .nothing }
+            do {
+                return .switched(try modem.set(on: on))
             } catch {
                 return .failed(error.message)
             }
