@@ -27,7 +27,7 @@ public struct EnergyReport: Hashable, Sendable {
     /// The power method the figures assume (`sources.gnss.power`).
     public var powerMethod: String
 
-    public init(trackSeconds: Double, usage: ReceiverUsage, settings: ReceiverSettings, events: Int, powerMethod: String = "ubx") {
+    public init(trackSeconds: Double, usage: ReceiverUsage, settings: ReceiverSettings, events: Int, powerMethod: String) {
         self.trackSeconds = trackSeconds
         fixesUsed = usage.fixesDelivered
         gnssOnSeconds = usage.on.secondsValue

@@ -44,7 +44,7 @@ public struct ReplayReceiver: Sendable {
     ///   - powerMethod: how the receiver is switched (`sources.gnss.power`); its release after a
     ///     switch-off is charged in the energy figures.
     public init(track: [Fix], coarse: [Fix], settings: ReceiverSettings, interpolationMaxGap: Duration,
-                configuration: PowerConfiguration, powerMethod: GNSSPowerMethod = .ubx) {
+                configuration: PowerConfiguration, powerMethod: GNSSPowerMethod) {
         self.powerMethod = powerMethod
         model = ReceiverModel(track: track, settings: settings, interpolationMaxGap: interpolationMaxGap,
                               releaseDelay: configuration.alwaysOn ? nil : powerMethod.releaseDelay)

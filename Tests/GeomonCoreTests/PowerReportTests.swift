@@ -93,7 +93,7 @@ import Testing
         var s = ReceiverSettings()
         s.powerAcquireMilliwatts = 120
         s.powerTrackMilliwatts = 90
-        let r = EnergyReport(trackSeconds: 600, usage: usage, settings: s, events: 2)
+        let r = EnergyReport(trackSeconds: 600, usage: usage, settings: s, events: 2, powerMethod: "ubx")
         #expect(r.trackSeconds == 600 && r.fixesUsed == 57 && r.wakeups == 2 && r.events == 2)
         #expect(r.gnssOnSeconds == 60 && r.acquireSeconds == 4 && r.trackingSeconds == 56)
         #expect(abs(r.dutyCycle - 0.1) < 1e-12)

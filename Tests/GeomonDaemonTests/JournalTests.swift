@@ -53,7 +53,8 @@ struct JournalTests {
         var configuration = PowerConfiguration(profile: profile)
         configuration.alwaysOn = true
         let receiver = ReplayReceiver(track: fixes, coarse: [], settings: profile.policy.receiver,
-                                      interpolationMaxGap: .seconds(10), configuration: configuration)
+                                      interpolationMaxGap: .seconds(10), configuration: configuration,
+                                      powerMethod: profile.sources.gnss?.power ?? .watch)
         let source = ReceiverModelService(receiver: receiver, start: fixes[0].time, end: fixes[fixes.count - 1].time)
         let driver = MonitorDriver(machine: Monitor(profile: profile, configuration: configuration), journal: journal,
                                    clock: VirtualClock(start: fixes[0].time), services: [source])
