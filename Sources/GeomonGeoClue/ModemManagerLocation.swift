@@ -13,6 +13,8 @@ import CSystemd
 ///
 /// Each call is synchronous with sd-bus's default timeout (25 s), like the `command` method's
 /// programs; the modem is the profile's D-Bus path or else the first modem ModemManager lists.
+/// One instance belongs to one switch and is called from its owner's thread only (the sources
+/// it cleared are remembered between calls), hence `@unchecked Sendable`.
 public final class ModemManagerLocation: @unchecked Sendable {
     public static let service = "org.freedesktop.ModemManager1"
     static let modemsPath = "/org/freedesktop/ModemManager1/Modem"
