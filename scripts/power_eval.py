@@ -58,6 +58,18 @@ def fences(pts, spacing):
 
 WALKS = ["georust_garmin_with_extensions", "gpxpy_cerknicko-jezero", "gpxpy_korita-zbevnica"]
 
+def shifted(track, shift, work):
+    """`track`, or a copy of it in `work` without the fixes of its first `shift` seconds."""
+    if shift <= 0:
+        return track
+    out = os.path.join(work, os.path.basename(track).replace(".jsonl", f"-shift{shift:g}.jsonl"))
+    with open(track) as f:
+        lines = f.readlines()
+    start = parse_time(json.loads(lines[0])["time"]) + shift
+    with open(out, "w") as f:
+        f.writelines(l for l in lines if parse_time(json.loads(l)["time"]) >= start)
+    return out
+
 def parse_time(text):
     return datetime.datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
 
@@ -198,6 +210,7 @@ MAX_LATENCY = 30.0
 COARSE = None
 MODE = "regions"
 POWER = "ubx"
+RESTART = None
 
 def profile(name, centres, acceleration):
     policy = {"max_speed": "45m/s", "max_acceleration": f"{acceleration}m/s2", "wake_margin": "20m",
@@ -211,7 +224,8 @@ def profile(name, centres, acceleration):
         for part in parents:
             node = node.setdefault(part, {})
         node[leaf] = value
-    sources = {"gnss": {"plugin": "gpsd", "power": POWER}}
+    power = {"method": POWER, "restart": RESTART} if RESTART else POWER
+    sources = {"gnss": {"plugin": "gpsd", "power": power}}
     if COARSE:
         # Replay derives the coarse fixes from the track (docs/power.md, "Receiver model").
         sources["coarse"] = {"exec": ["/bin/true"], "interval": "60s", "accuracy": COARSE}
@@ -242,11 +256,17 @@ def main():
                     help="sources.gnss.power of the profiles (default: ubx, the issue's evaluation)")
     ap.add_argument("--mode", default="regions", choices=["regions", "continuous"],
                     help="the profiles' mode (default: regions, the issue's evaluation)")
+    ap.add_argument("--restart", choices=["hot", "warm", "cold"],
+                    help="the power method's restart class (default: the method's own, hot for ubx)")
+    ap.add_argument("--shift", type=float, default=0,
+                    help="start every track this many seconds later (fences are laid from the new start): "
+                         "other phases of the same trips, for how much a figure owes to luck")
     ap.add_argument("--profiles", action="store_true",
                     help="check the fitness and social-radar targets with the shipped profiles instead")
     args = ap.parse_args()
-    global RETRY, EXTRA, MODE, MAX_LATENCY, COARSE, POWER
+    global RETRY, EXTRA, MODE, MAX_LATENCY, COARSE, POWER, RESTART
     POWER = args.power
+    RESTART = args.restart
     COARSE = args.coarse
     RETRY = args.retry_fix_timeout
     EXTRA = args.set
@@ -268,7 +288,7 @@ def evaluate(args, root, work):
     for spacing in args.spacing or (2000, 10000):
         rows = []
         for name in TRACKS:
-            track = os.path.join(root, "Tests/Fixtures/power", name + ".jsonl")
+            track = shifted(os.path.join(root, "Tests/Fixtures/power", name + ".jsonl"), args.shift, work)
             pts = load(track)
             centres, travelled = fences(pts, spacing)
             prof = os.path.join(work, f"{name}-{spacing}.profile.yaml")

@@ -55,6 +55,8 @@ public enum ReplayReport {
         o.add("duty_cycle", r.dutyCycle, decimals: 4)
         o.add("wakeups", r.wakeups)
         o.add("power_method", r.powerMethod)
+        o.add("restart", r.restart.rawValue)
+        o.add("restart_ttff_s", r.restartTTFFSeconds, decimals: 3)
         o.add("gnss_unreleased_s", r.unreleasedSeconds, decimals: 3)
         o.add("gnss_powered_s", r.poweredSeconds, decimals: 3)
         o.add("energy_mwh", r.energyMilliwattHours, decimals: 3)
@@ -80,6 +82,7 @@ public enum ReplayReport {
             ("duty cycle %", f(r.dutyCycle * 100, 1), b.map { f($0.dutyCycle * 100, 1) } ?? ""),
             ("wakeups", "\(r.wakeups)", b.map { "\($0.wakeups)" } ?? ""),
             ("power method", r.powerMethod, b.map { $0.powerMethod } ?? ""),
+            ("restart", "\(r.restart.rawValue) (\(f(r.restartTTFFSeconds, 1)) s)", b.map { "\($0.restart.rawValue) (\(f($0.restartTTFFSeconds, 1)) s)" } ?? ""),
             ("powered s", f(r.poweredSeconds, 1), b.map { f($0.poweredSeconds, 1) } ?? ""),
             ("energy mWh", f(r.energyMilliwattHours, 2), b.map { f($0.energyMilliwattHours, 2) } ?? ""),
             ("events", "\(r.events)", b.map { "\($0.events)" } ?? ""),

@@ -85,13 +85,13 @@ public final class ReplayRun {
         try baselineDriver.run()
         baseline = baselineSource
         match = EventMatch(baseline: baselineSource.receiver.events, candidate: source.receiver.events, window: configuration.maxSleep)
-        oracle = OracleBound(track: track, index: index, settings: profile.policy.receiver)
+        oracle = OracleBound(track: track, index: index, settings: profile.receiver)
     }
 
     private func makeSource(_ configuration: PowerConfiguration, start: UTCTime, end: UTCTime) -> ReceiverModelService {
-        let receiver = ReplayReceiver(track: track, coarse: coarse, settings: profile.policy.receiver,
+        let receiver = ReplayReceiver(track: track, coarse: coarse, settings: profile.receiver,
                                       interpolationMaxGap: options.interpolationMaxGap, configuration: configuration,
-                                      powerMethod: profile.sources.gnss?.power ?? .watch)
+                                      powerMethod: profile.powerMethod, restart: profile.sources.gnss?.effectiveRestart ?? .hot)
         return ReceiverModelService(receiver: receiver, start: start, end: end)
     }
 

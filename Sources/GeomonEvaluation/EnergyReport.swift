@@ -26,8 +26,13 @@ public struct EnergyReport: Hashable, Sendable {
     public var events: Int
     /// The power method the figures assume (`sources.gnss.power`).
     public var powerMethod: String
+    /// The restart class the figures assume, and the time to first fix of a wake within
+    /// `hot_window` it gives (`ReceiverSettings.restarting`).
+    public var restart: RestartClass
+    public var restartTTFFSeconds: Double
 
-    public init(trackSeconds: Double, usage: ReceiverUsage, settings: ReceiverSettings, events: Int, powerMethod: String) {
+    public init(trackSeconds: Double, usage: ReceiverUsage, settings: ReceiverSettings, events: Int, powerMethod: String,
+                restart: RestartClass = .hot) {
         self.trackSeconds = trackSeconds
         fixesUsed = usage.fixesDelivered
         gnssOnSeconds = usage.on.secondsValue
@@ -37,6 +42,8 @@ public struct EnergyReport: Hashable, Sendable {
         wakeups = usage.wakeups
         unreleasedSeconds = usage.unreleased.secondsValue
         self.powerMethod = powerMethod
+        self.restart = restart
+        restartTTFFSeconds = settings.ttffHot.secondsValue
         energyMilliwattHours = usage.energyMilliwattHours(settings)
         self.events = events
     }

@@ -37,15 +37,19 @@ public struct ReplayReceiver: Sendable {
     private var started = false
     private var switchedOnFor: PowerReason.Kind?
     private let powerMethod: GNSSPowerMethod
+    private let restart: RestartClass
 
     /// - Parameters:
     ///   - track: recorded GNSS fixes, sorted by time.
     ///   - coarse: coarse fixes offered while the coarse source is on, sorted by time.
+    ///   - settings: the receiver's figures, as its restart class makes them (`Profile.receiver`).
     ///   - powerMethod: how the receiver is switched (`sources.gnss.power`); its release after a
     ///     switch-off is charged in the energy figures.
+    ///   - restart: the method's restart class, named in the report.
     public init(track: [Fix], coarse: [Fix], settings: ReceiverSettings, interpolationMaxGap: Duration,
-                configuration: PowerConfiguration, powerMethod: GNSSPowerMethod) {
+                configuration: PowerConfiguration, powerMethod: GNSSPowerMethod, restart: RestartClass = .hot) {
         self.powerMethod = powerMethod
+        self.restart = restart
         model = ReceiverModel(track: track, settings: settings, interpolationMaxGap: interpolationMaxGap,
                               releaseDelay: configuration.alwaysOn ? nil : powerMethod.releaseDelay)
         self.coarse = coarse
@@ -131,6 +135,6 @@ public struct ReplayReceiver: Sendable {
     /// The energy figures of the run over `trackSeconds`.
     public func report(trackSeconds: Double) -> EnergyReport {
         EnergyReport(trackSeconds: trackSeconds, usage: model.usage, settings: model.settings, events: events.count,
-                     powerMethod: powerMethod.name)
+                     powerMethod: powerMethod.name, restart: restart)
     }
 }

@@ -127,6 +127,24 @@ import Testing
         #expect(PowerPolicyTests.wake(c) == Self.at(2_632))
     }
 
+    @Test func fixesThatSettleTheEngineSoonerThanAWakeKeepTheReceiverOn() {
+        // The fix is certain for every fence, a change needs one more confirming fix: at the
+        // tracking rate it comes 1 s later, before a wake's first fix (hot start 2 s) could.
+        var last = FixContext(nearestBoundaryMeters: 400, searchRadiusMeters: 30_000, allCertain: false, transitionPending: true)
+        last.pendingSince = Self.at(0)
+        last.pendingCount = 1
+        last.fixesToSettle = 1
+        let (p, a) = Self.decide(Self.fix(0, speed: 1), last)
+        #expect(a == [])
+        #expect(p.isGNSSOn)
+        #expect(p.lastDecision?.kind == .confirming)
+        // Three fixes to go (confirm 4) take 3 s, longer than a hot start: the budget sleeps.
+        last.fixesToSettle = 3
+        let (r, c) = Self.decide(Self.fix(0, speed: 1), last)
+        #expect(Self.sleepReason(c)?.kind == .bandSleep)
+        #expect(!r.isGNSSOn)
+    }
+
     @Test func theBudgetNeverWakesEarlierThanTheRulesWithoutIt() {
         // Across distances and speeds, the wake with the budget is never before the wake without.
         for d in [20.0, 40, 80, 150, 400, 1000, 5000] {

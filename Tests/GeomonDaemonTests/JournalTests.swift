@@ -52,9 +52,9 @@ struct JournalTests {
         let journal = try Journal(profile: profile, store: store, batchSize: batchSize)
         var configuration = PowerConfiguration(profile: profile)
         configuration.alwaysOn = true
-        let receiver = ReplayReceiver(track: fixes, coarse: [], settings: profile.policy.receiver,
+        let receiver = ReplayReceiver(track: fixes, coarse: [], settings: profile.receiver,
                                       interpolationMaxGap: .seconds(10), configuration: configuration,
-                                      powerMethod: profile.sources.gnss?.power ?? .watch)
+                                      powerMethod: profile.powerMethod)
         let source = ReceiverModelService(receiver: receiver, start: fixes[0].time, end: fixes[fixes.count - 1].time)
         let driver = MonitorDriver(machine: Monitor(profile: profile, configuration: configuration), journal: journal,
                                    clock: VirtualClock(start: fixes[0].time), services: [source])

@@ -128,7 +128,7 @@ struct ReceiverPowerTests {
         try Self.scenario(obey: "none", power: { dir in
             let calls = dir.path("calls.log")
             let script = try dir.write("profiles/receiver-power.sh", "#!/bin/sh\necho \"$1\" >> '\(calls)'\n", mode: 0o755)
-            return "{method: command, on: [\(script), 'on'], off: [\(script), 'off']}"
+            return "{method: command, on: [\(script), 'on'], off: [\(script), 'off'], restart: hot}"
         }) { profile, receiver, dir in
             let (daemon, switches, power) = try Self.run(profile: profile, receiver: receiver, dir: dir)
             let lines = ((try? String(contentsOfFile: dir.path("calls.log"), encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)

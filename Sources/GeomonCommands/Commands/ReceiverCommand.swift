@@ -115,7 +115,13 @@ struct ReceiverTestCommand: GeomonCommand {
             print("  off: \(stopped); none in the \(NumberText.short(offFor, 0)) s watched")
         }
         if let wake {
-            print("  on: first fix \(NumberText.fixed((wake.at - switchedOn).secondsValue, 1)) s after switching on")
+            let ttff = wake.at - switchedOn
+            let assumed = gnss.effectiveRestart
+            print("  on: first fix \(NumberText.fixed(ttff.secondsValue, 1)) s after switching on; the profile plans a \(assumed.rawValue) start (\(NumberText.fixed(profile.receiver.ttffHot.secondsValue, 1)) s)")
+            let fits = RestartClass.covering(ttff, receiver: profile.policy.receiver)
+            if fits.isSlower(than: assumed) {
+                print("  note: that is a \(fits.rawValue) start: with 'restart: \(fits.rawValue)' in sources.gnss.power the policy wakes the receiver early enough (docs/power.md, \"Restart classes\")")
+            }
         } else {
             print("  on: no fix within \(NumberText.short(fixTimeout, 0)) s of switching on")
         }

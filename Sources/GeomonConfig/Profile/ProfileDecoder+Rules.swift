@@ -6,6 +6,9 @@ extension ProfileDecoder {
         checkModeSources(profile, fenceCount: records.count)
         checkOrder("min_sleep", profile.policy.minSleep, "max_sleep", profile.policy.maxSleep, path: "policy")
         checkOrder("ttff_hot", profile.policy.receiver.ttffHot, "ttff_warm", profile.policy.receiver.ttffWarm, path: "policy.receiver")
+        if nodes["policy.receiver.ttff_cold"] != nil {
+            checkOrder("ttff_warm", profile.policy.receiver.ttffWarm, "ttff_cold", profile.policy.receiver.ttffCold, path: "policy.receiver")
+        }
         checkOrder("backoff", profile.hooks.retry.backoff, "max_backoff", profile.hooks.retry.maxBackoff, path: "hooks.retry")
         checkLatencyBudget(profile)
         checkFences(profile, records: records)
@@ -103,10 +106,14 @@ extension ProfileDecoder {
             warning("'max_latency' has effect in mode 'regions' only (mode is '\(profile.mode.rawValue)')", node)
             return
         }
-        let least = profile.policy.receiver.ttffHot * 2 + .seconds(Int64(max(0, profile.transitions.confirm - 1)))
+        // The time to first fix of a wake as the power method's restart class makes it.
+        let ttff = profile.receiver.ttffHot
+        let restart = profile.sources.gnss?.effectiveRestart ?? .hot
+        let start = restart == .hot ? "ttff_hot" : "ttff_\(restart.rawValue), the power method's restart class"
+        let least = ttff * 2 + .seconds(Int64(max(0, profile.transitions.confirm - 1)))
         if budget < least {
             let confirming = profile.transitions.confirm - 1
-            warning("'max_latency' (\(budget.profileText)) leaves no room for a sleep: the shortest sleep (ttff_hot, \(profile.policy.receiver.ttffHot.profileText)), the hot start after it and \(confirming) more confirming fix\(confirming == 1 ? "" : "es") 1 s apart need \(least.profileText); use at least that, or 0 to turn the budget off", node)
+            warning("'max_latency' (\(budget.profileText)) leaves no room for a sleep: the shortest sleep (\(start), \(ttff.profileText)), the \(restart.rawValue) start after it and \(confirming) more confirming fix\(confirming == 1 ? "" : "es") 1 s apart need \(least.profileText); use at least that, or 0 to turn the budget off", node)
         }
     }
 

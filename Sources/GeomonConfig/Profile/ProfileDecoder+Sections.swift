@@ -75,7 +75,7 @@ extension ProfileDecoder {
                 if v.hasPrefix("/") { gnss.device = v } else { error("'device' must be an absolute path such as /dev/ttyACM0 (got '\(v.clipped)')", n) }
             }
             if let n = g["min_accuracy"], let v = quantity(n, "min_accuracy", .distance) { gnss.minAccuracyMeters = v }
-            if let n = g["power"], let v = decodePower(n) { gnss.power = v }
+            if let n = g["power"], let v = decodePower(n, restart: &gnss.restart) { gnss.power = v }
             sources.gnss = gnss
         }
         if let coarseNode = f["coarse"] {
@@ -84,8 +84,9 @@ extension ProfileDecoder {
     }
 
     /// `sources.gnss.power`: `watch`, `ubx`, `mtk`, `modemmanager`, `{method: modemmanager,
-    /// modem: PATH}` or `{method: command, on: [argv], off: [argv]}`.
-    func decodePower(_ node: YAMLNode) -> GNSSPowerMethod? {
+    /// modem: PATH}` or `{method: command, on: [argv], off: [argv]}`; a mapping may also say
+    /// `restart: hot | warm | cold` (what the receiver keeps while off).
+    func decodePower(_ node: YAMLNode, restart: inout RestartClass?) -> GNSSPowerMethod? {
         let methods = ["watch", "ubx", "mtk", "modemmanager", "command"]
         if case .scalar = node.kind {
             guard let v = choice(node, "power", methods) else { return nil }
@@ -99,7 +100,8 @@ extension ProfileDecoder {
             default: return .watch
             }
         }
-        guard let f = fields(node, path: "sources.gnss.power", allowed: ["method", "on", "off", "modem"]) else { return nil }
+        guard let f = fields(node, path: "sources.gnss.power", allowed: ["method", "on", "off", "modem", "restart"]) else { return nil }
+        if let n = f["restart"], let v = choice(n, "restart", RestartClass.allCases.map(\.rawValue)) { restart = RestartClass(rawValue: v) }
         guard let methodNode = f["method"] else {
             error("'power' needs 'method' (one of \(methods.joined(separator: ", ")))", node)
             return nil
@@ -184,9 +186,10 @@ extension ProfileDecoder {
             if let n = s["radius"], let v = quantity(n, "radius", .distance) { policy.stationary.radiusMeters = v }
             if let n = s["timeout"], let v = duration(n, "timeout") { policy.stationary.timeout = v }
         }
-        if let n = f["receiver"], let r = fields(n, path: "policy.receiver", allowed: ["ttff_hot", "ttff_warm", "hot_window", "power_acquire", "power_track", "min_off"]) {
+        if let n = f["receiver"], let r = fields(n, path: "policy.receiver", allowed: ["ttff_hot", "ttff_warm", "ttff_cold", "hot_window", "power_acquire", "power_track", "min_off"]) {
             if let n = r["ttff_hot"], let v = duration(n, "ttff_hot", .nonNegative) { policy.receiver.ttffHot = v }
             if let n = r["ttff_warm"], let v = duration(n, "ttff_warm", .nonNegative) { policy.receiver.ttffWarm = v }
+            if let n = r["ttff_cold"], let v = duration(n, "ttff_cold", .nonNegative) { policy.receiver.ttffCold = v }
             if let n = r["hot_window"], let v = duration(n, "hot_window") { policy.receiver.hotWindow = v }
             if let n = r["power_acquire"], let v = quantity(n, "power_acquire", .power, .nonNegative) { policy.receiver.powerAcquireMilliwatts = v }
             if let n = r["power_track"], let v = quantity(n, "power_track", .power, .nonNegative) { policy.receiver.powerTrackMilliwatts = v }

@@ -96,6 +96,9 @@ public struct TransitionEngine: Sendable {
         return records[i]?.state ?? implicitState
     }
 
+    /// Consecutive certain fixes that confirm a change (`transitions.confirm`).
+    public var confirmFixes: Int { confirm }
+
     /// The state of fences that have no record.
     public var implicitState: FenceState { usableFixCount >= confirm ? .outside : .unknown }
 

@@ -265,18 +265,24 @@ public struct Monitor: Sendable {
     private mutating func makeContext(for fix: Fix, probe: FenceProbe?, accepted: Bool) -> FixContext {
         let earliestPending = engine.earliestPending
         let pending = earliestPending != nil
-        var certain = accepted && engine.implicitState != .unknown && engine.isUsable(fix)
-        if certain, let probe {
+        // Certain on every side from where the fix is, whatever the engine has confirmed.
+        var placed = accepted && engine.isUsable(fix)
+        if placed, let probe {
             let band = engine.bandMeters(for: fix)
-            if probe.band.contains(where: { abs($0.signedDistanceMeters) < band }) { certain = false }
+            if probe.band.contains(where: { abs($0.signedDistanceMeters) < band }) { placed = false }
         }
-        if certain, engine.anyRecordUnknown { certain = false }
+        let startingUp = engine.implicitState == .unknown
+        let certain = placed && !startingUp && !engine.anyRecordUnknown
         let allCertain = certain && !pending
         var context = FixContext(fix: fix, probe: probe, configuration: configuration, allCertain: allCertain,
                                  transitionPending: pending, earliestDwellDeadline: engine.nextDeadline)
         if let first = earliestPending {
             context.pendingSince = first.firstTime
             context.pendingCount = first.count
+        }
+        // A change waits only for confirming fixes: how many (the earliest change's count).
+        if placed, pending, !startingUp, !engine.anyRecordUnknown, let first = earliestPending {
+            context.fixesToSettle = max(1, engine.confirmFixes - first.count)
         }
         let radius = configuration.searchRadiusMeters
         let regionsGNSS = !configuration.alwaysOn && configuration.mode == .regions && fix.source == .gnss

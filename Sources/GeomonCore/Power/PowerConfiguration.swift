@@ -82,7 +82,10 @@ public struct PowerConfiguration: Hashable, Sendable {
         mode = profile.mode
         gnssConfigured = profile.sources.gnss != nil || profile.mode != .significantChange
         coarseConfigured = profile.sources.coarse != nil
-        let p = profile.policy
+        // The receiver's figures as the power method's restart class makes them; the listens
+        // and retry caps derived from `ttff_hot` follow.
+        var p = profile.policy
+        p.receiver = profile.receiver
         maxSpeedMetersPerSecond = p.maxSpeedMetersPerSecond
         wakeMarginMeters = p.wakeMarginMeters
         minSleep = p.minSleep
@@ -98,9 +101,9 @@ public struct PowerConfiguration: Hashable, Sendable {
         maxAccelerationMetersPerSecondSquared = p.maxAccelerationMetersPerSecondSquared
         retryFixTimeout = p.effectiveRetryFixTimeout
         maxFixTimeoutRetry = p.effectiveRetryMaxInterval
-        maxLatency = p.maxLatency
         hysteresisMeters = max(0, profile.transitions.hysteresisMeters)
         confirmFixes = max(1, profile.transitions.confirm)
+        maxLatency = p.maxLatency
         outage = p.effectiveOutage(mode: profile.mode)
     }
 

@@ -286,6 +286,9 @@ public struct PowerPolicy: Sendable {
     private func regionsDecision(_ fix: Fix, context: FixContext, now: UTCTime) -> Decision {
         let reach = reachability(for: fix)
         let base = boundedRegionsDecision(fix, context: context, reach: reach, now: now)
+        // Fixes that settle the engine come sooner by staying on than a wake's first fix.
+        if case .stayOn = base, let left = context.fixesToSettle,
+           configuration.trackingFixInterval * left <= configuration.ttffHot { return base }
         guard fix.horizontalAccuracyMeters <= configuration.minAccuracyMeters,
               let horizon = latencyHorizon(fix, context: context, reach: reach) else { return base }
         let budget = Duration.milliseconds(Int64((horizon.seconds * 1000).rounded(.down)))

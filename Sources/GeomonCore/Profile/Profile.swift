@@ -33,6 +33,15 @@ public struct Profile: Sendable {
         self.mode = mode
     }
 
+    /// How the receiver is switched off (`sources.gnss.power`; `watch` without a GNSS source).
+    public var powerMethod: GNSSPowerMethod { sources.gnss?.power ?? .watch }
+
+    /// The receiver's figures as its power method's restart class makes them
+    /// (`ReceiverSettings.restarting`): what the policy plans with and replay charges.
+    public var receiver: ReceiverSettings {
+        policy.receiver.restarting(sources.gnss?.effectiveRestart ?? GNSSPowerMethod.watch.defaultRestart)
+    }
+
     /// Sets the fences with the index built for them (their order is the index's).
     public mutating func setFences(_ fences: [Fence], index: FenceIndex) {
         precondition(fences.count == index.count, "the index must hold exactly these fences")
@@ -90,7 +99,39 @@ public struct GNSSSourceSettings: Sendable {
     public var minAccuracyMeters: Double = 50
     /// How "receiver off" is done (docs/power.md, "Switching the receiver").
     public var power: GNSSPowerMethod = .watch
+    /// What a wake costs after the method switched the receiver off (`restart:` in
+    /// `sources.gnss.power`); nil: the method's own (`GNSSPowerMethod.defaultRestart`).
+    public var restart: RestartClass?
     public init() {}
+
+    /// The restart class the policy and the energy model assume.
+    public var effectiveRestart: RestartClass { restart ?? power.defaultRestart }
+}
+
+/// What a receiver keeps while it is off, and so what its next fix costs (docs/power.md,
+/// "Restart classes").
+public enum RestartClass: String, Sendable, CaseIterable {
+    /// Time, almanac and ephemeris kept (GNSS stopped, standby, backup with V_BCKP): `ttff_hot`
+    /// within `hot_window` of the switch-off, `ttff_warm` after it.
+    case hot
+    /// Time and almanac kept, ephemeris not (power cut with a backup battery): `ttff_warm`.
+    case warm
+    /// Nothing kept (power cut, no backup battery): `ttff_cold`.
+    case cold
+
+    /// The least class whose time to first fix (from `receiver`, the profile's own figures)
+    /// covers a measured one: what `geomon receiver test` suggests when a wake took longer
+    /// than the class the profile assumes.
+    public static func covering(_ measured: Duration, receiver: ReceiverSettings) -> RestartClass {
+        if measured <= receiver.ttffHot { return .hot }
+        if measured <= receiver.ttffWarm { return .warm }
+        return .cold
+    }
+
+    /// Whether a wake of this class takes longer than one of `other`.
+    public func isSlower(than other: RestartClass) -> Bool {
+        Self.allCases.firstIndex(of: self)! > Self.allCases.firstIndex(of: other)!
+    }
 }
 
 /// `sources.gnss.power`: what switching the receiver off and on does to it.
@@ -124,6 +165,14 @@ public enum GNSSPowerMethod: Sendable, Equatable {
     /// period costs up to that much tracking (and everything with `gpsd -n`, which this does
     /// not model). nil: the method switches the receiver at once.
     public var releaseDelay: Duration? { self == .watch ? .seconds(60) : nil }
+
+    /// What the method leaves the receiver with: the commands of `ubx`, `mtk` and
+    /// `modemmanager` stop GNSS with the receiver powered (hot); `watch` never stops it; a
+    /// `command` may cut the power, and without a backup battery that is a cold start.
+    public var defaultRestart: RestartClass {
+        if case .command = self { return .cold }
+        return .hot
+    }
 
     /// Whether the method switches the receiver itself, so that gpsd's watch stays open while
     /// it is off and the daemon can see that its reports stop.
@@ -199,12 +248,30 @@ public struct ReceiverSettings: Sendable {
     public var ttffHot: Duration = .seconds(2)
     public var ttffWarm: Duration = .seconds(30)
     public var hotWindow: Duration = .seconds(7200)
+    /// Time to first fix after a cold start (`ttff_cold`): the receiver kept nothing. A
+    /// `ttff_warm` set longer stands for it too (`restarting`).
+    public var ttffCold: Duration = .seconds(35)
     public var powerAcquireMilliwatts: Double = 120
     public var powerTrackMilliwatts: Double = 90
     /// The break-even off time (`policy.receiver.min_off`): a budget sleep that would switch
     /// the receiver off for less is not taken. nil: `effectiveMinOff`'s rule.
     public var minOff: Duration?
     public init() {}
+
+    /// The settings as a receiver of restart class `restart` meets them: `warm` starts every
+    /// wake warm (`ttff_hot` becomes `ttff_warm`), `cold` every wake cold (both become
+    /// `ttff_cold`); `hot` leaves them as they are.
+    public func restarting(_ restart: RestartClass) -> ReceiverSettings {
+        var settings = self
+        switch restart {
+        case .hot: break
+        case .warm: settings.ttffHot = ttffWarm
+        case .cold:
+            settings.ttffHot = max(ttffCold, ttffWarm)
+            settings.ttffWarm = max(ttffCold, ttffWarm)
+        }
+        return settings
+    }
 
     /// `min_off`, or where the profile sets none the break-even of the energy figures: off for
     /// `T` then a hot start saves `T × power_track` and costs `ttff_hot × (power_acquire −
