@@ -212,6 +212,76 @@ MODE = "regions"
 POWER = "ubx"
 RESTART = None
 
+def still_stretches(pts, threshold=0.5, minimum=120):
+    """Where the recording stands: maximal runs of fixes slower than `threshold` (the recorded
+    speed, else the segment's from the fix before) lasting more than `minimum` seconds."""
+    out, start, last, prev = [], None, None, None
+    for p in pts:
+        t = parse_time(p[2])
+        v = p[3] if p[3] is not None else (haversine(prev, p) / (t - parse_time(prev[2])) if prev and t > parse_time(prev[2]) else 0)
+        prev = p
+        if v < threshold:
+            start = t if start is None else start
+            last = t
+        else:
+            if start is not None and last - start > minimum:
+                out.append((start, last))
+            start = None
+    if start is not None and last - start > minimum:
+        out.append((start, last))
+    return out
+
+def motion_eval(args, root, work):
+    """Each track and spacing without and with `--motion` (the sensor derived from the
+    recording): the whole on-time, the on-time within the still stretches (recorded speed
+    under 0.5 m/s for more than 2 min), recall and extra events against always-on."""
+    for spacing in args.spacing or (2000, 10000):
+        print(f"\n### Fences every ~{spacing // 1000} km: without / with a motion sensor\n")
+        print("| track | kind | still stretches | still s | on in still s (without / with) | lower by | on s (without / with) | % of always-on (without / with) | recall (with) | extra (with) |")
+        print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+        tot = dict(n=0, still=0.0, s0=0.0, s1=0.0, on0=0.0, on1=0.0, base=0.0, missed=0, be=0, extra=0)
+        for name in TRACKS:
+            track = shifted(os.path.join(root, "Tests/Fixtures/power", name + ".jsonl"), args.shift, work)
+            pts = load_full(track)
+            centres, _ = fences([(p[0], p[1], p[2]) for p in pts], spacing)
+            prof = os.path.join(work, f"{name}-{spacing}.profile.yaml")
+            with open(prof, "w") as f:
+                json.dump(profile(f"eval-{spacing}", centres, args.acceleration), f, indent=1)
+            stretches = still_stretches(pts)
+            res = []
+            for motion in (False, True):
+                report = os.path.join(work, f"{name}-{spacing}{'-motion' if motion else ''}.report.json")
+                log = os.path.join(work, f"{name}-{spacing}{'-motion' if motion else ''}.policy.log")
+                cmd = [args.geomon, "replay", "--profile", prof, track, "--compare-always-on", "--no-hooks",
+                       "--report", report, "--format", "json", "--policy-log", log] + (["--motion"] if motion else [])
+                run_replay(cmd, name)
+                rep = json.load(open(report))
+                end = parse_time(pts[-1][2])
+                on = receiver_intervals(log, "on", end)
+                inside = sum(max(0.0, min(e, b) - max(s, a)) for a, b in stretches for s, e in on)
+                res.append((rep, inside))
+            (r0, s0), (r1, s1) = res
+            still = sum(b - a for a, b in stretches)
+            m, base = r1["match"], r1["baseline"]
+            lower = f"{100 * (1 - s1 / s0):.0f} %" if s0 > 0 else "-"
+            print(f"| {name} | {KINDS[name]} | {len(stretches)} | {still:.0f} | {s0:.0f} / {s1:.0f} | {lower} | {r0['gnss_on_s']:.0f} / {r1['gnss_on_s']:.0f} | "
+                  f"{100 * r0['gnss_on_s'] / base['gnss_on_s']:.1f} / {100 * r1['gnss_on_s'] / base['gnss_on_s']:.1f} | {m['recall']:.3f} | {m['extra']} |")
+            tot["n"] += len(stretches); tot["still"] += still; tot["s0"] += s0; tot["s1"] += s1
+            tot["on0"] += r0["gnss_on_s"]; tot["on1"] += r1["gnss_on_s"]; tot["base"] += base["gnss_on_s"]
+            tot["missed"] += m["missed"]; tot["be"] += base["events"]; tot["extra"] += m["extra"]
+        recall = 1 - tot["missed"] / tot["be"] if tot["be"] else 1
+        lower = f"{100 * (1 - tot['s1'] / tot['s0']):.0f} %" if tot["s0"] > 0 else "-"
+        print(f"| **all** | | {tot['n']} | {tot['still']:.0f} | {tot['s0']:.0f} / {tot['s1']:.0f} | **{lower}** | {tot['on0']:.0f} / {tot['on1']:.0f} | "
+              f"{100 * tot['on0'] / tot['base']:.1f} / **{100 * tot['on1'] / tot['base']:.1f}** | {recall:.3f} | {tot['extra']} |")
+
+def load_full(path):
+    pts = []
+    with open(path) as f:
+        for line in f:
+            o = json.loads(line)
+            pts.append((o["lat"], o["lon"], o["time"], o.get("speed_mps")))
+    return pts
+
 def profile(name, centres, acceleration):
     policy = {"max_speed": "45m/s", "max_acceleration": f"{acceleration}m/s2", "wake_margin": "20m",
               "min_sleep": "10s", "max_sleep": "10m", "receiver": {"ttff_hot": "2s"}}
@@ -261,6 +331,8 @@ def main():
     ap.add_argument("--shift", type=float, default=0,
                     help="start every track this many seconds later (fences are laid from the new start): "
                          "other phases of the same trips, for how much a figure owes to luck")
+    ap.add_argument("--motion", action="store_true",
+                    help="compare each track without and with a motion sensor derived from it (geomon replay --motion)")
     ap.add_argument("--profiles", action="store_true",
                     help="check the fitness and social-radar targets with the shipped profiles instead")
     args = ap.parse_args()
@@ -284,6 +356,9 @@ def main():
 def evaluate(args, root, work):
     if args.profiles:
         profiles_eval(args.geomon, root, work)
+        return
+    if args.motion:
+        motion_eval(args, root, work)
         return
     for spacing in args.spacing or (2000, 10000):
         rows = []

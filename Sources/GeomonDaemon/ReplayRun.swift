@@ -24,6 +24,9 @@ public final class ReplayRun {
         public var seed: UInt64 = 1
         /// The receiver model's longest gap bridged by interpolation (`--interpolate-gaps`).
         public var interpolationMaxGap: Duration = .seconds(60)
+        /// Derive a motion sensor from the recording (`--motion`); a profile with
+        /// `sources.motion` gets one anyway.
+        public var motion = false
         public init() {}
     }
 
@@ -42,6 +45,8 @@ public final class ReplayRun {
     public private(set) var oracle: OracleBound?
     /// Index lookups of the run.
     public private(set) var lookups = Monitor.Lookups()
+    /// What the derived motion sensor said (`MotionSignal`), empty without one.
+    public let motion: [MotionSignal.Change]
 
     /// Prepares a replay of `fixes` (in any order) with `profile`.
     public init(profile: Profile, fixes: [Fix], options: Options) {
@@ -53,6 +58,11 @@ public final class ReplayRun {
         configuration.alwaysOn = options.alwaysOn
         self.configuration = configuration
         coarse = Self.coarseFixes(profile: profile, track: track, options: options)
+        if options.motion || profile.sources.motion != nil {
+            motion = MotionSignal(stillAfter: profile.sources.motion?.stillAfter ?? .seconds(60)).changes(track)
+        } else {
+            motion = []
+        }
     }
 
     public var start: UTCTime? { track.first?.time }
@@ -69,7 +79,8 @@ public final class ReplayRun {
         let machine = Monitor(profile: profile, index: index, configuration: configuration)
         let clock = VirtualClock(start: start, speed: speed)
         clock.unpacedThrough = journal?.lastCommittedFixTime
-        let driver = MonitorDriver(machine: machine, journal: journal, clock: clock, services: [source] + services, log: log)
+        let sensor: [any Service] = motion.isEmpty ? [] : [MotionReplayService(changes: motion)]
+        let driver = MonitorDriver(machine: machine, journal: journal, clock: clock, services: [source] + sensor + services, log: log)
         driver.decideUntil = end
         configure(driver, source)
         try driver.run()

@@ -20,6 +20,13 @@ public enum RuntimeStatusText {
         o.add("receiver", receiver)
         if let gnss = s.gnss { o.add(gnss.plugin, source(gnss)) }
         if let coarse = s.coarse { o.add("coarse", source(coarse)) }
+        if let motion = s.motion {
+            var m = JSONObject()
+            m.add("plugin", motion.plugin)
+            m.add("state", motion.state)
+            m.add("since", motion.since?.rfc3339)
+            o.add("motion", m)
+        }
         if let fix = s.lastFix { o.add("last_fix", FixEncoding.object(fix)) }
         o.add("inside", s.inside)
         if let pendingDeliveries { o.add("pending_deliveries", pendingDeliveries) }

@@ -31,18 +31,28 @@ public struct CommandSourceError: Error, CustomStringConvertible, Sendable, Equa
 public final class CommandSource {
     public enum Event: Sendable, Equatable {
         case fix(Fix)
+        /// A motion command's line (`Lines.motion`).
+        case motion(Motion)
         /// The program ended: its exit status, or the signal that killed it (negative).
         case exited(status: Int32)
     }
 
+    /// What the program prints: fixes (the coarse command) or motion (`sources.motion`'s
+    /// command, `MotionLinesParser`).
+    public enum Lines: Sendable {
+        case fixes
+        case motion
+    }
+
     /// The program and its arguments; `arguments[0]` is a path or a name looked up in `PATH`.
     public let arguments: [String]
+    public let lines: Lines
     /// How long after an exit to start the program again.
     public let restartInterval: Duration
     /// The environment the program gets.
     public let environment: [String: String]
     /// Lines that were not a valid fix, over all runs.
-    public var malformedLines: Int { totalMalformed + parser.skipped.values.reduce(0, +) }
+    public var malformedLines: Int { totalMalformed + skippedNow }
     /// The last malformed line's problem, as `line N: reason`.
     public private(set) var lastError: String?
     /// How often the program was started.
@@ -51,13 +61,19 @@ public final class CommandSource {
     private var pid: pid_t?
     private var readFD: Int32 = -1
     private var parser = JSONLinesParser(source: .coarse)
+    private var motionParser = MotionLinesParser()
     private var totalMalformed = 0
+
+    private var skippedNow: Int {
+        (lines == .fixes ? parser.skipped : motionParser.skipped).values.reduce(0, +)
+    }
 
     /// The PATH a plugin runs with (and its bare name is looked up in).
     public static let path = "/usr/local/bin:/usr/bin:/bin"
 
-    public init(arguments: [String], restartInterval: Duration, home: String? = nil) {
+    public init(arguments: [String], restartInterval: Duration, home: String? = nil, lines: Lines = .fixes) {
         self.arguments = arguments
+        self.lines = lines
         self.restartInterval = restartInterval
         var environment = ["PATH": Self.path, "LANG": "C.UTF-8"]
         if let home { environment["HOME"] = home }
@@ -110,6 +126,7 @@ public final class CommandSource {
         pid = child
         readFD = fds[0]
         parser = JSONLinesParser(source: .coarse)
+        motionParser = MotionLinesParser()
         starts += 1
     }
 
@@ -122,13 +139,13 @@ public final class CommandSource {
         for _ in 0..<16 {
             let n = buffer.withUnsafeMutableBytes { read(readFD, $0.baseAddress, $0.count) }
             if n > 0 {
-                events += absorb(parser.feed(Array(buffer[0..<n])))
+                events += absorb(Array(buffer[0..<n]))
                 continue
             }
             if n < 0, errno == EINTR { continue }
             if n < 0, errno == EAGAIN || errno == EWOULDBLOCK { return events }
             // End of stream (or a read error): the program is done with us.
-            events += absorb(parser.finish())
+            events += absorb(nil)
             events.append(.exited(status: reap(grace: .milliseconds(500))))
             return events
         }
@@ -142,9 +159,18 @@ public final class CommandSource {
         _ = reap(grace: grace)
     }
 
-    private func absorb(_ fixes: [Fix]) -> [Event] {
-        if let error = parser.lastError { lastError = error }
-        return fixes.map { .fix($0) }
+    /// What the lines in `bytes` say (nil: the end of the output, a trailing line).
+    private func absorb(_ bytes: [UInt8]?) -> [Event] {
+        switch lines {
+        case .fixes:
+            let fixes = bytes.map { parser.feed($0) } ?? parser.finish()
+            if let error = parser.lastError { lastError = error }
+            return fixes.map { .fix($0) }
+        case .motion:
+            let said = bytes.map { motionParser.feed($0) } ?? motionParser.finish()
+            if let error = motionParser.lastError { lastError = error }
+            return said.map { .motion($0) }
+        }
     }
 
     /// Waits at most `grace` for the program to end (SIGTERM to its group when it closed
@@ -171,8 +197,9 @@ public final class CommandSource {
         if readFD >= 0 { close(readFD) }
         readFD = -1
         self.pid = nil
-        totalMalformed += parser.skipped.values.reduce(0, +)
+        totalMalformed += skippedNow
         parser = JSONLinesParser(source: .coarse)
+        motionParser = MotionLinesParser()
         return geomon_wifsignaled(status) != 0 ? -geomon_wtermsig(status) : geomon_wexitstatus(status)
     }
 

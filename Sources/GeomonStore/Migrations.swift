@@ -116,6 +116,12 @@ enum Migrations {
         ALTER TABLE runtime_status ADD COLUMN gnss_power_state TEXT;
         ALTER TABLE runtime_status ADD COLUMN gnss_measured_on_s REAL;
         """,
+        // 6: the motion sensor in the status (sources.motion).
+        """
+        ALTER TABLE runtime_status ADD COLUMN motion_plugin TEXT;
+        ALTER TABLE runtime_status ADD COLUMN motion_state TEXT;
+        ALTER TABLE runtime_status ADD COLUMN motion_since_ms INTEGER;
+        """,
     ]
 
     static var latestVersion: Int { all.count }

@@ -41,6 +41,21 @@ public struct RuntimeStatus: Equatable, Sendable {
         }
     }
 
+    /// The motion sensor (`sources.motion`).
+    public struct Motion: Equatable, Sendable {
+        /// `iio` or `command`.
+        public var plugin: String
+        /// `moving`, `still`, `silent` (no word for `stale_after`) or `unknown` (nothing yet).
+        public var state: String
+        /// Since when (the system's clock), once it said something.
+        public var since: UTCTime?
+        public init(plugin: String, state: String, since: UTCTime?) {
+            self.plugin = plugin
+            self.state = state
+            self.since = since
+        }
+    }
+
     public struct MQTT: Equatable, Sendable {
         public var broker: String
         public var topic: String
@@ -64,6 +79,7 @@ public struct RuntimeStatus: Equatable, Sendable {
     public var receiverReason = "starting"
     public var gnss: Source?
     public var coarse: Source?
+    public var motion: Motion?
     public var lastFix: Fix?
     /// Fences the device is inside, in profile order.
     public var inside: [String] = []

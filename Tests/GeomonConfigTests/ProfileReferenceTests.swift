@@ -16,6 +16,8 @@ struct ProfileReferenceTests {
         ("sources: {gnss: {power: {method: command, on: [/bin/true], off: [/bin/true], zzz: 1}}}\n", "sources.gnss.power"),
         ("sources: {coarse: {exec: [/bin/true], zzz: 1}}\n", "sources.coarse"),
         ("sources: {coarse: {plugin: geoclue, zzz: 1}}\n", "sources.coarse"),
+        ("sources: {motion: {zzz: 1}}\n", "sources.motion"),
+        ("sources: {motion: {plugin: command, exec: [/bin/true], zzz: 1}}\n", "sources.motion"),
         ("significant_change: {zzz: 1}\n", "significant_change"),
         ("policy: {zzz: 1}\n", "policy"),
         ("policy: {stationary: {zzz: 1}}\n", "policy.stationary"),

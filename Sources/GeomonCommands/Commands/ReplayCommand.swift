@@ -50,6 +50,7 @@ struct ReplayCommand: GeomonCommand {
             .option("--report", "FILE", "write the energy report (`-`: stdout, after the events): the readable table with --format text (the default), one JSON object with --format json", completion: .file(["json"])),
             .option("--svg", "FILE", "draw the run: map and timeline (docs/pictures.md)", completion: .file(["svg"])),
             .option("--policy-log", "FILE", "every policy action with its time and reason, and every GNSS fix the receiver delivered, one per line", completion: .file([])),
+            .flag("--motion", "derive a motion sensor from the recording (still where the recorded speed stays under 0.5 m/s for sources.motion.still_after, default 60 s; moving 2.5 s after it rises): the receiver stays off while still (docs/power.md, \"Wake on motion\"); a profile with sources.motion gets it anyway"),
             .option("--interpolate-gaps", "SECONDS", "the receiver model bridges recorded gaps up to this long by interpolation; a longer gap is an outage, for --compare-always-on too (default 60)"),
         ],
         arguments: [ArgumentSpec("TRACK", "recorded tracks (their fixes are merged by time)", arity: .many, completion: .file([]))],
@@ -85,6 +86,7 @@ struct ReplayCommand: GeomonCommand {
         stats = arguments.flag("--stats")
         options.alwaysOn = arguments.flag("--always-on")
         options.compareAlwaysOn = arguments.flag("--compare-always-on")
+        options.motion = arguments.flag("--motion")
         coarsePath = arguments.value("--coarse")
         if let seed = try arguments.int("--seed", in: 0...Int.max) { options.seed = UInt64(seed) }
         reportPath = arguments.value("--report")

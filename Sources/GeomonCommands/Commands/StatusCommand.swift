@@ -95,6 +95,9 @@ struct StatusCommand: GeomonCommand {
             if let power = daemon?.gnss?.power {
                 print("receiver switch:    power: \(power.method), \(power.state); measured on \(NumberText.short(power.measuredOnSeconds, 0)) s since start")
             }
+            if let motion = daemon?.motion {
+                print("motion:             \(motion.state)" + (motion.since.map { " since \($0.rfc3339)" } ?? "") + " (\(motion.plugin))")
+            }
             print("events:             \(eventCount)")
             print("pending deliveries: \(pending)")
             print("dead deliveries:    \(dead)")

@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import GeomonCore
 
 /// What the cross-fence rules need of a fence beside the fence itself (`decodedFences`, same
@@ -63,7 +66,7 @@ extension ProfileDecoder {
     // MARK: - Sources
 
     func decodeSources(_ node: YAMLNode, into sources: inout SourceSettings) {
-        guard let f = fields(node, path: "sources", allowed: ["gnss", "coarse"]) else { return }
+        guard let f = fields(node, path: "sources", allowed: ["gnss", "coarse", "motion"]) else { return }
         if let gnssNode = f["gnss"], let g = fields(gnssNode, path: "sources.gnss", allowed: ["plugin", "host", "port", "device", "min_accuracy", "power"]) {
             var gnss = GNSSSourceSettings()
             if let n = g["plugin"], let v = choice(n, "plugin", ["gpsd"]) { gnss.plugin = v }
@@ -81,6 +84,49 @@ extension ProfileDecoder {
         if let coarseNode = f["coarse"] {
             decodeCoarse(coarseNode, into: &sources)
         }
+        if let motionNode = f["motion"] {
+            decodeMotion(motionNode, into: &sources)
+        }
+    }
+
+    /// `sources.motion`: `{plugin: iio, device:, sample:, window:, threshold:, still_after:,
+    /// stale_after:}` or `{plugin: command, exec: [argv], still_after:, stale_after:}`.
+    func decodeMotion(_ node: YAMLNode, into sources: inout SourceSettings) {
+        let common = ["plugin", "still_after", "stale_after"]
+        var plugin = MotionSourceSettings.Plugin.iio
+        if case .mapping(let pairs) = node.kind,
+           let pair = pairs.first(where: { if case .scalar("plugin", _) = $0.key.kind { true } else { false } }),
+           let v = choice(pair.value, "plugin", MotionSourceSettings.Plugin.allCases.map(\.rawValue)) {
+            plugin = MotionSourceSettings.Plugin(rawValue: v) ?? .iio
+        }
+        var motion = MotionSourceSettings()
+        motion.plugin = plugin
+        switch plugin {
+        case .iio:
+            guard let m = fields(node, path: "sources.motion", allowed: common + ["device", "sample", "window", "threshold"]) else { return }
+            if let n = m["device"], let v = string(n, "device") {
+                if !v.hasPrefix("/") {
+                    error("'device' must be an absolute path such as /sys/bus/iio/devices/iio:device0 (got '\(v.clipped)')", n)
+                } else {
+                    motion.device = v
+                    if access(v + "/in_accel_x_raw", R_OK) != 0 {
+                        warning("'device' \(v.clipped) has no readable in_accel_x_raw here: no accelerometer at that path on this machine", n)
+                    }
+                }
+            }
+            if let n = m["sample"], let v = quantity(n, "sample", .frequency) { motion.sampleHertz = v }
+            if let n = m["window"], let v = duration(n, "window") { motion.window = v }
+            if let n = m["threshold"], let v = quantity(n, "threshold", .acceleration) { motion.thresholdMetersPerSecondSquared = v }
+            if let n = m["still_after"], let v = duration(n, "still_after") { motion.stillAfter = v }
+            if let n = m["stale_after"], let v = duration(n, "stale_after") { motion.staleAfter = v }
+        case .command:
+            guard let m = fields(node, path: "sources.motion", allowed: common + ["exec", "interval"], required: ["exec"]) else { return }
+            if let n = m["exec"], let argv = argv(n, what: "motion program") { motion.exec = argv }
+            if let n = m["interval"], let v = duration(n, "interval") { motion.restartInterval = v }
+            if let n = m["still_after"], let v = duration(n, "still_after", .nonNegative) { motion.stillAfter = v }
+            if let n = m["stale_after"], let v = duration(n, "stale_after") { motion.staleAfter = v }
+        }
+        sources.motion = motion
     }
 
     /// `sources.gnss.power`: `watch`, `ubx`, `mtk`, `modemmanager`, `{method: modemmanager,

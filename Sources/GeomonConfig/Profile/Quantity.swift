@@ -8,6 +8,7 @@ enum Quantity: Sendable {
     case speed
     case power
     case acceleration
+    case frequency
 
     /// Unit suffix → factor to the base unit.
     var units: [(String, Double)] {
@@ -17,6 +18,7 @@ enum Quantity: Sendable {
         case .speed: [("m/s", 1), ("km/h", 1 / 3.6)]
         case .power: [("mW", 1), ("W", 1000)]
         case .acceleration: [("m/s2", 1), ("m/s²", 1), ("m/s^2", 1)]
+        case .frequency: [("Hz", 1), ("mHz", 0.001)]
         }
     }
 
@@ -27,6 +29,7 @@ enum Quantity: Sendable {
         case .speed: "a speed"
         case .power: "a power"
         case .acceleration: "an acceleration"
+        case .frequency: "a frequency"
         }
     }
 
@@ -37,6 +40,7 @@ enum Quantity: Sendable {
         case .speed: "30m/s or 90km/h"
         case .power: "120mW or 1.5W"
         case .acceleration: "1m/s2 or 0.3m/s²"
+        case .frequency: "2Hz or 500mHz"
         }
     }
 
@@ -47,6 +51,7 @@ enum Quantity: Sendable {
         case .speed: "m/s or km/h"
         case .power: "mW or W"
         case .acceleration: "m/s2 (also m/s² or m/s^2)"
+        case .frequency: "Hz or mHz"
         }
     }
 
@@ -58,6 +63,7 @@ enum Quantity: Sendable {
         case .speed: "m/s"
         case .power: "mW"
         case .acceleration: "m/s2"
+        case .frequency: "Hz"
         }
     }
 
@@ -69,6 +75,7 @@ enum Quantity: Sendable {
         case .speed: 3000
         case .power: 100_000
         case .acceleration: 1000
+        case .frequency: 1000
         }
     }
 
@@ -79,6 +86,7 @@ enum Quantity: Sendable {
         case .speed: "3000m/s"
         case .power: "100W"
         case .acceleration: "1000m/s2"
+        case .frequency: "1000Hz"
         }
     }
 

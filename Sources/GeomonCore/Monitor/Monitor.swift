@@ -177,6 +177,15 @@ public struct Monitor: Sendable {
         return effects
     }
 
+    /// The motion sensor's word (`PowerPolicy.motionReported`); nil: it went silent.
+    public mutating func motionReported(_ motion: Motion?, now: UTCTime) -> [Effect] {
+        defer { inputDone() }
+        return policy.motionReported(motion, now: now).map { .power($0) }
+    }
+
+    /// What the motion sensor says, as the policy believes it.
+    public var motion: Motion? { policy.motion }
+
     /// The clock reached `now`: due dwells, scheduled wakes, fix timeouts.
     public mutating func deadlineReached(now: UTCTime) -> [Effect] {
         defer { inputDone() }

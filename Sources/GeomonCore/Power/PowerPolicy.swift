@@ -57,6 +57,17 @@ public struct PowerPolicy: Sendable {
         /// the fix's own time after a fix that kept the receiver on. Continuous: from the last
         /// usable fix. nil before the first fix.
         var safeUntil: UTCTime?
+        /// What the motion sensor says; nil without one (or once it went silent).
+        var motion: Motion?
+        /// Where the device was when the sensor said still (the last accepted fix then).
+        var stillAnchor: Coordinate?
+        /// GNSS showed the device moving while the sensor said still: its `still` is not
+        /// believed until it has said `moving` again.
+        var motionDistrusted = false
+        /// The last GNSS fix left nothing to confirm (no transition pending).
+        var settled = false
+        /// What a bounded sleep had left when the still sensor took over (resumed on moving).
+        var sleepLeft: Duration?
     }
 
     public init(configuration: PowerConfiguration) {
@@ -141,6 +152,7 @@ public struct PowerPolicy: Sendable {
         }
         updateStationary(with: fix)
         if configuration.alwaysOn { return [] }
+        checkStillAgainst(fix)
         switch configuration.mode {
         case .regions:
             guard fix.source == .gnss else { return coarseInRegions(fix, context: context, now: now) }
@@ -151,16 +163,115 @@ public struct PowerPolicy: Sendable {
             if case let .sleep(_, reason) = decision, reason.kind == .sleep {
                 memory.safeUntil = fix.time + outageHorizon(fix, context: context)
             }
-            return apply(decision, now: now)
+            return apply(whileStill(decision, fix, context: context, now: now), now: now)
         case .continuous:
             guard fix.source == .gnss else { return [] }
             if fix.horizontalAccuracyMeters <= configuration.minAccuracyMeters {
                 memory.safeUntil = fix.time + outageHorizon(fix, context: context)
             }
-            return apply(continuousDecision(fix, now: now), now: now)
+            return apply(whileStill(continuousDecision(fix, now: now), fix, context: context, now: now), now: now)
         case .significantChange:
             return significantChange(fix, context: context, now: now)
         }
+    }
+
+    /// The motion sensor's word (`sources.motion`), or nil: it went silent and counts as absent.
+    ///
+    /// - `still`: a receiver that is on goes off once the engine has nothing to confirm (at
+    ///   once when it is settled, else after the fix that settles it), with no wake planned;
+    ///   a planned wake is cancelled. The fence states hold: the position has not changed.
+    /// - `moving`: a receiver kept off by `still`, or sleeping on the stationary check
+    ///   interval, is woken at once (`motion`), unless `still` interrupted a sleep planned from
+    ///   the reachability bounds: that sleep goes on for what it had left (the device starts
+    ///   from where it stood, at rest); such a sleep not interrupted stands too (the bounds
+    ///   already assume the device may move).
+    /// - nil: as without a sensor; a receiver kept off by it is woken (`motion-lost`).
+    ///
+    /// Regions and continuous modes; always-on and significant-change ignore it.
+    public mutating func motionReported(_ motion: Motion?, now: UTCTime) -> [PowerAction] {
+        guard !configuration.alwaysOn, configuration.mode != .significantChange, state != .idle else { return [] }
+        switch motion {
+        case .still:
+            guard !memory.motionDistrusted else { return [] }
+            if memory.motion != .still { memory.stillAnchor = memory.lastAccepted?.coordinate }
+            memory.motion = .still
+            guard memory.lastAccepted != nil else { return [] }
+            switch state {
+            case let .off(wakeAt, kind):
+                guard let wakeAt, kind != .motionStill else { return [] }
+                // The planned wake is dropped (nothing to perform: the receiver is off already);
+                // what remained of a bounded sleep is resumed on `moving`.
+                memory.sleepLeft = [.sleep, .bandSleep, .scheduledWake].contains(kind) && wakeAt > now ? wakeAt - now : nil
+                state = .off(wakeAt: nil, wakeReason: .motionStill)
+                memory.checkInterval = nil
+                return []
+            case .on:
+                guard memory.settled else { return [] }
+                memory.sleepLeft = nil
+                return apply(.sleep(until: nil, PowerReason(.motionStill)), now: now)
+            case .idle:
+                return []
+            }
+        case .moving:
+            memory.motion = .moving
+            memory.motionDistrusted = false
+            // A bounded sleep the still sensor interrupted goes on for what it had left: the
+            // device starts from where it stood, at rest.
+            if case .off(nil, .motionStill) = state, let left = memory.sleepLeft, left > expectedTTFF(at: now) {
+                memory.sleepLeft = nil
+                state = .off(wakeAt: now + left, wakeReason: .sleep)
+                return [.wakeAt(now + left, PowerReason(.motion, sleep: left))]
+            }
+            return wakeIfKeptOff(by: [.motionStill, .stationary], PowerReason.Kind.motion, now: now)
+        case nil:
+            let was = memory.motion
+            memory.motion = nil
+            memory.motionDistrusted = false
+            guard was == .still else { return [] }
+            return wakeIfKeptOff(by: [.motionStill], .motionLost, now: now)
+        }
+    }
+
+    private mutating func wakeIfKeptOff(by kinds: Set<PowerReason.Kind>, _ kind: PowerReason.Kind, now: UTCTime) -> [PowerAction] {
+        guard case let .off(_, reason) = state, kinds.contains(reason) else { return [] }
+        let ttff = expectedTTFF(at: now)
+        state = .on(since: now, timeoutBase: now)
+        memory.shortListen = ttff == configuration.ttffHot
+        memory.checkInterval = nil
+        return [.gnssOn(PowerReason(kind, ttff: ttff))]
+    }
+
+    /// GNSS wins over a sensor that says still: a usable fix farther from where the device
+    /// stood than the stationary radius and both accuracies means it moves.
+    private mutating func checkStillAgainst(_ fix: Fix) {
+        guard memory.motion == .still, fix.source == .gnss, fix.horizontalAccuracyMeters <= configuration.minAccuracyMeters else { return }
+        guard let anchor = memory.stillAnchor else {
+            memory.stillAnchor = fix.coordinate
+            return
+        }
+        let moved = Geodesy.haversineMeters(anchor, fix.coordinate)
+        if moved > configuration.stationaryRadiusMeters + fix.horizontalAccuracyMeters {
+            memory.motion = .moving
+            memory.motionDistrusted = true
+        }
+    }
+
+    /// While the sensor says still: after a fix that leaves nothing to confirm, off with no
+    /// wake planned, keeping what the usual `decision` would have slept (resumed on `moving`).
+    /// Otherwise the usual decision.
+    private mutating func whileStill(_ decision: Decision, _ fix: Fix, context: FixContext, now: UTCTime) -> Decision {
+        memory.settled = !context.transitionPending
+        guard memory.motion == .still, !context.transitionPending else { return decision }
+        memory.sleepLeft = Self.boundedSleepLeft(decision, now: now)
+        return .sleep(until: nil, PowerReason(.motionStill, distanceMeters: context.nearestBoundaryMeters,
+                                              accuracyMeters: fix.horizontalAccuracyMeters))
+    }
+
+    /// What remains at `now` of a sleep the reachability bounds planned (not a stationary check,
+    /// a retry or a still sensor's): the device used none of it while it stood still.
+    private static func boundedSleepLeft(_ decision: Decision, now: UTCTime) -> Duration? {
+        guard case let .sleep(until?, reason) = decision, [.sleep, .bandSleep].contains(reason.kind), until > now else { return nil }
+        return until - now
     }
 
     /// The time in `nextDeadline` has come: a scheduled wake or a fix timeout.
@@ -262,6 +373,9 @@ public struct PowerPolicy: Sendable {
         if case let .on(since, _) = state { return since }
         return nil
     }
+
+    /// What the motion sensor says, as the policy believes it (nil: no sensor, or silent).
+    public var motion: Motion? { memory.motionDistrusted ? nil : memory.motion }
 
     /// Whether any fix has passed the screen yet.
     public var hasTakenFix: Bool { memory.lastAccepted != nil }

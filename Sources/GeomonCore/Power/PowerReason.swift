@@ -43,6 +43,14 @@ public struct PowerReason: Hashable, Sendable {
         case bandSleep = "band-sleep"
         /// The engine is certain again: the GNSS path goes back to sleep (significant-change mode).
         case certain
+        /// The motion sensor says the device stands still: the receiver stays off, with no
+        /// check-back, until it says moving (the fence states hold: the position has not changed).
+        case motionStill = "motion-still"
+        /// The motion sensor says the device moves again: the receiver is woken at once.
+        case motion
+        /// The motion sensor went silent (nothing for `stale_after`): the policy goes on as
+        /// without one, and a receiver kept off by it is woken.
+        case motionLost = "motion-lost"
     }
 
     /// Which reachability bound decided a sleep.

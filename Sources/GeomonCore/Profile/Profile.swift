@@ -84,6 +84,7 @@ public enum MonitoringMode: String, Hashable, Sendable, CaseIterable {
 public struct SourceSettings: Sendable {
     public var gnss: GNSSSourceSettings?
     public var coarse: CoarseSourceSettings?
+    public var motion: MotionSourceSettings?
     public init(gnss: GNSSSourceSettings? = nil, coarse: CoarseSourceSettings? = nil) {
         self.gnss = gnss
         self.coarse = coarse
@@ -177,6 +178,38 @@ public enum GNSSPowerMethod: Sendable, Equatable {
     /// Whether the method switches the receiver itself, so that gpsd's watch stays open while
     /// it is off and the daemon can see that its reports stop.
     public var switchesReceiver: Bool { self != .watch }
+}
+
+/// `sources.motion`: a motion sensor that keeps the receiver off while the device stands still
+/// (docs/power.md, "Wake on motion").
+public struct MotionSourceSettings: Sendable {
+    public enum Plugin: String, Sendable, CaseIterable {
+        /// A Linux IIO accelerometer read from sysfs.
+        case iio
+        /// A program printing JSON lines `{"moving": true|false}`.
+        case command
+    }
+
+    public var plugin: Plugin = .iio
+    /// `iio`: the device's sysfs directory; nil: the first `/sys/bus/iio/devices/iio:deviceN`
+    /// with `in_accel_x_raw`.
+    public var device: String?
+    /// `command`: the program and its arguments.
+    public var exec: [String] = []
+    /// `iio`: how often the accelerometer is read (`sample`).
+    public var sampleHertz: Double = 2
+    /// `iio`: the window over which the acceleration magnitude's spread is taken (`window`).
+    public var window: Duration = .seconds(10)
+    /// `iio`: a standard deviation of the magnitude above this over the window is movement
+    /// (`threshold`); the engine of a parked car idling is below it, a drive above.
+    public var thresholdMetersPerSecondSquared: Double = 0.15
+    /// How long without movement counts as still (`still_after`): the hysteresis in time.
+    public var stillAfter: Duration = .seconds(60)
+    /// No word from the sensor for this long and it counts as absent (`stale_after`).
+    public var staleAfter: Duration = .seconds(300)
+    /// `command`: restart period when the program exits.
+    public var restartInterval: Duration = .seconds(30)
+    public init() {}
 }
 
 public struct CoarseSourceSettings: Sendable {

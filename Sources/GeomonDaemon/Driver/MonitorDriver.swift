@@ -321,6 +321,10 @@ public final class MonitorDriver {
                 context.log.info("on the receiver's time", ["clock.shift_s": String(Double(shift.wholeMilliseconds) / 1000)])
             }
             try decide(machine.fixReceived(fix, now: clock.now))
+        case let .motion(motion):
+            guard !inputEnded else { return }
+            context.log.info("motion", ["motion": motion?.rawValue ?? "lost"])
+            try decide(machine.motionReported(motion, now: clock.now))
         case let .stop(reason):
             stopReason = reason
         case .reload:

@@ -25,6 +25,8 @@ public enum WakeClock: Sendable {
 public enum DriverInput: Equatable, Sendable {
     /// A fix from a source (gpsd, the coarse command, GeoClue, replay's receiver model).
     case fix(Fix)
+    /// The motion sensor's word (`sources.motion`; replay's derived signal); nil: it went silent.
+    case motion(Motion?)
     /// Stop (SIGTERM, SIGINT, `--exit-after`), with what asked for it.
     case stop(String)
     /// Re-read the profile (SIGHUP).

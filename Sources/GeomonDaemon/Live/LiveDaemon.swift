@@ -91,6 +91,9 @@ public final class LiveDaemon {
                 let endpoint = options.gpsdOverride ?? (gnss.host, gnss.port)
                 services.append(GNSSService(feed: feed ?? GPSDSource(host: endpoint.host, port: String(endpoint.port)), device: gnss.device, power: gnss.power, log: log))
             }
+            if let settings = profile.sources.motion, let sensor = Self.motionService(settings, home: options.environment["HOME"], log: log) {
+                services.append(sensor)
+            }
             if let settings = profile.sources.coarse, !settings.exec.isEmpty {
                 services.append(CoarseCommandService(command: CommandSource(arguments: settings.exec, restartInterval: settings.interval, home: options.environment["HOME"]), log: log))
             }
@@ -270,6 +273,22 @@ public final class LiveDaemon {
         log.notice("geomon stopped", ["exit_code": "\(code)"])
         return code
     }
+
+    /// The motion sensor's service, or nil (logged) when its accelerometer cannot be opened:
+    /// the policy then goes on as without one.
+    static func motionService(_ settings: MotionSourceSettings, home: String?, log: Log) -> MotionService? {
+        guard settings.plugin == .iio else { return MotionService(settings: settings, accelerometer: nil, home: home, log: log) }
+        guard let directory = settings.device ?? IIOAccelerometer.find() else {
+            log.warning("motion sensor: no IIO accelerometer (no \(IIOAccelerometer.devices)/iio:deviceN with in_accel_x_raw); the policy goes on as without one")
+            return nil
+        }
+        do {
+            return MotionService(settings: settings, accelerometer: try IIOAccelerometer(directory: directory), home: home, log: log)
+        } catch {
+            log.warning("motion sensor: \(error.description); the policy goes on as without one")
+            return nil
+        }
+    }
 }
 
 /// Why `run` could not start, with the exit code to use.
@@ -277,4 +296,5 @@ public struct LiveDaemonError: Error, CustomStringConvertible, Sendable {
     public var message: String
     public var exitCode: Int32
     public var description: String { message }
+
 }

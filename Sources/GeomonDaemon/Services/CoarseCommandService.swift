@@ -42,6 +42,8 @@ public final class CoarseCommandService: Service {
             switch event {
             case let .fix(fix):
                 driver.emit(.fix(fix))
+            case .motion:
+                break
             case let .exited(status):
                 log.info("coarse source exited", ["exit_status": "\(status)", "restart_s": NumberText.short(command.restartInterval.secondsValue, 3)])
                 if wanted { restartAt = driver.monotonic(after: command.restartInterval) }

@@ -9,11 +9,11 @@ struct RuntimeStatusTable {
         coarse_plugin, coarse_endpoint, coarse_state, coarse_accuracy, coarse_malformed, \
         last_fix_ms, last_fix_lat, last_fix_lon, last_fix_accuracy_m, last_fix_source, inside, \
         mqtt_broker, mqtt_topic, mqtt_state, mqtt_published, uptime_s, loop_wakeups, hooks_running, updated_ms, \
-        gnss_power_method, gnss_power_state, gnss_measured_on_s
+        gnss_power_method, gnss_power_state, gnss_measured_on_s, motion_plugin, motion_state, motion_since_ms
         """
 
     func write(_ s: RuntimeStatus) throws {
-        let statement = try db.prepare("INSERT OR REPLACE INTO runtime_status (id, \(Self.columns)) VALUES (1\(String(repeating: ", ?", count: 31)))")
+        let statement = try db.prepare("INSERT OR REPLACE INTO runtime_status (id, \(Self.columns)) VALUES (1\(String(repeating: ", ?", count: 34)))")
         statement.bind(1, s.running ? 1 : 0)
         statement.bind(2, s.pid)
         statement.bind(3, s.profile)
@@ -46,6 +46,9 @@ struct RuntimeStatusTable {
         statement.bind(29, s.gnss?.power?.method)
         statement.bind(30, s.gnss?.power?.state)
         statement.bind(31, s.gnss?.power?.measuredOnSeconds)
+        statement.bind(32, s.motion?.plugin)
+        statement.bind(33, s.motion?.state)
+        statement.bind(34, s.motion?.since?.millisecondsSince1970)
         try statement.run()
     }
 
@@ -84,6 +87,9 @@ struct RuntimeStatusTable {
         s.loopWakeups = r.int(25)
         s.hooksRunning = r.int(26)
         s.updated = UTCTime(millisecondsSince1970: r.int64(27))
+        if let plugin = r.optionalText(31) {
+            s.motion = .init(plugin: plugin, state: r.optionalText(32) ?? "unknown", since: r.optionalInt64(33).map(UTCTime.init(millisecondsSince1970:)))
+        }
         return s
     }
 }

@@ -1,0 +1,83 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Turns a motion sensor's raw input into the `Motion` the policy acts on (docs/power.md,
+/// "Wake on motion"): pure, fed with times on a monotonic axis (any origin).
+///
+/// - An accelerometer (`sample`): the magnitude of each sample, `|a|` in m/s². Over the last
+///   `window`, a standard deviation of the magnitudes above `threshold` is movement (gravity
+///   alone is constant; an idling engine or a passing lorry stays under a suitable threshold,
+///   a drive or a walk goes well over it).
+/// - A command (`said`): the program's own word, moving or not.
+///
+/// Movement is reported at once (`moving`); `still` only once nothing but stillness was
+/// observed for `still_after` (the hysteresis in time), which `deadline` says when to check
+/// for. A command's `moving` holds until it says otherwise; a sample's holds for that sample.
+public struct MotionDetector: Sendable {
+    public let stillAfter: Duration
+    public let window: Duration
+    public let thresholdMetersPerSecondSquared: Double
+    /// What was reported last (nil before the first report).
+    public private(set) var reported: Motion?
+    /// Since when only stillness was observed (nil: the last observation was movement, or
+    /// nothing was observed yet).
+    public private(set) var quietSince: Duration?
+    private var samples: [(at: Duration, magnitude: Double)] = []
+
+    public init(stillAfter: Duration, window: Duration = .seconds(10), thresholdMetersPerSecondSquared: Double = 0.15) {
+        self.stillAfter = stillAfter
+        self.window = window
+        self.thresholdMetersPerSecondSquared = thresholdMetersPerSecondSquared
+    }
+
+    /// One accelerometer sample's magnitude at `at`; the change to report, if any.
+    public mutating func sample(magnitude: Double, at: Duration) -> Motion? {
+        guard magnitude.isFinite else { return tick(at: at) }
+        samples.append((at, magnitude))
+        while let first = samples.first, at - first.at > window { samples.removeFirst() }
+        return observe(moving: samples.count >= 2 && Self.standardDeviation(samples.map(\.magnitude)) > thresholdMetersPerSecondSquared, at: at)
+    }
+
+    /// The command's word at `at`; the change to report, if any.
+    public mutating func said(moving: Bool, at: Duration) -> Motion? {
+        observe(moving: moving, at: at)
+    }
+
+    /// When `still` becomes due if nothing moves before (nil: nothing due).
+    public var deadline: Duration? {
+        guard reported != .still, let quietSince else { return nil }
+        return quietSince + stillAfter
+    }
+
+    /// The clock reached `at`: `still` when it is due.
+    public mutating func tick(at: Duration) -> Motion? {
+        guard let due = deadline, at >= due else { return nil }
+        reported = .still
+        return .still
+    }
+
+    /// Forgets what was seen (the sensor went silent or restarts): the next report starts afresh.
+    public mutating func reset() {
+        reported = nil
+        quietSince = nil
+        samples.removeAll()
+    }
+
+    private mutating func observe(moving: Bool, at: Duration) -> Motion? {
+        if moving {
+            quietSince = nil
+            guard reported != .moving else { return nil }
+            reported = .moving
+            return .moving
+        }
+        if quietSince == nil { quietSince = at }
+        return tick(at: at)
+    }
+
+    static func standardDeviation(_ values: [Double]) -> Double {
+        let mean = values.reduce(0, +) / Double(values.count)
+        let variance = values.reduce(0) { $0 + ($1 - mean) * ($1 - mean) } / Double(values.count)
+        return variance.squareRoot()
+    }
+}

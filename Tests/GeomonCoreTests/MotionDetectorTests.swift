@@ -1,0 +1,87 @@
+import GeomonCore
+import GeomonEvaluation
+import Testing
+
+/// Moving / still from an accelerometer's magnitudes or a command's words, and the motion a
+/// recording implies for replay.
+@Suite struct MotionDetectorTests {
+    static func s(_ seconds: Double) -> Duration { .milliseconds(Int64(seconds * 1000)) }
+
+    @Test func aParkedVanIsStillAfterStillAfterAndADriveOffIsMovingAtOnce() {
+        var d = MotionDetector(stillAfter: .seconds(60), window: .seconds(10), thresholdMetersPerSecondSquared: 0.15)
+        // Parked: gravity and sensor noise of ±0.02 m/s², 2 Hz.
+        var said: [(Double, Motion)] = []
+        for i in 0..<200 {
+            let t = Double(i) / 2
+            if let m = d.sample(magnitude: 9.81 + (i % 2 == 0 ? 0.02 : -0.02), at: Self.s(t)) { said.append((t, m)) }
+        }
+        #expect(said.count == 1 && said[0].1 == .still && said[0].0 == 60)
+        #expect(d.deadline == nil)
+        // Driving off: the magnitude swings by ±0.8 m/s² (road and acceleration).
+        let moving = d.sample(magnitude: 10.6, at: Self.s(100.5))
+        #expect(moving == .moving)
+        #expect(d.sample(magnitude: 9.0, at: Self.s(101)) == nil)
+        #expect(d.deadline == nil)
+        // Parked again: the swings leave the 10 s window, and 60 s after that it is still.
+        var still: Double?
+        for i in 0..<300 {
+            let t = 101.5 + Double(i) / 2
+            if d.sample(magnitude: 9.81, at: Self.s(t)) == .still { still = t }
+        }
+        #expect(still == 171.5)
+    }
+
+    @Test func aVibrationUnderTheThresholdIsNoMovement() {
+        // An idling engine or a passing lorry: ±0.1 m/s² at 2 Hz, under the 0.15 m/s² threshold.
+        var d = MotionDetector(stillAfter: .seconds(30), window: .seconds(10), thresholdMetersPerSecondSquared: 0.15)
+        var said: [Motion] = []
+        for i in 0..<120 {
+            if let m = d.sample(magnitude: 9.81 + (i % 2 == 0 ? 0.1 : -0.1), at: Self.s(Double(i) / 2)) { said.append(m) }
+        }
+        #expect(said == [.still])
+    }
+
+    @Test func aCommandsWordsGetTheSameHysteresis() {
+        var d = MotionDetector(stillAfter: .seconds(60))
+        #expect(d.said(moving: true, at: Self.s(0)) == .moving)
+        #expect(d.deadline == nil)                                   // moving holds until it says otherwise
+        #expect(d.tick(at: Self.s(500)) == nil)
+        #expect(d.said(moving: false, at: Self.s(510)) == nil)      // the ignition went off…
+        #expect(d.deadline == Self.s(570))
+        #expect(d.said(moving: true, at: Self.s(530)) == nil)       // …and on again at the lights
+        #expect(d.said(moving: false, at: Self.s(540)) == nil)
+        #expect(d.said(moving: false, at: Self.s(560)) == nil)      // a repeated word keeps the start
+        #expect(d.deadline == Self.s(600))
+        #expect(d.tick(at: Self.s(599)) == nil)
+        #expect(d.tick(at: Self.s(600)) == .still)
+        // `still_after: 0s` takes a still word at once, and a moving word is never still.
+        var now = MotionDetector(stillAfter: .zero)
+        #expect(now.said(moving: true, at: Self.s(0)) == .moving)
+        #expect(now.tick(at: Self.s(0)) == nil)
+        #expect(now.said(moving: false, at: Self.s(1)) == .still)
+        // A silent sensor is forgotten: its next word starts afresh.
+        d.reset()
+        #expect(d.reported == nil)
+        #expect(d.said(moving: true, at: Self.s(200)) == .moving)
+    }
+
+    @Test func aRecordingSaysStillWhereItsSpeedStaysLowAndMovingSoonAfterItRises() {
+        // 1 Hz: 100 s at 10 m/s, 300 s parked (0.1 m/s of jitter), 50 s at 10 m/s.
+        let t0 = UTCTime(millisecondsSince1970: 1_700_000_000_000)
+        var track: [Fix] = []
+        for i in 0..<450 {
+            let v = (100..<400).contains(i) ? 0.1 : 10
+            track.append(Fix(time: t0 + .seconds(Int64(i)), coordinate: Coordinate(latitude: 0, longitude: Double(i) * 1e-5),
+                             horizontalAccuracyMeters: 5, speedMetersPerSecond: v, source: .gnss))
+        }
+        let signal = MotionSignal(stillAfter: .seconds(60))
+        #expect(signal.changes(track) == [
+            MotionSignal.Change(time: t0 + .seconds(160), motion: .still),
+            MotionSignal.Change(time: t0 + .milliseconds(402_500), motion: .moving),
+        ])
+        let stretches = signal.stillStretches(track, longerThan: .seconds(120))
+        #expect(stretches.count == 1 && stretches[0].start == t0 + .seconds(100) && stretches[0].end == t0 + .seconds(399))
+        // A stop shorter than still_after is no still stretch for the sensor.
+        #expect(MotionSignal(stillAfter: .seconds(400)).changes(track).isEmpty)
+    }
+}

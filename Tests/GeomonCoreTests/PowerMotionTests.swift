@@ -1,0 +1,119 @@
+import GeomonCore
+import Testing
+
+/// Wake on motion (`sources.motion`): a sensor that says still keeps the receiver off with no
+/// check-back; moving wakes it at once; GNSS wins over a sensor that lies; a silent sensor
+/// counts as absent. Scripted fixes and contexts (PowerPolicyTests' configuration: regions,
+/// max_speed 45 m/s, min_sleep 10 s, ttff_hot 2 s, stationary radius 50 m).
+@Suite struct PowerMotionTests {
+    static func at(_ ms: Int64) -> UTCTime { PowerPolicyTests.at(ms) }
+    static func fix(_ ms: Int64, east: Double = 0) -> Fix { PowerPolicyTests.fix(ms, east: east) }
+    static let far = FixContext(nearestBoundaryMeters: 2_000, searchRadiusMeters: 30_000)
+    static let near = FixContext(nearestBoundaryMeters: 20, searchRadiusMeters: 30_000)
+
+    /// A policy that took one fix near a boundary (the receiver stays on: `boundary-near`).
+    static func onNearABoundary(_ mode: MonitoringMode = .regions) -> PowerPolicy {
+        var p = PowerPolicyTests.started(PowerPolicyTests.config(mode))
+        _ = p.screen(Self.fix(0))
+        _ = p.fixReceived(Self.fix(0), context: near, now: Self.at(0))
+        return p
+    }
+
+    @Test func stillSwitchesTheReceiverOffWithNoWakeAndMovingWakesItAtOnce() {
+        var p = Self.onNearABoundary()
+        #expect(p.isGNSSOn)
+        let off = p.motionReported(.still, now: Self.at(1_000))
+        #expect(off == [.gnssOff(PowerReason(.motionStill))])
+        #expect(!p.isGNSSOn)
+        // No stationary check, no scheduled wake: nothing is due however long it stands.
+        #expect(p.nextDeadline == nil)
+        #expect(p.deadlineReached(now: Self.at(7 * 86_400_000)) == [])
+        let on = p.motionReported(.moving, now: Self.at(3_600_000))
+        #expect(on == [.gnssOn(PowerReason(.motion, ttff: .seconds(2)))])
+        #expect(p.isGNSSOn)
+        #expect(p.motion == .moving)
+    }
+
+    @Test func stillWaitsForAPendingChangeToBeConfirmed() {
+        var p = PowerPolicyTests.started(PowerPolicyTests.config())
+        var pending = FixContext(nearestBoundaryMeters: 40, searchRadiusMeters: 30_000, allCertain: false, transitionPending: true)
+        pending.pendingSince = Self.at(0)
+        pending.pendingCount = 1
+        _ = p.screen(Self.fix(0))
+        _ = p.fixReceived(Self.fix(0), context: pending, now: Self.at(0))
+        // The change still needs its confirming fix: the receiver stays on for it.
+        #expect(p.motionReported(.still, now: Self.at(500)) == [])
+        #expect(p.isGNSSOn)
+        // The fix that confirms it settles the engine: off, with no wake.
+        _ = p.screen(Self.fix(1_000))
+        let actions = p.fixReceived(Self.fix(1_000), context: Self.near, now: Self.at(1_000))
+        #expect(actions.first?.reason.kind == .motionStill)
+        #expect(!p.isGNSSOn && p.nextDeadline == nil)
+    }
+
+    @Test func stillCancelsAPlannedWakeAndMovingLeavesABoundedSleepAlone() {
+        var p = PowerPolicyTests.started(PowerPolicyTests.config())
+        _ = p.screen(Self.fix(0))
+        let sleep = p.fixReceived(Self.fix(0), context: Self.far, now: Self.at(0))
+        let planned = PowerPolicyTests.wake(sleep)
+        #expect(planned != nil && p.nextDeadline == planned)
+        // Moving does not bring a wake forward that the reachability bounds planned: they
+        // already assume the device may move.
+        #expect(p.motionReported(.moving, now: Self.at(1_000)) == [])
+        #expect(p.nextDeadline == planned)
+        // Still drops it.
+        #expect(p.motionReported(.still, now: Self.at(2_000)) == [])
+        #expect(p.nextDeadline == nil)
+        // Moving resumes what the sleep had left (the device starts from where it stood, at
+        // rest): the wake comes that long after the movement, with the reason `motion`.
+        let resumed = p.motionReported(.moving, now: Self.at(60_000))
+        #expect(resumed.first?.reason.kind == .motion)
+        #expect(PowerPolicyTests.wake(resumed) == Self.at(60_000) + (planned! - Self.at(2_000)))
+        #expect(!p.isGNSSOn)
+    }
+
+    @Test func gnssWinsOverASensorThatSaysStillWhileFixesMove() {
+        var p = PowerPolicyTests.started(PowerPolicyTests.config())
+        var pending = FixContext(nearestBoundaryMeters: 40, searchRadiusMeters: 30_000, allCertain: false, transitionPending: true)
+        pending.pendingSince = Self.at(0)
+        pending.pendingCount = 1
+        _ = p.screen(Self.fix(0))
+        _ = p.fixReceived(Self.fix(0), context: pending, now: Self.at(0))
+        #expect(p.motionReported(.still, now: Self.at(100)) == [])
+        #expect(p.motion == .still)
+        // 70 m on within a second (farther than the 50 m radius and the 5 m accuracy): moving.
+        _ = p.screen(Self.fix(1_000, east: 70))
+        let actions = p.fixReceived(Self.fix(1_000, east: 70), context: Self.near, now: Self.at(1_000))
+        #expect(actions.allSatisfy { $0.reason.kind != .motionStill })
+        #expect(p.motion == nil)
+        // Its next "still" is not believed until it has said "moving" again.
+        #expect(p.motionReported(.still, now: Self.at(2_000)) == [])
+        #expect(p.isGNSSOn)
+        _ = p.motionReported(.moving, now: Self.at(3_000))
+        _ = p.motionReported(.still, now: Self.at(4_000))
+        #expect(p.motion == .still)
+    }
+
+    @Test func aSensorThatGoesSilentCountsAsAbsentAndTheReceiverWakes() {
+        var p = Self.onNearABoundary()
+        _ = p.motionReported(.still, now: Self.at(1_000))
+        #expect(!p.isGNSSOn)
+        let lost = p.motionReported(nil, now: Self.at(600_000))
+        #expect(lost.first?.reason.kind == .motionLost)
+        #expect(p.isGNSSOn && p.motion == nil)
+        // Silence while moving changes nothing.
+        var q = Self.onNearABoundary()
+        _ = q.motionReported(.moving, now: Self.at(1_000))
+        #expect(q.motionReported(nil, now: Self.at(2_000)) == [])
+    }
+
+    @Test func continuousTrackingStopsWhileStillAndAlwaysOnIgnoresTheSensor() {
+        var p = Self.onNearABoundary(.continuous)
+        #expect(p.motionReported(.still, now: Self.at(1_000)).first?.reason.kind == .motionStill)
+        var forced = PowerPolicyTests.started(PowerPolicyTests.config { $0.alwaysOn = true })
+        _ = forced.screen(Self.fix(0))
+        _ = forced.fixReceived(Self.fix(0), context: Self.near, now: Self.at(0))
+        #expect(forced.motionReported(.still, now: Self.at(1_000)) == [])
+        #expect(forced.isGNSSOn)
+    }
+}

@@ -1,0 +1,138 @@
+import Foundation
+import GeomonCore
+import GeomonEvaluation
+import GeomonFormat
+import GeomonSources
+import GeomonTestSupport
+import Testing
+
+/// `sources.motion` in `geomon run`: a real gpsd fed the recorded drive out of its depot at the
+/// recording's pace, and a motion command that says what the recording implies (still in the
+/// depot, moving when the car pulls away) on the same clock. The receiver stays off while the
+/// car stands, is switched on right after the command says moving, and the events are those of
+/// `geomon replay --motion` of the same log (within an epoch).
+///
+/// Part of `RunCommandTests` (serialized): a run against a paced gpsd holds a test thread for
+/// the recording's length, and one more such suite in parallel starves the others' time limits.
+extension RunCommandTests {
+    /// Seconds since the first log line, from a log line's leading RFC 3339 time.
+    static func stamp(_ line: Substring) -> Double? {
+        let text = String(line.prefix { $0 != " " })
+        return (ISO8601DateFormatter.milliseconds.date(from: text) ?? ISO8601DateFormatter().date(from: text))?.timeIntervalSince1970
+    }
+
+    @Test func theReceiverStaysOffWhileParkedWakesOnMotionAndDecidesWhatReplayDecides() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let gpsd = try PacedGPSD(log: RunCommandTests.shortSwiss, seconds: 100)
+        defer { gpsd.stop() }
+        let log = dir.url.appendingPathComponent("served.nmea")
+        try gpsd.writeServedLog(to: log)
+        let fixes = try TrackReader.read(path: log.path).fixes.sorted { $0.time < $1.time }
+        let first = try #require(fixes.first).time
+        // What the sensor feels, from the recording as replay reads it: no movement in the
+        // depot, movement 2.5 s after the car pulls away, none at the next stop, movement again.
+        // The daemon makes `still` of it after `still_after` (10 s), as replay's derivation does.
+        let changes = MotionSignal(stillAfter: .zero).changes(fixes)
+        #expect(changes.count >= 2 && changes[0].motion == .still && changes[1].motion == .moving, "\(changes)")
+        let schedule = changes.map { "\(NumberText.fixed(($0.time - first).secondsValue, 3)) \($0.motion == .moving ? "true" : "false")" }
+        _ = try dir.write("schedule", schedule.joined(separator: "\n") + "\n")
+        // The command: waits for the recording to start, then says each change at its time,
+        // repeating its last word every 2 s in between (so that it is never stale).
+        let script = try dir.write("motion.py", """
+            #!/usr/bin/env python3
+            import os, sys, time
+            os.chdir(os.path.dirname(os.path.abspath(__file__)))
+            while not os.path.exists("started"):
+                time.sleep(0.02)
+            start = time.monotonic()
+            def say(moving):
+                print('{"moving": %s}' % moving, flush=True)
+            say("false")
+            last = "false"
+            beat = time.monotonic()
+            def wait_until(at):
+                global beat
+                while time.monotonic() - start < at:
+                    time.sleep(0.01)
+                    if time.monotonic() - beat >= 2:
+                        say(last)
+                        beat = time.monotonic()
+            for line in open("schedule"):
+                at, moving = line.split()
+                wait_until(float(at))
+                say(moving)
+                last = moving
+            wait_until(float("inf"))
+            """, mode: 0o755)
+        var yaml = """
+            version: 1
+            name: motion-live
+            mode: regions
+            sources:
+              gnss: {plugin: gpsd}
+              motion: {plugin: command, exec: [\(script)], still_after: 10s, stale_after: 30s}
+            policy:
+              max_speed: 10m/s
+              wake_margin: 10m
+              min_sleep: 5.5s
+              max_sleep: 10m
+              receiver: {ttff_hot: 0s, ttff_warm: 0s}
+            fences:
+
+            """
+        for (i, shape) in PowerTracks.fences(along: fixes, spacingMeters: 100, radiusMeters: 60).enumerated() {
+            guard case let .circle(center: center, radiusMeters: radius) = shape else { continue }
+            yaml += "  - {id: f\(i), circle: {lat: \(center.latitude), lon: \(center.longitude), radius: \(Int(radius))m}}\n"
+        }
+        let profile = try dir.write("motion.yaml", yaml)
+        let daemon = try Daemon(["--profile", profile, "--db", dir.path("run.db"), "--gpsd", "127.0.0.1:\(gpsd.port)",
+                                 "--print-events", "--log-level", "info"], in: dir)
+        #expect(daemon.waitForLog("gpsd connected"))
+        usleep(300_000)
+        _ = try dir.write("started", "")
+        gpsd.start()
+        let deadline = Date().addingTimeInterval(gpsd.duration + 30)
+        while !gpsd.finished, Date() < deadline { usleep(100_000) }
+        usleep(1_500_000)
+        #expect(daemon.stop() == 0, "\(daemon.stderr)")
+
+        // The log: the sensor's words and the receiver's switches, in order, with their times.
+        let lines = daemon.stderr.split(separator: "\n")
+        let words = lines.filter { $0.contains(" motion motion=") }
+        #expect(words.count >= 2, "\(daemon.stderr)")
+        let stillAt = try #require(words.first { $0.contains("motion=still") }.flatMap { Self.stamp($0) })
+        let movingAt = try #require(words.first { $0.contains("motion=moving") }.flatMap { Self.stamp($0) })
+        let switches = lines.filter { $0.contains("power.action=\"gnss-on") || $0.contains("power.action=\"gnss-off") }
+        // Parked: no wake between the sensor's still and its moving.
+        let wakesParked = switches.filter { $0.contains("gnss-on") }.compactMap { Self.stamp($0) }.filter { $0 > stillAt && $0 < movingAt }
+        #expect(wakesParked.isEmpty, "woken while parked at \(wakesParked)\n\(daemon.stderr)")
+        // Moving: the receiver is switched on within a second (or, where the sensor
+        // interrupted a sleep the bounds planned, that sleep goes on: a wake is planned).
+        let after = lines.filter { (Self.stamp($0) ?? 0) >= movingAt }
+        let woke = after.first { $0.contains("power.action=\"gnss-on motion") }.flatMap { Self.stamp($0) }
+        let resumed = after.first { $0.contains("power.action=\"wake-at") && $0.contains(" motion") }
+        #expect((woke.map { $0 - movingAt < 1 } ?? false) || resumed != nil, "\(daemon.stderr)")
+
+        // `geomon status` shows the sensor's last word and since when.
+        let status = try runGeomon(["status", "--db", dir.path("run.db"), "--format", "json"])
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any])
+        let motion = try #require((object["daemon"] as? [String: Any])?["motion"] as? [String: Any], "\(status.stdout)")
+        #expect(motion["plugin"] as? String == "command")
+        #expect(["moving", "still"].contains(motion["state"] as? String ?? ""), "\(motion)")
+        #expect(motion["since"] is String)
+        let text = try runGeomon(["status", "--db", dir.path("run.db")])
+        #expect(text.stdout.contains("motion:             "), "\(text.stdout)")
+
+        let result = try runGeomon(["replay", "--profile", profile, log.path, "--format", "json", "--no-hooks",
+                                    "--interpolate-gaps", "0", "--motion"])
+        #expect(result.exitCode == 0, "\(result.stderr)")
+        let replayed = try RunCommandTests.events(result.stdout)
+        let live = try RunCommandTests.events(daemon.stdout, shift: RunCommandTests.weekRolloverSeconds)
+        #expect(replayed.count >= 1)
+        // The same events; their times may differ by an epoch: the sensor speaks on the real
+        // clock and replay's on the recording's, so a wake near an epoch may take the next one.
+        #expect(live.map { "\($0.type) \($0.fence)" } == replayed.map { "\($0.type) \($0.fence)" }, "live: \(live)\nreplay: \(replayed)")
+        for (l, r) in zip(live, replayed) { #expect(abs(l.time - r.time) <= 2, "live: \(live)\nreplay: \(replayed)") }
+    }
+}

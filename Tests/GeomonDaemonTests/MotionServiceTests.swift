@@ -1,0 +1,88 @@
+import Foundation
+import GeomonCore
+import GeomonDaemon
+import GeomonSources
+import GeomonStore
+import GeomonTestSupport
+import Testing
+
+/// `plugin: iio` in the daemon: `MotionService` reads an accelerometer laid out like sysfs in
+/// a temporary directory, whose values the test rewrites, on a manual clock.
+@Suite(.serialized) struct MotionServiceTests {
+    final class Sensor {
+        let dir: TemporaryDirectory
+        let clock = ManualClock()
+        let driver: MonitorDriver
+        let service: MotionService
+
+        init() throws {
+            dir = try TemporaryDirectory()
+            for (file, value) in [("x", "0"), ("y", "0"), ("z", "1000")] { _ = try dir.write("iio:device0/in_accel_\(file)_raw", value + "\n") }
+            _ = try dir.write("iio:device0/in_accel_scale", "0.009806\n")
+            var settings = MotionSourceSettings()
+            settings.sampleHertz = 2
+            settings.window = .seconds(10)
+            settings.thresholdMetersPerSecondSquared = 0.15
+            settings.stillAfter = .seconds(60)
+            settings.staleAfter = .seconds(300)
+            service = MotionService(settings: settings, accelerometer: try IIOAccelerometer(directory: dir.path("iio:device0")),
+                                    home: nil, log: Log(level: .error))
+            var profile = Profile(name: "motion", mode: .regions)
+            profile.sources.gnss = GNSSSourceSettings()
+            driver = MonitorDriver(machine: Monitor(profile: profile), journal: nil, clock: LiveClock(host: clock), services: [service])
+            try driver.start()
+            try driver.runUntilIdle()
+        }
+
+        var state: String? { driver.context.status.motion?.state }
+
+        /// `seconds` at 2 Hz, the z axis from `z(i)` (raw; 1000 is 1 g).
+        func run(seconds: Double, z: (Int) -> Int) throws {
+            for i in 0..<Int(seconds * 2) {
+                _ = try dir.write("iio:device0/in_accel_z_raw", "\(z(i))\n")
+                clock.advance(by: .milliseconds(500))
+                try driver.runUntilIdle()
+            }
+        }
+    }
+
+    @Test func aParkedVanIsStillADriveOffMovingAndAnIdlingEngineNoMovement() throws {
+        let s = try Sensor()
+        defer { s.dir.remove() }
+        #expect(s.state == "unknown")
+        // Parked: gravity, ±0.02 m/s² of noise.
+        try s.run(seconds: 59) { $0 % 2 == 0 ? 1002 : 998 }
+        #expect(s.state == "unknown")
+        try s.run(seconds: 2) { $0 % 2 == 0 ? 1002 : 998 }
+        #expect(s.state == "still")
+        #expect(s.driver.machine.motion == .still)
+        // Driving off: ±0.8 m/s².
+        try s.run(seconds: 1) { $0 % 2 == 0 ? 1080 : 920 }
+        #expect(s.state == "moving")
+        // Parked with the engine idling: ±0.1 m/s², under the threshold: still again after
+        // the swings left the window and 60 s passed, and it stays so.
+        try s.run(seconds: 80) { $0 % 2 == 0 ? 1010 : 990 }
+        #expect(s.state == "still")
+        try s.run(seconds: 120) { $0 % 2 == 0 ? 1010 : 990 }
+        #expect(s.state == "still")
+    }
+
+    @Test func anAccelerometerThatCannotBeReadGoesSilentAndCountsAsAbsent() throws {
+        let s = try Sensor()
+        defer { s.dir.remove() }
+        try s.run(seconds: 2) { $0 % 2 == 0 ? 1080 : 920 }
+        #expect(s.state == "moving")
+        // The device goes away (unbound, a failing bus): no reading for stale_after.
+        try FileManager.default.removeItem(atPath: s.dir.path("iio:device0/in_accel_z_raw"))
+        for _ in 0..<(2 * 301) {
+            s.clock.advance(by: .milliseconds(500))
+            try s.driver.runUntilIdle()
+        }
+        #expect(s.state == "silent")
+        #expect(s.driver.machine.motion == nil)
+        // Back: it speaks again.
+        _ = try s.dir.write("iio:device0/in_accel_z_raw", "1000\n")
+        try s.run(seconds: 1) { $0 % 2 == 0 ? 1080 : 920 }
+        #expect(s.state == "moving")
+    }
+}
