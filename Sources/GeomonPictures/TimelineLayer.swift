@@ -124,6 +124,13 @@ struct TimelineLayer {
         let n = SVGWriter.n
         w.label("receiver", x: labelX, y: bandTop + 15, size: 11)
         w.line("<rect class=\"band-off\" x=\"\(n(axis.x0))\" y=\"\(n(bandTop))\" width=\"\(n(axis.x1 - axis.x0))\" height=\"\(n(Self.bandHeight))\"/>")
+        // Off because a motion sensor says the device stands still: its own colour.
+        for i in run.intervals where i.state == .off && i.reason.hasPrefix(PowerReason.Kind.motionStill.rawValue) {
+            let x0 = axis.x(i.start), x1 = axis.x(i.end)
+            guard x1 > x0 else { continue }
+            let tip = "off \(i.start.rfc3339) – \(i.end.rfc3339): \(i.reason)"
+            w.line("<rect class=\"band-still\" x=\"\(n(x0))\" y=\"\(n(bandTop))\" width=\"\(n(max(x1 - x0, 1)))\" height=\"\(n(Self.bandHeight))\"><title>\(SVGWriter.escape(tip))</title></rect>")
+        }
         let band = self.band
         for item in band.wide {
             let i = item.interval

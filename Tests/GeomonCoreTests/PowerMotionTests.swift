@@ -10,6 +10,13 @@ import Testing
     static func fix(_ ms: Int64, east: Double = 0) -> Fix { PowerPolicyTests.fix(ms, east: east) }
     static let far = FixContext(nearestBoundaryMeters: 2_000, searchRadiusMeters: 30_000)
     static let near = FixContext(nearestBoundaryMeters: 20, searchRadiusMeters: 30_000)
+    /// A change pending since 0 with one of its two confirming fixes.
+    static var pending: FixContext {
+        var c = FixContext(nearestBoundaryMeters: 40, searchRadiusMeters: 30_000, allCertain: false, transitionPending: true)
+        c.pendingSince = at(0)
+        c.pendingCount = 1
+        return c
+    }
 
     /// A policy that took one fix near a boundary (the receiver stays on: `boundary-near`).
     static func onNearABoundary(_ mode: MonitoringMode = .regions) -> PowerPolicy {
@@ -36,9 +43,7 @@ import Testing
 
     @Test func stillWaitsForAPendingChangeToBeConfirmed() {
         var p = PowerPolicyTests.started(PowerPolicyTests.config())
-        var pending = FixContext(nearestBoundaryMeters: 40, searchRadiusMeters: 30_000, allCertain: false, transitionPending: true)
-        pending.pendingSince = Self.at(0)
-        pending.pendingCount = 1
+        let pending = Self.pending
         _ = p.screen(Self.fix(0))
         _ = p.fixReceived(Self.fix(0), context: pending, now: Self.at(0))
         // The change still needs its confirming fix: the receiver stays on for it.
@@ -74,9 +79,7 @@ import Testing
 
     @Test func gnssWinsOverASensorThatSaysStillWhileFixesMove() {
         var p = PowerPolicyTests.started(PowerPolicyTests.config())
-        var pending = FixContext(nearestBoundaryMeters: 40, searchRadiusMeters: 30_000, allCertain: false, transitionPending: true)
-        pending.pendingSince = Self.at(0)
-        pending.pendingCount = 1
+        let pending = Self.pending
         _ = p.screen(Self.fix(0))
         _ = p.fixReceived(Self.fix(0), context: pending, now: Self.at(0))
         #expect(p.motionReported(.still, now: Self.at(100)) == [])

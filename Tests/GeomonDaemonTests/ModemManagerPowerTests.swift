@@ -8,7 +8,7 @@ import Testing
 /// `sources.gnss.power: modemmanager` against a stand-in `org.freedesktop.ModemManager1` on a
 /// private system bus (no modem can run here): the real sd-bus client calls
 /// `Modem.Location.Setup`, and the stand-in records each call's arguments.
-@Suite(.serialized, .enabled(if: ModemManagerStandIn.shouldRun), .timeLimit(.minutes(1)))
+@Suite(.serialized, .enabled(if: ModemManagerStandIn.shouldRun), .timeLimit(.minutes(3)))
 struct ModemManagerPowerTests {
     /// gpsd is not used by this method; the switch's signature takes the feed all methods share.
     let feed = GPSDSource(host: "127.0.0.1", port: "1")

@@ -21,7 +21,7 @@ extension RunCommandTests {
         return (ISO8601DateFormatter.milliseconds.date(from: text) ?? ISO8601DateFormatter().date(from: text))?.timeIntervalSince1970
     }
 
-    @Test func theReceiverStaysOffWhileParkedWakesOnMotionAndDecidesWhatReplayDecides() throws {
+    @Test func theReceiverStaysOffWhileParkedWakesOnMotionAndDecidesWhatReplayDecides() async throws {
         let dir = try TemporaryDirectory()
         defer { dir.remove() }
         let gpsd = try PacedGPSD(log: RunCommandTests.shortSwiss, seconds: 100)
@@ -93,8 +93,9 @@ extension RunCommandTests {
         _ = try dir.write("started", "")
         gpsd.start()
         let deadline = Date().addingTimeInterval(gpsd.duration + 30)
-        while !gpsd.finished, Date() < deadline { usleep(100_000) }
-        usleep(1_500_000)
+        // Waiting without holding a test thread: the other suites' time limits run meanwhile.
+        while !gpsd.finished, Date() < deadline { try await Task.sleep(for: .milliseconds(100)) }
+        try await Task.sleep(for: .milliseconds(1_500))
         #expect(daemon.stop() == 0, "\(daemon.stderr)")
 
         // The log: the sensor's words and the receiver's switches, in order, with their times.

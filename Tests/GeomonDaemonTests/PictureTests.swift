@@ -61,6 +61,23 @@ struct PictureTests {
         #expect(Self.count("<path class=\"wake\"", in: svg) <= report.wakeups)
     }
 
+    @Test func aStillStretchUnderAMotionSensorHasItsOwnColour() throws {
+        // The Swiss drive's 176 s stop under the fitness profile (the receiver tracks while the
+        // car moves): with the motion sensor replay derives, it is off for the stop's last
+        // 116 s because the device stands still.
+        let profile = try #require(try ProfileLoader.load(path: TestSupport.packageRoot.appendingPathComponent("profiles/fitness.yaml").path).profile)
+        let track = try TrackReader.read(path: TestSupport.fixture("tracks/genivi_20100403_Z205_Switzerland.nmea").path)
+        var options = ReplayRun.Options()
+        options.motion = true
+        let run = try ReplayRun.evaluate(profile: profile, fixes: track.fixes, options: options)
+        #expect(run.motion.contains { $0.motion == .still })
+        let svg = ReplayPicture.svg(run, title: "genivi, motion")
+        #expect(svg.contains("<rect class=\"band-still\""), "no still span drawn")
+        #expect(svg.contains(": motion-still"))
+        let without = ReplayPicture.svg(try ReplayRun.evaluate(profile: profile, fixes: track.fixes, options: .init()), title: "genivi, no sensor")
+        #expect(!without.contains("band-still\" x="))
+    }
+
     @Test func hikePictureIsWellFormedAndRenders() throws {
         let input = try PictureScenario.hike()
         let rendering = RunPicture.render(input)

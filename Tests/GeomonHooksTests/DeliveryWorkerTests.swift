@@ -5,7 +5,7 @@ import GeomonSystem
 import GeomonTestSupport
 import Testing
 
-@Suite(.serialized, .timeLimit(.minutes(1)))
+@Suite(.serialized, .timeLimit(.minutes(3)))
 struct DeliveryWorkerTests {
     private func worker(
         _ queue: any TestDeliveryQueue, hooks: [HookSpec], retry: RetrySettings = Hooks.fastRetry(attempts: 3),

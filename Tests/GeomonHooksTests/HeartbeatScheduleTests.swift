@@ -26,7 +26,7 @@ struct HeartbeatScheduleTests {
     }
 }
 
-@Suite(.serialized, .timeLimit(.minutes(1)))
+@Suite(.serialized, .timeLimit(.minutes(3)))
 struct HeartbeatDriverTests {
     @Test func heartbeatRunsWithStatusOnStdinAndSchedulesTheNext() throws {
         let dir = try TemporaryDirectory()

@@ -5,7 +5,7 @@ import GeomonFormat
 import GeomonTestSupport
 import Testing
 
-@Suite(.serialized, .timeLimit(.minutes(1)))
+@Suite(.serialized, .timeLimit(.minutes(3)))
 struct HookFireTests {
     func profile(_ dir: String) -> Profile {
         var profile = Profile(name: "garage", mode: .regions)

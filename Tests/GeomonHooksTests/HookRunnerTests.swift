@@ -7,7 +7,7 @@ import Testing
 import Glibc
 #endif
 
-@Suite(.serialized, .timeLimit(.minutes(1)))
+@Suite(.serialized, .timeLimit(.minutes(3)))
 struct HookRunnerTests {
     let runner = HookRunner(limits: HookLimits(killGrace: .milliseconds(500)))
 

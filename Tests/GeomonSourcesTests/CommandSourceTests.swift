@@ -16,7 +16,7 @@ func runToExit(_ source: CommandSource, timeout: Duration = .seconds(20)) -> [Co
     return events
 }
 
-@Suite(.serialized, .timeLimit(.minutes(1)))
+@Suite(.serialized, .timeLimit(.minutes(3)))
 struct CommandSourceTests {
     static let plugin = TestSupport.fixture("tracks/coarse-plugin.sh").path
 

@@ -1,0 +1,44 @@
+/// What every JSON-lines reader shares: lines from chunks of any size, blank lines ignored,
+/// every other line parsed as one flat JSON object and handed to the reader's decoding; a line
+/// that is not one, or that the decoding rejects, is skipped and counted by reason.
+struct JSONLineReader: Sendable {
+    /// Counts of skipped lines by reason.
+    private(set) var skipped: [String: Int] = [:]
+    /// The last problem seen, as `line N: reason`.
+    private(set) var lastError: String?
+    /// Lines seen so far.
+    private(set) var lineNumber = 0
+    private var buffer = LineBuffer()
+
+    /// The decoded values of the complete lines in `bytes`, in order. `decode` may call
+    /// `reject` on the reader it is given (it then returns nil).
+    mutating func feed<T>(_ bytes: [UInt8], _ decode: (inout JSONLineReader, [String: FlatJSONValue]) -> T?) -> [T] {
+        let (lines, overflowed) = buffer.append(bytes)
+        for _ in 0..<overflowed { reject("line too long", reason: "garbage") }
+        return lines.compactMap { parse($0, decode) }
+    }
+
+    /// Ends the input: the decoded value of a trailing line without newline, if any.
+    mutating func finish<T>(_ decode: (inout JSONLineReader, [String: FlatJSONValue]) -> T?) -> [T] {
+        guard let last = buffer.finish() else { return [] }
+        return parse(last, decode).map { [$0] } ?? []
+    }
+
+    mutating func reject(_ message: String, reason: String) {
+        skipped[reason, default: 0] += 1
+        lastError = "line \(lineNumber): \(message)"
+    }
+
+    private mutating func parse<T>(_ line: [UInt8], _ decode: (inout JSONLineReader, [String: FlatJSONValue]) -> T?) -> T? {
+        lineNumber += 1
+        if line.allSatisfy({ $0 == 32 || $0 == 9 }) { return nil }
+        let object: [String: FlatJSONValue]
+        do {
+            object = try FlatJSON.parseObject(line)
+        } catch {
+            switch error { case .invalid(let why): reject(why, reason: "malformed") }
+            return nil
+        }
+        return decode(&self, object)
+    }
+}
