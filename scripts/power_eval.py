@@ -39,11 +39,12 @@ def haversine(a, b):
     return 2 * r * math.asin(min(1, math.sqrt(h)))
 
 def load(path):
+    """(lat, lon, time, recorded speed or None) per line."""
     pts = []
     with open(path) as f:
         for line in f:
             o = json.loads(line)
-            pts.append((o["lat"], o["lon"], o["time"]))
+            pts.append((o["lat"], o["lon"], o["time"], o.get("speed_mps")))
     return pts
 
 def fences(pts, spacing):
@@ -242,8 +243,8 @@ def motion_eval(args, root, work):
         tot = dict(n=0, still=0.0, s0=0.0, s1=0.0, on0=0.0, on1=0.0, base=0.0, missed=0, be=0, extra=0)
         for name in TRACKS:
             track = shifted(os.path.join(root, "Tests/Fixtures/power", name + ".jsonl"), args.shift, work)
-            pts = load_full(track)
-            centres, _ = fences([(p[0], p[1], p[2]) for p in pts], spacing)
+            pts = load(track)
+            centres, _ = fences(pts, spacing)
             prof = os.path.join(work, f"{name}-{spacing}.profile.yaml")
             with open(prof, "w") as f:
                 json.dump(profile(f"eval-{spacing}", centres, args.acceleration), f, indent=1)
@@ -273,14 +274,6 @@ def motion_eval(args, root, work):
         lower = f"{100 * (1 - tot['s1'] / tot['s0']):.0f} %" if tot["s0"] > 0 else "-"
         print(f"| **all** | | {tot['n']} | {tot['still']:.0f} | {tot['s0']:.0f} / {tot['s1']:.0f} | **{lower}** | {tot['on0']:.0f} / {tot['on1']:.0f} | "
               f"{100 * tot['on0'] / tot['base']:.1f} / **{100 * tot['on1'] / tot['base']:.1f}** | {recall:.3f} | {tot['extra']} |")
-
-def load_full(path):
-    pts = []
-    with open(path) as f:
-        for line in f:
-            o = json.loads(line)
-            pts.append((o["lat"], o["lon"], o["time"], o.get("speed_mps")))
-    return pts
 
 def profile(name, centres, acceleration):
     policy = {"max_speed": "45m/s", "max_acceleration": f"{acceleration}m/s2", "wake_margin": "20m",

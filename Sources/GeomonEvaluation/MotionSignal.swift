@@ -1,6 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 public import GeomonCore
 
 /// What a motion sensor would have said over a recording, for replay (`--motion`, or a profile
@@ -13,8 +10,9 @@ public import GeomonCore
 ///   the sensor's own detection time, counted from the fix that shows the movement (it may have
 ///   begun up to one recording interval before it, so this is late rather than early).
 ///
-/// A fix without a speed gets the speed of the segment from the fix before it. Times are
-/// milliseconds; the result is sorted and alternates, starting with `still`.
+/// A fix without a speed gets the speed of the segment from the fix before it. The result is
+/// sorted and alternates, starting with `still`. (`scripts/power-eval.sh --motion` measures the
+/// on-time within the stretches where the recording stands, by the same threshold.)
 public struct MotionSignal: Sendable {
     public struct Change: Hashable, Sendable {
         public var time: UTCTime
@@ -57,28 +55,6 @@ public struct MotionSignal: Sendable {
                 }
             }
         }
-        return out
-    }
-
-    /// Where the recording says the device stood: maximal runs of fixes slower than the
-    /// threshold lasting more than `minimum` (the stationary stretches), as intervals.
-    public func stillStretches(_ track: [Fix], longerThan minimum: Duration) -> [(start: UTCTime, end: UTCTime)] {
-        var out: [(start: UTCTime, end: UTCTime)] = []
-        var start: UTCTime?
-        var last: UTCTime?
-        var previous: Fix?
-        for fix in track {
-            defer { previous = fix }
-            let speed = fix.speedMetersPerSecond ?? previous.map { Self.segmentSpeed(from: $0, to: fix) } ?? 0
-            if speed < thresholdMetersPerSecond {
-                if start == nil { start = fix.time }
-                last = fix.time
-            } else {
-                if let s = start, let e = last, e - s > minimum { out.append((s, e)) }
-                start = nil
-            }
-        }
-        if let s = start, let e = last, e - s > minimum { out.append((s, e)) }
         return out
     }
 

@@ -65,27 +65,10 @@ extension RunCommandTests {
                 last = moving
             wait_until(float("inf"))
             """, mode: 0o755)
-        var yaml = """
-            version: 1
-            name: motion-live
-            mode: regions
-            sources:
-              gnss: {plugin: gpsd}
+        let profile = try Self.pacedPolicyProfile("motion-live", fixes: fixes, sources: """
               motion: {plugin: command, exec: [\(script)], still_after: 10s, stale_after: 30s}
-            policy:
-              max_speed: 10m/s
-              wake_margin: 10m
-              min_sleep: 5.5s
-              max_sleep: 10m
-              receiver: {ttff_hot: 0s, ttff_warm: 0s}
-            fences:
 
-            """
-        for (i, shape) in PowerTracks.fences(along: fixes, spacingMeters: 100, radiusMeters: 60).enumerated() {
-            guard case let .circle(center: center, radiusMeters: radius) = shape else { continue }
-            yaml += "  - {id: f\(i), circle: {lat: \(center.latitude), lon: \(center.longitude), radius: \(Int(radius))m}}\n"
-        }
-        let profile = try dir.write("motion.yaml", yaml)
+            """, in: dir)
         let daemon = try Daemon(["--profile", profile, "--db", dir.path("run.db"), "--gpsd", "127.0.0.1:\(gpsd.port)",
                                  "--print-events", "--log-level", "info"], in: dir)
         #expect(daemon.waitForLog("gpsd connected"))

@@ -151,6 +151,32 @@ struct RunCommandTests {
 
     /// The power actions a run logged (`power.action=…`) or a replay's policy log lists, without
     /// `wake-at` lines (their times are on either side's time base; the sleeps carry the same).
+    /// A regions profile for a run on a paced gpsd that replay can match fix for fix: TTFFs 0,
+    /// `min_sleep` 5.5 s (wakes between the log's whole-second epochs), 60 m circles every
+    /// 100 m along `fixes`; `sources` lines beside `gnss` (indented as under `sources:`).
+    static func pacedPolicyProfile(_ name: String, fixes: [Fix], sources: String = "", in dir: TemporaryDirectory) throws -> String {
+        var yaml = """
+            version: 1
+            name: \(name)
+            mode: regions
+            sources:
+              gnss: {plugin: gpsd}
+            \(sources)policy:
+              max_speed: 10m/s
+              wake_margin: 10m
+              min_sleep: 5.5s
+              max_sleep: 10m
+              receiver: {ttff_hot: 0s, ttff_warm: 0s}
+            fences:
+
+            """
+        for (i, shape) in PowerTracks.fences(along: fixes, spacingMeters: 100, radiusMeters: 60).enumerated() {
+            guard case let .circle(center: center, radiusMeters: radius) = shape else { continue }
+            yaml += "  - {id: f\(i), circle: {lat: \(center.latitude), lon: \(center.longitude), radius: \(Int(radius))m}}\n"
+        }
+        return try dir.write("\(name).yaml", yaml)
+    }
+
     static func switches(_ text: String, logged: Bool) -> [String] {
         text.split(separator: "\n").compactMap { line -> String? in
             var action: Substring
@@ -180,26 +206,7 @@ struct RunCommandTests {
         let log = dir.url.appendingPathComponent("served.nmea")
         try gpsd.writeServedLog(to: log)
         let fixes = try TrackReader.read(path: log.path).fixes
-        var yaml = """
-            version: 1
-            name: policy-live
-            mode: regions
-            sources:
-              gnss: {plugin: gpsd}
-            policy:
-              max_speed: 10m/s
-              wake_margin: 10m
-              min_sleep: 5.5s
-              max_sleep: 10m
-              receiver: {ttff_hot: 0s, ttff_warm: 0s}
-            fences:
-
-            """
-        for (i, shape) in PowerTracks.fences(along: fixes, spacingMeters: 100, radiusMeters: 60).enumerated() {
-            guard case let .circle(center: center, radiusMeters: radius) = shape else { continue }
-            yaml += "  - {id: f\(i), circle: {lat: \(center.latitude), lon: \(center.longitude), radius: \(Int(radius))m}}\n"
-        }
-        let profile = try dir.write("policy.yaml", yaml)
+        let profile = try Self.pacedPolicyProfile("policy-live", fixes: fixes, in: dir)
         let daemon = try Daemon(["--profile", profile, "--db", dir.path("run.db"), "--gpsd", "127.0.0.1:\(gpsd.port)",
                                  "--print-events", "--log-level", "info"], in: dir)
         #expect(daemon.waitForLog("gpsd connected"))

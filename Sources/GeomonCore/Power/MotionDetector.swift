@@ -1,7 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#endif
-
 /// Turns a motion sensor's raw input into the `Motion` the policy acts on (docs/power.md,
 /// "Wake on motion"): pure, fed with times on a monotonic axis (any origin).
 ///

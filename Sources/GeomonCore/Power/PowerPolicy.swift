@@ -201,7 +201,7 @@ public struct PowerPolicy: Sendable {
                 guard let wakeAt, kind != .motionStill else { return [] }
                 // The planned wake is dropped (nothing to perform: the receiver is off already);
                 // what remained of a bounded sleep is resumed on `moving`.
-                memory.sleepLeft = [.sleep, .bandSleep, .scheduledWake].contains(kind) && wakeAt > now ? wakeAt - now : nil
+                memory.sleepLeft = Self.boundedSleepLeft(kind, until: wakeAt, now: now)
                 state = .off(wakeAt: nil, wakeReason: .motionStill)
                 memory.checkInterval = nil
                 return []
@@ -262,15 +262,19 @@ public struct PowerPolicy: Sendable {
     private mutating func whileStill(_ decision: Decision, _ fix: Fix, context: FixContext, now: UTCTime) -> Decision {
         memory.settled = !context.transitionPending
         guard memory.motion == .still, !context.transitionPending else { return decision }
-        memory.sleepLeft = Self.boundedSleepLeft(decision, now: now)
+        if case let .sleep(until?, reason) = decision {
+            memory.sleepLeft = Self.boundedSleepLeft(reason.kind, until: until, now: now)
+        } else {
+            memory.sleepLeft = nil
+        }
         return .sleep(until: nil, PowerReason(.motionStill, distanceMeters: context.nearestBoundaryMeters,
                                               accuracyMeters: fix.horizontalAccuracyMeters))
     }
 
     /// What remains at `now` of a sleep the reachability bounds planned (not a stationary check,
     /// a retry or a still sensor's): the device used none of it while it stood still.
-    private static func boundedSleepLeft(_ decision: Decision, now: UTCTime) -> Duration? {
-        guard case let .sleep(until?, reason) = decision, [.sleep, .bandSleep].contains(reason.kind), until > now else { return nil }
+    private static func boundedSleepLeft(_ kind: PowerReason.Kind, until: UTCTime, now: UTCTime) -> Duration? {
+        guard kind == .sleep || kind == .bandSleep, until > now else { return nil }
         return until - now
     }
 

@@ -21,7 +21,7 @@ public final class MotionService: Service {
     public let settings: MotionSourceSettings
     private let log: Log
     private let command: CommandSource?
-    private var accelerometer: IIOAccelerometer?
+    private let accelerometer: IIOAccelerometer?
     private var detector: MotionDetector
     private var receiverOn = false
     /// When the machine last took a GNSS fix (the driver's monotonic µs).
