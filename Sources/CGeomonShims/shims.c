@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -119,4 +120,8 @@ int geomon_memfd_with_bytes(const void *bytes, size_t len) {
         return -1;
     }
     return fd;
+}
+
+void geomon_name_this_thread(const char *name) {
+    prctl(PR_SET_NAME, (unsigned long)name, 0, 0, 0);
 }

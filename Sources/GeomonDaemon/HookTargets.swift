@@ -1,7 +1,7 @@
 public import GeomonCore
 public import GeomonStore
 import GeomonHooks
-import Foundation
+import FoundationEssentials
 
 /// The delivery rows an event gets, computed once per profile: one per distinct hook command,
 /// keyed like `HookCatalog` (the argv as JSON, so one script listed under `enter` and `exit`

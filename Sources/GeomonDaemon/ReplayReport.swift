@@ -19,8 +19,8 @@ public enum ReplayReport {
         o.add("mode", run.profile.mode.rawValue)
         o.add("always_on", run.options.alwaysOn)
         if let report = run.report { add(report, to: &o) }
-        o.add("fixes_recorded", run.track.count)
-        o.add("fixes_withheld", run.track.count - (run.report?.fixesUsed ?? 0))
+        o.add("fixes_recorded", run.recording.count)
+        o.add("fixes_withheld", run.recording.count - (run.report?.fixesUsed ?? 0))
         var reasons = JSONObject()
         for entry in run.source?.receiver.ledger.entries ?? [] { reasons.add(entry.label, entry.seconds, decimals: 3) }
         o.add("on_by_reason", reasons)
@@ -75,7 +75,7 @@ public enum ReplayReport {
         var rows: [(String, String, String)] = [
             ("", run.options.alwaysOn ? "always-on" : "policy", b == nil ? "" : "always-on"),
             ("track s", f(r.trackSeconds, 1), b.map { f($0.trackSeconds, 1) } ?? ""),
-            ("fixes used", "\(r.fixesUsed) of \(run.track.count)", b.map { "\($0.fixesUsed)" } ?? ""),
+            ("fixes used", "\(r.fixesUsed) of \(run.recording.count)", b.map { "\($0.fixesUsed)" } ?? ""),
             ("gnss on s", f(r.gnssOnSeconds, 1), b.map { f($0.gnssOnSeconds, 1) } ?? ""),
             ("  acquiring s", f(r.acquireSeconds, 1), b.map { f($0.acquireSeconds, 1) } ?? ""),
             ("  tracking s", f(r.trackingSeconds, 1), b.map { f($0.trackingSeconds, 1) } ?? ""),
@@ -136,9 +136,9 @@ public enum ReplayReport {
 
     /// A line for stderr when the receiver model withheld recorded fixes (nil when it did not).
     public static func withheldNote(_ run: ReplayRun) -> String? {
-        guard let r = run.report, r.fixesUsed < run.track.count else { return nil }
-        let withheld = run.track.count - r.fixesUsed
-        return "replay: note: the receiver model withheld \(withheld) of \(run.track.count) recorded fixes "
+        guard let r = run.report, r.fixesUsed < run.recording.count else { return nil }
+        let withheld = run.recording.count - r.fixesUsed
+        return "replay: note: the receiver model withheld \(withheld) of \(run.recording.count) recorded fixes "
             + "(they came while the modelled receiver was off or acquiring its first fix); --always-on uses every fix"
     }
 
@@ -147,7 +147,7 @@ public enum ReplayReport {
         guard let r = run.report else { return "replay: no fixes" }
         func f(_ v: Double, _ d: Int) -> String { NumberText.fixed(v, d) }
         var line = "replay: energy: gnss on \(f(r.gnssOnSeconds, 1)) s of \(f(r.trackSeconds, 1)) s "
-            + "(duty \(f(r.dutyCycle * 100, 1)) %), \(r.wakeups) wakeups, \(r.fixesUsed) of \(run.track.count) fixes used, "
+            + "(duty \(f(r.dutyCycle * 100, 1)) %), \(r.wakeups) wakeups, \(r.fixesUsed) of \(run.recording.count) fixes used, "
             + "\(f(r.energyMilliwattHours, 2)) mWh"
         if r.unreleasedSeconds > 0 {
             line += " (power: \(r.powerMethod), powered \(f(r.poweredSeconds, 1)) s with gpsd's 60 s release after each switch-off)"

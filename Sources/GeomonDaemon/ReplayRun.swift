@@ -34,10 +34,14 @@ public final class ReplayRun {
     public let options: Options
     public let index: FenceIndex
     public let configuration: PowerConfiguration
-    /// The recorded fixes, sorted by time (stable).
-    public let track: [Fix]
-    /// The coarse fixes offered to the policy (recorded or derived), sorted by time.
-    public let coarse: [Fix]
+    /// The recording, read once per pass (the run, the derived coarse feed and motion sensor,
+    /// the baseline, the oracle).
+    public let recording: Recording
+    /// The recorded fixes, sorted by time (stable), read into memory: for the picture and
+    /// tests, not for the run.
+    public var track: [Fix] { Array(recording.fixes()) }
+    /// Keep every delivered fix (`delivered`: the policy log and the picture need them).
+    public var keepsDelivered = true
     /// The run's source after `run`: the receiver's accounting, actions, delivered fixes, events.
     public private(set) var source: ReceiverModelService?
     public private(set) var baseline: ReceiverModelService?
@@ -49,24 +53,28 @@ public final class ReplayRun {
     public let motion: [MotionSignal.Change]
 
     /// Prepares a replay of `fixes` (in any order) with `profile`.
-    public init(profile: Profile, fixes: [Fix], options: Options) {
+    public convenience init(profile: Profile, fixes: [Fix], options: Options) {
+        self.init(profile: profile, recording: Recording(fixes: fixes), options: options)
+    }
+
+    /// Prepares a replay of `recording` with `profile`.
+    public init(profile: Profile, recording: Recording, options: Options) {
         self.profile = profile
         self.options = options
         index = profile.makeIndex()
-        track = fixes.enumerated().sorted { ($0.element.time, $0.offset) < ($1.element.time, $1.offset) }.map(\.element)
+        self.recording = recording
         var configuration = PowerConfiguration(profile: profile)
         configuration.alwaysOn = options.alwaysOn
         self.configuration = configuration
-        coarse = Self.coarseFixes(profile: profile, track: track, options: options)
         if options.motion || profile.sources.motion != nil {
-            motion = MotionSignal(stillAfter: profile.sources.motion?.stillAfter ?? .seconds(60)).changes(track)
+            motion = MotionSignal(stillAfter: profile.sources.motion?.stillAfter ?? .seconds(60)).changes(recording.fixes())
         } else {
             motion = []
         }
     }
 
-    public var start: UTCTime? { track.first?.time }
-    public var end: UTCTime? { track.last?.time }
+    public var start: UTCTime? { recording.start }
+    public var end: UTCTime? { recording.end }
 
     /// Runs the recording through a driver on a virtual clock whose journal (if any) stores
     /// it, with `services` beside the receiver model (hooks, MQTT, printing); `configure` sets
@@ -96,13 +104,14 @@ public final class ReplayRun {
         try baselineDriver.run()
         baseline = baselineSource
         match = EventMatch(baseline: baselineSource.receiver.events, candidate: source.receiver.events, window: configuration.maxSleep)
-        oracle = OracleBound(track: track, index: index, settings: profile.receiver)
+        oracle = OracleBound(track: recording.fixes(), index: index, settings: profile.receiver)
     }
 
     private func makeSource(_ configuration: PowerConfiguration, start: UTCTime, end: UTCTime) -> ReceiverModelService {
-        let receiver = ReplayReceiver(track: track, coarse: coarse, settings: profile.receiver,
+        var receiver = ReplayReceiver(track: recording.fixes(), coarse: coarseFixes(), settings: profile.receiver,
                                       interpolationMaxGap: options.interpolationMaxGap, configuration: configuration,
                                       powerMethod: profile.powerMethod, restart: profile.sources.gnss?.effectiveRestart ?? .hot)
+        receiver.keepsDelivered = keepsDelivered
         return ReceiverModelService(receiver: receiver, start: start, end: end)
     }
 
@@ -144,26 +153,27 @@ public final class ReplayRun {
     /// GeoClue scatters its answers at the level, `GeoClueSettings.Accuracy.scatterMeters`) with the documented
     /// seeded degradation (`CoarseFixGenerator`; none inside an outage of the receiver model),
     /// else none.
-    static func coarseFixes(profile: Profile, track: [Fix], options: Options) -> [Fix] {
+    func coarseFixes() -> FixFeed {
         if let recorded = options.coarse {
-            return recorded.enumerated().sorted { ($0.element.time, $0.offset) < ($1.element.time, $1.offset) }.map {
+            return FixFeed(recorded.enumerated().sorted { ($0.element.time, $0.offset) < ($1.element.time, $1.offset) }.map {
                 var fix = $0.element
                 fix.source = .coarse
                 return fix
-            }
+            })
         }
-        guard profile.sources.coarse != nil || profile.mode == .significantChange else { return [] }
+        guard profile.sources.coarse != nil || profile.mode == .significantChange, let start, let end else { return FixFeed([]) }
         let settings = profile.sources.coarse ?? CoarseSourceSettings()
-        return CoarseFixGenerator.derive(track: track, interval: settings.interval,
+        var derived = CoarseFixGenerator(track: recording.fixes(), start: start, end: end, interval: settings.interval,
                                          accuracyMeters: settings.expectedAccuracyMeters,
                                          offsetMeters: settings.geoclue?.accuracy.scatterMeters,
                                          maxGap: options.interpolationMaxGap, seed: options.seed)
+        return FixFeed { derived.next() }
     }
 
     /// The receiver's intervals from the policy's actions: acquiring from switch-on to the
     /// first delivered GNSS fix, on until switch-off, off in between; each with its reason.
     public var receiverIntervals: [RunPicture.ReceiverInterval] {
-        guard let receiver = source?.receiver, let start = track.first?.time, let end = track.last?.time else { return [] }
+        guard let receiver = source?.receiver, let start, let end else { return [] }
         let switches = receiver.actions.compactMap { timed -> ReceiverSwitch? in
             switch timed.action {
             case let .gnssOn(reason): ReceiverSwitch(time: timed.time, on: true, reason: reason.text)

@@ -9,32 +9,64 @@ public import GeomonCore
 /// `accuracyMeters`, no speed or course, source `.coarse`. The same track, interval, accuracy,
 /// offset and seed give the same fixes. Inside a recorded gap longer than `maxGap` (the receiver
 /// model's outage) the position is unknown and no fix is derived (the draws are made all the same).
-public enum CoarseFixGenerator {
+public struct CoarseFixGenerator: IteratorProtocol, Sequence {
     public static func derive(track: [Fix], interval: Duration, accuracyMeters: Double, offsetMeters: Double? = nil,
                               maxGap: Duration = .seconds(60), seed: UInt64) -> [Fix] {
-        let offsetMeters = offsetMeters ?? accuracyMeters
-        guard let first = track.first, let last = track.last, interval > .zero else { return [] }
-        var rng = SplitMix64(seed: seed)
-        var out: [Fix] = []
-        var index = 0
-        var t = first.time
-        while t <= last.time {
-            while index + 1 < track.count, track[index + 1].time <= t { index += 1 }
+        guard let first = track.first, let last = track.last else { return [] }
+        return Array(CoarseFixGenerator(track: FixFeed(track), start: first.time, end: last.time, interval: interval,
+                                        accuracyMeters: accuracyMeters, offsetMeters: offsetMeters, maxGap: maxGap, seed: seed))
+    }
+
+    private var track: FixFeed
+    /// The last recorded fix at or before `t` (the first one before `t` reaches it), and the one after it.
+    private var before: Fix?
+    private var after: Fix?
+    private var t: UTCTime
+    private let end: UTCTime
+    private let interval: Duration
+    private let accuracyMeters: Double
+    private let offsetMeters: Double
+    private let maxGap: Duration
+    private var rng: SplitMix64
+
+    /// The derived fixes over a recording read once (`track`, in time order) whose first and
+    /// last fixes are at `start` and `end`.
+    public init(track: FixFeed, start: UTCTime, end: UTCTime, interval: Duration, accuracyMeters: Double,
+                offsetMeters: Double? = nil, maxGap: Duration = .seconds(60), seed: UInt64) {
+        self.track = track
+        before = self.track.next()
+        after = self.track.next()
+        t = start
+        self.end = interval > .zero ? end : start - .seconds(1)
+        self.interval = interval
+        self.accuracyMeters = accuracyMeters
+        self.offsetMeters = offsetMeters ?? accuracyMeters
+        self.maxGap = maxGap
+        rng = SplitMix64(seed: seed)
+    }
+
+    public mutating func next() -> Fix? {
+        while t <= end, let current = before {
+            while let next = after, next.time <= t {
+                before = next
+                after = track.next()
+            }
+            let base = before ?? current
             let u1 = rng.nextUnit(), u2 = rng.nextUnit()
-            defer { t = t + interval }
-            var origin = track[index].coordinate
-            if track[index].time < t, index + 1 < track.count {
-                let before = track[index], after = track[index + 1]
-                let gap = after.time - before.time
+            let time = t
+            t = t + interval
+            var origin = base.coordinate
+            if base.time < time, let later = after {
+                let gap = later.time - base.time
                 guard gap <= maxGap else { continue }
-                let f = (t - before.time).secondsValue / gap.secondsValue
+                let f = (time - base.time).secondsValue / gap.secondsValue
                 origin = Coordinate(
-                    latitude: before.coordinate.latitude + (after.coordinate.latitude - before.coordinate.latitude) * f,
-                    longitude: before.coordinate.longitude + Geodesy.longitudeDelta(before.coordinate.longitude, after.coordinate.longitude) * f)
+                    latitude: base.coordinate.latitude + (later.coordinate.latitude - base.coordinate.latitude) * f,
+                    longitude: base.coordinate.longitude + Geodesy.longitudeDelta(base.coordinate.longitude, later.coordinate.longitude) * f)
             }
             let point = Geodesy.sphericalDestination(from: origin, bearingDegrees: 360 * u2, distanceMeters: offsetMeters * u1.squareRoot())
-            out.append(Fix(time: t, coordinate: point, horizontalAccuracyMeters: accuracyMeters, source: .coarse))
+            return Fix(time: time, coordinate: point, horizontalAccuracyMeters: accuracyMeters, source: .coarse)
         }
-        return out
+        return nil
     }
 }

@@ -31,8 +31,8 @@ public struct MotionSignal: Sendable {
         self.stillAfter = stillAfter
     }
 
-    /// The sensor's changes over `track` (sorted by time).
-    public func changes(_ track: [Fix]) -> [Change] {
+    /// The sensor's changes over `track` (in time order).
+    public func changes(_ track: some Sequence<Fix>) -> [Change] {
         var out: [Change] = []
         var still = false
         var slowSince: UTCTime?

@@ -12,10 +12,12 @@ public struct OracleBound: Hashable, Sendable {
     public var gnssOnSeconds: Double
     public var energyMilliwattHours: Double
 
-    public init(track: [Fix], index: FenceIndex, settings: ReceiverSettings) {
+    public init(track: some Sequence<Fix>, index: FenceIndex, settings: ReceiverSettings) {
         var count = 0
         var previous: [Bool]?
+        var any = false
         for fix in track {
+            any = true
             let inside = (0..<index.count).map { index.signedDistance(fence: $0, to: fix.coordinate) <= 0 }
             if let previous {
                 count += zip(previous, inside).filter { $0 != $1 }.count
@@ -23,7 +25,7 @@ public struct OracleBound: Hashable, Sendable {
             previous = inside
         }
         crossings = count
-        guard !track.isEmpty else {
+        guard any else {
             gnssOnSeconds = 0
             energyMilliwattHours = 0
             return

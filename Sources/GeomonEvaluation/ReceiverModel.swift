@@ -16,24 +16,36 @@ public import GeomonCore
 /// - After the first fix, every recorded fix later than the last delivered one, at its time.
 ///
 /// It also accounts for the time on: acquiring (switch-on to first fix) and tracking.
-public struct ReceiverModel: Sendable {
+/// The recording is read once, forwards (the driver's clock never goes back): the model keeps
+/// only the next recorded fix not yet passed and the one before it.
+public struct ReceiverModel {
     public let settings: ReceiverSettings
     public let interpolationMaxGap: Duration
     /// How long the receiver stays powered after a switch-off (`GNSSPowerMethod.releaseDelay`):
     /// each off period's first `releaseDelay` is charged as tracking (`ReceiverUsage.unreleased`).
     public let releaseDelay: Duration?
-    private let track: [Fix]
+    private var feed: FixFeed
+    /// The first recorded fix not yet passed (nil at the end of the recording), and the last
+    /// one passed before it.
+    private var upcoming: Fix?
+    private var passed: Fix?
     private var onSince: UTCTime?
     private var firstFixAt: UTCTime?
     private var lastOffAt: UTCTime?
     private var pending: Fix?
-    private var cursor = 0
     public private(set) var usage = ReceiverUsage()
 
     /// - Parameter track: recorded fixes, sorted by time.
     public init(track: [Fix], settings: ReceiverSettings, interpolationMaxGap: Duration = .seconds(60),
                 releaseDelay: Duration? = nil) {
-        self.track = track
+        self.init(feed: FixFeed(track), settings: settings, interpolationMaxGap: interpolationMaxGap, releaseDelay: releaseDelay)
+    }
+
+    /// - Parameter feed: recorded fixes in time order, read once.
+    public init(feed: FixFeed, settings: ReceiverSettings, interpolationMaxGap: Duration = .seconds(60),
+                releaseDelay: Duration? = nil) {
+        self.feed = feed
+        upcoming = self.feed.next()
         self.settings = settings
         self.interpolationMaxGap = interpolationMaxGap
         self.releaseDelay = releaseDelay
@@ -53,9 +65,16 @@ public struct ReceiverModel: Sendable {
         onSince = now
         firstFixAt = nil
         usage.wakeups += 1
-        cursor = 0
-        while cursor < track.count, track[cursor].time < now { cursor += 1 }
-        pending = cursor < track.count ? track[cursor] : nil
+        pass { $0 < now }
+        pending = upcoming
+    }
+
+    /// Moves past the recorded fixes whose time satisfies `before`.
+    private mutating func pass(while before: (UTCTime) -> Bool) {
+        while let fix = upcoming, before(fix.time) {
+            passed = fix
+            upcoming = feed.next()
+        }
     }
 
     public mutating func turnOn(at now: UTCTime) {
@@ -100,23 +119,17 @@ public struct ReceiverModel: Sendable {
         guard onSince != nil, let fix = pending else { return nil }
         if firstFixAt == nil { firstFixAt = fix.time }
         usage.fixesDelivered += 1
-        while cursor < track.count, track[cursor].time <= fix.time { cursor += 1 }
-        pending = cursor < track.count ? track[cursor] : nil
+        pass { $0 <= fix.time }
+        pending = upcoming
         return fix
     }
 
     private mutating func firstFix(due: UTCTime) -> Fix? {
-        // First recorded fix at or after `due`.
-        var lo = 0, hi = track.count
-        while lo < hi {
-            let mid = (lo + hi) / 2
-            if track[mid].time < due { lo = mid + 1 } else { hi = mid }
-        }
-        cursor = lo
-        guard lo < track.count else { return nil }
-        let after = track[lo]
-        if after.time == due || lo == 0 { return after }
-        let before = track[lo - 1]
+        // First recorded fix at or after `due` (never behind what was passed: `due` is later
+        // than every fix delivered so far).
+        pass { $0 < due }
+        guard let after = upcoming else { return nil }
+        guard after.time != due, let before = passed else { return after }
         guard after.time - before.time <= interpolationMaxGap else { return after }
         let fraction = (due - before.time).secondsValue / (after.time - before.time).secondsValue
         var fix = before

@@ -7,7 +7,7 @@ public import GeomonCore
 /// The driver asks `nextFixTime(now:)` and `takeFix(at:)` for inputs and hands every effect
 /// of the machine to `observe(_:now:)`; `finish(at:)` closes the accounting at the end of the
 /// recording.
-public struct ReplayReceiver: Sendable {
+public struct ReplayReceiver {
     /// An action with the virtual time it was issued at.
     public struct TimedAction: Hashable, Sendable {
         public var time: UTCTime
@@ -22,17 +22,22 @@ public struct ReplayReceiver: Sendable {
     }
 
     public private(set) var model: ReceiverModel
-    public let coarse: [Fix]
+    private var coarse: FixFeed
+    /// The next coarse fix not yet passed.
+    private var coarseNext: Fix?
     public let configuration: PowerConfiguration
     public private(set) var ledger = OnTimeLedger()
     public private(set) var actions: [TimedAction] = []
-    /// Every fix delivered (GNSS and coarse), in delivery order.
+    /// Every fix delivered (GNSS and coarse), in delivery order, when `keepsDelivered` (the
+    /// policy log and the picture need them; an evaluation of a long recording does not).
     public private(set) var delivered: [Fix] = []
+    public var keepsDelivered = true
+    /// How many fixes were delivered.
+    public private(set) var deliveredCount = 0
     /// Every event the machine decided, in order.
     public private(set) var events: [GeoEvent] = []
     /// Fixes the screen held as implausible jumps.
     public private(set) var held = 0
-    private var coarseCursor = 0
     private var coarseOn = false
     private var started = false
     private var switchedOnFor: PowerReason.Kind?
@@ -48,22 +53,30 @@ public struct ReplayReceiver: Sendable {
     ///   - restart: the method's restart class, named in the report.
     public init(track: [Fix], coarse: [Fix], settings: ReceiverSettings, interpolationMaxGap: Duration,
                 configuration: PowerConfiguration, powerMethod: GNSSPowerMethod, restart: RestartClass = .hot) {
+        self.init(track: FixFeed(track), coarse: FixFeed(coarse), settings: settings, interpolationMaxGap: interpolationMaxGap,
+                  configuration: configuration, powerMethod: powerMethod, restart: restart)
+    }
+
+    /// The same over feeds, each read once.
+    public init(track: FixFeed, coarse: FixFeed, settings: ReceiverSettings, interpolationMaxGap: Duration,
+                configuration: PowerConfiguration, powerMethod: GNSSPowerMethod, restart: RestartClass = .hot) {
         self.powerMethod = powerMethod
         self.restart = restart
-        model = ReceiverModel(track: track, settings: settings, interpolationMaxGap: interpolationMaxGap,
+        model = ReceiverModel(feed: track, settings: settings, interpolationMaxGap: interpolationMaxGap,
                               releaseDelay: configuration.alwaysOn ? nil : powerMethod.releaseDelay)
         self.coarse = coarse
+        coarseNext = self.coarse.next()
         self.configuration = configuration
     }
 
     /// The time of the next fix the receiver (or the coarse feed, while on) delivers.
     public mutating func nextFixTime(now: UTCTime) -> UTCTime? {
         if coarseOn {
-            while coarseCursor < coarse.count, coarse[coarseCursor].time < now { coarseCursor += 1 }
+            while let fix = coarseNext, fix.time < now { coarseNext = coarse.next() }
         }
         let gnss = model.nextFix?.time
-        let coarseNext = coarseOn && coarseCursor < coarse.count ? coarse[coarseCursor].time : nil
-        switch (gnss, coarseNext) {
+        let coarseTime = coarseOn ? coarseNext?.time : nil
+        switch (gnss, coarseTime) {
         case let (g?, c?): return min(g, c)
         case let (g?, nil): return g
         case let (nil, c?): return c
@@ -76,13 +89,14 @@ public struct ReplayReceiver: Sendable {
         let fix: Fix
         if model.nextFix?.time == time, let next = model.takeFix() {
             fix = next
-        } else if coarseOn, coarseCursor < coarse.count, coarse[coarseCursor].time == time {
-            fix = coarse[coarseCursor]
-            coarseCursor += 1
+        } else if coarseOn, let next = coarseNext, next.time == time {
+            fix = next
+            coarseNext = coarse.next()
         } else {
             return nil
         }
-        delivered.append(fix)
+        deliveredCount += 1
+        if keepsDelivered { delivered.append(fix) }
         return fix
     }
 
@@ -90,7 +104,7 @@ public struct ReplayReceiver: Sendable {
     public mutating func observe(_ effect: Monitor.Effect, now: UTCTime) {
         switch effect {
         case let .power(action):
-            actions.append(TimedAction(time: now, action: action, afterFixes: delivered.count))
+            actions.append(TimedAction(time: now, action: action, afterFixes: deliveredCount))
             switch action {
             case let .gnssOn(reason):
                 if !model.isOn {

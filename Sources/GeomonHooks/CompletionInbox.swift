@@ -1,10 +1,9 @@
-import Foundation
 import GeomonCore
 
 /// Results handed from hook threads to the thread that owns the queue. The queue (the store)
 /// is only ever touched by its owner; hook threads only append here and signal.
 final class CompletionInbox<Item: Sendable>: @unchecked Sendable {
-    private let condition = NSCondition()
+    private let condition = Condition()
     private var items: [Item] = []
     private let onActivity: (@Sendable () -> Void)?
 
@@ -38,7 +37,7 @@ final class CompletionInbox<Item: Sendable>: @unchecked Sendable {
 
     /// Blocks until an item is waiting or `timeout` passed.
     func wait(timeout: Duration) {
-        let deadline = Date(timeIntervalSinceNow: max(0, timeout.secondsValue))
+        let deadline = Condition.deadline(after: max(0, timeout.secondsValue))
         condition.lock()
         while items.isEmpty {
             if !condition.wait(until: deadline) { break }

@@ -1,5 +1,5 @@
 public import GeomonCore
-import Foundation
+import FoundationEssentials
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -75,9 +75,9 @@ public struct ConditionProbe: Sendable {
     public static func externalPowerOnline(supplies: [(type: String, online: String?)]) -> Bool {
         if supplies.isEmpty { return true }
         for supply in supplies {
-            let type = supply.type.trimmingCharacters(in: .whitespacesAndNewlines)
+            let type = supply.type.trimmingWhitespace()
             let external = type == "Mains" || type.hasPrefix("USB")
-            if external && supply.online?.trimmingCharacters(in: .whitespacesAndNewlines) == "1" { return true }
+            if external && supply.online?.trimmingWhitespace() == "1" { return true }
         }
         return false
     }

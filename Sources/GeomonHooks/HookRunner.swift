@@ -1,5 +1,4 @@
 import CGeomonShims
-import Foundation
 import GeomonCore
 #if canImport(Glibc)
 import Glibc
@@ -50,11 +49,9 @@ public struct HookRunner: Sendable {
     /// Runs the invocation on a new thread and calls `completion` there when it has ended.
     public func start(_ invocation: HookInvocation, completion: @escaping @Sendable (HookResult) -> Void) {
         let runner = self
-        let thread = Thread {
+        startThread(named: "geomon-hook") {
             completion(runner.run(invocation))
         }
-        thread.name = "geomon-hook"
-        thread.start()
     }
 
     /// Runs the invocation on a dedicated thread (never blocking a concurrency pool thread).

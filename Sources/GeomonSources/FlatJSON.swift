@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// A value of a flat JSON object's member. Nested objects and arrays are skipped (`.other`).
 enum FlatJSONValue: Sendable, Equatable {
     case number(Double)
@@ -17,6 +21,22 @@ enum FlatJSONValue: Sendable, Equatable {
     }
 }
 
+/// The top-level members of one flat JSON object, in order. Lines have a handful of members, so
+/// a lookup is a short linear scan (cheaper than hashing every key of every line); a name
+/// given twice means its last value, as in a dictionary.
+struct FlatJSONObject: Sendable {
+    private(set) var members: [(name: String, value: FlatJSONValue)] = []
+
+    init() { members.reserveCapacity(8) }
+
+    subscript(name: String) -> FlatJSONValue? {
+        for member in members.reversed() where member.name == name { return member.value }
+        return nil
+    }
+
+    mutating func append(_ name: String, _ value: FlatJSONValue) { members.append((name, value)) }
+}
+
 /// A byte-level parser for one JSON object per line: the top-level members with scalar values.
 /// Good for the line protocols geomon reads (JSON lines tracks, gpsd's JSON, coarse plugins).
 enum FlatJSON {
@@ -25,12 +45,12 @@ enum FlatJSON {
     }
 
     /// Parses `{ "key": value, … }` (surrounding whitespace allowed). Throws with a short reason.
-    static func parseObject(_ b: UnsafeBufferPointer<UInt8>) throws(Failure) -> [String: FlatJSONValue] {
+    static func parseObject(_ b: UnsafeBufferPointer<UInt8>) throws(Failure) -> FlatJSONObject {
         var p = Cursor(b: b)
         p.skipSpace()
         guard p.peek == 123 else { throw .invalid("not a JSON object") }
         p.i += 1
-        var result: [String: FlatJSONValue] = [:]
+        var result = FlatJSONObject()
         p.skipSpace()
         if p.peek == 125 {
             p.i += 1
@@ -43,7 +63,7 @@ enum FlatJSON {
                 guard p.peek == 58 else { throw .invalid("expected ':' at byte \(p.i + 1)") }
                 p.i += 1
                 p.skipSpace()
-                result[key] = try p.value()
+                result.append(key, try p.value())
                 p.skipSpace()
                 if p.peek == 44 { p.i += 1; continue }
                 if p.peek == 125 { p.i += 1; break }
@@ -55,8 +75,8 @@ enum FlatJSON {
         return result
     }
 
-    static func parseObject(_ bytes: [UInt8]) throws(Failure) -> [String: FlatJSONValue] {
-        let r: Result<[String: FlatJSONValue], Failure> = bytes.withUnsafeBufferPointer { buffer in
+    static func parseObject(_ bytes: [UInt8]) throws(Failure) -> FlatJSONObject {
+        let r: Result<FlatJSONObject, Failure> = bytes.withUnsafeBufferPointer { buffer in
             do throws(Failure) { return .success(try parseObject(buffer)) } catch { return .failure(error) }
         }
         return try r.get()
@@ -74,6 +94,13 @@ enum FlatJSON {
 
         mutating func string() throws(Failure) -> String {
             i += 1 // opening quote
+            // The common case: no escape, so the text is the bytes up to the closing quote.
+            var end = i
+            while end < b.count, b[end] != 34, b[end] != 92, b[end] >= 32 { end += 1 }
+            if end < b.count, b[end] == 34 {
+                defer { i = end + 1 }
+                return String(decoding: UnsafeBufferPointer(rebasing: b[i..<end]), as: UTF8.self)
+            }
             var out: [UInt8] = []
             while i < b.count {
                 let c = b[i]
@@ -134,9 +161,18 @@ enum FlatJSON {
                 guard (c >= 48 && c <= 57) || c == 45 || c == 43 || c == 46 || c == 101 || c == 69 else { break }
                 i += 1
             }
-            guard i > start, let v = Double(String(decoding: b[start..<i], as: UTF8.self)) else {
-                throw .invalid("bad value at byte \(start + 1)")
+            // Parsed from a NUL-terminated copy on the stack (no String per number); the whole
+            // text must be the number, as Double(String) requires.
+            let length = i - start
+            guard length > 0, length < 64 else { throw .invalid("bad value at byte \(start + 1)") }
+            let v: Double? = withUnsafeTemporaryAllocation(of: CChar.self, capacity: length + 1) { text in
+                for k in 0..<length { text[k] = CChar(bitPattern: b[start + k]) }
+                text[length] = 0
+                var end: UnsafeMutablePointer<CChar>?
+                let value = strtod(text.baseAddress!, &end)
+                return end == text.baseAddress! + length ? value : nil
             }
+            guard let v else { throw .invalid("bad value at byte \(start + 1)") }
             return v
         }
 

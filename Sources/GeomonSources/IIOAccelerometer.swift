@@ -1,3 +1,4 @@
+import GeomonCore
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -70,18 +71,8 @@ public struct IIOAccelerometer: Sendable {
         var buffer = [UInt8](repeating: 0, count: 64)
         let n = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
         guard n > 0 else { throw Failure(description: "cannot read \(path): \(n < 0 ? String(cString: strerror(errno)) : "empty")") }
-        let text = String(decoding: buffer[0..<n], as: UTF8.self).trimmingCharacters(in: " \n\t")
+        let text = String(decoding: buffer[0..<n], as: UTF8.self).trimmingWhitespace()
         guard let value = Double(text), value.isFinite else { throw Failure(description: "\(path) holds '\(text.prefix(20))', not a number") }
         return value
-    }
-}
-
-private extension String {
-    func trimmingCharacters(in set: String) -> String {
-        let chars = Set(set)
-        var s = Substring(self)
-        while let f = s.first, chars.contains(f) { s.removeFirst() }
-        while let l = s.last, chars.contains(l) { s.removeLast() }
-        return String(s)
     }
 }

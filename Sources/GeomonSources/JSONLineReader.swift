@@ -12,14 +12,24 @@ struct JSONLineReader: Sendable {
 
     /// The decoded values of the complete lines in `bytes`, in order. `decode` may call
     /// `reject` on the reader it is given (it then returns nil).
-    mutating func feed<T>(_ bytes: [UInt8], _ decode: (inout JSONLineReader, [String: FlatJSONValue]) -> T?) -> [T] {
-        let (lines, overflowed) = buffer.append(bytes)
-        for _ in 0..<overflowed { reject("line too long", reason: "garbage") }
-        return lines.compactMap { parse($0, decode) }
+    mutating func feed<T>(_ bytes: [UInt8], _ decode: (inout JSONLineReader, FlatJSONObject) -> T?) -> [T] {
+        var values: [T] = []
+        bytes.withUnsafeBufferPointer { feed($0, decode) { values.append($0) } }
+        return values
+    }
+
+    /// Hands each decoded value of the complete lines in `bytes` to `yield`, in order.
+    mutating func feed<T>(_ bytes: UnsafeBufferPointer<UInt8>, _ decode: (inout JSONLineReader, FlatJSONObject) -> T?,
+                          yield: (T) -> Void) {
+        var buffer = self.buffer
+        buffer.append(bytes, line: { line in
+            if let value = parse(line, decode) { yield(value) }
+        }, overflowed: { reject("line too long", reason: "garbage") })
+        self.buffer = buffer
     }
 
     /// Ends the input: the decoded value of a trailing line without newline, if any.
-    mutating func finish<T>(_ decode: (inout JSONLineReader, [String: FlatJSONValue]) -> T?) -> [T] {
+    mutating func finish<T>(_ decode: (inout JSONLineReader, FlatJSONObject) -> T?) -> [T] {
         guard let last = buffer.finish() else { return [] }
         return parse(last, decode).map { [$0] } ?? []
     }
@@ -29,10 +39,14 @@ struct JSONLineReader: Sendable {
         lastError = "line \(lineNumber): \(message)"
     }
 
-    private mutating func parse<T>(_ line: [UInt8], _ decode: (inout JSONLineReader, [String: FlatJSONValue]) -> T?) -> T? {
+    private mutating func parse<T>(_ line: [UInt8], _ decode: (inout JSONLineReader, FlatJSONObject) -> T?) -> T? {
+        line.withUnsafeBufferPointer { parse($0, decode) }
+    }
+
+    private mutating func parse<T>(_ line: UnsafeBufferPointer<UInt8>, _ decode: (inout JSONLineReader, FlatJSONObject) -> T?) -> T? {
         lineNumber += 1
         if line.allSatisfy({ $0 == 32 || $0 == 9 }) { return nil }
-        let object: [String: FlatJSONValue]
+        let object: FlatJSONObject
         do {
             object = try FlatJSON.parseObject(line)
         } catch {

@@ -26,13 +26,19 @@ public struct JSONLinesParser: Sendable {
         return reader.feed(bytes) { Self.decode(&$0, $1, source: source) }
     }
 
+    /// Parses a chunk, appending the fixes of its complete lines to `fixes`.
+    public mutating func feed(_ bytes: UnsafeBufferPointer<UInt8>, into fixes: inout [Fix]) {
+        let source = source
+        reader.feed(bytes, { Self.decode(&$0, $1, source: source) }) { fixes.append($0) }
+    }
+
     /// Ends the input; parses a trailing line without newline.
     public mutating func finish() -> [Fix] {
         let source = source
         return reader.finish { Self.decode(&$0, $1, source: source) }
     }
 
-    private static func decode(_ reader: inout JSONLineReader, _ object: [String: FlatJSONValue], source: FixSource) -> Fix? {
+    private static func decode(_ reader: inout JSONLineReader, _ object: FlatJSONObject, source: FixSource) -> Fix? {
         // `geomon export --format jsonl` writes its fixes, then its events (with a "type"):
         // the events are not positions the receiver reported.
         if object["type"] != nil { reader.reject("an event line (\"type\"), not a fix", reason: "event line"); return nil }

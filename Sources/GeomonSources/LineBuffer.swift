@@ -10,28 +10,32 @@ struct LineBuffer: Sendable {
         self.maxLineLength = maxLineLength
     }
 
-    /// Appends a chunk; returns the complete lines in it (without terminators; empty lines
-    /// included, so callers can number lines) and how many over-long lines were discarded.
-    mutating func append(_ chunk: UnsafeBufferPointer<UInt8>) -> (lines: [[UInt8]], overflowed: Int) {
-        var lines: [[UInt8]] = []
-        var overflowed = 0
+    /// Appends a chunk and calls `line` with each complete line in it (without terminators;
+    /// empty lines included, so callers can number lines), and `overflowed` for each over-long
+    /// line discarded. A line within the chunk is handed over in place, without a copy.
+    mutating func append(_ chunk: UnsafeBufferPointer<UInt8>, line: (UnsafeBufferPointer<UInt8>) -> Void,
+                         overflowed: () -> Void = {}) {
         var start = 0
-        for i in 0..<chunk.count where chunk[i] == 10 || chunk[i] == 13 {
-            let isCRLFTail = chunk[i] == 10 && lastWasCR && i == start && carry.isEmpty
-            lastWasCR = chunk[i] == 13
-            if isCRLFTail {
-                start = i + 1
-                continue
+        var i = 0
+        while i < chunk.count {
+            let c = chunk[i]
+            guard c == 10 || c == 13 else { i += 1; continue }
+            let isCRLFTail = c == 10 && lastWasCR && i == start && carry.isEmpty
+            lastWasCR = c == 13
+            if !isCRLFTail {
+                if overflowing {
+                    overflowing = false
+                    overflowed()
+                } else if carry.isEmpty {
+                    line(UnsafeBufferPointer(rebasing: chunk[start..<i]))
+                } else {
+                    carry.append(contentsOf: chunk[start..<i])
+                    carry.withUnsafeBufferPointer { line($0) }
+                }
+                carry.removeAll(keepingCapacity: true)
             }
-            if overflowing {
-                overflowing = false
-                overflowed += 1
-            } else {
-                carry.append(contentsOf: chunk[start..<i])
-                lines.append(carry)
-            }
-            carry.removeAll(keepingCapacity: true)
             start = i + 1
+            i += 1
         }
         if start < chunk.count {
             lastWasCR = false
@@ -43,6 +47,14 @@ struct LineBuffer: Sendable {
                 }
             }
         }
+    }
+
+    /// Appends a chunk; returns the complete lines in it (without terminators; empty lines
+    /// included) and how many over-long lines were discarded.
+    mutating func append(_ chunk: UnsafeBufferPointer<UInt8>) -> (lines: [[UInt8]], overflowed: Int) {
+        var lines: [[UInt8]] = []
+        var overflowed = 0
+        append(chunk, line: { lines.append(Array($0)) }, overflowed: { overflowed += 1 })
         return (lines, overflowed)
     }
 

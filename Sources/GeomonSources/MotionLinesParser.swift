@@ -19,7 +19,7 @@ public struct MotionLinesParser: Sendable {
     /// Ends the input; parses a trailing line without newline.
     public mutating func finish() -> [Motion] { reader.finish(Self.decode) }
 
-    private static func decode(_ reader: inout JSONLineReader, _ object: [String: FlatJSONValue]) -> Motion? {
+    private static func decode(_ reader: inout JSONLineReader, _ object: FlatJSONObject) -> Motion? {
         guard case let .bool(moving)? = object["moving"] else {
             reader.reject("missing \"moving\" (true or false)", reason: "no moving")
             return nil

@@ -1,5 +1,4 @@
 public import GeomonCore
-import Foundation
 
 /// A recorded track: its fixes in file order, and what had to be skipped.
 public struct Track: Sendable {
@@ -117,15 +116,13 @@ public enum TrackReader {
     /// Reads and parses a file. Missing or unreadable files throw with `isMissing`; content in
     /// no known format throws without it. Bad lines inside a known format are skipped and counted.
     public static func read(path: String) throws(TrackError) -> Track {
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
-            throw TrackError(path: path, message: "no such file", isMissing: true)
+        var stream = try TrackStream(path: path)
+        var fixes: [Fix] = []
+        while let fix = stream.next() { fixes.append(fix) }
+        if let problem = stream.readError {
+            throw TrackError(path: path, message: "cannot read file (\(problem))", isMissing: true)
         }
-        guard !isDirectory.boolValue else { throw TrackError(path: path, message: "is a directory", isMissing: true) }
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw TrackError(path: path, message: "cannot read file", isMissing: true)
-        }
-        return try read(bytes: [UInt8](data), name: path)
+        return Track(path: path, format: stream.format.rawValue, fixes: fixes, skipped: stream.skipped)
     }
 
     /// Parses a track held in memory; `name` is used as the track's path and in errors.

@@ -1,7 +1,7 @@
 public import GeomonCore
 import CSQLite
 import GeomonFormat
-import Foundation
+import FoundationEssentials
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -123,6 +123,32 @@ struct ReplayCommandTests {
         #expect(stats.stderr.contains(" fixes read, "))
     }
 
+    /// The recording streams when its files are in time order and is sorted in memory when
+    /// they are not: one file, the same split in two, the two given in the wrong order, and
+    /// its lines shuffled all replay to the same events, report and policy log.
+    @Test func streamedAndSortedRecordingsReplayAlike() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let profile = Self.fixture("swiss-drive.profile.yaml")
+        let lines = try String(contentsOfFile: Self.fixture("swiss-drive.jsonl"), encoding: .utf8).split(separator: "\n")
+        let first = try dir.write("first.jsonl", lines.prefix(4000).joined(separator: "\n") + "\n")
+        let second = try dir.write("second.jsonl", lines.dropFirst(4000).joined(separator: "\n") + "\n")
+        var generator = SystemRandomNumberGenerator()
+        let shuffled = try dir.write("shuffled.jsonl", lines.shuffled(using: &generator).joined(separator: "\n") + "\n")
+        func replay(_ tracks: [String]) throws -> [String] {
+            let log = dir.url.appendingPathComponent("policy-\(tracks.count)-\(tracks[0].hashValue).log").path
+            let result = try runGeomon(["replay", "--profile", profile] + tracks
+                + ["--no-hooks", "--format", "json", "--compare-always-on", "--report", "-", "--policy-log", log])
+            #expect(result.exitCode == 0, "\(result.stderr)")
+            return [result.stdout, try String(contentsOfFile: log, encoding: .utf8)]
+        }
+        let whole = try replay([Self.fixture("swiss-drive.jsonl")])
+        #expect(whole[0].contains("\"type\":\"enter\""))
+        #expect(try replay([first, second]) == whole)
+        #expect(try replay([second, first]) == whole)
+        #expect(try replay([shuffled]) == whole)
+    }
+
     @Test func aShortTrackSaysWhatTheReceiverModelWithheld() throws {
         let dir = try TemporaryDirectory()
         defer { dir.remove() }

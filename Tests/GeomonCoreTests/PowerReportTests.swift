@@ -67,21 +67,23 @@ import Testing
     @Test func widerInterpolationDeliversTheFirstFixSoonerAcrossASamplingGap() {
         // Fixes every 15 s: a wake between them waits for the next recorded fix under the 10 s
         // model, and gets an interpolated fix after the hot TTFF when gaps up to 20 s are bridged.
-        let track = (0..<5).map { Fix(time: Self.at(Double($0) * 15), coordinate: Self.east(Double($0) * 15), horizontalAccuracyMeters: 5) }
+        // (The model reads the recording forwards, as the driver's clock runs: the first fix is
+        // taken at its time, the wake comes after it.)
+        let track = (0..<6).map { Fix(time: Self.at(Double($0) * 15), coordinate: Self.east(Double($0) * 15), horizontalAccuracyMeters: 5) }
         var strict = ReceiverModel(track: track, settings: ReceiverSettings(), interpolationMaxGap: .seconds(10))
         strict.turnOn(at: Self.at(0))
-        _ = strict.takeFix()
-        strict.turnOff(at: Self.at(1))
-        strict.turnOn(at: Self.at(20))
-        #expect(strict.nextFix?.time == Self.at(30))
+        #expect(strict.takeFix()?.time == Self.at(30))
+        strict.turnOff(at: Self.at(31))
+        strict.turnOn(at: Self.at(50))
+        #expect(strict.nextFix?.time == Self.at(60))
         var wide = ReceiverModel(track: track, settings: ReceiverSettings(), interpolationMaxGap: .seconds(20))
         wide.turnOn(at: Self.at(0))
-        _ = wide.takeFix()
-        wide.turnOff(at: Self.at(1))
-        wide.turnOn(at: Self.at(20))
+        #expect(wide.takeFix()?.time == Self.at(30))
+        wide.turnOff(at: Self.at(31))
+        wide.turnOn(at: Self.at(50))
         let fix = wide.nextFix
-        #expect(fix?.time == Self.at(22))
-        #expect(abs((fix?.coordinate.longitude ?? 0) - Self.east(22).longitude) < 1e-9)
+        #expect(fix?.time == Self.at(52))
+        #expect(abs((fix?.coordinate.longitude ?? 0) - Self.east(52).longitude) < 1e-9)
     }
 
     @Test func reportAddsUpTheReceiversPhases() {

@@ -165,3 +165,34 @@ struct DriverLoopTests {
         #expect(outcome == .finished && driver.stopReason == "signal")
     }
 }
+
+struct DirectoryTests {
+    @Test func makeDirectoriesCreatesParentsPrivatelyAndAcceptsExistingOnes() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let deep = dir.url.path + "/a/b/c"
+        try makeDirectories(deep)
+        try makeDirectories(deep)
+        var info = stat()
+        #expect(stat(deep, &info) == 0)
+        #expect(info.st_mode & 0o777 == 0o700)
+        let file = try dir.write("plain", "x")
+        #expect(throws: DirectoryError.self) { try makeDirectories(file + "/below") }
+        do {
+            try makeDirectories(file)
+            Issue.record("a file passed for a directory")
+        } catch {
+            #expect(error.path == file)
+            #expect(error.reason == String(cString: strerror(ENOTDIR)))
+        }
+    }
+
+    @Test func temporaryDirectoriesAreNewAndPrivate() throws {
+        let a = try makeTemporaryDirectory(prefix: "geomon-test-tmp")
+        let b = try makeTemporaryDirectory(prefix: "geomon-test-tmp")
+        defer { rmdir(a); rmdir(b) }
+        #expect(a != b)
+        var info = stat()
+        #expect(stat(a, &info) == 0 && info.st_mode & 0o777 == 0o700)
+    }
+}

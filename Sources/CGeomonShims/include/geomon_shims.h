@@ -46,4 +46,7 @@ int geomon_wifexited(int status);
 int geomon_wexitstatus(int status);
 int geomon_wifsignaled(int status);
 int geomon_wtermsig(int status);
+
+/* Names the calling thread (at most 15 bytes kept), as ps and top show it. */
+void geomon_name_this_thread(const char *name);
 #endif

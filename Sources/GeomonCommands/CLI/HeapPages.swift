@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -113,10 +113,11 @@ public enum HeapPages {
         let directory = profile.contains("/") ? String(profile[..<profile.lastIndex(of: "/")!]) : "."
         var found: [String] = []
         for line in text.split(separator: "\n") {
-            guard let key = line.range(of: "geojson:") else { continue }
+            guard let key = line.firstRange(of: "geojson:") else { continue }
             var rest = line[key.upperBound...].drop(while: { $0 == " " || $0 == "\t" })
-            if let comment = rest.range(of: " #") { rest = rest[..<comment.lowerBound] }
-            let path = rest.trimmingCharacters(in: CharacterSet(charactersIn: " \t\r\"',}]"))
+            if let comment = rest.firstRange(of: " #") { rest = rest[..<comment.lowerBound] }
+            let strip: Set<Character> = [" ", "\t", "\r", "\"", "'", ",", "}", "]"]
+            let path = String(rest.drop(while: strip.contains).reversed().drop(while: strip.contains).reversed())
             guard !path.isEmpty else { continue }
             found.append(path.hasPrefix("/") ? path : directory + "/" + path)
         }

@@ -1,5 +1,6 @@
-import Foundation
+import FoundationEssentials
 import GeomonCore
+import GeomonDaemon
 import GeomonFormat
 import GeomonHooks
 import GeomonStore
@@ -45,8 +46,7 @@ struct BenchHooksCommand: GeomonCommand {
         }
         spawn.sort()
 
-        let dir = NSTemporaryDirectory() + "geomon-bench-hooks-\(getpid())"
-        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        let dir = try makeTemporaryDirectory(prefix: "geomon-bench-hooks")
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let store = try EventStore(path: dir + "/bench.db")
         var batch = CommitBatch(profileName: "bench", committedAt: UTCTime(millisecondsSince1970: 0))

@@ -1,5 +1,6 @@
-import Foundation
+import FoundationEssentials
 import GeomonCore
+import GeomonDaemon
 import GeomonFormat
 import GeomonHooks
 import GeomonPublish
@@ -58,8 +59,7 @@ struct BenchPublishCommand: GeomonCommand {
     }
 
     func run() throws -> Int32 {
-        let dir = NSTemporaryDirectory() + "geomon-bench-publish-\(getpid())"
-        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        let dir = try makeTemporaryDirectory(prefix: "geomon-bench-publish")
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let store = try EventStore(path: dir + "/bench.db")
         let publisher = MQTTPublisher(settings: .init(settings: settings, profile: "bench", statusTopic: settings.topic + "/status"), outbox: store)

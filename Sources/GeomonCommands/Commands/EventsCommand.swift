@@ -1,4 +1,7 @@
-import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+import FoundationEssentials
 import GeomonCore
 import GeomonSystem
 import GeomonDaemon
@@ -68,9 +71,14 @@ struct EventsCommand: GeomonCommand {
 
 /// Writes `text` to `path`, or fails with the reason (exit 1).
 func writeFile(_ text: String, to path: String) throws {
-    do {
-        try Data(text.utf8).write(to: URL(fileURLWithPath: path))
-    } catch {
-        throw CommandFailure("cannot write \(path): \((error as NSError).localizedDescription)")
+    let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+    guard fd >= 0 else { throw CommandFailure("cannot write \(path): \(String(cString: strerror(errno)))") }
+    defer { close(fd) }
+    var bytes = Array(text.utf8)[...]
+    while !bytes.isEmpty {
+        let n = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        if n < 0, errno == EINTR { continue }
+        guard n > 0 else { throw CommandFailure("cannot write \(path): \(String(cString: strerror(errno)))") }
+        bytes = bytes.dropFirst(n)
     }
 }

@@ -183,12 +183,3 @@ struct QueryCommand: GeomonCommand {
         JSON.string(text)
     }
 }
-
-extension String {
-    func trimmingWhitespace() -> Substring {
-        var s = self[...]
-        while let c = s.first, c.isWhitespace { s.removeFirst() }
-        while let c = s.last, c.isWhitespace { s.removeLast() }
-        return s
-    }
-}

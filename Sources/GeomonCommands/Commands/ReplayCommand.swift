@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import GeomonCore
 import GeomonDaemon
 import GeomonEvaluation
@@ -106,12 +106,12 @@ struct ReplayCommand: GeomonCommand {
 
     func run() throws -> Int32 {
         let profile = try loadProfileOrExit(profilePath, insecurePermissions: insecurePermissions)
-        let tracks = try trackPaths.map(Self.readTrack)
-        let fixes = tracks.flatMap(\.fixes)
+        let (recording, tracks, rereading) = try Self.recording(trackPaths)
         var options = options
         let coarseTrack = try coarsePath.map(Self.readTrack)
         if let coarseTrack { options.coarse = coarseTrack.fixes }
-        let run = ReplayRun(profile: profile, fixes: fixes, options: options)
+        let run = ReplayRun(profile: profile, recording: recording, options: options)
+        run.keepsDelivered = svgPath != nil || policyLogPath != nil
 
         var temporaryDirectory: String?
         defer { if let temporaryDirectory { try? FileManager.default.removeItem(atPath: temporaryDirectory) } }
@@ -119,7 +119,7 @@ struct ReplayCommand: GeomonCommand {
         defer { withExtendedLifetime(database.lock) {} }
         let (store, journal, dbPath) = (database.store, database.journal, database.path)
         let (services, hooks, publishing) = try makeServices(profile: profile, store: store, journal: journal)
-        let progressBar = isatty(2) == 1 && run.track.count >= 5000 ? ProgressBar() : nil
+        let progressBar = isatty(2) == 1 && run.recording.count >= 5000 ? ProgressBar() : nil
         let resumeAfter = journal.lastCommittedFixTime
         var counts = (processed: 0, notNewer: 0, stored: 0, events: 0)
         var delivered = 0
@@ -139,7 +139,7 @@ struct ReplayCommand: GeomonCommand {
                 }
                 source.onFix = { fix in
                     delivered += 1
-                    if let progressBar, delivered % max(1, run.track.count / 100) == 0 { progressBar.update(delivered, of: run.track.count) }
+                    if let progressBar, delivered % max(1, run.recording.count / 100) == 0 { progressBar.update(delivered, of: run.recording.count) }
                     if let resumeAfter, fix.time <= resumeAfter { counts.stored += 1 }
                 }
             }
@@ -147,13 +147,15 @@ struct ReplayCommand: GeomonCommand {
             progressBar?.finish()
             throw CommandFailure(DatabaseTrust.writeFailure(path: dbPath, error))
         }
+        if let problem = rereading.problem { throw CommandFailure(problem, exitCode: .noInput) }
         let elapsed = (clock.now - started).secondsValue
         let cpu = Bench.seconds() - cpuStarted
-        progressBar?.update(run.track.count, of: run.track.count)
+        progressBar?.update(run.recording.count, of: run.recording.count)
         progressBar?.finish()
         try reportDeliveries(store: store, hooks: hooks, publishing: publishing)
         try writeOutputs(run, profile: profile)
-        if stats { printStats(run, tracks: tracks + (coarseTrack.map { [$0] } ?? []), counts: counts, elapsed: elapsed, cpu: cpu) }
+        let coarseSummary = coarseTrack.map { TrackSummary(path: $0.path, format: $0.format, count: $0.fixes.count, skippedText: $0.skippedText) }
+        if stats { printStats(run, tracks: tracks + (coarseSummary.map { [$0] } ?? []), counts: counts, elapsed: elapsed, cpu: cpu) }
         return 0
     }
 
@@ -198,10 +200,10 @@ struct ReplayCommand: GeomonCommand {
     }
 
     /// `--stats`: what was read, what was processed, how fast, the index's work.
-    private func printStats(_ run: ReplayRun, tracks: [Track], counts: (processed: Int, notNewer: Int, stored: Int, events: Int),
+    private func printStats(_ run: ReplayRun, tracks: [TrackSummary], counts: (processed: Int, notNewer: Int, stored: Int, events: Int),
                             elapsed: Double, cpu: Double) {
         for track in tracks {
-            writeStderr("replay: \(track.path) (\(track.format)): \(track.fixes.count) fixes read, \(track.skippedText)")
+            writeStderr("replay: \(track.path) (\(track.format)): \(track.count) fixes read, \(track.skippedText)")
         }
         let rate = elapsed > 0 ? Int((Double(counts.processed) / elapsed).rounded()) : 0
         let cpuRate = cpu > 0 ? Int((Double(counts.processed) / cpu).rounded()) : 0
@@ -221,8 +223,7 @@ struct ReplayCommand: GeomonCommand {
         if let db {
             dbPath = db
         } else {
-            let dir = NSTemporaryDirectory() + "geomon-replay-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
-            try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            let dir = try makeTemporaryDirectory(prefix: "geomon-replay")
             temporaryDirectory = dir
             dbPath = dir + "/replay.db"
         }
@@ -236,7 +237,7 @@ struct ReplayCommand: GeomonCommand {
                 lock = try DatabaseTrust.lock(databasePath: dbPath)
             } catch {
                 // A --db in a directory that does not exist is input missing (66).
-                let missing = !error.busy && !FileManager.default.fileExists(atPath: (dbPath as NSString).deletingLastPathComponent)
+                let missing = !error.busy && !FileManager.default.fileExists(atPath: directoryPart(of: dbPath))
                 throw CommandFailure(error.message, exitCode: missing ? .noInput : .failure)
             }
         }
@@ -303,7 +304,86 @@ struct ReplayCommand: GeomonCommand {
     }
 }
 
+/// What `--stats` says of a track read.
+struct TrackSummary {
+    var path: String
+    var format: String
+    var count: Int
+    var skippedText: String
+}
+
+/// The first problem met re-reading the tracks during the run (a file removed or changed).
+final class RereadProblem {
+    var problem: String?
+}
+
 extension ReplayCommand {
+    /// The recording of `paths`, in their order. Each file is read through once first (its
+    /// fixes counted, its skipped input and time order checked). When every file is in time
+    /// order and each begins where the one before ended, the run reads the files again as it
+    /// goes (`TrackStream`), so memory does not grow with the recording; otherwise the fixes
+    /// are read into memory and sorted by time.
+    static func recording(_ paths: [String]) throws -> (Recording, [TrackSummary], RereadProblem) {
+        var summaries: [TrackSummary] = []
+        var start: UTCTime?, end: UTCTime?
+        var count = 0
+        var ordered = true
+        for path in paths {
+            let stream: TrackStream
+            do {
+                stream = try TrackStream(path: path)
+            } catch {
+                throw CommandFailure("\(error)", exitCode: error.isMissing ? .noInput : .dataError)
+            }
+            var fileCount = 0
+            var last: UTCTime?
+            var reading = stream
+            while let fix = reading.next() {
+                if let last, fix.time < last { ordered = false }
+                if fileCount == 0, let end, fix.time < end { ordered = false }
+                if start == nil { start = fix.time }
+                last = fix.time
+                fileCount += 1
+            }
+            if let problem = reading.readError {
+                throw CommandFailure("\(path): cannot read file (\(problem))", exitCode: .noInput)
+            }
+            let track = Track(path: path, format: stream.format.rawValue, fixes: [], skipped: reading.skipped)
+            if fileCount == 0 {
+                throw CommandFailure("\(TrackError(path: path, message: "no usable fix in this \(track.format) track: \(track.skippedText)", isMissing: false))",
+                                     exitCode: .dataError)
+            }
+            summaries.append(TrackSummary(path: path, format: track.format, count: fileCount, skippedText: track.skippedText))
+            end = max(end ?? last!, last!)
+            count += fileCount
+        }
+        let rereading = RereadProblem()
+        guard ordered else {
+            let fixes = try paths.map(readTrack).flatMap(\.fixes)
+            return (Recording(fixes: fixes), summaries, rereading)
+        }
+        let recording = Recording(start: start, end: end, count: count) {
+            var remaining = paths[...]
+            var current: TrackStream?
+            return FixFeed {
+                while true {
+                    if let fix = current?.next() { return fix }
+                    if let done = current, let problem = done.readError, rereading.problem == nil {
+                        rereading.problem = "\(done.path): cannot read file (\(problem))"
+                    }
+                    guard let path = remaining.popFirst() else { return nil }
+                    do {
+                        current = try TrackStream(path: path)
+                    } catch {
+                        if rereading.problem == nil { rereading.problem = "\(error) (it changed while being replayed)" }
+                        current = nil
+                    }
+                }
+            }
+        }
+        return (recording, summaries, rereading)
+    }
+
     /// A track, or exit 66 (missing) / 65 (not a track, or no usable fix in it).
     static func readTrack(_ path: String) throws -> Track {
         let track: Track

@@ -1,5 +1,8 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import GeomonDaemon
-import Foundation
+import FoundationEssentials
 
 /// `geomon run`: the live monitor on gpsd.
 struct RunCommand: GeomonCommand {

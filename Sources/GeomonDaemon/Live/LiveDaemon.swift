@@ -8,7 +8,7 @@ import GeomonHooks
 import GeomonPublish
 import GeomonGeoClue
 import GeomonFormat
-import Foundation
+import FoundationEssentials
 
 /// `geomon run`: the driver with a `LiveClock` and the live services, assembled from a
 /// profile — the signal pipe, gpsd, the coarse source, hook deliveries, heartbeats, MQTT,
@@ -54,13 +54,11 @@ public final class LiveDaemon {
             throw LiveDaemonError(message: error.description, exitCode: error.isMissing ? Exit.noInput : Exit.invalidProfile)
         }
         let databasePath = options.databasePath ?? profile.storage.path ?? "/var/lib/geomon/\(profile.name).db"
-        let directory = (databasePath as NSString).deletingLastPathComponent
-        if !directory.isEmpty, !FileManager.default.fileExists(atPath: directory) {
-            do {
-                try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-            } catch {
-                throw LiveDaemonError(message: "cannot create the database directory \(directory): \(error.localizedDescription)", exitCode: Exit.failure)
-            }
+        let directory = directoryPart(of: databasePath)
+        do {
+            try makeDirectories(directory)
+        } catch {
+            throw LiveDaemonError(message: "cannot create the database directory \(directory): \(error.reason)", exitCode: Exit.failure)
         }
         if let problem = DatabaseTrust.problem(path: databasePath, insecurePermissions: options.insecurePermissions) {
             throw LiveDaemonError(message: problem, exitCode: Exit.failure)

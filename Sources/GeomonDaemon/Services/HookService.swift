@@ -5,7 +5,7 @@ public import GeomonCore
 public import GeomonStore
 public import GeomonHooks
 import GeomonFormat
-import Foundation
+import FoundationEssentials
 
 /// Hook deliveries from the store's outbox: due rows start as processes (each supervised on a
 /// thread of its own), finished ones are recorded when the driver next runs this service (their

@@ -1,5 +1,5 @@
 public import GeomonCore
-import Foundation
+import FoundationEssentials
 import GeomonFormat
 import GeomonSystem
 
@@ -39,8 +39,7 @@ struct DeliveryTable {
 
     /// Parses a JSON array of strings (nil when it is anything else).
     static func parseStringArray(_ text: String) -> [String]? {
-        guard let object = try? JSONSerialization.jsonObject(with: Data(text.utf8)) else { return nil }
-        return object as? [String]
+        try? JSONDecoder().decode([String].self, from: Data(text.utf8))
     }
 
     func insert(event: GeoEvent, seq: Int64, target: DeliveryTarget, at time: UTCTime) throws {

@@ -1,0 +1,21 @@
+extension StringProtocol {
+    /// The text without leading and trailing whitespace (spaces, tabs, newlines): what sysfs
+    /// attributes and hand-written values need before they are compared or parsed.
+    public func trimmingWhitespace() -> Substring {
+        let s = Substring(self)
+        guard let first = s.firstIndex(where: { !$0.isWhitespace }) else { return s[s.endIndex...] }
+        let last = s.lastIndex(where: { !$0.isWhitespace })!
+        return s[first...last]
+    }
+}
+
+/// The directory part of a file path, as `dirname(1)` without its ".": `/a/b` → `/a`,
+/// `/b` → `/`, `b` → `` (the current directory), trailing slashes ignored.
+public func directoryPart(of path: String) -> String {
+    var p = Substring(path)
+    while p.count > 1, p.hasSuffix("/") { p = p.dropLast() }
+    guard let slash = p.lastIndex(of: "/") else { return "" }
+    var directory = p[..<slash]
+    while directory.count > 1, directory.hasSuffix("/") { directory = directory.dropLast() }
+    return directory.isEmpty ? "/" : String(directory)
+}
