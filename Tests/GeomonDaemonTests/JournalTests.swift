@@ -46,10 +46,12 @@ struct JournalTests {
     /// replay` does: a fresh machine, the prefix up to the last committed fix decided again
     /// silently. Without `flush` it stops after the last input like a crash: the open batch is lost.
     @discardableResult
-    static func replay(_ fixes: [Fix], path: String, batchSize: Int, flush: Bool = true) throws -> (events: [StoredEvent], processed: Int) {
+    static func replay(_ fixes: [Fix], path: String, batchSize: Int, batchTime: Duration? = nil, flush: Bool = true) throws
+        -> (events: [StoredEvent], processed: Int, commits: Int) {
         let profile = profile()
         let store = try EventStore(path: path)
         let journal = try Journal(profile: profile, store: store, batchSize: batchSize)
+        journal.batchTime = batchTime
         var configuration = PowerConfiguration(profile: profile)
         configuration.alwaysOn = true
         let receiver = ReplayReceiver(track: fixes, coarse: [], settings: profile.receiver,
@@ -68,7 +70,7 @@ struct JournalTests {
         // Up to the end of the inputs; a crash loses the open batch, a clean end commits it.
         while !source.finished, try driver.step() != .finished {}
         if flush { driver.stop() }
-        return (events, processed)
+        return (events, processed, journal.commits)
     }
 
     @Test func eventsAndDeliveryRowsAreCommittedTogether() throws {
@@ -123,6 +125,24 @@ struct JournalTests {
             _ = try Self.replay(Self.walk, path: path, batchSize: batchSize)
             let stored = try EventStore(path: path, readOnly: true).events().map(\.event)
             #expect(stored == expected, "cut at \(cut)")
+        }
+    }
+
+    @Test func aBatchOpenForItsTimeCommitsAndACrashThenResumeStillEqualsOneRun() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        // With no time allowed, a batch commits at its 64th fix (the clock is read every 64th);
+        // without a time limit only the count and the events commit.
+        let counted = try Self.replay(Self.walk, path: dir.path("count.db"), batchSize: 1_000_000)
+        let timed = try Self.replay(Self.walk, path: dir.path("time.db"), batchSize: 1_000_000, batchTime: .zero)
+        #expect(timed.events.map(\.event) == counted.events.map(\.event))
+        #expect(timed.commits >= counted.commits + Self.walk.count / 64 - counted.events.count)
+        #expect(try EventStore(path: dir.path("time.db"), readOnly: true).fixCount() == Self.walk.count)
+        for cut in stride(from: 70, to: Self.walk.count, by: 101) {
+            let path = dir.path("cut-\(cut).db")
+            _ = try Self.replay(Array(Self.walk[..<cut]), path: path, batchSize: 1_000_000, batchTime: .zero, flush: false)
+            _ = try Self.replay(Self.walk, path: path, batchSize: 1_000_000, batchTime: .zero)
+            #expect(try EventStore(path: path, readOnly: true).events().map(\.event) == counted.events.map(\.event), "cut at \(cut)")
         }
     }
 

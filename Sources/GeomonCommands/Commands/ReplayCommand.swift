@@ -155,7 +155,9 @@ struct ReplayCommand: GeomonCommand {
         try reportDeliveries(store: store, hooks: hooks, publishing: publishing)
         try writeOutputs(run, profile: profile)
         let coarseSummary = coarseTrack.map { TrackSummary(path: $0.path, format: $0.format, count: $0.fixes.count, skippedText: $0.skippedText) }
-        if stats { printStats(run, tracks: tracks + (coarseSummary.map { [$0] } ?? []), counts: counts, elapsed: elapsed, cpu: cpu) }
+        if stats {
+            printStats(run, tracks: tracks + (coarseSummary.map { [$0] } ?? []), counts: counts, elapsed: elapsed, cpu: cpu, journal: journal)
+        }
         return 0
     }
 
@@ -201,7 +203,7 @@ struct ReplayCommand: GeomonCommand {
 
     /// `--stats`: what was read, what was processed, how fast, the index's work.
     private func printStats(_ run: ReplayRun, tracks: [TrackSummary], counts: (processed: Int, notNewer: Int, stored: Int, events: Int),
-                            elapsed: Double, cpu: Double) {
+                            elapsed: Double, cpu: Double, journal: Journal) {
         for track in tracks {
             writeStderr("replay: \(track.path) (\(track.format)): \(track.count) fixes read, \(track.skippedText)")
         }
@@ -214,6 +216,9 @@ struct ReplayCommand: GeomonCommand {
                     + "\(Int((elapsed * 1000).rounded())) ms wall (\(rate) fixes/s), \(Int((cpu * 1000).rounded())) ms CPU "
                     + "(\(cpuRate) fixes/s), db \(db ?? "temporary file"); index: \(lookups.probes) probes for "
                     + "\(lookups.fixes) fixes (\(NumberText.fixed(perFix, 3)) per fix), \(lookups.courseSamples) course samples")
+        let storeMs = Double(journal.commitMicroseconds) / 1000
+        let share = elapsed > 0 ? storeMs / (elapsed * 1000) * 100 : 0
+        writeStderr("replay: store: \(journal.commits) transactions, \(NumberText.fixed(storeMs, 1)) ms committing (\(NumberText.fixed(share, 1)) % of the loop's wall time)")
     }
 
     /// The database a replay writes: `--db`, or a temporary file; trusted, locked, migrated.
@@ -246,6 +251,8 @@ struct ReplayCommand: GeomonCommand {
         do {
             store = try EventStore(path: dbPath)
             journal = try Journal(profile: profile, store: store, recordDeliveries: !noHooks, publish: publish)
+            journal.batchTime = Self.batchTime
+            journal.batchSize = Self.batchFixes
         } catch let error as StoreError {
             throw CommandFailure("\(error)", exitCode: error.kind == .missing ? .noInput : .dataError)
         } catch let error as JournalError {
@@ -318,6 +325,11 @@ final class RereadProblem {
 }
 
 extension ReplayCommand {
+    /// A replay's transaction: open at most `batchTime` of the loop's time, and at most
+    /// `batchFixes` fixes (a bound on its memory); events commit at once when hooks act on them.
+    static let batchTime: Duration = .milliseconds(100)
+    static let batchFixes = 1 << 14
+
     /// The recording of `paths`, in their order. Each file is read through once first (its
     /// fixes counted, its skipped input and time order checked). When every file is in time
     /// order and each begins where the one before ended, the run reads the files again as it

@@ -1,6 +1,7 @@
 public import GeomonCore
 public import GeomonStore
 import GeomonFormat
+import GeomonSystem
 
 /// Why a database cannot be used for a profile.
 public struct JournalError: Error, CustomStringConvertible, Sendable {
@@ -11,9 +12,11 @@ public struct JournalError: Error, CustomStringConvertible, Sendable {
 
 /// The store side of the driver: the machine's commits, batched into SQLite transactions.
 ///
-/// Fixes are batched: a batch is committed every `batchSize` fixes, whenever a commit carries
-/// events (when `commitEventsImmediately`, so events are durable before anything acts on them),
-/// and on `flush`. The store always holds the state after its last committed fix, so after a
+/// Fixes are batched: a batch is committed once it has been open for `batchTime` (when set:
+/// replay's rule, so a transaction's fixed cost stays a small share of the work between two,
+/// however fast fixes come), at the latest when it holds `batchSize` fixes (a bound on its
+/// memory), whenever a commit carries events (when `commitEventsImmediately`, so events are
+/// durable before anything acts on them), and on `flush`. The store always holds the state after its last committed fix, so after a
 /// crash the inputs after it are simply decided again, with the same result.
 public final class Journal {
     public private(set) var profile: Profile
@@ -21,6 +24,13 @@ public final class Journal {
     /// When false, events are stored without delivery rows (`replay --no-hooks`).
     public var recordDeliveries: Bool
     public var batchSize: Int
+    /// The longest a batch stays open (monotonic time since its first fix), nil for no limit.
+    public var batchTime: Duration?
+    /// When the open batch took its first fix (monotonic µs).
+    private var batchOpenedAt: Int64?
+    /// Transactions committed, and the time spent in them (monotonic µs): `replay --stats`.
+    public private(set) var commits = 0
+    public private(set) var commitMicroseconds: Int64 = 0
     /// When true (the default, and always when hooks or anything else acts on events), a commit
     /// with events is written at once. When false, events ride with their batch: only for
     /// callers that do nothing with an event before it is committed anyway (replay without hooks).
@@ -139,10 +149,20 @@ public final class Journal {
         lastFixTime = commit.lastFixTime ?? lastFixTime
         location = commit.location ?? location
         implicitState = commit.implicitState
-        if (commitEventsImmediately && !commit.events.isEmpty) || batch.fixes.count >= batchSize {
+        if (commitEventsImmediately && !commit.events.isEmpty) || batch.fixes.count >= batchSize || batchTimeIsUp() {
             return try flush(now: now)
         }
         return nil
+    }
+
+    /// True when the open batch has been open for `batchTime`. The clock is read every 64th
+    /// fix of a batch (a batch of fewer fixes has a small cost anyway).
+    private func batchTimeIsUp() -> Bool {
+        guard let batchTime, !batch.fixes.isEmpty else { return false }
+        let mono = batchOpenedAt ?? Monotonic.microseconds()
+        if batchOpenedAt == nil { batchOpenedAt = mono; return false }
+        guard batch.fixes.count % 64 == 0 else { return false }
+        return Monotonic.microseconds() - mono >= batchTime.wholeMicroseconds
     }
 
     /// Commits whatever is buffered; returns the events it committed, nil when nothing was.
@@ -156,10 +176,13 @@ public final class Journal {
         batch.committedAt = now
         // On a failure the machine is ahead of the store: the caller must stop (a restart
         // resumes from the store's state and decides these inputs again).
+        let began = Monotonic.microseconds()
         let stored = try store.commit(batch)
+        commitMicroseconds += Monotonic.microseconds() - began
+        commits += 1
         lastCommittedFixTime = batch.lastFixTime
         batch = CommitBatch(profileName: profile.name, committedAt: now)
-        batch.fixes.reserveCapacity(batchSize)
+        batchOpenedAt = nil
         return stored
     }
 }
