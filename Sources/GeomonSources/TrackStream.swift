@@ -26,6 +26,8 @@ public struct TrackStream: IteratorProtocol, Sequence {
     private var ended: Bool
     /// Set when reading failed midway (the fixes before it are still handed out).
     public private(set) var readError: String?
+    /// False for a pipe, a terminal or a device: what can be read only once.
+    public let isRegularFile: Bool
 
     private enum Parser {
         case nmea(NMEAParser)
@@ -46,7 +48,9 @@ public struct TrackStream: IteratorProtocol, Sequence {
             throw TrackError(path: path, message: code == ENOENT ? "no such file" : "cannot read file (\(String(cString: strerror(code))))", isMissing: true)
         }
         var info = stat()
-        if fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFDIR {
+        let statted = fstat(fd, &info) == 0
+        isRegularFile = statted && info.st_mode & S_IFMT == S_IFREG
+        if statted, info.st_mode & S_IFMT == S_IFDIR {
             throw TrackError(path: path, message: "is a directory", isMissing: true)
         }
         // The first chunk decides the format (detection looks at its first 64 KiB).

@@ -331,47 +331,54 @@ extension ReplayCommand {
     static let batchFixes = 1 << 14
 
     /// The recording of `paths`, in their order. Each file is read through once first (its
-    /// fixes counted, its skipped input and time order checked). When every file is in time
-    /// order and each begins where the one before ended, the run reads the files again as it
-    /// goes (`TrackStream`), so memory does not grow with the recording; otherwise the fixes
-    /// are read into memory and sorted by time.
+    /// fixes counted, its skipped input and time order checked). When every file is a regular
+    /// file in time order and each begins where the one before ended, the run reads the files
+    /// again as it goes (`TrackStream`), so memory does not grow with the recording; otherwise
+    /// (input out of order, or a pipe, which can be read only once) the fixes are held in
+    /// memory and sorted by time.
     static func recording(_ paths: [String]) throws -> (Recording, [TrackSummary], RereadProblem) {
         var summaries: [TrackSummary] = []
         var start: UTCTime?, end: UTCTime?
         var count = 0
-        var ordered = true
+        var streamable = true
+        // Each file's fixes when it cannot be read again (nil: read it again when needed).
+        var held: [[Fix]?] = []
         for path in paths {
-            let stream: TrackStream
+            var stream: TrackStream
             do {
                 stream = try TrackStream(path: path)
             } catch {
                 throw CommandFailure("\(error)", exitCode: error.isMissing ? .noInput : .dataError)
             }
+            var kept: [Fix]? = stream.isRegularFile ? nil : []
+            if !stream.isRegularFile { streamable = false }
             var fileCount = 0
             var last: UTCTime?
-            var reading = stream
-            while let fix = reading.next() {
-                if let last, fix.time < last { ordered = false }
-                if fileCount == 0, let end, fix.time < end { ordered = false }
+            while let fix = stream.next() {
+                if let last, fix.time < last { streamable = false }
+                if fileCount == 0, let end, fix.time < end { streamable = false }
                 if start == nil { start = fix.time }
                 last = fix.time
                 fileCount += 1
+                kept?.append(fix)
             }
-            if let problem = reading.readError {
+            if let problem = stream.readError {
                 throw CommandFailure("\(path): cannot read file (\(problem))", exitCode: .noInput)
             }
-            let track = Track(path: path, format: stream.format.rawValue, fixes: [], skipped: reading.skipped)
-            if fileCount == 0 {
+            let track = Track(path: path, format: stream.format.rawValue, fixes: [], skipped: stream.skipped)
+            guard let last else {
                 throw CommandFailure("\(TrackError(path: path, message: "no usable fix in this \(track.format) track: \(track.skippedText)", isMissing: false))",
                                      exitCode: .dataError)
             }
             summaries.append(TrackSummary(path: path, format: track.format, count: fileCount, skippedText: track.skippedText))
-            end = max(end ?? last!, last!)
+            end = max(end ?? last, last)
             count += fileCount
+            held.append(kept)
         }
         let rereading = RereadProblem()
-        guard ordered else {
-            let fixes = try paths.map(readTrack).flatMap(\.fixes)
+        guard streamable else {
+            var fixes: [Fix] = []
+            for (path, kept) in zip(paths, held) { fixes += try kept ?? readTrack(path).fixes }
             return (Recording(fixes: fixes), summaries, rereading)
         }
         let recording = Recording(start: start, end: end, count: count) {
