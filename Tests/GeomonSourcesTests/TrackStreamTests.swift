@@ -93,4 +93,29 @@ struct FlatJSONNumberTests {
         #expect(fixes[2].time.rfc3339 == "2024-01-01T00:00:04Z")
         #expect(parser.skipped == ["malformed": 2])
     }
+
+    /// Decimals of every length read exactly as `Double(String)` reads them (the fast path for
+    /// up to 15 digits and the general one beyond).
+    @Test func decimalsOfEveryLengthReadAsDoubleReadsThem() {
+        var generator = GeomonCore.SplitMix64(seed: 42)
+        var texts: [String] = []
+        for _ in 0..<20_000 {
+            let intDigits = Int(generator.next() % 4)
+            let fractionDigits = Int(generator.next() % 19)
+            var text = generator.next() % 2 == 0 ? "-" : ""
+            text += intDigits == 0 ? "0" : String(generator.next() % UInt64(pow(10, Double(intDigits))))
+            if fractionDigits > 0 {
+                text += "." + (0..<fractionDigits).map { _ in String(generator.next() % 10) }.joined()
+            }
+            texts.append(text)
+        }
+        texts += ["0.1", "0.3", "47.376887", "8.541694", "179.9999999", "-0.000000000000000000001", "123456789012345.6", "1.7976931348623157"]
+        var parser = JSONLinesParser()
+        let lines = texts.map { #"{"time":"2024-01-01T00:00:00Z","lat":0,"lon":0,"accuracy_m":\#($0)}"# }
+        let fixes = parser.feed(Array(lines.joined(separator: "\n").utf8)) + parser.finish()
+        let expected = texts.map { abs(Double($0)!) }
+        // accuracy_m must be ≥ 0: the negative ones are rejected, the rest read exactly.
+        let kept = zip(texts, expected).filter { !$0.0.hasPrefix("-") || Double($0.0)! == 0 }.map(\.1)
+        #expect(fixes.map(\.horizontalAccuracyMeters) == kept)
+    }
 }

@@ -60,7 +60,14 @@ public struct UTCTime: Hashable, Comparable, Sendable, CustomStringConvertible {
     /// Parses RFC 3339 (`YYYY-MM-DDTHH:MM:SS[.fff][Z|±HH:MM]`, `t`/space separator accepted),
     /// and the offsets of ISO 8601's basic format (`±HHMM`, `±HH`) that many libraries write.
     public init?(rfc3339 text: String) {
-        let b = Array(text.utf8)
+        var text = text
+        let parsed = text.withUTF8 { UTCTime(rfc3339Bytes: $0) }
+        guard let parsed else { return nil }
+        self = parsed
+    }
+
+    /// `init?(rfc3339:)` over the text's UTF-8 bytes.
+    public init?(rfc3339Bytes b: UnsafeBufferPointer<UInt8>) {
         func num(_ from: Int, _ count: Int) -> Int64? {
             guard from + count <= b.count else { return nil }
             var v: Int64 = 0
