@@ -108,6 +108,7 @@ public final class LiveDaemon {
             services.append(hooks)
             if let heartbeat { services.append(heartbeat) }
             services.append(MQTTService(profile: profile, store: store, log: log, powerSupply: options.powerSupplyDirectory))
+            services.append(StartupPagesService(log: log))
             if let limit = options.exitAfterSeconds { services.append(StopTimerService(after: .milliseconds(Int64(limit * 1000)), log: log)) }
             services.append(SystemdService(environment: options.environment))
             var configuration = PowerConfiguration(profile: profile)
