@@ -46,12 +46,12 @@ public struct CoarseFixGenerator: IteratorProtocol, Sequence {
     }
 
     public mutating func next() -> Fix? {
-        while t <= end, let current = before {
+        while t <= end, var base = before {
             while let next = after, next.time <= t {
-                before = next
+                base = next
                 after = track.next()
             }
-            let base = before ?? current
+            before = base
             let u1 = rng.nextUnit(), u2 = rng.nextUnit()
             let time = t
             t = t + interval

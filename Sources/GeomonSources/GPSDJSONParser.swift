@@ -17,17 +17,23 @@ public struct GPSDJSONParser: Sendable {
 
     /// Parses a chunk; returns the fixes of the epochs it completed.
     public mutating func feed(_ bytes: [UInt8]) -> [Fix] {
-        let (lines, overflowed) = buffer.append(bytes)
-        if overflowed > 0 { skipped["garbage", default: 0] += overflowed }
         var fixes: [Fix] = []
-        for line in lines { parse(line, into: &fixes) }
+        bytes.withUnsafeBufferPointer { feed($0, into: &fixes) }
         return fixes
+    }
+
+    /// Parses a chunk, appending the fixes of the epochs it completed to `fixes`.
+    public mutating func feed(_ bytes: UnsafeBufferPointer<UInt8>, into fixes: inout [Fix]) {
+        var buffer = LineBuffer()
+        swap(&buffer, &self.buffer)
+        defer { swap(&buffer, &self.buffer) }
+        buffer.append(bytes, line: { parse($0, into: &fixes) }, overflowed: { skipped["garbage", default: 0] += 1 })
     }
 
     /// Ends the input: the last epoch completes.
     public mutating func finish() -> [Fix] {
         var fixes: [Fix] = []
-        if let last = buffer.finish() { parse(last, into: &fixes) }
+        if let last = buffer.finish() { last.withUnsafeBufferPointer { parse($0, into: &fixes) } }
         if let p = pending { fixes.append(p) }
         pending = nil
         return fixes
@@ -37,7 +43,7 @@ public struct GPSDJSONParser: Sendable {
         skipped[reason, default: 0] += 1
     }
 
-    private mutating func parse(_ line: [UInt8], into fixes: inout [Fix]) {
+    private mutating func parse(_ line: UnsafeBufferPointer<UInt8>, into fixes: inout [Fix]) {
         guard let first = line.first(where: { $0 != 32 && $0 != 9 && $0 != 0 }) else { return }
         guard first == 123 else {
             count(first == 36 || first == 33 ? "nmea" : "not json") // .chk files interleave NMEA

@@ -21,11 +21,13 @@ struct JSONLineReader: Sendable {
     /// Hands each decoded value of the complete lines in `bytes` to `yield`, in order.
     mutating func feed<T>(_ bytes: UnsafeBufferPointer<UInt8>, _ decode: (inout JSONLineReader, FlatJSONObject) -> T?,
                           yield: (T) -> Void) {
-        var buffer = self.buffer
+        // The buffer is moved out while its lines are parsed (which mutates self), not copied.
+        var buffer = LineBuffer()
+        swap(&buffer, &self.buffer)
+        defer { swap(&buffer, &self.buffer) }
         buffer.append(bytes, line: { line in
             if let value = parse(line, decode) { yield(value) }
         }, overflowed: { reject("line too long", reason: "garbage") })
-        self.buffer = buffer
     }
 
     /// Ends the input: the decoded value of a trailing line without newline, if any.

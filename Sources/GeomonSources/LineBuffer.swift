@@ -49,19 +49,6 @@ struct LineBuffer: Sendable {
         }
     }
 
-    /// Appends a chunk; returns the complete lines in it (without terminators; empty lines
-    /// included) and how many over-long lines were discarded.
-    mutating func append(_ chunk: UnsafeBufferPointer<UInt8>) -> (lines: [[UInt8]], overflowed: Int) {
-        var lines: [[UInt8]] = []
-        var overflowed = 0
-        append(chunk, line: { lines.append(Array($0)) }, overflowed: { overflowed += 1 })
-        return (lines, overflowed)
-    }
-
-    mutating func append(_ chunk: [UInt8]) -> (lines: [[UInt8]], overflowed: Int) {
-        chunk.withUnsafeBufferPointer { append($0) }
-    }
-
     /// The trailing line without a terminator, if any.
     mutating func finish() -> [UInt8]? {
         defer { carry.removeAll(); overflowing = false; lastWasCR = false }

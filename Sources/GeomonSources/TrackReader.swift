@@ -134,26 +134,11 @@ public enum TrackReader {
             guard let format = TrackFormat.detect(buffer) else {
                 return .failure(TrackError(path: name, message: "not a track: expected NMEA 0183, GPX, JSON lines or gpsd JSON", isMissing: false))
             }
-            switch format {
-            case .nmea:
-                var parser = NMEAParser()
-                var fixes: [Fix] = []
-                fixes.reserveCapacity(buffer.count / 150)
-                parser.feed(buffer, into: &fixes)
-                fixes += parser.finish()
-                return .success(Track(path: name, format: format.rawValue, fixes: fixes, skipped: parser.skipped))
-            case .gpx:
-                let (fixes, skipped) = GPXParser.parse(buffer)
-                return .success(Track(path: name, format: format.rawValue, fixes: fixes, skipped: skipped))
-            case .jsonl:
-                var parser = JSONLinesParser()
-                let fixes = parser.feed(bytes) + parser.finish()
-                return .success(Track(path: name, format: format.rawValue, fixes: fixes, skipped: parser.skipped))
-            case .gpsdJSON:
-                var parser = GPSDJSONParser()
-                let fixes = parser.feed(bytes) + parser.finish()
-                return .success(Track(path: name, format: format.rawValue, fixes: fixes, skipped: parser.skipped))
-            }
+            var parser = TrackParser(format: format)
+            var fixes: [Fix] = []
+            parser.feed(buffer, into: &fixes)
+            parser.finish(into: &fixes)
+            return .success(Track(path: name, format: format.rawValue, fixes: fixes, skipped: parser.skipped))
         }
         return try result.get()
     }

@@ -5,9 +5,9 @@ public import GeomonCore
 
 /// A recorded track read as a stream: the file is read in chunks of `chunkSize` bytes and its
 /// fixes are handed out one by one, so memory does not grow with the file. The line formats
-/// (NMEA, JSON lines, gpsd JSON) stream; a GPX document is parsed whole when opened (GPX files
+/// (NMEA, JSON lines, gpsd JSON) stream; a GPX document is parsed whole at its end (GPX files
 /// are one XML tree, and small next to the line logs). The format is detected from the first
-/// chunk as `TrackReader` does (`TrackFormat.detect`).
+/// chunk as `TrackReader` does (`TrackFormat.detect`), and parsed by the same `TrackParser`.
 ///
 /// Fixes come in file order, as the parsers produce them; what was skipped is counted in
 /// `skipped` as the stream goes.
@@ -18,8 +18,7 @@ public struct TrackStream: IteratorProtocol, Sequence {
 
     private let file: OpenFile
     private var fd: Int32 { file.fd }
-    private let chunkSize: Int
-    private var parser: Parser
+    private var parser: TrackParser
     private var ready: [Fix] = []
     private var readyIndex = 0
     private var chunk: [UInt8]
@@ -29,18 +28,10 @@ public struct TrackStream: IteratorProtocol, Sequence {
     /// False for a pipe, a terminal or a device: what can be read only once.
     public let isRegularFile: Bool
 
-    private enum Parser {
-        case nmea(NMEAParser)
-        case jsonl(JSONLinesParser)
-        case gpsd(GPSDJSONParser)
-        case gpx(skipped: [String: Int])
-    }
-
     /// Opens `path` and detects its format. Throws like `TrackReader.read(path:)`: missing,
     /// unreadable or a directory with `isMissing`; empty or in no known format without.
     public init(path: String, chunkSize: Int = TrackStream.defaultChunkSize) throws(TrackError) {
         self.path = path
-        self.chunkSize = Swift.max(4096, chunkSize)
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         file = OpenFile(fd: fd)
         guard fd >= 0 else {
@@ -54,7 +45,7 @@ public struct TrackStream: IteratorProtocol, Sequence {
             throw TrackError(path: path, message: "is a directory", isMissing: true)
         }
         // The first chunk decides the format (detection looks at its first 64 KiB).
-        var chunk = [UInt8](repeating: 0, count: self.chunkSize)
+        var chunk = [UInt8](repeating: 0, count: Swift.max(4096, chunkSize))
         var atEnd = false
         var first: [UInt8] = []
         while first.count < 65_536 {
@@ -74,41 +65,13 @@ public struct TrackStream: IteratorProtocol, Sequence {
         self.format = format
         self.chunk = chunk
         ended = atEnd
-        switch format {
-        case .nmea: parser = .nmea(NMEAParser())
-        case .jsonl: parser = .jsonl(JSONLinesParser())
-        case .gpsdJSON: parser = .gpsd(GPSDJSONParser())
-        case .gpx: parser = .gpx(skipped: [:])
-        }
-        if format == .gpx {
-            // The whole document, then the parse.
-            var document = first
-            while true {
-                let n = Self.readSome(fd, into: &self.chunk)
-                if n < 0 { readError = String(cString: strerror(errno)); break }
-                if n == 0 { break }
-                document += self.chunk[0..<n]
-            }
-            let (fixes, skipped) = GPXParser.parse(document)
-            ready = fixes
-            parser = .gpx(skipped: skipped)
-            ended = true
-            file.close()
-        } else {
-            first.withUnsafeBufferPointer { parse($0) }
-            if ended { finishParser() }
-        }
+        parser = TrackParser(format: format)
+        first.withUnsafeBufferPointer { parser.feed($0, into: &ready) }
+        if ended { parser.finish(into: &ready) }
     }
 
     /// Counts of skipped input by reason, so far.
-    public var skipped: [String: Int] {
-        switch parser {
-        case let .nmea(p): p.skipped
-        case let .jsonl(p): p.skipped
-        case let .gpsd(p): p.skipped
-        case let .gpx(skipped): skipped
-        }
-    }
+    public var skipped: [String: Int] { parser.skipped }
 
     /// The next fix in file order; nil at the end (the file is closed then).
     public mutating func next() -> Fix? {
@@ -120,57 +83,16 @@ public struct TrackStream: IteratorProtocol, Sequence {
             if n <= 0 {
                 if n < 0 { readError = String(cString: strerror(errno)) }
                 ended = true
-                finishParser()
+                parser.finish(into: &ready)
                 continue
             }
-            let size = n
-            chunk.withUnsafeBufferPointer { parse(UnsafeBufferPointer(rebasing: $0[0..<size])) }
+            chunk.withUnsafeBufferPointer { parser.feed(UnsafeBufferPointer(rebasing: $0[0..<n]), into: &ready) }
         }
         defer { readyIndex += 1 }
         return ready[readyIndex]
     }
 
-    /// Stops reading (the file is closed); `next()` returns nil from then on.
-    public mutating func stop() {
-        ended = true
-        ready.removeAll()
-        readyIndex = 0
-        closeFile()
-    }
-
     private func closeFile() { file.close() }
-
-    private mutating func parse(_ bytes: UnsafeBufferPointer<UInt8>) {
-        switch parser {
-        case var .nmea(p):
-            p.feed(bytes, into: &ready)
-            parser = .nmea(p)
-        case var .jsonl(p):
-            p.feed(bytes, into: &ready)
-            parser = .jsonl(p)
-        case var .gpsd(p):
-            ready += p.feed(Array(bytes))
-            parser = .gpsd(p)
-        case .gpx:
-            break
-        }
-    }
-
-    private mutating func finishParser() {
-        switch parser {
-        case var .nmea(p):
-            ready += p.finish()
-            parser = .nmea(p)
-        case var .jsonl(p):
-            ready += p.finish()
-            parser = .jsonl(p)
-        case var .gpsd(p):
-            ready += p.finish()
-            parser = .gpsd(p)
-        case .gpx:
-            break
-        }
-    }
 
     /// One read(2) into `buffer`, retried on EINTR: the byte count, 0 at the end, -1 on error.
     private static func readSome(_ fd: Int32, into buffer: inout [UInt8]) -> Int {

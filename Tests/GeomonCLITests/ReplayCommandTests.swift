@@ -16,6 +16,11 @@ struct ReplayCommandTests {
 
     static func fixture(_ name: String) -> String { TestSupport.fixture("replay/\(name)").path }
 
+    /// The lines of the recorded Swiss drive (JSON lines).
+    static func driveLines() throws -> [Substring] {
+        try String(contentsOfFile: fixture("swiss-drive.jsonl"), encoding: .utf8).split(separator: "\n")
+    }
+
     static func objects(_ text: String) throws -> [[String: Any]] {
         try text.split(separator: "\n").map {
             try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
@@ -131,7 +136,7 @@ struct ReplayCommandTests {
         let dir = try TemporaryDirectory()
         defer { dir.remove() }
         let profile = Self.fixture("swiss-drive.profile.yaml")
-        let lines = try String(contentsOfFile: Self.fixture("swiss-drive.jsonl"), encoding: .utf8).split(separator: "\n")
+        let lines = try Self.driveLines()
         let first = try dir.write("first.jsonl", lines.prefix(4000).joined(separator: "\n") + "\n")
         let second = try dir.write("second.jsonl", lines.dropFirst(4000).joined(separator: "\n") + "\n")
         var generator = SystemRandomNumberGenerator()
@@ -156,7 +161,7 @@ struct ReplayCommandTests {
         let dir = try TemporaryDirectory()
         defer { dir.remove() }
         let profile = Self.fixture("swiss-drive.profile.yaml")
-        let all = try String(contentsOfFile: Self.fixture("swiss-drive.jsonl"), encoding: .utf8).split(separator: "\n")
+        let all = try Self.driveLines()
         let short = try dir.write("short.jsonl", all.prefix(25).joined(separator: "\n") + "\n")
         let modelled = try runGeomon(["replay", "--profile", profile, short, "--no-hooks"])
         #expect(modelled.exitCode == 0, "\(modelled.stderr)")

@@ -154,9 +154,9 @@ struct ReplayCommand: GeomonCommand {
         progressBar?.finish()
         try reportDeliveries(store: store, hooks: hooks, publishing: publishing)
         try writeOutputs(run, profile: profile)
-        let coarseSummary = coarseTrack.map { TrackSummary(path: $0.path, format: $0.format, count: $0.fixes.count, skippedText: $0.skippedText) }
         if stats {
-            printStats(run, tracks: tracks + (coarseSummary.map { [$0] } ?? []), counts: counts, elapsed: elapsed, cpu: cpu, journal: journal)
+            let coarse = coarseTrack.map { [TrackSummary(path: $0.path, format: $0.format, count: $0.fixes.count, skippedText: $0.skippedText)] }
+            printStats(run, tracks: tracks + (coarse ?? []), counts: counts, elapsed: elapsed, cpu: cpu, journal: journal)
         }
         return 0
     }
@@ -366,10 +366,7 @@ extension ReplayCommand {
                 throw CommandFailure("\(path): cannot read file (\(problem))", exitCode: .noInput)
             }
             let track = Track(path: path, format: stream.format.rawValue, fixes: [], skipped: stream.skipped)
-            guard let last else {
-                throw CommandFailure("\(TrackError(path: path, message: "no usable fix in this \(track.format) track: \(track.skippedText)", isMissing: false))",
-                                     exitCode: .dataError)
-            }
+            guard let last else { throw CommandFailure("\(track.noFixError!)", exitCode: .dataError) }
             summaries.append(TrackSummary(path: path, format: track.format, count: fileCount, skippedText: track.skippedText))
             end = max(end ?? last, last)
             count += fileCount

@@ -12,12 +12,13 @@ public struct JournalError: Error, CustomStringConvertible, Sendable {
 
 /// The store side of the driver: the machine's commits, batched into SQLite transactions.
 ///
-/// Fixes are batched: a batch is committed once it has been open for `batchTime` (when set:
-/// replay's rule, so a transaction's fixed cost stays a small share of the work between two,
-/// however fast fixes come), at the latest when it holds `batchSize` fixes (a bound on its
+/// Fixes are batched: a batch is committed once it has been open for `batchTime` (when set,
+/// replay's rule: a crash redoes at most that much work, and a transaction's fixed cost is
+/// spread over that much), at the latest when it holds `batchSize` fixes (a bound on its
 /// memory), whenever a commit carries events (when `commitEventsImmediately`, so events are
-/// durable before anything acts on them), and on `flush`. The store always holds the state after its last committed fix, so after a
-/// crash the inputs after it are simply decided again, with the same result.
+/// durable before anything acts on them), and on `flush`. The store always holds the state
+/// after its last committed fix, so after a crash the inputs after it are simply decided
+/// again, with the same result.
 public final class Journal {
     public private(set) var profile: Profile
     public let store: EventStore
