@@ -13,8 +13,10 @@ struct ReplayHooksTests {
 
     /// A hook appending "event-id fence attempt" to `log`; fails (exit 3) while `gate` is
     /// missing when given; sleeps `sleep` seconds first.
-    static func hook(in dir: TemporaryDirectory, log: String, sleep: String = "0", gate: String? = nil) throws -> String {
-        var script = "#!/bin/sh\nsleep \(sleep)\n"
+    static func hook(in dir: TemporaryDirectory, log: String, sleep: String = "0", gate: String? = nil, started: String? = nil) throws -> String {
+        var script = "#!/bin/sh\n"
+        if let started { script += "echo \"$GEOMON_EVENT_ID\" >> '\(started)'\n" }
+        script += "sleep \(sleep)\n"
         if let gate { script += "[ -e '\(gate)' ] || { echo 'gate closed' >&2; exit 3; }\n" }
         script += "printf '%s %s %s\\n' \"$GEOMON_EVENT_ID\" \"$GEOMON_FENCE\" \"$GEOMON_ATTEMPT\" >> '\(log)'\n"
         return try dir.write("hook.sh", script, mode: 0o755)
@@ -195,13 +197,16 @@ struct ReplayHooksTests {
         let dir = try TemporaryDirectory()
         defer { dir.remove() }
         let log = dir.path("hooks.log")
-        let profile = try Self.profile(in: dir, hook: try Self.hook(in: dir, log: log, sleep: "0.2"))
+        // The kill lands while a hook runs: after it started (its mark), within its 0.2 s.
+        let started = dir.path("started.log")
+        let profile = try Self.profile(in: dir, hook: try Self.hook(in: dir, log: log, sleep: "0.2", started: started))
         let db = dir.path("r.db")
         let arguments = ["replay", "--profile", profile, Self.track, "--db", db, "--format", "json"]
+        func starts() -> Int { ((try? String(contentsOfFile: started, encoding: .utf8)) ?? "").split(separator: "\n").count }
         for round in 1...2 {
             let process = try Self.launch(arguments)
-            let already = Self.logged(log).count
-            #expect(Self.waitUntil { Self.logged(log).count > already || !process.isRunning })
+            let already = starts()
+            #expect(Self.waitUntil { starts() > already || !process.isRunning })
             #expect(process.isRunning, "round \(round): replay finished before the kill")
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
