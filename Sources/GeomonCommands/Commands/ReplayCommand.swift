@@ -106,7 +106,8 @@ struct ReplayCommand: GeomonCommand {
 
     func run() throws -> Int32 {
         let profile = try loadProfileOrExit(profilePath, insecurePermissions: insecurePermissions)
-        let (recording, tracks, rereading) = try Self.recording(trackPaths)
+        // Paced, the recording is read into memory first: reading stays outside the pace.
+        let (recording, tracks, rereading) = try Self.recording(trackPaths, inMemory: speed != nil)
         var options = options
         let coarseTrack = try coarsePath.map(Self.readTrack)
         if let coarseTrack { options.coarse = coarseTrack.fixes }
@@ -335,12 +336,12 @@ extension ReplayCommand {
     /// file in time order and each begins where the one before ended, the run reads the files
     /// again as it goes (`TrackStream`), so memory does not grow with the recording; otherwise
     /// (input out of order, or a pipe, which can be read only once) the fixes are held in
-    /// memory and sorted by time.
-    static func recording(_ paths: [String]) throws -> (Recording, [TrackSummary], RereadProblem) {
+    /// memory and sorted by time; so it is with `inMemory` (a paced replay).
+    static func recording(_ paths: [String], inMemory: Bool = false) throws -> (Recording, [TrackSummary], RereadProblem) {
         var summaries: [TrackSummary] = []
         var start: UTCTime?, end: UTCTime?
         var count = 0
-        var streamable = true
+        var streamable = !inMemory
         // Each file's fixes when it cannot be read again (nil: read it again when needed).
         var held: [[Fix]?] = []
         for path in paths {
@@ -350,7 +351,7 @@ extension ReplayCommand {
             } catch {
                 throw CommandFailure("\(error)", exitCode: error.isMissing ? .noInput : .dataError)
             }
-            var kept: [Fix]? = stream.isRegularFile ? nil : []
+            var kept: [Fix]? = stream.isRegularFile && !inMemory ? nil : []
             if !stream.isRegularFile { streamable = false }
             var fileCount = 0
             var last: UTCTime?
