@@ -2,9 +2,10 @@
 # Replay cost as the recording grows: the largest bundled track (GENIVI Switzerland drive, 10,327
 # fixes) tiled in time (each copy 4 h after the one before) to 10^5, 10^6 and 10^7 fixes, each
 # replayed with `geomon replay --always-on --no-hooks --stats` (release build; every fix
-# through the machine and into the store), with the store on disk and in memory. Prints per
-# size and store: the whole command's CPU time and fixes per CPU second, the loop's rate from
-# --stats, and the peak RSS.
+# through the machine and into the store), with the store on disk and in memory, and with
+# `--compare-always-on` instead (the profile's policy and the always-on baseline side by side
+# over one reading, store in memory: "compare"). Prints per size and store: the whole
+# command's CPU time and fixes per CPU second, the loop's rate from --stats, and the peak RSS.
 #
 #   scripts/bench-replay.sh [--peer BIN] [--sizes "N …"] [ROUNDS]   (default: 1 round)
 #
@@ -63,19 +64,20 @@ rows="$work/rows"
 replay() {
   local who=$1 b=$2 n=$3 store=$4 db
   db=":memory:"; [[ $store == disk ]] && { rm -f "$work"/bench.db*; db="$work/bench.db"; }
+  mode=--always-on; [[ $store == compare ]] && mode=--compare-always-on
   /usr/bin/time -f "%U %S %M" -o "$work/time" "$b" replay --profile $profile "$work/tiled-$n.jsonl" --db "$db" \
-    --always-on --no-hooks --stats 2>"$work/err" >/dev/null
+    $mode --no-hooks --stats 2>"$work/err" >/dev/null
   local loop cpu rss
   loop=$(grep -o 'ms CPU ([0-9]* fixes/s)' "$work/err" | grep -o '[0-9]* fixes' | grep -o '[0-9]*')
   read -r user sys rss < "$work/time"
   cpu=$(python3 -c "print(round($user + $sys, 2))")
   echo "$who $n $store $cpu $rss $loop" >> "$rows"
-  python3 -c "print(f'$who: {$n:>10,} fixes, store {\"$store\":6}: {$cpu:6.2f} s CPU, {$n / max($cpu, 0.01):>9,.0f} fixes/s whole command, {$loop:>9,} fixes/s loop, peak RSS {$rss / 1024:6.1f} MB')"
+  python3 -c "print(f'$who: {$n:>10,} fixes, store {\"$store\":7}: {$cpu:6.2f} s CPU, {$n / max($cpu, 0.01):>9,.0f} fixes/s whole command, {$loop:>9,} fixes/s loop, peak RSS {$rss / 1024:6.1f} MB')"
   rm -f "$work"/bench.db*
 }
 for run in $(seq "$rounds"); do
   for n in $sizes; do
-    for store in memory disk; do
+    for store in memory disk compare; do
       replay this "$bin" "$n" "$store"
       [[ -n $peer ]] && replay peer "$peer" "$n" "$store"
     done
@@ -90,7 +92,7 @@ for line in open(sys.argv[1]):
 print("medians (CPU s, peak RSS MB):")
 for (who, n, store), runs in sorted(rows.items(), key=lambda kv: (kv[0][1], kv[0][2], kv[0][0] != "this")):
     cpu = statistics.median(r[0] for r in runs); rss = statistics.median(r[1] for r in runs)
-    line = f"  {who:4} {n:>10,} {store:6}: {n / max(cpu, 0.01):>9,.0f} fixes/s, {rss / 1024:6.1f} MB"
+    line = f"  {who:4} {n:>10,} {store:7}: {n / max(cpu, 0.01):>9,.0f} fixes/s, {rss / 1024:6.1f} MB"
     other = rows.get(("peer", n, store)) if who == "this" else None
     if other:
         pcpu = statistics.median(r[0] for r in other); prss = statistics.median(r[1] for r in other)

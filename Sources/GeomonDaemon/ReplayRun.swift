@@ -78,12 +78,17 @@ public final class ReplayRun {
 
     /// Runs the recording through a driver on a virtual clock whose journal (if any) stores
     /// it, with `services` beside the receiver model (hooks, MQTT, printing); `configure` sets
-    /// the driver's observers before it starts. Then, with `compareAlwaysOn`, the baseline.
+    /// the driver's observers before it starts. With `compareAlwaysOn`, the baseline's driver
+    /// runs side by side with it (whichever is behind in virtual time steps next) over the same
+    /// one reading of the recording, which also counts the oracle's crossings.
     /// - Parameter speed: play `speed` times real time (`--speed`); nil as fast as possible.
     public func run(journal: Journal?, services: [any Service] = [], speed: Double? = nil, log: Log = Log(level: .error),
                     configure: (MonitorDriver, ReceiverModelService) -> Void = { _, _ in }) throws {
         guard let start, let end else { return }
-        let source = makeSource(configuration, start: start, end: end)
+        // Every consumer's reader before the first fix is read: the run's, then the baseline's.
+        let reading = SharedReading(recording.fixes())
+        let feeds = (0..<(options.compareAlwaysOn ? 2 : 1)).map { _ in (track: reading.reader(), coarse: coarseFixes(reading: reading)) }
+        let source = makeSource(configuration, feeds: feeds[0], start: start, end: end)
         let machine = Monitor(profile: profile, index: index, configuration: configuration)
         let clock = VirtualClock(start: start, speed: speed)
         clock.unpacedThrough = journal?.lastCommittedFixTime
@@ -91,29 +96,67 @@ public final class ReplayRun {
         let driver = MonitorDriver(machine: machine, journal: journal, clock: clock, services: [source] + sensor + services, log: log)
         driver.decideUntil = end
         configure(driver, source)
-        try driver.run()
+        var drivers = [driver]
+        var baselineSource: ReceiverModelService?
+        var crossings: OracleBound.Counter?
+        if options.compareAlwaysOn {
+            var forced = configuration
+            forced.alwaysOn = true
+            let forcedSource = makeSource(forced, feeds: feeds[1], start: start, end: end)
+            let baselineDriver = MonitorDriver(machine: Monitor(profile: profile, index: index, configuration: forced), journal: nil,
+                                               clock: VirtualClock(start: start), services: [forcedSource], log: log)
+            baselineDriver.decideUntil = end
+            drivers.append(baselineDriver)
+            baselineSource = forcedSource
+            crossings = OracleBound.Counter(index: index)
+            reading.onRead = { crossings?.add($0) }
+        }
+        try Self.runSideBySide(drivers)
         self.source = source
         lookups = driver.machine.lookups
-        guard options.compareAlwaysOn else { return }
-        var forced = configuration
-        forced.alwaysOn = true
-        let baselineSource = makeSource(forced, start: start, end: end)
-        let baselineDriver = MonitorDriver(machine: Monitor(profile: profile, index: index, configuration: forced), journal: nil,
-                                           clock: VirtualClock(start: start), services: [baselineSource], log: log)
-        baselineDriver.decideUntil = end
-        try baselineDriver.run()
+        mostHeld = reading.mostHeld
+        guard let baselineSource, let crossings else { return }
         baseline = baselineSource
         match = EventMatch(baseline: baselineSource.receiver.events, candidate: source.receiver.events, window: configuration.maxSleep)
-        oracle = OracleBound(track: recording.fixes(), index: index, settings: profile.receiver)
+        oracle = OracleBound(crossings, settings: profile.receiver)
     }
 
-    private func makeSource(_ configuration: PowerConfiguration, start: UTCTime, end: UTCTime) -> ReceiverModelService {
-        var receiver = ReplayReceiver(track: recording.fixes(), coarse: coarseFixes(), settings: profile.receiver,
+    /// The most recorded fixes the shared reading held at once (what lay between its slowest
+    /// and fastest consumer).
+    public private(set) var mostHeld = 0
+
+    /// Runs `drivers` to their ends in one thread, always stepping the one whose clock is
+    /// furthest behind (the first at equal times); on an error, stops them all without committing.
+    private static func runSideBySide(_ drivers: [MonitorDriver]) throws {
+        do {
+            for driver in drivers { try driver.start() }
+            var running = drivers
+            while !running.isEmpty {
+                var next = 0
+                for k in running.indices.dropFirst() where running[k].clock.now < running[next].clock.now { next = k }
+                if try running[next].step() == .finished { running.remove(at: next) }
+            }
+        } catch {
+            for driver in drivers { driver.stop(committing: false) }
+            throw error
+        }
+        for driver in drivers { driver.stop() }
+    }
+
+    private func makeSource(_ configuration: PowerConfiguration, feeds: (track: FixFeed, coarse: FixFeed), start: UTCTime,
+                            end: UTCTime) -> ReceiverModelService {
+        var receiver = ReplayReceiver(track: feeds.track, coarse: feeds.coarse, settings: profile.receiver,
                                       interpolationMaxGap: options.interpolationMaxGap, configuration: configuration,
                                       powerMethod: profile.powerMethod, restart: profile.sources.gnss?.effectiveRestart ?? .hot)
         receiver.keepsDelivered = keepsDelivered
-        return ReceiverModelService(receiver: receiver, start: start, end: end)
+        let service = ReceiverModelService(receiver: receiver, start: start, end: end)
+        service.catchUpEvery = Self.catchUpEvery
+        return service
     }
+
+    /// How often a sleeping receiver model catches up with its clock (the reading then holds
+    /// at most about this much of the recording for it).
+    static let catchUpEvery: Duration = .seconds(60)
 
     /// The energy figures of the run (and of the baseline).
     public var report: EnergyReport? {
@@ -153,7 +196,7 @@ public final class ReplayRun {
     /// GeoClue scatters its answers at the level, `GeoClueSettings.Accuracy.scatterMeters`) with the documented
     /// seeded degradation (`CoarseFixGenerator`; none inside an outage of the receiver model),
     /// else none.
-    func coarseFixes() -> FixFeed {
+    func coarseFixes(reading: SharedReading) -> FixFeed {
         if let recorded = options.coarse {
             return FixFeed(recorded.enumerated().sorted { ($0.element.time, $0.offset) < ($1.element.time, $1.offset) }.map {
                 var fix = $0.element
@@ -163,11 +206,18 @@ public final class ReplayRun {
         }
         guard profile.sources.coarse != nil || profile.mode == .significantChange, let start, let end else { return FixFeed([]) }
         let settings = profile.sources.coarse ?? CoarseSourceSettings()
-        var derived = CoarseFixGenerator(track: recording.fixes(), start: start, end: end, interval: settings.interval,
-                                         accuracyMeters: settings.expectedAccuracyMeters,
-                                         offsetMeters: settings.geoclue?.accuracy.scatterMeters,
-                                         maxGap: options.interpolationMaxGap, seed: options.seed)
-        return FixFeed { derived.next() }
+        // Made at the first ask (it reads its first fixes then), after every reader exists.
+        let track = reading.reader()
+        let seed = options.seed, maxGap = options.interpolationMaxGap
+        var derived: CoarseFixGenerator?
+        return FixFeed {
+            if derived == nil {
+                derived = CoarseFixGenerator(track: track, start: start, end: end, interval: settings.interval,
+                                             accuracyMeters: settings.expectedAccuracyMeters,
+                                             offsetMeters: settings.geoclue?.accuracy.scatterMeters, maxGap: maxGap, seed: seed)
+            }
+            return derived?.next()
+        }
     }
 
     /// The receiver's intervals from the policy's actions: acquiring from switch-on to the

@@ -98,6 +98,13 @@ public struct ReceiverModel {
         lastOffAt = now
     }
 
+    /// While off, moves past the recorded fixes before `now` (what a later switch-on would pass
+    /// anyway: its first fix is due at `now` or later), so a shared reading need not hold them.
+    public mutating func skip(to now: UTCTime) {
+        guard onSince == nil else { return }
+        pass { $0 < now }
+    }
+
     /// The end of the recording at `end`, the receiver off: its last off period's release.
     public mutating func finish(at end: UTCTime) {
         turnOff(at: end)

@@ -51,3 +51,68 @@ public struct Recording {
     /// A new reading from the first fix.
     public func fixes() -> FixFeed { open() }
 }
+
+/// One reading of a recording shared by consumers that advance at their own pace (the run's
+/// receiver model and coarse feed, the always-on baseline's): each gets every fix in order from
+/// its own `reader()`, and a fix is held only until the last consumer has taken it, so what
+/// is held is what lies between the slowest consumer and the fastest, not the recording.
+/// Every reader must be made before the first fix is read. `onRead` sees each fix once, as it
+/// is read from the recording (the oracle's count).
+public final class SharedReading {
+    private var feed: FixFeed
+    /// Fixes read and not yet taken by every consumer; `buffer[head]` is fix number `base`.
+    private var buffer: [Fix] = []
+    private var head = 0
+    private var base = 0
+    private var positions: [Int] = []
+    private var exhausted = false
+    public var onRead: ((Fix) -> Void)?
+    /// The most fixes held at once (tests, `--stats`).
+    public private(set) var mostHeld = 0
+
+    public init(_ feed: FixFeed) {
+        self.feed = feed
+    }
+
+    /// A consumer's feed, from the first fix.
+    public func reader() -> FixFeed {
+        precondition(base == 0 && buffer.isEmpty, "a reader made after the reading began")
+        let consumer = positions.count
+        positions.append(0)
+        return FixFeed { [self] in next(for: consumer) }
+    }
+
+    private func next(for consumer: Int) -> Fix? {
+        let position = positions[consumer]
+        let offset = head + position - base
+        let fix: Fix
+        if offset < buffer.count {
+            fix = buffer[offset]
+        } else {
+            guard !exhausted, let read = feed.next() else {
+                exhausted = true
+                return nil
+            }
+            onRead?(read)
+            fix = read
+            if positions.count > 1 {
+                buffer.append(read)
+                mostHeld = max(mostHeld, buffer.count - head)
+            } else {
+                base += 1
+            }
+        }
+        positions[consumer] = position + 1
+        if positions.count > 1, position == base {
+            // This consumer may have been the last to take the oldest fixes.
+            let slowest = positions.min() ?? 0
+            head += slowest - base
+            base = slowest
+            if head >= 4096, head * 2 >= buffer.count {
+                buffer.removeFirst(head)
+                head = 0
+            }
+        }
+        return fix
+    }
+}

@@ -84,6 +84,15 @@ public struct ReplayReceiver {
         }
     }
 
+    /// Moves what is off past `now`: the receiver model's recorded fixes and, while the coarse
+    /// source is off, its feed (both would skip them at their next switch-on).
+    public mutating func catchUp(to now: UTCTime) {
+        model.skip(to: now)
+        if !coarseOn {
+            while let fix = coarseNext, fix.time < now { coarseNext = coarse.next() }
+        }
+    }
+
     /// Delivers the fix due at `time` (`nextFixTime`); GNSS first at equal times.
     public mutating func takeFix(at time: UTCTime) -> Fix? {
         let fix: Fix

@@ -90,6 +90,55 @@ import Testing
         }
     }
 
+    @Test func theBaselineRunsBesideTheRunOverOneReadingThatHoldsLittle() throws {
+        // 3 h at 1 Hz, 10 m/s east; a fence 30 km out and one at 150 km: the policy sleeps up
+        // to max_sleep (600 s) at a time while the always-on baseline takes every fix, with
+        // coarse fixes derived from the same reading.
+        let track = Self.straightTrack(seconds: 3 * 3600, speed: 10)
+        var profile = Self.profile(.regions, fences: [.circle(center: Self.east(30_000), radiusMeters: 250),
+                                                      .circle(center: Self.east(150_000), radiusMeters: 250)])
+        profile.sources.coarse = CoarseSourceSettings()
+        let coarseInterval = Int(profile.sources.coarse?.interval.secondsValue ?? 0)
+        var options = ReplayRun.Options()
+        options.compareAlwaysOn = true
+        let run = try ReplayRun.evaluate(profile: profile, fixes: track, options: options)
+        // Side by side gives what each gives alone.
+        let alone = try ReplayRun.evaluate(profile: profile, fixes: track, options: ReplayRun.Options())
+        var forced = ReplayRun.Options()
+        forced.alwaysOn = true
+        let alwaysOn = try ReplayRun.evaluate(profile: profile, fixes: track, options: forced)
+        #expect(run.events == alone.events && run.actions == alone.actions && run.report == alone.report)
+        #expect(run.baselineEvents == alwaysOn.events && run.baselineReport == alwaysOn.report)
+        #expect(run.baselineEvents?.map(\.kind) == [.enter, .exit])
+        #expect(run.match?.recall == 1)
+        // The oracle counted the crossings of every recorded fix: into and out of the first fence.
+        #expect(run.oracle?.crossings == 2)
+        // Sleeping runs catch up every minute, the coarse feed reads one interval ahead: the
+        // reading holds about that much, not a sleep's worth (600 fixes) and not the recording
+        // (10,801).
+        let report = try #require(run.report)
+        #expect(report.gnssOnSeconds < 0.5 * 3 * 3600)
+        #expect(run.mostHeld > 0)
+        #expect(run.mostHeld <= max(coarseInterval, 60) + 10)
+    }
+
+    @Test func aSharedReadingGivesEveryReaderEveryFixOnce() {
+        let fixes = Self.straightTrack(seconds: 9999, speed: 1)
+        let reading = SharedReading(FixFeed(fixes))
+        var seen: [UTCTime] = []
+        reading.onRead = { seen.append($0.time) }
+        var a = reading.reader(), b = reading.reader()
+        var gotA: [UTCTime] = [], gotB: [UTCTime] = []
+        // b runs 300 fixes ahead of a, then a catches up, in turns.
+        while gotA.count < fixes.count || gotB.count < fixes.count {
+            for _ in 0..<300 { if let fix = b.next() { gotB.append(fix.time) } }
+            for _ in 0..<300 { if let fix = a.next() { gotA.append(fix.time) } }
+        }
+        #expect(a.next() == nil && b.next() == nil)
+        #expect(gotA == fixes.map(\.time) && gotB == gotA && seen == gotA)
+        #expect(reading.mostHeld <= 300)
+    }
+
     @Test func continuousModeReportsACrossingWithinTheFirstTwentySeconds() throws {
         // 1 Hz at 10 m/s, starting 60 m outside a 100 m circle: inside from about 6 s, out at 26 s.
         let track = Self.straightTrack(seconds: 120, speed: 10, from: -160)

@@ -220,6 +220,7 @@ struct ReplayCommand: GeomonCommand {
         let storeMs = Double(journal.commitMicroseconds) / 1000
         let share = elapsed > 0 ? storeMs / (elapsed * 1000) * 100 : 0
         writeStderr("replay: store: \(journal.commits) transactions, \(NumberText.fixed(storeMs, 1)) ms committing (\(NumberText.fixed(share, 1)) % of the loop's wall time)")
+        writeStderr("replay: reading: one pass, at most \(run.mostHeld) recorded fixes held between its readers")
     }
 
     /// The database a replay writes: `--db`, or a temporary file; trusted, locked, migrated.

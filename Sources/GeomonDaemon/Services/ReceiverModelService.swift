@@ -18,6 +18,11 @@ public final class ReceiverModelService: Service {
     public private(set) var finished = false
     private var nextTime: UTCTime?
     private var now: UTCTime
+    /// With a shared reading: how often what is off catches up with the clock
+    /// (`ReplayReceiver.catchUp`), so a long sleep does not leave the reading holding every fix
+    /// the other consumers took meanwhile. Nil: never (nothing else reads the recording).
+    public var catchUpEvery: Duration?
+    private var catchUpAt: UTCTime?
 
     public init(receiver: ReplayReceiver, start: UTCTime, end: UTCTime) {
         self.receiver = receiver
@@ -29,17 +34,24 @@ public final class ReceiverModelService: Service {
     /// The next fix's time, or just after the end (to say that the inputs ended).
     public var nextWake: Int64? {
         guard !finished else { return nil }
-        guard let time = nextTime, time <= end else { return end.millisecondsSince1970 * 1000 + 1 }
-        return time.millisecondsSince1970 * 1000
+        let wake = nextTime.flatMap { $0 <= end ? $0.millisecondsSince1970 * 1000 : nil } ?? end.millisecondsSince1970 * 1000 + 1
+        guard let catchUpAt else { return wake }
+        return min(wake, catchUpAt.millisecondsSince1970 * 1000)
     }
 
     public func start(_ driver: DriverContext) throws {
         now = driver.now
         nextTime = receiver.nextFixTime(now: now)
+        catchUpAt = catchUpEvery.map { now + $0 }
     }
 
     public func process(revents: Int16, _ driver: DriverContext) throws {
         now = driver.now
+        if let due = catchUpAt, due <= now, let every = catchUpEvery {
+            receiver.catchUp(to: now)
+            catchUpAt = now + every
+            if nextTime.map({ $0 > now }) ?? (now <= end) { return }
+        }
         if let time = nextTime, time <= end {
             if time <= now, let fix = receiver.takeFix(at: time) {
                 onFix?(fix)
