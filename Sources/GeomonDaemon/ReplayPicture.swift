@@ -11,43 +11,65 @@ import GeomonEvaluation
 public enum ReplayPicture {
     /// The replay's picture: every recorded fix coloured by the receiver's state, the policy's
     /// intervals and reasons, the run's events and, with a comparison, the baseline's.
+    ///
+    /// The recording is read three times and only the points drawn are held
+    /// (`RunPicture.reducedInput`): the picture of a year of fixes takes the memory of what it draws.
     public static func svg(_ run: ReplayRun, title: String) -> String {
         let index = run.index
         let intervals = run.receiverIntervals
-        let input = RunPicture.Input(
+        let states = RunPicture.IntervalLookup(intervals)
+        let input = RunPicture.reducedInput(
             title: title,
             fences: run.profile.fencesWithShapes,
-            track: RunPicture.trackPoints(fixes: run.track, intervals: intervals,
-                                          nearestBoundaryMeters: { index.nearestBoundary(to: $0)?.signedDistanceMeters }),
             receiverIntervals: intervals,
             events: run.events,
             baselineEvents: run.baseline?.receiver.events
-        )
+        ) { withDistances, body in
+            for fix in run.recording.fixes() {
+                body(states.trackPoint(fix, nearestBoundaryMeters: withDistances ? index.nearestBoundary(to: fix.coordinate)?.signedDistanceMeters : nil))
+            }
+        }
         return RunPicture.render(input).svg
     }
 
     /// The picture of a database: its stored fixes and events, the receiver from its log,
-    /// fences from `profile` if given.
+    /// fences from `profile` if given. The fixes are read from the store four times and only the
+    /// points drawn are held (`RunPicture.reducedInput`).
     public static func svg(store: EventStore, profile: Profile?, title: String) throws -> String {
-        var fixes: [Fix] = []
-        try store.forEachFix { fixes.append($0) }
         let events = try store.events().map(\.event)
         let switches = try store.receiverSwitches()
+        // The span of the fixes and, for each switch-on, the first GNSS fix at or after it
+        // (all `intervals` asks of the GNSS fix times).
+        let ons = switches.filter(\.on).map(\.time).sorted()
+        var first: UTCTime?, last: UTCTime?
+        var firstFixTimes: [UTCTime] = []
+        var next = 0
+        try store.forEachFix { fix in
+            if first == nil { first = fix.time }
+            last = fix.time
+            guard fix.source == .gnss else { return }
+            while next < ons.count, ons[next] <= fix.time {
+                if firstFixTimes.last != fix.time { firstFixTimes.append(fix.time) }
+                next += 1
+            }
+        }
         var intervals: [RunPicture.ReceiverInterval] = []
-        if let first = fixes.first?.time, let last = fixes.last?.time, !switches.isEmpty {
+        if let first, let last, !switches.isEmpty {
             let start = min(first, switches[0].time), end = max(last, switches[switches.count - 1].time)
-            intervals = Self.intervals(switches: switches, gnssFixTimes: fixes.filter { $0.source == .gnss }.map(\.time), start: start, end: end)
+            intervals = Self.intervals(switches: switches, gnssFixTimes: firstFixTimes, start: start, end: end)
         }
         let index = profile.map { $0.makeIndex() }
-        let input = RunPicture.Input(
+        let states = RunPicture.IntervalLookup(intervals, uncovered: switches.isEmpty ? .unknown : .on)
+        return try RunPicture.render(RunPicture.reducedInput(
             title: title,
             fences: profile?.fencesWithShapes ?? [],
-            track: RunPicture.trackPoints(fixes: fixes, intervals: intervals, uncovered: switches.isEmpty ? .unknown : .on,
-                                          nearestBoundaryMeters: { point in index?.nearestBoundary(to: point)?.signedDistanceMeters }),
             receiverIntervals: intervals,
             events: events
-        )
-        return RunPicture.render(input).svg
+        ) { withDistances, body in
+            try store.forEachFix { fix in
+                body(states.trackPoint(fix, nearestBoundaryMeters: withDistances ? index?.nearestBoundary(to: fix.coordinate)?.signedDistanceMeters : nil))
+            }
+        }).svg
     }
 
     /// Receiver intervals from its switches over `start...end`: acquiring from a switch-on to

@@ -231,8 +231,7 @@ public final class ReplayRun {
             case .wakeAt, .coarseOn, .coarseOff: nil
             }
         }
-        let gnssTimes = receiver.delivered.filter { $0.source == .gnss }.map(\.time)
-        return ReplayPicture.intervals(switches: switches, gnssFixTimes: gnssTimes, start: start, end: end)
+        return ReplayPicture.intervals(switches: switches, gnssFixTimes: receiver.firstFixTimes, start: start, end: end)
     }
 }
 

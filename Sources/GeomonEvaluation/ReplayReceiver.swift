@@ -34,6 +34,12 @@ public struct ReplayReceiver {
     public var keepsDelivered = true
     /// How many fixes were delivered.
     public private(set) var deliveredCount = 0
+    /// For each switch-on of the receiver, the time of the first GNSS fix delivered at or after
+    /// it (ascending, each once): what the picture needs to tell acquiring from on, kept
+    /// whether or not `delivered` is.
+    public private(set) var firstFixTimes: [UTCTime] = []
+    private var awaitingFirstFix = false
+    private var lastGNSSTime: UTCTime?
     /// Every event the machine decided, in order.
     public private(set) var events: [GeoEvent] = []
     /// Fixes the screen held as implausible jumps.
@@ -106,6 +112,11 @@ public struct ReplayReceiver {
         }
         deliveredCount += 1
         if keepsDelivered { delivered.append(fix) }
+        if fix.source == .gnss {
+            if awaitingFirstFix, firstFixTimes.last != fix.time { firstFixTimes.append(fix.time) }
+            awaitingFirstFix = false
+            lastGNSSTime = fix.time
+        }
         return fix
     }
 
@@ -116,6 +127,12 @@ public struct ReplayReceiver {
             actions.append(TimedAction(time: now, action: action, afterFixes: deliveredCount))
             switch action {
             case let .gnssOn(reason):
+                // Its first fix: one delivered at this very instant, else the next one.
+                if let last = lastGNSSTime, last == now {
+                    if firstFixTimes.last != now { firstFixTimes.append(now) }
+                } else {
+                    awaitingFirstFix = true
+                }
                 if !model.isOn {
                     ledger.mark(now, label: .acquire(reason.kind))
                     switchedOnFor = reason.kind

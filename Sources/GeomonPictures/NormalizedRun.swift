@@ -16,18 +16,21 @@ struct NormalizedRun {
     let end: UTCTime
     /// The box to fit the map to: track and events, else fences, nil when there is nothing.
     let dataBox: GeoBox?
+    /// How many valid points the whole track had (`track` may hold only those drawn).
+    let trackCount: Int
 
     init(_ input: RunPicture.Input, stats: inout RunPicture.Stats) {
         title = input.title
         stats.fencesInput = input.fences.count
-        stats.trackPointsInput = input.track.count
+        stats.trackPointsInput = input.totals?.count ?? input.track.count
         var valid = input.track.filter { $0.coordinate.isValid }
-        stats.trackPointsInvalid = input.track.count - valid.count
+        stats.trackPointsInvalid = input.totals?.invalid ?? input.track.count - valid.count
+        trackCount = stats.trackPointsInput - stats.trackPointsInvalid
         // One continuous longitude frame around the data (a voyage across ±180° stays in one
         // piece): every longitude within 180° of the data's circular mean.
         var events = input.events.filter { $0.coordinate.isValid }
         var baselineEvents = input.baselineEvents?.filter { $0.coordinate.isValid }
-        let reference = Self.meanLongitude(valid.map(\.coordinate) + events.map(\.coordinate))
+        let reference = (input.totals.map { $0.referenceLongitude } ?? Self.meanLongitude(valid.map(\.coordinate) + events.map(\.coordinate)))
             ?? Self.meanLongitude(input.fences.compactMap { $0.shape.flatMap(Self.anyPoint) })
         var fences = input.fences
         if let reference {
@@ -75,13 +78,9 @@ struct NormalizedRun {
 
     /// The circular mean of the longitudes, nil without points.
     static func meanLongitude(_ points: [Coordinate]) -> Double? {
-        guard !points.isEmpty else { return nil }
-        var x = 0.0, y = 0.0
-        for p in points {
-            x += cos(p.longitude * Double.pi / 180)
-            y += sin(p.longitude * Double.pi / 180)
-        }
-        return x == 0 && y == 0 ? points[0].longitude : atan2(y, x) * 180 / Double.pi
+        var mean = MeanLongitude()
+        for p in points { mean.add(p) }
+        return mean.value
     }
 
     static func unwrap(_ c: Coordinate, around reference: Double) -> Coordinate {
@@ -119,7 +118,7 @@ struct NormalizedRun {
         let endText = String(end.rfc3339.compactMap { $0 == "T" ? " " : ($0 == "Z" ? nil : $0) })
         let sameDay = startText.prefix(10) == endText.prefix(10)
         parts.append("\(startText) – \(sameDay ? String(endText.dropFirst(11)) : endText) UTC, GNSS time (\(TimeAxis.duration(milliseconds: spanMilliseconds)))")
-        parts.append("\(track.count) fix\(track.count == 1 ? "" : "es")")
+        parts.append("\(trackCount) fix\(trackCount == 1 ? "" : "es")")
         var onMs: Int64 = 0, totalMs: Int64 = 0
         for i in intervals where i.state != .unknown {
             let ms = i.end.millisecondsSince1970 - i.start.millisecondsSince1970

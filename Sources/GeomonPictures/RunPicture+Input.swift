@@ -74,6 +74,9 @@ extension RunPicture {
         public var events: [GeoEvent]
         /// Events of an always-on comparison run, drawn as hollow markers; nil when not compared.
         public var baselineEvents: [GeoEvent]?
+        /// Set when `track` holds only the points the picture uses (`reducedInput`): what the
+        /// whole track was.
+        public var totals: TrackTotals?
 
         public init(
             title: String,
@@ -103,23 +106,38 @@ extension RunPicture {
         uncovered: ReceiverState = .on,
         nearestBoundaryMeters: (Coordinate) -> Double? = { _ in nil }
     ) -> [TrackPoint] {
-        let sorted = intervals.enumerated()
-            .sorted { $0.element.start != $1.element.start ? $0.element.start < $1.element.start : $0.offset < $1.offset }
-            .map(\.element)
-        return fixes.map { fix in
-            // Last interval starting at or before the fix.
+        let states = IntervalLookup(intervals, uncovered: uncovered)
+        return fixes.map { states.trackPoint($0, nearestBoundaryMeters: nearestBoundaryMeters($0.coordinate)) }
+    }
+
+    /// The receiver's state at a time, from its intervals (`trackPoints`).
+    public struct IntervalLookup: Sendable {
+        private let sorted: [ReceiverInterval]
+        private let uncovered: ReceiverState
+
+        public init(_ intervals: [ReceiverInterval], uncovered: ReceiverState = .on) {
+            sorted = intervals.enumerated()
+                .sorted { $0.element.start != $1.element.start ? $0.element.start < $1.element.start : $0.offset < $1.offset }
+                .map(\.element)
+            self.uncovered = uncovered
+        }
+
+        /// The state of the interval containing `time` (the last one starting at or before it).
+        public func state(at time: UTCTime) -> ReceiverState {
             var lo = 0, hi = sorted.count
             while lo < hi {
                 let mid = (lo + hi) / 2
-                if sorted[mid].start <= fix.time { lo = mid + 1 } else { hi = mid }
+                if sorted[mid].start <= time { lo = mid + 1 } else { hi = mid }
             }
-            var state = uncovered
-            if lo > 0 {
-                let interval = sorted[lo - 1]
-                if fix.time < interval.end || (lo == sorted.count && fix.time == interval.end) { state = interval.state }
-            }
-            return TrackPoint(time: fix.time, coordinate: fix.coordinate, accuracyMeters: fix.horizontalAccuracyMeters,
-                              receiver: state, nearestBoundaryMeters: nearestBoundaryMeters(fix.coordinate))
+            guard lo > 0 else { return uncovered }
+            let interval = sorted[lo - 1]
+            return time < interval.end || (lo == sorted.count && time == interval.end) ? interval.state : uncovered
+        }
+
+        /// `fix` as a track point.
+        public func trackPoint(_ fix: Fix, nearestBoundaryMeters: Double?) -> TrackPoint {
+            TrackPoint(time: fix.time, coordinate: fix.coordinate, accuracyMeters: fix.horizontalAccuracyMeters,
+                       receiver: state(at: fix.time), nearestBoundaryMeters: nearestBoundaryMeters)
         }
     }
 

@@ -51,9 +51,7 @@ public enum RunPicture {
 
     /// Renders `input` into one SVG document.
     public static func render(_ input: Input, options: Options = Options()) -> Rendering {
-        var options = options
-        options.widthPixels = min(max(options.widthPixels.isFinite ? options.widthPixels : 1000, 480), 8000)
-        options.minPointSpacingPixels = min(max(options.minPointSpacingPixels.isFinite ? options.minPointSpacingPixels : 1.5, 0.5), 20)
+        let options = clamped(options)
         var stats = Stats()
         let run = NormalizedRun(input, stats: &stats)
         let width = options.widthPixels

@@ -25,8 +25,12 @@ struct TimelineLayer {
         self.top = top
         self.options = options
         labelX = 12
-        axis = TimeAxis(start: run.start, end: run.end, x0: 160, x1: width - 24)
+        axis = TimeAxis(start: run.start, end: run.end, x0: Self.axisX0, x1: width - Self.axisRightMargin)
     }
+
+    /// Where the time axis begins, and how far before the picture's right edge it ends.
+    static let axisX0 = 160.0
+    static let axisRightMargin = 24.0
 
     var height: Double {
         Self.bandHeight + Self.gap + Self.chartHeight + Self.gap + Self.eventRowHeight

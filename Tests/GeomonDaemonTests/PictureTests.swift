@@ -270,6 +270,61 @@ struct PictureTests {
         try Self.validate(rendering.svg, name: "week")
     }
 
+    /// `input` reduced as a streamed replay reduces it: three readings of its track, distances
+    /// only in the last.
+    static func reduced(_ input: RunPicture.Input) -> RunPicture.Input {
+        RunPicture.reducedInput(title: input.title, fences: input.fences, receiverIntervals: input.receiverIntervals,
+                                events: input.events, baselineEvents: input.baselineEvents) { withDistances, body in
+            for var point in input.track {
+                if !withDistances { point.nearestBoundaryMeters = nil }
+                body(point)
+            }
+        }
+    }
+
+    @Test func aReducedTrackDrawsTheSamePictureFromFewPoints() throws {
+        let week = PictureScenario.weekDrive()
+        // A day at 1 Hz with what thinning must get right: gaps in the distance chart, runs of
+        // one point, equal timestamps across a state change, invalid coordinates, events
+        // between fixes, and no intervals (derived from the points).
+        let start = try #require(UTCTime(rfc3339: "2024-05-01T00:00:00Z"))
+        let center = Coordinate(latitude: 46.5, longitude: 6.6)
+        var track: [RunPicture.TrackPoint] = [], events: [GeoEvent] = []
+        for s in 0..<86_400 {
+            let angle = Double(s) / 3600 * 2 * .pi
+            let c = s % 5000 == 17 ? Coordinate(latitude: .nan, longitude: 0)
+                : PictureScenario.offset(center, east: 2000 * cos(angle) + Double(s % 7), north: 1500 * sin(angle * 2))
+            let t = start + .seconds(Int64(s - s % 2))
+            let state: RunPicture.ReceiverState = s % 1000 < 300 ? .off : (s % 1000 < 310 || s % 777 == 0 ? .acquiring : .on)
+            let distance: Double? = s % 3000 < 200 ? nil : (s % 4000 == 5 ? .infinity : 800 * sin(angle * 5))
+            track.append(.init(time: t, coordinate: c, accuracyMeters: 5, receiver: state, nearestBoundaryMeters: distance))
+            if s % 3333 == 0 {
+                events.append(GeoEvent(id: "e\(s)", kind: .enter, fenceID: "f", time: t + .milliseconds(700), coordinate: c,
+                                       accuracyMeters: 5, rule: .recorded("test")))
+            }
+        }
+        let day = RunPicture.Input(title: "day", track: track, events: events, baselineEvents: Array(events.prefix(5)))
+        let voyage = (0...100).map { k -> RunPicture.TrackPoint in
+            let lon = 179.5 + Double(k) * 0.01
+            return RunPicture.TrackPoint(time: start + .seconds(Int64(60 * k)), coordinate: Coordinate(latitude: -17, longitude: lon > 180 ? lon - 360 : lon),
+                                         accuracyMeters: 5, receiver: k % 10 < 3 ? .off : .on, nearestBoundaryMeters: Double(k - 50))
+        }
+        let cases = [("week", week), ("day", day), ("voyage", RunPicture.Input(title: "voyage", track: voyage)), ("empty", RunPicture.Input(title: "empty"))]
+        for (name, input) in cases {
+            let small = Self.reduced(input)
+            let whole = RunPicture.render(input), fromReduced = RunPicture.render(small)
+            #expect(fromReduced.svg == whole.svg, "\(name): the reduced track draws a different picture")
+            #expect(fromReduced.stats == whole.stats, "\(name)")
+            // Bounded by what is drawn: the map's and the chart's vertices, a point per event,
+            // per interval and per edge of the box.
+            let bound = whole.stats.trackPointsDrawn + whole.stats.distanceChartPoints + input.events.count
+                + (input.baselineEvents?.count ?? 0) + small.receiverIntervals.count + 6
+            #expect(small.track.count <= bound, "\(name): \(small.track.count) of \(input.track.count) points kept")
+            print("reduced picture \(name): \(small.track.count) of \(input.track.count) points kept")
+        }
+        #expect(Self.reduced(week).track.count * 10 < week.track.count)
+    }
+
     @Test func flappingReceiverAndEventFloodStayBounded() throws {
         // A day at 1 Hz walking a small loop; the receiver flips every 10 s (the shortest
         // sleep a profile allows) and a location event fires every 10 s: 8,640 of each.

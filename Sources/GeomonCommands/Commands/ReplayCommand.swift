@@ -112,7 +112,7 @@ struct ReplayCommand: GeomonCommand {
         let coarseTrack = try coarsePath.map(Self.readTrack)
         if let coarseTrack { options.coarse = coarseTrack.fixes }
         let run = ReplayRun(profile: profile, recording: recording, options: options)
-        run.keepsDelivered = svgPath != nil || policyLogPath != nil
+        run.keepsDelivered = policyLogPath != nil
 
         var temporaryDirectory: String?
         defer { if let temporaryDirectory { try? FileManager.default.removeItem(atPath: temporaryDirectory) } }
