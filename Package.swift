@@ -21,6 +21,7 @@ let package = Package(
         .systemLibrary(name: "CGPS", pkgConfig: "libgps", providers: [.apt(["libgps-dev"])]),
         .systemLibrary(name: "CMosquitto", pkgConfig: "libmosquitto", providers: [.apt(["libmosquitto-dev"])]),
         .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
+        .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         // Tiny C target for what Swift cannot reach (_GNU_SOURCE spawn helpers).
         .target(name: "CGeomonShims"),
         // Header-only CPU cache prefetch hint for the core's fence index (no I/O, no state).
@@ -42,7 +43,7 @@ let package = Package(
         .target(name: "GeomonPictures", dependencies: ["GeomonCore", "GeomonFormat"], swiftSettings: strict),
 
         // Adapters: each wraps one outside thing.
-        .target(name: "GeomonConfig", dependencies: ["GeomonCore", "GeomonFormat", "CYAML"], swiftSettings: strict),
+        .target(name: "GeomonConfig", dependencies: ["GeomonCore", "GeomonFormat", "CYAML", "CZlib"], swiftSettings: strict),
         .target(name: "GeomonStore", dependencies: ["GeomonCore", "GeomonSystem", "GeomonFormat", "CSQLite"], swiftSettings: strict),
         .target(name: "GeomonSources", dependencies: ["GeomonCore", "CGPS", "CGeomonShims"], swiftSettings: strict),
         .target(name: "GeomonHooks", dependencies: ["GeomonCore", "GeomonSystem", "GeomonFormat", "CGeomonShims"], swiftSettings: strict),

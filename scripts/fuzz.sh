@@ -15,7 +15,7 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
 OUT=.build/fuzz
 TARGETS_SOURCES=(nmea gpsd-json gpx track)
-TARGETS_CONFIG=(profile-yaml geojson)
+TARGETS_CONFIG=(profile-yaml geojson places)
 
 # The config targets exist once GeomonConfig has its real loaders (Fuzz/<target>/ present).
 TARGETS=("${TARGETS_SOURCES[@]}")
@@ -54,6 +54,7 @@ SWIFTFLAGS=(-swift-version 6 -O -g -parse-as-library -sanitize=fuzzer,address
     -enable-upcoming-feature ExistentialAny
     -I "$OUT/mod"
     -Xcc -fmodule-map-file=Sources/CYAML/module.modulemap
+    -Xcc -fmodule-map-file=Sources/CZlib/module.modulemap
     -Xcc -fmodule-map-file=Sources/CGPS/module.modulemap
     -Xcc -fmodule-map-file=Sources/CMemoryHints/include/module.modulemap
     -Xcc -fmodule-map-file="$OUT/shims/module.modulemap")
@@ -101,7 +102,7 @@ build_target() {
     local t=$1 bin=$OUT/bin/$1
     local libs=(-lGeomonSources -lGeomonCore -lCGeomonShims -lgps -lFoundation -lFoundationEssentials) deps=("$OUT/lib/libGeomonSources.a")
     case $t in
-        profile-yaml|geojson) libs=(-lGeomonConfig -lGeomonFormat -lGeomonCore -lyaml -lFoundation -lFoundationEssentials); deps=("$OUT/lib/libGeomonConfig.a") ;;
+        profile-yaml|geojson|places) libs=(-lGeomonConfig -lGeomonFormat -lGeomonCore -lyaml -lz -lFoundation -lFoundationEssentials); deps=("$OUT/lib/libGeomonConfig.a") ;;
     esac
     if stale "$bin" Fuzz/Common "Fuzz/$t" "$OUT/lib/libGeomonCore.a" "${deps[@]}"; then
         echo "fuzz.sh: building fuzzer $t" >&2
@@ -129,6 +130,7 @@ seed() {
         track) files=(Tests/Fixtures/tracks/*.log Tests/Fixtures/tracks/*.nmea Tests/Fixtures/tracks/*.gpx Tests/Fixtures/tracks/*.chk-gpsd3.22*) ;;
         profile-yaml) mapfile -t files < <(find Tests/Fixtures/profiles -type f \( -name '*.yaml' -o -name '*.yml' \) 2>/dev/null | sort) ;;
         geojson) mapfile -t files < <(find Tests/Fixtures -type f \( -name '*.geojson' -o -name '*.json' \) 2>/dev/null | sort) ;;
+        places) mapfile -t files < <(find Tests/Fixtures/places -type f ! -name '*.md' 2>/dev/null | sort) ;;
     esac
     if [[ -d Tests/Fixtures/fuzz-regressions/$t ]]; then
         mapfile -t -O "${#files[@]}" files < <(find "Tests/Fixtures/fuzz-regressions/$t" -type f ! -name '*.md' | sort)

@@ -153,6 +153,14 @@ public struct OwnTracks: Sendable {
 
     /// The `waypoints` message: every circle fence, in profile order; nil when there is none.
     public func waypoints(fences: [Fence], at time: UTCTime) -> Publication? {
+        guard let payload = Self.waypointsPayload(fences: fences) else { return nil }
+        return Publication(kind: .waypoints, topic: waypointsTopic, payload: payload, retain: true, time: time)
+    }
+
+    /// `{"_type":"waypoints","waypoints":[…]}` with one `waypoint` per circle fence (`desc` the
+    /// name or id, `rid` the id, `tst` from the id), in order; nil without a circle. It is the
+    /// `.otrw` export format too, and geomon reads it back with the same ids.
+    public static func waypointsPayload(fences: [Fence]) -> String? {
         var items: [String] = []
         for fence in fences {
             guard case let .circle(center, radius)? = fence.shape else { continue }
@@ -163,14 +171,14 @@ public struct OwnTracks: Sendable {
             w.add("lon", center.longitude, decimals: 7)
             w.add("rad", Int(radius.rounded()))
             w.add("rid", fence.id)
-            w.add("tst", Self.waypointTime(fenceID: fence.id))
+            w.add("tst", waypointTime(fenceID: fence.id))
             items.append(w.text)
         }
         guard !items.isEmpty else { return nil }
         var o = JSONObject()
         o.add("_type", "waypoints")
         o.add("waypoints", raw: JSON.array(raw: items))
-        return Publication(kind: .waypoints, topic: waypointsTopic, payload: o.text, retain: true, time: time)
+        return o.text
     }
 
     /// The will (set with every connection) and the offline status: `{"_type":"lwt","tst":T}`.

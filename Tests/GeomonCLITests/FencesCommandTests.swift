@@ -79,6 +79,58 @@ struct FencesCommandTests {
         #expect(try inside(original.stdout).filter { !$0.isEmpty }.count > 50)
     }
 
+    /// `--format otrw`: the circles as an OwnTracks export, which a `file:` entry reads back
+    /// with the same ids, names, centres and radii; the table says where each fence came from.
+    @Test func theOwnTracksExportReadsBackAsTheSameCircles() throws {
+        let (dir, _) = try Self.setUp()
+        defer { dir.remove() }
+        try FileManager.default.copyItem(at: TestSupport.fixture("places/ha-ludeeus-packages-zones.yaml"), to: dir.url.appendingPathComponent("zones.yaml"))
+        _ = try dir.write("secrets.yaml", "zone_home_lat: -41.29\nzone_home_lon: 174.78\nzone_work_lat: -41.28\nzone_work_lon: 174.77\n")
+        let profile = try dir.write("zones.yaml.profile", """
+            version: 1
+            name: zones
+            mode: regions
+            sources: {gnss: {}}
+            fences:
+              - {id: zoo, name: Zoo, circle: {lat: -41.3195, lon: 174.7848, radius: 250m}}
+              - file: zones.yaml
+              - id: waterfront
+                corridor: {points: [{lat: -41.2866, lon: 174.7756}, {lat: -41.2890, lon: 174.7790}], width: 120m}
+
+            """)
+        let table = try runGeomon(["fences", "--profile", profile])
+        #expect(table.exitCode == 0, "\(table.stderr)")
+        let rows = table.stdout.split(separator: "\n")
+        #expect(rows.first?.contains("source") == true)
+        #expect(rows.contains { $0.hasPrefix("zoo ") && $0.contains("zones.yaml.profile:6") })
+        #expect(rows.contains { $0.hasPrefix("work ") && $0.contains("zones.yaml:16") })
+        let export = try runGeomon(["fences", "--profile", profile, "--format", "otrw"])
+        #expect(export.exitCode == 0, "\(export.stderr)")
+        #expect(export.stderr.contains("1 of 4 fences are not circles"))
+        _ = try dir.write("export.otrw", export.stdout)
+        let again = try dir.write("again.yaml", """
+            version: 1
+            name: again
+            mode: regions
+            sources: {gnss: {}}
+            fences:
+              - file: export.otrw
+
+            """)
+        let original = try runGeomon(["fences", "--profile", profile, "--format", "json"])
+        let back = try runGeomon(["fences", "--profile", again, "--format", "json"])
+        #expect(back.exitCode == 0, "\(back.stderr)")
+        func circles(_ text: String) throws -> [String] {
+            try text.split(separator: "\n").compactMap { line in
+                let o = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+                guard o["kind"] as? String == "circle" else { return nil }
+                return "\(o["id"]!) \(o["name"] ?? "") \(o["bbox"]!) \(o["radius_m"]!)"
+            }
+        }
+        #expect(try circles(back.stdout) == circles(original.stdout))
+        #expect(try circles(back.stdout).count == 3)
+    }
+
     @Test func aMissingOrInvalidProfileExits66Or65() throws {
         let dir = try TemporaryDirectory()
         defer { dir.remove() }

@@ -59,7 +59,7 @@ struct DocSnippetsTests {
     static func referencedFiles(_ text: String) -> (programs: [String], geojson: [String], secrets: [String]) {
         var programs: [String] = [], geojson: [String] = [], secrets: [String] = []
         for match in text.matches(of: /(?:exec|on|off): \[([^,\]]+)/) { programs.append(String(match.1).trimmingCharacters(in: .whitespaces)) }
-        for match in text.matches(of: /geojson: ([^\s,}]+)/) { geojson.append(String(match.1)) }
+        for match in text.matches(of: /(?:^|[\s{,])(?:geojson|file): ([^\s,}]+)/.anchorsMatchLineEndings()) { geojson.append(String(match.1)) }
         for match in text.matches(of: /(?:password_file|env_file|ca_file|cert_file|key_file): ([^\s,}]+)/) { secrets.append(String(match.1)) }
         return (programs.filter { !$0.hasPrefix("/") }, geojson.filter { !$0.hasPrefix("/") }, secrets.filter { !$0.hasPrefix("/") })
     }
@@ -80,7 +80,14 @@ struct DocSnippetsTests {
         for program in programs { _ = try dir.write(program, "#!/bin/sh\nexit 0\n", mode: 0o755) }
         for secret in secrets { _ = try dir.write(secret, "NAME=value\n", mode: 0o600) }
         for file in geojson {
-            _ = try dir.write(file, #"{"type": "FeatureCollection", "features": [{"type": "Feature", "id": "doc-feature", "properties": {"id": "doc-feature", "name": "Doc"}, "geometry": {"type": "Polygon", "coordinates": [[[13.41, 52.50], [13.42, 52.50], [13.42, 52.51], [13.41, 52.51], [13.41, 52.50]]]}}]}"#)
+            // A fence file of the format its name says, with one place.
+            let text = switch file.split(separator: ".").last ?? "" {
+            case "yaml", "yml": "zone:\n  - {name: Doc Zone, latitude: 52.505, longitude: 13.415, radius: 150}\n"
+            case "kml": #"<kml xmlns="http://www.opengis.net/kml/2.2"><Document><Placemark><name>Doc</name><Point><coordinates>13.415,52.505</coordinates></Point></Placemark></Document></kml>"#
+            default: #"{"type": "FeatureCollection", "features": [{"type": "Feature", "id": "doc-feature", "properties": {"id": "doc-feature", "name": "Doc"}, "geometry": {"type": "Polygon", "coordinates": [[[13.41, 52.50], [13.42, 52.50], [13.42, 52.51], [13.41, 52.51], [13.41, 52.50]]]}}]}"#
+            }
+            if file.contains("/") { try FileManager.default.createDirectory(at: URL(fileURLWithPath: dir.path(file)).deletingLastPathComponent(), withIntermediateDirectories: true) }
+            _ = try dir.write(file, text)
         }
         // Significant-change settings, or sources without GNSS: the mode that uses them.
         let coarseMode = keys.contains("significant_change") || (keys.contains("sources") && !snippet.text.contains("gnss"))

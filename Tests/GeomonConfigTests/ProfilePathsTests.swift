@@ -35,7 +35,7 @@ struct ProfilePathsTests {
         #expect(try #require(loaded.profile).fences.map(\.id) == ["ams-1", "ams-2", "rtm-1", "rtm-2"])
 
         let inline = try dir.write("inline.yaml", head + "  - {id: a, id_prefix: x-, circle: {lat: 46, lon: 6, radius: 1km}}\n")
-        #expect(try ProfileLoader.load(path: inline).diagnostics.map(\.message) == ["'id_prefix' can only be used with 'geojson'"])
+        #expect(try ProfileLoader.load(path: inline).diagnostics.map(\.message) == ["'id_prefix' can only be used with a file of fences ('file' or 'geojson')"])
     }
 
     @Test func aProfileReachedThroughASymlinkResolvesAgainstTheRealFilesDirectory() throws {

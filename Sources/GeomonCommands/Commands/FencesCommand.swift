@@ -15,16 +15,20 @@ struct FencesCommand: GeomonCommand {
         discussion: """
         Loads the profile as `run` does (diagnostics on stderr; exit 65 when invalid, 66 when
         missing) and lists its fences in order: id, name, kind (circle, polygon, corridor),
-        vertices, area, bounding box, and whether the fence was used by the even-odd rule
-        despite ring defects ('repaired'; `geomon validate` says which). --format json prints
-        one object per fence and line. --format geojson prints a FeatureCollection of exactly
-        what geomon monitors (GeoJSON fences as the index holds them, after repair): polygons as
-        Polygon or MultiPolygon, circles as 64-sided polygons with their centre and radius in
-        the properties, corridors as their lines with the width, for QGIS or geojson.io.
+        vertices, area, bounding box, where it came from (the profile's line, or the fence
+        file's line for fences read from a file) and whether the fence was used by the even-odd
+        rule despite ring defects ('repaired'; `geomon validate` says which). --format json
+        prints one object per fence and line. --format geojson prints a FeatureCollection of
+        exactly what geomon monitors (fences from files as the index holds them, after repair):
+        polygons as Polygon or MultiPolygon, circles as 64-sided polygons with their centre and
+        radius in the properties, corridors as their lines with the width, for QGIS or
+        geojson.io. --format otrw prints the circles as an OwnTracks waypoints export (`desc`
+        the name, `rid` the id; OwnTracks has no other shapes: stderr says how many were left
+        out), for the OwnTracks apps or a `fences: - file:` entry of another profile.
         """,
         options: [
             .option("--profile", "PROFILE", "the profile", completion: .file(["yaml", "yml"])),
-            .choice("--format", ["text", "json", "geojson"], "a table (default), json lines or a GeoJSON FeatureCollection"),
+            .choice("--format", ["text", "json", "geojson", "otrw"], "a table (default), json lines, a GeoJSON FeatureCollection or OwnTracks waypoints"),
             .flag("--insecure-permissions", "accept group/world-writable profiles, GeoJSON files and programs"),
         ],
         required: ["--profile"]
@@ -62,6 +66,17 @@ struct FencesCommand: GeomonCommand {
             for row in rows { print(row.json) }
         case "geojson":
             print(GeoJSONText.featureCollection(rows.map(\.geojson)))
+        case "otrw":
+            let fences = rows.map { row in
+                var fence = row.fence
+                fence.shape = row.shape
+                return fence
+            }
+            let circles = fences.filter { if case .circle? = $0.shape { true } else { false } }.count
+            if circles < fences.count {
+                writeStderr("geomon: note: \(fences.count - circles) of \(fences.count) fences are not circles and are not in the OwnTracks export (it holds circles only)")
+            }
+            print(OwnTracks.waypointsPayload(fences: fences) ?? #"{"_type":"waypoints","waypoints":[]}"#)
         default:
             print(FenceSummary.table(rows), terminator: "")
         }
@@ -183,18 +198,19 @@ struct FenceSummary {
     }
 
     static func table(_ rows: [FenceSummary]) -> String {
-        var lines = [["id", "name", "kind", "vertices", "area", "bbox (lon, lat)", "note"]]
+        var lines = [["id", "name", "kind", "vertices", "area", "bbox (lon, lat)", "source", "note"]]
         for row in rows {
             let area = row.areaSquareMeters >= 1e6 ? "\(NumberText.fixed(row.areaSquareMeters / 1e6, 2)) km²" : "\(NumberText.fixed(row.areaSquareMeters, 0)) m²"
             let bbox = [row.box.minLon, row.box.minLat, row.box.maxLon, row.box.maxLat].map { NumberText.fixed($0, 5) }.joined(separator: " ")
-            lines.append([row.fence.id, row.fence.name ?? "", row.shape.kind, row.vertices == 0 ? "-" : "\(row.vertices)", area, bbox, row.repaired ? "repaired" : ""])
+            lines.append([row.fence.id, row.fence.name ?? "", row.shape.kind, row.vertices == 0 ? "-" : "\(row.vertices)", area, bbox,
+                          row.source ?? "", row.repaired ? "repaired" : ""])
         }
-        let widths = (0..<7).map { c in lines.map { $0[c].count }.max() ?? 0 }
+        let widths = (0..<8).map { c in lines.map { $0[c].count }.max() ?? 0 }
         var out = ""
         for line in lines {
             var text = ""
             for (c, cell) in line.enumerated() {
-                text += c == 6 ? cell : cell + String(repeating: " ", count: widths[c] - cell.count + 2)
+                text += c == 7 ? cell : cell + String(repeating: " ", count: widths[c] - cell.count + 2)
             }
             while text.last == " " { text.removeLast() }
             out += text + "\n"

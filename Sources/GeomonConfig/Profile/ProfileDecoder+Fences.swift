@@ -2,16 +2,20 @@ import GeomonFormat
 import GeomonCore
 
 extension ProfileDecoder {
-    static let fenceKeys = ["id", "name", "circle", "polygon", "holes", "corridor", "geojson", "id_property", "name_property", "id_prefix",
-                            "width", "width_property", "radius", "radius_property", "strict", "events", "dwell"]
-    /// Keys of a `geojson` entry only.
+    static let fenceKeys = ["id", "name", "circle", "polygon", "holes", "corridor", "geojson", "file", "format", "id_property", "name_property",
+                            "id_prefix", "width", "width_property", "radius", "radius_property", "strict", "events", "dwell"]
+    /// Keys of a file entry (`geojson` or `file`) only.
     static let geojsonOnlyKeys = ["id_property", "name_property", "id_prefix", "width", "width_property", "radius", "radius_property", "strict"]
+    /// Keys of a GeoJSON file only (not of the other formats).
+    static let geojsonPropertyKeys = ["id_property", "name_property", "width_property", "radius_property", "strict"]
+    /// The most a fence file other than GeoJSON may hold (it is read whole).
+    static let maxPlaceFileBytes = 64 << 20
 
     func decodeFenceEntry(_ item: YAMLNode, into records: inout [FenceRecord]) {
         guard let f = fields(item, path: "fence", allowed: Self.fenceKeys) else { return }
-        let shapeKeys = ["circle", "polygon", "corridor", "geojson"].filter { f.entries[$0] != nil }
+        let shapeKeys = ["circle", "polygon", "corridor", "geojson", "file"].filter { f.entries[$0] != nil }
         if shapeKeys.isEmpty {
-            error("a fence needs a shape: one of 'circle', 'polygon', 'corridor' or 'geojson'", item)
+            error("a fence needs a shape: one of 'circle', 'polygon', 'corridor', or a file of fences: 'file' (or 'geojson')", item)
             return
         }
         if shapeKeys.count > 1, let second = f.key(shapeKeys[1]), let first = f.key(shapeKeys[0]) {
@@ -24,14 +28,21 @@ extension ProfileDecoder {
         let (events, dwell) = decodeEvents(f)
         guard let events else { return }
 
+        if let key = f.key("format"), shapeKeys[0] != "file" { error("'format' can only be used with 'file'", key) }
         if shapeKeys[0] == "geojson" {
             if let key = f.key("id") { error("'id' cannot be used with 'geojson'; ids come from the features (see 'id_property')", key) }
             if let key = f.key("name") { error("'name' cannot be used with 'geojson'; names come from the features' 'name' property (or the one 'name_property' names)", key) }
-            decodeGeoJSONEntry(f, events: events, dwell: dwell, into: &records)
+            if let n = f["geojson"] { decodeGeoJSONEntry(f, pathNode: n, events: events, dwell: dwell, into: &records) }
+            return
+        }
+        if shapeKeys[0] == "file" {
+            if let key = f.key("id") { error("'id' cannot be used with 'file'; ids come from the file (see 'id_prefix')", key) }
+            if let key = f.key("name") { error("'name' cannot be used with 'file'; names come from the file", key) }
+            decodeFileEntry(f, events: events, dwell: dwell, into: &records)
             return
         }
         for key in Self.geojsonOnlyKeys {
-            if let node = f.key(key) { error("'\(key)' can only be used with 'geojson'", node) }
+            if let node = f.key(key) { error("'\(key)' can only be used with a file of fences ('file' or 'geojson')", node) }
         }
         var id: String?
         if let n = f["id"] {
@@ -210,8 +221,103 @@ extension ProfileDecoder {
         }
     }
 
-    private func decodeGeoJSONEntry(_ f: Fields, events: Set<EventKind>, dwell: Duration?, into records: inout [FenceRecord]) {
-        guard let n = f["geojson"], let relative = string(n, "geojson") else { return }
+    /// `file: PATH` with `format:` given or inferred from the name (`PlaceFileFormat.inferred`):
+    /// GeoJSON goes to the streaming reader, the other formats to `PlaceFiles`.
+    private func decodeFileEntry(_ f: Fields, events: Set<EventKind>, dwell: Duration?, into records: inout [FenceRecord]) {
+        guard let n = f["file"], let relative = string(n, "file") else { return }
+        if relative.isEmpty {
+            error("'file' must name a file", n)
+            return
+        }
+        var format: PlaceFileFormat?
+        if let node = f["format"] {
+            guard let text = choice(node, "format", PlaceFileFormat.allCases.map(\.rawValue)) else { return }
+            format = PlaceFileFormat(rawValue: text)
+        }
+        if format == nil, !relative.lowercased().hasSuffix(".json") {
+            format = PlaceFileFormat.inferred(path: relative, bytes: nil)
+        }
+        if format == .geojson {
+            decodeGeoJSONEntry(f, pathNode: n, events: events, dwell: dwell, into: &records)
+            return
+        }
+        let shown = displayPath(relative)
+        if let problem = trust.problem(resolvedPath(relative), what: "fence file", shown: relative) {
+            error(problem, n)
+            return
+        }
+        let bytes: [UInt8]
+        switch FileBytes.read(resolvedPath(relative), limit: Self.maxPlaceFileBytes) {
+        case .failure(let message):
+            error("cannot read fence file \(quotedPath(relative)): \(message)", n)
+            return
+        case .success(let read):
+            bytes = read
+        }
+        if format == nil {
+            format = PlaceFileFormat.sniffJSON(bytes)
+            if format == .geojson {
+                decodeGeoJSONEntry(f, pathNode: n, events: events, dwell: dwell, into: &records)
+                return
+            }
+        }
+        guard let format else {
+            error("cannot tell the format of \(quotedPath(relative)) from its name; add 'format:' (one of \(PlaceFileFormat.allCases.map(\.rawValue).joined(separator: ", ")))", n)
+            return
+        }
+        for key in Self.geojsonPropertyKeys {
+            if let node = f.key(key) { error("'\(key)' can only be used with a GeoJSON file (this one is \(format.rawValue))", node) }
+        }
+        var options = PlaceFiles.Options()
+        if let p = f["radius"] {
+            guard let v = quantity(p, "radius", .distance, maximum: (geometryMaxCircleRadiusMeters, "1000km")) else { return }
+            options.radius = v
+        }
+        if let p = f["width"] {
+            guard let v = quantity(p, "width", .distance, maximum: (2 * geometryMaxCircleRadiusMeters, "2000km")) else { return }
+            options.width = v
+        }
+        guard let idPrefix = decodeIDPrefix(f) else { return }
+        if let alias = f.node.alias {
+            error("this entry is the alias '*\(alias)': it repeats the fence file '\(relative)', whose fence ids are already defined; give the copy its own 'id_prefix' in a separate entry instead", f.node)
+            return
+        }
+        // Home Assistant's `!include` and `!secret`: files beside this one, trusted like it.
+        let directory = directoryPart(of: resolvedPath(relative))
+        let read = PlaceFiles.read(bytes, file: shown, format: format, options: options) { name in
+            let path = name.hasPrefix("/") || directory.isEmpty ? name : directory + "/" + name
+            guard self.trust.problem(path, what: "fence file", shown: name) == nil,
+                  case .success(let included) = FileBytes.read(path, limit: Self.maxPlaceFileBytes) else { return nil }
+            return included
+        }
+        diagnostics += read.diagnostics
+        for place in read.places {
+            let id = idPrefix + place.id
+            guard registerFenceID(id, at: place.location, geojsonFile: shown) else { continue }
+            var fence = Fence(id: id, name: place.name, shape: place.shape, events: events, dwell: dwell)
+            fence.location = place.location
+            append(fence, FenceRecord(radiusLocation: nil, geojsonFile: shown, center: Self.center(of: place.shape), digest: place.shape.hashValue),
+                   shape: place.shape, into: &records)
+        }
+        if read.places.isEmpty && !read.diagnostics.contains(where: { $0.severity == .error }) {
+            warning("fence file \(quotedPath(relative)) has no places", n)
+        }
+    }
+
+    /// `id_prefix`: "" when absent, nil (with an error) when invalid.
+    private func decodeIDPrefix(_ f: Fields) -> String? {
+        guard let p = f["id_prefix"] else { return "" }
+        guard let text = string(p, "id_prefix") else { return nil }
+        if text.isEmpty || text.count > 64 || text.unicodeScalars.contains(where: { $0.properties.isWhitespace || $0.value < 0x20 }) {
+            error("'id_prefix' must be 1 to 64 characters without spaces (got '\(text.clipped)')", p)
+            return nil
+        }
+        return text
+    }
+
+    private func decodeGeoJSONEntry(_ f: Fields, pathNode n: YAMLNode, events: Set<EventKind>, dwell: Duration?, into records: inout [FenceRecord]) {
+        let key = f["file"] != nil ? "file" : "geojson"
+        guard let relative = string(n, key) else { return }
         var idProperty: String?
         if let p = f["id_property"] {
             guard let text = string(p, "id_property") else { return }
@@ -236,17 +342,9 @@ extension ProfileDecoder {
             guard let text = string(p, key), !text.isEmpty else { return }
             options[keyPath: path] = text
         }
-        var idPrefix = ""
-        if let p = f["id_prefix"] {
-            guard let text = string(p, "id_prefix") else { return }
-            if text.isEmpty || text.count > 64 || text.unicodeScalars.contains(where: { $0.properties.isWhitespace || $0.value < 0x20 }) {
-                error("'id_prefix' must be 1 to 64 characters without spaces (got '\(text.clipped)')", p)
-                return
-            }
-            idPrefix = text
-        }
+        guard let idPrefix = decodeIDPrefix(f) else { return }
         if relative.isEmpty {
-            error("'geojson' must name a file", n)
+            error("'\(key)' must name a file", n)
             return
         }
         if let alias = f.node.alias {

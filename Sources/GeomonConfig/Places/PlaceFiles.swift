@@ -1,0 +1,650 @@
+public import GeomonCore
+
+/// The file formats fences are read from (`fences: - file: …`, `format:`).
+public enum PlaceFileFormat: String, CaseIterable, Sendable {
+    case geojson
+    /// Home Assistant's `zone:` entries (a `configuration.yaml`, or a file holding the list).
+    case homeassistant
+    /// OwnTracks waypoints: an `.otrw` export or a `waypoints` / `setWaypoints` message.
+    case owntracks
+    case kml
+    /// KML zipped (`doc.kml`, else the first `.kml` member).
+    case kmz
+    /// GPX waypoints (`<wpt>`).
+    case gpx
+    /// Traccar geofences: the JSON list its API returns, each with a WKT `area`.
+    case traccar
+
+    /// The format a file name says (`.json` is looked into: GeoJSON, OwnTracks or Traccar).
+    public static func inferred(path: String, bytes: [UInt8]?) -> PlaceFileFormat? {
+        let lower = path.lowercased()
+        let suffixes: [(String, PlaceFileFormat)] = [
+            (".geojson", .geojson), (".otrw", .owntracks), (".kml", .kml), (".kmz", .kmz), (".gpx", .gpx),
+            (".yaml", .homeassistant), (".yml", .homeassistant),
+        ]
+        for (suffix, format) in suffixes where lower.hasSuffix(suffix) { return format }
+        guard lower.hasSuffix(".json"), let bytes else { return nil }
+        return sniffJSON(bytes)
+    }
+
+    /// GeoJSON has `"type"`, OwnTracks `"_type"`, Traccar's list objects an `"area"`.
+    static func sniffJSON(_ bytes: [UInt8]) -> PlaceFileFormat? {
+        guard let root = try? JSONTree.parse(bytes) else { return nil }
+        if root["_type"] != nil { return .owntracks }
+        if root["type"] != nil { return .geojson }
+        if let items = root.array {
+            if items.first?["area"] != nil { return .traccar }
+            if items.first?["_type"] != nil { return .owntracks }
+        }
+        return nil
+    }
+}
+
+/// One place read from a file: a fence to be.
+public struct PlaceRecord: Sendable {
+    public var id: String
+    public var name: String?
+    public var shape: FenceShape
+    public var location: SourceLocation
+}
+
+/// What a place file gave: its places, and its problems at `file:line:column`.
+public struct PlaceFileRead: Sendable {
+    public var places: [PlaceRecord] = []
+    public var diagnostics: [Diagnostic] = []
+}
+
+/// The readers of place files other than GeoJSON (`GeoJSONFences`). Each reads a whole file
+/// held in memory; a place that cannot be used is reported and skipped, the others are kept.
+/// Coordinates are degrees (WGS 84), radii and widths metres; each format's axis order is its
+/// own (docs/profile-reference.md, "Fence files").
+public enum PlaceFiles {
+    /// Defaults for what a file leaves out.
+    public struct Options: Sendable {
+        /// The radius of a point without one (KML, GPX; HA's own default is 100 m too).
+        public var radius: Double = 100
+        /// The width of a line without one (KML, Traccar).
+        public var width: Double = 50
+        public init() {}
+    }
+
+    /// `readFile` reads a file named as written beside this one (HA's `!include` and
+    /// `secrets.yaml`), nil when it cannot (the caller's trust rules apply).
+    public static func read(_ bytes: [UInt8], file: String, format: PlaceFileFormat, options: Options = Options(),
+                            readFile: (String) -> [UInt8]? = { _ in nil }) -> PlaceFileRead {
+        var reader = Reader(file: file, bytes: bytes, options: options)
+        switch format {
+        case .geojson:
+            let read = GeoJSONFences.read(bytes, file: file, options: .init())
+            var result = PlaceFileRead(diagnostics: read.diagnostics)
+            for fence in read.fences {
+                guard let shape = fence.shape else { continue }
+                result.places.append(PlaceRecord(id: fence.id, name: fence.name, shape: shape,
+                                                 location: fence.location ?? SourceLocation(file: file, line: 1, column: 1)))
+            }
+            return result
+        case .homeassistant: reader.homeAssistant(readFile: readFile)
+        case .owntracks: reader.ownTracks()
+        case .kml: reader.kml()
+        case .kmz: reader.kmz()
+        case .gpx: reader.gpx()
+        case .traccar: reader.traccar()
+        }
+        return reader.result
+    }
+
+    /// Home Assistant's entity id part for a name (`slugify` with `_`): lower case, Latin
+    /// letters without their accents (`ß` → `ss`, `æ` → `ae`, `ø` → `o`, …), every run of other
+    /// characters one `_`, none at either end; `unknown` when nothing is left.
+    public static func slug(_ name: String) -> String {
+        var out = ""
+        var pendingSeparator = false
+        for scalar in name.lowercased().unicodeScalars {
+            let ascii: String
+            if scalar.isASCII {
+                ascii = scalar.properties.isAlphabetic || ("0"..."9").contains(scalar) ? String(scalar) : ""
+            } else {
+                ascii = Self.latin[scalar] ?? ""
+            }
+            if ascii.isEmpty {
+                pendingSeparator = !out.isEmpty
+                continue
+            }
+            if pendingSeparator { out += "_" }
+            pendingSeparator = false
+            out += ascii
+        }
+        return out.isEmpty ? "unknown" : out
+    }
+
+    /// Lower-case Latin letters with diacritics and their ASCII spelling (unidecode's).
+    static let latin: [Unicode.Scalar: String] = {
+        let table: [(String, String)] = [
+            ("àáâãäåāăą", "a"), ("æ", "ae"), ("çćĉċč", "c"), ("ďđð", "d"), ("èéêëēĕėęě", "e"), ("ĝğġģ", "g"),
+            ("ĥħ", "h"), ("ìíîïĩīĭįı", "i"), ("ĳ", "ij"), ("ĵ", "j"), ("ķ", "k"), ("ĺļľŀł", "l"), ("ñńņňŉ", "n"),
+            ("òóôõöøōŏő", "o"), ("œ", "oe"), ("ŕŗř", "r"), ("śŝşšș", "s"), ("ß", "ss"), ("ţťŧț", "t"), ("þ", "th"),
+            ("ùúûüũūŭůűų", "u"), ("ŵ", "w"), ("ýÿŷ", "y"), ("źżž", "z"),
+        ]
+        var map: [Unicode.Scalar: String] = [:]
+        for (letters, ascii) in table {
+            for scalar in letters.unicodeScalars { map[scalar] = ascii }
+        }
+        return map
+    }()
+}
+
+/// One file's reading: its places, its diagnostics, how ids are made unique within it.
+private struct Reader {
+    let file: String
+    let bytes: [UInt8]
+    let options: PlaceFiles.Options
+    let positions: TextPositions
+    var result = PlaceFileRead()
+    private var idCounts: [String: Int] = [:]
+
+    init(file: String, bytes: [UInt8], options: PlaceFiles.Options) {
+        self.file = file
+        self.bytes = bytes
+        self.options = options
+        positions = TextPositions(file: file, bytes: bytes)
+    }
+
+    func at(_ offset: Int) -> SourceLocation { positions.location(offset) }
+
+    mutating func error(_ message: String, _ location: SourceLocation) {
+        result.diagnostics.append(.error(message, at: location))
+    }
+
+    mutating func warning(_ message: String, _ location: SourceLocation) {
+        result.diagnostics.append(.warning(message, at: location))
+    }
+
+    /// Keeps a place whose shape passes the geometry's rules; `id` made unique within the file
+    /// by `disambiguate` (the second `Home` becomes `Home (2)`, or `home_2` for HA).
+    mutating func add(id rawID: String, name: String?, shape: FenceShape, at location: SourceLocation, style: IDStyle = .parenthesized) {
+        var id = String(rawID.trimmingWhitespace())
+        if let problem = FenceIDRule.problem(id) {
+            error("this place cannot be a fence: its id \(problem)", location)
+            return
+        }
+        if let problems = shapeProblems(shape) {
+            error("'\(id)': \(problems)", location)
+            return
+        }
+        let seen = idCounts[id, default: 0]
+        idCounts[id] = seen + 1
+        if seen > 0 {
+            let unique = style == .homeAssistant ? "\(id)_\(seen + 1)" : "\(id) (\(seen + 1))"
+            warning("a second place named '\(id)': its fence id is '\(unique)'", location)
+            id = unique
+        }
+        result.places.append(PlaceRecord(id: id, name: name, shape: shape, location: location))
+    }
+
+    enum IDStyle { case parenthesized, homeAssistant }
+
+    /// Why the geometry cannot take `shape`, nil when it can.
+    func shapeProblems(_ shape: FenceShape) -> String? {
+        switch shape {
+        case let .circle(center, radius):
+            if !center.isValid { return "the position (\(center.latitude), \(center.longitude)) is out of range" }
+            if !(radius > 0) { return "the radius must be more than 0 m (got \(radius))" }
+        case let .polygons(members):
+            for member in members {
+                if let problem = PolygonValidity.problems(of: member).first { return Self.describe(problem) }
+            }
+        case let .corridor(lines, width):
+            if !(width > 0) { return "the width must be more than 0 m (got \(width))" }
+            if lines.contains(where: { $0.contains { !$0.isValid } }) { return "a point of the line is out of range" }
+            if lines.contains(where: { Set($0).count < 2 }) { return "a line needs at least 2 distinct points" }
+        }
+        let limits = geometryLimitProblems(shape)
+        return limits.isEmpty ? nil : limits.map(\.text).joined(separator: "; ")
+    }
+
+    static func describe(_ problem: PolygonValidity.PolygonProblem) -> String {
+        func ring(_ p: PolygonValidity.RingProblem, _ what: String) -> String {
+            switch p {
+            case .invalidCoordinate(let i): "\(what): point \(i + 1) is out of range"
+            case .tooFewDistinctPoints(let n): "\(what) needs at least 3 distinct points (got \(n))"
+            case .zeroArea: "\(what) has zero area (all points on one line)"
+            case .selfIntersection(let a, let b): "\(what) edges cross: points \(a.from + 1)–\(a.to + 1) and \(b.from + 1)–\(b.to + 1)"
+            }
+        }
+        switch problem {
+        case .shell(let p): return ring(p, "the polygon")
+        case .hole(let h, let p): return ring(p, "hole \(h + 1)")
+        case .holeOutsideShell(let h): return "hole \(h + 1) is not inside the polygon"
+        }
+    }
+
+    // MARK: Home Assistant
+
+    /// `zone:` in a mapping (a configuration.yaml), or the file is the list itself; each entry
+    /// `name`, `latitude`, `longitude`, `radius` (m, default 100), `passive`, `icon`. The fence
+    /// id is the zone's entity id without `zone.` (`PlaceFiles.slug`). `!include FILE` as the
+    /// value of `zone:` is followed; `!secret NAME` is looked up in `secrets.yaml` beside the file.
+    mutating func homeAssistant(readFile: (String) -> [UInt8]?) {
+        let parsed = YAMLParser().parse(bytes, file: file)
+        result.diagnostics += parsed.diagnostics.filter { $0.severity == .error }
+        guard let root = parsed.root else { return }
+        var list: YAMLNode?
+        var listFile = file
+        var secrets: YAMLNode?
+        /// A scalar, or the value `!secret NAME` names in `secrets.yaml` beside the file.
+        func scalarValue(_ node: YAMLNode, _ secrets: inout YAMLNode?) -> String? {
+            guard node.tag == "!secret" else { return node.scalar }
+            if secrets == nil {
+                let path = directoryPart(of: file).isEmpty ? "secrets.yaml" : directoryPart(of: file) + "/secrets.yaml"
+                secrets = readFile("secrets.yaml").flatMap { YAMLParser().parse($0, file: path).root } ?? YAMLNode(.mapping([]), line: 1, column: 1)
+            }
+            guard let key = node.scalar, case .mapping(let pairs)? = secrets?.kind,
+                  let value = pairs.last(where: { $0.key.scalar == key })?.value.scalar else { return nil }
+            return value
+        }
+        switch root.kind {
+        case .sequence:
+            list = root
+        case .mapping(let pairs):
+            // The home zone (`zone.home`) is the core configuration's location.
+            let core = pairs.last(where: { $0.key.scalar == "homeassistant" })?.value
+            if let core, case .mapping(let settings) = core.kind {
+                func value(_ key: String) -> YAMLNode? { settings.last { $0.key.scalar == key }?.value }
+                if let latNode = value("latitude"), let lonNode = value("longitude") {
+                    let lat = scalarValue(latNode, &secrets).flatMap(Double.init), lon = scalarValue(lonNode, &secrets).flatMap(Double.init)
+                    let radius = value("radius").flatMap { scalarValue($0, &secrets) }.flatMap(Double.init) ?? 100
+                    if let lat, let lon {
+                        let name = value("name").flatMap { scalarValue($0, &secrets) } ?? "Home"
+                        add(id: "home", name: name, shape: .circle(center: Coordinate(latitude: lat, longitude: lon), radiusMeters: radius),
+                            at: location(core), style: .homeAssistant)
+                    } else {
+                        error("the home zone: 'homeassistant: latitude/longitude' must be numbers", location(core))
+                    }
+                }
+            }
+            guard let zone = pairs.last(where: { $0.key.scalar == "zone" }) else {
+                if result.places.isEmpty { error("no 'zone:' entry (and no home location under 'homeassistant:') in this Home Assistant file", location(root)) }
+                return
+            }
+            list = zone.value
+            if zone.value.tag == "!include", let name = zone.value.scalar {
+                let path = directoryPart(of: file).isEmpty ? name : directoryPart(of: file) + "/" + name
+                guard let included = readFile(name) else {
+                    error("cannot read the file '\(name)' that 'zone: !include' names", location(zone.value))
+                    return
+                }
+                let inner = YAMLParser().parse(included, file: path)
+                result.diagnostics += inner.diagnostics.filter { $0.severity == .error }
+                list = inner.root
+                listFile = path
+            }
+        case .scalar:
+            error("a Home Assistant zone file is a mapping with 'zone:' or a list of zones", location(root))
+            return
+        }
+        guard let list else { return }
+        guard case .sequence(let items) = list.kind else {
+            error("'zone:' must be a list of zones (got \(list.kindDescription))", location(list, listFile))
+            return
+        }
+        func scalarValue(_ node: YAMLNode) -> String? { scalarValue(node, &secrets) }
+        for item in items {
+            guard case .mapping(let pairs) = item.kind else {
+                error("a zone must be a mapping with name, latitude, longitude (got \(item.kindDescription))", location(item, listFile))
+                continue
+            }
+            func value(_ key: String) -> YAMLNode? { pairs.last { $0.key.scalar == key }?.value }
+            let here = location(item, listFile)
+            guard let nameNode = value("name"), let name = scalarValue(nameNode), !name.isEmpty else {
+                error("a zone needs a 'name'", here)
+                continue
+            }
+            var numbers: [String: Double] = [:]
+            var bad = false
+            for key in ["latitude", "longitude", "radius"] {
+                guard let node = value(key) else { continue }
+                guard let text = scalarValue(node), let number = Double(text), number.isFinite else {
+                    let secret = node.tag == "!secret" ? " (!secret \(node.scalar ?? ""): not found in secrets.yaml beside the file)" : ""
+                    error("zone '\(name)': '\(key)' must be a number\(secret)", location(node, listFile))
+                    bad = true
+                    continue
+                }
+                numbers[key] = number
+            }
+            if bad { continue }
+            guard let lat = numbers["latitude"], let lon = numbers["longitude"] else {
+                error("zone '\(name)' needs 'latitude' and 'longitude'", here)
+                continue
+            }
+            let radius = numbers["radius"] ?? 100
+            add(id: PlaceFiles.slug(name), name: name, shape: .circle(center: Coordinate(latitude: lat, longitude: lon), radiusMeters: radius),
+                at: here, style: .homeAssistant)
+        }
+    }
+
+    func location(_ node: YAMLNode, _ file: String? = nil) -> SourceLocation {
+        SourceLocation(file: file ?? self.file, line: node.line, column: node.column)
+    }
+
+    // MARK: OwnTracks
+
+    /// `{"_type":"waypoints","waypoints":[…]}` (an `.otrw` export, the `waypoints` message),
+    /// a `cmd` with `setWaypoints` (the list under `waypoints` or `payload`), a single
+    /// `waypoint`, or a bare list; follow regions (`desc` `+follow…`) are skipped;
+    /// each `{"_type":"waypoint","desc","lat","lon","rad","tst","rid"}`. The fence id is `rid`
+    /// when given (geomon's own export writes the fence id there), else `desc`.
+    mutating func ownTracks() {
+        let root: JSONTree.Node
+        do { root = try JSONTree.parse(bytes) } catch {
+            self.error("not valid JSON: \(error.message)", at(error.offset))
+            return
+        }
+        // The list: bare, under `waypoints` (a `waypoints` message, or a `cmd` whose
+        // `waypoints` is itself a `waypoints` message, as the apps send), or under `payload`;
+        // a single `waypoint` message is a list of one.
+        func waypoints(_ node: JSONTree.Node?) -> [JSONTree.Node]? {
+            guard let node else { return nil }
+            if let items = node.array { return items }
+            if node["_type"]?.string == "waypoint" { return [node] }
+            return node["waypoints"].flatMap(waypoints)
+        }
+        let list: [JSONTree.Node]
+        if let items = waypoints(root) ?? waypoints(root["payload"]) {
+            list = items
+        } else {
+            error("no waypoints: expected an OwnTracks 'waypoints' message or export (a 'waypoints' list)", at(root.offset))
+            return
+        }
+        for item in list {
+            guard item.isObject else {
+                error("a waypoint must be an object (got \(item.kind))", at(item.offset))
+                continue
+            }
+            if let type = item["_type"]?.string, type != "waypoint" {
+                error("expected a waypoint, got '_type' \"\(type)\"", at(item.offset))
+                continue
+            }
+            guard let desc = item["desc"]?.string, !desc.trimmingWhitespace().isEmpty else {
+                error("a waypoint needs a 'desc' (its name)", at(item.offset))
+                continue
+            }
+            if desc.hasPrefix("+follow") {
+                warning("waypoint '\(desc)' is a follow region (it moves with the device): skipped", at(item.offset))
+                continue
+            }
+            if item["uuid"] != nil {
+                warning("waypoint '\(desc)' is an iBeacon region (uuid): skipped, geomon monitors positions", at(item.offset))
+                continue
+            }
+            guard let lat = item["lat"]?.number, let lon = item["lon"]?.number else {
+                error("waypoint '\(desc)' needs numbers 'lat' and 'lon'", at(item.offset))
+                continue
+            }
+            guard let rad = item["rad"]?.number, rad > 0 else {
+                warning("waypoint '\(desc)' has no region ('rad' missing or 0): skipped", at(item.offset))
+                continue
+            }
+            let rid = item["rid"]?.string.flatMap { $0.isEmpty ? nil : $0 }
+            add(id: rid ?? desc, name: desc, shape: .circle(center: Coordinate(latitude: lat, longitude: lon), radiusMeters: rad), at: at(item.offset))
+        }
+    }
+
+    // MARK: KML / KMZ
+
+    mutating func kmz() {
+        do {
+            let archive = try ZipArchive(bytes)
+            let kmls = archive.members.filter { $0.name.lowercased().hasSuffix(".kml") }
+            guard let member = kmls.first(where: { $0.name.lowercased() == "doc.kml" }) ?? kmls.first else {
+                error("no .kml file inside this KMZ archive", SourceLocation(file: file, line: 1, column: 1))
+                return
+            }
+            let inner = try archive.read(member)
+            var nested = Reader(file: file + "/" + member.name, bytes: inner, options: options)
+            nested.kml()
+            result.places += nested.result.places
+            result.diagnostics += nested.result.diagnostics
+        } catch {
+            self.error("cannot read the KMZ archive: \(error.message)", SourceLocation(file: file, line: 1, column: 1))
+        }
+    }
+
+    /// Every `Placemark` (in folders or not): a `Point` is a circle (radius from ExtendedData
+    /// `radius`, else the entry's `radius`, else 100 m), a `Polygon` with its
+    /// `innerBoundaryIs` holes, a `LineString` a corridor (width from ExtendedData `width`,
+    /// else the entry's `width`, else 50 m), a `MultiGeometry` of polygons one fence.
+    /// Coordinates are `lon,lat[,alt]` tuples.
+    mutating func kml() {
+        let root: XMLTree.Element
+        do { root = try XMLTree.parse(bytes) } catch {
+            self.error("not valid XML: \(error.message)", at(error.offset))
+            return
+        }
+        let placemarks = root.localName == "Placemark" ? [root] : root.descendants("Placemark")
+        if placemarks.isEmpty { warning("no Placemark in this KML file", at(root.offset)) }
+        for (n, placemark) in placemarks.enumerated() {
+            let here = at(placemark.offset)
+            let name = placemark.childText("name").flatMap { $0.isEmpty ? nil : $0 } ?? placemark.attribute("id") ?? "placemark \(n + 1)"
+            let data = extendedData(placemark)
+            var polygons: [PolygonRings] = []
+            var lines: [[Coordinate]] = []
+            var points: [Coordinate] = []
+            var bad = false
+            for geometry in geometries(placemark) {
+                switch geometry.localName {
+                case "Point":
+                    guard let c = coordinates(geometry.child("coordinates"), in: name), c.count == 1 else { bad = true; continue }
+                    points.append(c[0])
+                case "LineString":
+                    guard let c = coordinates(geometry.child("coordinates"), in: name) else { bad = true; continue }
+                    lines.append(c)
+                case "Polygon":
+                    let outer = geometry.child("outerBoundaryIs")?.child("LinearRing")?.child("coordinates")
+                    guard let shell = coordinates(outer, in: name) else { bad = true; continue }
+                    var holes: [[Coordinate]] = []
+                    for inner in geometry.children("innerBoundaryIs") {
+                        guard let hole = coordinates(inner.child("LinearRing")?.child("coordinates"), in: name) else { bad = true; continue }
+                        holes.append(hole)
+                    }
+                    polygons.append(PolygonRings(shell: shell, holes: holes))
+                default:
+                    warning("'\(name)': \(geometry.localName) is not a shape geomon monitors; skipped", at(geometry.offset))
+                }
+            }
+            if bad { continue }
+            let kinds = [points.isEmpty, lines.isEmpty, polygons.isEmpty].filter { !$0 }.count
+            if kinds == 0 {
+                warning("'\(name)' has no Point, LineString or Polygon: skipped", here)
+                continue
+            }
+            if kinds > 1 || points.count > 1 {
+                error("'\(name)' mixes shapes (a fence is one circle, one set of polygons or one set of lines)", here)
+                continue
+            }
+            if let point = points.first {
+                guard let radius = metres(data["radius"], "radius", in: name, at: here, default: options.radius) else { continue }
+                add(id: name, name: name, shape: .circle(center: point, radiusMeters: radius), at: here)
+            } else if !lines.isEmpty {
+                guard let width = metres(data["width"], "width", in: name, at: here, default: options.width) else { continue }
+                add(id: name, name: name, shape: .corridor(lines: lines, widthMeters: width), at: here)
+            } else {
+                add(id: name, name: name, shape: .polygons(polygons), at: here)
+            }
+        }
+    }
+
+    /// Metres written in ExtendedData, `fallback` when absent, nil (with an error) when not a
+    /// positive number.
+    private mutating func metres(_ text: String?, _ key: String, in name: String, at location: SourceLocation, default fallback: Double) -> Double? {
+        guard let text else { return fallback }
+        guard let value = Double(text.trimmingWhitespace()), value.isFinite, value > 0 else {
+            error("'\(name)': ExtendedData '\(key)' must be a number of metres (got '\(text.clipped)')", location)
+            return nil
+        }
+        return value
+    }
+
+    /// The geometries of a placemark, a `MultiGeometry`'s members included.
+    private func geometries(_ placemark: XMLTree.Element) -> [XMLTree.Element] {
+        var out: [XMLTree.Element] = []
+        var stack = placemark.children.reversed() as [XMLTree.Element]
+        while let e = stack.popLast() {
+            switch e.localName {
+            case "MultiGeometry": stack.append(contentsOf: e.children.reversed())
+            case "Point", "LineString", "Polygon", "LinearRing", "Model", "Track", "MultiTrack": out.append(e)
+            default: break
+            }
+        }
+        return out
+    }
+
+    /// `<ExtendedData>`: `<Data name="…"><value>…</value></Data>` and `<SimpleData name="…">`.
+    private func extendedData(_ placemark: XMLTree.Element) -> [String: String] {
+        var values: [String: String] = [:]
+        guard let data = placemark.child("ExtendedData") else { return values }
+        for d in data.descendants("Data") {
+            if let key = d.attribute("name"), let value = d.childText("value") { values[key.lowercased()] = value }
+        }
+        for d in data.descendants("SimpleData") {
+            if let key = d.attribute("name") { values[key.lowercased()] = String(d.text.trimmingWhitespace()) }
+        }
+        return values
+    }
+
+    /// `lon,lat[,alt]` tuples separated by white space.
+    private mutating func coordinates(_ element: XMLTree.Element?, in name: String) -> [Coordinate]? {
+        guard let element else {
+            error("'\(name)': a geometry without <coordinates>", SourceLocation(file: file, line: 1, column: 1))
+            return nil
+        }
+        var out: [Coordinate] = []
+        for tuple in element.text.split(whereSeparator: { $0 == " " || $0 == "\n" || $0 == "\t" || $0 == "\r" }) {
+            let parts = tuple.split(separator: ",", omittingEmptySubsequences: false)
+            guard parts.count == 2 || parts.count == 3, let lon = Double(parts[0]), let lat = Double(parts[1]) else {
+                error("'\(name)': '\(String(tuple).clipped)' is not a lon,lat[,alt] tuple", at(element.offset))
+                return nil
+            }
+            out.append(Coordinate(latitude: lat, longitude: lon))
+        }
+        if out.isEmpty {
+            error("'\(name)': <coordinates> is empty", at(element.offset))
+            return nil
+        }
+        return out
+    }
+
+    // MARK: GPX
+
+    /// Every `<wpt lat lon>`: a circle named by `<name>`, its radius from the Garmin extension's
+    /// `<gpxx:Proximity>` (metres), else the entry's `radius`, else 100 m.
+    mutating func gpx() {
+        let root: XMLTree.Element
+        do { root = try XMLTree.parse(bytes) } catch {
+            self.error("not valid XML: \(error.message)", at(error.offset))
+            return
+        }
+        let waypoints = root.children("wpt")
+        if waypoints.isEmpty { warning("no waypoint (<wpt>) in this GPX file", at(root.offset)) }
+        for (n, wpt) in waypoints.enumerated() {
+            let here = at(wpt.offset)
+            guard let lat = wpt.attribute("lat").flatMap({ Double($0.trimmingWhitespace()) }),
+                  let lon = wpt.attribute("lon").flatMap({ Double($0.trimmingWhitespace()) }) else {
+                error("a waypoint needs numbers 'lat' and 'lon'", here)
+                continue
+            }
+            let name = wpt.childText("name").flatMap { $0.isEmpty ? nil : $0 } ?? "waypoint \(n + 1)"
+            var radius = options.radius
+            if let proximity = wpt.child("extensions")?.descendants("Proximity").first {
+                guard let value = Double(proximity.text.trimmingWhitespace()), value.isFinite, value > 0 else {
+                    error("'\(name)': Proximity must be a number of metres (got '\(proximity.text.clipped)')", at(proximity.offset))
+                    continue
+                }
+                radius = value
+            }
+            add(id: name, name: name, shape: .circle(center: Coordinate(latitude: lat, longitude: lon), radiusMeters: radius), at: here)
+        }
+    }
+
+    // MARK: Traccar
+
+    /// The list Traccar's `/api/geofences` returns: objects with `name` and `area`, a WKT
+    /// string with latitude BEFORE longitude: `CIRCLE (lat lon, radius)`,
+    /// `POLYGON ((lat lon, lat lon, …))` (open or closed), `LINESTRING (lat lon, …)` (a
+    /// corridor twice the geofence's `attributes.polylineDistance` wide, else the entry's
+    /// `width`, else 50 m: Traccar's own default is 25 m either side). Longitudes past ±180
+    /// (Traccar writes them by the antimeridian) are taken modulo 360.
+    mutating func traccar() {
+        let root: JSONTree.Node
+        do { root = try JSONTree.parse(bytes) } catch {
+            self.error("not valid JSON: \(error.message)", at(error.offset))
+            return
+        }
+        guard let items = root.array ?? (root["area"] != nil ? [root] : nil) else {
+            error("expected the list of geofences Traccar's API returns (got \(root.kind))", at(root.offset))
+            return
+        }
+        for (n, item) in items.enumerated() {
+            let here = at(item.offset)
+            let name = item["name"]?.string.flatMap { $0.isEmpty ? nil : $0 } ?? item["id"]?.number.map { "geofence \(Int($0))" } ?? "geofence \(n + 1)"
+            guard let area = item["area"]?.string else {
+                error("geofence '\(name)' needs an 'area' (WKT)", here)
+                continue
+            }
+            // Traccar's per-geofence line distance (either side of the line).
+            var width = options.width
+            if let distance = item["attributes"]?["polylineDistance"]?.number, distance > 0 { width = 2 * distance }
+            switch WKT.parse(area, width: width) {
+            case .success(let shape): add(id: name, name: name, shape: shape, at: at(item["area"]?.offset ?? item.offset))
+            case .failure(let failure): error("geofence '\(name)': \(failure.message)", at(item["area"]?.offset ?? item.offset))
+            }
+        }
+    }
+}
+
+/// Traccar's WKT, latitude before longitude.
+enum WKT {
+    struct Failure: Error {
+        let message: String
+    }
+
+    static func parse(_ text: String, width: Double) -> Result<FenceShape, Failure> {
+        let trimmed = text.trimmingWhitespace()
+        guard let open = trimmed.firstIndex(of: "("), trimmed.last == ")" else {
+            return .failure(Failure(message: "'\(text.clipped)' is not WKT (KIND (…))"))
+        }
+        let kind = trimmed[..<open].trimmingWhitespace().uppercased()
+        let body = trimmed[trimmed.index(after: open)..<trimmed.index(before: trimmed.endIndex)]
+        func pairs(_ list: Substring) -> [Coordinate]? {
+            var out: [Coordinate] = []
+            for item in list.split(separator: ",") {
+                let numbers = item.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\n" }).map { Double($0) }
+                guard numbers.count == 2, let lat = numbers[0], let lon = numbers[1], lon.isFinite else { return nil }
+                // Traccar writes longitudes past ±180 near the antimeridian (-180.0014).
+                out.append(Coordinate(latitude: lat, longitude: abs(lon) <= 180 ? lon : Geodesy.normalizedLongitude(lon)))
+            }
+            return out
+        }
+        switch kind {
+        case "CIRCLE":
+            let parts = body.split(separator: ",")
+            guard parts.count == 2, let center = pairs(parts[0]), center.count == 1,
+                  let radius = Double(parts[1].trimmingWhitespace()) else {
+                return .failure(Failure(message: "CIRCLE must be 'CIRCLE (lat lon, radius)' (got '\(text.clipped)')"))
+            }
+            return .success(.circle(center: center[0], radiusMeters: radius))
+        case "POLYGON":
+            let ring = body.trimmingWhitespace()
+            guard ring.first == "(", ring.last == ")", let points = pairs(ring.dropFirst().dropLast()) else {
+                return .failure(Failure(message: "POLYGON must be 'POLYGON ((lat lon, lat lon, …))' (got '\(text.clipped)')"))
+            }
+            return .success(.polygons([PolygonRings(shell: points)]))
+        case "LINESTRING":
+            guard let points = pairs(body) else {
+                return .failure(Failure(message: "LINESTRING must be 'LINESTRING (lat lon, lat lon, …)' (got '\(text.clipped)')"))
+            }
+            return .success(.corridor(lines: [points], widthMeters: width))
+        default:
+            return .failure(Failure(message: "'\(kind)' is not a Traccar area (CIRCLE, POLYGON or LINESTRING)"))
+        }
+    }
+}
