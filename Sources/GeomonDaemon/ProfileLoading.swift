@@ -69,3 +69,29 @@ public func loadProfile(path: String, insecurePermissions: Bool = false, warn: (
     if !warnings.isEmpty { warn(ProfileWarnings(diagnostics: warnings, repairedFences: result.repairedFences)) }
     return profile
 }
+
+extension Profile {
+    /// The profile's own fences and, after them, `pushed` (fences pushed over MQTT): a pushed
+    /// fence whose id a profile fence has is left out and handed to `refused` (a pushed fence
+    /// never replaces the profile's). Fences pushed before (`Fence.pushed`) are replaced by
+    /// `pushed`. Fences streamed from files keep their geometry in the index only; the index is
+    /// built again for the merged set.
+    public func withPushed(_ pushed: [PushedFence], refused: (PushedFence) -> Void = { _ in }) -> Profile {
+        let own = fences.indices.filter { fences[$0].pushed == nil }
+        guard !pushed.isEmpty || own.count != fences.count else { return self }
+        let ownIDs = Set(own.map { fences[$0].id })
+        var merged = own.map { fences[$0] }
+        var shapes = own.map { shape(of: $0) }
+        for fence in pushed {
+            guard !ownIDs.contains(fence.fenceID) else {
+                refused(fence)
+                continue
+            }
+            merged.append(fence.fence)
+            shapes.append(.circle(center: fence.center, radiusMeters: fence.radiusMeters))
+        }
+        var profile = self
+        profile.setFences(merged, index: FenceIndex(shapes: shapes))
+        return profile
+    }
+}

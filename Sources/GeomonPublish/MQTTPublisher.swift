@@ -36,6 +36,10 @@ public final class MQTTPublisher {
         /// Reconnect backoff: doubling from `minBackoff` to `maxBackoff`.
         public var minBackoff: Duration = .seconds(1)
         public var maxBackoff: Duration = .seconds(60)
+        /// The one topic commands are read from (`publish.mqtt.commands`), subscribed at QoS 1
+        /// on every connection; nil: nothing is subscribed. With it the session is persistent
+        /// (clean session off), so the broker keeps the commands sent while geomon was away.
+        public var commandTopic: String?
 
         public init(settings: MQTTSettings, profile: String, statusTopic: String) {
             host = settings.host
@@ -48,7 +52,22 @@ public final class MQTTPublisher {
             keepaliveSeconds = max(5, Int(settings.keepalive.components.seconds))
             self.statusTopic = settings.status ? statusTopic : nil
             trackerID = settings.effectiveTrackerID(profile: profile)
+            commandTopic = settings.commands ? settings.commandTopic : nil
         }
+    }
+
+    /// A message received on the command topic.
+    public struct Received: Sendable {
+        public var topic: String
+        /// The payload, at most `maxCopied` bytes of it.
+        public var payload: [UInt8]
+        /// The payload's whole size.
+        public var size: Int
+        /// The broker's retained copy (sent on subscribing), not a command sent now.
+        public var retained: Bool
+
+        /// More than any command may be: a larger payload is kept only this far (its size says it).
+        public static let maxCopied = 256 * 1024
     }
 
     public typealias State = MQTTSession.State
@@ -75,6 +94,16 @@ public final class MQTTPublisher {
     private var lostReason: String?
     private var lastLibraryError: String?
     private var lastMisc: Int64 = 0
+    /// Messages on the command topic since the last `takeReceived`.
+    private var received: [Received] = []
+    /// Whether the command topic's subscription was acknowledged on this connection.
+    public private(set) var subscribed = false
+
+    /// The messages received on the command topic since the last call, in order.
+    public func takeReceived() -> [Received] {
+        defer { received.removeAll() }
+        return received
+    }
 
     private static let libraryReady: Bool = { mosquitto_lib_init() == MOSQ_ERR_SUCCESS.rawValue }()
 
@@ -194,7 +223,7 @@ public final class MQTTPublisher {
     // MARK: - Connecting
 
     private func connect(now: Now) {
-        guard let m = mosquitto_new(settings.clientID, true, Unmanaged.passUnretained(self).toOpaque()) else {
+        guard let m = mosquitto_new(settings.clientID, settings.commandTopic == nil, Unmanaged.passUnretained(self).toOpaque()) else {
             failed("cannot create an MQTT client: \(String(cString: strerror(errno)))", now: now)
             return
         }
@@ -212,6 +241,11 @@ public final class MQTTPublisher {
             let me = Unmanaged<MQTTPublisher>.fromOpaque(obj).takeUnretainedValue()
             if rc == 0 {
                 me.connectedFlag = true
+                me.subscribed = false
+                if let topic = me.settings.commandTopic, let m = me.handle {
+                    let rc = mosquitto_subscribe(m, nil, topic, 1)
+                    if rc != MOSQ_ERR_SUCCESS.rawValue { me.lastLibraryError = "cannot subscribe to \(topic): \(me.describe(rc))" }
+                }
             } else {
                 me.refusedReason = "the broker refused the connection: \(String(cString: mosquitto_connack_string(rc)))"
                     + (rc == 4 || rc == 5 ? " (check username and password_file)" : "")
@@ -221,6 +255,23 @@ public final class MQTTPublisher {
             guard let obj else { return }
             let me = Unmanaged<MQTTPublisher>.fromOpaque(obj).takeUnretainedValue()
             if me.lostReason == nil, me.refusedReason == nil { me.lostReason = me.describe(rc) }
+        }
+        mosquitto_subscribe_callback_set(m) { _, obj, _, _, _ in
+            guard let obj else { return }
+            Unmanaged<MQTTPublisher>.fromOpaque(obj).takeUnretainedValue().subscribed = true
+        }
+        mosquitto_message_callback_set(m) { _, obj, message in
+            guard let obj, let message, let topic = message.pointee.topic else { return }
+            let me = Unmanaged<MQTTPublisher>.fromOpaque(obj).takeUnretainedValue()
+            // Exactly the command topic (a broker may deliver more to a shared session).
+            let name = String(cString: topic)
+            guard name == me.settings.commandTopic else { return }
+            let count = Int(max(0, message.pointee.payloadlen))
+            var payload: [UInt8] = []
+            if let bytes = message.pointee.payload, count > 0 {
+                payload = Array(UnsafeRawBufferPointer(start: bytes, count: min(count, Received.maxCopied)))
+            }
+            me.received.append(Received(topic: name, payload: payload, size: count, retained: message.pointee.retain))
         }
         mosquitto_publish_callback_set(m) { _, obj, mid in
             guard let obj else { return }

@@ -262,6 +262,36 @@ public final class EventStore {
         try receiverLog.all()
     }
 
+    // MARK: - Commands and pushed fences
+
+    /// The fences pushed over MQTT, in the order they were pushed.
+    public func pushedFences() throws -> [PushedFence] {
+        try PushedFenceTable(db: db).all()
+    }
+
+    /// Every command received over MQTT, in order.
+    public func commands() throws -> [StoredCommand] {
+        try CommandTable(db: db).all()
+    }
+
+    /// Stores a received command and, in the same transaction, what it changed: every pushed
+    /// fence removed first when `clearing`, then `removing` (by key), then `setting` (by key,
+    /// their `command` set to this command's number). Returns the command's number.
+    @discardableResult
+    public func recordCommand(_ command: StoredCommand, clearing: Bool = false, removing: [String] = [], setting: [PushedFence] = []) throws -> Int64 {
+        try db.transaction {
+            let seq = try CommandTable(db: db).insert(command)
+            let fences = PushedFenceTable(db: db)
+            if clearing { try fences.deleteAll() }
+            for key in removing { try fences.delete(key: key) }
+            for var fence in setting {
+                fence.command = seq
+                try fences.upsert(fence)
+            }
+            return seq
+        }
+    }
+
     /// A stored delivery names an event the store does not have (a damaged database).
     public struct MissingEvent: Error, CustomStringConvertible, Sendable {
         public var deliveryID: Int64

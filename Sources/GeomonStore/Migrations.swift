@@ -122,6 +122,27 @@ enum Migrations {
         ALTER TABLE runtime_status ADD COLUMN motion_state TEXT;
         ALTER TABLE runtime_status ADD COLUMN motion_since_ms INTEGER;
         """,
+        // 7: fences pushed over MQTT (OwnTracks setWaypoints) and the commands received.
+        """
+        CREATE TABLE commands (
+            seq INTEGER PRIMARY KEY AUTOINCREMENT,
+            received_ms INTEGER NOT NULL,
+            topic TEXT NOT NULL,
+            action TEXT NOT NULL,
+            accepted INTEGER NOT NULL,
+            summary TEXT NOT NULL
+        );
+        CREATE TABLE pushed_fences (
+            key TEXT PRIMARY KEY,
+            fence_id TEXT NOT NULL UNIQUE,
+            name TEXT,
+            lat REAL NOT NULL,
+            lon REAL NOT NULL,
+            radius_m REAL NOT NULL,
+            pushed_ms INTEGER NOT NULL,
+            command_seq INTEGER NOT NULL REFERENCES commands(seq)
+        ) WITHOUT ROWID;
+        """,
     ]
 
     static var latestVersion: Int { all.count }

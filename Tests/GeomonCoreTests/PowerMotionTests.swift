@@ -41,6 +41,24 @@ import Testing
         #expect(p.motion == .moving)
     }
 
+    /// `reportLocation` without a fresh fix: whatever keeps the receiver off (a sleep, the
+    /// motion sensor), it is woken once (`requested`); when on already, nothing.
+    @Test func aRequestedFixWakesTheReceiverWhateverKeptItOff() {
+        var p = PowerPolicyTests.started(PowerPolicyTests.config())
+        _ = p.screen(Self.fix(0))
+        _ = p.fixReceived(Self.fix(0), context: Self.far, now: Self.at(0))
+        #expect(!p.isGNSSOn)
+        let asleep = p.wakeRequested(now: Self.at(5_000))
+        #expect(asleep == [.gnssOn(PowerReason(.requested, ttff: .seconds(2)))])
+        #expect(p.isGNSSOn)
+        #expect(p.wakeRequested(now: Self.at(5_500)) == [])
+        var still = Self.onNearABoundary()
+        _ = still.motionReported(.still, now: Self.at(1_000))
+        #expect(!still.isGNSSOn)
+        #expect(still.wakeRequested(now: Self.at(60_000)).first?.reason.kind == .requested)
+        #expect(still.isGNSSOn)
+    }
+
     @Test func stillWaitsForAPendingChangeToBeConfirmed() {
         var p = PowerPolicyTests.started(PowerPolicyTests.config())
         let pending = Self.pending

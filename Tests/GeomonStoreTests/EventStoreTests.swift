@@ -42,6 +42,40 @@ struct EventStoreTests {
         }
     }
 
+    /// Commands and the fences they push: stored together, one transaction each, by the
+    /// waypoints' identity, and kept across a reopen.
+    @Test func commandsAndPushedFencesAreStoredTogether() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let path = dir.path("c.db")
+        let t = UTCTime(millisecondsSince1970: 1_700_000_000_000)
+        func fence(_ key: String, _ id: String, _ lat: Double) -> PushedFence {
+            PushedFence(key: key, fenceID: id, name: id.uppercased(), center: Coordinate(latitude: lat, longitude: 7), radiusMeters: 100, pushedAt: t, command: 0)
+        }
+        do {
+            let store = try EventStore(path: path)
+            let first = try store.recordCommand(StoredCommand(received: t, topic: "d/cmd", action: "setWaypoints", accepted: true, summary: "set 2"),
+                                                setting: [fence("rid:a", "a", 46), fence("rid:b", "b", 47)])
+            let refused = try store.recordCommand(StoredCommand(received: t, topic: "d/cmd", action: "setConfiguration", accepted: false, summary: "no"))
+            let second = try store.recordCommand(StoredCommand(received: t, topic: "d/cmd", action: "setWaypoints", accepted: true, summary: "b moved, a removed"),
+                                                 removing: ["rid:a"], setting: [fence("rid:b", "b", 48)])
+            #expect(first < refused && refused < second)
+            let pushed = try store.pushedFences()
+            #expect(pushed.map(\.fenceID) == ["b"] && pushed[0].center.latitude == 48 && pushed[0].command == second)
+            // Two identities may not share a fence id: nothing of that command is stored.
+            #expect(throws: (any Error).self) {
+                try store.recordCommand(StoredCommand(received: t, topic: "d/cmd", action: "setWaypoints", accepted: true, summary: "clash"),
+                                        setting: [fence("rid:c", "b", 1)])
+            }
+            #expect(try store.commands().count == 3)
+        }
+        let again = try EventStore(path: path)
+        #expect(try again.pushedFences().map(\.key) == ["rid:b"])
+        #expect(try again.commands().map(\.accepted) == [true, false, true])
+        try again.recordCommand(StoredCommand(received: t, topic: "d/cmd", action: "clearWaypoints", accepted: true, summary: "removed 1"), clearing: true)
+        #expect(try again.pushedFences().isEmpty)
+    }
+
     @Test func reopeningKeepsTheVersionAndTheData() throws {
         let dir = try TemporaryDirectory()
         defer { dir.remove() }

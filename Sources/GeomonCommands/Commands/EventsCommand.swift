@@ -18,7 +18,9 @@ struct EventsCommand: GeomonCommand {
         Lists the events stored in a database, in the order they were decided: one line each
         (text) or one JSON object per line, as `replay` prints them. With --svg, draws the stored
         fixes and events as a map and timeline instead (fences from --profile; the receiver from
-        the receiver log `run` and `replay` write, otherwise stated as unknown).
+        the receiver log `run` and `replay` write, otherwise stated as unknown). With --commands,
+        lists the commands received over MQTT instead (`publish.mqtt.commands`): when, on which
+        topic, the action, whether it was accepted and what it changed or why it was refused.
         """,
         options: [
             readDatabaseOption,
@@ -28,6 +30,7 @@ struct EventsCommand: GeomonCommand {
             .option("--limit", "N", "only the last N events"),
             .option("--svg", "FILE", "draw the stored fixes and events instead", completion: .file(["svg"])),
             .option("--profile", "PROFILE", "with --svg: the profile whose fences to draw", completion: .file(["yaml", "yml"])),
+            .flag("--commands", "list the commands received over MQTT instead (who changed the pushed fences, when)"),
         ],
         required: ["--db"]
     )
@@ -39,8 +42,10 @@ struct EventsCommand: GeomonCommand {
     var limit: Int?
     var svg: String?
     var profile: String?
+    var commands: Bool
 
     init(_ arguments: ParsedArguments) throws {
+        commands = arguments.flag("--commands")
         db = try arguments.required("--db")
         json = arguments.choice("--format", default: "text") == "json"
         since = try arguments.time("--since", now: WallClock.now())
@@ -52,6 +57,7 @@ struct EventsCommand: GeomonCommand {
 
     func validate() throws {
         if profile != nil, svg == nil { throw UsageError("--profile belongs to --svg") }
+        if commands, svg != nil || fence != nil { throw UsageError("--commands lists commands: not with --svg or --fence") }
     }
 
     func run() throws -> Int32 {
@@ -62,10 +68,34 @@ struct EventsCommand: GeomonCommand {
             try writeFile(picture, to: svg)
             return 0
         }
+        if commands {
+            var list = try store.commands()
+            if let since { list = list.filter { $0.received >= since } }
+            if let limit { list = Array(list.suffix(limit)) }
+            for command in list { print(Self.line(command, json: json)) }
+            return 0
+        }
         for stored in try store.events(since: since, fence: fence, limit: limit) {
             print(EventEncoding.line(stored.event, json: json))
         }
         return 0
+    }
+}
+
+extension EventsCommand {
+    /// A stored command as `--commands` prints it.
+    static func line(_ command: StoredCommand, json: Bool) -> String {
+        if json {
+            var o = JSONObject()
+            o.add("seq", Int(command.seq))
+            o.add("received", command.received.rfc3339)
+            o.add("topic", command.topic)
+            o.add("action", command.action)
+            o.add("accepted", command.accepted)
+            o.add("summary", command.summary)
+            return o.text
+        }
+        return "\(command.received.rfc3339) command \(command.seq) \(command.action) \(command.accepted ? "accepted" : "refused"): \(command.summary) (\(command.topic))"
     }
 }
 

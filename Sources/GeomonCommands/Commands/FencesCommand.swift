@@ -2,6 +2,7 @@ import GeomonConfig
 import GeomonCore
 import GeomonDaemon
 import GeomonFormat
+import GeomonStore
 
 #if canImport(Glibc)
 import Glibc
@@ -24,12 +25,16 @@ struct FencesCommand: GeomonCommand {
         radius in the properties, corridors as their lines with the width, for QGIS or
         geojson.io. --format otrw prints the circles as an OwnTracks waypoints export (`desc`
         the name, `rid` the id; OwnTracks has no other shapes: stderr says how many were left
-        out), for the OwnTracks apps or a `fences: - file:` entry of another profile.
+        out), for the OwnTracks apps or a `fences: - file:` entry of another profile. With --db,
+        the fences a server pushed over MQTT (`publish.mqtt.commands`) and stored in that
+        database are listed too, after the profile's, their source when and by which command
+        (`geomon events --db PATH --commands` lists the commands).
         """,
         options: [
             .option("--profile", "PROFILE", "the profile", completion: .file(["yaml", "yml"])),
             .choice("--format", ["text", "json", "geojson", "otrw"], "a table (default), json lines, a GeoJSON FeatureCollection or OwnTracks waypoints"),
             .flag("--insecure-permissions", "accept group/world-writable profiles, GeoJSON files and programs"),
+            readDatabaseOption,
         ],
         required: ["--profile"]
     )
@@ -37,8 +42,10 @@ struct FencesCommand: GeomonCommand {
     var profilePath: String
     var format: String
     var insecurePermissions: Bool
+    var db: String?
 
     init(_ arguments: ParsedArguments) throws {
+        db = arguments.value("--db")
         profilePath = try arguments.required("--profile")
         format = arguments.choice("--format", default: "text")
         insecurePermissions = arguments.flag("--insecure-permissions")
@@ -46,7 +53,7 @@ struct FencesCommand: GeomonCommand {
 
     func run() throws -> Int32 {
         var repaired: Set<String> = []
-        let profile: Profile
+        var profile: Profile
         do {
             profile = try loadProfile(path: profilePath, insecurePermissions: insecurePermissions, warn: { warnings in
                 repaired = Set(warnings.repairedFences)
@@ -59,6 +66,11 @@ struct FencesCommand: GeomonCommand {
             }
             writeStderr(error.description)
             return ExitCode.dataError.code
+        }
+        if let db {
+            profile = profile.withPushed(try openReadOnlyStore(db).pushedFences()) { fence in
+                writeStderr("geomon: warning: the pushed fence '\(fence.fenceID)' (\(fence.origin)) has the id of a profile fence and is not monitored")
+            }
         }
         let rows = profile.fences.indices.map { FenceSummary(profile.fences[$0], shape: profile.shape(of: $0), repaired: repaired) }
         switch format {
@@ -156,7 +168,7 @@ struct FenceSummary {
         return b
     }
 
-    var source: String? { fence.location.map { "\($0.file):\($0.line)" } }
+    var source: String? { fence.pushed ?? fence.location.map { "\($0.file):\($0.line)" } }
 
     var json: String {
         var o = JSONObject()

@@ -9,7 +9,7 @@ extension ProfileDecoder {
     func decodePublish(_ node: YAMLNode, into publish: inout PublishSettings, profileName: String) {
         guard let f = fields(node, path: "publish", allowed: ["mqtt"]) else { return }
         guard let mqttNode = f["mqtt"] else { return }
-        let keys = ["host", "port", "tls", "username", "password_file", "client_id", "topic", "tracker_id", "qos", "locations", "keep", "keepalive", "waypoints", "status"]
+        let keys = ["host", "port", "tls", "username", "password_file", "client_id", "topic", "tracker_id", "qos", "locations", "keep", "keepalive", "waypoints", "status", "commands"]
         guard let m = fields(mqttNode, path: "publish.mqtt", allowed: keys, required: ["host", "topic"]) else { return }
         var mqtt = MQTTSettings(host: "", topic: "")
         if let n = m["host"], let v = string(n, "host") {
@@ -66,6 +66,7 @@ extension ProfileDecoder {
         }
         if let n = m["waypoints"], let v = boolean(n, "waypoints") { mqtt.waypoints = v }
         if let n = m["status"], let v = boolean(n, "status") { mqtt.status = v }
+        if let n = m["commands"], let v = boolean(n, "commands") { mqtt.commands = v }
         if let n = m["keep"], let k = fields(n, path: "publish.mqtt.keep", allowed: ["max_pending", "max_age"]) {
             if let n = k["max_pending"], let v = integer(n, "max_pending", range: 1...100_000_000) { mqtt.maxPending = v }
             if let n = k["max_age"], let v = duration(n, "max_age") { mqtt.maxAge = v }

@@ -183,6 +183,12 @@ public struct Monitor: Sendable {
         return policy.motionReported(motion, now: now).map { .power($0) }
     }
 
+    /// A fix is wanted now (`PowerPolicy.wakeRequested`).
+    public mutating func wakeRequested(now: UTCTime) -> [Effect] {
+        defer { inputDone() }
+        return policy.wakeRequested(now: now).map { .power($0) }
+    }
+
     /// What the motion sensor says, as the policy believes it.
     public var motion: Motion? { policy.motion }
 

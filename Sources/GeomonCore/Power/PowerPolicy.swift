@@ -232,6 +232,19 @@ public struct PowerPolicy: Sendable {
         }
     }
 
+    /// A fix is wanted now (`reportLocation`): a receiver that is off, for whatever reason, is
+    /// woken (`requested`) and the next fix is decided as any other (the policy then sleeps as
+    /// the geometry allows). On already, or idle: nothing. Significant-change mode wakes GNSS
+    /// the same way.
+    public mutating func wakeRequested(now: UTCTime) -> [PowerAction] {
+        guard case .off = state else { return [] }
+        let ttff = expectedTTFF(at: now)
+        state = .on(since: now, timeoutBase: now)
+        memory.shortListen = ttff == configuration.ttffHot
+        memory.checkInterval = nil
+        return [.gnssOn(PowerReason(.requested, ttff: ttff))]
+    }
+
     private mutating func wakeIfKeptOff(by kinds: Set<PowerReason.Kind>, _ kind: PowerReason.Kind, now: UTCTime) -> [PowerAction] {
         guard case let .off(_, reason) = state, kinds.contains(reason) else { return [] }
         let ttff = expectedTTFF(at: now)

@@ -51,6 +51,9 @@ public struct PowerReason: Hashable, Sendable {
         /// The motion sensor went silent (nothing for `stale_after`): the policy goes on as
         /// without one, and a receiver kept off by it is woken.
         case motionLost = "motion-lost"
+        /// Someone asked for a fix now (an OwnTracks `reportLocation` command): the receiver is
+        /// woken once; its fix is decided as any other.
+        case requested
     }
 
     /// Which reachability bound decided a sleep.

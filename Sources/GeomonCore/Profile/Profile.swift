@@ -442,6 +442,9 @@ public struct Fence: Sendable {
     public var dwell: Duration?
     /// Where the fence was defined (a profile line, or a feature inside a GeoJSON file).
     public var location: SourceLocation? = nil
+    /// For a fence pushed over MQTT (`setWaypoints`): when and by which stored command
+    /// (`PushedFence.origin`); nil for the profile's own.
+    public var pushed: String? = nil
 
     public init(id: String, name: String? = nil, shape: FenceShape?, events: Set<EventKind> = [.enter, .exit], dwell: Duration? = nil) {
         self.id = id
@@ -514,4 +517,39 @@ public struct StorageSettings: Sendable {
     public var path: String?
     public var keepFixes: Duration = .seconds(7 * 86400)
     public init() {}
+}
+
+/// A fence a server pushed over MQTT (an OwnTracks `setWaypoints` waypoint), as stored: kept
+/// apart from the profile's own fences, merged with them at every load.
+public struct PushedFence: Hashable, Sendable {
+    /// The waypoint's identity, as the apps merge by it: `rid:…` when the waypoint has a `rid`,
+    /// else `tst:…`, else `desc:…`.
+    public var key: String
+    public var fenceID: String
+    public var name: String?
+    public var center: Coordinate
+    public var radiusMeters: Double
+    public var pushedAt: UTCTime
+    /// The stored command that set it (`geomon events` lists it).
+    public var command: Int64
+
+    public init(key: String, fenceID: String, name: String?, center: Coordinate, radiusMeters: Double, pushedAt: UTCTime, command: Int64) {
+        self.key = key
+        self.fenceID = fenceID
+        self.name = name
+        self.center = center
+        self.radiusMeters = radiusMeters
+        self.pushedAt = pushedAt
+        self.command = command
+    }
+
+    /// "pushed 2026-12-03T15:00:00Z by command 12".
+    public var origin: String { "pushed \(pushedAt.rfc3339) by command \(command)" }
+
+    /// The fence it is (enter and exit).
+    public var fence: Fence {
+        var fence = Fence(id: fenceID, name: name, shape: .circle(center: center, radiusMeters: radiusMeters))
+        fence.pushed = origin
+        return fence
+    }
 }

@@ -54,6 +54,12 @@ public struct MQTTSettings: Hashable, Sendable {
     public var waypoints = true
     /// Publish the retained online status and set the offline will on `TOPIC/status`.
     public var status = true
+    /// Accept OwnTracks commands on exactly `TOPIC/cmd` (`setWaypoints`, `clearWaypoints`,
+    /// `waypoints`, `reportLocation`; docs/publish.md, "Commands").
+    public var commands = false
+
+    /// The one topic commands are read from.
+    public var commandTopic: String { topic + "/cmd" }
 
     public init(host: String, topic: String) {
         self.host = host

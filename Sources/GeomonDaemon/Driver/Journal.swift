@@ -47,6 +47,8 @@ public final class Journal {
     /// The engine's scalars after the last decision added (written with every commit).
     private var usableFixCount: Int
     private var lastFixTime: UTCTime?
+    /// The fences the device was inside at the last commit.
+    private var lastInside: Set<String> = []
     private var location: LocationReference?
     private var implicitState: FenceState?
     /// The profile's MQTT messages, when it publishes and `publish` was asked for.
@@ -109,6 +111,13 @@ public final class Journal {
         batch.publications.append(message)
     }
 
+    /// A `location` message for `fix` in answer to a `reportLocation` command (trigger `r`),
+    /// committed with the next flush; the fences the last commit had the device inside.
+    public func queueLocationReport(_ fix: Fix) {
+        guard let ownTracks else { return }
+        batch.publications.append(ownTracks.location(fix, trigger: "r", inside: lastInside, battery: battery))
+    }
+
     /// The daemon's status, written with the next commit.
     public func setRuntimeStatus(_ status: RuntimeStatus) {
         batch.runtimeStatus = status
@@ -145,6 +154,7 @@ public final class Journal {
         }
         if let ownTracks {
             batch.publications += ownTracks.messages(for: commit, inside: Set(commit.inside), battery: battery)
+            lastInside = Set(commit.inside)
         }
         usableFixCount = commit.usableFixCount
         lastFixTime = commit.lastFixTime ?? lastFixTime

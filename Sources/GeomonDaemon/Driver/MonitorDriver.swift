@@ -53,6 +53,16 @@ public final class DriverContext {
         statusDirty = true
     }
 
+    /// A profile to run instead of the current one, taken by the next reload.
+    fileprivate var replacement: Profile?
+
+    /// Runs `profile` from now on, as a reload does (fences that remain keep their state), but
+    /// without reading the profile file again (fences pushed over MQTT changed).
+    public func replaceProfile(_ profile: Profile) {
+        replacement = profile
+        emit(.reload)
+    }
+
     fileprivate func nextInput() -> DriverInput? {
         guard inputIndex < inputs.count else { return nil }
         let input = inputs[inputIndex]
@@ -336,6 +346,11 @@ public final class MonitorDriver {
             inputEnded = true
             clock.inputsEnded()
             try flush()
+        case .wakeRequest:
+            guard !inputEnded else { return }
+            try decide(machine.wakeRequested(now: clock.now))
+        case .commitSoon:
+            scheduleFlush()
         }
     }
 
@@ -408,12 +423,17 @@ public final class MonitorDriver {
     /// SIGHUP: load and validate the profile again; on error keep the old one. Fences that
     /// remain keep their state (the machine continues from the store's state by fence id).
     private func reload() throws {
-        guard let reloader else { return }
         let next: Profile
-        do {
-            next = try reloader(context)
-        } catch {
-            return
+        if let replacement = context.replacement {
+            context.replacement = nil
+            next = replacement
+        } else {
+            guard let reloader else { return }
+            do {
+                next = try reloader(context)
+            } catch {
+                return
+            }
         }
         try flush()
         let snapshot = try journal?.store.loadSnapshot() ?? EngineSnapshot()

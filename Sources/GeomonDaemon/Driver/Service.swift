@@ -35,6 +35,10 @@ public enum DriverInput: Equatable, Sendable {
     case requeueDead
     /// No input comes after this (replay: the recording ended).
     case end
+    /// A fix is wanted now (`reportLocation`): the receiver is woken if off.
+    case wakeRequest
+    /// What the journal holds should be committed soon (a message queued outside a decision).
+    case commitSoon
 }
 
 /// One outside thing, plugged into the driver: gpsd, the coarse command, GeoClue, hooks,

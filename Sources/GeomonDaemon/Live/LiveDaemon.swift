@@ -45,7 +45,7 @@ public final class LiveDaemon {
     public init(options: RunOptions, log: Log, clock host: any HostClock = SystemHostClock(), gnss feed: (any GNSSFeed)? = nil) throws(LiveDaemonError) {
         self.options = options
         self.log = log
-        let profile: Profile
+        var profile: Profile
         do {
             profile = try loadProfile(path: options.profilePath, insecurePermissions: options.insecurePermissions, warn: { [options] warnings in
                 for line in warnings.logLines(profilePath: options.profilePath) { log.warning(line) }
@@ -71,6 +71,7 @@ public final class LiveDaemon {
         let journal: Journal
         do {
             store = try EventStore(path: databasePath, keepFixes: profile.storage.keepFixes, syncEveryCommit: false)
+            profile = try Self.withPushedFences(profile, store: store, log: log)
             journal = try Journal(profile: profile, store: store)
         } catch let error as SQLiteError {
             throw LiveDaemonError(message: DatabaseTrust.writeFailure(path: databasePath, error), exitCode: Exit.failure)
@@ -107,7 +108,7 @@ public final class LiveDaemon {
             services.append(EventReporter(output: options.printEvents ? .json : .none, log: log))
             services.append(hooks)
             if let heartbeat { services.append(heartbeat) }
-            services.append(MQTTService(profile: profile, store: store, log: log, powerSupply: options.powerSupplyDirectory))
+            services.append(MQTTService(profile: profile, store: store, log: log, powerSupply: options.powerSupplyDirectory, acceptsCommands: true))
             services.append(StartupPagesService(log: log))
             if let limit = options.exitAfterSeconds { services.append(StopTimerService(after: .milliseconds(Int64(limit * 1000)), log: log)) }
             services.append(SystemdService(environment: options.environment))
@@ -120,13 +121,13 @@ public final class LiveDaemon {
         }
         driver.flushDelay = Self.flushDelay
         driver.writesStatus = true
-        driver.reloader = { [options, log] context in
+        driver.reloader = { [options, log, store] context in
             log.notice("reloading profile", ["profile.path": options.profilePath])
             let next: Profile
             do {
-                next = try loadProfile(path: options.profilePath, insecurePermissions: options.insecurePermissions, warn: { warnings in
+                next = try Self.withPushedFences(try loadProfile(path: options.profilePath, insecurePermissions: options.insecurePermissions, warn: { warnings in
                     for line in warnings.logLines(profilePath: options.profilePath) { log.warning(line) }
-                })
+                }), store: store, log: log)
             } catch {
                 for line in "\(error)".split(separator: "\n") { log.error(String(line)) }
                 log.error("reload failed; keeping the running profile", ["profile": context.profile.name])
@@ -144,6 +145,21 @@ public final class LiveDaemon {
         status.status.pid = Int(getpid())
         status.status.profile = profile.name
         status.status.mode = profile.mode.rawValue
+    }
+
+    /// The profile with the fences pushed over MQTT (stored in the database), when it accepts
+    /// commands (`publish.mqtt.commands`); stored ones are kept but not monitored otherwise.
+    static func withPushedFences(_ profile: Profile, store: EventStore, log: Log) throws -> Profile {
+        let pushed = try store.pushedFences()
+        guard !pushed.isEmpty else { return profile }
+        guard profile.publish.mqtt?.commands == true else {
+            log.warning("fences pushed over MQTT are stored but not monitored: publish.mqtt.commands is off", ["pushed": "\(pushed.count)"])
+            return profile
+        }
+        log.info("fences pushed over MQTT", ["pushed": "\(pushed.count)"])
+        return profile.withPushed(pushed) { fence in
+            log.warning("a pushed fence has the id of a profile fence and is not monitored", ["fence.id": fence.fenceID, "pushed": fence.origin])
+        }
     }
 
     private static func makeWorker(profile: Profile, store: EventStore, options: RunOptions, wake: @escaping @Sendable () -> Void) -> DeliveryWorker {

@@ -5,6 +5,7 @@ public import GeomonCore
 public import GeomonPublish
 public import GeomonSources
 import GeomonFormat
+import GeomonConfig
 public import GeomonStore
 
 /// The MQTT publisher (`publish.mqtt`): messages from the store's outbox, in order, marked when
@@ -30,7 +31,24 @@ public final class MQTTService: Service {
     /// replay: when it starts a database, not when it resumes one).
     private let waypointsAtStart: Bool
 
-    public init(profile: Profile, store: EventStore, log: Log, powerSupply: String?, waypointsAtStart: Bool = true) {
+    /// Whether OwnTracks commands on `TOPIC/cmd` are acted on (`geomon run` with
+    /// `publish.mqtt.commands`; never a replay).
+    private let acceptsCommands: Bool
+    /// The last `reportLocation` answered (monotonic µs): at most one a `reportInterval`.
+    private var lastReport: Int64?
+    /// A `reportLocation` found no fresh fix and woke the receiver: its next fix is the answer.
+    private var reportNextFix = false
+    private var subscribedLogged = false
+
+    /// The most fences the server may have pushed at once.
+    public static let maxPushedFences = 1000
+    /// `reportLocation`: a fix this recent is the answer; older, the receiver is woken.
+    public static let freshFix: Duration = .seconds(60)
+    /// `reportLocation`: at most one answered this often.
+    public static let reportInterval: Duration = .seconds(30)
+
+    public init(profile: Profile, store: EventStore, log: Log, powerSupply: String?, waypointsAtStart: Bool = true, acceptsCommands: Bool = false) {
+        self.acceptsCommands = acceptsCommands
         self.waypointsAtStart = waypointsAtStart
         self.store = store
         self.log = log
@@ -70,8 +88,13 @@ public final class MQTTService: Service {
     }
 
     public func perform(_ effect: Monitor.Effect, _ driver: DriverContext) throws {
-        guard publisher != nil, case .took = effect else { return }
+        guard publisher != nil, case let .took(fix, _) = effect else { return }
         readBattery(driver)
+        if reportNextFix {
+            reportNextFix = false
+            driver.journal?.queueLocationReport(fix)
+            log.info("reportLocation answered", ["fix.time": fix.time.rfc3339])
+        }
     }
 
     /// The battery for the messages of the next commits, read at most once a minute.
@@ -162,6 +185,168 @@ public final class MQTTService: Service {
         if driver.status.mqtt != next {
             driver.status.mqtt = next
             driver.statusChanged()
+        }
+        guard acceptsCommands, mqtt.commands else { return }
+        if publisher.subscribed != subscribedLogged {
+            subscribedLogged = publisher.subscribed
+            if subscribedLogged { log.notice("MQTT commands subscribed", ["mqtt.topic": mqtt.commandTopic]) }
+        }
+        for message in publisher.takeReceived() { command(message, driver) }
+    }
+
+    // MARK: - Commands
+
+    /// One message on `TOPIC/cmd`: acted on when it is an accepted OwnTracks command, refused
+    /// otherwise; stored either way (but a retained one, which is not a command sent now).
+    private func command(_ message: MQTTPublisher.Received, _ driver: DriverContext) {
+        if message.retained {
+            log.warning("MQTT command ignored: a retained message (commands are never retained; clear it with 'mosquitto_pub -r -n -t \(message.topic)')",
+                        ["mqtt.topic": message.topic])
+            return
+        }
+        if message.size == 0 {
+            // How a retained message is deleted: not a command.
+            log.info("MQTT command ignored: an empty message (a retained one being cleared)", ["mqtt.topic": message.topic])
+            return
+        }
+        guard message.size <= OwnTracksCommand.maxBytes else {
+            refuse(message, action: "-", "\(message.size) bytes, more than the \(OwnTracksCommand.maxBytes) a command may have", driver)
+            return
+        }
+        let command: OwnTracksCommand
+        switch OwnTracksCommand.parse(message.payload) {
+        case .failure(let failure):
+            refuse(message, action: "-", failure.message, driver)
+            return
+        case .success(let parsed):
+            command = parsed
+        }
+        do {
+            switch command.action {
+            case .refused:
+                refuse(message, action: command.name, "the action '\(command.name)' is not accepted (only setWaypoints, clearWaypoints, waypoints and reportLocation are)", driver)
+            case let .setWaypoints(waypoints, skipped):
+                try setWaypoints(waypoints, skipped: skipped, message, driver)
+            case .clearWaypoints:
+                let count = try store.pushedFences().count
+                let seq = try store.recordCommand(StoredCommand(received: driver.wall, topic: message.topic, action: command.name, accepted: true,
+                                                                summary: "removed \(count) pushed fence\(count == 1 ? "" : "s")"), clearing: true)
+                log.notice("MQTT command accepted", ["command": "\(seq)", "action": command.name, "removed": "\(count)"])
+                try pushedFencesChanged(driver)
+            case .waypoints:
+                let seq = try store.recordCommand(StoredCommand(received: driver.wall, topic: message.topic, action: command.name, accepted: true,
+                                                                summary: "published the waypoints"))
+                log.notice("MQTT command accepted", ["command": "\(seq)", "action": command.name])
+                driver.journal?.queueWaypoints(at: driver.wall)
+                driver.emit(.commitSoon)
+            case .reportLocation:
+                try reportLocation(message, command.name, driver)
+            }
+        } catch {
+            log.error("MQTT command could not be stored; it is not applied", ["action": command.name, "error": "\(error)"])
+        }
+    }
+
+    private func refuse(_ message: MQTTPublisher.Received, action: String, _ reason: String, _ driver: DriverContext) {
+        log.warning("MQTT command refused", ["mqtt.topic": message.topic, "action": action, "reason": reason])
+        do {
+            try store.recordCommand(StoredCommand(received: driver.wall, topic: message.topic, action: action, accepted: false, summary: reason))
+        } catch {
+            log.error("MQTT command could not be stored", ["error": "\(error)"])
+        }
+    }
+
+    /// `setWaypoints`: merged into the pushed fences by the waypoints' identity, as the apps
+    /// merge (a waypoint without a region removes the one with its identity); a waypoint whose
+    /// id is a profile fence's, or another pushed waypoint's, is left out. The set must stay
+    /// within `maxPushedFences`. Stored with the command in one transaction; then the fences
+    /// are monitored (and the waypoints republished) at once.
+    private func setWaypoints(_ waypoints: [OwnTracksCommand.Waypoint], skipped: [String], _ message: MQTTPublisher.Received,
+                              _ driver: DriverContext) throws {
+        let existing = try store.pushedFences()
+        var byKey: [String: PushedFence] = [:]
+        for fence in existing { byKey[fence.key] = fence }
+        let profileIDs = Set(driver.profile.fences.filter { $0.pushed == nil }.map(\.id))
+        var setting: [PushedFence] = [], removing: [String] = [], notes = skipped
+        var unchanged = 0
+        for w in waypoints {
+            if w.removes {
+                if byKey.removeValue(forKey: w.key) != nil {
+                    removing.append(w.key)
+                } else {
+                    notes.append("'\(w.name)': no pushed fence \(w.key) to remove")
+                }
+                continue
+            }
+            if profileIDs.contains(w.fenceID) {
+                notes.append("'\(w.fenceID)' is a fence of the profile: a pushed fence cannot replace it")
+                continue
+            }
+            if let other = byKey.values.first(where: { $0.fenceID == w.fenceID && $0.key != w.key }) {
+                notes.append("'\(w.fenceID)' is the id of another pushed waypoint (\(other.key))")
+                continue
+            }
+            let fence = PushedFence(key: w.key, fenceID: w.fenceID, name: w.name, center: w.center, radiusMeters: w.radiusMeters,
+                                    pushedAt: driver.wall, command: 0)
+            if let old = byKey[w.key], old.fenceID == fence.fenceID, old.name == fence.name, old.center == fence.center,
+               old.radiusMeters == fence.radiusMeters {
+                unchanged += 1
+                continue
+            }
+            byKey[w.key] = fence
+            setting.append(fence)
+        }
+        if byKey.count > Self.maxPushedFences {
+            refuse(message, action: "setWaypoints", "it would make \(byKey.count) pushed fences, more than the \(Self.maxPushedFences) allowed", driver)
+            return
+        }
+        var summary = "set \(setting.count) (\(setting.map(\.fenceID).joined(separator: ", "))), removed \(removing.count), unchanged \(unchanged)"
+        if !notes.isEmpty { summary += "; left out: " + notes.joined(separator: "; ") }
+        let seq = try store.recordCommand(StoredCommand(received: driver.wall, topic: message.topic, action: "setWaypoints", accepted: true, summary: summary),
+                                          removing: removing, setting: setting)
+        log.notice("MQTT command accepted", ["command": "\(seq)", "action": "setWaypoints", "summary": summary])
+        for note in notes { log.warning("setWaypoints: a waypoint was left out", ["command": "\(seq)", "reason": note]) }
+        if setting.isEmpty && removing.isEmpty {
+            // Nothing changed: the acknowledgement all the same.
+            driver.journal?.queueWaypoints(at: driver.wall)
+            driver.emit(.commitSoon)
+        } else {
+            try pushedFencesChanged(driver)
+        }
+    }
+
+    /// The pushed fences changed: the running profile with the stored ones, from now on (the
+    /// reload republishes the waypoints: the acknowledgement).
+    private func pushedFencesChanged(_ driver: DriverContext) throws {
+        let pushed = try store.pushedFences()
+        let next = driver.profile.withPushed(pushed) { [log] fence in
+            log.warning("a pushed fence has the id of a profile fence and is not monitored", ["fence.id": fence.fenceID])
+        }
+        log.notice("pushed fences changed", ["pushed": "\(pushed.count)", "fences": "\(next.fences.count)"])
+        driver.replaceProfile(next)
+    }
+
+    /// `reportLocation`: the last fix when it is fresh, else the next fix after a wake of the
+    /// receiver; at most one every `reportInterval`.
+    private func reportLocation(_ message: MQTTPublisher.Received, _ name: String, _ driver: DriverContext) throws {
+        let now = SystemHostClock.monotonicMicroseconds()
+        if let last = lastReport, now - last < Self.reportInterval.wholeMicroseconds {
+            refuse(message, action: name, "at most one reportLocation every \(Int(Self.reportInterval.secondsValue)) s", driver)
+            return
+        }
+        lastReport = now
+        if let fix = driver.status.lastFix, driver.now - fix.time <= Self.freshFix {
+            try store.recordCommand(StoredCommand(received: driver.wall, topic: message.topic, action: name, accepted: true,
+                                                  summary: "answered with the fix of \(fix.time.rfc3339)"))
+            log.notice("MQTT command accepted", ["action": name, "fix.time": fix.time.rfc3339])
+            driver.journal?.queueLocationReport(fix)
+            driver.emit(.commitSoon)
+        } else {
+            try store.recordCommand(StoredCommand(received: driver.wall, topic: message.topic, action: name, accepted: true,
+                                                  summary: "no fresh fix: the receiver is woken and its next fix is the answer"))
+            log.notice("MQTT command accepted", ["action": name, "answer": "the next fix"])
+            reportNextFix = true
+            driver.emit(.wakeRequest)
         }
     }
 }

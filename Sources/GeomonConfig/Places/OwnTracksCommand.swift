@@ -1,0 +1,105 @@
+public import GeomonCore
+
+/// An OwnTracks command (`{"_type":"cmd","action":…}`) as geomon reads it from `TOPIC/cmd`
+/// (`publish.mqtt.commands`). Only what can change fences, or ask for a position, is accepted;
+/// every other action is refused by name (a remote `setConfiguration` could change hooks or the
+/// broker: remote code execution).
+public struct OwnTracksCommand: Sendable {
+    /// One waypoint of a `setWaypoints`.
+    public struct Waypoint: Hashable, Sendable {
+        /// Its identity, as the apps merge by it: `rid:…`, else `tst:…`, else `desc:…`.
+        public var key: String
+        public var fenceID: String
+        public var name: String
+        public var center: Coordinate
+        public var radiusMeters: Double
+        /// A waypoint without a region (an invalid position or `rad` ≤ 0), as the apps send to
+        /// remove the region with the same identity.
+        public var removes: Bool
+    }
+
+    public enum Action: Sendable {
+        /// The waypoints, and why others were left out (one phrase each).
+        case setWaypoints([Waypoint], skipped: [String])
+        case clearWaypoints
+        /// Publish the current waypoints.
+        case waypoints
+        case reportLocation
+        /// Anything else: refused.
+        case refused
+    }
+
+    public struct Failure: Error, Sendable {
+        public var message: String
+    }
+
+    /// The largest payload read, and the most waypoints one command may set.
+    public static let maxBytes = 64 * 1024
+    public static let maxWaypoints = 500
+
+    /// The command's `action` as written.
+    public var name: String
+    public var action: Action
+
+    public static func parse(_ bytes: [UInt8]) -> Result<OwnTracksCommand, Failure> {
+        guard bytes.count <= maxBytes else { return .failure(Failure(message: "\(bytes.count) bytes, more than the \(maxBytes) a command may have")) }
+        let root: JSONTree.Node
+        do { root = try JSONTree.parse(bytes) } catch {
+            return .failure(Failure(message: "not JSON (\(error.message) at byte \(error.offset))"))
+        }
+        guard root.isObject else { return .failure(Failure(message: "not an OwnTracks command (\(root.kind), not an object)")) }
+        guard root["_type"]?.string == "cmd" else { return .failure(Failure(message: "not an OwnTracks command (its _type is not \"cmd\")")) }
+        guard let name = root["action"]?.string, !name.isEmpty else { return .failure(Failure(message: "a command without an 'action'")) }
+        switch name {
+        case "clearWaypoints": return .success(OwnTracksCommand(name: name, action: .clearWaypoints))
+        case "waypoints": return .success(OwnTracksCommand(name: name, action: .waypoints))
+        case "reportLocation": return .success(OwnTracksCommand(name: name, action: .reportLocation))
+        case "setWaypoints": break
+        default: return .success(OwnTracksCommand(name: name, action: .refused))
+        }
+        // The list: under `waypoints` (itself a `waypoints` message, as the apps send, or a
+        // list), or under `payload`.
+        func list(_ node: JSONTree.Node?) -> [JSONTree.Node]? {
+            guard let node else { return nil }
+            if let items = node.array { return items }
+            return node["waypoints"].flatMap(list)
+        }
+        guard let items = list(root["waypoints"]) ?? list(root["payload"]) else {
+            return .failure(Failure(message: "setWaypoints without a 'waypoints' list"))
+        }
+        guard items.count <= maxWaypoints else {
+            return .failure(Failure(message: "setWaypoints with \(items.count) waypoints, more than the \(maxWaypoints) a command may set"))
+        }
+        var waypoints: [Waypoint] = []
+        var skipped: [String] = []
+        for (n, item) in items.enumerated() {
+            switch waypoint(item) {
+            case .success(let waypoint): waypoints.append(waypoint)
+            case .failure(let failure): skipped.append("waypoint \(n + 1): \(failure.message)")
+            }
+        }
+        return .success(OwnTracksCommand(name: name, action: .setWaypoints(waypoints, skipped: skipped)))
+    }
+
+    private static func waypoint(_ item: JSONTree.Node) -> Result<Waypoint, Failure> {
+        guard item.isObject else { return .failure(Failure(message: "not an object")) }
+        if let type = item["_type"]?.string, type != "waypoint" { return .failure(Failure(message: "_type \"\(type)\", not \"waypoint\"")) }
+        guard let desc = item["desc"]?.string, !desc.trimmingWhitespace().isEmpty else { return .failure(Failure(message: "no 'desc'")) }
+        if desc.hasPrefix("+follow") { return .failure(Failure(message: "'\(desc.clipped)' is a follow region (it moves with the device)")) }
+        if item["uuid"] != nil { return .failure(Failure(message: "'\(desc.clipped)' is an iBeacon region")) }
+        let rid = item["rid"]?.string.flatMap { $0.isEmpty ? nil : $0 }
+        let tst = item["tst"]?.number
+        let key = rid.map { "rid:" + $0 } ?? tst.map { "tst:\(Int64(clamping: Int64(exactly: $0.rounded()) ?? 0))" } ?? "desc:" + desc
+        let fenceID = rid ?? desc
+        if let problem = FenceIDRule.problem(fenceID) { return .failure(Failure(message: "its id \(problem)")) }
+        let lat = item["lat"]?.number, lon = item["lon"]?.number, rad = item["rad"]?.number
+        guard let lat, let lon, let rad else { return .failure(Failure(message: "'\(desc.clipped)' needs numbers lat, lon and rad")) }
+        let center = Coordinate(latitude: lat, longitude: lon)
+        if !center.isValid || rad <= 0 {
+            return .success(Waypoint(key: key, fenceID: fenceID, name: desc, center: center, radiusMeters: rad, removes: true))
+        }
+        let problems = geometryLimitProblems(.circle(center: center, radiusMeters: rad))
+        if !problems.isEmpty { return .failure(Failure(message: "'\(desc.clipped)': " + problems.map(\.text).joined(separator: "; "))) }
+        return .success(Waypoint(key: key, fenceID: fenceID, name: desc, center: center, radiusMeters: rad, removes: false))
+    }
+}
