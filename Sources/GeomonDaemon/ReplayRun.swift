@@ -40,8 +40,11 @@ public final class ReplayRun {
     /// The recorded fixes, sorted by time (stable), read into memory: for the picture and
     /// tests, not for the run.
     public var track: [Fix] { Array(recording.fixes()) }
-    /// Keep every delivered fix (`delivered`: the policy log and the picture need them).
+    /// Keep every delivered fix (`delivered`: the policy log needs them).
     public var keepsDelivered = true
+    /// Keep every action of the run's policy (`actions`: the policy log and the picture need
+    /// them). The baseline keeps neither.
+    public var keepsActions = true
     /// The run's source after `run`: the receiver's accounting, actions, delivered fixes, events.
     public private(set) var source: ReceiverModelService?
     public private(set) var baseline: ReceiverModelService?
@@ -86,9 +89,14 @@ public final class ReplayRun {
                     configure: (MonitorDriver, ReceiverModelService) -> Void = { _, _ in }) throws {
         guard let start, let end else { return }
         // Every consumer's reader before the first fix is read: the run's, then the baseline's.
+        // One consumer alone reads the recording itself.
         let reading = SharedReading(recording.fixes())
-        let feeds = (0..<(options.compareAlwaysOn ? 2 : 1)).map { _ in (track: reading.reader(), coarse: coarseFixes(reading: reading)) }
-        let source = makeSource(configuration, feeds: feeds[0], start: start, end: end)
+        let runs = options.compareAlwaysOn ? 2 : 1
+        let shared = derivesCoarse || runs > 1
+        let feeds = shared
+            ? (0..<runs).map { _ in (track: reading.reader(), coarse: coarseFixes(reading: reading)) }
+            : [(track: recording.fixes(), coarse: coarseFixes(reading: reading))]
+        let source = makeSource(configuration, feeds: feeds[0], start: start, end: end, keepsHistory: true, shared: shared)
         let machine = Monitor(profile: profile, index: index, configuration: configuration)
         let clock = VirtualClock(start: start, speed: speed)
         clock.unpacedThrough = journal?.lastCommittedFixTime
@@ -102,7 +110,7 @@ public final class ReplayRun {
         if options.compareAlwaysOn {
             var forced = configuration
             forced.alwaysOn = true
-            let forcedSource = makeSource(forced, feeds: feeds[1], start: start, end: end)
+            let forcedSource = makeSource(forced, feeds: feeds[1], start: start, end: end, keepsHistory: false, shared: true)
             let baselineDriver = MonitorDriver(machine: Monitor(profile: profile, index: index, configuration: forced), journal: nil,
                                                clock: VirtualClock(start: start), services: [forcedSource], log: log)
             baselineDriver.decideUntil = end
@@ -144,13 +152,14 @@ public final class ReplayRun {
     }
 
     private func makeSource(_ configuration: PowerConfiguration, feeds: (track: FixFeed, coarse: FixFeed), start: UTCTime,
-                            end: UTCTime) -> ReceiverModelService {
+                            end: UTCTime, keepsHistory: Bool, shared: Bool) -> ReceiverModelService {
         var receiver = ReplayReceiver(track: feeds.track, coarse: feeds.coarse, settings: profile.receiver,
                                       interpolationMaxGap: options.interpolationMaxGap, configuration: configuration,
                                       powerMethod: profile.powerMethod, restart: profile.sources.gnss?.effectiveRestart ?? .hot)
-        receiver.keepsDelivered = keepsDelivered
+        receiver.keepsDelivered = keepsHistory && keepsDelivered
+        receiver.keepsActions = keepsHistory && keepsActions
         let service = ReceiverModelService(receiver: receiver, start: start, end: end)
-        service.catchUpEvery = Self.catchUpEvery
+        service.catchUpEvery = shared ? Self.catchUpEvery : nil
         return service
     }
 
@@ -196,6 +205,11 @@ public final class ReplayRun {
     /// GeoClue scatters its answers at the level, `GeoClueSettings.Accuracy.scatterMeters`) with the documented
     /// seeded degradation (`CoarseFixGenerator`; none inside an outage of the receiver model),
     /// else none.
+    /// Whether coarse fixes are derived from the recording (a second reader of it).
+    private var derivesCoarse: Bool {
+        options.coarse == nil && (profile.sources.coarse != nil || profile.mode == .significantChange)
+    }
+
     func coarseFixes(reading: SharedReading) -> FixFeed {
         if let recorded = options.coarse {
             return FixFeed(recorded.enumerated().sorted { ($0.element.time, $0.offset) < ($1.element.time, $1.offset) }.map {

@@ -25,15 +25,41 @@ public struct EventMatch: Hashable, Sendable {
         var used = [Bool](repeating: false, count: candidate.count)
         var latencies: [Double] = []
         var missed: [GeoEvent] = []
+        // The candidates of each fence and kind, by time (then by their order): the earliest
+        // unused one in a baseline event's window is found by a binary search and a short scan,
+        // not by a pass over every candidate.
+        struct Group {
+            var indices: [Int] = []
+            /// Every index before this one is used.
+            var firstUnused = 0
+        }
+        var groups: [String: Group] = [:]
+        func key(_ e: GeoEvent) -> String { (e.fenceID ?? "") + "\u{0}" + e.kind.rawValue + (e.fenceID == nil ? "\u{1}" : "") }
+        for (i, c) in candidate.enumerated() { groups[key(c), default: Group()].indices.append(i) }
+        for k in groups.keys { groups[k]?.indices.sort { (candidate[$0].time, $0) < (candidate[$1].time, $1) } }
         for b in base {
             var best: Int?
-            for (i, c) in candidate.enumerated() where !used[i] && c.fenceID == b.fenceID && c.kind == b.kind {
-                let delta = c.time - b.time
-                guard delta <= window, delta >= .zero - window else { continue }
-                if best.map({ c.time < candidate[$0].time }) ?? true { best = i }
+            let k = key(b)
+            if var group = groups[k] {
+                let earliest = b.time - window, latest = b.time + window
+                var lo = group.firstUnused, hi = group.indices.count
+                while lo < hi {
+                    let mid = (lo + hi) / 2
+                    if candidate[group.indices[mid]].time < earliest { lo = mid + 1 } else { hi = mid }
+                }
+                var j = lo
+                while j < group.indices.count, candidate[group.indices[j]].time <= latest {
+                    if !used[group.indices[j]] {
+                        best = group.indices[j]
+                        break
+                    }
+                    j += 1
+                }
+                if let best { used[best] = true }
+                while group.firstUnused < group.indices.count, used[group.indices[group.firstUnused]] { group.firstUnused += 1 }
+                groups[k] = group
             }
             if let best {
-                used[best] = true
                 latencies.append((candidate[best].time - b.time).secondsValue)
             } else {
                 missed.append(b)

@@ -27,11 +27,14 @@ public struct ReplayReceiver {
     private var coarseNext: Fix?
     public let configuration: PowerConfiguration
     public private(set) var ledger = OnTimeLedger()
+    /// The actions with their times, when `keepsActions`.
     public private(set) var actions: [TimedAction] = []
     /// Every fix delivered (GNSS and coarse), in delivery order, when `keepsDelivered` (the
     /// policy log and the picture need them; an evaluation of a long recording does not).
     public private(set) var delivered: [Fix] = []
     public var keepsDelivered = true
+    /// Keep every action (`actions`: the policy log and the picture need them).
+    public var keepsActions = true
     /// How many fixes were delivered.
     public private(set) var deliveredCount = 0
     /// For each switch-on of the receiver, the time of the first GNSS fix delivered at or after
@@ -124,7 +127,7 @@ public struct ReplayReceiver {
     public mutating func observe(_ effect: Monitor.Effect, now: UTCTime) {
         switch effect {
         case let .power(action):
-            actions.append(TimedAction(time: now, action: action, afterFixes: deliveredCount))
+            if keepsActions { actions.append(TimedAction(time: now, action: action, afterFixes: deliveredCount)) }
             switch action {
             case let .gnssOn(reason):
                 // Its first fix: one delivered at this very instant, else the next one.

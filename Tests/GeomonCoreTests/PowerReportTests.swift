@@ -11,6 +11,52 @@ import Testing
     }
     static func east(_ m: Double) -> Coordinate { Coordinate(latitude: 0, longitude: m / 111_195.08) }
 
+    /// The matching as defined, one pass over every candidate per baseline event: what the
+    /// indexed matching must give, on random runs with ties, gaps and floods of one fence.
+    @Test func matchingGivesWhatTheDefinitionGives() {
+        var rng = SplitMix64(seed: 7)
+        func definition(_ baseline: [GeoEvent], _ candidate: [GeoEvent], _ window: Duration) -> (latencies: [Double], missed: [String], extra: Int) {
+            let base = baseline.sorted { ($0.time, $0.id) < ($1.time, $1.id) }
+            var used = [Bool](repeating: false, count: candidate.count)
+            var latencies: [Double] = [], missed: [String] = []
+            for b in base {
+                var best: Int?
+                for (i, c) in candidate.enumerated() where !used[i] && c.fenceID == b.fenceID && c.kind == b.kind {
+                    let delta = c.time - b.time
+                    guard delta <= window, delta >= .zero - window else { continue }
+                    if best.map({ c.time < candidate[$0].time }) ?? true { best = i }
+                }
+                if let best {
+                    used[best] = true
+                    latencies.append((candidate[best].time - b.time).secondsValue)
+                } else {
+                    missed.append(b.id)
+                }
+            }
+            return (latencies, missed, used.filter { !$0 }.count)
+        }
+        for round in 0..<200 {
+            let fences = ["A", "B", "C"].prefix(Int(rng.next() % 3) + 1)
+            func events(_ n: Int, _ prefix: String) -> [GeoEvent] {
+                (0..<n).map { k in
+                    let fence = fences[Int(rng.next() % UInt64(fences.count))]
+                    let kind: EventKind = rng.next() % 2 == 0 ? .enter : .exit
+                    // Whole tens of seconds: many ties.
+                    let s = Double(rng.next() % 60) * 10
+                    return GeoEvent(id: "\(prefix)\(k)", kind: kind, fenceID: fence, time: Self.at(s), coordinate: Coordinate(latitude: 0, longitude: 0),
+                                    accuracyMeters: 5, rule: .recorded("test"))
+                }
+            }
+            let baseline = events(Int(rng.next() % 30), "b"), candidate = events(Int(rng.next() % 30), "c")
+            let window = Duration.seconds(Int64(rng.next() % 4) * 20)
+            let m = EventMatch(baseline: baseline, candidate: candidate, window: window)
+            let expected = definition(baseline, candidate, window)
+            #expect(m.latenciesSeconds == expected.latencies, "round \(round)")
+            #expect(m.missed.map(\.id) == expected.missed, "round \(round)")
+            #expect(m.extra == expected.extra, "round \(round)")
+        }
+    }
+
     @Test func matchCountsRecallExtrasAndLatencyPercentiles() {
         let baseline = [Self.event("A", .enter, 100), Self.event("A", .exit, 200), Self.event("B", .enter, 300)]
         let candidate = [Self.event("A", .exit, 260), Self.event("A", .enter, 105), Self.event("C", .enter, 400), Self.event("B", .enter, 1000)]

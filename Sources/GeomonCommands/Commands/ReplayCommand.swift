@@ -113,6 +113,7 @@ struct ReplayCommand: GeomonCommand {
         if let coarseTrack { options.coarse = coarseTrack.fixes }
         let run = ReplayRun(profile: profile, recording: recording, options: options)
         run.keepsDelivered = policyLogPath != nil
+        run.keepsActions = policyLogPath != nil || svgPath != nil
 
         var temporaryDirectory: String?
         defer { if let temporaryDirectory { try? FileManager.default.removeItem(atPath: temporaryDirectory) } }
