@@ -337,17 +337,8 @@ final class GeoJSONReader {
         return SourceLocation(file: file, line: lo + 1, column: column(from: starts[lo], to: offset))
     }
 
-    /// 1-based column in Unicode scalars (a leading byte order mark does not count).
     private func column(from lineStart: Int, to offset: Int) -> Int {
-        var column = 1
-        var k = lineStart
-        if k == 0 && n >= 3 && p[0] == 0xEF && p[1] == 0xBB && p[2] == 0xBF { k = 3 }
-        let end = min(offset, n)
-        while k < end {
-            if p[k] & 0xC0 != 0x80 { column += 1 }
-            k += 1
-        }
-        return column
+        TextPositions.column(in: p, lineStart: lineStart, offset: offset)
     }
 
     /// A ring defect: a warning (the fence is used by the even-odd rule), or an error in

@@ -1,5 +1,6 @@
 public import GeomonCore
 public import GeomonConfig
+public import GeomonStore
 
 /// Why a profile could not be loaded.
 public struct ProfileLoadError: Error, CustomStringConvertible, Sendable {
@@ -93,5 +94,23 @@ extension Profile {
         var profile = self
         profile.setFences(merged, index: FenceIndex(shapes: shapes))
         return profile
+    }
+}
+
+/// `profile` with the fences pushed over MQTT that `store` holds, in place of any it had, when
+/// it accepts commands (`publish.mqtt.commands`); without, stored ones are kept but not
+/// monitored (one warning). A pushed fence with a profile fence's id is left out with a warning.
+/// `geomon run` at start and at every reload, and after every command that changed them.
+public func withPushedFences(_ profile: Profile, store: EventStore, log: Log) throws -> Profile {
+    let pushed = try store.pushedFences()
+    guard profile.publish.mqtt?.commands == true else {
+        if !pushed.isEmpty {
+            log.warning("fences pushed over MQTT are stored but not monitored: publish.mqtt.commands is off", ["pushed": "\(pushed.count)"])
+        }
+        return profile.withPushed([])
+    }
+    if !pushed.isEmpty { log.info("fences pushed over MQTT", ["pushed": "\(pushed.count)"]) }
+    return profile.withPushed(pushed) { fence in
+        log.warning("a pushed fence has the id of a profile fence and is not monitored", ["fence.id": fence.fenceID, "pushed": fence.origin])
     }
 }

@@ -90,9 +90,9 @@ public final class ReplayRun {
         guard let start, let end else { return }
         // Every consumer's reader before the first fix is read: the run's, then the baseline's.
         // One consumer alone reads the recording itself.
-        let reading = SharedReading(recording.fixes())
         let runs = options.compareAlwaysOn ? 2 : 1
         let shared = derivesCoarse || runs > 1
+        let reading = SharedReading(shared ? recording.fixes() : FixFeed([]))
         let feeds = shared
             ? (0..<runs).map { _ in (track: reading.reader(), coarse: coarseFixes(reading: reading)) }
             : [(track: recording.fixes(), coarse: coarseFixes(reading: reading))]
@@ -200,16 +200,16 @@ public final class ReplayRun {
         return run
     }
 
-    /// Coarse fixes: the recorded coarse track, else (when the profile has a coarse source or
-    /// runs significant-change) derived every `sources.coarse.interval` (GeoClue: scattered as
-    /// GeoClue scatters its answers at the level, `GeoClueSettings.Accuracy.scatterMeters`) with the documented
-    /// seeded degradation (`CoarseFixGenerator`; none inside an outage of the receiver model),
-    /// else none.
     /// Whether coarse fixes are derived from the recording (a second reader of it).
     private var derivesCoarse: Bool {
         options.coarse == nil && (profile.sources.coarse != nil || profile.mode == .significantChange)
     }
 
+    /// Coarse fixes: the recorded coarse track, else (when the profile has a coarse source or
+    /// runs significant-change) derived every `sources.coarse.interval` (GeoClue: scattered as
+    /// GeoClue scatters its answers at the level, `GeoClueSettings.Accuracy.scatterMeters`) with the documented
+    /// seeded degradation (`CoarseFixGenerator`; none inside an outage of the receiver model),
+    /// else none.
     func coarseFixes(reading: SharedReading) -> FixFeed {
         if let recorded = options.coarse {
             return FixFeed(recorded.enumerated().sorted { ($0.element.time, $0.offset) < ($1.element.time, $1.offset) }.map {
@@ -218,7 +218,7 @@ public final class ReplayRun {
                 return fix
             })
         }
-        guard profile.sources.coarse != nil || profile.mode == .significantChange, let start, let end else { return FixFeed([]) }
+        guard derivesCoarse, let start, let end else { return FixFeed([]) }
         let settings = profile.sources.coarse ?? CoarseSourceSettings()
         // Made at the first ask (it reads its first fixes then), after every reader exists.
         let track = reading.reader()

@@ -95,15 +95,11 @@ public final class SharedReading {
             }
             onRead?(read)
             fix = read
-            if positions.count > 1 {
-                buffer.append(read)
-                mostHeld = max(mostHeld, buffer.count - head)
-            } else {
-                base += 1
-            }
+            buffer.append(read)
+            mostHeld = max(mostHeld, buffer.count - head)
         }
         positions[consumer] = position + 1
-        if positions.count > 1, position == base {
+        if position == base {
             // This consumer may have been the last to take the oldest fixes.
             let slowest = positions.min() ?? 0
             head += slowest - base

@@ -283,15 +283,22 @@ import Testing
     // MARK: Broken files
 
     /// Every format's real file cut short, garbled or emptied: errors with a position, no crash.
+    /// An empty or garbage file, and a JSON, XML or zip file cut in half, is an error; a cut
+    /// YAML file may still be a valid list of fewer zones.
     @Test(arguments: [("ha-ludeeus-packages-zones.yaml", PlaceFileFormat.homeassistant), ("owntracks-cmd-setWaypoints.json", .owntracks),
-                      ("kml-togeojson-polygon.kml", .kml), ("kml-leafletkmz-capitals.kmz", .kmz), ("gpx-gpsbabel-basecamp.gpx", .gpx)])
+                      ("kml-togeojson-polygon.kml", .kml), ("kml-leafletkmz-capitals.kmz", .kmz), ("gpx-gpsbabel-basecamp.gpx", .gpx),
+                      ("traccar.json", .traccar)])
     func brokenFilesGiveErrorsWithPositions(name: String, format: PlaceFileFormat) throws {
-        let whole = try Self.bytes(name)
-        let cuts: [[UInt8]] = [Array(whole.prefix(whole.count / 2)), Array(whole.prefix(whole.count - 3)), [], Array("<<<{[".utf8),
-                               whole.map { $0 == UInt8(ascii: "4") ? UInt8(ascii: "x") : $0 }]
-        for bytes in cuts {
+        let whole = format == .traccar ? Array(#"[{"id":1,"name":"Depot","area":"CIRCLE (55.75414 37.6204, 100)"},{"id":2,"name":"Yard","area":"POLYGON ((55.75474 37.61823, 55.75513 37.61888, 55.7535 37.6222))"}]"#.utf8)
+            : try Self.bytes(name)
+        let cuts: [(bytes: [UInt8], mustFail: Bool)] = [
+            ([], true), (Array("<<<{[".utf8), true), (Array(whole.prefix(whole.count / 2)), format != .homeassistant),
+            (Array(whole.prefix(whole.count - 3)), format != .homeassistant), (whole.map { $0 == UInt8(ascii: "4") ? UInt8(ascii: "x") : $0 }, false),
+        ]
+        for (bytes, mustFail) in cuts {
             let read = PlaceFiles.read(bytes, file: name, format: format) { _ in nil }
             let errors = read.diagnostics.filter { $0.severity == .error }
+            if mustFail { #expect(!errors.isEmpty, "\(name): \(bytes.count) bytes gave no error") }
             #expect(!errors.isEmpty || !read.places.isEmpty || !read.diagnostics.isEmpty, "\(name): \(bytes.count) bytes gave nothing at all")
             for error in errors { #expect(error.location?.file.hasPrefix(name) == true && (error.location?.line ?? 0) >= 1, "\(error)") }
         }

@@ -26,9 +26,10 @@ struct FencesCommand: GeomonCommand {
         geojson.io. --format otrw prints the circles as an OwnTracks waypoints export (`desc`
         the name, `rid` the id; OwnTracks has no other shapes: stderr says how many were left
         out), for the OwnTracks apps or a `fences: - file:` entry of another profile. With --db,
-        the fences a server pushed over MQTT (`publish.mqtt.commands`) and stored in that
-        database are listed too, after the profile's, their source when and by which command
-        (`geomon events --db PATH --commands` lists the commands).
+        the fences a server pushed over MQTT and stored in that database are listed too, after
+        the profile's, when the profile has `publish.mqtt.commands` (as `run` monitors them);
+        their source says when and by which command (`geomon events --db PATH --commands`
+        lists the commands).
         """,
         options: [
             .option("--profile", "PROFILE", "the profile", completion: .file(["yaml", "yml"])),
@@ -68,8 +69,13 @@ struct FencesCommand: GeomonCommand {
             return ExitCode.dataError.code
         }
         if let db {
-            profile = profile.withPushed(try openReadOnlyStore(db).pushedFences()) { fence in
-                writeStderr("geomon: warning: the pushed fence '\(fence.fenceID)' (\(fence.origin)) has the id of a profile fence and is not monitored")
+            let pushed = try openReadOnlyStore(db).pushedFences()
+            if profile.publish.mqtt?.commands == true {
+                profile = profile.withPushed(pushed) { fence in
+                    writeStderr("geomon: warning: the pushed fence '\(fence.fenceID)' (\(fence.origin)) has the id of a profile fence and is not monitored")
+                }
+            } else if !pushed.isEmpty {
+                writeStderr("geomon: note: \(pushed.count) fences pushed over MQTT are stored in \(db) but not monitored: publish.mqtt.commands is off")
             }
         }
         let rows = profile.fences.indices.map { FenceSummary(profile.fences[$0], shape: profile.shape(of: $0), repaired: repaired) }

@@ -57,14 +57,7 @@ public struct OwnTracksCommand: Sendable {
         case "setWaypoints": break
         default: return .success(OwnTracksCommand(name: name, action: .refused))
         }
-        // The list: under `waypoints` (itself a `waypoints` message, as the apps send, or a
-        // list), or under `payload`.
-        func list(_ node: JSONTree.Node?) -> [JSONTree.Node]? {
-            guard let node else { return nil }
-            if let items = node.array { return items }
-            return node["waypoints"].flatMap(list)
-        }
-        guard let items = list(root["waypoints"]) ?? list(root["payload"]) else {
+        guard let items = waypointList(root) ?? waypointList(root["payload"]) else {
             return .failure(Failure(message: "setWaypoints without a 'waypoints' list"))
         }
         guard items.count <= maxWaypoints else {
@@ -75,31 +68,57 @@ public struct OwnTracksCommand: Sendable {
         for (n, item) in items.enumerated() {
             switch waypoint(item) {
             case .success(let waypoint): waypoints.append(waypoint)
-            case .failure(let failure): skipped.append("waypoint \(n + 1): \(failure.message)")
+            case .failure(let problem): skipped.append("waypoint \(n + 1): \(problem.message)")
             }
         }
         return .success(OwnTracksCommand(name: name, action: .setWaypoints(waypoints, skipped: skipped)))
     }
 
-    private static func waypoint(_ item: JSONTree.Node) -> Result<Waypoint, Failure> {
-        guard item.isObject else { return .failure(Failure(message: "not an object")) }
-        if let type = item["_type"]?.string, type != "waypoint" { return .failure(Failure(message: "_type \"\(type)\", not \"waypoint\"")) }
-        guard let desc = item["desc"]?.string, !desc.trimmingWhitespace().isEmpty else { return .failure(Failure(message: "no 'desc'")) }
-        if desc.hasPrefix("+follow") { return .failure(Failure(message: "'\(desc.clipped)' is a follow region (it moves with the device)")) }
-        if item["uuid"] != nil { return .failure(Failure(message: "'\(desc.clipped)' is an iBeacon region")) }
+    /// The waypoints of an OwnTracks message: a bare list, the list under `waypoints` (a
+    /// `waypoints` message, or a `cmd` whose `waypoints` is itself one, as the apps send), or
+    /// a single `waypoint` (a list of one); nil when there is none.
+    static func waypointList(_ node: JSONTree.Node?) -> [JSONTree.Node]? {
+        guard let node else { return nil }
+        if let items = node.array { return items }
+        if node["_type"]?.string == "waypoint" { return [node] }
+        return node["waypoints"].flatMap(waypointList)
+    }
+
+    /// Why a waypoint is not one geomon monitors: a waypoint that is no place (a follow or
+    /// iBeacon region: `notAPlace`), or a wrong one.
+    struct WaypointProblem: Error {
+        var message: String
+        var notAPlace = false
+    }
+
+    /// One waypoint, as the apps read it (`desc`, `lat`, `lon`, `rad`, `rid`, `tst`): the fence
+    /// id `rid`, else `desc`; a missing `rad` is 0 (no region); checked by the fence id rule and
+    /// the geometry limits. Shared by `setWaypoints` and OwnTracks files (`PlaceFiles`).
+    static func waypoint(_ item: JSONTree.Node) -> Result<Waypoint, WaypointProblem> {
+        guard item.isObject else { return .failure(WaypointProblem(message: "not an object (\(item.kind))")) }
+        if let type = item["_type"]?.string, type != "waypoint" { return .failure(WaypointProblem(message: "_type \"\(type)\", not \"waypoint\"")) }
+        guard let desc = item["desc"]?.string, !desc.trimmingWhitespace().isEmpty else {
+            return .failure(WaypointProblem(message: "no 'desc' (its name)"))
+        }
+        if desc.hasPrefix("+follow") {
+            return .failure(WaypointProblem(message: "'\(desc.clipped)' is a follow region (it moves with the device)", notAPlace: true))
+        }
+        if item["uuid"] != nil { return .failure(WaypointProblem(message: "'\(desc.clipped)' is an iBeacon region", notAPlace: true)) }
         let rid = item["rid"]?.string.flatMap { $0.isEmpty ? nil : $0 }
         let tst = item["tst"]?.number
-        let key = rid.map { "rid:" + $0 } ?? tst.map { "tst:\(Int64(clamping: Int64(exactly: $0.rounded()) ?? 0))" } ?? "desc:" + desc
-        let fenceID = rid ?? desc
-        if let problem = FenceIDRule.problem(fenceID) { return .failure(Failure(message: "its id \(problem)")) }
-        let lat = item["lat"]?.number, lon = item["lon"]?.number, rad = item["rad"]?.number
-        guard let lat, let lon, let rad else { return .failure(Failure(message: "'\(desc.clipped)' needs numbers lat, lon and rad")) }
+        let key = rid.map { "rid:" + $0 } ?? tst.map { "tst:\(Int64(exactly: $0.rounded()) ?? 0)" } ?? "desc:" + desc
+        let fenceID = String((rid ?? desc).trimmingWhitespace())
+        if let problem = FenceIDRule.problem(fenceID) { return .failure(WaypointProblem(message: "its id \(problem)")) }
+        guard let lat = item["lat"]?.number, let lon = item["lon"]?.number else {
+            return .failure(WaypointProblem(message: "'\(desc.clipped)' needs numbers 'lat' and 'lon'"))
+        }
+        let rad = item["rad"]?.number ?? 0
         let center = Coordinate(latitude: lat, longitude: lon)
         if !center.isValid || rad <= 0 {
             return .success(Waypoint(key: key, fenceID: fenceID, name: desc, center: center, radiusMeters: rad, removes: true))
         }
         let problems = geometryLimitProblems(.circle(center: center, radiusMeters: rad))
-        if !problems.isEmpty { return .failure(Failure(message: "'\(desc.clipped)': " + problems.map(\.text).joined(separator: "; "))) }
+        if !problems.isEmpty { return .failure(WaypointProblem(message: "'\(desc.clipped)': " + problems.map(\.text).joined(separator: "; "))) }
         return .success(Waypoint(key: key, fenceID: fenceID, name: desc, center: center, radiusMeters: rad, removes: false))
     }
 }

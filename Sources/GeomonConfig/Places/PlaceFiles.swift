@@ -203,18 +203,10 @@ private struct Reader {
     }
 
     static func describe(_ problem: PolygonValidity.PolygonProblem) -> String {
-        func ring(_ p: PolygonValidity.RingProblem, _ what: String) -> String {
-            switch p {
-            case .invalidCoordinate(let i): "\(what): point \(i + 1) is out of range"
-            case .tooFewDistinctPoints(let n): "\(what) needs at least 3 distinct points (got \(n))"
-            case .zeroArea: "\(what) has zero area (all points on one line)"
-            case .selfIntersection(let a, let b): "\(what) edges cross: points \(a.from + 1)–\(a.to + 1) and \(b.from + 1)–\(b.to + 1)"
-            }
-        }
         switch problem {
-        case .shell(let p): return ring(p, "the polygon")
-        case .hole(let h, let p): return ring(p, "hole \(h + 1)")
-        case .holeOutsideShell(let h): return "hole \(h + 1) is not inside the polygon"
+        case .shell(let p): p.text("the polygon")
+        case .hole(let h, let p): p.text("hole \(h + 1)")
+        case .holeOutsideShell(let h): "hole \(h + 1) is not inside the polygon"
         }
     }
 
@@ -225,6 +217,11 @@ private struct Reader {
     /// id is the zone's entity id without `zone.` (`PlaceFiles.slug`). `!include FILE` as the
     /// value of `zone:` is followed; `!secret NAME` is looked up in `secrets.yaml` beside the file.
     mutating func homeAssistant(readFile: (String) -> [UInt8]?) {
+        // (YAMLParser would call an empty file an empty profile.)
+        if bytes.allSatisfy({ $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }) || TextScan.isOnlyComments(bytes) {
+            error("the file is empty: no Home Assistant zones", SourceLocation(file: file, line: 1, column: 1))
+            return
+        }
         let parsed = YAMLParser().parse(bytes, file: file)
         result.diagnostics += parsed.diagnostics.filter { $0.severity == .error }
         guard let root = parsed.root else { return }
@@ -339,53 +336,23 @@ private struct Reader {
             self.error("not valid JSON: \(error.message)", at(error.offset))
             return
         }
-        // The list: bare, under `waypoints` (a `waypoints` message, or a `cmd` whose
-        // `waypoints` is itself a `waypoints` message, as the apps send), or under `payload`;
-        // a single `waypoint` message is a list of one.
-        func waypoints(_ node: JSONTree.Node?) -> [JSONTree.Node]? {
-            guard let node else { return nil }
-            if let items = node.array { return items }
-            if node["_type"]?.string == "waypoint" { return [node] }
-            return node["waypoints"].flatMap(waypoints)
-        }
-        let list: [JSONTree.Node]
-        if let items = waypoints(root) ?? waypoints(root["payload"]) {
-            list = items
-        } else {
+        guard let list = OwnTracksCommand.waypointList(root) ?? OwnTracksCommand.waypointList(root["payload"]) else {
             error("no waypoints: expected an OwnTracks 'waypoints' message or export (a 'waypoints' list)", at(root.offset))
             return
         }
         for item in list {
-            guard item.isObject else {
-                error("a waypoint must be an object (got \(item.kind))", at(item.offset))
-                continue
+            switch OwnTracksCommand.waypoint(item) {
+            case .failure(let problem) where problem.notAPlace:
+                warning("waypoint \(problem.message): skipped", at(item.offset))
+            case .failure(let problem):
+                error("waypoint: \(problem.message)", at(item.offset))
+            case .success(let w) where w.removes && w.radiusMeters > 0:
+                error("waypoint '\(w.name)': the position (\(w.center.latitude), \(w.center.longitude)) is out of range", at(item.offset))
+            case .success(let w) where w.removes:
+                warning("waypoint '\(w.name)' has no region ('rad' missing or 0): skipped", at(item.offset))
+            case .success(let w):
+                add(id: w.fenceID, name: w.name, shape: .circle(center: w.center, radiusMeters: w.radiusMeters), at: at(item.offset))
             }
-            if let type = item["_type"]?.string, type != "waypoint" {
-                error("expected a waypoint, got '_type' \"\(type)\"", at(item.offset))
-                continue
-            }
-            guard let desc = item["desc"]?.string, !desc.trimmingWhitespace().isEmpty else {
-                error("a waypoint needs a 'desc' (its name)", at(item.offset))
-                continue
-            }
-            if desc.hasPrefix("+follow") {
-                warning("waypoint '\(desc)' is a follow region (it moves with the device): skipped", at(item.offset))
-                continue
-            }
-            if item["uuid"] != nil {
-                warning("waypoint '\(desc)' is an iBeacon region (uuid): skipped, geomon monitors positions", at(item.offset))
-                continue
-            }
-            guard let lat = item["lat"]?.number, let lon = item["lon"]?.number else {
-                error("waypoint '\(desc)' needs numbers 'lat' and 'lon'", at(item.offset))
-                continue
-            }
-            guard let rad = item["rad"]?.number, rad > 0 else {
-                warning("waypoint '\(desc)' has no region ('rad' missing or 0): skipped", at(item.offset))
-                continue
-            }
-            let rid = item["rid"]?.string.flatMap { $0.isEmpty ? nil : $0 }
-            add(id: rid ?? desc, name: desc, shape: .circle(center: Coordinate(latitude: lat, longitude: lon), radiusMeters: rad), at: at(item.offset))
         }
     }
 
@@ -433,17 +400,17 @@ private struct Reader {
             for geometry in geometries(placemark) {
                 switch geometry.localName {
                 case "Point":
-                    guard let c = coordinates(geometry.child("coordinates"), in: name), c.count == 1 else { bad = true; continue }
+                    guard let c = coordinates(geometry.child("coordinates"), in: name, at: geometry), c.count == 1 else { bad = true; continue }
                     points.append(c[0])
                 case "LineString":
-                    guard let c = coordinates(geometry.child("coordinates"), in: name) else { bad = true; continue }
+                    guard let c = coordinates(geometry.child("coordinates"), in: name, at: geometry) else { bad = true; continue }
                     lines.append(c)
                 case "Polygon":
                     let outer = geometry.child("outerBoundaryIs")?.child("LinearRing")?.child("coordinates")
-                    guard let shell = coordinates(outer, in: name) else { bad = true; continue }
+                    guard let shell = coordinates(outer, in: name, at: geometry) else { bad = true; continue }
                     var holes: [[Coordinate]] = []
                     for inner in geometry.children("innerBoundaryIs") {
-                        guard let hole = coordinates(inner.child("LinearRing")?.child("coordinates"), in: name) else { bad = true; continue }
+                        guard let hole = coordinates(inner.child("LinearRing")?.child("coordinates"), in: name, at: inner) else { bad = true; continue }
                         holes.append(hole)
                     }
                     polygons.append(PolygonRings(shell: shell, holes: holes))
@@ -512,9 +479,9 @@ private struct Reader {
     }
 
     /// `lon,lat[,alt]` tuples separated by white space.
-    private mutating func coordinates(_ element: XMLTree.Element?, in name: String) -> [Coordinate]? {
+    private mutating func coordinates(_ element: XMLTree.Element?, in name: String, at geometry: XMLTree.Element) -> [Coordinate]? {
         guard let element else {
-            error("'\(name)': a geometry without <coordinates>", SourceLocation(file: file, line: 1, column: 1))
+            error("'\(name)': a \(geometry.localName) without <coordinates>", at(geometry.offset))
             return nil
         }
         var out: [Coordinate] = []

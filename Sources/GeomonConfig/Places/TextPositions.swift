@@ -21,15 +21,22 @@ struct TextPositions {
             let mid = (lo + hi + 1) / 2
             if lineStarts[mid] <= offset { lo = mid } else { hi = mid - 1 }
         }
+        let column = bytes.withUnsafeBufferPointer { Self.column(in: $0, lineStart: lineStarts[lo], offset: offset) }
+        return SourceLocation(file: file, line: lo + 1, column: column)
+    }
+
+    /// The 1-based column of `offset` in the line starting at `lineStart`, in Unicode scalars
+    /// (every byte that does not continue a UTF-8 sequence); a leading byte order mark does
+    /// not count.
+    static func column(in p: UnsafeBufferPointer<UInt8>, lineStart: Int, offset: Int) -> Int {
         var column = 1
-        var k = lineStarts[lo]
-        if k == 0, bytes.count >= 3, bytes[0] == 0xEF, bytes[1] == 0xBB, bytes[2] == 0xBF { k = 3 }
-        let end = min(offset, bytes.count)
+        var k = lineStart
+        if k == 0, p.count >= 3, p[0] == 0xEF, p[1] == 0xBB, p[2] == 0xBF { k = 3 }
+        let end = min(offset, p.count)
         while k < end {
-            // Count scalars: every byte that does not continue a UTF-8 sequence.
-            if bytes[k] & 0xC0 != 0x80 { column += 1 }
+            if p[k] & 0xC0 != 0x80 { column += 1 }
             k += 1
         }
-        return SourceLocation(file: file, line: lo + 1, column: column)
+        return column
     }
 }

@@ -1,5 +1,8 @@
 import GeomonFormat
 import GeomonCore
+#if canImport(Glibc)
+import Glibc
+#endif
 
 extension ProfileDecoder {
     static let fenceKeys = ["id", "name", "circle", "polygon", "holes", "corridor", "geojson", "file", "format", "id_property", "name_property",
@@ -209,16 +212,12 @@ extension ProfileDecoder {
     }
 
     private func reportRing(_ problem: PolygonValidity.RingProblem, what: String, node: YAMLNode, points: [YAMLNode]) {
-        switch problem {
-        case .invalidCoordinate(let index):
-            error("\(what): point \(index + 1) is out of range", points.indices.contains(index) ? points[index] : node)
-        case .tooFewDistinctPoints(let count):
-            error("\(what) needs at least 3 distinct points (got \(count))", node)
-        case .zeroArea:
-            error("\(what) has zero area (all points on one line)", node)
-        case .selfIntersection(let a, let b):
-            error("\(what) edges cross: points \(a.from + 1)–\(a.to + 1) and \(b.from + 1)–\(b.to + 1)", points.indices.contains(b.from) ? points[b.from] : node)
+        let point: Int? = switch problem {
+        case .invalidCoordinate(let index): index
+        case .selfIntersection(_, let b): b.from
+        case .tooFewDistinctPoints, .zeroArea: nil
         }
+        error(problem.text(what), point.flatMap { points.indices.contains($0) ? points[$0] : nil } ?? node)
     }
 
     /// `file: PATH` with `format:` given or inferred from the name (`PlaceFileFormat.inferred`):
@@ -244,6 +243,13 @@ extension ProfileDecoder {
         let shown = displayPath(relative)
         if let problem = trust.problem(resolvedPath(relative), what: "fence file", shown: relative) {
             error(problem, n)
+            return
+        }
+        // A `.json` file too large to be read whole can only be GeoJSON (the one format that
+        // streams).
+        var info = stat()
+        if format == nil, stat(resolvedPath(relative), &info) == 0, Int(info.st_size) > Self.maxPlaceFileBytes {
+            decodeGeoJSONEntry(f, pathNode: n, events: events, dwell: dwell, into: &records)
             return
         }
         let bytes: [UInt8]
@@ -391,6 +397,18 @@ extension ProfileDecoder {
         }
         if result.fenceCount == 0 && result.diagnostics.isEmpty {
             warning("GeoJSON file \(quotedPath(relative)) has no features", n)
+        }
+    }
+}
+
+extension PolygonValidity.RingProblem {
+    /// The problem as a message about the ring `what` ("polygon", "hole 2", …).
+    func text(_ what: String) -> String {
+        switch self {
+        case .invalidCoordinate(let index): "\(what): point \(index + 1) is out of range"
+        case .tooFewDistinctPoints(let count): "\(what) needs at least 3 distinct points (got \(count))"
+        case .zeroArea: "\(what) has zero area (all points on one line)"
+        case .selfIntersection(let a, let b): "\(what) edges cross: points \(a.from + 1)–\(a.to + 1) and \(b.from + 1)–\(b.to + 1)"
         }
     }
 }

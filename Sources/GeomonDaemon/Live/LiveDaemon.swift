@@ -71,7 +71,7 @@ public final class LiveDaemon {
         let journal: Journal
         do {
             store = try EventStore(path: databasePath, keepFixes: profile.storage.keepFixes, syncEveryCommit: false)
-            profile = try Self.withPushedFences(profile, store: store, log: log)
+            profile = try withPushedFences(profile, store: store, log: log)
             journal = try Journal(profile: profile, store: store)
         } catch let error as SQLiteError {
             throw LiveDaemonError(message: DatabaseTrust.writeFailure(path: databasePath, error), exitCode: Exit.failure)
@@ -125,7 +125,7 @@ public final class LiveDaemon {
             log.notice("reloading profile", ["profile.path": options.profilePath])
             let next: Profile
             do {
-                next = try Self.withPushedFences(try loadProfile(path: options.profilePath, insecurePermissions: options.insecurePermissions, warn: { warnings in
+                next = try withPushedFences(try loadProfile(path: options.profilePath, insecurePermissions: options.insecurePermissions, warn: { warnings in
                     for line in warnings.logLines(profilePath: options.profilePath) { log.warning(line) }
                 }), store: store, log: log)
             } catch {
@@ -145,21 +145,6 @@ public final class LiveDaemon {
         status.status.pid = Int(getpid())
         status.status.profile = profile.name
         status.status.mode = profile.mode.rawValue
-    }
-
-    /// The profile with the fences pushed over MQTT (stored in the database), when it accepts
-    /// commands (`publish.mqtt.commands`); stored ones are kept but not monitored otherwise.
-    static func withPushedFences(_ profile: Profile, store: EventStore, log: Log) throws -> Profile {
-        let pushed = try store.pushedFences()
-        guard !pushed.isEmpty else { return profile }
-        guard profile.publish.mqtt?.commands == true else {
-            log.warning("fences pushed over MQTT are stored but not monitored: publish.mqtt.commands is off", ["pushed": "\(pushed.count)"])
-            return profile
-        }
-        log.info("fences pushed over MQTT", ["pushed": "\(pushed.count)"])
-        return profile.withPushed(pushed) { fence in
-            log.warning("a pushed fence has the id of a profile fence and is not monitored", ["fence.id": fence.fenceID, "pushed": fence.origin])
-        }
     }
 
     private static func makeWorker(profile: Profile, store: EventStore, options: RunOptions, wake: @escaping @Sendable () -> Void) -> DeliveryWorker {

@@ -318,11 +318,8 @@ public final class MQTTService: Service {
     /// The pushed fences changed: the running profile with the stored ones, from now on (the
     /// reload republishes the waypoints: the acknowledgement).
     private func pushedFencesChanged(_ driver: DriverContext) throws {
-        let pushed = try store.pushedFences()
-        let next = driver.profile.withPushed(pushed) { [log] fence in
-            log.warning("a pushed fence has the id of a profile fence and is not monitored", ["fence.id": fence.fenceID])
-        }
-        log.notice("pushed fences changed", ["pushed": "\(pushed.count)", "fences": "\(next.fences.count)"])
+        let next = try withPushedFences(driver.profile, store: store, log: log)
+        log.notice("pushed fences changed", ["pushed": "\(next.fences.count { $0.pushed != nil })", "fences": "\(next.fences.count)"])
         driver.replaceProfile(next)
     }
 
