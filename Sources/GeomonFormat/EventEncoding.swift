@@ -5,7 +5,9 @@ public import GeomonCore
 ///     {"id":"…","type":"enter","fence":"home","fence_name":"Home","time":"2026-…Z",
 ///      "lat":47.3328951,"lon":7.8210652,"accuracy_m":5.2,"rule":"enter: …"}
 ///
-/// `fence` and `fence_name` are null for `location` events. Coordinates have 7 decimals (1 cm),
+/// `fence` and `fence_name` are null for `location` events. An `approach` event adds
+/// `"approach":{"band_m","distance_m","distance_min_m","direction","closing_speed_mps","eta_s","eta_min_s"}`
+/// (`eta_s`/`eta_min_s` only when known). Coordinates have 7 decimals (1 cm),
 /// the accuracy one (10 cm). Hook stdin adds `profile`, `attempt`, `test` (and, for one release,
 /// the old names `event` = `type` and `event_id` = `id`).
 public enum EventEncoding {
@@ -21,6 +23,7 @@ public enum EventEncoding {
         o.add("lon", event.coordinate.longitude, decimals: 7)
         o.add("accuracy_m", event.accuracyMeters, decimals: 1)
         o.add("rule", event.rule.text)
+        if let approach = event.approach { o.add("approach", EventRule.approachObject(approach)) }
         return o
     }
 

@@ -11,16 +11,50 @@ extension EventRule {
             let evidence = "\(t.confirmations) consecutive certain-\(t.to.rawValue) fixes"
                 + " (\(t.to == .inside ? "s <= -(a+h)" : "s >= a+h")); first s=\(Self.tenths(t.firstSignedDistanceMeters)) m"
                 + " a=\(Self.tenths(t.firstAccuracyMeters)) m h=\(Self.tenths(t.hysteresisMeters)) m"
+                + (t.confirmTime > .zero ? ", held \(Self.tenths(t.heldFor.secondsValue)) s >= \(Self.tenths(t.confirmTime.secondsValue)) s" : "")
             if t.from == .unknown { return "initial inside (initial: report): " + evidence }
             return "\(t.to == .inside ? "enter" : "exit"): \(t.from.rawValue) -> \(t.to.rawValue), " + evidence
         case let .dwell(d):
-            return "dwell: inside since \(d.insideSince.rfc3339) for \(Self.tenths(d.dwell.secondsValue)) s, "
+            let repeated = d.number > 1 || d.every != nil
+                ? " (dwell \(d.number)\(d.every.map { ", every \(Self.tenths($0.secondsValue)) s" } ?? ""))" : ""
+            return "dwell: inside since \(d.insideSince.rfc3339) for \(Self.tenths(d.dwell.secondsValue)) s\(repeated), "
                 + (d.byFix ? "fired by the first fix past it" : "fired by deadline at the enter position")
+        case let .approach(a):
+            var text = "approach: within the \(NumberText.short(a.bandMeters, 1)) m band, d=\(Self.tenths(a.distanceMeters)) m"
+                + " (>= \(Self.tenths(a.distanceLowerBoundMeters)) m), \(a.direction.rawValue) at \(NumberText.fixed(a.closingSpeedMetersPerSecond, 2)) m/s"
+                + " over \(a.samples) fixes in \(Self.tenths(a.span.secondsValue)) s"
+            if let eta = a.eta { text += ", eta \(Self.tenths(eta.secondsValue)) s" }
+            if let lower = a.etaLowerBound { text += " (>= \(Self.tenths(lower.secondsValue)) s at max_speed)" }
+            return text
         case let .location(l):
             guard let moved = l.movedMeters, let elapsed = l.elapsed else { return "location: first usable fix" }
             return "location: moved \(Self.tenths(moved)) m >= \(Self.tenths(l.thresholdMeters)) m from the last reported location"
                 + " after \(Self.tenths(elapsed.secondsValue)) s >= \(Self.tenths(l.minInterval.secondsValue)) s"
         }
+    }
+
+    /// The figures of an approach event as `(name, JSON value)` pairs: the event JSON's
+    /// `approach` object, the hook's `GEOMON_APPROACH_*` variables and the OwnTracks extension.
+    public static func approachMembers(_ a: Approach) -> [(name: String, value: String)] {
+        var members: [(String, String)] = [
+            ("band_m", JSON.number(a.bandMeters, decimals: 1)),
+            ("distance_m", JSON.number(a.distanceMeters, decimals: 1)),
+            ("distance_min_m", JSON.number(a.distanceLowerBoundMeters, decimals: 1)),
+            ("direction", a.direction.rawValue),
+            ("closing_speed_mps", JSON.number(a.closingSpeedMetersPerSecond, decimals: 2)),
+        ]
+        if let eta = a.eta { members.append(("eta_s", JSON.number(eta.secondsValue, decimals: 1))) }
+        if let lower = a.etaLowerBound { members.append(("eta_min_s", JSON.number(lower.secondsValue, decimals: 1))) }
+        return members
+    }
+
+    /// The approach figures as a JSON object (`approachMembers`).
+    public static func approachObject(_ a: Approach) -> JSONObject {
+        var o = JSONObject()
+        for (name, value) in approachMembers(a) {
+            if name == "direction" { o.add(name, value) } else { o.add(name, raw: value) }
+        }
+        return o
     }
 
     /// One decimal, always shown (`-35.2`, `5.0`); `inf` and `-inf` for unbounded distances.

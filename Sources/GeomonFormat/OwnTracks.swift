@@ -18,6 +18,8 @@ public import GeomonCore
 /// - `batt`/`bs` on locations and transitions when the device has a battery (`battery`).
 /// - a dwell: a `location` whose extension member `geomon` is `{"event":"dwell","rid","desc"}`
 ///   (OwnTracks has no dwell; its consumers ignore members they do not know).
+/// - an approach: a `location` whose `geomon` member is `{"band_m",…,"event":"approach","rid","desc"}`
+///   (the event JSON's `approach` figures).
 /// - `waypoints` on `TOPIC/waypoints`, retained: one `waypoint` per circle fence.
 public struct OwnTracks: Sendable {
     public let settings: MQTTSettings
@@ -69,6 +71,13 @@ public struct OwnTracks: Sendable {
                 let fix = Fix(time: event.time, coordinate: event.coordinate, horizontalAccuracyMeters: event.accuracyMeters)
                 var extra = JSONObject()
                 extra.add("event", "dwell")
+                extra.add("rid", event.fenceID)
+                extra.add("desc", event.fenceID.map(name))
+                result.append(location(fix, trigger: "c", inside: inside, battery: battery, extension: extra))
+            case .approach:
+                let fix = Fix(time: event.time, coordinate: event.coordinate, horizontalAccuracyMeters: event.accuracyMeters)
+                var extra = event.approach.map(EventRule.approachObject) ?? JSONObject()
+                extra.add("event", "approach")
                 extra.add("rid", event.fenceID)
                 extra.add("desc", event.fenceID.map(name))
                 result.append(location(fix, trigger: "c", inside: inside, battery: battery, extension: extra))

@@ -27,6 +27,9 @@ public enum HookEnvironment {
         env["GEOMON_PROFILE"] = profileName
         env["GEOMON_ATTEMPT"] = String(attempt)
         if isTest { env["GEOMON_TEST"] = "1" }
+        if let approach = event.approach {
+            for (name, value) in EventRule.approachMembers(approach) { env["GEOMON_APPROACH_" + name.uppercased()] = value }
+        }
         return env
     }
 

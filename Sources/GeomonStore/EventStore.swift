@@ -152,6 +152,7 @@ public final class EventStore {
                 snapshot.location = LocationReference(time: UTCTime(millisecondsSince1970: ms), coordinate: Coordinate(latitude: lat, longitude: lon))
             }
         }
+        if let text = try value(forKey: "approach") { snapshot.approaches = ApproachRecord.records(storedText: text) }
         return snapshot
     }
 
@@ -178,6 +179,7 @@ public final class EventStore {
             try fixChunks.insert(batch.fixes)
             for record in batch.changes.upserts { try fenceStateTable.upsert(record) }
             for id in batch.changes.removals { try fenceStateTable.delete(fenceID: id) }
+            if let approaches = batch.changes.approaches { try kv.set(ApproachRecord.storedText(approaches), forKey: "approach") }
             if let last = batch.lastFixTime { try kv.set(String(last.millisecondsSince1970), forKey: "last_fix_ms") }
             try kv.set(String(batch.usableFixCount), forKey: "usable_fix_count")
             if let location = batch.location {

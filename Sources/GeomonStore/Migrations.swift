@@ -143,6 +143,10 @@ enum Migrations {
             command_seq INTEGER NOT NULL REFERENCES commands(seq)
         ) WITHOUT ROWID;
         """,
+        // 8: the figures of approach events (fences' `approach:`).
+        """
+        ALTER TABLE events ADD COLUMN approach TEXT;
+        """,
     ]
 
     static var latestVersion: Int { all.count }

@@ -174,7 +174,7 @@ struct EventStoreTests {
                                         firstAccuracyMeters: 7.25, firstSignedDistanceMeters: 18.5)
         let records = [
             FenceStateRecord(fenceID: "a", state: .inside, stateSince: UTCTime(millisecondsSince1970: 2000),
-                             sinceCoordinate: Coordinate(latitude: 47.1, longitude: 8.2), sinceAccuracyMeters: 3, dwellFired: true, pending: pending),
+                             sinceCoordinate: Coordinate(latitude: 47.1, longitude: 8.2), sinceAccuracyMeters: 3, dwellCount: 1, pending: pending),
             FenceStateRecord(fenceID: "b", state: .unknown),
         ]
         var batch = Self.batch(fixes: [Self.fix(6)], records: records)

@@ -6,7 +6,9 @@ import Glibc
 
 extension ProfileDecoder {
     static let fenceKeys = ["id", "name", "circle", "polygon", "holes", "corridor", "geojson", "file", "format", "id_property", "name_property",
-                            "id_prefix", "width", "width_property", "radius", "radius_property", "strict", "events", "dwell"]
+                            "id_prefix", "width", "width_property", "radius", "radius_property", "strict"] + fenceRuleKeys
+    /// Keys of what a fence reports, also allowed in `defaults:`.
+    static let fenceRuleKeys = ["events", "dwell", "approach"]
     /// Keys of a file entry (`geojson` or `file`) only.
     static let geojsonOnlyKeys = ["id_property", "name_property", "id_prefix", "width", "width_property", "radius", "radius_property", "strict"]
     /// Keys of a GeoJSON file only (not of the other formats).
@@ -28,20 +30,19 @@ extension ProfileDecoder {
         if let holesKey = f.key("holes"), shapeKeys[0] != "polygon" {
             error("'holes' can only be used with 'polygon'", holesKey)
         }
-        let (events, dwell) = decodeEvents(f)
-        guard let events else { return }
+        guard let rules = decodeRules(f, base: fenceDefaults) else { return }
 
         if let key = f.key("format"), shapeKeys[0] != "file" { error("'format' can only be used with 'file'", key) }
         if shapeKeys[0] == "geojson" {
             if let key = f.key("id") { error("'id' cannot be used with 'geojson'; ids come from the features (see 'id_property')", key) }
             if let key = f.key("name") { error("'name' cannot be used with 'geojson'; names come from the features' 'name' property (or the one 'name_property' names)", key) }
-            if let n = f["geojson"] { decodeGeoJSONEntry(f, pathNode: n, events: events, dwell: dwell, into: &records) }
+            if let n = f["geojson"] { decodeGeoJSONEntry(f, pathNode: n, rules: rules, into: &records) }
             return
         }
         if shapeKeys[0] == "file" {
             if let key = f.key("id") { error("'id' cannot be used with 'file'; ids come from the file (see 'id_prefix')", key) }
             if let key = f.key("name") { error("'name' cannot be used with 'file'; names come from the file", key) }
-            decodeFileEntry(f, events: events, dwell: dwell, into: &records)
+            decodeFileEntry(f, rules: rules, into: &records)
             return
         }
         for key in Self.geojsonOnlyKeys {
@@ -84,7 +85,8 @@ extension ProfileDecoder {
         let limits = geometryLimitProblems(shape)
         for problem in limits { error("fence '\(id)': \(problem.text)", f["circle"] ?? f["polygon"] ?? f["corridor"] ?? item) }
         guard limits.isEmpty else { return }
-        var fence = Fence(id: id, name: name, shape: shape, events: events, dwell: dwell)
+        var fence = Fence(id: id, name: name, shape: shape)
+        rules.apply(to: &fence)
         let anchorNode = f["id"] ?? item
         fence.location = location(anchorNode)
         append(fence, FenceRecord(radiusLocation: radiusNode.map(location), geojsonFile: nil,
@@ -107,16 +109,23 @@ extension ProfileDecoder {
         records.append(record)
     }
 
-    /// `events` and `dwell` of a fence entry, with their rules. `events` is nil when invalid.
-    private func decodeEvents(_ f: Fields) -> (Set<EventKind>?, Duration?) {
-        var events: Set<EventKind>? = [.enter, .exit]
+    /// What a fence entry (or `defaults:`) reports: `events`, `dwell` and `approach`, each
+    /// taken from `base` when the entry does not set it. nil when invalid.
+    func decodeRules(_ f: Fields, base: FenceRules?) -> FenceRules? {
+        var rules = base ?? FenceRules()
         var dwellItem: YAMLNode?
-        if let n = f["events"], let items = list(n, "events") {
+        if let n = f["events"] {
+            guard let items = list(n, "events") else { return nil }
             var set: Set<EventKind> = []
             var ok = true
             for item in items {
                 if item.scalar == "location" {
                     error("'location' is not a fence event (it is reported in significant-change mode); use enter, exit or dwell", item)
+                    ok = false
+                    continue
+                }
+                if item.scalar == "approach" {
+                    error("'approach' is not listed in 'events'; give the fence 'approach: {bands: [1km, 200m]}'", item)
                     ok = false
                     continue
                 }
@@ -131,22 +140,92 @@ extension ProfileDecoder {
                 error("'events' must list at least one of enter, exit or dwell", n)
                 ok = false
             }
-            events = ok ? set : nil
-        } else if f["events"] != nil {
-            events = nil
+            guard ok else { return nil }
+            rules.events = set
         }
-        var dwell: Duration?
         var dwellBad = false
         if let n = f["dwell"] {
-            dwell = duration(n, "dwell")
-            dwellBad = dwell == nil
+            if let (after, every) = decodeDwell(n) {
+                rules.dwell = after
+                rules.dwellEvery = every
+            } else {
+                dwellBad = true
+            }
         }
-        if let dwellItem, f["dwell"] == nil {
+        if let dwellItem, rules.dwell == nil, !dwellBad {
             error("the 'dwell' event needs a dwell time: add 'dwell: 5m' to this fence", dwellItem)
-        } else if !dwellBad, let key = f.key("dwell"), let events, !events.contains(.dwell) {
+        } else if !dwellBad, let key = f.key("dwell"), !rules.events.contains(.dwell) {
             warning("'dwell' time is set but 'dwell' is not in 'events'; no dwell event will be reported", key)
         }
-        return (events, dwell)
+        if let n = f["approach"] {
+            guard let approach = decodeApproach(n) else { return nil }
+            rules.approach = approach
+        }
+        return rules
+    }
+
+    /// `dwell: 5m`, or `dwell: {after: 2h, every: 1h}`.
+    private func decodeDwell(_ n: YAMLNode) -> (Duration, Duration?)? {
+        guard case .mapping = n.kind else { return duration(n, "dwell").map { ($0, nil) } }
+        guard let d = fields(n, path: "dwell", allowed: ["after", "every"], required: ["after"]),
+              let m = d["after"], let after = duration(m, "after") else { return nil }
+        var every: Duration?
+        if let m = d["every"] {
+            guard let v = duration(m, "every") else { return nil }
+            guard v >= .seconds(60) else {
+                error("'every' must be at least 1m (got \(m.scalar ?? "")): a dwell repeats at most once a minute", m)
+                return nil
+            }
+            every = v
+        }
+        return (after, every)
+    }
+
+    /// `approach: {bands: [5km, 1km, 200m], reset:, window:, min_speed:}`, or the list of
+    /// bands alone.
+    private func decodeApproach(_ n: YAMLNode) -> ApproachSettings? {
+        var bandsNode = n
+        var f: Fields?
+        if case .mapping = n.kind {
+            guard let fields = fields(n, path: "approach", allowed: ["bands", "reset", "window", "min_speed"], required: ["bands"]),
+                  let b = fields["bands"] else { return nil }
+            f = fields
+            bandsNode = b
+        }
+        guard let items = list(bandsNode, "bands") else { return nil }
+        guard (1...ApproachSettings.maxBands).contains(items.count) else {
+            error("'bands' must list 1 to \(ApproachSettings.maxBands) distances from the boundary, e.g. [5km, 1km, 200m] (got \(items.count))", bandsNode)
+            return nil
+        }
+        var bands: [Double] = []
+        for item in items {
+            guard let v = quantity(item, "bands", .distance, maximum: (1_000_000, "1000km")) else { return nil }
+            if bands.contains(v) {
+                error("band \(item.scalar ?? "") is listed twice", item)
+                return nil
+            }
+            bands.append(v)
+        }
+        var settings = ApproachSettings(bandsMeters: bands)
+        if let f {
+            if let m = f["reset"] {
+                guard let v = quantity(m, "reset", .distance, .nonNegative, maximum: (1_000_000, "1000km")) else { return nil }
+                settings.resetMeters = v
+            }
+            if let m = f["window"] {
+                guard let v = duration(m, "window") else { return nil }
+                guard v >= .seconds(2) && v <= .seconds(3600) else {
+                    error("'window' must be between 2s and 1h (got \(m.scalar ?? ""))", m)
+                    return nil
+                }
+                settings.window = v
+            }
+            if let m = f["min_speed"] {
+                guard let v = quantity(m, "min_speed", .speed) else { return nil }
+                settings.minSpeedMetersPerSecond = v
+            }
+        }
+        return settings
     }
 
     private func decodePoint(_ node: YAMLNode) -> Coordinate? {
@@ -222,7 +301,7 @@ extension ProfileDecoder {
 
     /// `file: PATH` with `format:` given or inferred from the name (`PlaceFileFormat.inferred`):
     /// GeoJSON goes to the streaming reader, the other formats to `PlaceFiles`.
-    private func decodeFileEntry(_ f: Fields, events: Set<EventKind>, dwell: Duration?, into records: inout [FenceRecord]) {
+    private func decodeFileEntry(_ f: Fields, rules: FenceRules, into records: inout [FenceRecord]) {
         guard let n = f["file"], let relative = string(n, "file") else { return }
         if relative.isEmpty {
             error("'file' must name a file", n)
@@ -237,7 +316,7 @@ extension ProfileDecoder {
             format = PlaceFileFormat.inferred(path: relative, bytes: nil)
         }
         if format == .geojson {
-            decodeGeoJSONEntry(f, pathNode: n, events: events, dwell: dwell, into: &records)
+            decodeGeoJSONEntry(f, pathNode: n, rules: rules, into: &records)
             return
         }
         let shown = displayPath(relative)
@@ -249,7 +328,7 @@ extension ProfileDecoder {
         // streams).
         var info = stat()
         if format == nil, stat(resolvedPath(relative), &info) == 0, Int(info.st_size) > Self.maxPlaceFileBytes {
-            decodeGeoJSONEntry(f, pathNode: n, events: events, dwell: dwell, into: &records)
+            decodeGeoJSONEntry(f, pathNode: n, rules: rules, into: &records)
             return
         }
         let bytes: [UInt8]
@@ -263,7 +342,7 @@ extension ProfileDecoder {
         if format == nil {
             format = PlaceFileFormat.sniffJSON(bytes)
             if format == .geojson {
-                decodeGeoJSONEntry(f, pathNode: n, events: events, dwell: dwell, into: &records)
+                decodeGeoJSONEntry(f, pathNode: n, rules: rules, into: &records)
                 return
             }
         }
@@ -300,7 +379,8 @@ extension ProfileDecoder {
         for place in read.places {
             let id = idPrefix + place.id
             guard registerFenceID(id, at: place.location, geojsonFile: shown) else { continue }
-            var fence = Fence(id: id, name: place.name, shape: place.shape, events: events, dwell: dwell)
+            var fence = Fence(id: id, name: place.name, shape: place.shape)
+            rules.apply(to: &fence)
             fence.location = place.location
             append(fence, FenceRecord(radiusLocation: nil, geojsonFile: shown, center: Self.center(of: place.shape), digest: place.shape.hashValue),
                    shape: place.shape, into: &records)
@@ -321,7 +401,7 @@ extension ProfileDecoder {
         return text
     }
 
-    private func decodeGeoJSONEntry(_ f: Fields, pathNode n: YAMLNode, events: Set<EventKind>, dwell: Duration?, into records: inout [FenceRecord]) {
+    private func decodeGeoJSONEntry(_ f: Fields, pathNode n: YAMLNode, rules: FenceRules, into records: inout [FenceRecord]) {
         let key = f["file"] != nil ? "file" : "geojson"
         guard let relative = string(n, key) else { return }
         var idProperty: String?
@@ -376,8 +456,7 @@ extension ProfileDecoder {
             var fence = fence
             fence.id = idPrefix + fence.id
             guard self.registerFenceID(fence.id, at: fence.location ?? self.location(n), geojsonFile: shown) else { return }
-            fence.events = events
-            fence.dwell = dwell
+            rules.apply(to: &fence)
             if fence.location == nil { fence.location = self.location(n) }
             self.append(fence, FenceRecord(radiusLocation: nil, geojsonFile: shown,
                                            center: Self.center(of: shape), digest: shape.hashValue), shape: shape, into: &records)

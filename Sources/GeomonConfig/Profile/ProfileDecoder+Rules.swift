@@ -110,10 +110,15 @@ extension ProfileDecoder {
         let ttff = profile.receiver.ttffHot
         let restart = profile.sources.gnss?.effectiveRestart ?? .hot
         let start = restart == .hot ? "ttff_hot" : "ttff_\(restart.rawValue), the power method's restart class"
-        let least = ttff * 2 + .seconds(Int64(max(0, profile.transitions.confirm - 1)))
+        let confirming = profile.transitions.confirm - 1
+        let byFixes = Duration.seconds(Int64(max(0, confirming)))
+        let confirmTime = profile.transitions.confirmTime
+        let least = ttff * 2 + max(byFixes, confirmTime)
         if budget < least {
-            let confirming = profile.transitions.confirm - 1
-            warning("'max_latency' (\(budget.profileText)) leaves no room for a sleep: the shortest sleep (\(start), \(ttff.profileText)), the \(restart.rawValue) start after it and \(confirming) more confirming fix\(confirming == 1 ? "" : "es") 1 s apart need \(least.profileText); use at least that, or 0 to turn the budget off", node)
+            let confirmation = confirmTime > byFixes
+                ? "the \(confirmTime.profileText) a change must be held ('confirm.time')"
+                : "\(confirming) more confirming fix\(confirming == 1 ? "" : "es") 1 s apart"
+            warning("'max_latency' (\(budget.profileText)) leaves no room for a sleep: the shortest sleep (\(start), \(ttff.profileText)), the \(restart.rawValue) start after it and \(confirmation) need \(least.profileText); use at least that, or 0 to turn the budget off", node)
         }
     }
 

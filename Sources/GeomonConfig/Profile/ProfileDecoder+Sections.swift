@@ -20,7 +20,7 @@ struct FenceRecord {
 }
 
 extension ProfileDecoder {
-    static let topLevelKeys = ["version", "name", "description", "mode", "sources", "significant_change", "policy", "transitions", "fences", "hooks", "publish", "storage"]
+    static let topLevelKeys = ["version", "name", "description", "mode", "sources", "significant_change", "policy", "transitions", "defaults", "fences", "hooks", "publish", "storage"]
 
     /// Decodes the whole profile; nil only when the root is not a mapping. Missing or invalid
     /// parts are reported and replaced by defaults so that later rules can still run.
@@ -50,6 +50,9 @@ extension ProfileDecoder {
         if let node = top["transitions"] { decodeTransitions(node, into: &profile.transitions) }
         if let gnss = profile.sources.gnss, profile.mode != .significantChange {
             inradiusNeeded = gnss.minAccuracyMeters + profile.transitions.hysteresisMeters + Self.certainCoreMeters
+        }
+        if let node = top["defaults"], let f = fields(node, path: "defaults", allowed: Self.fenceRuleKeys) {
+            fenceDefaults = decodeRules(f, base: nil)
         }
         if let node = top["fences"], let items = list(node, "fences") {
             for item in items { decodeFenceEntry(item, into: &records) }
@@ -246,17 +249,37 @@ extension ProfileDecoder {
     func decodeTransitions(_ node: YAMLNode, into settings: inout TransitionSettings) {
         guard let f = fields(node, path: "transitions", allowed: ["hysteresis", "confirm", "initial"]) else { return }
         if let n = f["hysteresis"], let v = quantity(n, "hysteresis", .distance, .nonNegative) { settings.hysteresisMeters = v }
-        if let n = f["confirm"], let v = integer(n, "confirm", range: 1...100) { settings.confirm = v }
+        if let n = f["confirm"] {
+            if case .mapping = n.kind {
+                guard let c = fields(n, path: "transitions.confirm", allowed: ["fixes", "time"]) else { return }
+                if c["fixes"] == nil && c["time"] == nil {
+                    error("'transitions.confirm' needs 'fixes', 'time' or both, e.g. {fixes: 2, time: 30s}", n)
+                }
+                // With only a time, the fixes that show it are enough however many they are.
+                settings.confirm = c["fixes"] == nil ? 1 : settings.confirm
+                if let m = c["fixes"], let v = integer(m, "fixes", range: 1...100) { settings.confirm = v }
+                if let m = c["time"], let v = duration(m, "time", .nonNegative) {
+                    if v > .seconds(86400) {
+                        error("'time' is too large (at most 24h; got \(m.scalar ?? ""))", m)
+                    } else {
+                        settings.confirmTime = v
+                    }
+                }
+            } else if let v = integer(n, "confirm", range: 1...100) {
+                settings.confirm = v
+            }
+        }
         if let n = f["initial"], let v = choice(n, "initial", ["silent", "report"]), let initial = InitialReport(rawValue: v) { settings.initial = initial }
     }
 
     // MARK: - Hooks and storage
 
     func decodeHooks(_ node: YAMLNode, into hooks: inout HookSettings) {
-        guard let f = fields(node, path: "hooks", allowed: ["enter", "exit", "dwell", "location", "heartbeat", "retry"]) else { return }
+        guard let f = fields(node, path: "hooks", allowed: ["enter", "exit", "dwell", "location", "approach", "heartbeat", "retry"]) else { return }
         if let n = f["enter"] { hooks.enter = hookList(n, "enter") }
         if let n = f["exit"] { hooks.exit = hookList(n, "exit") }
         if let n = f["dwell"] { hooks.dwell = hookList(n, "dwell") }
+        if let n = f["approach"] { hooks.approach = hookList(n, "approach") }
         if let n = f["location"] { hooks.location = hookList(n, "location") }
         if let n = f["heartbeat"], let h = fields(n, path: "hooks.heartbeat", allowed: ["every", "run"], required: ["every", "run"]) {
             if let n = h["every"], let v = duration(n, "every") { hooks.heartbeatEvery = v }

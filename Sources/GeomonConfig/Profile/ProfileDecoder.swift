@@ -32,6 +32,8 @@ final class ProfileDecoder {
     var indexBuilder = FenceIndex.Builder()
     /// The fences decoded so far, in order (the profile's, once decoded).
     var decodedFences: [Fence] = []
+    /// `defaults:`: what fences report unless they say otherwise.
+    var fenceDefaults: FenceRules?
     /// The inradius a fence needs for the profile's GNSS fixes (`min_accuracy` + hysteresis +
     /// `certainCoreMeters`); nil without a GNSS source.
     var inradiusNeeded: Double?
@@ -309,5 +311,21 @@ extension Duration {
         if ms % 60_000 == 0 && ms >= 60_000 { return "\(ms / 60_000)m" }
         if ms % 1000 == 0 { return "\(ms / 1000)s" }
         return "\(ms)ms"
+    }
+}
+
+/// What a fence reports beside its shape (`events`, `dwell`, `approach`): one value so that
+/// `defaults:` and a file entry hand it to every fence they make.
+struct FenceRules {
+    var events: Set<EventKind> = [.enter, .exit]
+    var dwell: Duration?
+    var dwellEvery: Duration?
+    var approach: ApproachSettings?
+
+    func apply(to fence: inout Fence) {
+        fence.events = events
+        fence.dwell = dwell
+        fence.dwellEvery = dwellEvery
+        fence.approach = approach
     }
 }

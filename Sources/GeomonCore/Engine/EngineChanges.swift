@@ -4,13 +4,15 @@ public struct EngineChanges: Hashable, Sendable {
     public var upserts: [FenceStateRecord]
     /// Fence ids whose record returned to the implicit state (delete the row).
     public var removals: [String]
+    /// Every approach record, when any changed (they are few: fences near the device).
+    public var approaches: [ApproachRecord]?
 
     public init(upserts: [FenceStateRecord] = [], removals: [String] = []) {
         self.upserts = upserts
         self.removals = removals
     }
 
-    public var isEmpty: Bool { upserts.isEmpty && removals.isEmpty }
+    public var isEmpty: Bool { upserts.isEmpty && removals.isEmpty && approaches == nil }
 
     /// Adds `later`'s changes: a fence's last change wins.
     public mutating func merge(_ later: EngineChanges) {
@@ -19,6 +21,7 @@ public struct EngineChanges: Hashable, Sendable {
             self = later
             return
         }
+        if let approaches = later.approaches { self.approaches = approaches }
         for record in later.upserts {
             removals.removeAll { $0 == record.fenceID }
             if let i = upserts.firstIndex(where: { $0.fenceID == record.fenceID }) {

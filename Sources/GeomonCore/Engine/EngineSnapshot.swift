@@ -14,14 +14,18 @@ public struct EngineSnapshot: Hashable, Sendable {
     public var lastInputTime: UTCTime?
     /// Reference of the significant-change (`location`) events.
     public var location: LocationReference?
+    /// Approach state of the fences with `approach:` near the device.
+    public var approaches: [ApproachRecord]
 
     public init(
         records: [FenceStateRecord] = [],
         usableFixCount: Int = 0,
         lastFixTime: UTCTime? = nil,
         lastInputTime: UTCTime? = nil,
-        location: LocationReference? = nil
+        location: LocationReference? = nil,
+        approaches: [ApproachRecord] = []
     ) {
+        self.approaches = approaches
         self.records = records
         self.usableFixCount = usableFixCount
         self.lastFixTime = lastFixTime

@@ -10,6 +10,8 @@ public enum EventRule: Hashable, Sendable {
     case dwell(Dwell)
     /// A significant location change (`moved` nil: the first usable fix).
     case location(Location)
+    /// An approach band reached while moving towards the fence.
+    case approach(Approach)
     /// A rule known only by its words (an event read back from a database).
     case recorded(String)
 
@@ -23,6 +25,10 @@ public enum EventRule: Hashable, Sendable {
         public var firstSignedDistanceMeters: Double
         public var firstAccuracyMeters: Double
         public var hysteresisMeters: Double
+        /// `transitions.confirm.time` when set (else zero), and how long the new side had been
+        /// seen when the change was confirmed.
+        public var confirmTime: Duration = .zero
+        public var heldFor: Duration = .zero
 
         public init(from: FenceState, to: FenceState, initialReport: Bool, confirmations: Int,
                     firstSignedDistanceMeters: Double, firstAccuracyMeters: Double, hysteresisMeters: Double) {
@@ -42,6 +48,9 @@ public enum EventRule: Hashable, Sendable {
         /// True: fired by the first fix past the dwell instant; false: by the deadline, at the
         /// enter position.
         public var byFix: Bool
+        /// Which dwell of the stay this is (1 for the first) and `dwell.every`.
+        public var number: Int = 1
+        public var every: Duration?
 
         public init(insideSince: UTCTime, dwell: Duration, byFix: Bool) {
             self.insideSince = insideSince

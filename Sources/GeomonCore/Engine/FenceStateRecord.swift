@@ -10,8 +10,11 @@ public struct FenceStateRecord: Hashable, Sendable {
     /// Position and accuracy of that first fix.
     public var sinceCoordinate: Coordinate?
     public var sinceAccuracyMeters: Double?
-    /// True once the dwell event of the current stay inside has fired.
-    public var dwellFired: Bool
+    /// Dwell events of the current stay inside fired so far (one, or with `dwell.every`
+    /// one per repetition).
+    public var dwellCount: Int
+    /// True once the (first) dwell event of the current stay has fired.
+    public var dwellFired: Bool { dwellCount > 0 }
     public var pending: PendingTransition?
 
     public init(
@@ -20,7 +23,7 @@ public struct FenceStateRecord: Hashable, Sendable {
         stateSince: UTCTime? = nil,
         sinceCoordinate: Coordinate? = nil,
         sinceAccuracyMeters: Double? = nil,
-        dwellFired: Bool = false,
+        dwellCount: Int = 0,
         pending: PendingTransition? = nil
     ) {
         self.fenceID = fenceID
@@ -28,7 +31,7 @@ public struct FenceStateRecord: Hashable, Sendable {
         self.stateSince = stateSince
         self.sinceCoordinate = sinceCoordinate
         self.sinceAccuracyMeters = sinceAccuracyMeters
-        self.dwellFired = dwellFired
+        self.dwellCount = dwellCount
         self.pending = pending
     }
 }

@@ -14,6 +14,8 @@ public struct GeoEvent: Hashable, Sendable {
     public var accuracyMeters: Double
     /// Which rule fired, with its numbers (worded by the shell).
     public var rule: EventRule
+    /// An `approach` event's figures (also when its rule was read back as words).
+    public var approach: EventRule.Approach?
 
     public init(
         id: String,

@@ -11,8 +11,9 @@ import Glibc
 ///   certainly inside iff `s <= -(a + h)`, certainly outside iff `s >= a + h`, else uncertain.
 ///   Uncertain fixes change nothing and reset nothing.
 /// - A certain fix equal to the fence's state clears a pending change. A certain fix of the
-///   other state starts (or continues) a pending change; `transitions.confirm` consecutive ones
-///   confirm it. The event carries the time and position of the first of them.
+///   other state starts (or continues) a pending change; it is confirmed by the fix that makes
+///   `transitions.confirm.fixes` consecutive ones at least `transitions.confirm.time` after
+///   the first of them. The event carries the time and position of the first.
 /// - Dwell fires once per stay, at `enter time + dwell`: on the first input (fix or deadline) at
 ///   or after that instant, unless an exit pending since before that instant may still confirm.
 /// - A fix not newer than the last processed fix is ignored.
@@ -28,8 +29,12 @@ public struct TransitionEngine: Sendable {
         let indexByID: [String: Int]
         let hysteresisMeters: Double
         let confirm: Int
+        let confirmTime: Duration
         let minAccuracyMeters: Double
         let locationEnabled: Bool
+        /// Fences with `approach:`, and how far from a boundary any of them is tracked.
+        let approachReachMeters: Double
+        let maxSpeedMetersPerSecond: Double
 
         init(profile: Profile, index: FenceIndex?) {
             self.profile = profile
@@ -39,9 +44,12 @@ public struct TransitionEngine: Sendable {
             indexByID = byID
             hysteresisMeters = max(0, profile.transitions.hysteresisMeters)
             confirm = max(1, profile.transitions.confirm)
+            confirmTime = max(.zero, profile.transitions.confirmTime)
             minAccuracyMeters = (profile.sources.gnss ?? GNSSSourceSettings()).minAccuracyMeters
             locationEnabled = !profile.hooks.location.isEmpty || profile.mode == .significantChange
                 || profile.publish.mqtt?.locations == .significant
+            approachReachMeters = profile.fences.reduce(0) { max($0, $1.approach?.reachMeters ?? 0) }
+            maxSpeedMetersPerSecond = profile.policy.maxSpeedMetersPerSecond
         }
     }
 
@@ -56,6 +64,9 @@ public struct TransitionEngine: Sendable {
 
     private var records: [Int: FenceStateRecord] = [:]
     private var dirty: Set<Int> = []
+    /// Approach state of fences with `approach:` near the device.
+    private var approaches: [Int: ApproachRecord] = [:]
+    private var approachesChanged = false
     private var droppedIDs: [String] = []
     /// Usable fixes processed (capped at a large value; only `>= confirm` matters).
     public private(set) var usableFixCount = 0
@@ -73,6 +84,9 @@ public struct TransitionEngine: Sendable {
                 droppedIDs.append(record.fenceID)
             }
         }
+        for record in snapshot.approaches {
+            if let i = config.indexByID[record.fenceID], config.profile.fences[i].approach != nil { approaches[i] = record }
+        }
         usableFixCount = snapshot.usableFixCount
         lastFixTime = snapshot.lastFixTime
         location = snapshot.location
@@ -86,8 +100,13 @@ public struct TransitionEngine: Sendable {
             records: records.keys.sorted().compactMap { records[$0] },
             usableFixCount: usableFixCount,
             lastFixTime: lastFixTime,
-            location: location
+            location: location,
+            approaches: sortedApproaches
         )
+    }
+
+    private var sortedApproaches: [ApproachRecord] {
+        approaches.keys.sorted().compactMap { approaches[$0] }
     }
 
     /// The state of fence `fenceID` (implicit state for fences without a record).
@@ -114,6 +133,10 @@ public struct TransitionEngine: Sendable {
             }
         }
         dirty = []
+        if approachesChanged {
+            changes.approaches = sortedApproaches
+            approachesChanged = false
+        }
         return changes
     }
 
@@ -157,6 +180,7 @@ public struct TransitionEngine: Sendable {
         if isUsable(fix) {
             evaluateFences(fix, geometry: geometry, into: &events)
             usableFixCount = min(usableFixCount + 1, 1 << 40)
+            if config.approachReachMeters > 0 { evaluateApproach(fix, into: &events) }
             if locationEnabled { evaluateLocation(fix, into: &events) }
         }
         return FixOutcome(accepted: true, events: events)
@@ -229,8 +253,8 @@ public struct TransitionEngine: Sendable {
                         state: observed, count: 1, firstTime: fix.time, firstCoordinate: point,
                         firstAccuracyMeters: fix.horizontalAccuracyMeters, firstSignedDistanceMeters: s)
                 }
-                if let pending = record.pending, pending.count >= confirm {
-                    transition(&record, fence: fence, pending: pending, into: &events)
+                if let pending = record.pending, pending.count >= confirm, fix.time - pending.firstTime >= config.confirmTime {
+                    transition(&record, fence: fence, pending: pending, confirmedAt: fix.time, into: &events)
                 }
                 // A new stay whose dwell is already due, or a pending exit just cleared that
                 // was holding the dwell.
@@ -263,13 +287,13 @@ public struct TransitionEngine: Sendable {
         return record
     }
 
-    private func transition(_ record: inout FenceStateRecord, fence: Fence, pending: PendingTransition, into events: inout [GeoEvent]) {
+    private func transition(_ record: inout FenceStateRecord, fence: Fence, pending: PendingTransition, confirmedAt: UTCTime, into events: inout [GeoEvent]) {
         let old = record.state
         record.state = pending.state
         record.stateSince = pending.firstTime
         record.sinceCoordinate = pending.firstCoordinate
         record.sinceAccuracyMeters = pending.firstAccuracyMeters
-        record.dwellFired = false
+        record.dwellCount = 0
         record.pending = nil
         let kind: EventKind
         switch (old, pending.state) {
@@ -282,22 +306,32 @@ public struct TransitionEngine: Sendable {
         default:
             return
         }
-        let rule = EventRule.transition(EventRule.Transition(
+        var rule = EventRule.Transition(
             from: old, to: pending.state, initialReport: old == .unknown, confirmations: pending.count,
             firstSignedDistanceMeters: pending.firstSignedDistanceMeters,
-            firstAccuracyMeters: pending.firstAccuracyMeters, hysteresisMeters: hysteresisMeters))
+            firstAccuracyMeters: pending.firstAccuracyMeters, hysteresisMeters: hysteresisMeters)
+        rule.confirmTime = config.confirmTime
+        rule.heldFor = confirmedAt - pending.firstTime
         guard fence.events.contains(kind) else { return }
         events.append(makeEvent(kind, fence: fence, time: pending.firstTime, coordinate: pending.firstCoordinate,
-                                accuracy: pending.firstAccuracyMeters, rule: rule))
+                                accuracy: pending.firstAccuracyMeters, rule: .transition(rule)))
     }
 
     // MARK: - Dwell
 
+    /// When the next dwell of the stay comes due: `enter + dwell` for the first, then every
+    /// `dwell.every` after it.
     private func dwellDue(_ record: FenceStateRecord, fence: Fence) -> UTCTime? {
-        guard record.state == .inside, !record.dwellFired, fence.events.contains(.dwell),
+        guard record.state == .inside, fence.events.contains(.dwell),
               let dwell = fence.dwell, let since = record.stateSince else { return nil }
-        return since + dwell
+        if record.dwellCount == 0 { return since + dwell }
+        guard let every = fence.dwellEvery else { return nil }
+        return since + dwell + every * record.dwellCount
     }
+
+    /// The most dwells one input fires when several came due (a daemon that was stopped for
+    /// long); the older ones are skipped and the count moves past them.
+    public static let maxDwellCatchUp = 100
 
     /// An exit pending since before the dwell instant may still show the device left in time.
     private func dwellHeld(_ record: FenceStateRecord, due: UTCTime) -> Bool {
@@ -324,19 +358,120 @@ public struct TransitionEngine: Sendable {
         }
     }
 
+    /// Fires every dwell of the stay due at `now`: each on its own instant ("by deadline"),
+    /// except that the last one due is fired by `fix` when a fix is the input. Event times are
+    /// distinct (due instants, then the fix's), so each repetition has its own id.
     private func checkDwell(_ record: inout FenceStateRecord, fence: Fence, at now: UTCTime, fix: Fix?, into events: inout [GeoEvent]) {
-        guard let due = dwellDue(record, fence: fence), now >= due, !dwellHeld(record, due: due),
+        guard let first = dwellDue(record, fence: fence), now >= first, !dwellHeld(record, due: first),
               let since = record.stateSince, let dwell = fence.dwell else { return }
-        record.dwellFired = true
-        if let fix {
-            events.append(makeEvent(.dwell, fence: fence, time: fix.time, coordinate: fix.coordinate,
-                                    accuracy: fix.horizontalAccuracyMeters,
-                                    rule: .dwell(EventRule.Dwell(insideSince: since, dwell: dwell, byFix: true))))
-        } else {
-            events.append(makeEvent(.dwell, fence: fence, time: due, coordinate: record.sinceCoordinate ?? Coordinate(latitude: 0, longitude: 0),
-                                    accuracy: record.sinceAccuracyMeters ?? 0,
-                                    rule: .dwell(EventRule.Dwell(insideSince: since, dwell: dwell, byFix: false))))
+        if let every = fence.dwellEvery, every > .zero {
+            // Skip repetitions beyond the catch-up limit.
+            let due = Int(((now - first).secondsValue / every.secondsValue).rounded(.down)) + 1
+            if due > Self.maxDwellCatchUp { record.dwellCount += due - Self.maxDwellCatchUp }
         }
+        while let due = dwellDue(record, fence: fence), now >= due, !dwellHeld(record, due: due) {
+            record.dwellCount += 1
+            var rule = EventRule.Dwell(insideSince: since, dwell: dwell, byFix: false)
+            rule.number = record.dwellCount
+            rule.every = fence.dwellEvery
+            let last = dwellDue(record, fence: fence).map { $0 > now } ?? true
+            if let fix, last {
+                rule.byFix = true
+                events.append(makeEvent(.dwell, fence: fence, time: fix.time, coordinate: fix.coordinate,
+                                        accuracy: fix.horizontalAccuracyMeters, rule: .dwell(rule)))
+            } else {
+                events.append(makeEvent(.dwell, fence: fence, time: due, coordinate: record.sinceCoordinate ?? Coordinate(latitude: 0, longitude: 0),
+                                        accuracy: record.sinceAccuracyMeters ?? 0, rule: .dwell(rule)))
+            }
+        }
+    }
+
+    // MARK: - Approach
+
+    /// Approach bands (docs/engine.md, "Approach"), for a usable fix after the fences were
+    /// decided: every fence with `approach:` whose boundary is within twice its reach (the
+    /// largest band and its reset), so that the fix before the device comes within reach
+    /// gives a direction too.
+    private mutating func evaluateApproach(_ fix: Fix, into events: inout [GeoEvent]) {
+        let tolerance = fix.horizontalAccuracyMeters + hysteresisMeters
+        var seen: Set<Int> = []
+        let near = config.index.near(fix.coordinate, within: 2 * config.approachReachMeters + tolerance)
+            .sorted { $0.fence < $1.fence }
+        for candidate in near {
+            let i = candidate.fence
+            let fence = config.profile.fences[i]
+            guard let settings = fence.approach else { continue }
+            seen.insert(i)
+            let s = candidate.signedDistanceMeters
+            let before = approaches[i]
+            var record = before ?? ApproachRecord(fenceID: fence.id)
+            let state = records[i]?.state ?? implicitState
+            if state == .inside {
+                // Inside ends the approach: every band waits until the device is certainly
+                // beyond it by its reset distance again.
+                record = ApproachRecord(fenceID: fence.id, fired: (1 << UInt32(settings.bandsMeters.count)) - 1)
+            } else if s - tolerance >= 2 * settings.reachMeters {
+                setApproach(nil, at: i, before: before)
+                continue
+            } else {
+                record.samples = Self.adding(ApproachSample(time: fix.time, signedDistanceMeters: s), to: record.samples, window: settings.window)
+                for (k, band) in settings.bandsMeters.enumerated() where record.fired & (1 << UInt32(k)) != 0
+                    && s - tolerance >= band + settings.reset(forBand: band) {
+                    record.fired &= ~(1 << UInt32(k))
+                }
+                let estimate = ApproachEstimate.of(record.samples, toleranceMeters: tolerance, minSpeed: settings.minSpeedMetersPerSecond)
+                if estimate.direction == .towards, s > 0 {
+                    let reached = settings.bandsMeters.indices.filter { record.fired & (1 << UInt32($0)) == 0 && s <= settings.bandsMeters[$0] }
+                    if let smallest = reached.last {
+                        for k in reached { record.fired |= 1 << UInt32(k) }
+                        events.append(approachEvent(fix, fence: fence, band: settings.bandsMeters[smallest], distance: s,
+                                                    tolerance: tolerance, estimate: estimate, samples: record.samples))
+                    }
+                }
+            }
+            setApproach(record, at: i, before: before)
+        }
+        // Fences whose boundary is beyond every band's reach (or that the device is deep inside).
+        for i in approaches.keys.sorted() where !seen.contains(i) {
+            let state = records[i]?.state ?? implicitState
+            if state != .inside { setApproach(nil, at: i, before: approaches[i]) }
+        }
+    }
+
+    private mutating func setApproach(_ record: ApproachRecord?, at i: Int, before: ApproachRecord?) {
+        guard record != before else { return }
+        approaches[i] = record
+        approachesChanged = true
+    }
+
+    /// `samples` with `sample` appended, thinned to at least `window / 8` apart (the newest
+    /// always kept) and cut to the window plus the newest sample older than it.
+    static func adding(_ sample: ApproachSample, to samples: [ApproachSample], window: Duration) -> [ApproachSample] {
+        var result = samples
+        result.append(sample)
+        let n = result.count
+        if n >= 3, result[n - 2].time - result[n - 3].time < window / 8 { result.remove(at: n - 2) }
+        while result.count >= 2, result[1].time < sample.time - window { result.removeFirst() }
+        return result
+    }
+
+    private func approachEvent(_ fix: Fix, fence: Fence, band: Double, distance s: Double, tolerance: Double,
+                               estimate: ApproachEstimate, samples: [ApproachSample]) -> GeoEvent {
+        let v = estimate.closingSpeedMetersPerSecond
+        let lower = max(0, s - tolerance)
+        func seconds(_ value: Double) -> Duration? {
+            guard value.isFinite, value >= 0, value < 1e9 else { return nil }
+            return .milliseconds(Int64((value * 1000).rounded()))
+        }
+        let approach = EventRule.Approach(
+            bandMeters: band, distanceMeters: s, distanceLowerBoundMeters: lower, direction: estimate.direction,
+            closingSpeedMetersPerSecond: v, eta: v > 0 ? seconds(s / v) : nil,
+            etaLowerBound: config.maxSpeedMetersPerSecond > 0 ? seconds(lower / config.maxSpeedMetersPerSecond) : nil,
+            samples: samples.count, span: (samples.last?.time ?? fix.time) - (samples.first?.time ?? fix.time))
+        var event = makeEvent(.approach, fence: fence, time: fix.time, coordinate: fix.coordinate,
+                              accuracy: fix.horizontalAccuracyMeters, rule: .approach(approach))
+        event.approach = approach
+        return event
     }
 
     // MARK: - Location

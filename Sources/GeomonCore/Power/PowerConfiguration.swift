@@ -43,6 +43,8 @@ public struct PowerConfiguration: Hashable, Sendable {
     public var hysteresisMeters: Double = 10
     /// Consecutive certain fixes that confirm a change (`transitions.confirm`).
     public var confirmFixes: Int = 2
+    /// How long the new side must have been seen to confirm a change (`transitions.confirm.time`).
+    public var confirmTime: Duration = .zero
     /// The receiver's interval between fixes while it tracks (gpsd's default rate, 1 Hz): when
     /// the fixes after the first one that confirm a change come.
     public var trackingFixInterval: Duration = .seconds(1)
@@ -103,8 +105,15 @@ public struct PowerConfiguration: Hashable, Sendable {
         maxFixTimeoutRetry = p.effectiveRetryMaxInterval
         hysteresisMeters = max(0, profile.transitions.hysteresisMeters)
         confirmFixes = max(1, profile.transitions.confirm)
+        confirmTime = max(.zero, profile.transitions.confirmTime)
         maxLatency = p.maxLatency
         outage = p.effectiveOutage(mode: profile.mode)
+    }
+
+    /// From the first fix that shows a change to the one that confirms it, while tracking: the
+    /// `confirm − 1` fixes after it, one `trackingFixInterval` apart, and at least `confirmTime`.
+    public var confirmSpan: Duration {
+        max(trackingFixInterval * (confirmFixes - 1), confirmTime)
     }
 
     /// The reachability bound these settings define.

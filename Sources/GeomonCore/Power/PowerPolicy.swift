@@ -553,7 +553,8 @@ public struct PowerPolicy: Sendable {
     ///   first be reached, after which `3h` remain at the speed reachable by then;
     /// - (b) a change that starts now (for a certain side: once the boundary can be reached),
     ///   or the one pending, is confirmed within `max_latency`: the next fix and the
-    ///   `confirm − 1` after it (`trackingFixInterval` apart) come in time.
+    ///   `confirm − 1` after it (`trackingFixInterval` apart), held for `confirm.time`
+    ///   (`PowerConfiguration.confirmSpan`), come in time.
     ///
     /// nil with `max_latency: 0`.
     private func latencyHorizon(_ fix: Fix, context: FixContext, reach: ReachabilityBound) -> ReachabilityBound.Horizon? {
@@ -584,7 +585,7 @@ public struct PowerPolicy: Sendable {
             let left = max(1, configuration.confirmFixes - context.pendingCount)
             latency = (since - fix.time).secondsValue + configuration.maxLatency.secondsValue - Double(left - 1) * interval
         } else {
-            latency = changeStarts + configuration.maxLatency.secondsValue - Double(configuration.confirmFixes - 1) * interval
+            latency = changeStarts + configuration.maxLatency.secondsValue - configuration.confirmSpan.secondsValue
         }
         // Strictly before the excursion could be complete.
         let beforeExcursion = excursion - 0.001
@@ -683,7 +684,7 @@ public struct PowerPolicy: Sendable {
         // Regions checks happen where a boundary may be within reach: a change that starts
         // now is still confirmed within `max_latency`.
         if configuration.mode == .regions, configuration.maxLatency > .zero {
-            let budget = configuration.maxLatency - configuration.ttffHot - configuration.trackingFixInterval * (configuration.confirmFixes - 1)
+            let budget = configuration.maxLatency - configuration.ttffHot - configuration.confirmSpan
             interval = max(configuration.minSleep, min(interval, budget))
         }
         return interval

@@ -385,8 +385,11 @@ public enum InitialReport: String, Hashable, Sendable {
 
 public struct TransitionSettings: Sendable {
     public var hysteresisMeters: Double = 10
-    /// Consecutive certain fixes needed to change state.
+    /// Consecutive certain fixes needed to change state (`confirm`, or `confirm.fixes`).
     public var confirm: Int = 2
+    /// How long the new side must have been seen, from the first fix that showed it to the
+    /// one that confirms (`confirm.time`); a change is confirmed when both hold.
+    public var confirmTime: Duration = .zero
     public var initial: InitialReport = .silent
     public init() {}
 }
@@ -397,6 +400,8 @@ public enum EventKind: String, Hashable, Sendable, CaseIterable, Comparable {
     case exit
     case dwell
     case location
+    /// An approach band reached while moving towards a fence (`approach:`).
+    case approach
 
     public static func < (lhs: EventKind, rhs: EventKind) -> Bool {
         allCases.firstIndex(of: lhs)! < allCases.firstIndex(of: rhs)!
@@ -439,7 +444,12 @@ public struct Fence: Sendable {
     /// profile's `fenceIndex` only (`Profile.shape(of:)`).
     public var shape: FenceShape?
     public var events: Set<EventKind> = [.enter, .exit]
+    /// Inside this long reports `dwell` (`dwell`, or `dwell.after`).
     public var dwell: Duration?
+    /// Then again every this long while still inside (`dwell.every`); nil: once per stay.
+    public var dwellEvery: Duration?
+    /// Approach bands (`approach`); nil: no approach events.
+    public var approach: ApproachSettings?
     /// Where the fence was defined (a profile line, or a feature inside a GeoJSON file).
     public var location: SourceLocation? = nil
     /// For a fence pushed over MQTT (`setWaypoints`): when and by which stored command
@@ -497,6 +507,7 @@ public struct HookSettings: Sendable {
     public var exit: [HookSpec] = []
     public var dwell: [HookSpec] = []
     public var location: [HookSpec] = []
+    public var approach: [HookSpec] = []
     public var heartbeat: [HookSpec] = []
     public var heartbeatEvery: Duration = .seconds(1800)
     public var retry: RetrySettings = RetrySettings()
@@ -508,6 +519,7 @@ public struct HookSettings: Sendable {
         case .exit: exit
         case .dwell: dwell
         case .location: location
+        case .approach: approach
         }
     }
 }

@@ -6,7 +6,7 @@ struct EventTable {
     let db: Connection
 
     /// The columns an event row is read from, in order (`read(_:at:)`).
-    static let columns = ["seq", "profile", "id", "kind", "fence_id", "fence_name", "time_ms", "lat", "lon", "accuracy_m", "rule"]
+    static let columns = ["seq", "profile", "id", "kind", "fence_id", "fence_name", "time_ms", "lat", "lon", "accuracy_m", "rule", "approach"]
 
     /// The row at `offset` of `statement` (the columns above, in order).
     static func read(_ r: Statement, at offset: Int32 = 0) -> StoredEvent {
@@ -16,14 +16,16 @@ struct EventTable {
             time: UTCTime(millisecondsSince1970: r.int64(offset + 6)),
             coordinate: Coordinate(latitude: r.double(offset + 7), longitude: r.double(offset + 8)),
             accuracyMeters: r.double(offset + 9), rule: .recorded(r.text(offset + 10)))
-        return StoredEvent(seq: r.int64(offset), profile: r.text(offset + 1), event: event)
+        var stored = event
+        stored.approach = r.optionalText(offset + 11).flatMap(EventRule.Approach.init(storedText:))
+        return StoredEvent(seq: r.int64(offset), profile: r.text(offset + 1), event: stored)
     }
 
     /// Inserts `event` unless its id is stored; its `seq` when it was new.
     func insert(_ event: GeoEvent, profile: String) throws -> Int64? {
         let insert = try db.statement("""
-            INSERT INTO events(id, profile, kind, fence_id, fence_name, time_ms, lat, lon, accuracy_m, rule)
-            VALUES (?,?,?,?,?,?,?,?,?,?) ON CONFLICT(id) DO NOTHING
+            INSERT INTO events(id, profile, kind, fence_id, fence_name, time_ms, lat, lon, accuracy_m, rule, approach)
+            VALUES (?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT(id) DO NOTHING
             """)
         insert.bind(1, event.id)
         insert.bind(2, profile)
@@ -35,6 +37,7 @@ struct EventTable {
         insert.bind(8, event.coordinate.longitude)
         insert.bind(9, event.accuracyMeters)
         insert.bind(10, event.rule.text)
+        insert.bind(11, event.approach?.storedText)
         try insert.run()
         return db.changes == 1 ? db.lastInsertRowID : nil
     }

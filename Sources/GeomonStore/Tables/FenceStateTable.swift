@@ -16,7 +16,7 @@ struct FenceStateTable {
         s.bind(4, record.sinceCoordinate?.latitude)
         s.bind(5, record.sinceCoordinate?.longitude)
         s.bind(6, record.sinceAccuracyMeters)
-        s.bind(7, record.dwellFired ? 1 : 0)
+        s.bind(7, Int64(record.dwellCount))
         s.bind(8, record.pending?.state.rawValue)
         s.bind(9, record.pending?.count ?? 0)
         s.bind(10, record.pending?.firstTime.millisecondsSince1970)
@@ -48,7 +48,7 @@ struct FenceStateTable {
                 record.sinceCoordinate = Coordinate(latitude: lat, longitude: lon)
             }
             record.sinceAccuracyMeters = r.optionalDouble(5)
-            record.dwellFired = r.int64(6) != 0
+            record.dwellCount = Int(clamping: max(0, r.int64(6)))
             if let text = r.optionalText(7), let state = FenceState(rawValue: text), let ms = r.optionalInt64(9) {
                 record.pending = PendingTransition(
                     state: state, count: r.int(8), firstTime: UTCTime(millisecondsSince1970: ms),

@@ -1,0 +1,208 @@
+/// `approach:` of a fence: distance bands around its boundary, each reported once per approach
+/// when the device comes within it while moving towards the fence (docs/engine.md, "Approach").
+public struct ApproachSettings: Hashable, Sendable {
+    /// Distances from the boundary (metres), largest first, distinct.
+    public var bandsMeters: [Double]
+    /// How far beyond a band the device must certainly be before the band is reported again
+    /// (`reset`); nil: each band's own, `max(100 m, band / 5)`.
+    public var resetMeters: Double?
+    /// The fixes the direction is taken from (`window`).
+    public var window: Duration = .seconds(60)
+    /// The least closing speed that counts as moving towards or away (`min_speed`).
+    public var minSpeedMetersPerSecond: Double = 0.5
+
+    /// The most bands a fence may have.
+    public static let maxBands = 16
+
+    public init(bandsMeters: [Double], resetMeters: Double? = nil) {
+        self.bandsMeters = bandsMeters.sorted(by: >)
+        self.resetMeters = resetMeters
+    }
+
+    /// The reset distance of band `band`.
+    public func reset(forBand band: Double) -> Double {
+        resetMeters ?? max(100, band / 5)
+    }
+
+    /// How far from the boundary the device is tracked at all: the largest band and its reset.
+    public var reachMeters: Double {
+        guard let largest = bandsMeters.first else { return 0 }
+        return largest + reset(forBand: largest)
+    }
+}
+
+/// Which way the device moves relative to a fence's boundary, from a window of fixes.
+public enum ApproachDirection: String, Hashable, Sendable, CaseIterable {
+    case towards
+    case away
+    case stationary
+}
+
+/// One distance sample of an approach: a usable fix's time and signed distance to the boundary.
+public struct ApproachSample: Hashable, Sendable {
+    public var time: UTCTime
+    public var signedDistanceMeters: Double
+
+    public init(time: UTCTime, signedDistanceMeters: Double) {
+        self.time = time
+        self.signedDistanceMeters = signedDistanceMeters
+    }
+}
+
+/// The persisted approach state of one fence near the device: the bands reported in the
+/// current approach and the recent distance samples.
+public struct ApproachRecord: Hashable, Sendable {
+    public var fenceID: String
+    /// Bit `k` set: `bandsMeters[k]` was reported in this approach.
+    public var fired: UInt32
+    /// Samples, oldest first: at most one older than the window, the rest at least
+    /// `window / 8` apart.
+    public var samples: [ApproachSample]
+
+    public init(fenceID: String, fired: UInt32 = 0, samples: [ApproachSample] = []) {
+        self.fenceID = fenceID
+        self.fired = fired
+        self.samples = samples
+    }
+
+    /// The record as one line for the store: `id`, the fired bits, then `ms:distance` pairs.
+    public var storedText: String {
+        ([fenceID.utf8.count.description + ":" + fenceID, String(fired)]
+            + samples.map { "\($0.time.millisecondsSince1970):\($0.signedDistanceMeters)" }).joined(separator: " ")
+    }
+
+    /// Reads `storedText` back; nil when it is not one.
+    public init?(storedText text: Substring) {
+        guard let colon = text.firstIndex(of: ":"), let length = Int(text[..<colon]) else { return nil }
+        let idStart = text.index(after: colon)
+        let utf8 = text[idStart...].utf8
+        guard utf8.count >= length, let idEnd = utf8.index(utf8.startIndex, offsetBy: length, limitedBy: utf8.endIndex),
+              let id = String(text[idStart..<idEnd]) as String? else { return nil }
+        let rest = text[idEnd...].split(separator: " ")
+        guard let first = rest.first, let fired = UInt32(first) else { return nil }
+        var samples: [ApproachSample] = []
+        for pair in rest.dropFirst() {
+            let parts = pair.split(separator: ":")
+            guard parts.count == 2, let ms = Int64(parts[0]), let s = Double(parts[1]) else { return nil }
+            samples.append(ApproachSample(time: UTCTime(millisecondsSince1970: ms), signedDistanceMeters: s))
+        }
+        self.init(fenceID: id, fired: fired, samples: samples)
+    }
+
+    /// Every record, one per line (`storedText`).
+    public static func storedText(_ records: [ApproachRecord]) -> String {
+        records.map(\.storedText).joined(separator: "\n")
+    }
+
+    /// Reads `storedText(_:)` back, skipping lines that are not records.
+    public static func records(storedText text: String) -> [ApproachRecord] {
+        text.split(separator: "\n").compactMap { ApproachRecord(storedText: $0) }
+    }
+}
+
+/// The direction and closing speed of a window of samples (docs/engine.md, "Approach").
+///
+/// The closing speed `v` is minus the least-squares slope of distance over time across the
+/// window; the device moves **towards** when `v ≥ min_speed` and the distance the fit closes
+/// across the window, `v × span`, is at least the tolerance (the newest fix's accuracy plus
+/// the hysteresis: what a standing receiver's scatter can fake); **away** symmetrically;
+/// otherwise **stationary**. Fewer than two samples, or no time between them: stationary.
+public struct ApproachEstimate: Hashable, Sendable {
+    public var direction: ApproachDirection
+    /// Metres per second, positive towards the boundary.
+    public var closingSpeedMetersPerSecond: Double
+
+    public init(direction: ApproachDirection, closingSpeedMetersPerSecond: Double) {
+        self.direction = direction
+        self.closingSpeedMetersPerSecond = closingSpeedMetersPerSecond
+    }
+
+    public static func of(_ samples: [ApproachSample], toleranceMeters: Double, minSpeed: Double) -> ApproachEstimate {
+        guard samples.count >= 2, let first = samples.first, let last = samples.last, last.time > first.time else {
+            return ApproachEstimate(direction: .stationary, closingSpeedMetersPerSecond: 0)
+        }
+        let n = Double(samples.count)
+        var meanT = 0.0, meanS = 0.0
+        for sample in samples {
+            meanT += (sample.time - first.time).secondsValue
+            meanS += sample.signedDistanceMeters
+        }
+        meanT /= n
+        meanS /= n
+        var covariance = 0.0, variance = 0.0
+        for sample in samples {
+            let dt = (sample.time - first.time).secondsValue - meanT
+            covariance += dt * (sample.signedDistanceMeters - meanS)
+            variance += dt * dt
+        }
+        let v = variance > 0 ? -covariance / variance : 0
+        let closed = v * (last.time - first.time).secondsValue
+        let direction: ApproachDirection
+        if v >= minSpeed && closed >= toleranceMeters {
+            direction = .towards
+        } else if -v >= minSpeed && -closed >= toleranceMeters {
+            direction = .away
+        } else {
+            direction = .stationary
+        }
+        return ApproachEstimate(direction: direction, closingSpeedMetersPerSecond: v)
+    }
+}
+
+extension EventRule {
+    /// An approach band reached while moving towards the fence.
+    public struct Approach: Hashable, Sendable {
+        /// The band reported (the smallest one reached), metres from the boundary.
+        public var bandMeters: Double
+        /// Distance from the fix to the boundary, and its certain lower bound `s − a − h`.
+        public var distanceMeters: Double
+        public var distanceLowerBoundMeters: Double
+        public var direction: ApproachDirection
+        public var closingSpeedMetersPerSecond: Double
+        /// `distance / closing speed` (moving towards, above the speed floor).
+        public var eta: Duration?
+        /// The earliest arrival `policy.max_speed` allows: the lower bound over the speed.
+        public var etaLowerBound: Duration?
+        /// The samples the direction came from, and how long they span.
+        public var samples: Int
+        public var span: Duration
+
+        public init(bandMeters: Double, distanceMeters: Double, distanceLowerBoundMeters: Double, direction: ApproachDirection,
+                    closingSpeedMetersPerSecond: Double, eta: Duration?, etaLowerBound: Duration?, samples: Int, span: Duration) {
+            self.bandMeters = bandMeters
+            self.distanceMeters = distanceMeters
+            self.distanceLowerBoundMeters = distanceLowerBoundMeters
+            self.direction = direction
+            self.closingSpeedMetersPerSecond = closingSpeedMetersPerSecond
+            self.eta = eta
+            self.etaLowerBound = etaLowerBound
+            self.samples = samples
+            self.span = span
+        }
+    }
+}
+
+extension EventRule.Approach {
+    /// The figures as one line for the store (the events table's `approach` column): band,
+    /// distance, lower bound, direction, closing speed, ETA and its bound in ms (`-` for none),
+    /// samples, span in ms.
+    public var storedText: String {
+        func ms(_ d: Duration?) -> String { d.map { String($0.wholeMilliseconds) } ?? "-" }
+        return [String(bandMeters), String(distanceMeters), String(distanceLowerBoundMeters), direction.rawValue,
+                String(closingSpeedMetersPerSecond), ms(eta), ms(etaLowerBound), String(samples), ms(span)].joined(separator: " ")
+    }
+
+    /// Reads `storedText` back; nil when it is not one.
+    public init?(storedText text: String) {
+        let p = text.split(separator: " ").map(String.init)
+        func ms(_ s: String) -> Duration?? {
+            if s == "-" { return .some(nil) }
+            return Int64(s).map { .some(.milliseconds($0)) }
+        }
+        guard p.count == 9, let band = Double(p[0]), let d = Double(p[1]), let lower = Double(p[2]),
+              let direction = ApproachDirection(rawValue: p[3]), let v = Double(p[4]),
+              let eta = ms(p[5]), let etaLower = ms(p[6]), let n = Int(p[7]), let span = ms(p[8]) else { return nil }
+        self.init(bandMeters: band, distanceMeters: d, distanceLowerBoundMeters: lower, direction: direction,
+                  closingSpeedMetersPerSecond: v, eta: eta, etaLowerBound: etaLower, samples: n, span: span ?? .zero)
+    }
+}

@@ -1,0 +1,68 @@
+import GeomonConfig
+import GeomonCore
+import Testing
+
+/// `approach`, `dwell: {after, every}`, `transitions.confirm: {fixes, time}` and `defaults:` as
+/// the loader reads and checks them.
+struct TimeRulesConfigTests {
+    static func load(_ body: String) -> ProfileLoadResult {
+        let text = "version: 1\nname: p\nmode: regions\nsources: {gnss: {}}\n" + body
+        return ProfileLoader.load(bytes: Array(text.utf8), path: "/tmp/time-rules.yaml")
+    }
+
+    static func errors(_ body: String) -> [String] {
+        load(body).diagnostics.filter { $0.severity == .error }.map { "\($0.location?.line ?? 0):\($0.location?.column ?? 0) \($0.message)" }
+    }
+
+    static let circle = "circle: {lat: 46, lon: 7, radius: 100m}"
+
+    @Test func approachBandsAreReadLargestFirst() throws {
+        let profile = try #require(Self.load("fences:\n  - {id: a, \(Self.circle), approach: [200m, 5km, 1km]}\n").profile)
+        let approach = try #require(profile.fences[0].approach)
+        #expect(approach.bandsMeters == [5000, 1000, 200])
+        #expect(approach.resetMeters == nil && approach.reset(forBand: 5000) == 1000 && approach.reset(forBand: 200) == 100)
+        let full = try #require(Self.load("fences:\n  - {id: a, \(Self.circle), approach: {bands: [1km], reset: 50m, window: 30s, min_speed: 2km/h}}\n").profile)
+        let settings = try #require(full.fences[0].approach)
+        #expect(settings.resetMeters == 50 && settings.window == .seconds(30) && abs(settings.minSpeedMetersPerSecond - 2 / 3.6) < 1e-9)
+    }
+
+    @Test func badApproachesAreErrorsWhereTheyAre() {
+        #expect(Self.errors("fences:\n  - {id: a, \(Self.circle), approach: {reset: 1km}}\n") == ["6:64 missing required key 'bands' in 'approach'"])
+        #expect(Self.errors("fences:\n  - {id: a, \(Self.circle), approach: []}\n") == ["6:64 'bands' must list 1 to 16 distances from the boundary, e.g. [5km, 1km, 200m] (got 0)"])
+        #expect(Self.errors("fences:\n  - {id: a, \(Self.circle), approach: [1km, 1000m]}\n") == ["6:70 band 1000m is listed twice"])
+        #expect(Self.errors("fences:\n  - {id: a, \(Self.circle), approach: [1kg]}\n").first?.contains("unknown unit 'kg' in 'bands'") == true)
+        #expect(Self.errors("fences:\n  - {id: a, \(Self.circle), approach: {bands: [1km], window: 1s}}\n") == ["6:87 'window' must be between 2s and 1h (got 1s)"])
+        #expect(Self.errors("fences:\n  - {id: a, \(Self.circle), events: [enter, approach]}\n").first?.contains("'approach' is not listed in 'events'") == true)
+    }
+
+    @Test func aRepeatedDwellIsRead() throws {
+        let profile = try #require(Self.load("fences:\n  - {id: a, \(Self.circle), events: [dwell], dwell: {after: 2h, every: 1h}}\n").profile)
+        #expect(profile.fences[0].dwell == .seconds(7200) && profile.fences[0].dwellEvery == .seconds(3600))
+        #expect(Self.errors("fences:\n  - {id: a, \(Self.circle), events: [dwell], dwell: {after: 2h, every: 10s}}\n")
+            == ["6:97 'every' must be at least 1m (got 10s): a dwell repeats at most once a minute"])
+        #expect(Self.errors("fences:\n  - {id: a, \(Self.circle), events: [dwell], dwell: {every: 1h}}\n") == ["6:78 missing required key 'after' in 'dwell'"])
+    }
+
+    @Test func confirmationByTimeIsRead() throws {
+        let both = try #require(Self.load("transitions: {confirm: {fixes: 3, time: 30s}}\n").profile)
+        #expect(both.transitions.confirm == 3 && both.transitions.confirmTime == .seconds(30))
+        let time = try #require(Self.load("transitions: {confirm: {time: 45s}}\n").profile)
+        #expect(time.transitions.confirm == 1 && time.transitions.confirmTime == .seconds(45))
+        #expect(Self.errors("transitions: {confirm: {}}\n") == ["5:24 'transitions.confirm' needs 'fixes', 'time' or both, e.g. {fixes: 2, time: 30s}"])
+        #expect(Self.errors("transitions: {confirm: {time: 2d}}\n") == ["5:31 'time' is too large (at most 24h; got 2d)"])
+    }
+
+    @Test func defaultsGoToEveryFenceThatDoesNotSetItsOwn() throws {
+        let body = """
+            defaults: {events: [enter, exit, dwell], dwell: 10m, approach: [1km]}
+            fences:
+              - {id: a, \(Self.circle)}
+              - {id: b, \(Self.circle), events: [enter], approach: [300m]}
+
+            """
+        let profile = try #require(Self.load(body).profile)
+        #expect(profile.fences[0].events == [.enter, .exit, .dwell] && profile.fences[0].dwell == .seconds(600))
+        #expect(profile.fences[0].approach?.bandsMeters == [1000])
+        #expect(profile.fences[1].events == [.enter] && profile.fences[1].approach?.bandsMeters == [300])
+    }
+}

@@ -1,0 +1,204 @@
+import GeomonCore
+import GeomonFormat
+import Testing
+
+/// Approach bands, confirmation by time and repeated dwell, with hand-computed expectations.
+/// The fence is TransitionEngineTests' "home" (a 100 m circle); a fix `d` metres north of its
+/// centre is `s = d − 100` from the boundary. Accuracy 5 m and hysteresis 10 m make the
+/// direction's tolerance 15 m; `policy.max_speed` is 30 m/s.
+struct ApproachAndTimeRulesTests {
+    typealias T = TransitionEngineTests
+
+    static func profile(bands: [Double] = [1000, 500, 200], reset: Double? = nil) -> Profile {
+        var p = T.profile(events: [.enter, .exit], dwell: nil)
+        p.fences[0].approach = ApproachSettings(bandsMeters: bands, resetMeters: reset)
+        return p
+    }
+
+    /// Fixes every `step` seconds from `t0`, at distances `d(t)` from the centre.
+    static func track(from t0: Int64, to t1: Int64, step: Int64 = 5, _ d: (Int64) -> Double) -> [Fix] {
+        stride(from: t0, through: t1, by: Int(step)).map { T.fix($0, d($0)) }
+    }
+
+    static func approaches(_ events: [GeoEvent]) -> [(t: Int64, band: Double, s: Double)] {
+        events.compactMap { e in e.approach.map { (e.time.millisecondsSince1970 / 1000, $0.bandMeters, $0.distanceMeters) } }
+    }
+
+    // MARK: - Approach
+
+    @Test func straightApproachReportsEachBandOnceWithAnETAThatMeetsTheArrival() throws {
+        // 10 m/s inbound, a fix every 5 s: s = 1902 − 10 t. Band 1000 is reached by the fix at
+        // t = 95 (s = 952), 500 at t = 145, 200 at t = 175; the boundary at t = 190.2; the
+        // first certainly-inside fix (s <= −15) at t = 195 (s = −48), confirmed at t = 200.
+        var engine = TransitionEngine(profile: Self.profile())
+        let events = T.run(&engine, Self.track(from: 0, to: 200) { 2002 - 10 * Double($0) })
+        #expect(T.summary(events) == ["approach@95", "approach@145", "approach@175", "enter@195"])
+        let first = try #require(events[0].approach)
+        #expect(first.bandMeters == 1000 && abs(first.distanceMeters - 952) < 0.01)
+        #expect(abs(first.distanceLowerBoundMeters - 937) < 0.01)
+        #expect(first.direction == .towards && abs(first.closingSpeedMetersPerSecond - 10) < 1e-3)
+        // ETA 95.2 s: 95 + 95.2 = 190.2, the instant the boundary is reached.
+        #expect(abs(try #require(first.eta).secondsValue - 95.2) < 0.01)
+        #expect(abs(try #require(first.etaLowerBound).secondsValue - 937.0 / 30) < 0.01)
+        for event in events where event.kind == .approach {
+            let a = try #require(event.approach)
+            let arrival = Double(event.time.millisecondsSince1970) / 1000 + (a.eta?.secondsValue ?? .nan)
+            #expect(abs(arrival - 190.2) < 0.01)
+        }
+        #expect(events[0].rule.text.hasPrefix("approach: within the 1000 m band, d=952.0 m (>= 937.0 m), towards at 10.00 m/s"))
+        #expect(events[0].id == EventID.make(profile: "home-profile", fenceID: "home", kind: .approach, time: T.time(95)))
+    }
+
+    @Test func aShortDetourDoesNotReportABandAgainButALongOneDoes() {
+        // In to s = 800 (band 1000 at t = 90), out to s = 1100 (100 m beyond the band, less
+        // than its reset, 200 m), back in: no second band-1000 event; band 500 later.
+        var engine = TransitionEngine(profile: Self.profile())
+        var fixes = Self.track(from: 0, to: 110) { 2002 - 10 * Double($0) }           // s 1900 → 800
+        fixes += Self.track(from: 115, to: 140) { 900 + 12 * Double($0 - 110) }        // s → 1160
+        fixes += Self.track(from: 145, to: 260) { 1260 - 10 * Double($0 - 140) }       // s → 0
+        let short = Self.approaches(T.run(&engine, fixes))
+        #expect(short.map(\.band) == [1000, 500, 200])
+
+        // The same, but out to s = 1500: certainly beyond 1000 + 200, so band 1000 is offered
+        // again and reported on the way back in.
+        engine = TransitionEngine(profile: Self.profile())
+        fixes = Self.track(from: 0, to: 110) { 2002 - 10 * Double($0) }
+        fixes += Self.track(from: 115, to: 180) { 900 + 10 * Double($0 - 110) }        // s → 1500
+        fixes += Self.track(from: 185, to: 340) { 1603 - 10 * Double($0 - 180) }
+        let long = Self.approaches(T.run(&engine, fixes))
+        #expect(long.map(\.band) == [1000, 1000, 500, 200])
+    }
+
+    @Test func aStopAtAJunctionDoesNotFlipTheApproach() throws {
+        // Inbound, a 2-minute stop at s = 700 with ±4 m of scatter, then on: each band once,
+        // every one reported moving towards.
+        var engine = TransitionEngine(profile: Self.profile())
+        var fixes = Self.track(from: 0, to: 120) { 2002 - 10 * Double($0) }            // s → 700
+        fixes += Self.track(from: 121, to: 240, step: 1) { 800 + ($0 % 2 == 0 ? 4 : -4) }
+        fixes += Self.track(from: 245, to: 400) { 803 - 10 * Double($0 - 240) }
+        let events = T.run(&engine, fixes)
+        let approaches = Self.approaches(events)
+        #expect(approaches.map(\.band) == [1000, 500, 200])
+        #expect(approaches.map(\.t) == [95, 265, 295])
+        #expect(events.filter { $0.kind == .approach }.allSatisfy { $0.approach?.direction == .towards })
+    }
+
+    @Test func bandsCrossedBetweenTwoWakesAreOneEventAtTheActualDistance() throws {
+        // Fixes at s = 1500 and 1400 (beyond every band, within twice the reach: sampled),
+        // then s = 400 after 90 s: bands 1000 and 500 were both crossed, reported as one
+        // event for band 500 at s = 400; band 200 at s = 100.
+        var engine = TransitionEngine(profile: Self.profile())
+        let events = T.run(&engine, [T.fix(0, 1600), T.fix(10, 1500), T.fix(100, 500), T.fix(130, 200)])
+        let approaches = Self.approaches(events)
+        #expect(approaches.map(\.t) == [100, 130])
+        #expect(approaches.map(\.band) == [500, 200])
+        #expect(abs(approaches[0].s - 400) < 0.01)
+    }
+
+    @Test func standingStillNearAFenceOrLeavingItReportsNoApproach() {
+        var engine = TransitionEngine(profile: Self.profile())
+        // Standing 150 m out with ±6 m of scatter for 10 minutes: stationary, no approach.
+        var fixes = Self.track(from: 0, to: 600, step: 1) { 250 + Double(($0 * 7) % 13) - 6 }
+        var events = T.run(&engine, fixes)
+        #expect(events.isEmpty)
+        // Walking in at 8 m/s: band 200 (the one it stands in) once it moves towards; enter at
+        // the first fix with s <= −15 (t = 625, d = 50).
+        fixes = Self.track(from: 605, to: 630) { 250 - 8 * Double($0 - 600) }
+        // Out again at 4 m/s (first certainly-outside fix, s >= 15, at t = 660) to s = 190,
+        // then back towards it at 1.5 m/s: inside ended the approach, and band 200 is offered
+        // again only once the device is certainly beyond 200 + 100 m.
+        fixes += Self.track(from: 635, to: 700) { 10 + 4 * Double($0 - 630) }
+        fixes += Self.track(from: 705, to: 760) { 290 - 1.5 * Double($0 - 700) }
+        events = T.run(&engine, fixes)
+        #expect(Self.approaches(events).map(\.band) == [200])
+        #expect(T.summary(events).filter { !$0.hasPrefix("approach") } == ["enter@625", "exit@660"])
+    }
+
+    @Test func approachStateSurvivesASnapshot() {
+        var engine = TransitionEngine(profile: Self.profile())
+        let fixes = Self.track(from: 0, to: 200) { 2002 - 10 * Double($0) }
+        let uninterrupted = T.summary(T.run(&engine, fixes))
+        var first = TransitionEngine(profile: Self.profile())
+        var events = T.run(&first, Array(fixes.prefix(25)))
+        var second = TransitionEngine(profile: Self.profile(), snapshot: first.snapshot)
+        events += T.run(&second, Array(fixes.dropFirst(25)))
+        #expect(T.summary(events) == uninterrupted)
+        #expect(!first.snapshot.approaches.isEmpty)
+    }
+
+    @Test func theDirectionRuleOnItsOwn() {
+        func samples(_ pairs: [(Int64, Double)]) -> [ApproachSample] {
+            pairs.map { ApproachSample(time: T.time($0.0), signedDistanceMeters: $0.1) }
+        }
+        // 12 m closed in 20 s: 0.6 m/s, but under the 15 m tolerance.
+        #expect(ApproachEstimate.of(samples([(0, 100), (10, 94), (20, 88)]), toleranceMeters: 15, minSpeed: 0.5).direction == .stationary)
+        #expect(ApproachEstimate.of(samples([(0, 100), (10, 90), (20, 80)]), toleranceMeters: 15, minSpeed: 0.5).direction == .towards)
+        #expect(ApproachEstimate.of(samples([(0, 80), (10, 90), (20, 100)]), toleranceMeters: 15, minSpeed: 0.5).direction == .away)
+        // 20 m in 100 s is 0.2 m/s: under the speed floor.
+        #expect(ApproachEstimate.of(samples([(0, 100), (100, 80)]), toleranceMeters: 15, minSpeed: 0.5).direction == .stationary)
+        #expect(ApproachEstimate.of(samples([(0, 100)]), toleranceMeters: 15, minSpeed: 0.5).direction == .stationary)
+    }
+
+    @Test func storedTextRoundTrips() throws {
+        let record = ApproachRecord(fenceID: "a b:c", fired: 5, samples: [ApproachSample(time: T.time(3), signedDistanceMeters: 12.5)])
+        #expect(ApproachRecord.records(storedText: ApproachRecord.storedText([record, record])) == [record, record])
+        let a = EventRule.Approach(bandMeters: 1000, distanceMeters: 812.25, distanceLowerBoundMeters: 797.25, direction: .towards,
+                                   closingSpeedMetersPerSecond: 12.5, eta: .milliseconds(64980), etaLowerBound: nil, samples: 9, span: .seconds(60))
+        #expect(EventRule.Approach(storedText: a.storedText) == a)
+    }
+
+    // MARK: - Confirmation by time
+
+    @Test func aChangeIsConfirmedWhenBothTheFixesAndTheTimeHold() throws {
+        var p = T.profile(events: [.enter, .exit], dwell: nil)
+        p.transitions.confirmTime = .seconds(30)
+        var engine = TransitionEngine(profile: p)
+        // Three certain-inside fixes within 10 s are not enough; an outside fix at 25 resets
+        // the run; the new run starting at 30 is confirmed by the fix at 60.
+        let events = T.run(&engine, [T.fix(1, 300), T.fix(2, 300), T.fix(10, 0), T.fix(11, 0), T.fix(20, 0),
+                                     T.fix(25, 300), T.fix(30, 0), T.fix(45, 0), T.fix(59, 0), T.fix(60, 0)])
+        #expect(T.summary(events) == ["enter@30"])
+        #expect(events[0].rule.text.hasSuffix(", held 30.0 s >= 30.0 s"))
+        // Time alone (`confirm: {time: 30s}`): the count is 1, so the fix 30 s after the first confirms.
+        p.transitions.confirm = 1
+        engine = TransitionEngine(profile: p)
+        let alone = T.run(&engine, [T.fix(1, 300), T.fix(10, 0), T.fix(39, 0), T.fix(40, 0)])
+        #expect(T.summary(alone) == ["enter@10"])
+    }
+
+    // MARK: - Repeated dwell
+
+    static func dwellProfile() -> Profile {
+        var p = T.profile(events: [.enter, .exit, .dwell], dwell: .seconds(60))
+        p.fences[0].dwellEvery = .seconds(120)
+        return p
+    }
+
+    @Test func aRepeatedDwellFiresAfterTheDwellAndThenEveryPeriod() {
+        // Enter at 10 (confirmed at 11): dwells due at 70, 190 and 310, by deadline.
+        var engine = TransitionEngine(profile: Self.dwellProfile())
+        let events = T.run(&engine, [T.fix(1, 300), T.fix(2, 300), T.fix(10, 0), T.fix(11, 0), T.fix(400, 0), T.fix(401, 300), T.fix(402, 300)])
+        #expect(T.summary(events) == ["enter@10", "dwell@70", "dwell@190", "dwell@310", "exit@401"])
+        #expect(Set(events.map(\.id)).count == events.count)
+        #expect(events[2].rule.text.contains("(dwell 2, every 120.0 s)"))
+        // Without deadlines the fix at 400 fires the three due: the older two at their own
+        // instants, the last one by the fix.
+        engine = TransitionEngine(profile: Self.dwellProfile())
+        let late = T.run(&engine, [T.fix(1, 300), T.fix(2, 300), T.fix(10, 0), T.fix(11, 0), T.fix(400, 0)], deadlines: false)
+        #expect(T.summary(late) == ["enter@10", "dwell@70", "dwell@190", "dwell@400"])
+    }
+
+    @Test func aRepeatedDwellContinuesFromASnapshotWithoutDuplicateOrGap() {
+        let fixes = [T.fix(1, 300), T.fix(2, 300), T.fix(10, 0), T.fix(11, 0), T.fix(200, 0), T.fix(500, 0)]
+        var engine = TransitionEngine(profile: Self.dwellProfile())
+        let uninterrupted = T.run(&engine, fixes)
+        for cut in 1..<fixes.count {
+            var first = TransitionEngine(profile: Self.dwellProfile())
+            var events = T.run(&first, Array(fixes.prefix(cut)))
+            var second = TransitionEngine(profile: Self.dwellProfile(), snapshot: first.snapshot)
+            events += T.run(&second, Array(fixes.dropFirst(cut)))
+            #expect(events.map(\.id) == uninterrupted.map(\.id), "cut after \(cut) fixes")
+        }
+        #expect(T.summary(uninterrupted) == ["enter@10", "dwell@70", "dwell@190", "dwell@310", "dwell@430"])
+    }
+}
