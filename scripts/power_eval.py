@@ -275,6 +275,83 @@ def motion_eval(args, root, work):
         print(f"| **all** | | {tot['n']} | {tot['still']:.0f} | {tot['s0']:.0f} / {tot['s1']:.0f} | **{lower}** | {tot['on0']:.0f} / {tot['on1']:.0f} | "
               f"{100 * tot['on0'] / tot['base']:.1f} / **{100 * tot['on1'] / tot['base']:.1f}** | {recall:.3f} | {tot['extra']} |")
 
+def approach_eval(args, root, work):
+    """Each track and spacing without and with `approach: {bands: [1km, 500m, 200m]}` on every
+    fence: the on-time of both (approach never wakes the receiver, so they should be equal),
+    and, from an always-on replay with approach, each approach event's ETA against the time of
+    the enter that followed it (the first fix certainly inside, so the error includes the
+    (accuracy + hysteresis) / speed the enter is later than the boundary)."""
+    bands = ["1km", "500m", "200m"]
+    for spacing in args.spacing or (2000,):
+        print(f"\n### Fences every ~{spacing // 1000} km: without / with approach bands {bands}\n")
+        print("| track | kind | on s (without / with) | cost (points of always-on) | approach events (policy / always-on) | with ETA, enter followed | ETA error p50 s | p90 s | signed median s | within 20 % of the time to enter |")
+        print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+        kinds = {}
+        every = []
+        for name in TRACKS:
+            track = shifted(os.path.join(root, "Tests/Fixtures/power", name + ".jsonl"), args.shift, work)
+            pts = load(track)
+            centres, _ = fences(pts, spacing)
+            runs = []
+            for approach in (False, True):
+                prof = os.path.join(work, f"{name}-{spacing}{'-approach' if approach else ''}.profile.yaml")
+                p = profile(f"eval-{spacing}", centres, args.acceleration)
+                if approach:
+                    p["defaults"] = {"events": ["enter", "exit"], "approach": {"bands": bands}}
+                with open(prof, "w") as f:
+                    json.dump(p, f, indent=1)
+                report = os.path.join(work, f"{name}-{spacing}{'-approach' if approach else ''}.report.json")
+                out = run_replay([args.geomon, "replay", "--profile", prof, track, "--compare-always-on", "--no-hooks",
+                                  "--report", report, "--format", "json"], name)
+                events = [json.loads(l) for l in out.splitlines() if l.startswith("{")]
+                runs.append((json.load(open(report)), events, prof))
+            (r0, _, _), (r1, e1, prof) = runs
+            base = r1["baseline"]["gnss_on_s"]
+            cost = 100 * (r1["gnss_on_s"] - r0["gnss_on_s"]) / base if base else 0
+            always = [json.loads(l) for l in run_replay([args.geomon, "replay", "--profile", prof, track, "--always-on",
+                                                         "--no-hooks", "--format", "json"], name).splitlines() if l.startswith("{")]
+            errors, within = [], 0
+            for i, e in enumerate(always):
+                a = e.get("approach")
+                if e["type"] != "approach" or not a or "eta_s" not in a:
+                    continue
+                t0 = parse_time(e["time"])
+                for later in always[i + 1:]:
+                    if later["fence"] != e["fence"] or later["type"] not in ("enter", "exit"):
+                        continue
+                    if later["type"] == "enter":
+                        actual = parse_time(later["time"]) - t0
+                        err = t0 + a["eta_s"] - parse_time(later["time"])
+                        errors.append(err)
+                        if actual > 0 and abs(err) <= 0.2 * actual:
+                            within += 1
+                    break
+            every += errors
+            k = kinds.setdefault(KINDS[name], dict(tracks=0, on0=0.0, on1=0.0, base=0.0, errors=[], within=0, n0=0, n1=0))
+            k["tracks"] += 1; k["on0"] += r0["gnss_on_s"]; k["on1"] += r1["gnss_on_s"]; k["base"] += base
+            k["errors"] += errors; k["within"] += within
+            n_policy = sum(1 for e in e1 if e["type"] == "approach")
+            n_always = sum(1 for e in always if e["type"] == "approach")
+            k["n0"] += n_policy; k["n1"] += n_always
+            print(f"| {name} | {KINDS[name]} | {r0['gnss_on_s']:.0f} / {r1['gnss_on_s']:.0f} | {cost:+.2f} | {n_policy} / {n_always} | {len(errors)} | "
+                  f"{pct(errors, 0.5, True)} | {pct(errors, 0.9, True)} | {pct(errors, 0.5, False)} | {share(within, errors)} |")
+        print(f"\n#### By kind of movement\n")
+        print("| kind | tracks | on s (without / with) | cost (points) | approach events (policy / always-on) | ETAs | ETA error p50 s | p90 s | signed median s | within 20 % |")
+        print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+        for kind, k in kinds.items():
+            cost = 100 * (k["on1"] - k["on0"]) / k["base"] if k["base"] else 0
+            print(f"| {kind} | {k['tracks']} | {k['on0']:.0f} / {k['on1']:.0f} | {cost:+.2f} | {k['n0']} / {k['n1']} | {len(k['errors'])} | "
+                  f"{pct(k['errors'], 0.5, True)} | {pct(k['errors'], 0.9, True)} | {pct(k['errors'], 0.5, False)} | {share(k['within'], k['errors'])} |")
+
+def pct(values, q, absolute):
+    v = sorted(abs(x) for x in values) if absolute else sorted(values)
+    if not v:
+        return "-"
+    return f"{v[max(0, math.ceil(q * len(v)) - 1)]:.0f}"
+
+def share(count, values):
+    return f"{100 * count / len(values):.0f} %" if values else "-"
+
 def profile(name, centres, acceleration):
     policy = {"max_speed": "45m/s", "max_acceleration": f"{acceleration}m/s2", "wake_margin": "20m",
               "min_sleep": "10s", "max_sleep": "10m", "receiver": {"ttff_hot": "2s"}}
@@ -326,6 +403,8 @@ def main():
                          "other phases of the same trips, for how much a figure owes to luck")
     ap.add_argument("--motion", action="store_true",
                     help="compare each track without and with a motion sensor derived from it (geomon replay --motion)")
+    ap.add_argument("--approach", action="store_true",
+                    help="compare each track without and with approach bands, and the approach ETAs against the enters")
     ap.add_argument("--profiles", action="store_true",
                     help="check the fitness and social-radar targets with the shipped profiles instead")
     args = ap.parse_args()
@@ -352,6 +431,9 @@ def evaluate(args, root, work):
         return
     if args.motion:
         motion_eval(args, root, work)
+        return
+    if args.approach:
+        approach_eval(args, root, work)
         return
     for spacing in args.spacing or (2000, 10000):
         rows = []

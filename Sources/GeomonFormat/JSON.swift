@@ -95,6 +95,11 @@ public struct JSONObject: Sendable {
         members.append((key, value))
     }
 
+    /// Every member of `other`, after this one's.
+    public mutating func append(_ other: JSONObject) {
+        members += other.members
+    }
+
     /// `{"k":v,…}` on one line.
     public var text: String {
         "{" + members.map { JSON.string($0.key) + ":" + $0.value }.joined(separator: ",") + "}"

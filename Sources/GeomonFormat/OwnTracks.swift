@@ -18,8 +18,8 @@ public import GeomonCore
 /// - `batt`/`bs` on locations and transitions when the device has a battery (`battery`).
 /// - a dwell: a `location` whose extension member `geomon` is `{"event":"dwell","rid","desc"}`
 ///   (OwnTracks has no dwell; its consumers ignore members they do not know).
-/// - an approach: a `location` whose `geomon` member is `{"band_m",…,"event":"approach","rid","desc"}`
-///   (the event JSON's `approach` figures).
+/// - an approach: a `location` whose `geomon` member is `{"event":"approach","rid","desc",…}` and
+///   the event JSON's `approach` figures (`band_m`, `distance_m`, …, `eta_s`).
 /// - `waypoints` on `TOPIC/waypoints`, retained: one `waypoint` per circle fence.
 public struct OwnTracks: Sendable {
     public let settings: MQTTSettings
@@ -76,10 +76,11 @@ public struct OwnTracks: Sendable {
                 result.append(location(fix, trigger: "c", inside: inside, battery: battery, extension: extra))
             case .approach:
                 let fix = Fix(time: event.time, coordinate: event.coordinate, horizontalAccuracyMeters: event.accuracyMeters)
-                var extra = event.approach.map(EventRule.approachObject) ?? JSONObject()
+                var extra = JSONObject()
                 extra.add("event", "approach")
                 extra.add("rid", event.fenceID)
                 extra.add("desc", event.fenceID.map(name))
+                if let approach = event.approach { extra.append(EventRule.approachObject(approach)) }
                 result.append(location(fix, trigger: "c", inside: inside, battery: battery, extension: extra))
             case .location:
                 significant = true

@@ -21,8 +21,8 @@ enum RunPictureStyle {
     .wake{fill:#f0a202;stroke:#5c3d00;stroke-width:0.8}\
     .ev{stroke:#ffffff;stroke-width:1.5}\
     .bl{fill:none;stroke-width:1.8}\
-    .ev-enter{fill:#2f9e44}.ev-exit{fill:#7048e8}.ev-dwell{fill:#1098ad}.ev-location{fill:#495057}\
-    .bl-enter{stroke:#2f9e44}.bl-exit{stroke:#7048e8}.bl-dwell{stroke:#1098ad}.bl-location{stroke:#495057}\
+    .ev-enter{fill:#2f9e44}.ev-exit{fill:#7048e8}.ev-dwell{fill:#1098ad}.ev-location{fill:#495057}.ev-approach{fill:#e8590c}\
+    .bl-enter{stroke:#2f9e44}.bl-exit{stroke:#7048e8}.bl-dwell{stroke:#1098ad}.bl-location{stroke:#495057}.bl-approach{stroke:#e8590c}\
     .legend{fill:#ffffff;fill-opacity:0.88;stroke:#ced4da}\
     .axis{stroke:#495057;stroke-width:1}\
     .grid{stroke:#dee2e6;stroke-width:1}\

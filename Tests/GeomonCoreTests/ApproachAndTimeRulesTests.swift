@@ -45,7 +45,8 @@ struct ApproachAndTimeRulesTests {
             let arrival = Double(event.time.millisecondsSince1970) / 1000 + (a.eta?.secondsValue ?? .nan)
             #expect(abs(arrival - 190.2) < 0.01)
         }
-        #expect(events[0].rule.text.hasPrefix("approach: within the 1000 m band, d=952.0 m (>= 937.0 m), towards at 10.00 m/s"))
+        // The worked example of docs/engine.md ("Approach").
+        #expect(events[0].rule.text == "approach: within the 1000 m band, d=952.0 m (>= 937.0 m), towards at 10.00 m/s over 8 fixes in 65.0 s, eta 95.2 s (>= 31.2 s at max_speed)")
         #expect(events[0].id == EventID.make(profile: "home-profile", fenceID: "home", kind: .approach, time: T.time(95)))
     }
 

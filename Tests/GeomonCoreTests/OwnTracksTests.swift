@@ -132,3 +132,35 @@ struct OwnTracksTests {
         #expect(mqtt.effectiveTrackerID(profile: "van-42") == "vx")
     }
 }
+
+/// An approach event in every output: OwnTracks' extension, the event JSON, its stored form.
+struct ApproachOutputTests {
+    static let approach = EventRule.Approach(
+        bandMeters: 1000, distanceMeters: 952.04, distanceLowerBoundMeters: 937.04, direction: .towards,
+        closingSpeedMetersPerSecond: 10.004, eta: .milliseconds(95_165), etaLowerBound: .milliseconds(31_235), samples: 8, span: .seconds(65))
+
+    static func event() -> GeoEvent {
+        var event = GeoEvent(id: "a95", kind: .approach, fenceID: "home", time: UTCTime(millisecondsSince1970: 1_700_000_095_000),
+                             coordinate: Coordinate(latitude: 47.1, longitude: 8.2), accuracyMeters: 5, rule: .approach(approach))
+        event.approach = approach
+        return event
+    }
+
+    @Test func ownTracksGetsALocationWithTheApproachFigures() {
+        let (profile, mqtt) = OwnTracksTests.profile(.none)
+        var commit = Monitor.Commit()
+        commit.events = [Self.event()]
+        let messages = OwnTracks(settings: mqtt, profile: profile).messages(for: commit, inside: [])
+        #expect(messages.map(\.payload) == [#"{"_type":"location","acc":5,"geomon":{"event":"approach","rid":"home","desc":"Home","band_m":1000,"distance_m":952,"distance_min_m":937,"direction":"towards","closing_speed_mps":10,"eta_s":95.2,"eta_min_s":31.2},"lat":47.1,"lon":8.2,"t":"c","tid":"n1","tst":1700000095}"#])
+    }
+
+    @Test func theEventJSONCarriesTheFiguresAndTheStoreKeepsThem() throws {
+        let json = EventEncoding.json(Self.event())
+        #expect(json.hasSuffix(#","approach":{"band_m":1000,"distance_m":952,"distance_min_m":937,"direction":"towards","closing_speed_mps":10,"eta_s":95.2,"eta_min_s":31.2}}"#))
+        #expect(EventRule.Approach(storedText: Self.approach.storedText) == Self.approach)
+        // Without an ETA (not moving towards fast enough) the member is left out.
+        var slow = Self.approach
+        slow.eta = nil
+        #expect(!EventRule.approachObject(slow).text.contains("eta_s"))
+    }
+}

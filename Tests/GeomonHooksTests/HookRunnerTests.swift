@@ -35,6 +35,20 @@ struct HookRunnerTests {
         ])
     }
 
+    @Test func anApproachHookSeesTheFiguresInItsEnvironment() throws {
+        var event = Hooks.event()
+        event.kind = .approach
+        event.approach = EventRule.Approach(bandMeters: 200, distanceMeters: 152.04, distanceLowerBoundMeters: 137.04, direction: .towards,
+                                            closingSpeedMetersPerSecond: 1.25, eta: .milliseconds(121_632), etaLowerBound: .milliseconds(4_568),
+                                            samples: 8, span: .seconds(65))
+        let result = runner.run(Hooks.invocation(["/usr/bin/env", "-0"], event: event))
+        #expect(result.termination == .exited(0))
+        let env = String(decoding: result.stdout, as: UTF8.self).split(separator: "\0").filter { $0.hasPrefix("GEOMON_APPROACH_") }.sorted()
+        #expect(env == ["GEOMON_APPROACH_BAND_M=200", "GEOMON_APPROACH_CLOSING_SPEED_MPS=1.25", "GEOMON_APPROACH_DIRECTION=towards",
+                        "GEOMON_APPROACH_DISTANCE_M=152", "GEOMON_APPROACH_DISTANCE_MIN_M=137", "GEOMON_APPROACH_ETA_MIN_S=4.6",
+                        "GEOMON_APPROACH_ETA_S=121.6"])
+    }
+
     @Test func stdinIsTheEventAsOneJSONLine() throws {
         let result = runner.run(Hooks.invocation(["/bin/cat"]))
         #expect(result.termination == .exited(0))
