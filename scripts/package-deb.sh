@@ -92,7 +92,7 @@ Architecture: $ARCH
 Maintainer: $MAINTAINER
 Installed-Size: $INSTALLED_SIZE
 Depends: adduser, $SHLIBS
-Recommends: gpsd
+Recommends: gpsd, tzdata
 Suggests: bash-completion, geoclue-2.0, mosquitto
 Section: misc
 Priority: optional

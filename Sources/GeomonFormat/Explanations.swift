@@ -19,6 +19,8 @@ extension EventRule {
                 ? " (dwell \(d.number)\(d.every.map { ", every \(Self.tenths($0.secondsValue)) s" } ?? ""))" : ""
             return "dwell: inside since \(d.insideSince.rfc3339) for \(Self.tenths(d.dwell.secondsValue)) s\(repeated), "
                 + (d.byFix ? "fired by the first fix past it" : "fired by deadline at the enter position")
+        case let .activated(since):
+            return "enter: inside since \(since.rfc3339) when the fence became active (initial: report)"
         case let .approach(a):
             var text = "approach: within the \(NumberText.short(a.bandMeters, 1)) m band, d=\(Self.tenths(a.distanceMeters)) m"
                 + " (>= \(Self.tenths(a.distanceLowerBoundMeters)) m), \(a.direction.rawValue) at \(NumberText.fixed(a.closingSpeedMetersPerSecond, 2)) m/s"

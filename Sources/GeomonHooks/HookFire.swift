@@ -47,11 +47,22 @@ public enum HookFire {
         } else if kind != .location {
             throw FireError.fenceRequired(kind)
         }
-        return GeoEvent(
+        var event = GeoEvent(
             id: "test-\(kind.rawValue)-\(fenceID ?? "location")-\(now.millisecondsSince1970)",
             kind: kind, fenceID: fenceID, fenceName: fenceName, time: now, coordinate: coordinate,
             accuracyMeters: 5, rule: .recorded("geomon hooks fire (test event)")
         )
+        if kind == .approach {
+            // The fence's smallest band reached at 10 m/s, so a hook sees every variable.
+            let band = profile.fences.first { $0.id == fenceID }?.approach?.bandsMeters.last ?? 1000
+            let lower = max(0, band - 15)
+            let maxSpeed = profile.policy.maxSpeedMetersPerSecond
+            event.approach = EventRule.Approach(
+                bandMeters: band, distanceMeters: band, distanceLowerBoundMeters: lower, direction: .towards,
+                closingSpeedMetersPerSecond: 10, eta: .milliseconds(Int64(band * 100)),
+                etaLowerBound: maxSpeed > 0 ? .milliseconds(Int64(lower / maxSpeed * 1000)) : nil, samples: 2, span: .seconds(10))
+        }
+        return event
     }
 
     /// Runs every hook for `event.kind` concurrently, once; outcomes in profile order.

@@ -41,6 +41,35 @@ struct FencesCommandTests {
         #expect(abs(area - Double.pi * 250 * 250) < 1)
     }
 
+    /// Which fences report events at a given instant, and until when.
+    @Test func theActiveColumnSaysWhichFencesReportNow() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let profile = try dir.write("p.yaml", """
+            version: 1
+            name: schools
+            mode: regions
+            timezone: Europe/Zurich
+            sources: {gnss: {}}
+            fences:
+              - {id: school, circle: {lat: 47.37, lon: 8.54, radius: 120m}, active: [{days: mon-fri, from: "07:00", to: "09:00"}]}
+              - {id: home, circle: {lat: 47.40, lon: 8.50, radius: 100m}}
+
+            """)
+        // Monday 2026-12-07 07:30 in Zurich (CET) is 06:30Z: open until 08:00Z.
+        let open = try runGeomon(["fences", "--profile", profile, "--at", "2026-12-07T06:30:00Z"])
+        #expect(open.exitCode == 0, "\(open.stderr)")
+        let lines = open.stdout.split(separator: "\n")
+        #expect(lines.first { $0.hasPrefix("school") }?.contains("yes until 2026-12-07T08:00:00Z") == true, "\(open.stdout)")
+        #expect(lines.first { $0.hasPrefix("home") }?.contains("  -  ") == true)
+        // Saturday: closed until Monday 06:00Z.
+        let json = try runGeomon(["fences", "--profile", profile, "--at", "2026-12-05T12:00:00Z", "--format", "json"])
+        let school = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.split(separator: "\n")[0].utf8)) as? [String: Any])
+        #expect(school["active"] as? Bool == false && school["active_changes"] as? String == "2026-12-07T06:00:00Z")
+        let bad = try runGeomon(["fences", "--profile", profile, "--at", "monday"])
+        #expect(bad.exitCode == 64 && bad.stderr.contains("'--at' must be an RFC 3339 time"))
+    }
+
     /// The export, read back as a fence file, answers the points of the shapely fixture as the
     /// profile does.
     @Test func theGeoJSONExportIsWhatIsMonitored() throws {

@@ -25,6 +25,7 @@ struct ProfileReferenceTests {
         ("transitions: {zzz: 1}\n", "transitions"),
         ("transitions: {confirm: {fixes: 2, zzz: 1}}\n", "transitions.confirm"),
         ("defaults: {zzz: 1}\n", "defaults"),
+        ("fences: [{id: a, circle: {lat: 1, lon: 1, radius: 10m}, active: [{from: \"07:00\", to: \"08:00\", zzz: 1}]}]\n", "active"),
         ("fences: [{id: a, circle: {lat: 1, lon: 1, radius: 10m}, approach: {bands: [1km], zzz: 1}}]\n", "approach"),
         ("fences: [{id: a, circle: {lat: 1, lon: 1, radius: 10m}, dwell: {after: 1m, zzz: 1}}]\n", "dwell"),
         ("fences: [{id: a, circle: {lat: 1, lon: 1, radius: 10m}, zzz: 1}]\n", "fence"),

@@ -66,3 +66,40 @@ struct TimeRulesConfigTests {
         #expect(profile.fences[1].events == [.enter] && profile.fences[1].approach?.bandsMeters == [300])
     }
 }
+
+/// `active:` windows and `timezone:` as the loader reads and checks them.
+struct ScheduleConfigTests {
+    typealias R = TimeRulesConfigTests
+
+    @Test func windowsAndTheZoneAreRead() throws {
+        let body = """
+            timezone: Europe/Zurich
+            fences:
+              - id: school
+                \(R.circle)
+                active: [{days: mon-fri, from: "07:00", to: "09:00"}, {days: [sat], from: "22:00", to: "06:00"}, {from: "12:00", to: "24:00"}]
+
+            """
+        let profile = try #require(R.load(body).profile, "\(R.load(body).diagnostics)")
+        #expect(profile.timeZone.name == "Europe/Zurich")
+        let schedule = try #require(profile.fences[0].active)
+        let windows = schedule.windows
+        #expect(windows == [FenceSchedule.Window(days: [0, 1, 2, 3, 4], start: 420, end: 540),
+                            FenceSchedule.Window(days: [5], start: 1320, end: 360),
+                            FenceSchedule.Window(days: Set(0..<7), start: 720, end: 0)])
+        // A range may wrap the week.
+        let wrap = try #require(R.load("fences:\n  - {id: a, \(R.circle), active: [{days: fri-mon, from: \"08:00\", to: \"10:00\"}]}\n").profile)
+        #expect(wrap.fences[0].active?.windows.first?.days == [4, 5, 6, 0])
+    }
+
+    @Test func badWindowsAndZonesAreErrors() {
+        #expect(R.errors("fences:\n  - {id: a, \(R.circle), active: [{days: mon-fry, from: \"07:00\", to: \"09:00\"}]}\n")
+            == ["6:70 'days' must be mon … sun, a range such as mon-fri, weekdays, weekends or daily (got 'mon-fry'); did you mean 'mon-fri'?"])
+        #expect(R.errors("fences:\n  - {id: a, \(R.circle), active: [{from: \"7\", to: \"09:00\"}]}\n").first?.contains("'from' must be a local time of day HH:MM") == true)
+        #expect(R.errors("fences:\n  - {id: a, \(R.circle), active: [{from: \"24:00\", to: \"09:00\"}]}\n").first?.contains("'from' must be a local time of day") == true)
+        #expect(R.errors("fences:\n  - {id: a, \(R.circle), active: [{from: \"09:00\", to: \"09:00\"}]}\n").first?.contains("the window is empty") == true)
+        #expect(R.errors("fences:\n  - {id: a, \(R.circle), active: []}\n").first?.contains("'active' must list at least one window") == true)
+        #expect(R.errors("timezone: Europe/Zurch\n") == ["5:11 unknown time zone 'Europe/Zurch': no /usr/share/zoneinfo/Europe/Zurch (the tzdata package has the time zone database)"])
+        #expect(R.errors("timezone: ../etc/passwd\n").first?.contains("'timezone' must be a time zone name") == true)
+    }
+}

@@ -3,6 +3,7 @@ import GeomonCore
 import GeomonDaemon
 import GeomonFormat
 import GeomonStore
+import GeomonSystem
 
 #if canImport(Glibc)
 import Glibc
@@ -29,13 +30,15 @@ struct FencesCommand: GeomonCommand {
         the fences a server pushed over MQTT and stored in that database are listed too, after
         the profile's, when the profile has `publish.mqtt.commands` (as `run` monitors them);
         their source says when and by which command (`geomon events --db PATH --commands`
-        lists the commands).
+        lists the commands). The 'active' column says whether a fence with `active:` windows
+        reports events now (or at --at TIME) and when that next changes ('-': always active).
         """,
         options: [
             .option("--profile", "PROFILE", "the profile", completion: .file(["yaml", "yml"])),
             .choice("--format", ["text", "json", "geojson", "otrw"], "a table (default), json lines, a GeoJSON FeatureCollection or OwnTracks waypoints"),
             .flag("--insecure-permissions", "accept group/world-writable profiles, GeoJSON files and programs"),
             readDatabaseOption,
+            .option("--at", "TIME", "say which fences are active at TIME (RFC 3339) instead of now"),
         ],
         required: ["--profile"]
     )
@@ -44,9 +47,16 @@ struct FencesCommand: GeomonCommand {
     var format: String
     var insecurePermissions: Bool
     var db: String?
+    var at: UTCTime?
 
     init(_ arguments: ParsedArguments) throws {
         db = arguments.value("--db")
+        if let text = arguments.value("--at") {
+            guard let time = UTCTime(rfc3339: text) else {
+                throw UsageError("option '--at' must be an RFC 3339 time such as 2026-12-07T07:30:00Z (got '\(text)')")
+            }
+            at = time
+        }
         profilePath = try arguments.required("--profile")
         format = arguments.choice("--format", default: "text")
         insecurePermissions = arguments.flag("--insecure-permissions")
@@ -78,7 +88,14 @@ struct FencesCommand: GeomonCommand {
                 writeStderr("geomon: note: \(pushed.count) fences pushed over MQTT are stored in \(db) but not monitored: publish.mqtt.commands is off")
             }
         }
-        let rows = profile.fences.indices.map { FenceSummary(profile.fences[$0], shape: profile.shape(of: $0), repaired: repaired) }
+        let now = at ?? WallClock.now()
+        let rows = profile.fences.indices.map { i in
+            var row = FenceSummary(profile.fences[i], shape: profile.shape(of: i), repaired: repaired)
+            if let schedule = profile.fences[i].active {
+                row.activity = (schedule.isActive(at: now, zone: profile.timeZone), schedule.nextChange(after: now, zone: profile.timeZone))
+            }
+            return row
+        }
         switch format {
         case "json":
             for row in rows { print(row.json) }
@@ -110,6 +127,9 @@ struct FenceSummary {
     var vertices: Int
     var areaSquareMeters: Double
     var box: (minLon: Double, minLat: Double, maxLon: Double, maxLat: Double)
+    /// For a fence with `active:` windows: whether it is active at the listing's time, and
+    /// when that next changes.
+    var activity: (now: Bool, next: UTCTime?)?
 
     init(_ fence: Fence, shape: FenceShape, repaired: Set<String>) {
         self.fence = fence
@@ -190,6 +210,10 @@ struct FenceSummary {
         if case let .corridor(_, width) = shape { o.add("width_m", width, decimals: 2) }
         o.add("repaired", repaired)
         o.add("source", source)
+        if let activity {
+            o.add("active", activity.now)
+            o.add("active_changes", activity.next?.rfc3339)
+        }
         return o.text
     }
 
@@ -216,19 +240,24 @@ struct FenceSummary {
     }
 
     static func table(_ rows: [FenceSummary]) -> String {
-        var lines = [["id", "name", "kind", "vertices", "area", "bbox (lon, lat)", "source", "note"]]
+        var lines = [["id", "name", "kind", "vertices", "area", "bbox (lon, lat)", "active", "source", "note"]]
         for row in rows {
             let area = row.areaSquareMeters >= 1e6 ? "\(NumberText.fixed(row.areaSquareMeters / 1e6, 2)) km²" : "\(NumberText.fixed(row.areaSquareMeters, 0)) m²"
             let bbox = [row.box.minLon, row.box.minLat, row.box.maxLon, row.box.maxLat].map { NumberText.fixed($0, 5) }.joined(separator: " ")
+            var active = "-"
+            if let activity = row.activity {
+                active = activity.now ? "yes" : "no"
+                if let next = activity.next { active += " until \(next.rfc3339)" }
+            }
             lines.append([row.fence.id, row.fence.name ?? "", row.shape.kind, row.vertices == 0 ? "-" : "\(row.vertices)", area, bbox,
-                          row.source ?? "", row.repaired ? "repaired" : ""])
+                          active, row.source ?? "", row.repaired ? "repaired" : ""])
         }
-        let widths = (0..<8).map { c in lines.map { $0[c].count }.max() ?? 0 }
+        let widths = (0..<9).map { c in lines.map { $0[c].count }.max() ?? 0 }
         var out = ""
         for line in lines {
             var text = ""
             for (c, cell) in line.enumerated() {
-                text += c == 7 ? cell : cell + String(repeating: " ", count: widths[c] - cell.count + 2)
+                text += c == 8 ? cell : cell + String(repeating: " ", count: widths[c] - cell.count + 2)
             }
             while text.last == " " { text.removeLast() }
             out += text + "\n"

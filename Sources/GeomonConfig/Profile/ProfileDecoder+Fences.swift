@@ -8,7 +8,7 @@ extension ProfileDecoder {
     static let fenceKeys = ["id", "name", "circle", "polygon", "holes", "corridor", "geojson", "file", "format", "id_property", "name_property",
                             "id_prefix", "width", "width_property", "radius", "radius_property", "strict"] + fenceRuleKeys
     /// Keys of what a fence reports, also allowed in `defaults:`.
-    static let fenceRuleKeys = ["events", "dwell", "approach"]
+    static let fenceRuleKeys = ["events", "dwell", "approach", "active"]
     /// Keys of a file entry (`geojson` or `file`) only.
     static let geojsonOnlyKeys = ["id_property", "name_property", "id_prefix", "width", "width_property", "radius", "radius_property", "strict"]
     /// Keys of a GeoJSON file only (not of the other formats).
@@ -160,6 +160,10 @@ extension ProfileDecoder {
         if let n = f["approach"] {
             guard let approach = decodeApproach(n) else { return nil }
             rules.approach = approach
+        }
+        if let n = f["active"] {
+            guard let schedule = decodeSchedule(n) else { return nil }
+            rules.active = schedule
         }
         return rules
     }

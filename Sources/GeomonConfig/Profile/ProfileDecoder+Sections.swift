@@ -20,7 +20,7 @@ struct FenceRecord {
 }
 
 extension ProfileDecoder {
-    static let topLevelKeys = ["version", "name", "description", "mode", "sources", "significant_change", "policy", "transitions", "defaults", "fences", "hooks", "publish", "storage"]
+    static let topLevelKeys = ["version", "name", "description", "mode", "sources", "significant_change", "policy", "transitions", "timezone", "defaults", "fences", "hooks", "publish", "storage"]
 
     /// Decodes the whole profile; nil only when the root is not a mapping. Missing or invalid
     /// parts are reported and replaced by defaults so that later rules can still run.
@@ -59,6 +59,11 @@ extension ProfileDecoder {
             // Handed over, not copied: a large file's fences are held once.
             profile.setFences(decodedFences, index: indexBuilder.build())
             decodedFences = []
+        }
+        if let node = top["timezone"] {
+            if let zone = decodeTimeZone(node) { profile.timeZone = zone }
+        } else if profile.fences.contains(where: { $0.active != nil }) {
+            profile.timeZone = Self.systemTimeZone()
         }
         if let node = top["hooks"] { decodeHooks(node, into: &profile.hooks) }
         if let node = top["publish"] { decodePublish(node, into: &profile.publish, profileName: profile.name) }

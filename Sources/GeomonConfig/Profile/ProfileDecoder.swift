@@ -314,18 +314,21 @@ extension Duration {
     }
 }
 
-/// What a fence reports beside its shape (`events`, `dwell`, `approach`): one value so that
+/// What a fence reports beside its shape (`events`, `dwell`, `approach`) and when (`active`):
+/// one value so that
 /// `defaults:` and a file entry hand it to every fence they make.
 struct FenceRules {
     var events: Set<EventKind> = [.enter, .exit]
     var dwell: Duration?
     var dwellEvery: Duration?
     var approach: ApproachSettings?
+    var active: FenceSchedule?
 
     func apply(to fence: inout Fence) {
         fence.events = events
         fence.dwell = dwell
         fence.dwellEvery = dwellEvery
         fence.approach = approach
+        fence.active = active
     }
 }

@@ -12,6 +12,9 @@ public enum EventRule: Hashable, Sendable {
     case location(Location)
     /// An approach band reached while moving towards the fence.
     case approach(Approach)
+    /// A fence with `active:` windows became active while the device was inside it, and the
+    /// profile reports a first inside (`transitions.initial: report`).
+    case activated(insideSince: UTCTime)
     /// A rule known only by its words (an event read back from a database).
     case recorded(String)
 

@@ -35,6 +35,9 @@ public struct TransitionEngine: Sendable {
         /// Fences with `approach:`, and how far from a boundary any of them is tracked.
         let approachReachMeters: Double
         let maxSpeedMetersPerSecond: Double
+        /// Whether any fence has `active:` windows, and their zone.
+        let scheduled: Bool
+        let zone: TimeZoneRules
 
         init(profile: Profile, index: FenceIndex?) {
             self.profile = profile
@@ -50,6 +53,8 @@ public struct TransitionEngine: Sendable {
                 || profile.publish.mqtt?.locations == .significant
             approachReachMeters = profile.fences.reduce(0) { max($0, $1.approach?.reachMeters ?? 0) }
             maxSpeedMetersPerSecond = profile.policy.maxSpeedMetersPerSecond
+            scheduled = profile.fences.contains { $0.active != nil }
+            zone = profile.timeZone
         }
     }
 
@@ -67,6 +72,11 @@ public struct TransitionEngine: Sendable {
     /// Approach state of fences with `approach:` near the device.
     private var approaches: [Int: ApproachRecord] = [:]
     private var approachesChanged = false
+    /// The latest input (fix or deadline): activations between two inputs are found from it.
+    private var lastInputTime: UTCTime?
+    /// Per scheduled fence inside: the next activation found, and from which instant it was
+    /// looked for (`nextActivation`).
+    private var activationCache: [Int: (from: UTCTime, at: UTCTime?)] = [:]
     private var droppedIDs: [String] = []
     /// Usable fixes processed (capped at a large value; only `>= confirm` matters).
     public private(set) var usableFixCount = 0
@@ -89,6 +99,9 @@ public struct TransitionEngine: Sendable {
         }
         usableFixCount = snapshot.usableFixCount
         lastFixTime = snapshot.lastFixTime
+        // An activation fired before a restart is fired again from here: its id is the same,
+        // and the store keeps one.
+        lastInputTime = snapshot.lastInputTime ?? snapshot.lastFixTime
         location = snapshot.location
     }
 
@@ -100,6 +113,7 @@ public struct TransitionEngine: Sendable {
             records: records.keys.sorted().compactMap { records[$0] },
             usableFixCount: usableFixCount,
             lastFixTime: lastFixTime,
+            lastInputTime: lastInputTime,
             location: location,
             approaches: sortedApproaches
         )
@@ -140,14 +154,32 @@ public struct TransitionEngine: Sendable {
         return changes
     }
 
-    /// The next instant at which a deadline input is needed (a dwell coming due), if any.
+    /// The next instant at which a deadline input is needed (a dwell coming due, a fence
+    /// becoming active while inside with `initial: report`), if any.
     public var nextDeadline: UTCTime? {
         var best: UTCTime?
         for (i, record) in records {
             guard let due = dwellDue(record, fence: config.profile.fences[i]), !dwellHeld(record, due: due) else { continue }
             if best.map({ due < $0 }) ?? true { best = due }
         }
+        for (_, cached) in activationCache {
+            if let at = cached.at, best.map({ at < $0 }) ?? true { best = at }
+        }
         return best
+    }
+
+    /// Whether fence `i` reports events at `time` (its `active:` windows; always without).
+    public func isActive(fence i: Int, at time: UTCTime) -> Bool {
+        guard config.scheduled, let schedule = config.profile.fences[i].active else { return true }
+        return schedule.isActive(at: time, zone: config.zone)
+    }
+
+    /// Whether any fence has `active:` windows.
+    public var hasSchedules: Bool { config.scheduled }
+
+    /// When fence `i` next changes between active and inactive after `time`; nil: never.
+    public func nextActivityChange(fence i: Int, after time: UTCTime) -> UTCTime? {
+        config.profile.fences[i].active?.nextChange(after: time, zone: config.zone)
     }
 
     // MARK: - Inputs
@@ -175,6 +207,7 @@ public struct TransitionEngine: Sendable {
         }
         lastFixTime = fix.time
         var events: [GeoEvent] = []
+        fireActivations(at: fix.time, into: &events)
         fireDueDwells(at: fix.time, fix: fix, into: &events)
 
         if isUsable(fix) {
@@ -183,6 +216,7 @@ public struct TransitionEngine: Sendable {
             if config.approachReachMeters > 0 { evaluateApproach(fix, into: &events) }
             if locationEnabled { evaluateLocation(fix, into: &events) }
         }
+        inputDone(at: fix.time)
         return FixOutcome(accepted: true, events: events)
     }
 
@@ -196,6 +230,13 @@ public struct TransitionEngine: Sendable {
         records.values.lazy.compactMap(\.pending).min { $0.firstTime < $1.firstTime }
     }
 
+    /// The unconfirmed change that started first among fences active at `time` (all fences
+    /// without `active:` windows): what the power policy waits for.
+    public func earliestPending(activeAt time: UTCTime) -> PendingTransition? {
+        guard config.scheduled else { return earliestPending }
+        return records.lazy.filter { self.isActive(fence: $0.key, at: time) }.compactMap(\.value.pending).min { $0.firstTime < $1.firstTime }
+    }
+
     /// True when a fence with a record is in the `unknown` state (touched during start-up).
     public var anyRecordUnknown: Bool { records.values.contains { $0.state == .unknown } }
 
@@ -207,8 +248,44 @@ public struct TransitionEngine: Sendable {
     /// Processes a deadline (the shell's clock, or replay's virtual clock, reached `now`).
     public mutating func deadlineReached(at now: UTCTime) -> [GeoEvent] {
         var events: [GeoEvent] = []
+        fireActivations(at: now, into: &events)
         fireDueDwells(at: now, fix: nil, into: &events)
+        inputDone(at: now)
         return events
+    }
+
+    // MARK: - Schedules
+
+    /// With `initial: report`, a scheduled fence the device is inside that became active since
+    /// the last input reports `enter` at the instant it became active (docs/engine.md,
+    /// "Schedules").
+    private mutating func fireActivations(at now: UTCTime, into events: inout [GeoEvent]) {
+        guard config.scheduled, profile.transitions.initial == .report, let last = lastInputTime, last < now else { return }
+        for i in records.keys.sorted() {
+            guard let record = records[i], record.state == .inside, record.pending == nil,
+                  !isActive(fence: i, at: last), let change = nextActivityChange(fence: i, after: last), change <= now,
+                  isActive(fence: i, at: change) else { continue }
+            let fence = config.profile.fences[i]
+            guard fence.events.contains(.enter) else { continue }
+            events.append(makeEvent(.enter, fence: fence, time: change, coordinate: record.sinceCoordinate ?? Coordinate(latitude: 0, longitude: 0),
+                                    accuracy: record.sinceAccuracyMeters ?? 0, rule: .activated(insideSince: record.stateSince ?? change)))
+        }
+    }
+
+    /// After every input: the next activation of each inactive scheduled fence the device is
+    /// inside, for `nextDeadline` (looked for again only once the time passes it).
+    private mutating func inputDone(at now: UTCTime) {
+        if lastInputTime.map({ now > $0 }) ?? true { lastInputTime = now }
+        guard config.scheduled, profile.transitions.initial == .report else { return }
+        var next: [Int: (from: UTCTime, at: UTCTime?)] = [:]
+        for (i, record) in records where record.state == .inside && config.profile.fences[i].active != nil {
+            if let cached = activationCache[i], cached.at.map({ $0 > now }) ?? (cached.from <= now) {
+                next[i] = cached
+                continue
+            }
+            next[i] = (now, isActive(fence: i, at: now) ? nil : nextActivityChange(fence: i, after: now))
+        }
+        activationCache = next
     }
 
     // MARK: - Fences
@@ -254,11 +331,11 @@ public struct TransitionEngine: Sendable {
                         firstAccuracyMeters: fix.horizontalAccuracyMeters, firstSignedDistanceMeters: s)
                 }
                 if let pending = record.pending, pending.count >= confirm, fix.time - pending.firstTime >= config.confirmTime {
-                    transition(&record, fence: fence, pending: pending, confirmedAt: fix.time, into: &events)
+                    transition(&record, fence: fence, at: i, pending: pending, confirmedAt: fix.time, into: &events)
                 }
                 // A new stay whose dwell is already due, or a pending exit just cleared that
                 // was holding the dwell.
-                checkDwell(&record, fence: fence, at: fix.time, fix: fix, into: &events)
+                checkDwell(&record, fence: fence, index: i, at: fix.time, fix: fix, into: &events)
             }
             let implicit = record.state == .outside && record.pending == nil && usableFixCount + 1 >= confirm
             if implicit {
@@ -287,7 +364,7 @@ public struct TransitionEngine: Sendable {
         return record
     }
 
-    private func transition(_ record: inout FenceStateRecord, fence: Fence, pending: PendingTransition, confirmedAt: UTCTime, into events: inout [GeoEvent]) {
+    private func transition(_ record: inout FenceStateRecord, fence: Fence, at i: Int, pending: PendingTransition, confirmedAt: UTCTime, into events: inout [GeoEvent]) {
         let old = record.state
         record.state = pending.state
         record.stateSince = pending.firstTime
@@ -312,7 +389,7 @@ public struct TransitionEngine: Sendable {
             firstAccuracyMeters: pending.firstAccuracyMeters, hysteresisMeters: hysteresisMeters)
         rule.confirmTime = config.confirmTime
         rule.heldFor = confirmedAt - pending.firstTime
-        guard fence.events.contains(kind) else { return }
+        guard fence.events.contains(kind), isActive(fence: i, at: pending.firstTime) else { return }
         events.append(makeEvent(kind, fence: fence, time: pending.firstTime, coordinate: pending.firstCoordinate,
                                 accuracy: pending.firstAccuracyMeters, rule: .transition(rule)))
     }
@@ -350,7 +427,7 @@ public struct TransitionEngine: Sendable {
         for i in records.keys.sorted() {
             guard var record = records[i] else { continue }
             let before = record
-            checkDwell(&record, fence: config.profile.fences[i], at: now, fix: fix, into: &events)
+            checkDwell(&record, fence: config.profile.fences[i], index: i, at: now, fix: fix, into: &events)
             if record != before {
                 records[i] = record
                 dirty.insert(i)
@@ -361,7 +438,7 @@ public struct TransitionEngine: Sendable {
     /// Fires every dwell of the stay due at `now`: each on its own instant ("by deadline"),
     /// except that the last one due is fired by `fix` when a fix is the input. Event times are
     /// distinct (due instants, then the fix's), so each repetition has its own id.
-    private func checkDwell(_ record: inout FenceStateRecord, fence: Fence, at now: UTCTime, fix: Fix?, into events: inout [GeoEvent]) {
+    private func checkDwell(_ record: inout FenceStateRecord, fence: Fence, index i: Int, at now: UTCTime, fix: Fix?, into events: inout [GeoEvent]) {
         guard let first = dwellDue(record, fence: fence), now >= first, !dwellHeld(record, due: first),
               let since = record.stateSince, let dwell = fence.dwell else { return }
         if let every = fence.dwellEvery, every > .zero {
@@ -375,6 +452,8 @@ public struct TransitionEngine: Sendable {
             rule.number = record.dwellCount
             rule.every = fence.dwellEvery
             let last = dwellDue(record, fence: fence).map { $0 > now } ?? true
+            // An inactive fence's dwell is counted, not reported.
+            guard isActive(fence: i, at: last && fix != nil ? now : due) else { continue }
             if let fix, last {
                 rule.byFix = true
                 events.append(makeEvent(.dwell, fence: fence, time: fix.time, coordinate: fix.coordinate,
@@ -420,7 +499,7 @@ public struct TransitionEngine: Sendable {
                     record.fired &= ~(1 << UInt32(k))
                 }
                 let estimate = ApproachEstimate.of(record.samples, toleranceMeters: tolerance, minSpeed: settings.minSpeedMetersPerSecond)
-                if estimate.direction == .towards, s > 0 {
+                if estimate.direction == .towards, s > 0, isActive(fence: i, at: fix.time) {
                     let reached = settings.bandsMeters.indices.filter { record.fired & (1 << UInt32($0)) == 0 && s <= settings.bandsMeters[$0] }
                     if let smallest = reached.last {
                         for k in reached { record.fired |= 1 << UInt32(k) }

@@ -278,13 +278,14 @@ public struct Monitor: Sendable {
     /// for a regions GNSS fix with none there, the nearest anywhere (`.infinity` without one);
     /// for a certain regions GNSS fix with a speed and a course, the clearance sampled ahead.
     private mutating func makeContext(for fix: Fix, probe: FenceProbe?, accepted: Bool) -> FixContext {
-        let earliestPending = engine.earliestPending
+        let earliestPending = engine.earliestPending(activeAt: fix.time)
         let pending = earliestPending != nil
         // Certain on every side from where the fix is, whatever the engine has confirmed.
         var placed = accepted && engine.isUsable(fix)
         if placed, let probe {
             let band = engine.bandMeters(for: fix)
-            if probe.band.contains(where: { abs($0.signedDistanceMeters) < band }) { placed = false }
+            // A fence outside its `active:` windows leaves no side in doubt that matters.
+            if probe.band.contains(where: { abs($0.signedDistanceMeters) < band && engine.isActive(fence: $0.fence, at: fix.time) }) { placed = false }
         }
         let startingUp = engine.implicitState == .unknown
         let certain = placed && !startingUp && !engine.anyRecordUnknown
@@ -301,6 +302,7 @@ public struct Monitor: Sendable {
         }
         let radius = configuration.searchRadiusMeters
         let regionsGNSS = !configuration.alwaysOn && configuration.mode == .regions && fix.source == .gnss
+        if engine.hasSchedules, let probe { scheduledDistances(&context, fix: fix, probe: probe) }
         if regionsGNSS, allCertain, let course = fix.courseDegrees, let speed = fix.speedMetersPerSecond, speed > 0 {
             let length = min(FixContext.courseLengthMeters, speed * (configuration.maxSleep + configuration.ttffHot).secondsValue)
             let clearance = CourseClearance.sample(
@@ -311,5 +313,25 @@ public struct Monitor: Sendable {
             context.courseClearance = clearance
         }
         return context
+    }
+
+    /// With `active:` windows (docs/power.md, "Schedules"): the policy plans with each fence's
+    /// distance as it matters — an active fence's as it is; an inactive one's as if it were
+    /// `max_speed × (time until it becomes active)` farther, since crossing it before then
+    /// reports nothing; a fence never active again not at all. So the receiver is not woken
+    /// for a fence outside its windows, and is woken in time for one about to open.
+    private func scheduledDistances(_ context: inout FixContext, fix: Fix, probe: FenceProbe) {
+        let radius = configuration.searchRadiusMeters
+        let speed = configuration.maxSpeedMetersPerSecond
+        var nearest: Double?
+        for candidate in index.near(fix.coordinate, within: radius) {
+            var d = abs(candidate.signedDistanceMeters)
+            if !engine.isActive(fence: candidate.fence, at: fix.time) {
+                guard let opens = engine.nextActivityChange(fence: candidate.fence, after: fix.time) else { continue }
+                d += speed * (opens - fix.time).secondsValue
+            }
+            if d <= radius, nearest.map({ d < $0 }) ?? true { nearest = d }
+        }
+        context.nearestBoundaryMeters = nearest
     }
 }

@@ -23,6 +23,8 @@ public struct Profile: Sendable {
     public var hooks: HookSettings = HookSettings()
     public var publish: PublishSettings = PublishSettings()
     public var storage: StorageSettings = StorageSettings()
+    /// The time zone fences' `active:` windows are in (`timezone`, default the system's).
+    public var timeZone: TimeZoneRules = .utc
     /// Absolute path of the profile file, when it came from one.
     public var path: String?
     /// The profile's own directory; relative paths in the profile resolve against it.
@@ -447,9 +449,39 @@ public struct Fence: Sendable {
     /// Inside this long reports `dwell` (`dwell`, or `dwell.after`).
     public var dwell: Duration?
     /// Then again every this long while still inside (`dwell.every`); nil: once per stay.
-    public var dwellEvery: Duration?
+    public var dwellEvery: Duration? {
+        get { extras?.dwellEvery }
+        set { extras = Extras.make(dwellEvery: newValue, approach: approach, active: active) }
+    }
     /// Approach bands (`approach`); nil: no approach events.
-    public var approach: ApproachSettings?
+    public var approach: ApproachSettings? {
+        get { extras?.approach }
+        set { extras = Extras.make(dwellEvery: dwellEvery, approach: newValue, active: active) }
+    }
+    /// When the fence reports events (`active`); nil: always.
+    public var active: FenceSchedule? {
+        get { extras?.active }
+        set { extras = Extras.make(dwellEvery: dwellEvery, approach: approach, active: newValue) }
+    }
+    /// The rules few fences have, boxed: a fence without them costs one pointer (a file of
+    /// 10^5 fences is held in memory).
+    private var extras: Extras?
+
+    private final class Extras: Sendable {
+        let dwellEvery: Duration?
+        let approach: ApproachSettings?
+        let active: FenceSchedule?
+
+        private init(dwellEvery: Duration?, approach: ApproachSettings?, active: FenceSchedule?) {
+            self.dwellEvery = dwellEvery
+            self.approach = approach
+            self.active = active
+        }
+
+        static func make(dwellEvery: Duration?, approach: ApproachSettings?, active: FenceSchedule?) -> Extras? {
+            dwellEvery == nil && approach == nil && active == nil ? nil : Extras(dwellEvery: dwellEvery, approach: approach, active: active)
+        }
+    }
     /// Where the fence was defined (a profile line, or a feature inside a GeoJSON file).
     public var location: SourceLocation? = nil
     /// For a fence pushed over MQTT (`setWaypoints`): when and by which stored command

@@ -1,0 +1,171 @@
+import Foundation
+import GeomonCore
+import GeomonFormat
+import GeomonTestSupport
+import Testing
+
+/// Time zones (TZif and POSIX rules) and `active:` windows, with hand-computed instants.
+struct ScheduleTests {
+    typealias T = TransitionEngineTests
+
+    static func zone(_ file: String, _ name: String) throws -> TimeZoneRules {
+        let bytes = try [UInt8](Data(contentsOf: TestSupport.fixture("tz/\(file).tzif")))
+        return try #require(TimeZoneRules(tzif: bytes, name: name))
+    }
+
+    static func utc(_ text: String) throws -> UTCTime {
+        try #require(UTCTime(rfc3339: text))
+    }
+
+    // MARK: - Time zones
+
+    @Test func zurichChangesItsClocksOnTheLastSundaysOfMarchAndOctober() throws {
+        let zurich = try Self.zone("Europe-Zurich", "Europe/Zurich")
+        // 2026-03-29 01:00Z: CET (UTC+1) → CEST (UTC+2); 2026-10-25 01:00Z back.
+        #expect(zurich.offsetSeconds(atUTC: Int64(try Self.utc("2026-03-29T00:59:59Z").millisecondsSince1970 / 1000)) == 3600)
+        #expect(zurich.offsetSeconds(atUTC: Int64(try Self.utc("2026-03-29T01:00:00Z").millisecondsSince1970 / 1000)) == 7200)
+        #expect(zurich.offsetSeconds(atUTC: Int64(try Self.utc("2026-10-25T00:59:59Z").millisecondsSince1970 / 1000)) == 7200)
+        #expect(zurich.offsetSeconds(atUTC: Int64(try Self.utc("2026-10-25T01:00:00Z").millisecondsSince1970 / 1000)) == 3600)
+        // Past the file's last transition (2037) the footer's rule: 2100-03-28 is the last
+        // Sunday of March 2100.
+        #expect(zurich.offsetSeconds(atUTC: Int64(try Self.utc("2100-03-28T00:59:59Z").millisecondsSince1970 / 1000)) == 3600)
+        #expect(zurich.offsetSeconds(atUTC: Int64(try Self.utc("2100-03-28T01:00:00Z").millisecondsSince1970 / 1000)) == 7200)
+        // 02:30 local does not exist on 2026-03-29: the wall clock passes it at the jump.
+        let local = Int64(try Self.utc("2026-03-29T02:30:00Z").millisecondsSince1970 / 1000)
+        #expect(zurich.utcSeconds(fromLocal: local) == Int64(try Self.utc("2026-03-29T01:00:00Z").millisecondsSince1970 / 1000))
+        // 02:30 local happens twice on 2026-10-25: the first.
+        let twice = Int64(try Self.utc("2026-10-25T02:30:00Z").millisecondsSince1970 / 1000)
+        #expect(zurich.utcSeconds(fromLocal: twice) == Int64(try Self.utc("2026-10-25T00:30:00Z").millisecondsSince1970 / 1000))
+    }
+
+    /// Every hour of 1990–2060 against Foundation's TimeZone (ICU's copy of the same database).
+    @Test(arguments: [("Europe-Zurich", "Europe/Zurich"), ("Australia-Sydney", "Australia/Sydney")])
+    func offsetsAgreeWithFoundation(_ file: String, _ name: String) throws {
+        let rules = try Self.zone(file, name)
+        let reference = try #require(TimeZone(identifier: name))
+        var mismatches: [Int64] = []
+        var t: Int64 = 631_152_000
+        while t < 2_871_763_200 {
+            if Int(rules.offsetSeconds(atUTC: t)) != reference.secondsFromGMT(for: Date(timeIntervalSince1970: TimeInterval(t))) { mismatches.append(t) }
+            t += 3600
+        }
+        #expect(mismatches.isEmpty, "\(mismatches.prefix(5))")
+    }
+
+    @Test func posixRulesAloneGiveTheSameAnswers() throws {
+        // A zone with no transitions but the footer (as a slim TZif has after its data).
+        let zurich = try Self.zone("Europe-Zurich", "Europe/Zurich")
+        for text in ["2026-03-29T00:59:59Z", "2026-03-29T01:00:00Z", "2026-07-01T12:00:00Z", "2026-10-25T01:00:00Z", "2026-12-31T23:00:00Z"] {
+            let s = Int64(try Self.utc(text).millisecondsSince1970 / 1000)
+            let expected: Int32 = (text.hasPrefix("2026-03-29T01") || text.hasPrefix("2026-07")) ? 7200 : 3600
+            #expect(zurich.offsetSeconds(atUTC: s) == expected, "\(text)")
+        }
+    }
+
+    // MARK: - Windows
+
+    static let weekdayMornings = FenceSchedule(windows: [FenceSchedule.Window(days: [0, 1, 2, 3, 4], start: 7 * 60, end: 9 * 60)])
+    static let nights = FenceSchedule(windows: [FenceSchedule.Window(days: Set(0..<7), start: 22 * 60, end: 6 * 60)])
+
+    @Test func windowsAreLocalWallClockTimeAcrossTheClockChange() throws {
+        let zurich = try Self.zone("Europe-Zurich", "Europe/Zurich")
+        let s = Self.weekdayMornings
+        // Friday 2026-03-27 (CET): 07:00 local is 06:00Z.
+        #expect(!s.isActive(at: try Self.utc("2026-03-27T05:59:59Z"), zone: zurich))
+        #expect(s.isActive(at: try Self.utc("2026-03-27T06:00:00Z"), zone: zurich))
+        #expect(!s.isActive(at: try Self.utc("2026-03-27T08:00:00Z"), zone: zurich))
+        // Monday 2026-03-30 (CEST): 07:00 local is 05:00Z, 09:00 local 07:00Z.
+        #expect(s.isActive(at: try Self.utc("2026-03-30T05:00:00Z"), zone: zurich))
+        #expect(!s.isActive(at: try Self.utc("2026-03-30T07:00:00Z"), zone: zurich))
+        // Saturday: never.
+        #expect(!s.isActive(at: try Self.utc("2026-03-28T06:30:00Z"), zone: zurich))
+        // From Friday 08:00Z the next change is Monday 05:00Z (the window's start after the change).
+        #expect(s.nextChange(after: try Self.utc("2026-03-27T08:00:00Z"), zone: zurich) == (try Self.utc("2026-03-30T05:00:00Z")))
+        #expect(s.nextChange(after: try Self.utc("2026-03-30T05:00:00Z"), zone: zurich) == (try Self.utc("2026-03-30T07:00:00Z")))
+        // A night window runs past midnight, listed under the day it starts.
+        #expect(Self.nights.isActive(at: try Self.utc("2026-03-31T03:00:00Z"), zone: zurich))
+        #expect(!Self.nights.isActive(at: try Self.utc("2026-03-31T04:00:00Z"), zone: zurich))
+        #expect(Self.nights.nextChange(after: try Self.utc("2026-03-31T12:00:00Z"), zone: zurich) == (try Self.utc("2026-03-31T20:00:00Z")))
+    }
+
+    // MARK: - The engine
+
+    static func profile(initial: InitialReport, zone: TimeZoneRules = .utc) -> Profile {
+        var p = T.profile(initial: initial, events: [.enter, .exit, .dwell], dwell: .seconds(600))
+        // Active 00:10–00:20 UTC every day (fix times in the tests count seconds from 1970-01-01T00:00Z).
+        p.fences[0].active = FenceSchedule(windows: [FenceSchedule.Window(days: Set(0..<7), start: 10, end: 20)])
+        p.timeZone = zone
+        return p
+    }
+
+    @Test func outsideItsWindowsAFenceReportsNothingButItsStateIsKept() {
+        var engine = TransitionEngine(profile: Self.profile(initial: .silent))
+        // In at 60 s (inactive: no enter, state inside), out at 200 s (no exit), in at 700 s
+        // (active: enter), out at 1300 s (inactive again: no exit).
+        let events = T.run(&engine, [T.fix(1, 300), T.fix(2, 300), T.fix(60, 0), T.fix(61, 0), T.fix(200, 300), T.fix(201, 300),
+                                     T.fix(700, 0), T.fix(701, 0), T.fix(1300, 300), T.fix(1301, 300)])
+        #expect(T.summary(events) == ["enter@700"])
+        #expect(engine.state(of: "home") == .outside)
+    }
+
+    @Test func aWindowOpeningWhileInsideReportsEnterOnlyWithInitialReport() {
+        // Inside from 60 s; the window opens at 600 s; the dwell (600 s) is due at 660 s, in it.
+        let fixes = [T.fix(1, 300), T.fix(2, 300), T.fix(60, 0), T.fix(61, 0), T.fix(900, 0)]
+        var silent = TransitionEngine(profile: Self.profile(initial: .silent))
+        #expect(T.summary(T.run(&silent, fixes)) == ["dwell@660"])
+        var report = TransitionEngine(profile: Self.profile(initial: .report))
+        // The deadline at 600 s fires the enter at the opening, with the enter position.
+        #expect(report.deadlineReached(at: T.time(0)).isEmpty)
+        let events = T.run(&report, fixes)
+        #expect(T.summary(events) == ["enter@600", "dwell@660"])
+        #expect(events.first?.rule.text == "enter: inside since 1970-01-01T00:01:00Z when the fence became active (initial: report)")
+        #expect(events.first?.coordinate == T.at(0))
+        // Without deadlines the next fix finds it, with the same time and id.
+        var late = TransitionEngine(profile: Self.profile(initial: .report))
+        #expect(T.run(&late, fixes, deadlines: false).first?.id == events.first?.id)
+    }
+
+    @Test func aDwellDueOutsideTheWindowIsCountedNotReported() {
+        var engine = TransitionEngine(profile: Self.profile(initial: .silent))
+        // In at 700 s (active); the dwell is due at 1300 s, after the window: counted, not reported.
+        let events = T.run(&engine, [T.fix(1, 300), T.fix(2, 300), T.fix(700, 0), T.fix(701, 0), T.fix(1400, 0)])
+        #expect(T.summary(events) == ["enter@700"])
+        #expect(engine.snapshot.records.first?.dwellCount == 1)
+    }
+}
+
+/// The power policy with `active:` windows: no wake for a fence outside its windows, a wake in
+/// time for one about to open.
+struct SchedulePowerTests {
+    typealias M = MonitorTests
+
+    /// The wake the machine plans after two fixes 400 m east of the fence's centre (300 m from
+    /// its boundary), standing still.
+    static func plannedSleep(_ schedule: FenceSchedule?) -> Double? {
+        var profile = M.profile()
+        profile.fences[0].active = schedule
+        var m = M.machine(profile)
+        _ = m.fixReceived(M.fix(1, 400), now: M.at(1))
+        let effects = m.fixReceived(M.fix(2, 400), now: M.at(2))
+        for effect in effects {
+            if case let .power(.wakeAt(time, _)) = effect { return (time - M.at(2)).secondsValue }
+        }
+        return nil
+    }
+
+    @Test func aFenceOutsideItsWindowsDoesNotShortenTheSleep() throws {
+        // Active: 300 m at max_speed 45 m/s less the margins is a few seconds' sleep.
+        let active = try #require(Self.plannedSleep(nil))
+        #expect(active < 10)
+        // Never active on the test's day (2023-11-14, a Tuesday): the fence is ignored and the
+        // sleep is max_sleep.
+        let sundays = FenceSchedule(windows: [FenceSchedule.Window(days: [6], start: 0, end: 60)])
+        #expect(try #require(Self.plannedSleep(sundays)) == 600)
+        // Opening in 98 s (t0 + 2 s is 22:13:22Z): the fence counts as 45 m/s × 98 s farther,
+        // so the sleep is longer than for an active fence, and ends before the device could
+        // reach the boundary after the opening (98 s + (300 m − reserve) / 45 m/s − ttff).
+        let soon = FenceSchedule(windows: [FenceSchedule.Window(days: Set(0..<7), start: 22 * 60 + 15, end: 23 * 60)])
+        let sleep = try #require(Self.plannedSleep(soon))
+        #expect(sleep > active && sleep < 100 + 5)
+    }
+}
