@@ -172,14 +172,38 @@ struct ReplayCommandTests {
         #expect(alwaysOn.stderr.contains("25 of 25 fixes used") && !alwaysOn.stderr.contains("withheld"), "\(alwaysOn.stderr)")
     }
 
-    @Test func killMinus9DuringReplayThenResumingEqualsOneUninterruptedRun() throws {
+    /// The drive's profile with the time rules on every fence: approach bands, and a dwell
+    /// after 20 s repeated every minute where the fence reports dwell.
+    static func timeRulesProfile(in dir: TemporaryDirectory) throws -> String {
+        // The fixture is JSON after its comment line.
+        let text = try String(contentsOfFile: fixture("swiss-drive.profile.yaml"), encoding: .utf8)
+        let data = Data(text.split(separator: "\n").filter { !$0.hasPrefix("#") }.joined(separator: "\n").utf8)
+        var root = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        let fences = try #require(root["fences"] as? [[String: Any]])
+        root["fences"] = fences.map { fence -> [String: Any] in
+            var fence = fence
+            fence["approach"] = ["bands": ["2km", "500m", "100m"]]
+            if (fence["events"] as? [String])?.contains("dwell") == true { fence["dwell"] = ["after": "20s", "every": "60s"] }
+            return fence
+        }
+        return try dir.write("time-rules.profile.yaml", String(decoding: try JSONSerialization.data(withJSONObject: root, options: [.sortedKeys]), as: UTF8.self))
+    }
+
+    @Test(arguments: [false, true])
+    func killMinus9DuringReplayThenResumingEqualsOneUninterruptedRun(_ timeRules: Bool) throws {
         let dir = try TemporaryDirectory()
         defer { dir.remove() }
-        let args = ["replay", "--profile", Self.fixture("swiss-drive.profile.yaml"), Self.fixture("swiss-drive.jsonl"), "--format", "json", "--always-on"]
+        let profile = timeRules ? try Self.timeRulesProfile(in: dir) : Self.fixture("swiss-drive.profile.yaml")
+        let args = ["replay", "--profile", profile, Self.fixture("swiss-drive.jsonl"), "--format", "json", "--always-on"]
         let reference = try runGeomon(args + ["--db", dir.path("ref.db")])
         #expect(reference.exitCode == 0)
         let referenceEvents = try runGeomon(["events", "--db", dir.path("ref.db"), "--format", "json"])
         #expect(referenceEvents.stdout == reference.stdout)
+        if timeRules {
+            // Approaches and repeated dwells are among what is killed and resumed.
+            #expect(reference.stdout.components(separatedBy: #""type":"approach""#).count > 20)
+            #expect(reference.stdout.components(separatedBy: "(dwell 2, every 60.0 s)").count > 2, "\(reference.stdout)")
+        }
 
         let db = dir.path("killed.db")
         var printed = ""

@@ -193,7 +193,9 @@ struct LiveDaemonClockTests {
         var mode: MonitoringMode
         var spacingMeters: Double
         var maxSpeed: Double
-        var testDescription: String { "\(track), \(mode.rawValue), fences every \(Int(spacingMeters)) m, max_speed \(Int(maxSpeed)) m/s" }
+        /// Approach bands and a repeated dwell on every fence (`defaults:`).
+        var timeRules = false
+        var testDescription: String { "\(track), \(mode.rawValue), fences every \(Int(spacingMeters)) m, max_speed \(Int(maxSpeed)) m/s\(timeRules ? ", approach and repeated dwell" : "")" }
     }
 
     /// Real recordings: a drive with fences every 500 m, and a walk with a receiver glitch that
@@ -202,6 +204,7 @@ struct LiveDaemonClockTests {
         Case(track: "tracks/genivi_20100403_Z205_Switzerland_short.nmea", mode: .regions, spacingMeters: 500, maxSpeed: 45),
         Case(track: "tracks/gpxpy_cerknicko-jezero.gpx", mode: .regions, spacingMeters: 2000, maxSpeed: 10),
         Case(track: "tracks/gpxpy_cerknicko-jezero.gpx", mode: .continuous, spacingMeters: 2000, maxSpeed: 10),
+        Case(track: "tracks/genivi_20100403_Z205_Switzerland_short.nmea", mode: .regions, spacingMeters: 500, maxSpeed: 45, timeRules: true),
     ]
 
     @Test(arguments: cases)
@@ -211,10 +214,20 @@ struct LiveDaemonClockTests {
         let track = try TrackReader.read(path: TestSupport.fixture(c.track).path).fixes.sorted { $0.time < $1.time }
         var profile = Self.evaluationProfile(mode: c.mode, maxSpeed: c.maxSpeed)
         let fences = PowerTracks.fences(along: track, spacingMeters: c.spacingMeters, radiusMeters: c.spacingMeters / 4)
-        let path = try Self.writeProfile(profile, fences: fences, in: dir)
+        let extra = c.timeRules ? "defaults: {events: [enter, exit, dwell], dwell: {after: 30s, every: 60s}, approach: [1km, 300m]}" : ""
+        let path = try Self.writeProfile(profile, fences: fences, in: dir, extra: extra)
         profile.fences = fences.enumerated().map { Fence(id: "f\($0.offset)", shape: $0.element) }
+        if c.timeRules {
+            for i in profile.fences.indices {
+                profile.fences[i].events = [.enter, .exit, .dwell]
+                profile.fences[i].dwell = .seconds(30)
+                profile.fences[i].dwellEvery = .seconds(60)
+                profile.fences[i].approach = ApproachSettings(bandsMeters: [1000, 300])
+            }
+        }
 
         let replay = try ReplayRun.evaluate(profile: profile, fixes: track, options: ReplayRun.Options())
+        if c.timeRules { #expect(replay.events.contains { $0.kind == .approach }) }
         let live = try Self.runLive(profilePath: path, profile: profile, track: track, dir: dir)
         let replayActions = replay.actions.map(\.action.text)
         #expect(!replay.events.isEmpty)

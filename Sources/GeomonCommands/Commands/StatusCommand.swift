@@ -60,6 +60,7 @@ struct StatusCommand: GeomonCommand {
                 f.add("state", r.state.rawValue)
                 f.add("since", r.stateSince?.rfc3339)
                 f.add("dwell_fired", r.dwellFired)
+                f.add("dwells", r.dwellCount)
                 if let p = r.pending {
                     var q = JSONObject()
                     q.add("state", p.state.rawValue)
@@ -111,7 +112,7 @@ struct StatusCommand: GeomonCommand {
             for r in snapshot.records {
                 var line = "  \(r.fenceID)  \(r.state.rawValue)"
                 if let since = r.stateSince { line += " since \(since.rfc3339)" }
-                if r.dwellFired { line += ", dwell fired" }
+                if r.dwellCount == 1 { line += ", dwell fired" } else if r.dwellCount > 1 { line += ", \(r.dwellCount) dwells fired" }
                 if let p = r.pending { line += ", pending \(p.state.rawValue) ×\(p.count) since \(p.firstTime.rfc3339)" }
                 print(line)
             }
