@@ -52,6 +52,11 @@ struct TimeRulesConfigTests {
         #expect(Self.errors("transitions: {confirm: {time: 2d}}\n") == ["5:31 'time' is too large (at most 24h; got 2d)"])
     }
 
+    @Test func approachHooksWithoutApproachBandsAreAWarning() {
+        let result = Self.load("fences:\n  - {id: a, \(Self.circle)}\nhooks:\n  approach: [{exec: [/bin/true]}]\n")
+        #expect(result.diagnostics.map(\.message) == ["'hooks.approach' is set but no fence has 'approach:'; these hooks never run"])
+    }
+
     @Test func defaultsGoToEveryFenceThatDoesNotSetItsOwn() throws {
         let body = """
             defaults: {events: [enter, exit, dwell], dwell: 10m, approach: [1km]}

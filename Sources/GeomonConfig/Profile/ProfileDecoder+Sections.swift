@@ -65,7 +65,12 @@ extension ProfileDecoder {
         } else if profile.fences.contains(where: { $0.active != nil }) {
             profile.timeZone = Self.systemTimeZone()
         }
-        if let node = top["hooks"] { decodeHooks(node, into: &profile.hooks) }
+        if let node = top["hooks"] {
+            decodeHooks(node, into: &profile.hooks)
+            if !profile.hooks.approach.isEmpty, !profile.fences.contains(where: { $0.approach != nil }), let key = nodes["hooks.approach"] {
+                warning("'hooks.approach' is set but no fence has 'approach:'; these hooks never run", key)
+            }
+        }
         if let node = top["publish"] { decodePublish(node, into: &profile.publish, profileName: profile.name) }
         if let node = top["storage"] { decodeStorage(node, into: &profile.storage) }
         return profile
