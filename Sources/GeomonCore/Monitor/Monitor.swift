@@ -302,7 +302,7 @@ public struct Monitor: Sendable {
         }
         let radius = configuration.searchRadiusMeters
         let regionsGNSS = !configuration.alwaysOn && configuration.mode == .regions && fix.source == .gnss
-        if engine.hasSchedules, let probe { scheduledDistances(&context, fix: fix, probe: probe) }
+        if engine.hasSchedules, probe != nil { scheduledDistances(&context, fix: fix) }
         if regionsGNSS, allCertain, let course = fix.courseDegrees, let speed = fix.speedMetersPerSecond, speed > 0 {
             let length = min(FixContext.courseLengthMeters, speed * (configuration.maxSleep + configuration.ttffHot).secondsValue)
             let clearance = CourseClearance.sample(
@@ -320,7 +320,7 @@ public struct Monitor: Sendable {
     /// `max_speed × (time until it becomes active)` farther, since crossing it before then
     /// reports nothing; a fence never active again not at all. So the receiver is not woken
     /// for a fence outside its windows, and is woken in time for one about to open.
-    private func scheduledDistances(_ context: inout FixContext, fix: Fix, probe: FenceProbe) {
+    private func scheduledDistances(_ context: inout FixContext, fix: Fix) {
         let radius = configuration.searchRadiusMeters
         let speed = configuration.maxSpeedMetersPerSecond
         var nearest: Double?
