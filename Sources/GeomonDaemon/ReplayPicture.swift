@@ -76,7 +76,8 @@ public enum ReplayPicture {
     /// the first GNSS fix after it, on until the switch-off, off in between; each with the
     /// reason of the switch that began it. Every switch begins an interval, of no length when
     /// the next switch came at the same instant, so the picture counts the wakes the energy
-    /// report counts. `gnssFixTimes` are sorted.
+    /// report counts; a switch-off while off (a still sensor taking over a sleep) splits the
+    /// off time at its new reason. `gnssFixTimes` are sorted.
     public static func intervals(switches: [ReceiverSwitch], gnssFixTimes: [UTCTime], start: UTCTime, end: UTCTime) -> [RunPicture.ReceiverInterval] {
         var out: [RunPicture.ReceiverInterval] = []
         var onAt: UTCTime?
@@ -107,6 +108,12 @@ public enum ReplayPicture {
                 onAt = change.time
                 onReason = change.reason
             } else {
+                if onAt == nil, change.time > offAt {
+                    // Off already, for a new reason (a still sensor taking over a sleep): the
+                    // off time is split where the reason changed.
+                    out.append(.init(start: offAt, end: change.time, state: .off, reason: offReason))
+                    offAt = change.time
+                }
                 close(at: change.time)
                 offReason = change.reason
             }

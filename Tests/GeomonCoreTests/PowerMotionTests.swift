@@ -84,9 +84,11 @@ import Testing
         // already assume the device may move.
         #expect(p.motionReported(.moving, now: Self.at(1_000)) == [])
         #expect(p.nextDeadline == planned)
-        // Still drops it.
-        #expect(p.motionReported(.still, now: Self.at(2_000)) == [])
+        // Still drops it; the receiver, off already, stays off for the sensor.
+        #expect(p.motionReported(.still, now: Self.at(2_000)) == [.gnssOff(PowerReason(.motionStill))])
         #expect(p.nextDeadline == nil)
+        // Said again, it changes nothing.
+        #expect(p.motionReported(.still, now: Self.at(2_500)) == [])
         // Moving resumes what the sleep had left (the device starts from where it stood, at
         // rest): the wake comes that long after the movement, with the reason `motion`.
         let resumed = p.motionReported(.moving, now: Self.at(60_000))

@@ -15,7 +15,7 @@ import Testing
         let driver: MonitorDriver
         let service: MotionService
 
-        init() throws {
+        init(mode: MonitoringMode = .regions) throws {
             dir = try TemporaryDirectory()
             for (file, value) in [("x", "0"), ("y", "0"), ("z", "1000")] { _ = try dir.write("iio:device0/in_accel_\(file)_raw", value + "\n") }
             _ = try dir.write("iio:device0/in_accel_scale", "0.009806\n")
@@ -27,7 +27,7 @@ import Testing
             settings.staleAfter = .seconds(300)
             service = MotionService(settings: settings, accelerometer: try IIOAccelerometer(directory: dir.path("iio:device0")),
                                     home: nil, log: Log(level: .error))
-            var profile = Profile(name: "motion", mode: .regions)
+            var profile = Profile(name: "motion", mode: mode)
             profile.sources.gnss = GNSSSourceSettings()
             driver = MonitorDriver(machine: Monitor(profile: profile), journal: nil, clock: LiveClock(host: clock), services: [service])
             try driver.start()
@@ -84,5 +84,37 @@ import Testing
         _ = try s.dir.write("iio:device0/in_accel_z_raw", "1000\n")
         try s.run(seconds: 1) { $0 % 2 == 0 ? 1080 : 920 }
         #expect(s.state == "moving")
+    }
+
+    /// Moving, with the receiver on and giving fixes: the accelerometer is not read (GNSS
+    /// watches). Shown by taking the device away: a sensor that is not read cannot fail, so it
+    /// stays "moving" for longer than `stale_after`; once the fixes stop it is read again, fails,
+    /// and goes silent after `stale_after`.
+    @Test func theAccelerometerRestsWhileGNSSGivesFixesAndIsReadAgainWhenTheyStop() throws {
+        let s = try Sensor(mode: .continuous)
+        defer { s.dir.remove() }
+        #expect(s.driver.machine.isReceiverOn)
+        try s.run(seconds: 2) { $0 % 2 == 0 ? 1080 : 920 }
+        #expect(s.state == "moving")
+        try FileManager.default.removeItem(atPath: s.dir.path("iio:device0/in_accel_z_raw"))
+        // 400 s of fixes at 1 Hz, driving east at 10 m/s.
+        let t0 = UTCTime(millisecondsSince1970: 1_700_000_000_000)
+        for i in 0..<800 {
+            s.clock.advance(by: .milliseconds(500))
+            if i % 2 == 0 {
+                let fix = Fix(time: t0 + .seconds(Int64(i / 2)), coordinate: Coordinate(latitude: 47, longitude: 8 + Double(i / 2) * 10 / 75_900),
+                              horizontalAccuracyMeters: 5, speedMetersPerSecond: 10, courseDegrees: 90)
+                s.driver.context.emit(.fix(fix))
+            }
+            try s.driver.runUntilIdle()
+        }
+        #expect(s.driver.machine.isReceiverOn)
+        #expect(s.state == "moving", "the accelerometer was read while GNSS gave fixes")
+        // No fixes: read again after 5 s, unreadable, silent after stale_after (300 s).
+        for _ in 0..<(2 * 310) {
+            s.clock.advance(by: .milliseconds(500))
+            try s.driver.runUntilIdle()
+        }
+        #expect(s.state == "silent")
     }
 }

@@ -61,6 +61,20 @@ struct PictureTests {
         #expect(Self.count("<path class=\"wake\"", in: svg) <= report.wakeups)
     }
 
+    /// A still sensor taking over a sleep switches "off" while off: the off time is split where
+    /// the reason changed, and the wakes stay those the energy report counts.
+    @Test func anOffWhileOffSplitsTheOffTimeAtItsReason() {
+        func t(_ s: Int64) -> UTCTime { UTCTime(millisecondsSince1970: s * 1000) }
+        let switches = [ReceiverSwitch(time: t(0), on: true, reason: "start"), ReceiverSwitch(time: t(10), on: false, reason: "sleep"),
+                        ReceiverSwitch(time: t(50), on: false, reason: "motion-still"), ReceiverSwitch(time: t(100), on: true, reason: "motion"),
+                        ReceiverSwitch(time: t(120), on: false, reason: "sleep")]
+        let intervals = ReplayPicture.intervals(switches: switches, gnssFixTimes: [t(2), t(103)], start: t(0), end: t(200))
+        #expect(intervals.map { "\($0.state) \($0.start.millisecondsSince1970 / 1000)-\($0.end.millisecondsSince1970 / 1000) \($0.reason)" } == [
+            "acquiring 0-2 start", "on 2-10 start", "off 10-50 sleep", "off 50-100 motion-still",
+            "acquiring 100-103 motion", "on 103-120 motion", "off 120-200 sleep",
+        ])
+    }
+
     @Test func aStillStretchUnderAMotionSensorHasItsOwnColour() throws {
         // The Swiss drive's 176 s stop under the fitness profile (the receiver tracks while the
         // car moves): with the motion sensor replay derives, it is off for the stop's last

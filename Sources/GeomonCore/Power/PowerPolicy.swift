@@ -199,12 +199,13 @@ public struct PowerPolicy: Sendable {
             switch state {
             case let .off(wakeAt, kind):
                 guard let wakeAt, kind != .motionStill else { return [] }
-                // The planned wake is dropped (nothing to perform: the receiver is off already);
-                // what remained of a bounded sleep is resumed on `moving`.
+                // The planned wake is dropped; what remained of a bounded sleep is resumed on
+                // `moving`. The receiver is off already: the off action says why it now stays
+                // off (the log, the receiver's record and the picture show the sensor took over).
                 memory.sleepLeft = Self.boundedSleepLeft(kind, until: wakeAt, now: now)
                 state = .off(wakeAt: nil, wakeReason: .motionStill)
                 memory.checkInterval = nil
-                return []
+                return [.gnssOff(PowerReason(.motionStill))]
             case .on:
                 guard memory.settled else { return [] }
                 memory.sleepLeft = nil

@@ -94,6 +94,8 @@ public final class GNSSService: Service {
             setWatch(true, driver)
         case .gnssOff:
             if power.switchesReceiver {
+                // Already off (a still sensor taking over a sleep): the receiver is left alone.
+                guard offSince == nil else { break }
                 switchReceiver(on: false, driver)
                 offSince = driver.monotonic
             } else {
