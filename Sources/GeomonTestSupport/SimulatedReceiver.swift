@@ -18,6 +18,8 @@ public final class SimulatedReceiver: @unchecked Sendable {
     public let link: String
     private let stateLog: String
     private let commandLog: String
+    /// The part of the log it plays, as NMEA (what a replay of the same drive reads).
+    public let excerpt: URL
     private let sim: SpawnedProcess
     private let gpsd: SpawnedProcess
 
@@ -28,9 +30,10 @@ public final class SimulatedReceiver: @unchecked Sendable {
         link = directory.appendingPathComponent("receiver").path
         stateLog = directory.appendingPathComponent("receiver-states.jsonl").path
         commandLog = directory.appendingPathComponent("receiver-commands.jsonl").path
+        excerpt = directory.appendingPathComponent("receiver-played.nmea")
         var argv = ["/usr/bin/python3", TestSupport.packageRoot.appendingPathComponent("scripts/receiver-sim.py").path, log.path,
                     "--link", link, "--from", from, "--until", until, "--obey", obey, "--ttff", String(ttff),
-                    "--start-on-signal", "--linger", "2", "--state-log", stateLog, "--commands-log", commandLog]
+                    "--start-on-signal", "--linger", "2", "--state-log", stateLog, "--commands-log", commandLog, "--excerpt", excerpt.path]
         if ignore { argv.append("--ignore") }
         sim = try SpawnedProcess(argv)
         let linked = ContinuousClock.now + .seconds(10)

@@ -1,4 +1,6 @@
 import Foundation
+import GeomonCore
+import GeomonStore
 import GeomonTestSupport
 import Testing
 
@@ -92,7 +94,38 @@ struct ReceiverPowerTests {
             // Measured from the receiver's reports: at most what it was on by its own account.
             let measured = try #require(power["measured_on_s"] as? Double)
             #expect(measured > 0 && measured <= receiver.onSeconds() + 2, "measured \(measured) s, receiver on \(receiver.onSeconds()) s")
+            try Self.expectReplayDecidesTheSame(profile: profile, receiver: receiver, dir: dir)
         }
+    }
+
+    /// The events of the run are those a replay decides from the same drive, started where the
+    /// daemon's first fix was (gpsd takes the receiver's first epochs to identify it): the
+    /// same kinds and fences, at times within the receiver's start and an epoch (the simulated
+    /// receiver starts in 1 s, the replay's model in the profile's `ttff_hot`, 2 s).
+    static func expectReplayDecidesTheSame(profile: String, receiver: SimulatedReceiver, dir: TemporaryDirectory) throws {
+        let store = try EventStore(path: dir.path("run.db"), readOnly: true)
+        var first: UTCTime?
+        try store.forEachFix { if first == nil { first = $0.time } }
+        // The time of day of the first fix (the dates differ by gpsd's week rollover).
+        let firstFix = try #require(first).rfc3339
+        let clock = firstFix.dropFirst(11).prefix(8).replacingOccurrences(of: ":", with: "")
+        var keep = false
+        var lines: [Substring] = []
+        for line in try String(contentsOf: receiver.excerpt, encoding: .isoLatin1).split(whereSeparator: \.isNewline) {
+            let fields = line.split(separator: ",", omittingEmptySubsequences: false)
+            if !keep, fields.count > 1, line.hasPrefix("$GPGGA") || line.hasPrefix("$GPRMC"), fields[1].prefix(6) >= clock { keep = true }
+            if keep { lines.append(line) }
+        }
+        #expect(!lines.isEmpty)
+        let trimmed = try dir.write("replayed.nmea", lines.joined(separator: "\n") + "\n")
+        let replay = try runGeomon(["replay", "--profile", profile, trimmed, "--format", "json", "--no-hooks"])
+        #expect(replay.exitCode == 0, "\(replay.stderr)")
+        let stored = try runGeomon(["events", "--db", dir.path("run.db"), "--format", "json"])
+        let live = try RunCommandTests.events(stored.stdout, shift: RunCommandTests.weekRolloverSeconds)
+        let replayed = try RunCommandTests.events(replay.stdout)
+        #expect(!replayed.isEmpty)
+        #expect(live.map { "\($0.type) \($0.fence)" } == replayed.map { "\($0.type) \($0.fence)" }, "live: \(live)\nreplay: \(replayed)")
+        for (l, r) in zip(live, replayed) { #expect(abs(l.time - r.time) <= 3, "live: \(live)\nreplay: \(replayed)") }
     }
 
     @Test func aReceiverThatIgnoresTheSwitchIsSaidOnceAndCountsAsOn() throws {
