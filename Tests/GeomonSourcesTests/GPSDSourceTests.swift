@@ -31,12 +31,17 @@ struct GPSDSourceTests {
     func fixesThroughGPSDMatchTheNMEAReader(file: String) throws {
         let log = TestSupport.fixture("tracks/\(file)")
         let expected = try TrackReader.read(path: log.path).fixes
-        let gpsfake = try GPSFakeHarness(log: log, cycleSeconds: 0.03)
-        defer { gpsfake.stop() }
-        let source = GPSDSource(port: String(gpsfake.port))
-        #expect(try source.connect() == [.stateChanged(.connected)])
-        try source.watch(enabled: true)
-        let got = fixes(pump(source) { fixes($0).count >= expected.count || $0.contains(.stateChanged(.disconnected(reason: "connection closed by gpsd"))) })
+        // gpsfake plays the log once a client connects; on a loaded 2-core machine it can play
+        // all of it before the watch is on (no fix at all): then the scenario runs once more.
+        var got: [Fix] = []
+        for _ in 0..<2 where got.isEmpty {
+            let gpsfake = try GPSFakeHarness(log: log, cycleSeconds: 0.03)
+            defer { gpsfake.stop() }
+            let source = GPSDSource(port: String(gpsfake.port))
+            #expect(try source.connect() == [.stateChanged(.connected)])
+            try source.watch(enabled: true)
+            got = fixes(pump(source) { fixes($0).count >= expected.count || $0.contains(.stateChanged(.disconnected(reason: "connection closed by gpsd"))) })
+        }
         // Sentences played before the watch was on are lost; the rest must all be there.
         #expect(got.count >= expected.count - 5, "got \(got.count) of \(expected.count)")
         var byTime: [UTCTime: Fix] = [:]
