@@ -139,6 +139,18 @@ struct ScheduleTests {
         #expect(T.run(&late, fixes, deadlines: false).first?.id == events.first?.id)
     }
 
+    @Test func everyOpeningWhileInsideIsADeadline() {
+        var engine = TransitionEngine(profile: Self.profile(initial: .report))
+        // Inside from 60 s; the window is open 600–1200 s every day.
+        let events = T.run(&engine, [T.fix(1, 300), T.fix(2, 300), T.fix(60, 0), T.fix(61, 0), T.fix(900, 0)])
+        #expect(T.summary(events) == ["enter@600", "dwell@660"])
+        // Open now: the closing is the next deadline, then the next day's opening.
+        #expect(engine.nextDeadline == T.time(1200))
+        #expect(engine.deadlineReached(at: T.time(1200)).isEmpty)
+        #expect(engine.nextDeadline == T.time(86_400 + 600))
+        #expect(T.summary(engine.deadlineReached(at: T.time(86_400 + 600))) == ["enter@87000"])
+    }
+
     @Test func aDwellDueOutsideTheWindowIsCountedNotReported() {
         var engine = TransitionEngine(profile: Self.profile(initial: .silent))
         // In at 700 s (active); the dwell is due at 1300 s, after the window: counted, not reported.

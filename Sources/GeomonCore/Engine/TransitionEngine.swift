@@ -74,9 +74,10 @@ public struct TransitionEngine: Sendable {
     private var approachesChanged = false
     /// The latest input (fix or deadline): activations between two inputs are found from it.
     private var lastInputTime: UTCTime?
-    /// Per scheduled fence inside: the next activation found, and from which instant it was
-    /// looked for (`nextActivation`).
-    private var activationCache: [Int: (from: UTCTime, at: UTCTime?)] = [:]
+    /// Per scheduled fence inside (with `initial: report`): whether it was active at the input
+    /// it was looked at, and when that next changes (nil: not within 8 days). Kept until the
+    /// change passes; the change is a deadline, so an opening is seen on time.
+    private var activity: [Int: (active: Bool, change: UTCTime?)] = [:]
     private var droppedIDs: [String] = []
     /// Usable fixes processed (capped at a large value; only `>= confirm` matters).
     public private(set) var usableFixCount = 0
@@ -102,6 +103,7 @@ public struct TransitionEngine: Sendable {
         // An activation fired before a restart is fired again from here: its id is the same,
         // and the store keeps one.
         lastInputTime = snapshot.lastInputTime ?? snapshot.lastFixTime
+        if let last = lastInputTime { refreshActivity(at: last) }
         location = snapshot.location
     }
 
@@ -162,8 +164,8 @@ public struct TransitionEngine: Sendable {
             guard let due = dwellDue(record, fence: config.profile.fences[i]), !dwellHeld(record, due: due) else { continue }
             if best.map({ due < $0 }) ?? true { best = due }
         }
-        for (_, cached) in activationCache {
-            if let at = cached.at, best.map({ at < $0 }) ?? true { best = at }
+        for (_, known) in activity {
+            if let change = known.change, best.map({ change < $0 }) ?? true { best = change }
         }
         return best
     }
@@ -260,10 +262,10 @@ public struct TransitionEngine: Sendable {
     /// the last input reports `enter` at the instant it became active (docs/engine.md,
     /// "Schedules").
     private mutating func fireActivations(at now: UTCTime, into events: inout [GeoEvent]) {
-        guard config.scheduled, profile.transitions.initial == .report, let last = lastInputTime, last < now else { return }
-        for i in records.keys.sorted() {
-            guard let record = records[i], record.state == .inside, record.pending == nil,
-                  !isActive(fence: i, at: last), let change = nextActivityChange(fence: i, after: last), change <= now,
+        guard !activity.isEmpty else { return }
+        for i in activity.keys.sorted() {
+            guard let known = activity[i], !known.active, let change = known.change, change <= now,
+                  let record = records[i], record.state == .inside, record.pending == nil,
                   isActive(fence: i, at: change) else { continue }
             let fence = config.profile.fences[i]
             guard fence.events.contains(.enter) else { continue }
@@ -272,20 +274,24 @@ public struct TransitionEngine: Sendable {
         }
     }
 
-    /// After every input: the next activation of each inactive scheduled fence the device is
-    /// inside, for `nextDeadline` (looked for again only once the time passes it).
     private mutating func inputDone(at now: UTCTime) {
         if lastInputTime.map({ now > $0 }) ?? true { lastInputTime = now }
+        refreshActivity(at: now)
+    }
+
+    /// Each scheduled fence the device is inside: active at `now` or not, and when that next
+    /// changes (looked for again only once the time passes it).
+    private mutating func refreshActivity(at now: UTCTime) {
         guard config.scheduled, profile.transitions.initial == .report else { return }
-        var next: [Int: (from: UTCTime, at: UTCTime?)] = [:]
+        var next: [Int: (active: Bool, change: UTCTime?)] = [:]
         for (i, record) in records where record.state == .inside && config.profile.fences[i].active != nil {
-            if let cached = activationCache[i], cached.at.map({ $0 > now }) ?? (cached.from <= now) {
-                next[i] = cached
-                continue
+            if let known = activity[i], known.change.map({ $0 > now }) ?? true {
+                next[i] = known
+            } else {
+                next[i] = (isActive(fence: i, at: now), nextActivityChange(fence: i, after: now))
             }
-            next[i] = (now, isActive(fence: i, at: now) ? nil : nextActivityChange(fence: i, after: now))
         }
-        activationCache = next
+        activity = next
     }
 
     // MARK: - Fences
