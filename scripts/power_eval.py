@@ -135,8 +135,11 @@ def latency_budget(pts, base_events, match, max_latency):
         ok += latency <= allowance + 1e-6
     return ok, len(lat), max(lat)
 
+# The receiver model's options (--interpolate-gaps, --tracking-interval), given to every replay.
+MODEL_ARGS = []
+
 def run_replay(cmd, name):
-    r = subprocess.run(cmd, capture_output=True, text=True)
+    r = subprocess.run(cmd + MODEL_ARGS, capture_output=True, text=True)
     if r.returncode != 0:
         sys.exit(f"geomon failed on {name}: {r.stderr}")
     return r.stdout
@@ -389,6 +392,7 @@ def main():
     ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                     help="another policy key for every profile, e.g. --set fix_timeout=30s (repeatable)")
     ap.add_argument("--interpolate-gaps", help="geomon replay --interpolate-gaps S (a what-if; default: the model's 60 s)")
+    ap.add_argument("--tracking-interval", help="geomon replay --tracking-interval S: while on, a fix every S seconds interpolated between recorded ones, for the run and always-on alike (default: the recorded fixes)")
     ap.add_argument("--coarse", metavar="ACCURACY",
                     help="add a coarse source beside GNSS (fixes every 60 s derived from the track, e.g. 500m)")
     ap.add_argument("--spacing", type=int, action="append", help="fence spacing in metres (default: 2000 and 10000)")
@@ -411,6 +415,10 @@ def main():
     global RETRY, EXTRA, MODE, MAX_LATENCY, COARSE, POWER, RESTART
     POWER = args.power
     RESTART = args.restart
+    if args.interpolate_gaps:
+        MODEL_ARGS.extend(["--interpolate-gaps", args.interpolate_gaps])
+    if args.tracking_interval:
+        MODEL_ARGS.extend(["--tracking-interval", args.tracking_interval])
     COARSE = args.coarse
     RETRY = args.retry_fix_timeout
     EXTRA = args.set
@@ -450,8 +458,7 @@ def evaluate(args, root, work):
             log = os.path.join(work, f"{name}-{spacing}.policy.log")
             cmd = [args.geomon, "replay", "--profile", prof, track, "--compare-always-on", "--no-hooks",
                    "--report", report, "--format", "json", "--policy-log", log]
-            if args.interpolate_gaps:
-                cmd += ["--interpolate-gaps", args.interpolate_gaps]
+            cmd += MODEL_ARGS
             # Slow tracks (walking, hiking) may use a smaller acceleration bound.
             r0 = subprocess.run(cmd, capture_output=True, text=True)
             if r0.returncode != 0:
@@ -466,8 +473,6 @@ def evaluate(args, root, work):
                     sys.exit(f"geomon failed on {name}: {r0.stderr}")
                 rep = json.load(open(report))
             base_cmd = [args.geomon, "replay", "--profile", prof, track, "--always-on", "--no-hooks", "--format", "json"]
-            if args.interpolate_gaps:
-                base_cmd += ["--interpolate-gaps", args.interpolate_gaps]
             base_events = [json.loads(l) for l in run_replay(base_cmd, name).splitlines() if l.startswith("{")]
             rep["budget"] = latency_budget(pts, base_events, rep["match"], MAX_LATENCY)
             rep["outage"] = outage_usage(pts, receiver_intervals(log, "on", parse_time(pts[-1][2])), float(args.interpolate_gaps or 60))

@@ -49,6 +49,7 @@ public enum ReplayReport {
     static func add(_ r: EnergyReport, to o: inout JSONObject) {
         o.add("track_s", r.trackSeconds, decimals: 3)
         o.add("fixes_used", r.fixesUsed)
+        o.add("fixes_interpolated", r.fixesInterpolated)
         o.add("gnss_on_s", r.gnssOnSeconds, decimals: 3)
         o.add("gnss_acquire_s", r.acquireSeconds, decimals: 3)
         o.add("gnss_track_s", r.trackingSeconds, decimals: 3)
@@ -76,6 +77,7 @@ public enum ReplayReport {
             ("", run.options.alwaysOn ? "always-on" : "policy", b == nil ? "" : "always-on"),
             ("track s", f(r.trackSeconds, 1), b.map { f($0.trackSeconds, 1) } ?? ""),
             ("fixes used", "\(r.fixesUsed) of \(run.recording.count)", b.map { "\($0.fixesUsed)" } ?? ""),
+            ("fixes interpolated", "\(r.fixesInterpolated)", b.map { "\($0.fixesInterpolated)" } ?? ""),
             ("gnss on s", f(r.gnssOnSeconds, 1), b.map { f($0.gnssOnSeconds, 1) } ?? ""),
             ("  acquiring s", f(r.acquireSeconds, 1), b.map { f($0.acquireSeconds, 1) } ?? ""),
             ("  tracking s", f(r.trackingSeconds, 1), b.map { f($0.trackingSeconds, 1) } ?? ""),
@@ -147,8 +149,8 @@ public enum ReplayReport {
         guard let r = run.report else { return "replay: no fixes" }
         func f(_ v: Double, _ d: Int) -> String { NumberText.fixed(v, d) }
         var line = "replay: energy: gnss on \(f(r.gnssOnSeconds, 1)) s of \(f(r.trackSeconds, 1)) s "
-            + "(duty \(f(r.dutyCycle * 100, 1)) %), \(r.wakeups) wakeups, \(r.fixesUsed) of \(run.recording.count) fixes used, "
-            + "\(f(r.energyMilliwattHours, 2)) mWh"
+            + "(duty \(f(r.dutyCycle * 100, 1)) %), \(r.wakeups) wakeups, \(r.fixesUsed) of \(run.recording.count) fixes used"
+            + (r.fixesInterpolated > 0 ? " (and \(r.fixesInterpolated) interpolated)" : "") + ", \(f(r.energyMilliwattHours, 2)) mWh"
         if r.unreleasedSeconds > 0 {
             line += " (power: \(r.powerMethod), powered \(f(r.poweredSeconds, 1)) s with gpsd's 60 s release after each switch-off)"
         }

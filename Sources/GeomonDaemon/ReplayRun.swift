@@ -24,6 +24,10 @@ public final class ReplayRun {
         public var seed: UInt64 = 1
         /// The receiver model's longest gap bridged by interpolation (`--interpolate-gaps`).
         public var interpolationMaxGap: Duration = .seconds(60)
+        /// The modelled receiver's tracking interval (`--tracking-interval`): while on, a fix
+        /// at least this often, interpolated between recorded fixes (a receiver tracks at
+        /// 1 Hz); nil: the recorded fixes only.
+        public var trackingInterval: Duration? = .seconds(1)
         /// Derive a motion sensor from the recording (`--motion`); a profile with
         /// `sources.motion` gets one anyway.
         public var motion = false
@@ -70,7 +74,8 @@ public final class ReplayRun {
         configuration.alwaysOn = options.alwaysOn
         self.configuration = configuration
         if options.motion || profile.sources.motion != nil {
-            motion = MotionSignal(stillAfter: profile.sources.motion?.stillAfter ?? .seconds(60)).changes(recording.fixes())
+            motion = MotionSignal(stillAfter: profile.sources.motion?.stillAfter ?? .seconds(60),
+                                  movementGap: options.interpolationMaxGap).changes(recording.fixes())
         } else {
             motion = []
         }
@@ -155,7 +160,8 @@ public final class ReplayRun {
                             end: UTCTime, keepsHistory: Bool, shared: Bool) -> ReceiverModelService {
         var receiver = ReplayReceiver(track: feeds.track, coarse: feeds.coarse, settings: profile.receiver,
                                       interpolationMaxGap: options.interpolationMaxGap, configuration: configuration,
-                                      powerMethod: profile.powerMethod, restart: profile.sources.gnss?.effectiveRestart ?? .hot)
+                                      powerMethod: profile.powerMethod, restart: profile.sources.gnss?.effectiveRestart ?? .hot,
+                                      trackingInterval: options.trackingInterval)
         receiver.keepsDelivered = keepsHistory && keepsDelivered
         receiver.keepsActions = keepsHistory && keepsActions
         let service = ReceiverModelService(receiver: receiver, start: start, end: end)

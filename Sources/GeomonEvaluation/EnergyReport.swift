@@ -4,8 +4,10 @@ public import GeomonCore
 public struct EnergyReport: Hashable, Sendable {
     /// Track duration: last recorded fix time minus the first.
     public var trackSeconds: Double
-    /// GNSS fixes the receiver delivered.
+    /// Recorded GNSS fixes the receiver delivered.
     public var fixesUsed: Int
+    /// GNSS fixes the receiver delivered that it interpolated between recorded ones.
+    public var fixesInterpolated: Int
     public var gnssOnSeconds: Double
     /// Part of `gnssOnSeconds` spent acquiring (switch-on to first fix).
     public var acquireSeconds: Double
@@ -34,7 +36,8 @@ public struct EnergyReport: Hashable, Sendable {
     public init(trackSeconds: Double, usage: ReceiverUsage, settings: ReceiverSettings, events: Int, powerMethod: String,
                 restart: RestartClass = .hot) {
         self.trackSeconds = trackSeconds
-        fixesUsed = usage.fixesDelivered
+        fixesUsed = usage.fixesDelivered - usage.fixesInterpolated
+        fixesInterpolated = usage.fixesInterpolated
         gnssOnSeconds = usage.on.secondsValue
         acquireSeconds = usage.acquire.secondsValue
         trackingSeconds = usage.track.secondsValue

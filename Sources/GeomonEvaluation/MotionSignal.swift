@@ -6,9 +6,12 @@ public import GeomonCore
 /// - **still** at `s + still_after`, where `s` starts a run of recorded fixes all slower than
 ///   `threshold` (0.5 m/s) that lasts at least `still_after`: the sensor saw no movement for
 ///   that long;
-/// - **moving** `moving_delay` (2.5 s) after the first fix at or above `threshold` that follows:
-///   the sensor's own detection time, counted from the fix that shows the movement (it may have
-///   begun up to one recording interval before it, so this is late rather than early).
+/// - **moving** `moving_delay` (2.5 s) after the movement began: the sensor's own detection
+///   time. The movement is taken to begin at the last slow fix before the first fix at or
+///   above `threshold`, where the two are at most `movementGap` apart (the receiver model's
+///   interpolation gap: its track moves from there on), else at that first fix. A logger that
+///   keeps a fix every 35 s shows a departure only up to 35 s after it began, and a sensor
+///   detects it within seconds: early rather than late.
 ///
 /// A fix without a speed gets the speed of the segment from the fix before it. The result is
 /// sorted and alternates, starting with `still`. (`scripts/power-eval.sh --motion` measures the
@@ -26,9 +29,12 @@ public struct MotionSignal: Sendable {
     public var thresholdMetersPerSecond: Double = 0.5
     public var stillAfter: Duration = .seconds(60)
     public var movingDelay: Duration = .milliseconds(2_500)
+    /// The longest recording gap across which a departure is dated back to the fix before it.
+    public var movementGap: Duration = .seconds(60)
 
-    public init(stillAfter: Duration = .seconds(60)) {
+    public init(stillAfter: Duration = .seconds(60), movementGap: Duration = .seconds(60)) {
         self.stillAfter = stillAfter
+        self.movementGap = movementGap
     }
 
     /// The sensor's changes over `track` (in time order).
@@ -51,7 +57,8 @@ public struct MotionSignal: Sendable {
                 slowSince = nil
                 if still {
                     still = false
-                    out.append(Change(time: fix.time + movingDelay, motion: .moving))
+                    let began = previous.map { fix.time - $0.time <= movementGap ? $0.time : fix.time } ?? fix.time
+                    out.append(Change(time: began + movingDelay, motion: .moving))
                 }
             }
         }

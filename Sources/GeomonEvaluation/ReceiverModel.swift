@@ -8,12 +8,15 @@ public import GeomonCore
 /// - While off, nothing is delivered.
 /// - After `turnOn(at: T)` the first fix is due at `T + TTFF`: hot (`ttff_hot`) when the receiver
 ///   was off for less than `hot_window`, else warm (`ttff_warm`, also when it was never on).
-///   It is the recorded fix at that instant, or one interpolated (position, accuracy, speed,
-///   course from the earlier fix) between the recorded fixes around it when they are at most
-///   `interpolationMaxGap` apart. Across a longer gap the receiver waits, on, until the next
+///   It is the recorded fix at that instant, or one interpolated (`interpolated`: position,
+///   speed and course evenly between them, accuracy the earlier fix's) between the recorded
+///   fixes around it when they are at most `interpolationMaxGap` apart. Across a longer gap the receiver waits, on, until the next
 ///   recorded fix (the policy's `fix_timeout` may switch it off first). Before the track's first
 ///   fix it waits for that one; after the last there is nothing.
-/// - After the first fix, every recorded fix later than the last delivered one, at its time.
+/// - After the first fix, every recorded fix later than the last delivered one, at its time;
+///   with a `trackingInterval` (a receiver tracking at 1 Hz: 1 s), also one every interval
+///   between them, interpolated the same way, where the recorded fixes around it are at most
+///   `interpolationMaxGap` apart.
 ///
 /// It also accounts for the time on: acquiring (switch-on to first fix) and tracking.
 /// The recording is read once, forwards (the driver's clock never goes back): the model keeps
@@ -24,6 +27,9 @@ public struct ReceiverModel {
     /// How long the receiver stays powered after a switch-off (`GNSSPowerMethod.releaseDelay`):
     /// each off period's first `releaseDelay` is charged as tracking (`ReceiverUsage.unreleased`).
     public let releaseDelay: Duration?
+    /// While tracking, a fix at least this often (interpolated between recorded fixes); nil:
+    /// the recorded fixes only.
+    public let trackingInterval: Duration?
     private var feed: FixFeed
     /// The first recorded fix not yet passed (nil at the end of the recording), and the last
     /// one passed before it.
@@ -33,18 +39,22 @@ public struct ReceiverModel {
     private var firstFixAt: UTCTime?
     private var lastOffAt: UTCTime?
     private var pending: Fix?
+    /// `pending` is interpolated, not a recorded fix.
+    private var pendingInterpolated = false
     public private(set) var usage = ReceiverUsage()
 
     /// - Parameter track: recorded fixes, sorted by time.
     public init(track: [Fix], settings: ReceiverSettings, interpolationMaxGap: Duration = .seconds(60),
-                releaseDelay: Duration? = nil) {
-        self.init(feed: FixFeed(track), settings: settings, interpolationMaxGap: interpolationMaxGap, releaseDelay: releaseDelay)
+                releaseDelay: Duration? = nil, trackingInterval: Duration? = nil) {
+        self.init(feed: FixFeed(track), settings: settings, interpolationMaxGap: interpolationMaxGap, releaseDelay: releaseDelay,
+                  trackingInterval: trackingInterval)
     }
 
     /// - Parameter feed: recorded fixes in time order, read once.
     public init(feed: FixFeed, settings: ReceiverSettings, interpolationMaxGap: Duration = .seconds(60),
-                releaseDelay: Duration? = nil) {
+                releaseDelay: Duration? = nil, trackingInterval: Duration? = nil) {
         self.feed = feed
+        self.trackingInterval = trackingInterval.flatMap { $0 > .zero ? $0 : nil }
         upcoming = self.feed.next()
         self.settings = settings
         self.interpolationMaxGap = interpolationMaxGap
@@ -67,6 +77,7 @@ public struct ReceiverModel {
         usage.wakeups += 1
         pass { $0 < now }
         pending = upcoming
+        pendingInterpolated = false
     }
 
     /// Moves past the recorded fixes whose time satisfies `before`.
@@ -126,24 +137,54 @@ public struct ReceiverModel {
         guard onSince != nil, let fix = pending else { return nil }
         if firstFixAt == nil { firstFixAt = fix.time }
         usage.fixesDelivered += 1
+        if pendingInterpolated { usage.fixesInterpolated += 1 }
         pass { $0 <= fix.time }
-        pending = upcoming
+        pending = fixAfter(fix.time)
         return fix
+    }
+
+    /// The fix that follows one delivered at `time` while tracking: the next recorded one, or
+    /// with a `trackingInterval` one interpolated at `time + interval` when that comes first.
+    private mutating func fixAfter(_ time: UTCTime) -> Fix? {
+        pendingInterpolated = false
+        guard let interval = trackingInterval, let after = upcoming, let before = passed else { return upcoming }
+        let due = time + interval
+        guard due < after.time, after.time - before.time <= interpolationMaxGap else { return after }
+        pendingInterpolated = true
+        return Self.interpolated(before, after, at: due)
     }
 
     private mutating func firstFix(due: UTCTime) -> Fix? {
         // First recorded fix at or after `due` (never behind what was passed: `due` is later
         // than every fix delivered so far).
         pass { $0 < due }
+        pendingInterpolated = false
         guard let after = upcoming else { return nil }
         guard after.time != due, let before = passed else { return after }
         guard after.time - before.time <= interpolationMaxGap else { return after }
+        pendingInterpolated = true
+        return Self.interpolated(before, after, at: due)
+    }
+
+    /// The fix at `due` between two recorded fixes: the position on the straight line between
+    /// them, speed and course changing evenly from the earlier fix's to the later one's (course
+    /// the short way round; where either lacks one, the earlier fix's), accuracy the earlier
+    /// fix's.
+    static func interpolated(_ before: Fix, _ after: Fix, at due: UTCTime) -> Fix {
         let fraction = (due - before.time).secondsValue / (after.time - before.time).secondsValue
         var fix = before
         fix.time = due
         fix.coordinate = Coordinate(
             latitude: before.coordinate.latitude + (after.coordinate.latitude - before.coordinate.latitude) * fraction,
             longitude: before.coordinate.longitude + Geodesy.longitudeDelta(before.coordinate.longitude, after.coordinate.longitude) * fraction)
+        if let from = before.speedMetersPerSecond, let to = after.speedMetersPerSecond {
+            fix.speedMetersPerSecond = from + (to - from) * fraction
+        }
+        if let from = before.courseDegrees, let to = after.courseDegrees {
+            let turn = (to - from + 540).truncatingRemainder(dividingBy: 360) - 180
+            let course = (from + turn * fraction).truncatingRemainder(dividingBy: 360)
+            fix.courseDegrees = course < 0 ? course + 360 : course
+        }
         return fix
     }
 }
@@ -155,7 +196,11 @@ public struct ReceiverUsage: Hashable, Sendable {
     /// From the first fix to switch-off.
     public var track: Duration = .zero
     public var wakeups = 0
+    /// Every fix delivered, recorded or interpolated.
     public var fixesDelivered = 0
+    /// Of them, the ones interpolated between recorded fixes (a wake's first fix, the tracking
+    /// interval's).
+    public var fixesInterpolated = 0
     /// Off (for the policy) but still powered: the power method's release after each switch-off.
     public var unreleased: Duration = .zero
 

@@ -60,19 +60,24 @@ public struct ReplayReceiver {
     ///   - powerMethod: how the receiver is switched (`sources.gnss.power`); its release after a
     ///     switch-off is charged in the energy figures.
     ///   - restart: the method's restart class, named in the report.
+    ///   - trackingInterval: while tracking, a fix at least this often, interpolated between
+    ///     recorded fixes (`ReceiverModel.trackingInterval`); nil: the recorded fixes only.
     public init(track: [Fix], coarse: [Fix], settings: ReceiverSettings, interpolationMaxGap: Duration,
-                configuration: PowerConfiguration, powerMethod: GNSSPowerMethod, restart: RestartClass = .hot) {
+                configuration: PowerConfiguration, powerMethod: GNSSPowerMethod, restart: RestartClass = .hot,
+                trackingInterval: Duration? = nil) {
         self.init(track: FixFeed(track), coarse: FixFeed(coarse), settings: settings, interpolationMaxGap: interpolationMaxGap,
-                  configuration: configuration, powerMethod: powerMethod, restart: restart)
+                  configuration: configuration, powerMethod: powerMethod, restart: restart, trackingInterval: trackingInterval)
     }
 
     /// The same over feeds, each read once.
     public init(track: FixFeed, coarse: FixFeed, settings: ReceiverSettings, interpolationMaxGap: Duration,
-                configuration: PowerConfiguration, powerMethod: GNSSPowerMethod, restart: RestartClass = .hot) {
+                configuration: PowerConfiguration, powerMethod: GNSSPowerMethod, restart: RestartClass = .hot,
+                trackingInterval: Duration? = nil) {
         self.powerMethod = powerMethod
         self.restart = restart
         model = ReceiverModel(feed: track, settings: settings, interpolationMaxGap: interpolationMaxGap,
-                              releaseDelay: configuration.alwaysOn ? nil : powerMethod.releaseDelay)
+                              releaseDelay: configuration.alwaysOn ? nil : powerMethod.releaseDelay,
+                              trackingInterval: trackingInterval)
         self.coarse = coarse
         coarseNext = self.coarse.next()
         self.configuration = configuration

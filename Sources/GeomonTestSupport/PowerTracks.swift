@@ -4,13 +4,24 @@ public import GeomonCore
 /// The real tracks of `Tests/Fixtures/power` (JSON lines) and the fences the power evaluation
 /// places along them, shared by the core and daemon test targets.
 public enum PowerTracks {
-    public static let names = [
-        "genivi_20100403_Z205_Switzerland",
-        "genivi_20100403_Z205_Switzerland_short",
-        "georust_garmin_with_extensions",
-        "gpxpy_cerknicko-jezero",
-        "gpxpy_korita-zbevnica",
+    /// Every track of docs/power.md's evaluation, with its kind of movement.
+    public static let kinds: KeyValuePairs<String, String> = [
+        "genivi_20100403_Z205_Switzerland": "drive",
+        "genivi_20100403_Z205_Switzerland_short": "drive",
+        "gmt_MTV.Local1.ublox-F9K.20200206-181434": "drive",
+        "barefoot_x0001-001": "drive",
+        "georust_garmin_with_extensions": "walk",
+        "gpxpy_cerknicko-jezero": "walk",
+        "gpxpy_korita-zbevnica": "walk",
+        "gpxanimator_bikeride": "bike",
+        "tcxreader_mapmyride_biking": "bike",
+        "runpandas_7ee8e9d1-bb55-4b1f-a232-a4c40ab2a500": "run",
+        "signalk_plaka": "boat",
+        "rob_tomales_data.shrinked": "boat",
+        "openrailrouting_00c03ac99213": "rail",
     ]
+
+    public static var names: [String] { kinds.map(\.key) }
 
     public struct LoadError: Error, CustomStringConvertible {
         public var description: String

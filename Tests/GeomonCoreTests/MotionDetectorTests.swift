@@ -75,11 +75,30 @@ import Testing
                              horizontalAccuracyMeters: 5, speedMetersPerSecond: v, source: .gnss))
         }
         let signal = MotionSignal(stillAfter: .seconds(60))
+        // The movement begins after the last slow fix (399 s); the sensor says so 2.5 s later.
         #expect(signal.changes(track) == [
             MotionSignal.Change(time: t0 + .seconds(160), motion: .still),
-            MotionSignal.Change(time: t0 + .milliseconds(402_500), motion: .moving),
+            MotionSignal.Change(time: t0 + .milliseconds(401_500), motion: .moving),
         ])
         // A stop shorter than still_after is no still stretch for the sensor.
         #expect(MotionSignal(stillAfter: .seconds(400)).changes(track).isEmpty)
+    }
+
+    @Test func aSparseLoggersDepartureIsDatedBackToItsLastSlowFix() {
+        // A tracker logging every 35 s: parked from 0 to 350 s, the next fix at 385 s already
+        // 500 m on. The movement began after 350 s, so the sensor says so at 352.5 s, not 387.5 s.
+        let t0 = UTCTime(millisecondsSince1970: 1_700_000_000_000)
+        func fix(_ s: Int64, east: Double, v: Double) -> Fix {
+            Fix(time: t0 + .seconds(s), coordinate: Coordinate(latitude: 0, longitude: east / 111_195.08),
+                horizontalAccuracyMeters: 10, speedMetersPerSecond: v, source: .gnss)
+        }
+        let parked = stride(from: Int64(0), through: 350, by: 35).map { fix($0, east: 0, v: 0) }
+        let signal = MotionSignal(stillAfter: .seconds(60))
+        #expect(signal.changes(parked + [fix(385, east: 500, v: 16)]) == [
+            MotionSignal.Change(time: t0 + .seconds(60), motion: .still),
+            MotionSignal.Change(time: t0 + .milliseconds(352_500), motion: .moving),
+        ])
+        // Across a gap longer than the receiver model bridges (an outage), from the fix itself.
+        #expect(signal.changes(parked + [fix(450, east: 1500, v: 16)]).last == MotionSignal.Change(time: t0 + .milliseconds(452_500), motion: .moving))
     }
 }

@@ -66,6 +66,57 @@ import Testing
         #expect(r.usage.wakeups == 1)
     }
 
+    @Test func aTrackingReceiverFillsTheLoggersGapsAtOneHertz() throws {
+        // The 21 s gap (9 → 30 s) is bridged at 1 Hz; the 69 s one (31 → 100 s) is an outage.
+        var r = ReceiverModel(track: Self.track, settings: Self.settings, trackingInterval: .seconds(1))
+        r.start(at: Self.at(0))
+        var times: [Int64] = []
+        var delivered: [Fix] = []
+        while let fix = r.takeFix() {
+            times.append((fix.time.millisecondsSince1970 - Self.t0.millisecondsSince1970) / 1000)
+            delivered.append(fix)
+        }
+        #expect(times == Array(0...31) + [100])
+        // 10 → 29 s lie on the line from 90 m to 300 m.
+        let at20 = try #require(delivered.first { $0.time == Self.at(20_000) })
+        #expect(abs(at20.coordinate.longitude * 111_195.08 - (90 + 210 * 11 / 21)) < 1e-6)
+        #expect(r.usage.fixesDelivered == 33)
+        #expect(r.usage.fixesInterpolated == 20)
+        // Without the interval, the recorded fixes only.
+        var recorded = ReceiverModel(track: Self.track, settings: Self.settings)
+        recorded.start(at: Self.at(0))
+        while recorded.takeFix() != nil {}
+        #expect(recorded.usage.fixesDelivered == Self.track.count)
+        #expect(recorded.usage.fixesInterpolated == 0)
+    }
+
+    @Test func anInterpolatedFixChangesSpeedAndCourseEvenlyTheShortWayRound() throws {
+        var before = Self.fix(0)
+        before.speedMetersPerSecond = 0.2
+        before.courseDegrees = 350
+        var after = Self.fix(10, east: 100)
+        after.speedMetersPerSecond = 16.2
+        after.courseDegrees = 30
+        var r = ReceiverModel(track: [before, after], settings: Self.settings, trackingInterval: .seconds(1))
+        r.start(at: Self.at(0))
+        _ = r.takeFix()
+        let taken = r.takeFix()
+        let second = try #require(taken)
+        #expect(second.time == Self.at(1000))
+        #expect(abs((second.speedMetersPerSecond ?? 0) - 1.8) < 1e-9)
+        #expect(abs((second.courseDegrees ?? 0) - 354) < 1e-9)
+        for _ in 2...4 { _ = r.takeFix() }
+        let later = r.takeFix()
+        let fifth = try #require(later)
+        #expect(abs((fifth.courseDegrees ?? 0) - 10) < 1e-9)
+        // Where the later fix has no speed, the earlier fix's stays.
+        after.speedMetersPerSecond = nil
+        var bare = ReceiverModel(track: [before, after], settings: Self.settings, trackingInterval: .seconds(1))
+        bare.start(at: Self.at(0))
+        _ = bare.takeFix()
+        #expect(bare.takeFix()?.speedMetersPerSecond == 0.2)
+    }
+
     @Test func acrossALongGapTheReceiverWaitsForTheNextRecordedFix() {
         // Gaps up to 10 s bridged (the default is 60 s): the 21 s gap is an outage.
         var r = ReceiverModel(track: Self.track, settings: Self.settings, interpolationMaxGap: .seconds(10))

@@ -26,7 +26,9 @@ final class ModelFeed: GNSSFeed {
     var now: () -> UTCTime = { UTCTime(millisecondsSince1970: 0) }
 
     init(track: [Fix], settings: ReceiverSettings, interpolationMaxGap: Duration = .seconds(60)) {
-        model = ReceiverModel(track: track, settings: settings, interpolationMaxGap: interpolationMaxGap)
+        // The same receiver as replay's (its tracking interval too).
+        model = ReceiverModel(track: track, settings: settings, interpolationMaxGap: interpolationMaxGap,
+                              trackingInterval: ReplayRun.Options().trackingInterval)
         var fds: [Int32] = [-1, -1]
         _ = pipe(&fds)
         for fd in fds { _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) }

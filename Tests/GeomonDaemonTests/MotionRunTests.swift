@@ -33,7 +33,8 @@ extension RunCommandTests {
         // What the sensor feels, from the recording as replay reads it: no movement in the
         // depot, movement 2.5 s after the car pulls away, none at the next stop, movement again.
         // The daemon makes `still` of it after `still_after` (10 s), as replay's derivation does.
-        let changes = MotionSignal(stillAfter: .zero).changes(fixes)
+        // (`movementGap` zero: the replay below bridges no gap, `--interpolate-gaps 0`.)
+        let changes = MotionSignal(stillAfter: .zero, movementGap: .zero).changes(fixes)
         #expect(changes.count >= 2 && changes[0].motion == .still && changes[1].motion == .moving, "\(changes)")
         let schedule = changes.map { "\(NumberText.fixed(($0.time - first).secondsValue, 3)) \($0.motion == .moving ? "true" : "false")" }
         _ = try dir.write("schedule", schedule.joined(separator: "\n") + "\n")

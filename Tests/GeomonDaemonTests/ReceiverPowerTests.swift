@@ -1,5 +1,6 @@
 import Foundation
 import GeomonCore
+import GeomonDaemon
 import GeomonStore
 import GeomonTestSupport
 import Testing
@@ -179,6 +180,55 @@ struct ReceiverPowerTests {
 }
 
 extension ReceiverPowerTests {
+    /// A slow switch program (a USB hub cycling a port takes seconds) runs off the loop: the
+    /// daemon reloads its profile while the off program is still running, logs the switch when
+    /// the program is done, and starts the "no effect" grace only then.
+    @Test func aSlowSwitchProgramDoesNotHoldTheLoop() throws {
+        try Self.scenario(obey: "none", power: { dir in
+            let script = try dir.write("profiles/slow-power.sh", """
+                #!/bin/sh
+                cd "$(dirname "$0")/.."
+                if [ "$1" = off ] && [ ! -e off-done ]; then
+                    : > off-running
+                    sleep 4
+                    date +%s.%N > off-done
+                    rm -f off-running
+                fi
+                """, mode: 0o755)
+            return "{method: command, on: [\(script), 'on'], off: [\(script), 'off'], restart: hot}"
+        }) { profile, receiver, dir in
+            let daemon = try Daemon(["--profile", profile, "--db", dir.path("run.db"), "--gpsd", "127.0.0.1:\(receiver.port)", "--log-level", "info"], in: dir)
+            #expect(daemon.waitForLog("gpsd connected"))
+            receiver.play()
+            let running = dir.path("off-running")
+            let deadline = Date().addingTimeInterval(90)
+            while !FileManager.default.fileExists(atPath: running), Date() < deadline { usleep(20_000) }
+            #expect(FileManager.default.fileExists(atPath: running), "the policy never switched the receiver off\n\(daemon.stderr)")
+            daemon.signal(SIGHUP)
+            #expect(daemon.waitForLog("profile reloaded", timeout: 3), "\(daemon.stderr)")
+            // Reloaded while the off program still runs: the loop did not wait for it.
+            #expect(FileManager.default.fileExists(atPath: running), "\(daemon.stderr)")
+            #expect(!daemon.stderr.contains(" receiver switched off "))
+            #expect(daemon.waitForLog(" receiver switched off ", timeout: 15), "\(daemon.stderr)")
+            // The receiver ignores the switch: said once, counted from the program's end.
+            #expect(daemon.waitForLog("has no effect", timeout: 30), "\(daemon.stderr)")
+            #expect(daemon.stop() == 0, "\(daemon.stderr)")
+            let lines = daemon.stderr.split(separator: "\n")
+            let switched = try #require(lines.first { $0.contains(" receiver switched off ") })
+            let warned = try #require(lines.first { $0.contains("has no effect") })
+            let done = try #require(Double(try String(contentsOfFile: dir.path("off-done"), encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)))
+            let switchedAt = try #require(Self.logTime(switched)), warnedAt = try #require(Self.logTime(warned))
+            #expect(switchedAt >= done - 0.01, "logged at \(switchedAt), the program ended at \(done)")
+            #expect(warnedAt - switchedAt > GNSSService.offGrace.secondsValue - 0.01, "\(warned)")
+        }
+    }
+
+    /// The time of a log line (its first field), in seconds since the epoch.
+    static func logTime(_ line: Substring) -> Double? {
+        let stamp = String(line.prefix(while: { $0 != " " }))
+        return (ISO8601DateFormatter.milliseconds.date(from: stamp) ?? ISO8601DateFormatter().date(from: stamp))?.timeIntervalSince1970
+    }
+
     /// `geomon receiver test` against the receiver: its output and exit code.
     static func receiverTest(profile: String, receiver: SimulatedReceiver) throws -> ProcessResult {
         receiver.play()

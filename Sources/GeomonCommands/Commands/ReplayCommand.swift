@@ -43,15 +43,16 @@ struct ReplayCommand: GeomonCommand {
             .option("--publish-wait", "SECONDS", "with --publish: how long to wait for a broker that makes no progress before giving up (default 30)"),
             .flag("--insecure-permissions", "accept group/world-writable profiles, GeoJSON files, programs and database files (and, as root, ones owned by other users)"),
             .flag("--stats", "print per track the fixes read and the input skipped by reason, then fixes processed, index lookups and the loop's throughput, to stderr"),
-            .flag("--always-on", "keep the receiver on (every recorded fix is delivered)"),
+            .flag("--always-on", "keep the receiver on (every recorded fix is delivered, and between them one every --tracking-interval)"),
             .flag("--compare-always-on", "also run always-on and compare: the report gains `baseline`, `match` (recall, extra, latency p50/p95) and the `oracle` bound"),
             .option("--coarse", "FILE", "a recorded coarse track (any track format); default: derived from the track every sources.coarse.interval, seeded (--seed)", completion: .file([])),
             .option("--seed", "N", "seed of the derived coarse fixes (default 1)"),
             .option("--report", "FILE", "write the energy report (`-`: stdout, after the events): the readable table with --format text (the default), one JSON object with --format json", completion: .file(["json"])),
             .option("--svg", "FILE", "draw the run: map and timeline (docs/pictures.md)", completion: .file(["svg"])),
             .option("--policy-log", "FILE", "every policy action with its time and reason, and every GNSS fix the receiver delivered, one per line", completion: .file([])),
-            .flag("--motion", "derive a motion sensor from the recording (still where the recorded speed stays under 0.5 m/s for sources.motion.still_after, default 60 s; moving 2.5 s after it rises): the receiver stays off while still (docs/power.md, \"Wake on motion\"); a profile with sources.motion gets it anyway"),
+            .flag("--motion", "derive a motion sensor from the recording (still where the recorded speed stays under 0.5 m/s for sources.motion.still_after, default 60 s; moving 2.5 s after the last slow fix before it rises): the receiver stays off while still (docs/power.md, \"Wake on motion\"); a profile with sources.motion gets it anyway"),
             .option("--interpolate-gaps", "SECONDS", "the receiver model bridges recorded gaps up to this long by interpolation; a longer gap is an outage, for --compare-always-on too (default 60)"),
+            .option("--tracking-interval", "SECONDS", "while on, the modelled receiver delivers a fix at least this often, interpolated between recorded fixes at most --interpolate-gaps apart, as a receiver tracking at 1 Hz does; for --always-on and --compare-always-on too; 0: the recorded fixes only (default 1)"),
         ],
         arguments: [ArgumentSpec("TRACK", "recorded tracks (their fixes are merged by time)", arity: .many, completion: .file([]))],
         required: ["--profile"]
@@ -95,6 +96,9 @@ struct ReplayCommand: GeomonCommand {
         if let gap = try arguments.double("--interpolate-gaps", in: 0...86_400) {
             options.interpolationMaxGap = .milliseconds(Int64((gap * 1000).rounded()))
         }
+        if let interval = try arguments.double("--tracking-interval", in: 0...3600) {
+            options.trackingInterval = interval > 0 ? .milliseconds(Int64((interval * 1000).rounded())) : nil
+        }
     }
 
     func validate() throws {
@@ -124,7 +128,6 @@ struct ReplayCommand: GeomonCommand {
         let progressBar = isatty(2) == 1 && run.recording.count >= 5000 ? ProgressBar() : nil
         let resumeAfter = journal.lastCommittedFixTime
         var counts = (processed: 0, notNewer: 0, stored: 0, events: 0)
-        var delivered = 0
         let clock = ContinuousClock()
         let started = clock.now
         let cpuStarted = Bench.seconds()
@@ -140,8 +143,7 @@ struct ReplayCommand: GeomonCommand {
                     }
                 }
                 source.onFix = { fix in
-                    delivered += 1
-                    if let progressBar, delivered % max(1, run.recording.count / 100) == 0 { progressBar.update(delivered, of: run.recording.count) }
+                    if let progressBar { progressBar.update(at: fix.time, from: run.start, to: run.end) }
                     if let resumeAfter, fix.time <= resumeAfter { counts.stored += 1 }
                 }
             }
@@ -152,7 +154,7 @@ struct ReplayCommand: GeomonCommand {
         if let problem = rereading.problem { throw CommandFailure(problem, exitCode: .noInput) }
         let elapsed = (clock.now - started).secondsValue
         let cpu = Bench.seconds() - cpuStarted
-        progressBar?.update(run.recording.count, of: run.recording.count)
+        progressBar?.update(percent: 100, "\(run.recording.count) fixes")
         progressBar?.finish()
         try reportDeliveries(store: store, hooks: hooks, publishing: publishing)
         try writeOutputs(run, profile: profile)
@@ -416,17 +418,24 @@ extension ReplayCommand {
     }
 }
 
-/// A one-line progress bar on stderr (only used when stderr is a terminal).
+/// A one-line progress bar on stderr (only used when stderr is a terminal): how far into the
+/// recording's time the replay is.
 final class ProgressBar {
     private var lastPercent = -1
 
-    func update(_ done: Int, of total: Int) {
-        let percent = total > 0 ? min(100, done * 100 / total) : 100
+    /// The replay has reached `time` of the recording from `start` to `end`.
+    func update(at time: UTCTime, from start: UTCTime?, to end: UTCTime?) {
+        guard let start, let end, end > start else { return }
+        let percent = Int(max(0, min(100, 100 * (time - start).secondsValue / (end - start).secondsValue)))
         guard percent != lastPercent else { return }
+        update(percent: percent, time.rfc3339)
+    }
+
+    func update(percent: Int, _ text: String) {
         lastPercent = percent
         let filled = percent * 30 / 100
         let bar = String(repeating: "#", count: filled) + String(repeating: " ", count: 30 - filled)
-        writeStderrRaw("\r[\(bar)] \(percent)% \(done)/\(total) fixes")
+        writeStderrRaw("\r[\(bar)] \(percent)% of the recording, \(text)")
     }
 
     func finish() {

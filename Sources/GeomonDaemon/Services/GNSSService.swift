@@ -5,6 +5,7 @@ public import GeomonCore
 import GeomonStore
 public import GeomonSources
 import GeomonFormat
+import GeomonHooks
 
 /// The GNSS receiver through gpsd (`GNSSFeed`): connects (and reconnects with backoff),
 /// switches the receiver as the power policy says with the profile's method
@@ -15,6 +16,10 @@ import GeomonFormat
 /// the receiver itself and keeps the watch open, so the receiver's own reports prove the
 /// switch: reports that go on `offGrace` after it was switched off mean the method has no
 /// effect on this receiver (logged once; the receiver counts as on, `measuredOn`).
+///
+/// The `command` method's programs run on a thread of their own, one after another
+/// (`SerialProgramRunner`): the loop goes on while one runs (up to its 10 s timeout), and the
+/// grace for "off is off" counts from the moment the off program finished.
 public final class GNSSService: Service {
     public let name = "gnss"
     public let feed: any GNSSFeed
@@ -30,8 +35,17 @@ public final class GNSSService: Service {
     public static let offGrace: Duration = .seconds(3)
     /// Reports closer together than this count as continuous tracking in `measuredOn`.
     static let trackingGap: Int64 = 2_000_000
-    /// Switched off (by the policy) since this `.driver` instant; nil while on.
+    /// The policy has the receiver off (the switch asked for, whether or not it is done yet).
+    private var switchedOff = false
+    /// The receiver is off since this `.driver` instant (the switch done); nil while on or
+    /// while the switch is under way.
     private var offSince: Int64?
+    /// The `command` method's programs, run off the loop.
+    private let programs: SerialProgramRunner<Bool>?
+    /// While a program runs: when to look whether it finished.
+    private var programCheckAt: Int64?
+    static let programCheckInterval: Duration = .milliseconds(100)
+    private var lastProgramWasOff = false
     /// The method was seen to have no effect (reports went on while off).
     public private(set) var ineffective = false
     /// The receiver's measured on-time so far: from its own reports (consecutive reports up
@@ -45,6 +59,7 @@ public final class GNSSService: Service {
         self.device = device
         self.power = power
         self.log = log
+        if case .command = power { programs = SerialProgramRunner() } else { programs = nil }
     }
 
     public var pollRequest: PollRequest? {
@@ -52,12 +67,7 @@ public final class GNSSService: Service {
     }
 
     public var nextWake: Int64? {
-        switch (reconnectAt, epochAt) {
-        case let (a?, b?): min(a, b)
-        case let (a?, nil): a
-        case let (nil, b?): b
-        case (nil, nil): nil
-        }
+        [reconnectAt, epochAt, programCheckAt].compactMap { $0 }.min()
     }
 
     public func start(_ driver: DriverContext) throws {
@@ -74,6 +84,7 @@ public final class GNSSService: Service {
             epochAt = nil
             handle(feed.flushPendingFix(), driver)
         }
+        if let at = programCheckAt, at <= now { collectPrograms(driver) }
         if revents != 0 {
             handle(feed.readAvailable(), driver)
             // An epoch whose accuracy gpsd has not sent yet: taken as it is after the budget.
@@ -90,14 +101,15 @@ public final class GNSSService: Service {
         switch action {
         case .gnssOn:
             offSince = nil
+            switchedOff = false
             switchReceiver(on: true, driver)
             setWatch(true, driver)
         case .gnssOff:
             if power.switchesReceiver {
                 // Already off (a still sensor taking over a sleep): the receiver is left alone.
-                guard offSince == nil else { break }
-                switchReceiver(on: false, driver)
-                offSince = driver.monotonic
+                guard !switchedOff else { break }
+                switchedOff = true
+                if switchReceiver(on: false, driver) { offSince = driver.monotonic }
             } else {
                 setWatch(false, driver)
             }
@@ -107,16 +119,37 @@ public final class GNSSService: Service {
     }
 
     public func stop(_ driver: DriverContext) {
-        // The receiver is left as the daemon found it at start: on.
-        if offSince != nil { switchReceiver(on: true, driver) }
+        // The receiver is left as the daemon found it at start: on (after any switch under way).
+        if let programs {
+            if !programs.waitUntilIdle(timeout: .seconds(11)) { log.warning("a receiver switch program is still running at shutdown", ["power.method": power.name]) }
+            collectPrograms(driver)
+            if switchedOff, let invocation = ReceiverPowerSwitch(method: power, device: device, directory: driver.profile.directory).commandInvocation(on: true) {
+                report(ReceiverPowerSwitch.outcome(of: invocation, HookRunner().run(invocation)), on: true)
+            }
+        } else if switchedOff {
+            switchReceiver(on: true, driver)
+        }
         try? feed.watch(enabled: false, device: nil)
         _ = feed.disconnect(reason: "shutting down")
     }
 
-    /// The method's switch: bytes to the receiver through gpsd, or the profile's program.
-    private func switchReceiver(on: Bool, _ driver: DriverContext) {
+    /// The method's switch: bytes to the receiver through gpsd at once, or the profile's
+    /// program queued to run off the loop. Whether the switch is done now.
+    @discardableResult
+    private func switchReceiver(on: Bool, _ driver: DriverContext) -> Bool {
+        let powerSwitch = ReceiverPowerSwitch(method: power, device: device, directory: driver.profile.directory)
+        if let programs, let invocation = powerSwitch.commandInvocation(on: on) {
+            programs.submit(invocation, tag: on)
+            if programCheckAt == nil { programCheckAt = driver.monotonic(after: Self.programCheckInterval) }
+            return false
+        }
+        report(powerSwitch.set(on: on, feed: feed), on: on)
+        return true
+    }
+
+    private func report(_ outcome: ReceiverPowerSwitch.Outcome, on: Bool) {
         let what = on ? "on" : "off"
-        switch ReceiverPowerSwitch(method: power, device: device, directory: driver.profile.directory).set(on: on, feed: feed) {
+        switch outcome {
         case .nothing:
             break
         case .switched:
@@ -124,6 +157,27 @@ public final class GNSSService: Service {
         case let .failed(reason):
             log.warning("cannot switch the receiver \(what)", ["power.method": power.name, "error": reason])
         }
+    }
+
+    /// The programs that finished: logged; an off that finished while the policy still has
+    /// the receiver off starts the grace. Looks again soon while one is still running.
+    private func collectPrograms(_ driver: DriverContext) {
+        guard let programs else { return }
+        programCheckAt = nil
+        // Idle first, then what finished: when idle, nothing can finish after the taking.
+        let idle = programs.isIdle
+        for done in programs.takeFinished() {
+            let invocation = ReceiverPowerSwitch(method: power, device: device, directory: driver.profile.directory).commandInvocation(on: done.tag)
+            if let invocation { report(ReceiverPowerSwitch.outcome(of: invocation, done.result), on: done.tag) }
+            lastProgramWasOff = !done.tag
+        }
+        if idle {
+            // The last switch asked for is done: an off starts the grace.
+            if lastProgramWasOff, switchedOff, offSince == nil { offSince = driver.monotonic }
+        } else {
+            programCheckAt = driver.monotonic(after: Self.programCheckInterval)
+        }
+        updateStatus(driver)
     }
 
     /// A report from the receiver (a fix): its measured on-time, and whether "off" is off.
@@ -195,7 +249,7 @@ public final class GNSSService: Service {
         }
         statusMeasuredOn = measuredOn
         var gnss = RuntimeStatus.Source(plugin: "gpsd", endpoint: feed.endpoint, state: state)
-        gnss.power = RuntimeStatus.ReceiverPower(method: power.name, state: ineffective ? "always on (the switch has no effect)" : offSince == nil ? "on" : "off",
+        gnss.power = RuntimeStatus.ReceiverPower(method: power.name, state: ineffective ? "always on (the switch has no effect)" : switchedOff ? "off" : "on",
                                                  measuredOnSeconds: measuredOn.secondsValue)
         if driver.status.gnss != gnss {
             driver.status.gnss = gnss

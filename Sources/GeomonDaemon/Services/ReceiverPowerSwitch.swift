@@ -1,6 +1,6 @@
 public import GeomonCore
 public import GeomonSources
-import GeomonHooks
+public import GeomonHooks
 import GeomonGeoClue
 
 /// The power method's switch (`sources.gnss.power`): bytes written to the receiver through
@@ -62,12 +62,23 @@ public struct ReceiverPowerSwitch: Sendable {
             } catch {
                 return .failed(error.message)
             }
-        case let .command(onArgv, offArgv):
-            let argv = on ? onArgv : offArgv
-            let invocation = HookInvocation(argv: argv, environment: HookEnvironment.base(home: nil), stdin: [],
-                                            workingDirectory: HookTargets.absoluteDirectory(directory), timeout: .seconds(10))
-            let result = HookRunner().run(invocation)
-            return result.succeeded ? .switched("ran \(argv.joined(separator: " "))") : .failed("\(argv.joined(separator: " ")): \(result.summary)")
+        case .command:
+            guard let invocation = commandInvocation(on: on) else { return .nothing }
+            return Self.outcome(of: invocation, HookRunner().run(invocation))
         }
+    }
+
+    /// The `command` method's program for switching on or off, run with the hook runner's
+    /// rules (no shell, a clean environment, 10 s timeout, output bounded); nil for the others.
+    public func commandInvocation(on: Bool) -> HookInvocation? {
+        guard case let .command(onArgv, offArgv) = method else { return nil }
+        return HookInvocation(argv: on ? onArgv : offArgv, environment: HookEnvironment.base(home: nil), stdin: [],
+                              workingDirectory: HookTargets.absoluteDirectory(directory), timeout: .seconds(10))
+    }
+
+    /// What running `invocation` came to.
+    public static func outcome(of invocation: HookInvocation, _ result: HookResult) -> Outcome {
+        let argv = invocation.argv.joined(separator: " ")
+        return result.succeeded ? .switched("ran \(argv)") : .failed("\(argv): \(result.summary)")
     }
 }
