@@ -10,9 +10,10 @@ public import GeomonCore
 ///   was off for less than `hot_window`, else warm (`ttff_warm`, also when it was never on).
 ///   It is the recorded fix at that instant, or one interpolated (`interpolated`: position,
 ///   speed and course evenly between them, accuracy the earlier fix's) between the recorded
-///   fixes around it when they are at most `interpolationMaxGap` apart. Across a longer gap the receiver waits, on, until the next
-///   recorded fix (the policy's `fix_timeout` may switch it off first). Before the track's first
-///   fix it waits for that one; after the last there is nothing.
+///   fixes around it when they are at most `interpolationMaxGap` apart. Across a longer gap
+///   the receiver waits, on, until the next recorded fix (the policy's `fix_timeout` may
+///   switch it off first). Before the track's first fix it waits for that one; after the last
+///   there is nothing.
 /// - After the first fix, every recorded fix later than the last delivered one, at its time;
 ///   with a `trackingInterval` (a receiver tracking at 1 Hz: 1 s), also one every interval
 ///   between them, interpolated the same way, where the recorded fixes around it are at most
