@@ -7,29 +7,27 @@ import GeomonCore
 /// `geomon run` switches the receiver with it (`sources.gnss.power: command`): a power switch
 /// may take seconds (a USB hub cycling a port, a modem tool), and fixes, hooks and MQTT go on
 /// meanwhile.
-public final class SerialProgramRunner<Tag: Sendable>: @unchecked Sendable {
+public final class SerialProgramRunner: @unchecked Sendable {
     public struct Finished: Sendable {
-        public let tag: Tag
+        public let invocation: HookInvocation
+        /// What the program was for (the caller's word: a power switch's on or off).
+        public let on: Bool
         public let result: HookResult
     }
 
     private let condition = Condition()
-    private var queue: [(tag: Tag, invocation: HookInvocation)] = []
+    private var queue: [(invocation: HookInvocation, on: Bool)] = []
     private var finished: [Finished] = []
     private var running = false
-    private let runner: HookRunner
-    private let onFinished: (@Sendable () -> Void)?
+    private let runner = HookRunner()
 
-    /// - Parameter onFinished: called on the runner's thread after each program finished.
-    public init(runner: HookRunner = HookRunner(), onFinished: (@Sendable () -> Void)? = nil) {
-        self.runner = runner
-        self.onFinished = onFinished
-    }
+    public init() {}
 
-    /// Queues `invocation`; it runs after every program submitted before it.
-    public func submit(_ invocation: HookInvocation, tag: Tag) {
+    /// Queues `invocation` (`on`: what it is for, handed back with its result); it runs after
+    /// every program submitted before it.
+    public func submit(_ invocation: HookInvocation, on: Bool) {
         condition.lock()
-        queue.append((tag, invocation))
+        queue.append((invocation, on))
         let start = !running
         running = true
         condition.unlock()
@@ -77,10 +75,9 @@ public final class SerialProgramRunner<Tag: Sendable>: @unchecked Sendable {
             condition.unlock()
             let result = runner.run(job.invocation)
             condition.lock()
-            finished.append(Finished(tag: job.tag, result: result))
+            finished.append(Finished(invocation: job.invocation, on: job.on, result: result))
             condition.broadcast()
             condition.unlock()
-            onFinished?()
         }
     }
 }

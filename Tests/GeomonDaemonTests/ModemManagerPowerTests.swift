@@ -1,3 +1,4 @@
+import Foundation
 import GeomonCore
 import GeomonDaemon
 import GeomonGeoClue
@@ -37,6 +38,30 @@ struct ModemManagerPowerTests {
         #expect(try location.set(on: false).hasPrefix("Location.Setup(1, false)"))
         #expect(try location.set(on: true).hasPrefix("Location.Setup(17, false)"))
         #expect(mm.setupCalls.map(\.sources) == [17, 1, 17])
+    }
+
+    /// `geomon run` keeps one switch for its life: every switch-on after a switch-off restores
+    /// the GNSS sources that off cleared (raw 2 as well as unmanaged 16), not only unmanaged.
+    @Test func theDaemonRestoresWhatItsSwitchOffCleared() throws {
+        let mm = try ModemManagerStandIn(enabled: 1 | 16 | 2)
+        defer { mm.stop() }
+        try ReceiverPowerTests.scenario(obey: "none", power: { _ in "modemmanager" }) { profile, receiver, dir in
+            var environment = ProcessInfo.processInfo.environment
+            environment["DBUS_SYSTEM_BUS_ADDRESS"] = mm.busAddress
+            let daemon = try RunCommandTests.Daemon(["--profile", profile, "--db", dir.path("run.db"), "--gpsd", "127.0.0.1:\(receiver.port)",
+                                                     "--log-level", "info"], in: dir, environment: environment)
+            #expect(daemon.waitForLog("gpsd connected"))
+            receiver.play()
+            // Until the policy has switched the receiver off and on again at least once.
+            let deadline = Date().addingTimeInterval(90)
+            while mm.setupCalls.count < 3, Date() < deadline { usleep(100_000) }
+            #expect(daemon.stop() == 0, "\(daemon.stderr)")
+            let sources = mm.setupCalls.map(\.sources)
+            #expect(sources.count >= 3, "\(daemon.stderr)\n\(mm.log)")
+            // On at start (nothing cleared yet: unmanaged added), then off and on alternately.
+            let expected = sources.indices.map { $0 % 2 == 0 ? UInt32(1 | 16 | 2) : 1 }
+            #expect(sources == expected, "\(mm.log)")
+        }
     }
 
     @Test func aMissingModemOrServiceIsAClearFailure() throws {

@@ -23,8 +23,11 @@ import GeomonHooks
 public final class GNSSService: Service {
     public let name = "gnss"
     public let feed: any GNSSFeed
-    private let device: String?
     private let power: GNSSPowerMethod
+    /// The method's switch, one for the daemon's life (`modemmanager` remembers the GNSS
+    /// sources it cleared, to restore them on).
+    private let powerSwitch: ReceiverPowerSwitch
+    private var device: String? { powerSwitch.device }
     private let log: Log
     private var reconnectAt: Int64?
     private var epochAt: Int64?
@@ -41,7 +44,7 @@ public final class GNSSService: Service {
     /// while the switch is under way.
     private var offSince: Int64?
     /// The `command` method's programs, run off the loop.
-    private let programs: SerialProgramRunner<Bool>?
+    private let programs: SerialProgramRunner?
     /// While a program runs: when to look whether it finished.
     private var programCheckAt: Int64?
     static let programCheckInterval: Duration = .milliseconds(100)
@@ -54,10 +57,11 @@ public final class GNSSService: Service {
     private var lastReport: Int64?
     private var statusMeasuredOn: Duration = .zero
 
-    public init(feed: any GNSSFeed, device: String?, power: GNSSPowerMethod = .watch, log: Log) {
+    /// - Parameter directory: the profile's directory (the `command` programs' working directory).
+    public init(feed: any GNSSFeed, device: String?, power: GNSSPowerMethod = .watch, directory: String = "/", log: Log) {
         self.feed = feed
-        self.device = device
         self.power = power
+        powerSwitch = ReceiverPowerSwitch(method: power, device: device, directory: directory)
         self.log = log
         if case .command = power { programs = SerialProgramRunner() } else { programs = nil }
     }
@@ -119,16 +123,13 @@ public final class GNSSService: Service {
     }
 
     public func stop(_ driver: DriverContext) {
-        // The receiver is left as the daemon found it at start: on (after any switch under way).
-        if let programs {
-            if !programs.waitUntilIdle(timeout: .seconds(11)) { log.warning("a receiver switch program is still running at shutdown", ["power.method": power.name]) }
-            collectPrograms(driver)
-            if switchedOff, let invocation = ReceiverPowerSwitch(method: power, device: device, directory: driver.profile.directory).commandInvocation(on: true) {
-                report(ReceiverPowerSwitch.outcome(of: invocation, HookRunner().run(invocation)), on: true)
-            }
-        } else if switchedOff {
-            switchReceiver(on: true, driver)
+        // The receiver is left as the daemon found it at start: on (after any switch under way,
+        // at once: the loop is ending).
+        if let programs, !programs.waitUntilIdle(timeout: .seconds(11)) {
+            log.warning("a receiver switch program is still running at shutdown", ["power.method": power.name])
         }
+        collectPrograms(driver)
+        if switchedOff { report(powerSwitch.set(on: true, feed: feed), on: true) }
         try? feed.watch(enabled: false, device: nil)
         _ = feed.disconnect(reason: "shutting down")
     }
@@ -137,9 +138,8 @@ public final class GNSSService: Service {
     /// program queued to run off the loop. Whether the switch is done now.
     @discardableResult
     private func switchReceiver(on: Bool, _ driver: DriverContext) -> Bool {
-        let powerSwitch = ReceiverPowerSwitch(method: power, device: device, directory: driver.profile.directory)
         if let programs, let invocation = powerSwitch.commandInvocation(on: on) {
-            programs.submit(invocation, tag: on)
+            programs.submit(invocation, on: on)
             if programCheckAt == nil { programCheckAt = driver.monotonic(after: Self.programCheckInterval) }
             return false
         }
@@ -167,9 +167,8 @@ public final class GNSSService: Service {
         // Idle first, then what finished: when idle, nothing can finish after the taking.
         let idle = programs.isIdle
         for done in programs.takeFinished() {
-            let invocation = ReceiverPowerSwitch(method: power, device: device, directory: driver.profile.directory).commandInvocation(on: done.tag)
-            if let invocation { report(ReceiverPowerSwitch.outcome(of: invocation, done.result), on: done.tag) }
-            lastProgramWasOff = !done.tag
+            report(ReceiverPowerSwitch.outcome(of: done.invocation, done.result), on: done.on)
+            lastProgramWasOff = !done.on
         }
         if idle {
             // The last switch asked for is done: an off starts the grace.
