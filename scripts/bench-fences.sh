@@ -5,11 +5,15 @@
 # usage: scripts/bench-fences.sh [FENCES] [POINTS] [SEED] [PAIRS]   (defaults: 100000 100000 1 1)
 #        scripts/bench-fences.sh --interleave ROUNDS [FENCES] [POINTS] [SEED]
 #        scripts/bench-fences.sh --memory [FENCES] [RUNS]            (defaults: 100000 5)
+#        scripts/bench-fences.sh --memory --peer OTHER_GEOMON [FENCES] [RUNS]
 #
 # --memory: the load of a generated GeoJSON file (streamed into the index) RUNS times, without
 # huge pages: each run's MB/s of GeoJSON and peak resident set against the budget (the index's
 # bytes + 64 MB + a quarter of the file), then the best MB/s and the worst peak; exit 1 when a
-# peak is over the budget. No shapely needed.
+# peak is over the budget. No shapely needed. With --peer, runs this build and OTHER_GEOMON (an
+# earlier build, say) alternately RUNS times each and prints each one's median load and reader
+# MB/s and the ratio of the medians: the machine's speed drifts by ±20 % within minutes, and
+# alternating runs share the drift.
 #
 # PAIRS > 1 runs geomon and shapely alternately PAIRS times and prints every pair's ratio and
 # the medians: the machine's speed varies by ±20 % from minute to minute when other jobs share
@@ -26,8 +30,14 @@
 # is the steadier measure.
 set -eu
 if [ "${1:-}" = "--memory" ]; then
-    N=${2:-100000}
-    RUNS=${3:-5}
+    shift
+    PEER=
+    if [ "${1:-}" = "--peer" ]; then
+        PEER=${2:?--peer needs a geomon binary}
+        shift 2
+    fi
+    N=${1:-100000}
+    RUNS=${2:-5}
     ROOT=$(cd "$(dirname "$0")/.." && pwd)
     DIR=${BENCH_DIR:-/tmp/geomon-bench-$N}
     cd "$ROOT"
@@ -36,6 +46,32 @@ if [ "${1:-}" = "--memory" ]; then
     [ -f "$DIR/fences.geojson" ] || "$GEOMON" bench generate --fences "$N" --points 100000 --seed 1 --out "$DIR"
     echo "machine: $(nproc) cores, $(lscpu | sed -n 's/^Model name: *//p'); $(date -u +%Y-%m-%dT%H:%MZ)"
     echo "file: $DIR/fences.geojson, $(($(stat -c %s "$DIR/fences.geojson") / 1000000)) MB, $N fences"
+    if [ -n "$PEER" ]; then
+        [ -x "$PEER" ] && [ "$(realpath "$PEER")" != "$(realpath "$GEOMON")" ] || { echo "bench-fences: --peer $PEER is not another geomon binary" >&2; exit 2; }
+        i=0
+        while [ $i -lt "$RUNS" ]; do
+            for binary in "$GEOMON" "$PEER"; do
+                printf '%s ' "$binary"
+                GEOMON_HUGE_PAGES=off "$binary" bench fences --fences "$DIR/fences.geojson" --points "$DIR/points.csv"
+            done
+            i=$((i + 1))
+        done | python3 -c '
+import json, statistics, sys
+runs = {}
+for line in sys.stdin:
+    binary, _, report = line.partition(" ")
+    r = json.loads(report)
+    runs.setdefault(binary, []).append((r["load_mb_per_s"], r["parse_mb_per_s"]))
+(this, a), (peer, b) = runs.items()
+for name, rows in ((this, a), (peer, b)):
+    print("%s: load median %.1f MB/s (%.1f-%.1f), reader median %.1f MB/s (%.1f-%.1f), %d runs" % (name,
+          statistics.median(r[0] for r in rows), min(r[0] for r in rows), max(r[0] for r in rows),
+          statistics.median(r[1] for r in rows), min(r[1] for r in rows), max(r[1] for r in rows), len(rows)))
+print("this build / peer: load %.2f, reader %.2f (ratio of medians)" % (
+      statistics.median(r[0] for r in a) / statistics.median(r[0] for r in b),
+      statistics.median(r[1] for r in a) / statistics.median(r[1] for r in b)))'
+        exit $?
+    fi
     i=0
     while [ $i -lt "$RUNS" ]; do
         GEOMON_HUGE_PAGES=off "$GEOMON" bench fences --fences "$DIR/fences.geojson" --points "$DIR/points.csv"

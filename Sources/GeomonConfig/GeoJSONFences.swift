@@ -860,11 +860,16 @@ final class GeoJSONReader {
     private func noteCosmetics(_ ring: [Coordinate], isShell: Bool, offset: Int) {
         var twiceArea = 0.0
         var repeated = false
-        for k in ring.indices.dropFirst() {
-            let a = ring[k - 1], b = ring[k]
-            if a == b { repeated = true }
-            twiceArea += Geodesy.longitudeDelta(ring[0].longitude, a.longitude) * b.latitude
-                - Geodesy.longitudeDelta(ring[0].longitude, b.longitude) * a.latitude
+        ring.withUnsafeBufferPointer { r in
+            guard let origin = r.first?.longitude else { return }
+            // Each vertex's longitude from the first, computed once (it serves two edges).
+            var a = r[0], ax = 0.0
+            for b in r.dropFirst() {
+                if a == b { repeated = true }
+                let bx = Geodesy.longitudeDelta(origin, b.longitude)
+                twiceArea += ax * b.latitude - bx * a.latitude
+                a = b; ax = bx
+            }
         }
         if twiceArea != 0, (twiceArea > 0) != isShell {
             windingCount += 1

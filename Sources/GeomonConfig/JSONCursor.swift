@@ -1,6 +1,12 @@
 import GeomonCore
 import GeomonFormat
 
+/// 10^0 … 10^22, each exact in a Double. Tables rather than a `switch`: the number of digits
+/// varies from number to number, and a jump table's indirect branch mispredicts on that.
+private let powersOfTen: [Double] = [1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
+                                     1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22]
+private let integerPowersOfTen: [UInt64] = [1, 10, 100, 1_000, 10_000, 100_000, 1_000_000, 10_000_000, 100_000_000]
+
 /// The hot inner loops of the GeoJSON reader on a local cursor (a struct in a local `var`,
 /// so no dynamic exclusivity checks on every byte): whitespace, numbers, positions, rings
 /// and skipping values.
@@ -28,8 +34,9 @@ struct JSONCursor {
         let start = j
         var negative = false
         if j < n && p[j] == 0x2D { negative = true; j &+= 1 }
-        // The usual case, without a branch per digit beyond the digit test: at most 19
-        // digits (no overflow in 64 bits), no exponent part.
+        // The usual case: at most 19 digits (no overflow in 64 bits), no exponent part. The
+        // integer part (a coordinate's 1–3 digits) a byte at a time, where a short loop beats
+        // the fixed cost of a word; the fraction (4–8 digits) eight at a time.
         var mantissa: UInt64 = 0
         let intStart = j
         while j < n {
@@ -43,14 +50,7 @@ struct JSONCursor {
         var fractionDigits = 0
         if j < n && p[j] == 0x2E {
             j &+= 1
-            let fractionStart = j
-            while j < n {
-                let d = p[j] &- 0x30
-                if d > 9 { break }
-                mantissa = mantissa &* 10 &+ UInt64(d)
-                j &+= 1
-            }
-            fractionDigits = j &- fractionStart
+            fractionDigits = digitRun(&mantissa)
             guard fractionDigits > 0 else { throw JSONSyntaxError(offset: start, message: "invalid number") }
         }
         let hasExponent = j < n && (p[j] == 0x65 || p[j] == 0x45)
@@ -61,6 +61,47 @@ struct JSONCursor {
         }
         j = start
         return try slowNumber()
+    }
+
+    /// Reads the decimal digits at `j` into `mantissa` (`mantissa × 10^k + digits`, wrapping
+    /// past 19 digits: the caller counts them) and returns their count `k`. Eight bytes at a
+    /// time where eight are left: the length of the run comes from a mask of the non-digit
+    /// bytes, and its value from three multiplications, so that a fraction's digits cost no
+    /// branch per digit (and no misprediction at the run's end, whose length varies from
+    /// number to number).
+    @inline(__always) private mutating func digitRun(_ mantissa: inout UInt64) -> Int {
+        let first = j
+        while j &+ 8 <= n {
+            // Little-endian: the byte at `j` is the word's lowest.
+            let word = UnsafeRawPointer(p.baseAddress! + j).loadUnaligned(as: UInt64.self).littleEndian
+            let values = word ^ 0x3030_3030_3030_3030 // a digit's byte becomes 0...9
+            // High bit of each byte that is not a digit: its value is ≥ 10 (adding 0x76 to
+            // the low 7 bits carries into bit 7, never out of the byte) or ≥ 0x80.
+            let nonDigits = (((values & 0x7F7F_7F7F_7F7F_7F7F) &+ 0x7676_7676_7676_7676) | values) & 0x8080_8080_8080_8080
+            let count = nonDigits == 0 ? 8 : nonDigits.trailingZeroBitCount >> 3
+            guard count > 0 else { break }
+            // The run's digits moved to the top bytes (zeros below are leading zeros), then
+            // combined pairwise: 8 one-digit lanes → 4 two-digit → 2 four-digit → 1.
+            var v = values << (64 &- 8 &* UInt64(count))
+            v = (v &* 10) &+ (v >> 8)
+            v = (((v & 0x0000_00FF_0000_00FF) &* (100 &+ (1_000_000 << 32)))
+                 &+ (((v >> 16) & 0x0000_00FF_0000_00FF) &* (1 &+ (10_000 << 32)))) >> 32
+            mantissa = mantissa &* Self.integerPower(of: count) &+ (v & 0xFFFF_FFFF)
+            j &+= count
+            if count < 8 { return j &- first }
+        }
+        while j < n {
+            let d = p[j] &- 0x30
+            if d > 9 { break }
+            mantissa = mantissa &* 10 &+ UInt64(d)
+            j &+= 1
+        }
+        return j &- first
+    }
+
+    /// 10^k for 1 ≤ k ≤ 8.
+    @inline(__always) private static func integerPower(of k: Int) -> UInt64 {
+        integerPowersOfTen[k]
     }
 
     /// Any JSON number: exact for up to 15-16 significant digits and exponents within ±22
@@ -137,13 +178,7 @@ struct JSONCursor {
 
     /// 10^k for 0 ≤ k ≤ 22, exactly.
     @inline(__always) static func power(of k: Int) -> Double {
-        switch k {
-        case 0: 1e0; case 1: 1e1; case 2: 1e2; case 3: 1e3; case 4: 1e4; case 5: 1e5
-        case 6: 1e6; case 7: 1e7; case 8: 1e8; case 9: 1e9; case 10: 1e10; case 11: 1e11
-        case 12: 1e12; case 13: 1e13; case 14: 1e14; case 15: 1e15; case 16: 1e16
-        case 17: 1e17; case 18: 1e18; case 19: 1e19; case 20: 1e20; case 21: 1e21
-        default: 1e22
-        }
+        powersOfTen[k]
     }
 
     /// A problem found while reading a ring: message and byte offset.
@@ -193,6 +228,7 @@ struct JSONCursor {
 
     /// `[lon, lat]` or `[lon, lat, alt, …]` starting at '['.
     mutating func position(_ problems: inout [Problem]) throws(JSONSyntaxError) -> Coordinate? {
+        if let quick = quickPosition() { return quick }
         let start = j
         j += 1
         var lon = 0.0, lat = 0.0
@@ -241,6 +277,27 @@ struct JSONCursor {
             return nil
         }
         return valid ? Coordinate(latitude: lat, longitude: lon) : nil
+    }
+
+    /// `[lon,lat]` at '[' as files write it (no spaces, two numbers in range), or nil with `j`
+    /// unchanged: anything else is left to `position`, which says what is wrong.
+    @inline(__always) private mutating func quickPosition() -> Coordinate? {
+        let start = j
+        j &+= 1
+        if j < n, Self.startsNumber(p[j]), let lon = try? number(), lon >= -180, lon <= 180,
+           j &+ 1 < n, p[j] == 0x2C, Self.startsNumber(p[j &+ 1]) {
+            j &+= 1
+            if let lat = try? number(), lat >= -90, lat <= 90, j < n, p[j] == 0x5D {
+                j &+= 1
+                return Coordinate(latitude: lat, longitude: lon)
+            }
+        }
+        j = start
+        return nil
+    }
+
+    @inline(__always) private static func startsNumber(_ c: UInt8) -> Bool {
+        c == 0x2D || (c &- 0x30) <= 9
     }
 
     /// Skips one JSON value of any kind without recursion (nesting limit 512).
