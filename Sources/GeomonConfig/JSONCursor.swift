@@ -86,7 +86,7 @@ struct JSONCursor {
             v = (v &* 10) &+ (v >> 8)
             v = (((v & 0x0000_00FF_0000_00FF) &* (100 &+ (1_000_000 << 32)))
                  &+ (((v >> 16) & 0x0000_00FF_0000_00FF) &* (1 &+ (10_000 << 32)))) >> 32
-            mantissa = mantissa &* Self.integerPower(of: count) &+ (v & 0xFFFF_FFFF)
+            mantissa = mantissa &* integerPowersOfTen[count] &+ (v & 0xFFFF_FFFF)
             j &+= count
             if count < 8 { return j &- first }
         }
@@ -97,11 +97,6 @@ struct JSONCursor {
             j &+= 1
         }
         return j &- first
-    }
-
-    /// 10^k for 1 ≤ k ≤ 8.
-    @inline(__always) private static func integerPower(of k: Int) -> UInt64 {
-        integerPowersOfTen[k]
     }
 
     /// Any JSON number: exact for up to 15-16 significant digits and exponents within ±22

@@ -27,7 +27,6 @@ public final class GNSSService: Service {
     /// The method's switch, one for the daemon's life (`modemmanager` remembers the GNSS
     /// sources it cleared, to restore them on).
     private let powerSwitch: ReceiverPowerSwitch
-    private var device: String? { powerSwitch.device }
     private let log: Log
     private var reconnectAt: Int64?
     private var epochAt: Int64?
@@ -199,7 +198,7 @@ public final class GNSSService: Service {
 
     private func setWatch(_ enabled: Bool, _ driver: DriverContext) {
         do {
-            try feed.watch(enabled: enabled, device: device)
+            try feed.watch(enabled: enabled, device: powerSwitch.device)
         } catch {
             log.warning("cannot change the gpsd watch", ["error": error.message])
             handle(feed.disconnect(reason: error.message), driver)
