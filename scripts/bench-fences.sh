@@ -4,6 +4,7 @@
 #
 # usage: scripts/bench-fences.sh [FENCES] [POINTS] [SEED] [PAIRS]   (defaults: 100000 100000 1 1)
 #        scripts/bench-fences.sh --interleave ROUNDS [FENCES] [POINTS] [SEED]
+#        scripts/bench-fences.sh --interleave ROUNDS --peer OTHER_GEOMON [FENCES] [POINTS] [SEED]
 #        scripts/bench-fences.sh --memory [FENCES] [RUNS]            (defaults: 100000 5)
 #        scripts/bench-fences.sh --memory --peer OTHER_GEOMON [FENCES] [RUNS]
 #
@@ -27,7 +28,9 @@
 # and the medians. Then up to 10 rounds of builds, alternating the same way (each program
 # builds its index again from the shapes it holds), and their median ratio. Pairs of whole
 # runs are minutes apart, and the machine's speed drifts within minutes: the interleaved ratio
-# is the steadier measure.
+# is the steadier measure. With --peer, a third process (OTHER_GEOMON, an earlier build, say)
+# takes part in every round too, in the same alternating order, and each round also gives its
+# ratio to shapely and this build's ratio to it.
 set -eu
 if [ "${1:-}" = "--memory" ]; then
     shift
@@ -90,9 +93,14 @@ sys.exit(1 if worst > 0 else 0)'
     exit $?
 fi
 ROUNDS=0
+PEER=
 if [ "${1:-}" = "--interleave" ]; then
     ROUNDS=${2:?--interleave needs a number of rounds}
     shift 2
+    if [ "${1:-}" = "--peer" ]; then
+        PEER=${2:?--peer needs a geomon binary}
+        shift 2
+    fi
 fi
 N=${1:-100000}
 M=${2:-100000}
@@ -106,10 +114,14 @@ GEOMON="$ROOT/.build/release/geomon"
 if [ ! -f "$DIR/fences.geojson" ]; then
     "$GEOMON" bench generate --fences "$N" --points "$M" --seed "$SEED" --out "$DIR"
 fi
+if [ -n "$PEER" ]; then
+    [ -x "$PEER" ] && [ "$(realpath "$PEER")" != "$(realpath "$GEOMON")" ] || { echo "bench-fences: --peer $PEER is not another geomon binary" >&2; exit 2; }
+fi
 echo "machine: $(nproc) cores, $(lscpu | sed -n 's/^Model name: *//p'); $(date -u +%Y-%m-%dT%H:%MZ)"
-exec python3 - "$GEOMON" "$ROOT/scripts/bench_shapely.py" "$DIR" "$PAIRS" "$ROUNDS" <<'PY'
+exec python3 - "$GEOMON" "$ROOT/scripts/bench_shapely.py" "$DIR" "$PAIRS" "$ROUNDS" "$PEER" <<'PY'
 import json, statistics, subprocess, sys
 geomon, shapely_script, data, pairs, rounds = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5])
+peer = sys.argv[6]
 fences, points, track = f"{data}/fences.geojson", f"{data}/points.csv", f"{data}/track.csv"
 if rounds > 0:
     def start(cmd):
@@ -126,18 +138,31 @@ if rounds > 0:
     print("geomon:  " + json.dumps(gready), flush=True)
     s, sready = start([sys.executable, shapely_script, fences, points, "--serve"])
     print("shapely: " + json.dumps(sready), flush=True)
-    rows = []
+    if peer:
+        pp, pready = start([peer, "bench", "fences", "--fences", fences, "--points", points, "--serve"])
+        print("peer:    " + json.dumps(pready), flush=True)
+    rows, peer_rows = [], []
     for r in range(rounds):
-        def geomon_rate():
-            return statistics.median(ask(g)["query_points_per_s"] for _ in range(5))
-        if r % 2 == 0:
-            srate = ask(s)["query_points_per_s"]
-            grate = geomon_rate()
-        else:
-            grate = geomon_rate()
-            srate = ask(s)["query_points_per_s"]
+        def geomon_rate(p):
+            return statistics.median(ask(p)["query_points_per_s"] for _ in range(5))
+        # shapely, geomon, the peer; the other way round in odd rounds.
+        order = ["s", "g", "p"] if r % 2 == 0 else ["p", "g", "s"]
+        rates = {}
+        for who in order:
+            if who == "s":
+                rates["s"] = ask(s)["query_points_per_s"]
+            elif who == "g":
+                rates["g"] = geomon_rate(g)
+            elif peer:
+                rates["p"] = geomon_rate(pp)
+        grate, srate = rates["g"], rates["s"]
         rows.append((grate, srate, grate / srate))
-        print("round %d: geomon %d pts/s (median of 5), shapely %d pts/s: %.1fx" % (r + 1, grate, srate, grate / srate), flush=True)
+        line = "round %d: geomon %d pts/s (median of 5), shapely %d pts/s: %.1fx" % (r + 1, grate, srate, grate / srate)
+        if peer:
+            prate = rates["p"]
+            peer_rows.append((prate, prate / srate, grate / prate))
+            line += "; peer %d pts/s: %.1fx, geomon/peer %.3f" % (prate, prate / srate, grate / prate)
+        print(line, flush=True)
     # Builds, alternately too: each program builds its index again from the shapes it holds.
     builds = []
     for r in range(min(rounds, 10)):
@@ -149,9 +174,13 @@ if rounds > 0:
             sb = ask(s, "build")["build_s"]
         builds.append((gb, sb, sb / max(gb, 1e-9)))
         print("build round %d: geomon %.3f s, shapely %.3f s: shapely/geomon %.2f" % (r + 1, gb, sb, sb / max(gb, 1e-9)), flush=True)
-    for p in (g, s):
+    for p in (g, s) + ((pp,) if peer else ()):
         p.stdin.close()
         p.wait()
+    if peer:
+        print("peer: median %.1fx shapely (range %.1f-%.1fx); geomon/peer median %.3f (range %.3f-%.3f)"
+              % (statistics.median(r[1] for r in peer_rows), min(r[1] for r in peer_rows), max(r[1] for r in peer_rows),
+                 statistics.median(r[2] for r in peer_rows), min(r[2] for r in peer_rows), max(r[2] for r in peer_rows)))
     print("median over %d rounds: geomon %d pts/s, shapely %d pts/s, ratio %.1fx (range %.1f-%.1fx); bytes per fence geomon %d, shapely %d"
           % (rounds, statistics.median(r[0] for r in rows), statistics.median(r[1] for r in rows),
              statistics.median(r[2] for r in rows), min(r[2] for r in rows), max(r[2] for r in rows),

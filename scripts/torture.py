@@ -147,7 +147,9 @@ def live_torture(args, rng):
         gpsfake = subprocess.Popen(
             ["/usr/bin/timeout", "-s", "KILL", "600", "/usr/bin/python3", "/usr/bin/gpsfake", "-1", "-n", "-q", "-W", "2",
              "-c", str(args.live_cycle), "-P", str(port), args.track],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            # gpsd's control socket goes to TMPDIR: inside the work directory, removed with it.
+            env={**os.environ, "TMPDIR": work})
         cmd = [args.geomon, "run", "--profile", profile, "--db", db, "--gpsd", f"127.0.0.1:{port}"]
         kills = 0
         started = time.monotonic()

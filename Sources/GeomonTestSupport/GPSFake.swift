@@ -39,6 +39,9 @@ public final class GPSFakeHarness: @unchecked Sendable {
     public let port: UInt16
     public let log: URL
     private let process: Process
+    /// gpsfake's TMPDIR: gpsd's control socket goes there (`gpsfake-PID.sock`), and a SIGKILL
+    /// leaves it behind; `stop()` removes the directory.
+    private let scratch: TemporaryDirectory
     private let lock = NSLock()
     private var stopped = false
 
@@ -67,12 +70,18 @@ public final class GPSFakeHarness: @unchecked Sendable {
                              "-1", "-n", "-q", "-W", String(lingerSeconds), "-c", String(cycleSeconds), "-P", String(chosen), log.path]
         var environment = ProcessInfo.processInfo.environment
         environment["PATH"] = "/usr/sbin:/usr/bin:/sbin:/bin"
+        let scratch = try TemporaryDirectory(prefix: "geomon-gpsfake")
+        self.scratch = scratch
+        environment["TMPDIR"] = scratch.url.path
         process.environment = environment
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         self.process = process
-        try process.run()
+        do { try process.run() } catch {
+            scratch.remove()
+            throw error
+        }
         let deadline = ContinuousClock.now + startTimeout
         while !Self.accepts(port: chosen) {
             if !process.isRunning || ContinuousClock.now > deadline {
@@ -98,6 +107,7 @@ public final class GPSFakeHarness: @unchecked Sendable {
         defer { lock.unlock() }
         guard !stopped else { return }
         stopped = true
+        defer { scratch.remove() }
         let pid = process.processIdentifier
         guard pid > 0 else { return }
         if getpgid(pid) == pid { kill(-pid, SIGKILL) }

@@ -16,9 +16,9 @@ import Glibc
 /// coarse command source; hooks get a clean environment anyway) never inherit it. The index's
 /// own arrays are advised separately (`FenceStore.adviseHugePages`), whatever this decides.
 ///
-/// Only speed changes, never a result. Measured in docs/geometry.md ("Headline, sixth
-/// session"). `GEOMON_HUGE_PAGES=off` disables it, `on` forces it (any fence data size);
-/// a `GLIBC_TUNABLES` that already sets `glibc.malloc.hugetlb` is left to decide.
+/// Only speed changes, never a result. Measured in docs/benchmarks.md (the huge page rows).
+/// `GEOMON_HUGE_PAGES=off` disables it, `on` forces it (any fence data size); a
+/// `GLIBC_TUNABLES` that already sets `glibc.malloc.hugetlb` is left to decide.
 public enum HeapPages {
     /// Fence data (GeoJSON bytes) from which the heap goes on huge pages: a set this large
     /// has ~30,000 fences or more, and its heap spans hundreds of 2 MiB pages, so the few

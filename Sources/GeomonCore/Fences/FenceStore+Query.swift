@@ -354,7 +354,8 @@ extension FenceStore {
     // MARK: Queries
 
     func query(_ p: Coordinate, within searchRadiusMeters: Double, wantNearest: Bool, into result: inout FenceQueryResult) {
-        result.containing.removeAll(keepingCapacity: true)
+        // Most points are in no fence: no call into the generic `removeAll` for them.
+        if !result.containing.isEmpty { result.containing.removeAll(keepingCapacity: true) }
         result.nearest = nil
         let radius = searchRadiusMeters.isNaN ? 0 : max(0, searchRadiusMeters)
         result.clearanceMeters = radius
@@ -428,7 +429,7 @@ extension FenceStore {
             cellStarts.withUnsafeBufferPointer { starts in
                 cellFences.withUnsafeBufferPointer { members in
                     withUnsafeTemporaryAllocation(of: Int32.self, capacity: 32) { seen in
-                    withUnsafeTemporaryAllocation(of: Candidate.self, capacity: 64) { pending in
+                    withUnsafeTemporaryAllocation(of: Candidate.self, capacity: Candidate.perQuery) { pending in
                         var shift = 0.0
                         for pass in 0..<3 {
                             if pass == 1 { shift = -360 } else if pass == 2 { shift = 360 }
@@ -641,6 +642,11 @@ struct Candidate {
     var lowerBound: Double
     var dlon: Double
     var dlat: Double
+
+    /// Candidates deferred per search pass; beyond them a candidate is evaluated at once
+    /// (the same result, without the ordering). 1 KB in all: a temporary allocation of up to
+    /// 1,024 bytes is on the stack, a larger one is a `malloc` and `free` per query.
+    static let perQuery = 1024 / MemoryLayout<Candidate>.stride
 }
 
 /// Per-pass constants of a grid search, and the fences already evaluated exactly.
