@@ -257,6 +257,8 @@ final class GeoJSONReader {
     private var i = 0
     private let file: String
     private let options: GeoJSONFences.Options
+    /// The properties that give a corridor's width or a circle's radius (`options`).
+    private let sizeProperties: Set<String>
     private var idProperty: String? { options.idProperty }
     private var checkPolygons: Bool { options.checkPolygons }
     private var lineStarts: [Int]?
@@ -302,6 +304,7 @@ final class GeoJSONReader {
         n = buffer.count
         self.file = file
         self.options = options
+        sizeProperties = Set([options.widthProperty, options.radiusProperty].compactMap { $0 })
     }
 
     // MARK: - Positions and diagnostics
@@ -464,7 +467,7 @@ final class GeoJSONReader {
         var geometryBad = false
         // Per-feature corridor width and circle radius (metres), when the options name them.
         var sizes: [String: (value: Double?, offset: Int)] = [:]
-        let sizeProperties = Set([options.widthProperty, options.radiusProperty].compactMap { $0 })
+        let sizeProperties = self.sizeProperties
         let idProperty = self.idProperty
         let nameProperty = options.nameProperty
         try parseObject { key, _ in
@@ -537,12 +540,15 @@ final class GeoJSONReader {
             if let problem = FenceIDRule.problem(candidate) {
                 report("the id \(problem)", at: start)
                 fenceID = nil
-            } else if let first = firstIDOffset[candidate] {
-                let at = location(first.offset)
-                report("duplicate feature id '\(candidate)' (first: features[\(first.index)] at line \(at.line), column \(at.column))", at: start)
-                fenceID = nil
             } else {
-                firstIDOffset[candidate] = (start, featureIndex)
+                if firstIDOffset.count == firstIDOffset.capacity { reserveIDs() }
+                // One probe for the usual case, a new id; a repeated one is put back.
+                if let first = firstIDOffset.updateValue((start, featureIndex), forKey: candidate) {
+                    firstIDOffset[candidate] = first
+                    let at = location(first.offset)
+                    report("duplicate feature id '\(candidate)' (first: features[\(first.index)] at line \(at.line), column \(at.column))", at: start)
+                    fenceID = nil
+                }
             }
         }
         var shape: FenceShape?
@@ -578,6 +584,20 @@ final class GeoJSONReader {
 
     /// The fence shape of a geometry: lines need a width, a point a radius (the feature's
     /// property, else the entry's default).
+    /// Makes room in `firstIDOffset` for the ids the rest of the file likely holds (its
+    /// features so far, scaled by the bytes left), at least twice and at most four times the
+    /// room it had: the table is rehashed fewer times than at every doubling, and a file whose
+    /// later features are larger reserves at most four times what it has used.
+    private func reserveIDs() {
+        let room = max(firstIDOffset.capacity, 8)
+        var wanted = 2 * room
+        if featureIndex >= 256, i > 0 {
+            let expected = Double(featureIndex) * Double(n) / Double(i) * 1.1
+            wanted = max(wanted, Int(min(expected, Double(4 * room))))
+        }
+        firstIDOffset.reserveCapacity(wanted)
+    }
+
     private func shape(_ geometry: ParsedGeometry, sizes: [String: (value: Double?, offset: Int)], at offset: Int) -> FenceShape? {
         func size(property: String?, fallback: Double?, what: String, key: String, propertyKey: String) -> Double? {
             if let property, let given = sizes[property] {

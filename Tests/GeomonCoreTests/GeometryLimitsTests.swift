@@ -36,5 +36,12 @@ struct GeometryLimitsTests {
         #expect(Self.problems(.polygons([PolygonRings(shell: wide)])).contains { $0.contains("over the supported 180°") })
         let bad = [Coordinate(latitude: 0, longitude: 0), Coordinate(latitude: .infinity, longitude: 1), Coordinate(latitude: 1, longitude: 1)]
         #expect(Self.problems(.polygons([PolygonRings(shell: Self.ring([(0, 0), (1, 0), (1, 1)]), holes: [bad])])) == ["polygon 1 hole 1 has a non-finite coordinate"])
+        // A ring with a non-finite position counts only as that: the span is measured from the
+        // first good ring (here across the antimeridian), not from the bad one's first position.
+        let east = Self.ring([(179.8, 10), (179.9, 10), (179.9, 10.1)])
+        let west = Self.ring([(-179.9, 10), (-179.8, 10), (-179.8, 10.1)])
+        let badFirst = [Coordinate(latitude: 0, longitude: 0), Coordinate(latitude: .nan, longitude: 1), Coordinate(latitude: 1, longitude: 1)]
+        #expect(Self.problems(.polygons([PolygonRings(shell: badFirst), PolygonRings(shell: east), PolygonRings(shell: west)]))
+            == ["polygon 1 shell has a non-finite coordinate"])
     }
 }

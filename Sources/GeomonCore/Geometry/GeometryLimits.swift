@@ -81,35 +81,45 @@ public func geometryLimitProblems(_ shape: FenceShape) -> [GeometryLimitProblem]
     case let .polygons(members):
         var minLon = Double.infinity, maxLon = -Double.infinity
         var reference: Double?
-        for (m, member) in members.enumerated() {
-            for (r, ring) in ([member.shell] + member.holes).enumerated() {
-                let which = GeometryLimitProblem.Ring(member: m + 1, hole: r)
-                guard ring.allSatisfy({ $0.latitude.isFinite && $0.longitude.isFinite }) else {
-                    problems.append(.ringNotFinite(which))
-                    continue
-                }
-                guard let first = ring.first else { continue }
+        // One pass per ring, closing back to its first vertex: whether every position is
+        // finite, the latitude reached and the unwrapped longitude span. A ring with a position
+        // that is not finite counts only as that (nothing of it goes into the span).
+        func check(_ ring: [Coordinate], _ which: GeometryLimitProblem.Ring) {
+            ring.withUnsafeBufferPointer { r in
+                guard let first = r.first else { return }
+                var finite = first.latitude.isFinite && first.longitude.isFinite
                 var worst = 0.0
                 var lon = first.longitude
-                if let reference { lon += 360 * ((reference - lon + 180) / 360).rounded(.down) } else { reference = lon }
-                let start = lon
-                minLon = min(minLon, lon); maxLon = max(maxLon, lon)
-                var previous = first
-                // One pass, closing back to the first vertex: the latitude reached and the
-                // unwrapped longitude span.
-                for k in 1...ring.count {
-                    let point = ring[k == ring.count ? 0 : k]
+                let shifted = reference.map { lon + 360 * (($0 - lon + 180) / 360).rounded(.down) } ?? lon
+                lon = shifted
+                var ringMin = lon, ringMax = lon
+                var previous = first.longitude
+                for k in 1...r.count {
+                    let point = r[k == r.count ? 0 : k]
+                    finite = finite && point.latitude.isFinite && point.longitude.isFinite
                     worst = max(worst, abs(point.latitude))
-                    lon += Geodesy.longitudeDelta(previous.longitude, point.longitude)
-                    minLon = min(minLon, lon); maxLon = max(maxLon, lon)
-                    previous = point
+                    lon += Geodesy.longitudeDelta(previous, point.longitude)
+                    ringMin = min(ringMin, lon); ringMax = max(ringMax, lon)
+                    previous = point.longitude
                 }
+                guard finite else {
+                    problems.append(.ringNotFinite(which))
+                    return
+                }
+                if reference == nil { reference = shifted }
+                minLon = min(minLon, ringMin); maxLon = max(maxLon, ringMax)
                 if worst > maxLat {
                     problems.append(.ringReachesLatitude(which, worst))
                 }
-                if abs(lon - start) > 1e-9 {
+                if abs(lon - shifted) > 1e-9 {
                     problems.append(.ringEncirclesPole(which))
                 }
+            }
+        }
+        for (m, member) in members.enumerated() {
+            check(member.shell, GeometryLimitProblem.Ring(member: m + 1, hole: 0))
+            for (h, hole) in member.holes.enumerated() {
+                check(hole, GeometryLimitProblem.Ring(member: m + 1, hole: h + 1))
             }
         }
         if maxLon - minLon > 180 {
