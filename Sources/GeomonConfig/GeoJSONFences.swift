@@ -582,8 +582,6 @@ final class GeoJSONReader {
         case point(Coordinate)
     }
 
-    /// The fence shape of a geometry: lines need a width, a point a radius (the feature's
-    /// property, else the entry's default).
     /// Makes room in `firstIDOffset` for the ids the rest of the file likely holds (its
     /// features so far, scaled by the bytes left), at least twice and at most four times the
     /// room it had: the table is rehashed fewer times than at every doubling, and a file whose
@@ -598,6 +596,8 @@ final class GeoJSONReader {
         firstIDOffset.reserveCapacity(wanted)
     }
 
+    /// The fence shape of a geometry: lines need a width, a point a radius (the feature's
+    /// property, else the entry's default).
     private func shape(_ geometry: ParsedGeometry, sizes: [String: (value: Double?, offset: Int)], at offset: Int) -> FenceShape? {
         func size(property: String?, fallback: Double?, what: String, key: String, propertyKey: String) -> Double? {
             if let property, let given = sizes[property] {
