@@ -32,6 +32,10 @@
 # takes part in every round too, in the same alternating order, and each round also gives its
 # ratio to shapely and this build's ratio to it.
 set -eu
+# OTHER_GEOMON of --peer: an executable that is not this build's geomon.
+check_peer() {
+    [ -x "$PEER" ] && [ "$(realpath "$PEER")" != "$(realpath "$GEOMON")" ] || { echo "bench-fences: --peer $PEER is not another geomon binary" >&2; exit 2; }
+}
 if [ "${1:-}" = "--memory" ]; then
     shift
     PEER=
@@ -50,7 +54,7 @@ if [ "${1:-}" = "--memory" ]; then
     echo "machine: $(nproc) cores, $(lscpu | sed -n 's/^Model name: *//p'); $(date -u +%Y-%m-%dT%H:%MZ)"
     echo "file: $DIR/fences.geojson, $(($(stat -c %s "$DIR/fences.geojson") / 1000000)) MB, $N fences"
     if [ -n "$PEER" ]; then
-        [ -x "$PEER" ] && [ "$(realpath "$PEER")" != "$(realpath "$GEOMON")" ] || { echo "bench-fences: --peer $PEER is not another geomon binary" >&2; exit 2; }
+        check_peer
         i=0
         while [ $i -lt "$RUNS" ]; do
             for binary in "$GEOMON" "$PEER"; do
@@ -115,7 +119,7 @@ if [ ! -f "$DIR/fences.geojson" ]; then
     "$GEOMON" bench generate --fences "$N" --points "$M" --seed "$SEED" --out "$DIR"
 fi
 if [ -n "$PEER" ]; then
-    [ -x "$PEER" ] && [ "$(realpath "$PEER")" != "$(realpath "$GEOMON")" ] || { echo "bench-fences: --peer $PEER is not another geomon binary" >&2; exit 2; }
+    check_peer
 fi
 echo "machine: $(nproc) cores, $(lscpu | sed -n 's/^Model name: *//p'); $(date -u +%Y-%m-%dT%H:%MZ)"
 exec python3 - "$GEOMON" "$ROOT/scripts/bench_shapely.py" "$DIR" "$PAIRS" "$ROUNDS" "$PEER" <<'PY'

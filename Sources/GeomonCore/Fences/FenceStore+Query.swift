@@ -644,8 +644,8 @@ struct Candidate {
     var dlat: Double
 
     /// Candidates deferred per search pass; beyond them a candidate is evaluated at once
-    /// (the same result, without the ordering). 1 KB in all: a temporary allocation of up to
-    /// 1,024 bytes is on the stack, a larger one is a `malloc` and `free` per query.
+    /// (the same result, without the ordering). 1 KB of them: a temporary allocation of up
+    /// to 1,024 bytes is on the stack, a larger one is a `malloc` and `free` per query.
     static let perQuery = 1024 / MemoryLayout<Candidate>.stride
 }
 
