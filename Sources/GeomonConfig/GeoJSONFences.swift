@@ -843,7 +843,8 @@ final class GeoJSONReader {
         if checkPolygons {
             // A ring without area is unusable; crossings and misplaced holes are defects the
             // even-odd rule reads through (errors only in strict mode).
-            for problem in PolygonValidity.problems(of: polygon) {
+            let surveys = rings.map(PolygonValidity.survey(ofRing:))
+            for problem in PolygonValidity.problems(of: polygon, surveys: surveys) {
                 switch problem {
                 case .shell(let ringProblem):
                     if !reportRing(ringProblem, ringOffset: ringOffsets[0], what: "polygon") { bad = true }
@@ -853,7 +854,7 @@ final class GeoJSONReader {
                     if !defect("hole \(h + 1) is not inside the polygon's outer ring (or crosses it)", at: ringOffsets[h + 1]) { bad = true }
                 }
             }
-            for (r, ring) in rings.enumerated() { noteCosmetics(ring, isShell: r == 0, offset: ringOffsets[r]) }
+            for (r, survey) in surveys.enumerated() { noteCosmetics(survey, isShell: r == 0, offset: ringOffsets[r]) }
         }
         return bad ? nil : polygon
     }
@@ -877,26 +878,14 @@ final class GeoJSONReader {
 
     /// Counts what RFC 7946 asks of a ring but no answer depends on: the winding (outer rings
     /// counterclockwise, holes clockwise) and repeated consecutive positions.
-    private func noteCosmetics(_ ring: [Coordinate], isShell: Bool, offset: Int) {
-        var twiceArea = 0.0
-        var repeated = false
-        ring.withUnsafeBufferPointer { r in
-            guard let origin = r.first?.longitude else { return }
-            // Each vertex's longitude from the first, computed once (it serves two edges).
-            var a = r[0], ax = 0.0
-            for b in r.dropFirst() {
-                if a == b { repeated = true }
-                let bx = Geodesy.longitudeDelta(origin, b.longitude)
-                twiceArea += ax * b.latitude - bx * a.latitude
-                a = b; ax = bx
-            }
-        }
+    private func noteCosmetics(_ survey: PolygonValidity.RingSurvey, isShell: Bool, offset: Int) {
+        let twiceArea = survey.twiceSignedArea
         if twiceArea != 0, (twiceArea > 0) != isShell {
             windingCount += 1
             // The position now, while the reader is there (no walk back through the file later).
             if windingFirst == nil { windingFirst = (location(offset), featureIndex) }
         }
-        if repeated {
+        if survey.repeatsPosition {
             duplicateCount += 1
             if duplicateFirst == nil { duplicateFirst = (location(offset), featureIndex) }
         }

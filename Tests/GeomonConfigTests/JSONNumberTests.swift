@@ -1,11 +1,11 @@
 @testable import GeomonConfig
 import Testing
 
-/// `JSONCursor.number` reads a fraction's digits eight bytes at a time where eight are left:
+/// `JSONCursor.number` reads digits eight bytes at a time where enough bytes are left:
 /// every number must parse to what `Double(String)` makes of its text, whatever its length,
 /// wherever it ends (mid-word, at a word's end, with fewer than eight bytes left in the file).
 struct JSONNumberTests {
-    /// Numbers with 1–4 integer digits, 0–24 fraction digits, either sign and sometimes an
+    /// Numbers with 1–10 integer digits, 0–24 fraction digits, either sign and sometimes an
     /// exponent, from a fixed seed.
     static func numbers() -> [String] {
         var state: UInt64 = 0x9E37_79B9_7F4A_7C15
@@ -16,7 +16,7 @@ struct JSONNumberTests {
         var out: [String] = ["0", "-0", "0.5", "1e22", "9007199254740993", "0.1", "179.99999999", "-90.000000000000000001"]
         for _ in 0..<4000 {
             var text = next(4) == 0 ? "-" : ""
-            let integerDigits = 1 + next(4)
+            let integerDigits = 1 + next(10)
             for d in 0..<integerDigits { text += String(d == 0 && integerDigits > 1 ? 1 + next(9) : next(10)) }
             let fractionDigits = next(25)
             if fractionDigits > 0 {

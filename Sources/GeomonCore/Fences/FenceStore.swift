@@ -365,7 +365,9 @@ extension FenceStore {
                     ring.withUnsafeBufferPointer { r in
                         var previousLon = 0.0
                         var lon = 0.0
-                        for p in r where p.latitude.isFinite && p.longitude.isFinite {
+                        // Finite positions only (x × 0 is NaN for an infinity or a NaN: cheaper
+                        // than two `isFinite`).
+                        for p in r where p.latitude * 0 + p.longitude * 0 == 0 {
                             if used == ringStart {
                                 lon = p.longitude
                                 if let reference = referenceLon { lon += 360 * ((reference - lon + 180) / 360).rounded(.down) }
@@ -376,8 +378,9 @@ extension FenceStore {
                             xb[used] = lon
                             yb[used] = p.latitude
                             used += 1
-                            rMinX = min(rMinX, lon); rMaxX = max(rMaxX, lon)
-                            rMinY = min(rMinY, p.latitude); rMaxY = max(rMaxY, p.latitude)
+                            // Selects rather than `min`/`max`, whose NaN rules cost more.
+                            rMinX = lon < rMinX ? lon : rMinX; rMaxX = lon > rMaxX ? lon : rMaxX
+                            rMinY = p.latitude < rMinY ? p.latitude : rMinY; rMaxY = p.latitude > rMaxY ? p.latitude : rMaxY
                         }
                     }
                     var n = used - ringStart
@@ -457,7 +460,8 @@ extension FenceStore {
                                 v[o + 1] = y
                                 o += 2
                                 let ex = Double(x) * k.longitude, ny = Double(y) * k.latitude
-                                farthest2 = max(farthest2, ex * ex + ny * ny)
+                                let distance2 = ex * ex + ny * ny
+                                farthest2 = distance2 > farthest2 ? distance2 : farthest2
                                 if i > ringStart { nearest2 = Self.nearerOriginDistance2(nearest2, previousX, previousY, x, y, k) }
                                 previousX = x
                                 previousY = y
@@ -532,7 +536,8 @@ extension FenceStore {
         var t = len2 > 0 ? -(x0 * dx + y0 * dy) / len2 : 0
         t = t < 0 ? 0 : (t > 1 ? 1 : t)
         let cx = x0 + t * dx, cy = y0 + t * dy
-        return min(best, cx * cx + cy * cy)
+        let distance2 = cx * cx + cy * cy
+        return distance2 < best ? distance2 : best
     }
 
     /// Asks the kernel to back the array's storage with transparent huge pages (2 MiB) where

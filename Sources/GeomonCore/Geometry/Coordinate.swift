@@ -9,8 +9,9 @@ public struct Coordinate: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// True when both values are finite and within [-90, 90] × [-180, 180].
+    /// (A NaN or an infinity fails the bounds' comparisons.)
     public var isValid: Bool {
-        latitude.isFinite && longitude.isFinite && abs(latitude) <= 90 && abs(longitude) <= 180
+        abs(latitude) <= 90 && abs(longitude) <= 180
     }
 
     public var description: String { "(\(latitude), \(longitude))" }

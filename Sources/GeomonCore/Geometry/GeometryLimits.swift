@@ -87,22 +87,27 @@ public func geometryLimitProblems(_ shape: FenceShape) -> [GeometryLimitProblem]
         func check(_ ring: [Coordinate], _ which: GeometryLimitProblem.Ring) {
             ring.withUnsafeBufferPointer { r in
                 guard let first = r.first else { return }
-                var finite = first.latitude.isFinite && first.longitude.isFinite
+                // Stays zero while every value is finite (x × 0 is NaN for an infinity or a NaN).
+                var notFinite = first.latitude * 0 + first.longitude * 0
                 var worst = 0.0
                 var lon = first.longitude
                 let shifted = reference.map { lon + 360 * (($0 - lon + 180) / 360).rounded(.down) } ?? lon
                 lon = shifted
                 var ringMin = lon, ringMax = lon
                 var previous = first.longitude
+                // Extremes as selects rather than `max`/`min`, whose NaN rules cost more (a ring
+                // with a value that is not finite is set aside whole below).
                 for k in 1...r.count {
                     let point = r[k == r.count ? 0 : k]
-                    finite = finite && point.latitude.isFinite && point.longitude.isFinite
-                    worst = max(worst, abs(point.latitude))
+                    notFinite += point.latitude * 0 + point.longitude * 0
+                    let reach = abs(point.latitude)
+                    worst = reach > worst ? reach : worst
                     lon += Geodesy.longitudeDelta(previous, point.longitude)
-                    ringMin = min(ringMin, lon); ringMax = max(ringMax, lon)
+                    ringMin = lon < ringMin ? lon : ringMin
+                    ringMax = lon > ringMax ? lon : ringMax
                     previous = point.longitude
                 }
-                guard finite else {
+                guard notFinite == 0 else {
                     problems.append(.ringNotFinite(which))
                     return
                 }

@@ -32,12 +32,31 @@ public enum PolygonValidity {
         case holeOutsideShell(Int)
     }
 
+    /// One ring read in two passes (one when its positions are not all valid): its problems, as
+    /// `problems(ofRing:)` gives them, and what RFC 7946 asks of it though no answer depends on
+    /// it (the winding, repeated positions), for a reader that reports both.
+    public struct RingSurvey: Sendable {
+        public var problems: [RingProblem]
+        /// A position equals the one before it.
+        public var repeatsPosition: Bool
+        /// Twice the signed shoelace area, longitudes measured from the first position's the
+        /// short way round (so a ring across the antimeridian winds as drawn): positive when
+        /// counterclockwise.
+        public var twiceSignedArea: Double
+    }
+
     /// All problems of a polygon with holes; empty when it is valid.
     public static func problems(of polygon: PolygonRings) -> [PolygonProblem] {
-        let shellProblems = problems(ofRing: polygon.shell)
+        problems(of: polygon, surveys: [survey(ofRing: polygon.shell)] + polygon.holes.map(survey(ofRing:)))
+    }
+
+    /// All problems of a polygon with holes, its rings already surveyed (the shell's first, then
+    /// the holes' in order); empty when it is valid.
+    public static func problems(of polygon: PolygonRings, surveys: [RingSurvey]) -> [PolygonProblem] {
+        let shellProblems = surveys[0].problems
         var result = shellProblems.map(PolygonProblem.shell)
         for (n, hole) in polygon.holes.enumerated() {
-            let holeProblems = problems(ofRing: hole)
+            let holeProblems = surveys[n + 1].problems
             result += holeProblems.map { PolygonProblem.hole(n, $0) }
             if shellProblems.isEmpty && holeProblems.isEmpty && !holeIsInside(hole, polygon.shell) {
                 result.append(.holeOutsideShell(n))
@@ -48,16 +67,49 @@ public enum PolygonValidity {
 
     /// Problems of one ring; at most one self-intersection is reported.
     public static func problems(ofRing ring: [Coordinate]) -> [RingProblem] {
-        for (i, point) in ring.enumerated() where !point.isValid {
-            return [.invalidCoordinate(index: i)]
+        survey(ofRing: ring).problems
+    }
+
+    /// Surveys one ring. The usual ring (valid positions, closed, none repeated, star-shaped
+    /// around its mean) takes two passes without allocating: one for the positions' validity,
+    /// their mean, repeats and the winding, one for the star shape (`isStarShaped`).
+    public static func survey(ofRing ring: [Coordinate]) -> RingSurvey {
+        var allValid = true
+        var repeated = false
+        var twiceArea = 0.0
+        var usual = false
+        ring.withUnsafeBufferPointer { r in
+            guard let first = r.first else { return }
+            allValid = first.isValid
+            let origin = first.longitude
+            // The sum of all positions but the last (the closing one, when the ring is closed).
+            var sumX = 0.0, sumY = 0.0
+            var a = first, ax = 0.0
+            for k in 1..<max(r.count, 1) {
+                let b = r[k]
+                if !b.isValid { allValid = false }
+                if a == b { repeated = true }
+                sumX += a.longitude; sumY += a.latitude
+                let bx = Geodesy.longitudeDelta(origin, b.longitude)
+                twiceArea += ax * b.latitude - bx * a.latitude
+                a = b; ax = bx
+            }
+            let m = r.count - 1
+            usual = allValid && !repeated && r.count >= 4 && first == r[m]
+                && isStarShaped(UnsafeBufferPointer(rebasing: r[..<m]), centerX: sumX / Double(m), centerY: sumY / Double(m))
         }
-        // The usual ring: no repeated positions in a row, star-shaped around its mean: valid,
-        // decided in place (no copies of the ring).
-        if ring.count >= 4, ring.first == ring.last, isStarShapedAroundCentroid(ring.dropLast()) {
-            var repeated = false
-            for k in ring.indices.dropFirst() where ring[k] == ring[k - 1] { repeated = true; break }
-            if !repeated { return [] }
+        let problems: [RingProblem]
+        if !allValid {
+            problems = [.invalidCoordinate(index: ring.firstIndex { !$0.isValid } ?? 0)]
+        } else {
+            problems = usual ? [] : unusualProblems(ofRing: ring)
         }
+        return RingSurvey(problems: problems, repeatsPosition: repeated, twiceSignedArea: twiceArea)
+    }
+
+    /// Problems of a ring of valid positions that is not known to be simple: with repeats,
+    /// unclosed, or not star-shaped around its mean.
+    private static func unusualProblems(ofRing ring: [Coordinate]) -> [RingProblem] {
         // Vertex indices without consecutive duplicates and without the closing vertex.
         var indices: [Int] = []
         indices.reserveCapacity(ring.count)
@@ -98,34 +150,44 @@ public enum PolygonValidity {
     /// every edge turns the same way (by a clear margin) and the edges make one turn in all.
     /// Such a ring is simple (each edge lies in its own angular sector), so the sweep for
     /// crossings is not needed: the usual case for circles drawn as polygons, rectangles and
-    /// most small fences, checked in one pass without allocation.
+    /// most small fences, checked without allocation.
     static func isStarShapedAroundCentroid<Points: RandomAccessCollection>(_ points: Points) -> Bool where Points.Element == Coordinate {
         let n = points.count
         guard n >= 3 else { return false }
         var cx = 0.0, cy = 0.0
         for p in points { cx += p.longitude; cy += p.latitude }
-        cx /= Double(n); cy /= Double(n)
+        return isStarShaped(points, centerX: cx / Double(n), centerY: cy / Double(n))
+    }
+
+    /// `isStarShapedAroundCentroid` with the centre given, in one pass: the cross products'
+    /// extremes and the scale (farthest vertex) are gathered together and the margin applied
+    /// after, which decides as testing each cross product against the margin would.
+    static func isStarShaped<Points: RandomAccessCollection>(_ points: Points, centerX cx: Double, centerY cy: Double) -> Bool where Points.Element == Coordinate {
+        let n = points.count
+        guard n >= 3 else { return false }
         var scale2 = 0.0
-        for p in points {
-            let dx = p.longitude - cx, dy = p.latitude - cy
-            scale2 = max(scale2, dx * dx + dy * dy)
-        }
-        guard scale2 > 0 else { return false }
-        // Cross products below this are too close to call (a vertex nearly in line with the
-        // centre and its neighbour): leave those rings to the sweep.
-        let margin = scale2 * 1e-9
-        var positive = 0, negative = 0, turns = 0
+        var minCross = Double.infinity, maxCross = -Double.infinity
+        var turns = 0
         let last = points[points.index(points.endIndex, offsetBy: -1)]
         var ax = last.longitude - cx, ay = last.latitude - cy
         for p in points {
             let bx = p.longitude - cx, by = p.latitude - cy
+            // Written as selects rather than `max`/`min`, whose NaN rules cost four
+            // instructions each (nothing here is NaN: the positions are valid).
+            let distance2 = bx * bx + by * by
+            scale2 = distance2 > scale2 ? distance2 : scale2
             let cross = ax * by - ay * bx
-            if cross > margin { positive += 1 } else if cross < -margin { negative += 1 } else { return false }
+            minCross = cross < minCross ? cross : minCross
+            maxCross = cross > maxCross ? cross : maxCross
             // Edges crossing the ray from the centre towards +x (half-open in y).
             if (ay <= 0) != (by <= 0), ax + (0 - ay) * (bx - ax) / (by - ay) > 0 { turns += 1 }
             ax = bx; ay = by
         }
-        return (positive == n || negative == n) && turns == 1
+        guard scale2 > 0 else { return false }
+        // Cross products within this of zero are too close to call (a vertex nearly in line
+        // with the centre and its neighbour): such rings are left to the sweep.
+        let margin = scale2 * 1e-9
+        return (minCross > margin || maxCross < -margin) && turns == 1
     }
 
     /// True when every point lies on the line through the first point and the point farthest
