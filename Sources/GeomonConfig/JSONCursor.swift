@@ -189,9 +189,9 @@ struct JSONCursor {
     /// position was bad; problems say why) and the offset of the last position.
     /// `points` is scratch space (cleared here) so that the returned ring is allocated once
     /// with its exact size.
-    mutating func ring(_ problems: inout [Problem], scratch points: inout [Coordinate]) throws(JSONSyntaxError) -> (points: [Coordinate]?, lastOffset: Int) {
+    mutating func ring(_ problems: inout [Problem], scratch points: inout PositionBuffer) throws(JSONSyntaxError) -> (points: [Coordinate]?, lastOffset: Int) {
         j += 1 // '['
-        points.removeAll(keepingCapacity: true)
+        points.removeAll()
         var failed = false
         var lastOffset = j
         skipSpace()
@@ -206,7 +206,9 @@ struct JSONCursor {
                 }
                 failed = true
                 try skipValue()
-            } else if let point = try position(&problems) {
+            } else if let point = quickPosition() {
+                points.append(point)
+            } else if let point = try generalPosition(&problems) {
                 points.append(point)
             } else {
                 failed = true
@@ -218,12 +220,17 @@ struct JSONCursor {
             if c == 0x5D { break }
             if c != 0x2C { throw JSONSyntaxError(offset: j - 1, message: "expected ',' or ']' in an array") }
         }
-        return (failed ? nil : Array(points[...]), lastOffset)
+        return (failed ? nil : points.array, lastOffset)
     }
 
     /// `[lon, lat]` or `[lon, lat, alt, …]` starting at '['.
     mutating func position(_ problems: inout [Problem]) throws(JSONSyntaxError) -> Coordinate? {
         if let quick = quickPosition() { return quick }
+        return try generalPosition(&problems)
+    }
+
+    /// `position` for any text `quickPosition` leaves (spaces, a third number, a problem).
+    private mutating func generalPosition(_ problems: inout [Problem]) throws(JSONSyntaxError) -> Coordinate? {
         let start = j
         j += 1
         var lon = 0.0, lat = 0.0
@@ -380,5 +387,45 @@ struct JSONCursor {
             throw JSONSyntaxError(offset: j, message: "invalid literal")
         }
         j += count
+    }
+}
+
+/// A ring's positions as they are read, before the ring's size is known: appending checks
+/// only the capacity (an `Array` also checks, through a call into the runtime, that its
+/// storage is not shared, at every position). Not copyable: it owns its storage.
+struct PositionBuffer: ~Copyable {
+    private var base: UnsafeMutablePointer<Coordinate>
+    private var capacity = 256
+    private(set) var count = 0
+
+    init() {
+        base = .allocate(capacity: capacity)
+    }
+
+    deinit {
+        base.deallocate()
+    }
+
+    mutating func removeAll() {
+        count = 0
+    }
+
+    @inline(__always) mutating func append(_ point: Coordinate) {
+        if count == capacity { grow() }
+        (base + count).initialize(to: point)
+        count &+= 1
+    }
+
+    private mutating func grow() {
+        let larger = UnsafeMutablePointer<Coordinate>.allocate(capacity: 2 * capacity)
+        larger.moveInitialize(from: base, count: count)
+        base.deallocate()
+        base = larger
+        capacity *= 2
+    }
+
+    /// The positions read, as an array of their exact size.
+    var array: [Coordinate] {
+        Array(UnsafeBufferPointer(start: base, count: count))
     }
 }
