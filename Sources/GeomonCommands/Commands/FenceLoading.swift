@@ -48,6 +48,11 @@ enum FenceLoading {
         var options = GeoJSONFences.Options(idProperty: idProperty)
         options.idPropertySpelling = { "--id-property \($0)" }
         let read = GeoJSONFences.read(mapped, file: path, options: options) { fence, shape in
+            if fences.count == fences.capacity {
+                let room = StreamGrowth.room(count: fences.count, capacity: fences.capacity, read: mapped.position, total: mapped.size)
+                fences.reserveCapacity(room)
+                builder.reserve(fences: room)
+            }
             builder.add(shape)
             fences.append(fence)
         }

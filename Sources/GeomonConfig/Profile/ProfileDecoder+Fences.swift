@@ -456,7 +456,17 @@ extension ProfileDecoder {
         }
         // Each fence goes to the index as it is read: no copy of the file's shapes is kept.
         indexBuilder.reserve(geoJSONBytes: mapped.size)
+        // The fences before this file's (of the profile and its earlier files).
+        let before = decodedFences.count
         let result = GeoJSONFences.read(mapped, file: shown, options: options) { fence, shape in
+            if self.decodedFences.count == self.decodedFences.capacity {
+                let room = before + StreamGrowth.room(count: self.decodedFences.count - before, capacity: self.decodedFences.capacity - before,
+                                                      read: mapped.position, total: mapped.size)
+                self.decodedFences.reserveCapacity(room)
+                records.reserveCapacity(room)
+                self.fenceIDs.reserveCapacity(room)
+                self.indexBuilder.reserve(fences: room)
+            }
             var fence = fence
             fence.id = idPrefix + fence.id
             guard self.registerFenceID(fence.id, at: fence.location ?? self.location(n), geojsonFile: shown) else { return }

@@ -98,6 +98,12 @@ public struct FenceIndex: Sendable {
             store.reserveVertices(store.vertexFloats + bytes / 6 * 2 + 1024)
         }
 
+        /// Makes room for `fences` fences in all (a streaming caller that knows how many are
+        /// coming spares the records' arrays their copies as they grow).
+        public mutating func reserve(fences: Int) {
+            store.reserveFences(fences)
+        }
+
         /// Adds a fence; returns its number.
         @discardableResult
         public mutating func add(_ shape: FenceShape) -> Int {

@@ -12,6 +12,12 @@ extension FenceStore {
         vertices.reserveCapacity(floats)
     }
 
+    /// Reserves room for `count` fences' records (a polygon header each at most).
+    mutating func reserveFences(_ count: Int) {
+        fences.reserveCapacity(count)
+        polygons.reserveCapacity(count)
+    }
+
     /// Vertex coordinates stored so far.
     var vertexFloats: Int { vertices.count }
 
