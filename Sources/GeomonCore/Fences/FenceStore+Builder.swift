@@ -7,9 +7,10 @@
 extension FenceStore {
     /// Reserves room for about `floats` vertex coordinates (an upper bound from the input's
     /// size costs nothing: pages never written are never resident), so that the vertex array
-    /// is not copied as it grows.
+    /// is not copied as it grows; on huge pages, as the in-memory build's.
     mutating func reserveVertices(_ floats: Int) {
         vertices.reserveCapacity(floats)
+        Self.adviseHugePages(&vertices)
     }
 
     /// Reserves room for `count` fences' records (a polygon header each at most).
