@@ -7,11 +7,17 @@
 extension FenceStore {
     /// Reserves room for about `floats` vertex coordinates (an upper bound from the input's
     /// size costs nothing: pages never written are never resident), so that the vertex array
-    /// is not copied as it grows; on huge pages, as the in-memory build's.
+    /// is not copied as it grows. A reserve of `hugePagesMinimum` or more goes on huge pages,
+    /// as the in-memory build's arrays do: a big index is read at random and faults in 2 MiB
+    /// at a time, while the last huge page's unwritten part (up to 2 MiB) is small beside it.
     mutating func reserveVertices(_ floats: Int) {
         vertices.reserveCapacity(floats)
-        Self.adviseHugePages(&vertices)
+        if vertices.capacity * MemoryLayout<Float>.stride >= Self.hugePagesMinimum { Self.adviseHugePages(&vertices) }
     }
+
+    /// The streamed vertex reserve from which it goes on huge pages (a GeoJSON file of 48 MB
+    /// or more).
+    static let hugePagesMinimum = 64 << 20
 
     /// Reserves room for `count` fences' records (a polygon header each at most).
     mutating func reserveFences(_ count: Int) {
