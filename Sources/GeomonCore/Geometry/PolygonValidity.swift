@@ -85,7 +85,7 @@ public enum PolygonValidity {
             // The sum of all positions but the last (the closing one, when the ring is closed).
             var sumX = 0.0, sumY = 0.0
             var a = first, ax = 0.0
-            for k in 1..<max(r.count, 1) {
+            for k in 1..<r.count {
                 let b = r[k]
                 if !b.isValid { allValid = false }
                 if a == b { repeated = true }
