@@ -21,6 +21,13 @@ extension EventRule {
                 + (d.byFix ? "fired by the first fix past it" : "fired by deadline at the enter position")
         case let .activated(since):
             return "enter: inside since \(since.rfc3339) when the fence became active (initial: report)"
+        case let .closed(c):
+            let since = c.insideSince.map { "; inside since \($0.rfc3339)" } ?? ""
+            switch c.reason {
+            case .windowClosed: return "exit: the fence's active window closed while inside\(since)"
+            case .removed: return "exit: the fence was removed while inside\(since)"
+            case .replaced: return "exit: the fence was replaced (renamed, moved or resized) while inside\(since)"
+            }
         case let .approach(a):
             var text = "approach: within the \(NumberText.short(a.bandMeters, 1)) m band, d=\(Self.tenths(a.distanceMeters)) m"
                 + " (>= \(Self.tenths(a.distanceLowerBoundMeters)) m), \(a.direction.rawValue) at \(NumberText.fixed(a.closingSpeedMetersPerSecond, 2)) m/s"

@@ -130,7 +130,7 @@ public struct OwnTracks: Sendable {
         o.add("acc", Self.accuracy(event.accuracyMeters))
         Self.addBattery(battery, to: &o)
         if let fix, let course = Self.course(fix) { o.add("cog", course) }
-        o.add("desc", name(id))
+        o.add("desc", event.fenceName ?? name(id))
         o.add("event", event.kind == .enter ? "enter" : "leave")
         o.add("lat", event.coordinate.latitude, decimals: 7)
         o.add("lon", event.coordinate.longitude, decimals: 7)

@@ -115,11 +115,59 @@ struct ScheduleTests {
     @Test func outsideItsWindowsAFenceReportsNothingButItsStateIsKept() {
         var engine = TransitionEngine(profile: Self.profile(initial: .silent))
         // In at 60 s (inactive: no enter, state inside), out at 200 s (no exit), in at 700 s
-        // (active: enter), out at 1300 s (inactive again: no exit).
+        // (active: enter); the window closes at 1200 s while inside: the exit that closes the
+        // stay; out at 1300 s (inactive: nothing more).
         let events = T.run(&engine, [T.fix(1, 300), T.fix(2, 300), T.fix(60, 0), T.fix(61, 0), T.fix(200, 300), T.fix(201, 300),
                                      T.fix(700, 0), T.fix(701, 0), T.fix(1300, 300), T.fix(1301, 300)])
-        #expect(T.summary(events) == ["enter@700"])
+        #expect(T.summary(events) == ["enter@700", "exit@1200"])
+        #expect(events.last?.rule.text == "exit: the fence's active window closed while inside; inside since 1970-01-01T00:11:40Z")
         #expect(engine.state(of: "home") == .outside)
+    }
+
+    @Test func aWindowClosingWhileInsideReportsExitOnceAtTheClosing() {
+        // Inside from 700 s (active), still inside at 1300 s (after the 1200 s closing).
+        let fixes = [T.fix(1, 300), T.fix(2, 300), T.fix(700, 0), T.fix(701, 0), T.fix(1300, 0), T.fix(1400, 0)]
+        for initial in [InitialReport.silent, .report] {
+            var engine = TransitionEngine(profile: Self.profile(initial: initial))
+            let events = T.run(&engine, fixes)
+            #expect(T.summary(events) == ["enter@700", "exit@1200"], "\(initial)")
+            guard case let .closed(closure)? = events.last?.rule else {
+                Issue.record("not a closing: \(String(describing: events.last?.rule))")
+                continue
+            }
+            #expect(closure.reason == .windowClosed && closure.insideSince == T.time(700))
+            #expect(events.last?.fenceName == "Home")
+            // Without deadlines the next fix finds the closing, with the same instant and id.
+            var late = TransitionEngine(profile: Self.profile(initial: initial))
+            #expect(T.run(&late, fixes, deadlines: false).map(\.id) == events.map(\.id))
+            // The device is still inside: the state is kept, and leaving while inactive says nothing.
+            #expect(engine.state(of: "home") == .inside)
+            #expect(T.run(&engine, [T.fix(1500, 300), T.fix(1501, 300)]).isEmpty)
+        }
+    }
+
+    @Test func aChangeConfirmedAfterTheClosingIsNotReported() {
+        // An enter first seen at 1190 s (active) and confirmed at 1210 s (inactive): the
+        // consumers would be left inside a fence no longer watched; the opening reports it.
+        var engine = TransitionEngine(profile: Self.profile(initial: .report))
+        let events = T.run(&engine, [T.fix(1, 300), T.fix(2, 300), T.fix(1190, 0), T.fix(1210, 0), T.fix(86_400 + 700, 0)])
+        #expect(T.summary(events) == ["enter@87000"])
+        #expect(engine.state(of: "home") == .inside)
+    }
+
+    @Test func aStoppedDaemonCatchesUpOnTheFirstClosingAndTheLastOpening() {
+        var engine = TransitionEngine(profile: Self.profile(initial: .report))
+        var events = T.run(&engine, [T.fix(1, 300), T.fix(2, 300), T.fix(700, 0), T.fix(701, 0)])
+        // Three days later: closed at 1200 s, opened at 3 × 86 400 + 600 s.
+        events += engine.fixReceived(T.fix(3 * 86_400 + 700, 0)).events
+        // The first dwell (due at 1300 s, inactive then) is fired by the fix, in the window.
+        #expect(T.summary(events) == ["enter@700", "exit@1200", "enter@259800", "dwell@259900"])
+        // Seen from a snapshot taken before, the same events with the same ids.
+        var resumed = TransitionEngine(profile: Self.profile(initial: .report))
+        let first = T.run(&resumed, [T.fix(1, 300), T.fix(2, 300), T.fix(700, 0), T.fix(701, 0)])
+        var restarted = TransitionEngine(profile: Self.profile(initial: .report), snapshot: resumed.snapshot)
+        let later = restarted.start(at: T.time(3 * 86_400 + 650)) + restarted.fixReceived(T.fix(3 * 86_400 + 700, 0)).events
+        #expect((first + later).map(\.id) == events.map(\.id))
     }
 
     @Test func aWindowOpeningWhileInsideReportsEnterOnlyWithInitialReport() {
@@ -146,16 +194,17 @@ struct ScheduleTests {
         #expect(T.summary(events) == ["enter@600", "dwell@660"])
         // Open now: the closing is the next deadline, then the next day's opening.
         #expect(engine.nextDeadline == T.time(1200))
-        #expect(engine.deadlineReached(at: T.time(1200)).isEmpty)
+        #expect(T.summary(engine.deadlineReached(at: T.time(1200))) == ["exit@1200"])
         #expect(engine.nextDeadline == T.time(86_400 + 600))
         #expect(T.summary(engine.deadlineReached(at: T.time(86_400 + 600))) == ["enter@87000"])
     }
 
     @Test func aDwellDueOutsideTheWindowIsCountedNotReported() {
         var engine = TransitionEngine(profile: Self.profile(initial: .silent))
-        // In at 700 s (active); the dwell is due at 1300 s, after the window: counted, not reported.
+        // In at 700 s (active); the dwell is due at 1300 s, after the window: counted, not
+        // reported (the closing at 1200 s closed the stay for consumers).
         let events = T.run(&engine, [T.fix(1, 300), T.fix(2, 300), T.fix(700, 0), T.fix(701, 0), T.fix(1400, 0)])
-        #expect(T.summary(events) == ["enter@700"])
+        #expect(T.summary(events) == ["enter@700", "exit@1200"])
         #expect(engine.snapshot.records.first?.dwellCount == 1)
     }
 }

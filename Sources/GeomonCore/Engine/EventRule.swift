@@ -15,8 +15,32 @@ public enum EventRule: Hashable, Sendable {
     /// A fence with `active:` windows became active while the device was inside it, and the
     /// profile reports a first inside (`transitions.initial: report`).
     case activated(insideSince: UTCTime)
+    /// The device was inside a fence that stopped being watched: the exit consumers need so
+    /// that they are never left "inside" (docs/engine.md, "Closing a stay").
+    case closed(Closure)
     /// A rule known only by its words (an event read back from a database).
     case recorded(String)
+
+    /// Why a stay was closed without the device leaving.
+    public enum ClosureReason: String, Hashable, Sendable {
+        /// The fence's `active:` window closed (or a profile edit left it outside its windows).
+        case windowClosed = "window-closed"
+        /// The fence is no longer in the profile (a reload, `clearWaypoints`, a removed waypoint).
+        case removed
+        /// The fence's name or geometry changed (a rename, a moved or resized fence).
+        case replaced
+    }
+
+    public struct Closure: Hashable, Sendable {
+        public var reason: ClosureReason
+        /// When the stay began (its enter).
+        public var insideSince: UTCTime?
+
+        public init(reason: ClosureReason, insideSince: UTCTime?) {
+            self.reason = reason
+            self.insideSince = insideSince
+        }
+    }
 
     public struct Transition: Hashable, Sendable {
         public var from: FenceState

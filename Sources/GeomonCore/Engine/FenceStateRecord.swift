@@ -16,6 +16,16 @@ public struct FenceStateRecord: Hashable, Sendable {
     /// True once the (first) dwell event of the current stay has fired.
     public var dwellFired: Bool { dwellCount > 0 }
     public var pending: PendingTransition?
+    /// True while consumers were told the device is inside: an `enter` of the current stay was
+    /// reported and no `exit` since. Whatever stops the fence being watched then reports the
+    /// exit (docs/engine.md, "Closing a stay").
+    public var reported: Bool = false
+    /// The fence's name when the stay began (the exit that closes it carries the name its
+    /// enter did, even when the fence was renamed or removed since).
+    public var name: String?
+    /// `FenceFingerprint` of the fence the stay was decided against: a fence whose name or
+    /// geometry changed since is another fence for consumers.
+    public var fingerprint: UInt64?
 
     public init(
         fenceID: String,

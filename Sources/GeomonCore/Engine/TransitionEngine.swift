@@ -17,6 +17,12 @@ import Glibc
 /// - Dwell fires once per stay, at `enter time + dwell`: on the first input (fix or deadline) at
 ///   or after that instant, unless an exit pending since before that instant may still confirm.
 /// - A fix not newer than the last processed fix is ignored.
+/// - A change of a fence with `active:` windows is reported only when the fence is active at
+///   the fix that confirms it.
+/// - Closing a stay: a fence whose enter was reported (`FenceStateRecord.reported`) and that
+///   stops being watched — its window closes, it is removed, or its name or geometry changes —
+///   reports `exit` at that instant (`EventRule.closed`), exactly once: consumers replaying
+///   the events never stay "inside" a fence the engine does not hold the device in and watch.
 ///
 /// Per fix only fences near the point (`FenceIndex.near`/`containing`) and fences with a record
 /// (inside, unknown-but-touched, or pending) are visited.
@@ -79,21 +85,34 @@ public struct TransitionEngine: Sendable {
     /// change passes; the change is a deadline, so an opening is seen on time.
     private var activity: [Int: (active: Bool, change: UTCTime?)] = [:]
     private var droppedIDs: [String] = []
+    /// Stays of fences removed or replaced since the snapshot, to close at `start(at:)`.
+    private var closures: [(record: FenceStateRecord, reason: EventRule.ClosureReason)] = []
     /// Usable fixes processed (capped at a large value; only `>= confirm` matters).
     public private(set) var usableFixCount = 0
     public private(set) var lastFixTime: UTCTime?
     public private(set) var location: LocationReference?
 
-    /// Creates an engine for `profile`, continuing from `snapshot` (records of fences that no
-    /// longer exist in the profile are dropped and reported as removals).
+    /// Creates an engine for `profile`, continuing from `snapshot`. Records of fences that no
+    /// longer exist in the profile, or whose name or geometry changed (`FenceFingerprint`), are
+    /// dropped and reported as removals; a reported stay among them is closed by `start(at:)`.
     public init(profile: Profile, index: FenceIndex? = nil, snapshot: EngineSnapshot = EngineSnapshot()) {
         config = Configuration(profile: profile, index: index)
-        for record in snapshot.records {
-            if let i = config.indexByID[record.fenceID] {
-                records[i] = record
-            } else {
+        for var record in snapshot.records {
+            guard let i = config.indexByID[record.fenceID] else {
                 droppedIDs.append(record.fenceID)
+                if record.state == .inside, record.reported { closures.append((record, .removed)) }
+                continue
             }
+            if record.state == .inside {
+                let now = fingerprint(fence: i)
+                if let before = record.fingerprint, before != now {
+                    droppedIDs.append(record.fenceID)
+                    if record.reported { closures.append((record, .replaced)) }
+                    continue
+                }
+                record.fingerprint = now
+            }
+            records[i] = record
         }
         for record in snapshot.approaches {
             if let i = config.indexByID[record.fenceID], config.profile.fences[i].approach != nil { approaches[i] = record }
@@ -108,6 +127,47 @@ public struct TransitionEngine: Sendable {
     }
 
     // MARK: - State
+
+    /// Closes the stays the snapshot held in fences that are gone or changed, and in fences
+    /// outside their windows at `now` (a profile edit), with an `exit` at `now` each; with
+    /// `initial: report`, a stay consumers were not told of in a fence active now (its windows
+    /// edited) reports `enter` (docs/engine.md, "Closing a stay"). The machine calls it once,
+    /// right after creating the engine; closed records are removals in the next `takeChanges()`.
+    public mutating func start(at now: UTCTime) -> [GeoEvent] {
+        var events: [GeoEvent] = []
+        for (record, reason) in closures {
+            events.append(closingExit(record, fenceName: record.name, reason: reason, at: now))
+        }
+        closures = []
+        fireWindowChanges(at: now, into: &events)
+        // A profile edit that changed a fence's windows (or took them away): the stay is
+        // closed, or with `initial: report` opened, as the fence is active now.
+        for i in records.keys.sorted() {
+            guard var record = records[i], record.state == .inside else { continue }
+            let fence = config.profile.fences[i]
+            let active = isActive(fence: i, at: now)
+            if record.reported, !active {
+                events.append(closingExit(record, fenceName: record.name ?? fence.name, reason: .windowClosed, at: now))
+                record.reported = false
+            } else if !record.reported, active, profile.transitions.initial == .report, fence.events.contains(.enter) {
+                events.append(activation(record, fence: fence, at: now))
+                record.reported = true
+                record.name = fence.name
+            } else {
+                continue
+            }
+            records[i] = record
+            dirty.insert(i)
+        }
+        refreshActivity(at: now)
+        return events
+    }
+
+    /// The fingerprint of fence `i` as the profile holds it now.
+    private func fingerprint(fence i: Int) -> UInt64 {
+        let fence = config.profile.fences[i]
+        return FenceFingerprint.of(name: fence.name, shape: fence.shape ?? config.index.shape(of: i))
+    }
 
     /// The persistable state, exactly enough to continue.
     public var snapshot: EngineSnapshot {
@@ -209,7 +269,7 @@ public struct TransitionEngine: Sendable {
         }
         lastFixTime = fix.time
         var events: [GeoEvent] = []
-        fireActivations(at: fix.time, into: &events)
+        fireWindowChanges(at: fix.time, into: &events)
         fireDueDwells(at: fix.time, fix: fix, into: &events)
 
         if isUsable(fix) {
@@ -250,7 +310,7 @@ public struct TransitionEngine: Sendable {
     /// Processes a deadline (the shell's clock, or replay's virtual clock, reached `now`).
     public mutating func deadlineReached(at now: UTCTime) -> [GeoEvent] {
         var events: [GeoEvent] = []
-        fireActivations(at: now, into: &events)
+        fireWindowChanges(at: now, into: &events)
         fireDueDwells(at: now, fix: nil, into: &events)
         inputDone(at: now)
         return events
@@ -258,20 +318,61 @@ public struct TransitionEngine: Sendable {
 
     // MARK: - Schedules
 
-    /// With `initial: report`, a scheduled fence the device is inside that became active since
-    /// the last input reports `enter` at the instant it became active (docs/engine.md,
-    /// "Schedules").
-    private mutating func fireActivations(at now: UTCTime, into events: inout [GeoEvent]) {
+    /// The window changes of the scheduled fences the device is inside, up to `now`
+    /// (docs/engine.md, "Schedules"): a closing while consumers were told inside reports
+    /// `exit` at the closing instant (`EventRule.closed`); with `initial: report`, an opening
+    /// while inside reports `enter` at the opening instant (`EventRule.activated`). Of several
+    /// changes since the last input (a daemon stopped for days), the first closing and the last
+    /// opening count, so the consumers' view ends as an uninterrupted run's does.
+    private mutating func fireWindowChanges(at now: UTCTime, into events: inout [GeoEvent]) {
         guard !activity.isEmpty else { return }
         for i in activity.keys.sorted() {
-            guard let known = activity[i], !known.active, let change = known.change, change <= now,
-                  let record = records[i], record.state == .inside, record.pending == nil,
-                  isActive(fence: i, at: change) else { continue }
+            guard var known = activity[i], let first = known.change, first <= now, var record = records[i], record.state == .inside else { continue }
+            var closing: UTCTime?
+            var opening: UTCTime?
+            var steps = 0
+            while let change = known.change, change <= now, steps < Self.maxWindowChanges {
+                let active = isActive(fence: i, at: change)
+                if known.active && !active, closing == nil { closing = change }
+                if !known.active && active { opening = change }
+                known = (active, nextActivityChange(fence: i, after: change))
+                steps += 1
+            }
+            activity[i] = known
             let fence = config.profile.fences[i]
-            guard fence.events.contains(.enter) else { continue }
-            events.append(makeEvent(.enter, fence: fence, time: change, coordinate: record.sinceCoordinate ?? Coordinate(latitude: 0, longitude: 0),
-                                    accuracy: record.sinceAccuracyMeters ?? 0, rule: .activated(insideSince: record.stateSince ?? change)))
+            let before = record
+            if let closing, record.reported {
+                events.append(closingExit(record, fenceName: record.name ?? fence.name, reason: .windowClosed, at: closing))
+                record.reported = false
+            }
+            if let opening, known.active, !record.reported, profile.transitions.initial == .report, fence.events.contains(.enter) {
+                events.append(activation(record, fence: fence, at: opening))
+                record.reported = true
+                record.name = fence.name
+            }
+            if record != before {
+                records[i] = record
+                dirty.insert(i)
+            }
         }
+    }
+
+    /// The most window changes one input walks through (a daemon stopped for long).
+    static let maxWindowChanges = 1000
+
+    /// The `enter` of a stay in `fence` that became active at `time` while inside.
+    private func activation(_ record: FenceStateRecord, fence: Fence, at time: UTCTime) -> GeoEvent {
+        makeEvent(.enter, fence: fence, time: time, coordinate: record.sinceCoordinate ?? Coordinate(latitude: 0, longitude: 0),
+                  accuracy: record.sinceAccuracyMeters ?? 0, rule: .activated(insideSince: record.stateSince ?? time))
+    }
+
+    /// The `exit` that closes `record`'s stay at `time`.
+    private func closingExit(_ record: FenceStateRecord, fenceName: String?, reason: EventRule.ClosureReason, at time: UTCTime) -> GeoEvent {
+        GeoEvent(
+            id: EventID.make(profile: profile.name, fenceID: record.fenceID, kind: .exit, time: time),
+            kind: .exit, fenceID: record.fenceID, fenceName: fenceName, time: time,
+            coordinate: record.sinceCoordinate ?? Coordinate(latitude: 0, longitude: 0), accuracyMeters: record.sinceAccuracyMeters ?? 0,
+            rule: .closed(EventRule.Closure(reason: reason, insideSince: record.stateSince)))
     }
 
     private mutating func inputDone(at now: UTCTime) {
@@ -282,7 +383,7 @@ public struct TransitionEngine: Sendable {
     /// Each scheduled fence the device is inside: active at `now` or not, and when that next
     /// changes (looked for again only once the time passes it).
     private mutating func refreshActivity(at now: UTCTime) {
-        guard config.scheduled, profile.transitions.initial == .report else { return }
+        guard config.scheduled else { return }
         var next: [Int: (active: Bool, change: UTCTime?)] = [:]
         for (i, record) in records where record.state == .inside && config.profile.fences[i].active != nil {
             if let known = activity[i], known.change.map({ $0 > now }) ?? true {
@@ -378,6 +479,13 @@ public struct TransitionEngine: Sendable {
         record.sinceAccuracyMeters = pending.firstAccuracyMeters
         record.dwellCount = 0
         record.pending = nil
+        record.reported = false
+        record.name = nil
+        record.fingerprint = nil
+        if pending.state == .inside {
+            record.name = fence.name
+            record.fingerprint = fingerprint(fence: i)
+        }
         let kind: EventKind
         switch (old, pending.state) {
         case (.outside, .inside):
@@ -395,7 +503,10 @@ public struct TransitionEngine: Sendable {
             firstAccuracyMeters: pending.firstAccuracyMeters, hysteresisMeters: hysteresisMeters)
         rule.confirmTime = config.confirmTime
         rule.heldFor = confirmedAt - pending.firstTime
-        guard fence.events.contains(kind), isActive(fence: i, at: pending.firstTime) else { return }
+        // A scheduled fence inactive when the change is confirmed reports nothing: a closing
+        // already closed the stay for consumers, and an opening reports it.
+        guard fence.events.contains(kind), isActive(fence: i, at: confirmedAt) else { return }
+        record.reported = kind == .enter
         events.append(makeEvent(kind, fence: fence, time: pending.firstTime, coordinate: pending.firstCoordinate,
                                 accuracy: pending.firstAccuracyMeters, rule: .transition(rule)))
     }

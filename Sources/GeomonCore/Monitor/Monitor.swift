@@ -130,10 +130,16 @@ public struct Monitor: Sendable {
 
     // MARK: - Inputs
 
-    /// Starts the policy: the receiver (or the coarse source) goes on.
+    /// Starts the machine: stays in fences that are gone, changed or outside their windows
+    /// since the snapshot are closed (`TransitionEngine.start(at:)`: a commit with their exits
+    /// first), then the policy switches the receiver (or the coarse source) on.
     public mutating func start(now: UTCTime) -> [Effect] {
         defer { inputDone() }
-        return policy.start(now: now).map { .power($0) }
+        var effects: [Effect] = []
+        var commit = Commit()
+        commit.events = engine.start(at: now)
+        finish(&commit, into: &effects)
+        return effects + policy.start(now: now).map { .power($0) }
     }
 
     /// One fix from any source.

@@ -7,8 +7,9 @@ struct FenceStateTable {
     func upsert(_ record: FenceStateRecord) throws {
         let s = try db.statement("""
             INSERT OR REPLACE INTO fence_state(fence_id, state, since_ms, since_lat, since_lon, since_accuracy_m, dwell_fired,
-                pending_state, pending_count, pending_ms, pending_lat, pending_lon, pending_accuracy_m, pending_s_m)
-            VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)
+                pending_state, pending_count, pending_ms, pending_lat, pending_lon, pending_accuracy_m, pending_s_m,
+                reported, fence_name, fingerprint)
+            VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)
             """)
         s.bind(1, record.fenceID)
         s.bind(2, record.state.rawValue)
@@ -24,6 +25,9 @@ struct FenceStateTable {
         s.bind(12, record.pending?.firstCoordinate.longitude)
         s.bind(13, record.pending?.firstAccuracyMeters)
         s.bind(14, record.pending.map(\.firstSignedDistanceMeters).flatMap { $0.isFinite ? $0 : nil })
+        s.bind(15, Int64(record.reported ? 1 : 0))
+        s.bind(16, record.name)
+        s.bind(17, record.fingerprint.map { Int64(bitPattern: $0) })
         try s.run()
     }
 
@@ -37,7 +41,8 @@ struct FenceStateTable {
     func all() throws -> [FenceStateRecord] {
         let r = try db.statement("""
             SELECT fence_id, state, since_ms, since_lat, since_lon, since_accuracy_m, dwell_fired,
-                   pending_state, pending_count, pending_ms, pending_lat, pending_lon, pending_accuracy_m, pending_s_m
+                   pending_state, pending_count, pending_ms, pending_lat, pending_lon, pending_accuracy_m, pending_s_m,
+                   reported, fence_name, fingerprint
             FROM fence_state ORDER BY fence_id
             """)
         var records: [FenceStateRecord] = []
@@ -56,6 +61,9 @@ struct FenceStateTable {
                     firstAccuracyMeters: r.double(12),
                     firstSignedDistanceMeters: r.optionalDouble(13) ?? .infinity)
             }
+            record.reported = r.optionalInt64(14).map { $0 != 0 } ?? (record.state == .inside)
+            record.name = r.optionalText(15)
+            record.fingerprint = r.optionalInt64(16).map { UInt64(bitPattern: $0) }
             records.append(record)
         }
         return records
