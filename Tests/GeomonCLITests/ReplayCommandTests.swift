@@ -58,6 +58,39 @@ struct ReplayCommandTests {
         #expect(text1.stdout.split(separator: "\n").count == first.stdout.split(separator: "\n").count)
     }
 
+    /// The real drive is inside f04 from 11:36:43 to 11:37:01 (UTC, a Saturday); a window that
+    /// closes at 11:37 closes the stay for consumers then, with the rule that says why, and the
+    /// physical exit after it reports nothing more. On a database, a replay that resumes after
+    /// the closing adds nothing.
+    @Test func aWindowClosingWhileInsideIsAnExitAtTheClosing() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let profile = try dir.write("p.yaml", """
+            version: 1
+            name: window
+            mode: regions
+            timezone: UTC
+            sources: {gnss: {plugin: gpsd, min_accuracy: 50m}}
+            transitions: {hysteresis: 10m, confirm: 2}
+            fences:
+              - {id: f04, name: School, circle: {lat: 47.231039, lon: 7.624777, radius: 250m}, active: [{days: sat, from: "11:00", to: "11:37"}]}
+            """)
+        let args = ["replay", "--profile", profile, Self.fixture("swiss-drive.jsonl"), "--format", "json", "--no-hooks", "--always-on"]
+        let result = try runGeomon(args)
+        #expect(result.exitCode == 0, "\(result.stderr)")
+        let events = try Self.objects(result.stdout)
+        #expect(events.map { "\($0["type"] ?? "") \($0["time"] ?? "")" } == ["enter 2010-04-03T11:36:43Z", "exit 2010-04-03T11:37:00Z"])
+        #expect(events.last?["rule"] as? String == "exit: the fence's active window closed while inside; inside since 2010-04-03T11:36:43Z")
+        #expect(events.last?["fence_name"] as? String == "School")
+        // Stored, then replayed again on the same database: the same two, not one more.
+        let db = dir.path("w.db")
+        #expect(try runGeomon(args + ["--db", db]).exitCode == 0)
+        let again = try runGeomon(args + ["--db", db])
+        #expect(again.exitCode == 0, "\(again.stderr)")
+        let stored = try runGeomon(["events", "--db", db, "--format", "json"])
+        #expect(try Self.objects(stored.stdout).map { $0["id"] as? String ?? "" } == events.map { $0["id"] as? String ?? "" })
+    }
+
     @Test func theTemporaryDatabaseIsRemoved() throws {
         let dir = try TemporaryDirectory()
         defer { dir.remove() }

@@ -163,4 +163,65 @@ struct MQTTCommandsTests {
         #expect(actions == ["setConfiguration refused", "- refused", "setWaypoints accepted", "reportLocation accepted", "setWaypoints accepted",
                             "clearWaypoints accepted"], "\(commands.stdout)")
     }
+
+    /// A fence the device is in, renamed and then cleared by the server: Home Assistant gets a
+    /// leave for the old name, an enter for the new, and a leave when it goes, on the event
+    /// topic like any transition; none is left "inside".
+    @Test func aRenamedOrClearedPushedFenceTheDeviceIsInIsLeft() throws {
+        let broker = try MosquittoBroker()
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        // The drive's first 80 s: the car stands in its depot, inside the yard from the first
+        // fix (`initial: report`: consumers are told).
+        let gpsd = try PacedGPSD(log: RunCommandTests.shortSwiss, seconds: 70)
+        defer { gpsd.stop() }
+        let served = dir.url.appendingPathComponent("served.nmea")
+        try gpsd.writeServedLog(to: served)
+        let standing = try #require(TrackReader.read(path: served.path).fixes.first).coordinate
+        _ = try dir.write("password", "s3cret\n", mode: 0o600)
+        let profile = try dir.write("van.yaml", """
+            version: 1
+            name: van
+            mode: regions
+            sources:
+              gnss: {plugin: gpsd, min_accuracy: 100m}
+            transitions: {confirm: 1, hysteresis: 5m, initial: report}
+            fences:
+              - id: depot
+                circle: {lat: 46.0, lon: 7.0, radius: 200m}
+            publish:
+              mqtt:
+                host: 127.0.0.1
+                port: \(broker.port)
+                username: geomon
+                password_file: password
+                topic: \(Self.topic)
+                commands: true
+                locations: none
+
+            """)
+        let recorder = try broker.subscribe(Self.topic + "/event")
+        defer { recorder.stop() }
+        let arguments = ["--profile", profile, "--db", dir.path("van.db"), "--gpsd", "127.0.0.1:\(gpsd.port)", "--always-on", "--print-events", "--log-level", "info"]
+        let daemon = try Daemon(arguments, in: dir)
+        #expect(daemon.waitForLog("MQTT commands subscribed"), "\(daemon.stderr)")
+        try Self.publish(broker, Self.setWaypoints([("Yard", "yard-1", standing, 150)]))
+        #expect(daemon.waitForLog("pushed fences changed"), "\(daemon.stderr)")
+        gpsd.start()
+        func transitions(_ count: Int) -> [String] {
+            recorder.wait(timeout: .seconds(20)) { $0.count >= count }.compactMap { message in
+                guard let o = try? JSONSerialization.jsonObject(with: Data(message.payload.utf8)) as? [String: Any] else { return nil }
+                return "\(o["event"] as? String ?? "?") \(o["desc"] as? String ?? "?")"
+            }
+        }
+        #expect(transitions(1) == ["enter Yard"], "\(daemon.stderr.suffix(2000))")
+        // Renamed: same identity (rid), another name.
+        try Self.publish(broker, Self.setWaypoints([("Lager", "yard-1", standing, 150)]))
+        #expect(transitions(3) == ["enter Yard", "leave Yard", "enter Lager"], "\(daemon.stderr.suffix(2000))")
+        try Self.publish(broker, #"{"_type":"cmd","action":"clearWaypoints"}"#)
+        #expect(transitions(4) == ["enter Yard", "leave Yard", "enter Lager", "leave Lager"], "\(daemon.stderr.suffix(2000))")
+        #expect(daemon.stop() == 0, "\(daemon.stderr)")
+        let events = try RunCommandTests.events(daemon.stdout)
+        #expect(events.map { "\($0.type) \($0.fence)" } == ["enter yard-1", "exit yard-1", "enter yard-1", "exit yard-1"], "\(daemon.stdout)")
+    }
 }

@@ -173,11 +173,16 @@ struct EventStoreTests {
         let pending = PendingTransition(state: .outside, count: 1, firstTime: UTCTime(millisecondsSince1970: 5000),
                                         firstCoordinate: Coordinate(latitude: 47.1234567, longitude: 8.7654321),
                                         firstAccuracyMeters: 7.25, firstSignedDistanceMeters: 18.5)
-        let records = [
+        var records = [
             FenceStateRecord(fenceID: "a", state: .inside, stateSince: UTCTime(millisecondsSince1970: 2000),
                              sinceCoordinate: Coordinate(latitude: 47.1, longitude: 8.2), sinceAccuracyMeters: 3, dwellCount: 1, pending: pending),
             FenceStateRecord(fenceID: "b", state: .unknown),
         ]
+        // What consumers were told of the stay, and the fence it was decided against (a
+        // fingerprint with the top bit set: stored as a negative INTEGER).
+        records[0].reported = true
+        records[0].name = "Zuhause"
+        records[0].fingerprint = 0xF000_0000_0000_0001
         var batch = Self.batch(fixes: [Self.fix(6)], records: records)
         batch.usableFixCount = 6
         batch.location = LocationReference(time: UTCTime(millisecondsSince1970: 4000), coordinate: Coordinate(latitude: 47.000001, longitude: -8.5))
@@ -188,6 +193,23 @@ struct EventStoreTests {
         removal.changes = EngineChanges(removals: ["a"])
         try store.commit(removal)
         #expect(try store.fenceStates().map(\.fenceID) == ["b"])
+    }
+
+    @Test func aStayStoredBeforeTheReportedColumnIsTakenAsTold() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let path = dir.path("old.db")
+        let store = try EventStore(path: path)
+        try store.commit(Self.batch(fixes: [Self.fix(6)], records: [
+            FenceStateRecord(fenceID: "in", state: .inside, stateSince: UTCTime(millisecondsSince1970: 2000)),
+            FenceStateRecord(fenceID: "unsure", state: .unknown),
+        ]))
+        // As a row written before migration 9 reads: the new columns NULL.
+        let sqlite = try runProcess(URL(fileURLWithPath: "/usr/bin/sqlite3"), [path, "UPDATE fence_state SET reported = NULL, fence_name = NULL, fingerprint = NULL"])
+        #expect(sqlite.exitCode == 0, "\(sqlite.stderr)")
+        let records = try store.fenceStates()
+        #expect(records.map(\.reported) == [true, false])
+        #expect(records.allSatisfy { $0.name == nil && $0.fingerprint == nil })
     }
 
     @Test func anEventIsNeverStoredTwice() throws {
