@@ -117,10 +117,17 @@ struct ReceiverTestCommand: GeomonCommand {
         if let wake {
             let ttff = wake.at - switchedOn
             let assumed = gnss.effectiveRestart
-            print("  on: first fix \(NumberText.fixed(ttff.secondsValue, 1)) s after switching on; the profile plans a \(assumed.rawValue) start (\(NumberText.fixed(profile.receiver.ttffHot.secondsValue, 1)) s)")
-            let fits = RestartClass.covering(ttff, receiver: profile.policy.receiver)
-            if fits.isSlower(than: assumed) {
+            let planned = profile.policy.receiver.restarting(assumed).ttffHot
+            print("  on: first fix \(NumberText.fixed(ttff.secondsValue, 1)) s after switching on; the profile plans a \(assumed.rawValue) start (\(NumberText.fixed(planned.secondsValue, 1)) s)")
+            // Advice about starts only when the switch worked: a receiver that never went off
+            // says nothing about its restarts.
+            switch lateReports > 0 ? nil : RestartClass.advice(measured: ttff, assumed: assumed, receiver: profile.policy.receiver) {
+            case let .ttffHot(seconds)?:
+                print("  note: a slow hot start (a warm start, with its ephemeris read from the sky, takes at least \(NumberText.short(min(RestartClass.shortestWarmStart, profile.policy.receiver.ttffWarm).secondsValue, 0)) s): set 'ttff_hot: \(NumberText.short(seconds.secondsValue, 0))s' in policy.receiver so the policy wakes the receiver early enough (docs/power.md, \"Restart classes\")")
+            case let .restart(fits)?:
                 print("  note: that is a \(fits.rawValue) start: with 'restart: \(fits.rawValue)' in sources.gnss.power the policy wakes the receiver early enough (docs/power.md, \"Restart classes\")")
+            case nil:
+                break
             }
         } else {
             print("  on: no fix within \(NumberText.short(fixTimeout, 0)) s of switching on")

@@ -131,10 +131,41 @@ public enum RestartClass: String, Sendable, CaseIterable {
         return .cold
     }
 
+    /// The shortest warm start: a receiver without ephemeris must read subframes 1–3 of a
+    /// satellite's navigation message (3 × 6 s at 50 bit/s, IS-GPS-200 §20.3.2) after it
+    /// acquires the signal, so a first fix sooner than this kept its ephemeris: a slow hot
+    /// start, not a warm one.
+    public static let shortestWarmStart = Duration.seconds(18)
+
+    /// What `geomon receiver test` advises for a first fix `measured` after switching on,
+    /// when the profile plans `assumed` starts with `receiver`'s figures (nil: nothing, the
+    /// plan covers it). A fix slower than the planned hot start but sooner than a warm start
+    /// can be (`shortestWarmStart`, or `ttff_warm` when shorter) is a slow hot start: raise
+    /// `ttff_hot` to the measured time, rounded up to a whole second. Only slower fixes name
+    /// the warm (or cold) class that covers them, since that class costs far more power.
+    public static func advice(measured: Duration, assumed: RestartClass, receiver: ReceiverSettings) -> RestartAdvice? {
+        let planned = receiver.restarting(assumed).ttffHot
+        guard measured > planned else { return nil }
+        if assumed == .hot, measured < min(shortestWarmStart, receiver.ttffWarm) {
+            let ms = measured.wholeMilliseconds
+            return .ttffHot(.seconds((ms + 999) / 1000))
+        }
+        let fits = covering(measured, receiver: receiver)
+        return fits.isSlower(than: assumed) ? .restart(fits) : nil
+    }
+
     /// Whether a wake of this class takes longer than one of `other`.
     public func isSlower(than other: RestartClass) -> Bool {
         Self.allCases.firstIndex(of: self)! > Self.allCases.firstIndex(of: other)!
     }
+}
+
+/// What `geomon receiver test` advises after a slower first fix than planned.
+public enum RestartAdvice: Hashable, Sendable {
+    /// A slow hot start: set `policy.receiver.ttff_hot` to this.
+    case ttffHot(Duration)
+    /// The receiver loses more than the profile assumes: `restart:` this class.
+    case restart(RestartClass)
 }
 
 /// `sources.gnss.power`: what switching the receiver off and on does to it.
