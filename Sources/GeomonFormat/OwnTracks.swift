@@ -12,7 +12,7 @@ public import GeomonCore
 ///   Only fixes the engine can use are published (GNSS fixes within `min_accuracy`): a consumer
 ///   that decides zones from every location (Home Assistant) gets no position geomon discarded.
 /// - `transition` on `TOPIC/event`, not retained: `event` `enter` or `leave`, `desc` the fence
-///   name (Home Assistant matches zones by name), `rid` its id, `wtst` a stable number per fence,
+///   name (Home Assistant matches zones by name), `rid` its id, `wtst` the waypoint's own `tst` (pushed fences) or a stable number per fence,
 ///   `lat`/`lon`/`acc`/`tst` of the first fix that showed the new state, `vel`/`cog` of the fix
 ///   that confirmed it.
 /// - `batt`/`bs` on locations and transitions when the device has a battery (`battery`).
@@ -29,6 +29,8 @@ public struct OwnTracks: Sendable {
     public let minAccuracyMeters: Double
     private let names: [String: String]
     private let order: [String: Int]
+    /// The waypoint identities (`tst`) fences came with (`Fence.waypointTime`).
+    private let times: [String: Int]
 
     public init(settings: MQTTSettings, profile: Profile) {
         self.settings = settings
@@ -37,12 +39,15 @@ public struct OwnTracks: Sendable {
         minAccuracyMeters = profile.sources.gnss?.minAccuracyMeters ?? .infinity
         var names: [String: String] = [:]
         var order: [String: Int] = [:]
+        var times: [String: Int] = [:]
         for (i, fence) in profile.fences.enumerated() where names[fence.id] == nil {
             names[fence.id] = fence.name ?? fence.id
             order[fence.id] = i
+            if let tst = fence.waypointTime { times[fence.id] = Int(tst) }
         }
         self.names = names
         self.order = order
+        self.times = times
     }
 
     public var eventTopic: String { settings.topic + "/event" }
@@ -57,25 +62,36 @@ public struct OwnTracks: Sendable {
     /// The messages of one commit, in the order they are to be published. `inside` holds the
     /// ids of the fences the device is inside after the commit; `battery` the device's battery
     /// now, if it has one.
-    public func messages(for commit: Monitor.Commit, inside: Set<String>, battery: BatteryStatus? = nil) -> [Publication] {
+    /// `lastFix` is the newest fix published before this commit: a dwell fired by deadline
+    /// carries its speed and course, so a consumer keeps them (Home Assistant shows the last
+    /// `vel` and `cog` it received).
+    public func messages(for commit: Monitor.Commit, inside: Set<String>, battery: BatteryStatus? = nil, lastFix: Fix? = nil) -> [Publication] {
         var result: [Publication] = []
         var transitioned = false
         var significant = false
         let usable = commit.fixes.filter(isPublishable)
+        /// The event's position with the speed and course of its fix (or the newest known).
+        func located(_ event: GeoEvent) -> Fix {
+            var fix = Fix(time: event.time, coordinate: event.coordinate, horizontalAccuracyMeters: event.accuracyMeters)
+            let motion = commit.fixes.last { $0.time == event.time } ?? usable.last ?? lastFix
+            fix.speedMetersPerSecond = motion?.speedMetersPerSecond
+            fix.courseDegrees = motion?.courseDegrees
+            return fix
+        }
         for event in commit.events {
             switch event.kind {
             case .enter, .exit:
                 transitioned = true
-                result.append(transition(event, confirmedBy: usable.last, battery: battery))
+                result.append(transition(event, confirmedBy: usable.last ?? lastFix, battery: battery))
             case .dwell:
-                let fix = Fix(time: event.time, coordinate: event.coordinate, horizontalAccuracyMeters: event.accuracyMeters)
+                let fix = located(event)
                 var extra = JSONObject()
                 extra.add("event", "dwell")
                 extra.add("rid", event.fenceID)
                 extra.add("desc", event.fenceID.map(name))
                 result.append(location(fix, trigger: "c", inside: inside, battery: battery, extension: extra))
             case .approach:
-                let fix = Fix(time: event.time, coordinate: event.coordinate, horizontalAccuracyMeters: event.accuracyMeters)
+                let fix = located(event)
                 var extra = JSONObject()
                 extra.add("event", "approach")
                 extra.add("rid", event.fenceID)
@@ -139,7 +155,7 @@ public struct OwnTracks: Sendable {
         o.add("tid", trackerID)
         o.add("tst", Self.seconds(event.time))
         if let fix, let speed = Self.velocity(fix) { o.add("vel", speed) }
-        o.add("wtst", Self.waypointTime(fenceID: id))
+        o.add("wtst", times[id] ?? Self.waypointTime(fenceID: id))
         return Publication(kind: .transition, topic: eventTopic, payload: o.text, retain: false, time: event.time, eventID: event.id)
     }
 
@@ -168,7 +184,7 @@ public struct OwnTracks: Sendable {
     }
 
     /// `{"_type":"waypoints","waypoints":[…]}` with one `waypoint` per circle fence (`desc` the
-    /// name or id, `rid` the id, `tst` from the id), in order; nil without a circle. It is the
+    /// name or id, `rid` the id, `tst` the waypoint's own (pushed fences) or from the id), in order; nil without a circle. It is the
     /// `.otrw` export format too, and geomon reads it back with the same ids.
     public static func waypointsPayload(fences: [Fence]) -> String? {
         var items: [String] = []
@@ -181,7 +197,7 @@ public struct OwnTracks: Sendable {
             w.add("lon", center.longitude, decimals: 7)
             w.add("rad", Int(radius.rounded()))
             w.add("rid", fence.id)
-            w.add("tst", waypointTime(fenceID: fence.id))
+            w.add("tst", fence.waypointTime.map { Int($0) } ?? waypointTime(fenceID: fence.id))
             items.append(w.text)
         }
         guard !items.isEmpty else { return nil }

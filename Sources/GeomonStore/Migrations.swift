@@ -148,11 +148,13 @@ enum Migrations {
         ALTER TABLE events ADD COLUMN approach TEXT;
         """,
         // 9: what consumers were told of a stay, so that whatever stops a fence being watched
-        // closes it (NULL `reported`: a row from before, taken as told when inside).
+        // closes it (NULL `reported`: a row from before, taken as told when inside); a pushed
+        // waypoint's own `tst`.
         """
         ALTER TABLE fence_state ADD COLUMN reported INTEGER;
         ALTER TABLE fence_state ADD COLUMN fence_name TEXT;
         ALTER TABLE fence_state ADD COLUMN fingerprint INTEGER;
+        ALTER TABLE pushed_fences ADD COLUMN tst INTEGER;
         """,
     ]
 

@@ -195,6 +195,30 @@ struct PublishTests {
         #expect(!broker.log.contains("exceeded timeout"), "the broker dropped geomon")
     }
 
+    /// With `locations: all`, a paced replay sends each location within its commit cadence
+    /// (1 s of the replay's clock, as `geomon run`), not in batches of up to 64 timed by the
+    /// host's clock.
+    @Test func aPacedReplaysLocationsAreNotBurst() throws {
+        let broker = try MosquittoBroker()
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let profile = try Self.profile(in: dir, port: broker.port, mqtt: ["locations": "all"])
+        // The drive's first 240 fixes (4 minutes at 1 Hz), 8 s at --speed 30.
+        let lines = try String(contentsOfFile: Self.track, encoding: .utf8).split(separator: "\n").prefix(240)
+        let track = try dir.write("start.jsonl", lines.joined(separator: "\n") + "\n")
+        let recorder = try broker.subscribe(Self.topic)
+        let speed = 30.0
+        let replay = try runGeomon(["replay", "--profile", profile, "--publish", "--always-on", "--speed", "\(Int(speed))", track])
+        #expect(replay.exitCode == 0, "\(replay.stderr)")
+        let locations = recorder.wait { $0.count >= 200 }.filter { Self.json($0.payload)?["_type"] as? String == "location" }
+        #expect(locations.count >= 200)
+        // Each arrival against the recording's pace: the earliest is the reference, and none is
+        // later than it by more than 1 s (64 fixes at 1 Hz are 2.1 s at this speed).
+        let offsets = locations.compactMap { m in (Self.json(m.payload)?["tst"] as? Int).map { m.receivedAt - Double($0) / speed } }
+        let lateness = (offsets.max() ?? 0) - (offsets.min() ?? 0)
+        #expect(lateness < 1.0, "a location arrived \(lateness) s behind the recording's pace")
+    }
+
     @Test func aBrokerDownForAStretchOfTheTrackLosesNothing() throws {
         let broker = try MosquittoBroker()
         let dir = try TemporaryDirectory()

@@ -90,6 +90,24 @@ struct OwnTracksTests {
         #expect(messages.allSatisfy { $0.payload.contains(#""batt":100,"bs":3"#) && $0.payload.contains(#""cog":90"#) && $0.payload.contains(#""vel":9"#) })
     }
 
+    /// Dwell and approach messages are locations too: Home Assistant keeps the speed and course
+    /// of the last location it got, so they carry those of their fix (or the newest known).
+    @Test func dwellAndApproachLocationsCarrySpeedAndCourse() {
+        let (profile, mqtt) = Self.profile(.none)
+        let own = OwnTracks(settings: mqtt, profile: profile)
+        var commit = Monitor.Commit()
+        commit.fixes = [Self.fix(1_700_000_000_000, speed: 2.5, course: 90)]
+        commit.events = [Self.event(.dwell, fence: "home", ms: 1_700_000_000_000), Self.event(.approach, fence: "home", ms: 1_700_000_000_000)]
+        let messages = own.messages(for: commit, inside: ["home"])
+        #expect(messages.count == 2)
+        #expect(messages.allSatisfy { $0.payload.contains(#""cog":90"#) && $0.payload.contains(#""vel":9"#) }, "\(messages.map(\.payload))")
+        // A dwell fired by deadline: no fix in its commit, the newest published one's.
+        var deadline = Monitor.Commit()
+        deadline.events = [Self.event(.dwell, fence: "home", ms: 1_700_000_060_000)]
+        let late = own.messages(for: deadline, inside: ["home"], lastFix: Self.fix(1_700_000_000_000, speed: 0, course: 180))
+        #expect(late.count == 1 && late[0].payload.contains(#""cog":180"#) && late[0].payload.contains(#""vel":0"#), "\(late.map(\.payload))")
+    }
+
     /// Fixes the engine does not use (worse than `min_accuracy`) are not published: Home
     /// Assistant decides zones from every location it gets.
     @Test func fixesWorseThanMinAccuracyAreNotPublished() {

@@ -200,7 +200,7 @@ struct MQTTCommandsTests {
                 locations: none
 
             """)
-        let recorder = try broker.subscribe(Self.topic + "/event")
+        let recorder = try broker.subscribe(Self.topic + "/#")
         defer { recorder.stop() }
         let arguments = ["--profile", profile, "--db", dir.path("van.db"), "--gpsd", "127.0.0.1:\(gpsd.port)", "--always-on", "--print-events", "--log-level", "info"]
         let daemon = try Daemon(arguments, in: dir)
@@ -209,12 +209,22 @@ struct MQTTCommandsTests {
         #expect(daemon.waitForLog("pushed fences changed"), "\(daemon.stderr)")
         gpsd.start()
         func transitions(_ count: Int) -> [String] {
-            recorder.wait(timeout: .seconds(20)) { $0.count >= count }.compactMap { message in
+            recorder.wait(timeout: .seconds(20)) { $0.filter { $0.topic == Self.topic + "/event" }.count >= count }
+                .filter { $0.topic == Self.topic + "/event" }.compactMap { message in
                 guard let o = try? JSONSerialization.jsonObject(with: Data(message.payload.utf8)) as? [String: Any] else { return nil }
                 return "\(o["event"] as? String ?? "?") \(o["desc"] as? String ?? "?")"
             }
         }
         #expect(transitions(1) == ["enter Yard"], "\(daemon.stderr.suffix(2000))")
+        // The server's own identity comes back: the waypoint's `tst` in the retained waypoints
+        // and as the transition's `wtst`.
+        #expect(recorder.messages.first { $0.topic == Self.topic + "/event" }.map { $0.payload.contains(#""wtst":1710104383"#) } == true, "\(recorder.messages)")
+        var waypoints = ""
+        let deadline = Date().addingTimeInterval(10)
+        while Date() < deadline, !waypoints.contains("yard-1") {
+            waypoints = try broker.retained(Self.topic + "/waypoints") ?? ""
+        }
+        #expect(waypoints.contains(#""rid":"yard-1","tst":1710104383"#), "\(waypoints) \(recorder.messages.filter { $0.topic.hasSuffix("waypoints") })")
         // Renamed: same identity (rid), another name.
         try Self.publish(broker, Self.setWaypoints([("Lager", "yard-1", standing, 150)]))
         #expect(transitions(3) == ["enter Yard", "leave Yard", "enter Lager"], "\(daemon.stderr.suffix(2000))")

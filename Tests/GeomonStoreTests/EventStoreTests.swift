@@ -364,4 +364,21 @@ struct PublicationOutboxTests {
         }
         #expect(try store.pendingPublications(after: 0, limit: 10).map(\.publication.payload) == ["{\"n\":3}"])
     }
+
+    /// The waypoints queued at a reload are dated by the system clock; a receiver whose dates
+    /// are years away (gpsd's week-rollover fix) dates the next messages. Neither the age nor
+    /// the row bound drops the pending waypoints: only a newer waypoints message replaces them.
+    @Test func thePendingWaypointsOutliveTheBound() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let store = try EventStore(path: dir.path("o.db"))
+        store.publicationLimits = PublicationLimits(maxRows: 2, maxAge: .seconds(1000))
+        try store.enqueue([Publication(kind: .waypoints, topic: "w", payload: "{\"n\":1}", retain: true, time: UTCTime(millisecondsSince1970: 0))],
+                          at: UTCTime(millisecondsSince1970: 0))
+        var late = EventStoreTests.batch()
+        late.publications = [Self.location(100_000_000), Self.location(100_000_001), Self.location(100_000_002)]
+        try store.commit(late)
+        let pending = try store.pendingPublications(after: 0, limit: 10).map(\.publication.payload)
+        #expect(pending.first == "{\"n\":1}" && pending.count == 2, "\(pending)")
+    }
 }

@@ -134,6 +134,12 @@ struct ReplayCommand: GeomonCommand {
         do {
             try run.run(journal: journal, services: services, speed: speed) { driver, source in
                 driver.silentThrough = resumeAfter
+                if publishing != nil, speed != nil {
+                    // Paced and publishing: commits (and so messages) at `geomon run`'s cadence
+                    // on the replay's clock, not in batches timed by the host's.
+                    journal.batchTime = nil
+                    driver.flushDelay = LiveDaemon.flushDelay
+                }
                 driver.onCommitted = { events, _ in counts.events += events.count }
                 driver.onEffect = { effect, _ in
                     switch effect {

@@ -13,6 +13,8 @@ public struct OwnTracksCommand: Sendable {
         public var name: String
         public var center: Coordinate
         public var radiusMeters: Double
+        /// Its `tst` (epoch seconds, the OwnTracks identity the server matches), if it had one.
+        public var tst: Int64? = nil
         /// A waypoint without a region (an invalid position or `rad` ≤ 0), as the apps send to
         /// remove the region with the same identity.
         public var removes: Bool
@@ -105,8 +107,9 @@ public struct OwnTracksCommand: Sendable {
         }
         if item["uuid"] != nil { return .failure(WaypointProblem(message: "'\(desc.clipped)' is an iBeacon region", notAPlace: true)) }
         let rid = item["rid"]?.string.flatMap { $0.isEmpty ? nil : $0 }
-        let tst = item["tst"]?.number
-        let key = rid.map { "rid:" + $0 } ?? tst.map { "tst:\(Int64(exactly: $0.rounded()) ?? 0)" } ?? "desc:" + desc
+        let tstNumber = item["tst"]?.number
+        let tst = tstNumber.flatMap { $0.isFinite && abs($0) < 1e15 ? Int64($0.rounded()) : nil }
+        let key = rid.map { "rid:" + $0 } ?? tstNumber.map { _ in "tst:\(tst ?? 0)" } ?? "desc:" + desc
         let fenceID = String((rid ?? desc).trimmingWhitespace())
         if let problem = FenceIDRule.problem(fenceID) { return .failure(WaypointProblem(message: "its id \(problem)")) }
         guard let lat = item["lat"]?.number, let lon = item["lon"]?.number else {
@@ -115,10 +118,10 @@ public struct OwnTracksCommand: Sendable {
         let rad = item["rad"]?.number ?? 0
         let center = Coordinate(latitude: lat, longitude: lon)
         if !center.isValid || rad <= 0 {
-            return .success(Waypoint(key: key, fenceID: fenceID, name: desc, center: center, radiusMeters: rad, removes: true))
+            return .success(Waypoint(key: key, fenceID: fenceID, name: desc, center: center, radiusMeters: rad, tst: tst, removes: true))
         }
         let problems = geometryLimitProblems(.circle(center: center, radiusMeters: rad))
         if !problems.isEmpty { return .failure(WaypointProblem(message: "'\(desc.clipped)': " + problems.map(\.text).joined(separator: "; "))) }
-        return .success(Waypoint(key: key, fenceID: fenceID, name: desc, center: center, radiusMeters: rad, removes: false))
+        return .success(Waypoint(key: key, fenceID: fenceID, name: desc, center: center, radiusMeters: rad, tst: tst, removes: false))
     }
 }

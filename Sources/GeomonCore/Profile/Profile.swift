@@ -482,17 +482,24 @@ public struct Fence: Sendable {
     /// Then again every this long while still inside (`dwell.every`); nil: once per stay.
     public var dwellEvery: Duration? {
         get { extras?.dwellEvery }
-        set { extras = Extras.make(dwellEvery: newValue, approach: approach, active: active) }
+        set { extras = Extras.make(dwellEvery: newValue, approach: approach, active: active, waypointTime: waypointTime) }
     }
     /// Approach bands (`approach`); nil: no approach events.
     public var approach: ApproachSettings? {
         get { extras?.approach }
-        set { extras = Extras.make(dwellEvery: dwellEvery, approach: newValue, active: active) }
+        set { extras = Extras.make(dwellEvery: dwellEvery, approach: newValue, active: active, waypointTime: waypointTime) }
     }
     /// When the fence reports events (`active`); nil: always.
     public var active: FenceSchedule? {
         get { extras?.active }
-        set { extras = Extras.make(dwellEvery: dwellEvery, approach: approach, active: newValue) }
+        set { extras = Extras.make(dwellEvery: dwellEvery, approach: approach, active: newValue, waypointTime: waypointTime) }
+    }
+    /// The OwnTracks identity (`tst`) of a fence that came as a waypoint (pushed with
+    /// `setWaypoints`, or read from an `.otrw` file), echoed in `waypoints` and as `wtst` so
+    /// the server matches it; nil: a stable number from the id (`OwnTracks.waypointTime`).
+    public var waypointTime: Int64? {
+        get { extras?.waypointTime }
+        set { extras = Extras.make(dwellEvery: dwellEvery, approach: approach, active: active, waypointTime: newValue) }
     }
     /// The rules few fences have, boxed: a fence without them costs one pointer (a file of
     /// 10^5 fences is held in memory).
@@ -502,15 +509,18 @@ public struct Fence: Sendable {
         let dwellEvery: Duration?
         let approach: ApproachSettings?
         let active: FenceSchedule?
+        let waypointTime: Int64?
 
-        private init(dwellEvery: Duration?, approach: ApproachSettings?, active: FenceSchedule?) {
+        private init(dwellEvery: Duration?, approach: ApproachSettings?, active: FenceSchedule?, waypointTime: Int64?) {
             self.dwellEvery = dwellEvery
             self.approach = approach
             self.active = active
+            self.waypointTime = waypointTime
         }
 
-        static func make(dwellEvery: Duration?, approach: ApproachSettings?, active: FenceSchedule?) -> Extras? {
-            dwellEvery == nil && approach == nil && active == nil ? nil : Extras(dwellEvery: dwellEvery, approach: approach, active: active)
+        static func make(dwellEvery: Duration?, approach: ApproachSettings?, active: FenceSchedule?, waypointTime: Int64?) -> Extras? {
+            dwellEvery == nil && approach == nil && active == nil && waypointTime == nil
+                ? nil : Extras(dwellEvery: dwellEvery, approach: approach, active: active, waypointTime: waypointTime)
         }
     }
     /// Where the fence was defined (a profile line, or a feature inside a GeoJSON file).
@@ -607,8 +617,12 @@ public struct PushedFence: Hashable, Sendable {
     public var pushedAt: UTCTime
     /// The stored command that set it (`geomon events` lists it).
     public var command: Int64
+    /// The waypoint's `tst` as the server sent it (`Fence.waypointTime`).
+    public var waypointTime: Int64?
 
-    public init(key: String, fenceID: String, name: String?, center: Coordinate, radiusMeters: Double, pushedAt: UTCTime, command: Int64) {
+    public init(key: String, fenceID: String, name: String?, center: Coordinate, radiusMeters: Double, pushedAt: UTCTime, command: Int64,
+                waypointTime: Int64? = nil) {
+        self.waypointTime = waypointTime
         self.key = key
         self.fenceID = fenceID
         self.name = name
@@ -625,6 +639,7 @@ public struct PushedFence: Hashable, Sendable {
     public var fence: Fence {
         var fence = Fence(id: fenceID, name: name, shape: .circle(center: center, radiusMeters: radiusMeters))
         fence.pushed = origin
+        fence.waypointTime = waypointTime
         return fence
     }
 }

@@ -49,6 +49,8 @@ public final class Journal {
     private var lastFixTime: UTCTime?
     /// The fences the device was inside at the last commit.
     private var lastInside: Set<String> = []
+    /// The newest fix published so far: the speed and course of messages without a fix of their own.
+    private var lastPublishableFix: Fix?
     private var location: LocationReference?
     private var implicitState: FenceState?
     /// The profile's MQTT messages, when it publishes and `publish` was asked for.
@@ -153,8 +155,9 @@ public final class Journal {
             batch.events.append((stored, recordDeliveries ? hookTargets.targets(for: event.kind) : []))
         }
         if let ownTracks {
-            batch.publications += ownTracks.messages(for: commit, inside: Set(commit.inside), battery: battery)
+            batch.publications += ownTracks.messages(for: commit, inside: Set(commit.inside), battery: battery, lastFix: lastPublishableFix)
             lastInside = Set(commit.inside)
+            if let fix = commit.fixes.last(where: ownTracks.isPublishable) { lastPublishableFix = fix }
         }
         usableFixCount = commit.usableFixCount
         lastFixTime = commit.lastFixTime ?? lastFixTime

@@ -36,7 +36,7 @@ public final class LiveDaemon {
     private let heartbeat: HeartbeatService?
 
     /// How long fixes wait in the journal before they are committed (events never wait).
-    static let flushDelay: Duration = .seconds(1)
+    public static let flushDelay: Duration = .seconds(1)
 
     /// Opens everything `run` needs; throws `LiveDaemonError` with the exit code to use.
     /// - Parameters:

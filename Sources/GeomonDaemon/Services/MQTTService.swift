@@ -287,9 +287,9 @@ public final class MQTTService: Service {
                 continue
             }
             let fence = PushedFence(key: w.key, fenceID: w.fenceID, name: w.name, center: w.center, radiusMeters: w.radiusMeters,
-                                    pushedAt: driver.wall, command: 0)
+                                    pushedAt: driver.wall, command: 0, waypointTime: w.tst)
             if let old = byKey[w.key], old.fenceID == fence.fenceID, old.name == fence.name, old.center == fence.center,
-               old.radiusMeters == fence.radiusMeters {
+               old.radiusMeters == fence.radiusMeters, old.waypointTime == fence.waypointTime {
                 unchanged += 1
                 continue
             }

@@ -53,9 +53,9 @@ struct PushedFenceTable {
 
     func upsert(_ fence: PushedFence) throws {
         let s = try db.statement("""
-            INSERT INTO pushed_fences (key, fence_id, name, lat, lon, radius_m, pushed_ms, command_seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+            INSERT INTO pushed_fences (key, fence_id, name, lat, lon, radius_m, pushed_ms, command_seq, tst) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
             ON CONFLICT(key) DO UPDATE SET fence_id = excluded.fence_id, name = excluded.name, lat = excluded.lat, lon = excluded.lon,
-                radius_m = excluded.radius_m, pushed_ms = excluded.pushed_ms, command_seq = excluded.command_seq
+                radius_m = excluded.radius_m, pushed_ms = excluded.pushed_ms, command_seq = excluded.command_seq, tst = excluded.tst
             """)
         s.bind(1, fence.key)
         s.bind(2, fence.fenceID)
@@ -65,6 +65,7 @@ struct PushedFenceTable {
         s.bind(6, fence.radiusMeters)
         s.bind(7, fence.pushedAt.millisecondsSince1970)
         s.bind(8, fence.command)
+        s.bind(9, fence.waypointTime)
         try s.run()
     }
 
@@ -80,12 +81,12 @@ struct PushedFenceTable {
 
     /// Every pushed fence, in the order they were first pushed (then by key).
     func all() throws -> [PushedFence] {
-        let r = try db.statement("SELECT key, fence_id, name, lat, lon, radius_m, pushed_ms, command_seq FROM pushed_fences ORDER BY command_seq, key")
+        let r = try db.statement("SELECT key, fence_id, name, lat, lon, radius_m, pushed_ms, command_seq, tst FROM pushed_fences ORDER BY command_seq, key")
         var result: [PushedFence] = []
         while try r.step() {
             result.append(PushedFence(key: r.text(0), fenceID: r.text(1), name: r.optionalText(2),
                                       center: Coordinate(latitude: r.double(3), longitude: r.double(4)), radiusMeters: r.double(5),
-                                      pushedAt: UTCTime(millisecondsSince1970: r.int64(6)), command: r.int64(7)))
+                                      pushedAt: UTCTime(millisecondsSince1970: r.int64(6)), command: r.int64(7), waypointTime: r.optionalInt64(8)))
         }
         return result
     }

@@ -2,7 +2,9 @@ public import GeomonCore
 
 /// The bound of the outbox (`publish.mqtt.keep`): rows beyond `maxRows`, and rows whose time is
 /// older than `maxAge` before the newest, are dropped — published ones first, then pending
-/// locations, oldest first. Pending messages that carry an event are never dropped.
+/// locations, oldest first. Pending messages that carry an event are never dropped, nor is a
+/// pending `waypoints` message (only a newer one replaces it: its time may be the system
+/// clock's, years from the receiver's that dates the fixes).
 public struct PublicationLimits: Sendable, Hashable {
     public var maxRows: Int
     public var maxAge: Duration
@@ -41,7 +43,7 @@ struct PublicationTable {
         let newest = publications.map(\.time).max() ?? time
         let cutoff = (newest - limits.maxAge).millisecondsSince1970
         let old = try db.statement("""
-            DELETE FROM publications WHERE time_ms < ? AND (published_at_ms IS NOT NULL OR event_id IS NULL)
+            DELETE FROM publications WHERE time_ms < ? AND (published_at_ms IS NOT NULL OR (event_id IS NULL AND kind = 'location'))
             """)
         old.bind(1, cutoff)
         try old.run()
@@ -49,7 +51,7 @@ struct PublicationTable {
         if count > limits.maxRows {
             let excess = try db.statement("""
                 DELETE FROM publications WHERE seq IN (
-                  SELECT seq FROM publications WHERE published_at_ms IS NOT NULL OR event_id IS NULL
+                  SELECT seq FROM publications WHERE published_at_ms IS NOT NULL OR (event_id IS NULL AND kind = 'location')
                   ORDER BY published_at_ms IS NULL, seq LIMIT ?)
                 """)
             excess.bind(1, count - limits.maxRows)
