@@ -52,6 +52,11 @@ install -D -m 0644 "$REPO/dist/systemd/geomon@.service" "$ROOT/usr/lib/systemd/s
 
 install -d -m 0755 "$ROOT/etc/geomon/hooks" "$ROOT/etc/geomon/fences" "$ROOT/etc/geomon/plugins"
 install -m 0644 "$REPO"/profiles/*.yaml "$ROOT/etc/geomon/"
+# The installed profiles keep their databases where the service keeps them, /var/lib/geomon:
+# the repository's 'storage.path: state/…' (beside the file, for the demo) is left out.
+sed -i -e '/^  # Relative to this file, so the demo runs without root/,/^  # the default is/d' \
+    -e '/^  path: state\//d' "$ROOT"/etc/geomon/*.yaml
+if grep -n 'path: state/' "$ROOT"/etc/geomon/*.yaml; then echo "package-deb: a profile keeps a storage.path under /etc" >&2; exit 1; fi
 install -m 0644 "$REPO"/profiles/fences/*.geojson "$ROOT/etc/geomon/fences/"
 install -m 0755 "$REPO"/profiles/hooks/*.sh "$ROOT/etc/geomon/hooks/"
 install -m 0755 "$REPO"/profiles/plugins/*.sh "$ROOT/etc/geomon/plugins/"

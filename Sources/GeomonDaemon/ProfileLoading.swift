@@ -30,19 +30,11 @@ public struct ProfileWarnings: Sendable {
     public var diagnostics: [Diagnostic]
     public var repairedFences: [String]
 
-    /// Compiler-style, as `validate` prints them.
-    public var text: String { DiagnosticRenderer.text(diagnostics) }
-
-    /// One line each for a log: the warnings other than ring defects, then one line for the
-    /// ring defects ("6 fences used by the even-odd rule despite ring defects …").
-    public func logLines(profilePath: String) -> [String] {
-        var lines = diagnostics.filter { $0.topic != .ringDefect }.map(\.description)
-        let defects = diagnostics.filter { $0.topic == .ringDefect }.count
-        if defects > 0 {
-            let fences = repairedFences.count
-            lines.append("\(fences) fence\(fences == 1 ? "" : "s") used by the even-odd rule despite ring defects in their GeoJSON files (\(defects) warning\(defects == 1 ? "" : "s")); 'geomon validate \(profilePath)' lists them")
-        }
-        return lines
+    /// One line for the commands and the daemon other than `validate`, which alone lists the
+    /// warnings: "3 warnings in P: 'geomon validate P' lists them".
+    public func summary(profilePath: String) -> String {
+        let n = diagnostics.count
+        return "\(n) warning\(n == 1 ? "" : "s") in \(profilePath): 'geomon validate \(profilePath)' lists them"
     }
 }
 

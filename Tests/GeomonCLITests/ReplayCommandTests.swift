@@ -91,6 +91,27 @@ struct ReplayCommandTests {
         #expect(try Self.objects(stored.stdout).map { $0["id"] as? String ?? "" } == events.map { $0["id"] as? String ?? "" })
     }
 
+    /// `status --profile P` reads the database `run --profile P` writes: the profile's
+    /// `storage.path` (relative to the profile), else /var/lib/geomon/NAME.db.
+    @Test func statusFindsTheDatabaseOfAProfile() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        var yaml = try String(contentsOfFile: Self.fixture("swiss-drive.profile.yaml"), encoding: .utf8)
+        yaml = String(yaml[yaml.firstIndex(of: "{")!...])
+        yaml.insert(contentsOf: #" "storage": {"path": "state/s.db"},"#, at: yaml.index(after: yaml.startIndex))
+        let profile = try dir.write("p.yaml", yaml)
+        try FileManager.default.createDirectory(atPath: dir.path("state"), withIntermediateDirectories: true)
+        #expect(try runGeomon(["replay", "--profile", profile, "--db", dir.path("state/s.db"), Self.fixture("swiss-drive.jsonl")]).exitCode == 0)
+        let status = try runGeomon(["status", "--profile", profile, "--format", "json"])
+        #expect(status.exitCode == 0, "\(status.stderr)")
+        #expect(status.stdout.contains(#""profile":"swiss-drive""#), "\(status.stdout)")
+        // Without storage.path: the service's default, named when it is missing.
+        let bare = try dir.write("bare.yaml", "version: 1\nname: nowhere-\(getpid())\nmode: regions\nsources: {gnss: {plugin: gpsd}}\nfences: [{id: a, circle: {lat: 1, lon: 1, radius: 100m}}]\n")
+        let missing = try runGeomon(["status", "--profile", bare])
+        #expect(missing.exitCode == 66 && missing.stderr.contains("/var/lib/geomon/nowhere-\(getpid()).db"), "\(missing.stderr)")
+        #expect(try runGeomon(["status"]).exitCode == 64)
+    }
+
     @Test func theTemporaryDatabaseIsRemoved() throws {
         let dir = try TemporaryDirectory()
         defer { dir.remove() }

@@ -38,6 +38,16 @@ struct ValidateCommandTests {
         #expect(lines.contains("bad.yaml: invalid, 2 errors"))
     }
 
+    /// Lint is `validate`'s: the other commands say in one line that there is some, and where.
+    @Test func otherCommandsSummariseTheWarningsInOneLine() throws {
+        let profile = TestSupport.fixture("profiles/warnings/lint-swapped-coordinates.yaml").path
+        let listed = try runGeomon(["fences", "--profile", profile])
+        #expect(listed.exitCode == 0, "\(listed.stderr)")
+        #expect(listed.stderr == "geomon: 2 warnings in \(profile): 'geomon validate \(profile)' lists them\n", "\(listed.stderr)")
+        let validated = try runGeomon(["validate", profile])
+        #expect(validated.stderr.contains("lat and lon swapped?"))
+    }
+
     @Test func warningsAloneStillExitZero() throws {
         let dir = try TemporaryDirectory()
         defer { dir.remove() }

@@ -247,7 +247,8 @@ public enum GeomonCLI {
 
         commands:
         \(CommandSpec.table(rows))
-        Run 'geomon COMMAND --help' for a command's options, 'man geomon' for all of them.
+        Run 'geomon COMMAND --help' for a command's options, 'man geomon' for all of them
+        (from a source build: 'geomon manual | man -l -').
         Exit codes: 0 ok, 1 runtime failure, 64 usage, 65 invalid data, 66 missing input, 69 service unavailable.
         """
     }

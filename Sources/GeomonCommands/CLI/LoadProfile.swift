@@ -1,11 +1,21 @@
 import GeomonCore
 import GeomonDaemon
 
-/// Loads a profile for a command: warnings and errors are printed compiler-style on stderr;
-/// a missing file exits 66, an invalid profile 65.
-func loadProfileOrExit(_ path: String, insecurePermissions: Bool = false) throws -> Profile {
+/// What a command other than `validate` says of a profile's warnings.
+enum LintOutput {
+    /// One line: how many, and that `geomon validate` lists them (`ProfileWarnings.summary`).
+    case summary
+    /// Nothing (the profile only names a database).
+    case quiet
+}
+
+/// Loads a profile for a command: errors are printed compiler-style on stderr, warnings as one
+/// line (`geomon validate` alone lists them); a missing file exits 66, an invalid profile 65.
+func loadProfileOrExit(_ path: String, insecurePermissions: Bool = false, lint: LintOutput = .summary) throws -> Profile {
     do {
-        return try loadProfile(path: path, insecurePermissions: insecurePermissions, warn: { writeStderr($0.text) })
+        return try loadProfile(path: path, insecurePermissions: insecurePermissions, warn: { warnings in
+            if lint == .summary { writeStderr("geomon: " + warnings.summary(profilePath: path)) }
+        })
     } catch {
         if error.isMissing {
             writeStderr("geomon: error: \(error.message)")

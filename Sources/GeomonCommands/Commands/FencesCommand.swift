@@ -68,7 +68,7 @@ struct FencesCommand: GeomonCommand {
         do {
             profile = try loadProfile(path: profilePath, insecurePermissions: insecurePermissions, warn: { warnings in
                 repaired = Set(warnings.repairedFences)
-                writeStderr(warnings.text)
+                writeStderr("geomon: " + warnings.summary(profilePath: profilePath))
             })
         } catch {
             if error.isMissing {

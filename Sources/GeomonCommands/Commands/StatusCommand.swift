@@ -15,20 +15,19 @@ struct StatusCommand: GeomonCommand {
         running, the receiver state and why, gpsd's state, the fences inside. Small and cheap
         enough for a status bar to poll.
         """,
-        options: [readDatabaseOption, .choice("--format", ["text", "json"], "text (default) or json")],
-        required: ["--db"]
+        options: [readDatabaseOption, profileDatabaseOption, .choice("--format", ["text", "json"], "text (default) or json")]
     )
 
-    var db: String
+    var database: DatabaseChoice
     var json: Bool
 
     init(_ arguments: ParsedArguments) throws {
-        db = try arguments.required("--db")
+        database = try DatabaseChoice(arguments)
         json = arguments.choice("--format", default: "text") == "json"
     }
 
     func run() throws -> Int32 {
-        let store = try openReadOnlyStore(db)
+        let store = try openReadOnlyStore(try database.path())
         let snapshot = try store.loadSnapshot()
         let profile = try store.value(forKey: "profile")
         let lastFix = try store.lastFix()

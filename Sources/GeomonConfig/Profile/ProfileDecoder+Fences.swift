@@ -8,7 +8,7 @@ extension ProfileDecoder {
     static let fenceKeys = ["id", "name", "circle", "polygon", "holes", "corridor", "geojson", "file", "format", "id_property", "name_property",
                             "id_prefix", "width", "width_property", "radius", "radius_property", "strict"] + fenceRuleKeys
     /// Keys of what a fence reports, also allowed in `defaults:`.
-    static let fenceRuleKeys = ["events", "dwell", "approach", "active"]
+    static let fenceRuleKeys = ["events", "dwell", "approach", "active", "lint"]
     /// Keys of a file entry (`geojson` or `file`) only.
     static let geojsonOnlyKeys = ["id_property", "name_property", "id_prefix", "width", "width_property", "radius", "radius_property", "strict"]
     /// Keys of a GeoJSON file only (not of the other formats).
@@ -90,7 +90,7 @@ extension ProfileDecoder {
         let anchorNode = f["id"] ?? item
         fence.location = location(anchorNode)
         append(fence, FenceRecord(radiusLocation: radiusNode.map(location), geojsonFile: nil,
-                                  center: Self.center(of: shape), digest: shape.hashValue), shape: shape, into: &records)
+                                  center: Self.center(of: shape), digest: shape.hashValue, lint: rules.lint), shape: shape, into: &records)
     }
 
     /// Adds a decoded fence: to the index being built and to the records. A GeoJSON fence's
@@ -164,6 +164,10 @@ extension ProfileDecoder {
         if let n = f["active"] {
             guard let schedule = decodeSchedule(n) else { return nil }
             rules.active = schedule
+        }
+        if let n = f["lint"] {
+            guard let lint = boolean(n, "lint") else { return nil }
+            rules.lint = lint
         }
         return rules
     }
@@ -386,7 +390,8 @@ extension ProfileDecoder {
             var fence = Fence(id: id, name: place.name, shape: place.shape)
             rules.apply(to: &fence)
             fence.location = place.location
-            append(fence, FenceRecord(radiusLocation: nil, geojsonFile: shown, center: Self.center(of: place.shape), digest: place.shape.hashValue),
+            append(fence, FenceRecord(radiusLocation: nil, geojsonFile: shown, center: Self.center(of: place.shape), digest: place.shape.hashValue,
+                                      lint: rules.lint),
                    shape: place.shape, into: &records)
         }
         if read.places.isEmpty && !read.diagnostics.contains(where: { $0.severity == .error }) {
@@ -473,7 +478,7 @@ extension ProfileDecoder {
             rules.apply(to: &fence)
             if fence.location == nil { fence.location = self.location(n) }
             self.append(fence, FenceRecord(radiusLocation: nil, geojsonFile: shown,
-                                           center: Self.center(of: shape), digest: shape.hashValue), shape: shape, into: &records)
+                                           center: Self.center(of: shape), digest: shape.hashValue, lint: rules.lint), shape: shape, into: &records)
         }
         diagnostics += result.diagnostics
         repairedFences += result.repaired.map { idPrefix + $0 }

@@ -16,28 +16,46 @@ extension ProfileDecoder {
     }
 
     /// A fence written with lat and lon swapped usually stays in range: `{lat: 4.37, lon:
-    /// 51.99}` among fences in the Netherlands lands in the Gulf of Guinea. Warn when an inline
-    /// fence is far (over 200 km) from the middle of the other fences and its swapped position
-    /// is at least ten times nearer to it.
+    /// 51.99}` among fences in the Netherlands lands in the Gulf of Guinea. Warn when a fence
+    /// (inline, or from a file of places: a Home Assistant zone with its numbers swapped) is far
+    /// (over 200 km) from the middle of the other fences and its swapped position is at least
+    /// ten times nearer to it. The middle is the median of the others; from
+    /// `swapMedianOfAll` fences on, the median of all (one fence hardly moves it, and a file of
+    /// 10^5 fences is checked in linear time). A fence with `lint: false` is not checked.
     private func checkSwappedCoordinates(_ profile: Profile, _ records: [FenceRecord]) {
         let centers = records.map(\.center)
         guard centers.count >= 2 else { return }
-        for (index, record) in records.enumerated() where record.geojsonFile == nil {
+        let all = centers.count >= Self.swapMedianOfAll
+            ? Coordinate(latitude: Self.median(centers.map(\.latitude)), longitude: Self.median(centers.map(\.longitude))) : nil
+        // One warning per file: a file with its columns swapped throughout gives one.
+        var warnedFiles: Set<String> = []
+        for (index, record) in records.enumerated() where record.lint {
             let center = centers[index]
             guard abs(center.longitude) <= 90 else { continue }
-            var others = centers
-            others.remove(at: index)
-            let middle = Coordinate(latitude: Self.median(others.map(\.latitude)), longitude: Self.median(others.map(\.longitude)))
+            if let file = record.geojsonFile, warnedFiles.contains(file) { continue }
+            let middle: Coordinate
+            if let all {
+                middle = all
+            } else {
+                var others = centers
+                others.remove(at: index)
+                middle = Coordinate(latitude: Self.median(others.map(\.latitude)), longitude: Self.median(others.map(\.longitude)))
+            }
             let distance = Geodesy.haversineMeters(center, middle)
             let swapped = Coordinate(latitude: center.longitude, longitude: center.latitude)
             let swappedDistance = Geodesy.haversineMeters(swapped, middle)
             guard distance > 200_000, swappedDistance * 10 < distance else { continue }
+            if let file = record.geojsonFile { warnedFiles.insert(file) }
             diagnostics.append(.warning(
                 "fence '\(profile.fences[index].id)' is \(formatNumber((distance / 1000).rounded())) km from the other fences; lat and lon swapped? "
-                    + "(lat \(formatNumber(swapped.latitude)), lon \(formatNumber(swapped.longitude)) would be \(formatNumber((swappedDistance / 1000).rounded())) km from them)",
+                    + "(lat \(formatNumber(swapped.latitude)), lon \(formatNumber(swapped.longitude)) would be \(formatNumber((swappedDistance / 1000).rounded())) km from them)"
+                    + (record.geojsonFile != nil ? "; 'lint: false' on its file entry if it is where it should be" : "; 'lint: false' on the fence if it is where it should be"),
                 at: profile.fences[index].location))
         }
     }
+
+    /// From this many fences on, the swapped-coordinates rule measures from the median of all.
+    static let swapMedianOfAll = 64
 
     /// A circle's centre, or the middle of a polygon's or corridor's bounding box.
     static func center(of shape: FenceShape) -> Coordinate {
@@ -151,6 +169,7 @@ extension ProfileDecoder {
         for (number, record) in records.enumerated() {
             let fence = profile.fences[number]
             let anchor = fence.location
+            guard record.lint else { continue }
             if let first = firstByShape[record.digest].map({ profile.fences[$0] }) {
                 diagnostics.append(.warning("fence '\(fence.id)' has the same shape as fence '\(first.id)' (\(first.location.map(describe) ?? "")); one of them is redundant", at: anchor))
                 continue

@@ -17,6 +17,8 @@ struct FenceRecord {
     /// The shape's inradius (`Inradius`) when it is below what the profile's accuracy needs
     /// (`ProfileDecoder.inradiusNeeded`); nil when it is enough.
     var smallInradius: (meters: Double, kind: String)? = nil
+    /// False when the fence (or its file entry, or `defaults:`) says `lint: false`.
+    var lint = true
 }
 
 extension ProfileDecoder {

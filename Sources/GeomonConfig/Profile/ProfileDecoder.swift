@@ -323,6 +323,9 @@ struct FenceRules {
     var dwellEvery: Duration?
     var approach: ApproachSettings?
     var active: FenceSchedule?
+    /// `lint: false`: the fence's lint warnings (swapped coordinates, small, concentric, same
+    /// shape) are acknowledged and not reported; errors still are.
+    var lint = true
 
     func apply(to fence: inout Fence) {
         fence.events = events

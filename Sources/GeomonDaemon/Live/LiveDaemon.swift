@@ -48,7 +48,7 @@ public final class LiveDaemon {
         var profile: Profile
         do {
             profile = try loadProfile(path: options.profilePath, insecurePermissions: options.insecurePermissions, warn: { [options] warnings in
-                for line in warnings.logLines(profilePath: options.profilePath) { log.warning(line) }
+                log.notice(warnings.summary(profilePath: options.profilePath))
             })
         } catch {
             throw LiveDaemonError(message: error.description, exitCode: error.isMissing ? Exit.noInput : Exit.invalidProfile)
@@ -127,7 +127,7 @@ public final class LiveDaemon {
             let next: Profile
             do {
                 next = try withPushedFences(try loadProfile(path: options.profilePath, insecurePermissions: options.insecurePermissions, warn: { warnings in
-                    for line in warnings.logLines(profilePath: options.profilePath) { log.warning(line) }
+                    log.info(warnings.summary(profilePath: options.profilePath))
                 }), store: store, log: log)
             } catch {
                 for line in "\(error)".split(separator: "\n") { log.error(String(line)) }
