@@ -268,8 +268,17 @@ final class ProfileDecoder {
             error("'\(name)' must be at least 1ms (got \(node.scalar ?? ""))", node)
             return nil
         }
+        if seconds > 0, seconds < 60, Self.minuteScaleKeys.contains(name), let text = node.scalar,
+           text.allSatisfy({ $0.isNumber || $0 == "." }) {
+            warning("'\(name): \(text)' is \(text) seconds (a bare number is seconds); write '\(text)s', or '\(text)m' if minutes were meant", node)
+        }
         return .milliseconds(Int64(milliseconds))
     }
+
+    /// Duration keys whose values are minutes to days (their defaults are 5 minutes or more):
+    /// a bare number under 60 there was likely meant as minutes.
+    static let minuteScaleKeys: Set<String> = ["max_sleep", "stale_after", "min_interval", "hot_window", "every", "max_backoff",
+                                               "max_age", "keep_fixes", "dwell", "after"]
 
     /// One of fixed words, with a suggestion for near misses.
     func choice(_ node: YAMLNode, _ name: String, _ allowed: [String]) -> String? {
