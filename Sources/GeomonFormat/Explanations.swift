@@ -29,7 +29,9 @@ extension EventRule {
             case .replaced: return "exit: the fence was replaced (renamed, moved or resized) while inside\(since)"
             }
         case let .approach(a):
-            var text = "approach: within the \(NumberText.short(a.bandMeters, 1)) m band, d=\(Self.tenths(a.distanceMeters)) m"
+            let bands = [a.bandMeters.map { "the \(NumberText.short($0, 1)) m band" },
+                         a.bandETA.map { "the \(NumberText.short($0.secondsValue, 1)) s ETA band" }].compactMap { $0 }
+            var text = "approach: within \(bands.joined(separator: " and ")), d=\(Self.tenths(a.distanceMeters)) m"
                 + " (>= \(Self.tenths(a.distanceLowerBoundMeters)) m), \(a.direction.rawValue) at \(NumberText.fixed(a.closingSpeedMetersPerSecond, 2)) m/s"
                 + " over \(a.samples) fixes in \(Self.tenths(a.span.secondsValue)) s"
             if let eta = a.eta { text += ", eta \(Self.tenths(eta.secondsValue)) s" }
@@ -45,8 +47,10 @@ extension EventRule {
     /// The figures of an approach event as `(name, JSON value)` pairs: the event JSON's
     /// `approach` object, the hook's `GEOMON_APPROACH_*` variables and the OwnTracks extension.
     public static func approachMembers(_ a: Approach) -> [(name: String, value: String)] {
-        var members: [(String, String)] = [
-            ("band_m", JSON.number(a.bandMeters, decimals: 1)),
+        var members: [(String, String)] = []
+        if let band = a.bandMeters { members.append(("band_m", JSON.number(band, decimals: 1))) }
+        if let band = a.bandETA { members.append(("band_eta_s", JSON.number(band.secondsValue, decimals: 1))) }
+        members += [
             ("distance_m", JSON.number(a.distanceMeters, decimals: 1)),
             ("distance_min_m", JSON.number(a.distanceLowerBoundMeters, decimals: 1)),
             ("direction", a.direction.rawValue),

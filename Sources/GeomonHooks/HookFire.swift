@@ -54,11 +54,14 @@ public enum HookFire {
         )
         if kind == .approach {
             // The fence's smallest band reached at 10 m/s, so a hook sees every variable.
-            let band = profile.fences.first { $0.id == fenceID }?.approach?.bandsMeters.last ?? 1000
+            let settings = profile.fences.first { $0.id == fenceID }?.approach
+            let etaBand = settings?.etaBands.last
+            let distanceBand = settings?.bandsMeters.last ?? (etaBand == nil ? 1000 : nil)
+            let band = distanceBand ?? (etaBand?.secondsValue ?? 100) * 10
             let lower = max(0, band - 15)
             let maxSpeed = profile.policy.maxSpeedMetersPerSecond
             event.approach = EventRule.Approach(
-                bandMeters: band, distanceMeters: band, distanceLowerBoundMeters: lower, direction: .towards,
+                bandMeters: distanceBand, bandETA: etaBand, distanceMeters: band, distanceLowerBoundMeters: lower, direction: .towards,
                 closingSpeedMetersPerSecond: 10, eta: .milliseconds(Int64(band * 100)),
                 etaLowerBound: maxSpeed > 0 ? .milliseconds(Int64(lower / maxSpeed * 1000)) : nil, samples: 2, span: .seconds(10))
         }

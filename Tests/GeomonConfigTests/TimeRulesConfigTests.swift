@@ -1,5 +1,7 @@
+import Foundation
 import GeomonConfig
 import GeomonCore
+import GeomonTestSupport
 import Testing
 
 /// `approach`, `dwell: {after, every}`, `transitions.confirm: {fixes, time}` and `defaults:` as
@@ -26,8 +28,54 @@ struct TimeRulesConfigTests {
         #expect(settings.resetMeters == 50 && settings.window == .seconds(30) && abs(settings.minSpeedMetersPerSecond - 2 / 3.6) < 1e-9)
     }
 
+    @Test func etaBandsAreReadLargestFirstBesideDistances() throws {
+        let profile = try #require(Self.load("fences:\n  - {id: a, \(Self.circle), approach: {eta: [2m, 10m]}}\n").profile)
+        let approach = try #require(profile.fences[0].approach)
+        #expect(approach.etaBands == [.seconds(600), .seconds(120)] && approach.bandsMeters.isEmpty)
+        let both = try #require(Self.load("fences:\n  - {id: a, \(Self.circle), approach: {bands: [1km], eta: [5m]}}\n").profile)
+        #expect(both.fences[0].approach?.bandCount == 2)
+    }
+
+    /// One `approach:` on a file of zones applies to every zone; `overrides:` gives one zone
+    /// its own rules (Home Assistant's zones, from the file people keep them in).
+    @Test func aFileEntrysOverridesGiveOneFenceItsOwnRules() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        try FileManager.default.copyItem(at: TestSupport.fixture("places/ha-ludeeus-packages-zones.yaml"), to: dir.url.appendingPathComponent("zones.yaml"))
+        _ = try dir.write("secrets.yaml", "zone_home_lat: 46.31\nzone_home_lon: 6.94\nzone_work_lat: 46.32\nzone_work_lon: 6.95\n")
+        func load(_ overrides: String) throws -> ProfileLoadResult {
+            let path = try dir.write("p.yaml", """
+                version: 1
+                name: p
+                mode: regions
+                sources: {gnss: {}}
+                fences:
+                  - file: zones.yaml
+                    approach: {bands: [1km]}
+                    overrides:
+                \(overrides)
+
+                """)
+            return try ProfileLoader.load(path: path)
+        }
+        let result = try load("      home: {approach: {eta: [10m, 2m]}}\n      work: {events: [enter, exit, dwell], dwell: 8h}")
+        #expect(!result.hasErrors, "\(result.diagnostics)")
+        let fences = try #require(result.profile).fences
+        let home = try #require(fences.first { $0.id == "home" })
+        let work = try #require(fences.first { $0.id == "work" })
+        #expect(home.approach?.etaBands == [.seconds(600), .seconds(120)] && home.approach?.bandsMeters == [])
+        #expect(work.approach?.bandsMeters == [1000] && work.dwell == .seconds(8 * 3600) && work.events.contains(.dwell))
+        #expect(fences.filter { $0.id != "home" && $0.id != "work" }.allSatisfy { $0.approach?.bandsMeters == [1000] })
+        // A name that is no fence of the file is an error where it is written.
+        let typo = try load("      hoem: {approach: {eta: [10m]}}")
+        #expect(typo.diagnostics.contains { $0.severity == .error && $0.message.hasPrefix("'overrides' names 'hoem', which is not a fence of 'zones.yaml'") && $0.location?.line == 9 })
+    }
+
     @Test func badApproachesAreErrorsWhereTheyAre() {
-        #expect(Self.errors("fences:\n  - {id: a, \(Self.circle), approach: {reset: 1km}}\n") == ["6:64 missing required key 'bands' in 'approach'"])
+        #expect(Self.errors("fences:\n  - {id: a, \(Self.circle), approach: {reset: 1km}}\n")
+            == ["6:64 'approach' needs 'bands' (distances from the boundary, e.g. [5km, 1km]) or 'eta' (times to arrival, e.g. [10m, 2m])"])
+        #expect(Self.errors("fences:\n  - {id: a, \(Self.circle), approach: {eta: [2d]}}\n") == ["6:71 an 'eta' band must be at most 1d (got 2d)"])
+        #expect(Self.errors("fences:\n  - {id: a, \(Self.circle), approach: {eta: [10m, 600s]}}\n") == ["6:76 eta band 600s is listed twice"])
         #expect(Self.errors("fences:\n  - {id: a, \(Self.circle), approach: []}\n") == ["6:64 'bands' must list 1 to 16 distances from the boundary, e.g. [5km, 1km, 200m] (got 0)"])
         #expect(Self.errors("fences:\n  - {id: a, \(Self.circle), approach: [1km, 1000m]}\n") == ["6:70 band 1000m is listed twice"])
         #expect(Self.errors("fences:\n  - {id: a, \(Self.circle), approach: [1kg]}\n").first?.contains("unknown unit 'kg' in 'bands'") == true)

@@ -21,7 +21,7 @@ struct ApproachAndTimeRulesTests {
     }
 
     static func approaches(_ events: [GeoEvent]) -> [(t: Int64, band: Double, s: Double)] {
-        events.compactMap { e in e.approach.map { (e.time.millisecondsSince1970 / 1000, $0.bandMeters, $0.distanceMeters) } }
+        events.compactMap { e in e.approach.map { (e.time.millisecondsSince1970 / 1000, $0.bandMeters ?? .nan, $0.distanceMeters) } }
     }
 
     // MARK: - Approach
@@ -48,6 +48,41 @@ struct ApproachAndTimeRulesTests {
         // The worked example of docs/engine.md ("Approach").
         #expect(events[0].rule.text == "approach: within the 1000 m band, d=952.0 m (>= 937.0 m), towards at 10.00 m/s over 8 fixes in 65.0 s, eta 95.2 s (>= 31.2 s at max_speed)")
         #expect(events[0].id == EventID.make(profile: "home-profile", fenceID: "home", kind: .approach, time: T.time(95)))
+    }
+
+    /// "Home in 2 minutes": ETA bands fire on the ETA's lower bound `(s − τ) / v`, once per
+    /// approach, beside distance bands; an event that reaches both kinds names both.
+    @Test func etaBandsFireOnTheETAsLowerBoundOncePerApproach() throws {
+        var p = T.profile(events: [.enter, .exit], dwell: nil)
+        p.fences[0].approach = ApproachSettings(bandsMeters: [1000], etaBands: [.seconds(30), .seconds(120)])
+        // 10 m/s inbound, s = 1902 − 10 t. The 120 s band: (s − 15) / 10 ≤ 120 first at t = 70
+        // (s = 1202, 118.7 s); the 1000 m band at t = 95; the 30 s band at t = 160 (s = 302).
+        var engine = TransitionEngine(profile: p)
+        let events = T.run(&engine, Self.track(from: 0, to: 200) { 2002 - 10 * Double($0) })
+        #expect(T.summary(events) == ["approach@70", "approach@95", "approach@160", "enter@195"])
+        let first = try #require(events[0].approach)
+        #expect(first.bandETA == .seconds(120) && first.bandMeters == nil)
+        #expect(events[0].rule.text.hasPrefix("approach: within the 120 s ETA band, d=1202.0 m"))
+        #expect(try #require(events[1].approach).bandMeters == 1000 && events[1].approach?.bandETA == nil)
+        #expect(try #require(events[2].approach).bandETA == .seconds(30))
+        // Stored and read back with the ETA band.
+        #expect(EventRule.Approach(storedText: first.storedText) == first)
+        #expect(EventRule.approachMembers(first).map(\.name).prefix(2) == ["band_eta_s", "distance_m"])
+
+        // Out again to s = 2500 and back: still within 120 s × max_speed (3600 m) and its reset,
+        // so not again; out to s = 4600 (beyond 3600 + 720): armed, and reported on the way in.
+        engine = TransitionEngine(profile: p)
+        var fixes = Self.track(from: 0, to: 80) { 2002 - 10 * Double($0) }              // s → 1102
+        fixes += Self.track(from: 85, to: 220) { 1200 + 10 * Double($0 - 80) }          // s → 2500
+        fixes += Self.track(from: 225, to: 300) { 2600 - 10 * Double($0 - 220) }        // s → 1700
+        let short = T.run(&engine, fixes).compactMap(\.approach).compactMap(\.bandETA)
+        #expect(short == [.seconds(120)])
+        engine = TransitionEngine(profile: p)
+        fixes = Self.track(from: 0, to: 80) { 2002 - 10 * Double($0) }
+        fixes += Self.track(from: 85, to: 420) { 1200 + 10 * Double($0 - 80) }          // s → 4500
+        fixes += Self.track(from: 425, to: 800) { 4600 - 10 * Double($0 - 420) }        // s → 800
+        let long = T.run(&engine, fixes).compactMap(\.approach).compactMap(\.bandETA)
+        #expect(long == [.seconds(120), .seconds(120)])
     }
 
     @Test func aShortDetourDoesNotReportABandAgainButALongOneDoes() {

@@ -6,11 +6,12 @@ import Glibc
 
 extension ProfileDecoder {
     static let fenceKeys = ["id", "name", "circle", "polygon", "holes", "corridor", "geojson", "file", "format", "id_property", "name_property",
-                            "id_prefix", "width", "width_property", "radius", "radius_property", "strict"] + fenceRuleKeys
+                            "id_prefix", "width", "width_property", "radius", "radius_property", "strict", "overrides"] + fenceRuleKeys
     /// Keys of what a fence reports, also allowed in `defaults:`.
     static let fenceRuleKeys = ["events", "dwell", "approach", "active", "lint"]
     /// Keys of a file entry (`geojson` or `file`) only.
-    static let geojsonOnlyKeys = ["id_property", "name_property", "id_prefix", "width", "width_property", "radius", "radius_property", "strict"]
+    static let geojsonOnlyKeys = ["id_property", "name_property", "id_prefix", "width", "width_property", "radius", "radius_property", "strict",
+                                  "overrides"]
     /// Keys of a GeoJSON file only (not of the other formats).
     static let geojsonPropertyKeys = ["id_property", "name_property", "width_property", "radius_property", "strict"]
     /// The most a fence file other than GeoJSON may hold (it is read whole).
@@ -192,29 +193,60 @@ extension ProfileDecoder {
     /// `approach: {bands: [5km, 1km, 200m], reset:, window:, min_speed:}`, or the list of
     /// bands alone.
     private func decodeApproach(_ n: YAMLNode) -> ApproachSettings? {
-        var bandsNode = n
+        var bandsNode: YAMLNode? = n
+        var etaNode: YAMLNode?
         var f: Fields?
         if case .mapping = n.kind {
-            guard let fields = fields(n, path: "approach", allowed: ["bands", "reset", "window", "min_speed"], required: ["bands"]),
-                  let b = fields["bands"] else { return nil }
-            f = fields
-            bandsNode = b
-        }
-        guard let items = list(bandsNode, "bands") else { return nil }
-        guard (1...ApproachSettings.maxBands).contains(items.count) else {
-            error("'bands' must list 1 to \(ApproachSettings.maxBands) distances from the boundary, e.g. [5km, 1km, 200m] (got \(items.count))", bandsNode)
-            return nil
-        }
-        var bands: [Double] = []
-        for item in items {
-            guard let v = quantity(item, "bands", .distance, maximum: (1_000_000, "1000km")) else { return nil }
-            if bands.contains(v) {
-                error("band \(item.scalar ?? "") is listed twice", item)
+            guard let fields = fields(n, path: "approach", allowed: ["bands", "eta", "reset", "window", "min_speed"]) else { return nil }
+            guard fields["bands"] != nil || fields["eta"] != nil else {
+                error("'approach' needs 'bands' (distances from the boundary, e.g. [5km, 1km]) or 'eta' (times to arrival, e.g. [10m, 2m])", n)
                 return nil
             }
-            bands.append(v)
+            f = fields
+            bandsNode = fields["bands"]
+            etaNode = fields["eta"]
         }
-        var settings = ApproachSettings(bandsMeters: bands)
+        var bands: [Double] = []
+        if let bandsNode {
+            guard let items = list(bandsNode, "bands") else { return nil }
+            guard (1...ApproachSettings.maxBands).contains(items.count) else {
+                error("'bands' must list 1 to \(ApproachSettings.maxBands) distances from the boundary, e.g. [5km, 1km, 200m] (got \(items.count))", bandsNode)
+                return nil
+            }
+            for item in items {
+                guard let v = quantity(item, "bands", .distance, maximum: (1_000_000, "1000km")) else { return nil }
+                if bands.contains(v) {
+                    error("band \(item.scalar ?? "") is listed twice", item)
+                    return nil
+                }
+                bands.append(v)
+            }
+        }
+        var etaBands: [Duration] = []
+        if let etaNode {
+            guard let items = list(etaNode, "eta") else { return nil }
+            guard (1...ApproachSettings.maxBands).contains(items.count) else {
+                error("'eta' must list 1 to \(ApproachSettings.maxBands) times to arrival, e.g. [10m, 2m] (got \(items.count))", etaNode)
+                return nil
+            }
+            for item in items {
+                guard let v = duration(item, "eta") else { return nil }
+                guard v <= .seconds(86_400) else {
+                    error("an 'eta' band must be at most 1d (got \(item.scalar ?? ""))", item)
+                    return nil
+                }
+                if etaBands.contains(v) {
+                    error("eta band \(item.scalar ?? "") is listed twice", item)
+                    return nil
+                }
+                etaBands.append(v)
+            }
+        }
+        if bands.count + etaBands.count > ApproachSettings.maxBands {
+            error("'approach' has \(bands.count + etaBands.count) bands; at most \(ApproachSettings.maxBands) in all", n)
+            return nil
+        }
+        var settings = ApproachSettings(bandsMeters: bands, etaBands: etaBands)
         if let f {
             if let m = f["reset"] {
                 guard let v = quantity(m, "reset", .distance, .nonNegative, maximum: (1_000_000, "1000km")) else { return nil }
@@ -384,19 +416,55 @@ extension ProfileDecoder {
             return included
         }
         diagnostics += read.diagnostics
+        guard var overrides = decodeOverrides(f, base: rules) else { return }
         for place in read.places {
             let id = idPrefix + place.id
             guard registerFenceID(id, at: place.location, geojsonFile: shown) else { continue }
             var fence = Fence(id: id, name: place.name, shape: place.shape)
-            rules.apply(to: &fence)
+            let own = overrides.take(id) ?? rules
+            own.apply(to: &fence)
             fence.location = place.location
             append(fence, FenceRecord(radiusLocation: nil, geojsonFile: shown, center: Self.center(of: place.shape), digest: place.shape.hashValue,
-                                      lint: rules.lint),
+                                      lint: own.lint),
                    shape: place.shape, into: &records)
         }
+        overrides.reportUnused(file: relative, self)
         if read.places.isEmpty && !read.diagnostics.contains(where: { $0.severity == .error }) {
             warning("fence file \(quotedPath(relative)) has no places", n)
         }
+    }
+
+    /// `overrides:` of a file entry: per fence id (as geomon names it, `id_prefix` included),
+    /// the rule keys (`events`, `dwell`, `approach`, `active`, `lint`) that replace the entry's
+    /// for that fence — "approach bands for home only" among a file's zones. nil when invalid.
+    private func decodeOverrides(_ f: Fields, base: FenceRules) -> FenceOverrides? {
+        var result = FenceOverrides()
+        guard let n = f["overrides"] else { return result }
+        if n.isNull { return result }
+        guard case .mapping(let pairs) = n.kind else {
+            error("'overrides' must be a mapping of fence ids to rules, e.g. {home: {approach: {eta: [10m]}}} (got \(n.kindDescription))", n)
+            return nil
+        }
+        var ok = true
+        for pair in pairs {
+            guard let id = pair.key.scalar, !id.isEmpty else {
+                error("'overrides' keys must be fence ids", pair.key)
+                ok = false
+                continue
+            }
+            if result.byID[id] != nil {
+                error("fence '\(id)' is listed twice in 'overrides'", pair.key)
+                ok = false
+                continue
+            }
+            guard let fields = fields(pair.value, path: "overrides.\(id)", allowed: Self.fenceRuleKeys),
+                  let rules = decodeRules(fields, base: base) else {
+                ok = false
+                continue
+            }
+            result.byID[id] = (rules, pair.key)
+        }
+        return ok ? result : nil
     }
 
     /// `id_prefix`: "" when absent, nil (with an error) when invalid.
@@ -463,6 +531,7 @@ extension ProfileDecoder {
         indexBuilder.reserve(geoJSONBytes: mapped.size)
         // The fences before this file's (of the profile and its earlier files).
         let before = decodedFences.count
+        guard var overrides = decodeOverrides(f, base: rules) else { return }
         let result = GeoJSONFences.read(mapped, file: shown, options: options) { fence, shape in
             if self.decodedFences.count == self.decodedFences.capacity {
                 let room = before + StreamGrowth.room(count: self.decodedFences.count - before, capacity: self.decodedFences.capacity - before,
@@ -475,11 +544,13 @@ extension ProfileDecoder {
             var fence = fence
             fence.id = idPrefix + fence.id
             guard self.registerFenceID(fence.id, at: fence.location ?? self.location(n), geojsonFile: shown) else { return }
-            rules.apply(to: &fence)
+            let own = overrides.isEmpty ? rules : overrides.take(fence.id) ?? rules
+            own.apply(to: &fence)
             if fence.location == nil { fence.location = self.location(n) }
             self.append(fence, FenceRecord(radiusLocation: nil, geojsonFile: shown,
-                                           center: Self.center(of: shape), digest: shape.hashValue, lint: rules.lint), shape: shape, into: &records)
+                                           center: Self.center(of: shape), digest: shape.hashValue, lint: own.lint), shape: shape, into: &records)
         }
+        overrides.reportUnused(file: relative, self)
         diagnostics += result.diagnostics
         repairedFences += result.repaired.map { idPrefix + $0 }
         if let idProperty, let node = f["id_property"], result.featuresWithIDProperty == 0, result.fenceCount > 0 {

@@ -326,6 +326,25 @@ extension Duration {
 /// What a fence reports beside its shape (`events`, `dwell`, `approach`) and when (`active`):
 /// one value so that
 /// `defaults:` and a file entry hand it to every fence they make.
+/// A file entry's `overrides:`: rules by fence id, each taken once as its fence is read.
+struct FenceOverrides {
+    var byID: [String: (rules: FenceRules, key: YAMLNode)] = [:]
+
+    var isEmpty: Bool { byID.isEmpty }
+
+    /// The rules for fence `id`, if the entry overrides them (each is used once).
+    mutating func take(_ id: String) -> FenceRules? {
+        byID.removeValue(forKey: id)?.rules
+    }
+
+    /// Ids no fence of the file had: an error each (a typo, or the prefix left out).
+    func reportUnused(file: String, _ decoder: ProfileDecoder) {
+        for (id, entry) in byID.sorted(by: { $0.key < $1.key }) {
+            decoder.error("'overrides' names '\(id)', which is not a fence of '\(file)' (ids include any 'id_prefix'; 'geomon fences' lists them)", entry.key)
+        }
+    }
+}
+
 struct FenceRules {
     var events: Set<EventKind> = [.enter, .exit]
     var dwell: Duration?

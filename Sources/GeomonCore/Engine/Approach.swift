@@ -1,8 +1,12 @@
-/// `approach:` of a fence: distance bands around its boundary, each reported once per approach
-/// when the device comes within it while moving towards the fence (docs/engine.md, "Approach").
+/// `approach:` of a fence: distance bands around its boundary, and time bands (ETA), each
+/// reported once per approach when the device comes within it while moving towards the fence
+/// (docs/engine.md, "Approach").
 public struct ApproachSettings: Hashable, Sendable {
     /// Distances from the boundary (metres), largest first, distinct.
     public var bandsMeters: [Double]
+    /// Times to arrival (`eta:`), largest first, distinct: reached when the ETA's lower bound
+    /// `(s − a − h) / v` is at most the band.
+    public var etaBands: [Duration] = []
     /// How far beyond a band the device must certainly be before the band is reported again
     /// (`reset`); nil: each band's own, `max(100 m, band / 5)`.
     public var resetMeters: Double?
@@ -14,9 +18,20 @@ public struct ApproachSettings: Hashable, Sendable {
     /// The most bands a fence may have.
     public static let maxBands = 16
 
-    public init(bandsMeters: [Double], resetMeters: Double? = nil) {
+    public init(bandsMeters: [Double], etaBands: [Duration] = [], resetMeters: Double? = nil) {
         self.bandsMeters = bandsMeters.sorted(by: >)
+        self.etaBands = etaBands.sorted(by: >)
         self.resetMeters = resetMeters
+    }
+
+    /// All bands: the distance bands' bits first, then the ETA bands'.
+    public var bandCount: Int { bandsMeters.count + etaBands.count }
+
+    /// The distance within which an ETA band can be reached at all: no one closes faster than
+    /// `maxSpeed`, so farther than `band × maxSpeed` the ETA is above the band. An ETA band is
+    /// armed again beyond this distance plus its reset.
+    public static func reachableMeters(eta band: Duration, maxSpeed: Double) -> Double {
+        band.secondsValue * max(0, maxSpeed)
     }
 
     /// The reset distance of band `band`.
@@ -24,10 +39,13 @@ public struct ApproachSettings: Hashable, Sendable {
         resetMeters ?? max(100, band / 5)
     }
 
-    /// How far from the boundary the device is tracked at all: the largest band and its reset.
-    public var reachMeters: Double {
-        guard let largest = bandsMeters.first else { return 0 }
-        return largest + reset(forBand: largest)
+    /// How far from the boundary the device is tracked at all: the largest band (an ETA band
+    /// as the distance `reachableMeters`) and its reset.
+    public func reachMeters(maxSpeed: Double) -> Double {
+        let distance = bandsMeters.first ?? 0
+        let eta = etaBands.first.map { Self.reachableMeters(eta: $0, maxSpeed: maxSpeed) } ?? 0
+        let largest = max(distance, eta)
+        return largest > 0 ? largest + reset(forBand: largest) : 0
     }
 }
 
@@ -152,8 +170,11 @@ public struct ApproachEstimate: Hashable, Sendable {
 extension EventRule {
     /// An approach band reached while moving towards the fence.
     public struct Approach: Hashable, Sendable {
-        /// The band reported (the smallest one reached), metres from the boundary.
-        public var bandMeters: Double
+        /// The distance band reported (the smallest one reached), metres from the boundary;
+        /// nil when the fix reached only an ETA band.
+        public var bandMeters: Double?
+        /// The ETA band reported (the smallest one reached), when the fix reached one.
+        public var bandETA: Duration?
         /// Distance from the fix to the boundary, and its certain lower bound `s − a − h`.
         public var distanceMeters: Double
         public var distanceLowerBoundMeters: Double
@@ -167,9 +188,10 @@ extension EventRule {
         public var samples: Int
         public var span: Duration
 
-        public init(bandMeters: Double, distanceMeters: Double, distanceLowerBoundMeters: Double, direction: ApproachDirection,
+        public init(bandMeters: Double?, bandETA: Duration? = nil, distanceMeters: Double, distanceLowerBoundMeters: Double, direction: ApproachDirection,
                     closingSpeedMetersPerSecond: Double, eta: Duration?, etaLowerBound: Duration?, samples: Int, span: Duration) {
             self.bandMeters = bandMeters
+            self.bandETA = bandETA
             self.distanceMeters = distanceMeters
             self.distanceLowerBoundMeters = distanceLowerBoundMeters
             self.direction = direction
@@ -183,13 +205,15 @@ extension EventRule {
 }
 
 extension EventRule.Approach {
-    /// The figures as one line for the store (the events table's `approach` column): band,
-    /// distance, lower bound, direction, closing speed, ETA and its bound in ms (`-` for none),
-    /// samples, span in ms.
+    /// The figures as one line for the store (the events table's `approach` column): band
+    /// (`-` for none), distance, lower bound, direction, closing speed, ETA and its bound in ms
+    /// (`-` for none), samples, span in ms, and the ETA band in ms when there is one.
     public var storedText: String {
         func ms(_ d: Duration?) -> String { d.map { String($0.wholeMilliseconds) } ?? "-" }
-        return [String(bandMeters), String(distanceMeters), String(distanceLowerBoundMeters), direction.rawValue,
-                String(closingSpeedMetersPerSecond), ms(eta), ms(etaLowerBound), String(samples), ms(span)].joined(separator: " ")
+        var fields = [bandMeters.map { String($0) } ?? "-", String(distanceMeters), String(distanceLowerBoundMeters), direction.rawValue,
+                      String(closingSpeedMetersPerSecond), ms(eta), ms(etaLowerBound), String(samples), ms(span)]
+        if let bandETA { fields.append(ms(bandETA)) }
+        return fields.joined(separator: " ")
     }
 
     /// Reads `storedText` back; nil when it is not one.
@@ -199,10 +223,12 @@ extension EventRule.Approach {
             if s == "-" { return .some(nil) }
             return Int64(s).map { .some(.milliseconds($0)) }
         }
-        guard p.count == 9, let band = Double(p[0]), let d = Double(p[1]), let lower = Double(p[2]),
+        guard p.count == 9 || p.count == 10, p[0] == "-" || Double(p[0]) != nil, let d = Double(p[1]), let lower = Double(p[2]),
               let direction = ApproachDirection(rawValue: p[3]), let v = Double(p[4]),
               let eta = ms(p[5]), let etaLower = ms(p[6]), let n = Int(p[7]), let span = ms(p[8]) else { return nil }
-        self.init(bandMeters: band, distanceMeters: d, distanceLowerBoundMeters: lower, direction: direction,
+        let bandETA = p.count == 10 ? ms(p[9]) : .some(nil)
+        guard let bandETA else { return nil }
+        self.init(bandMeters: Double(p[0]), bandETA: bandETA, distanceMeters: d, distanceLowerBoundMeters: lower, direction: direction,
                   closingSpeedMetersPerSecond: v, eta: eta, etaLowerBound: etaLower, samples: n, span: span ?? .zero)
     }
 }

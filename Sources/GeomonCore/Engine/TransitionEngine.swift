@@ -57,8 +57,10 @@ public struct TransitionEngine: Sendable {
             minAccuracyMeters = (profile.sources.gnss ?? GNSSSourceSettings()).minAccuracyMeters
             locationEnabled = !profile.hooks.location.isEmpty || profile.mode == .significantChange
                 || profile.publish.mqtt?.locations == .significant
-            approachReachMeters = profile.fences.reduce(0) { max($0, $1.approach?.reachMeters ?? 0) }
             maxSpeedMetersPerSecond = profile.policy.maxSpeedMetersPerSecond
+            approachReachMeters = profile.fences.reduce(0) { [maxSpeedMetersPerSecond] in
+                max($0, $1.approach?.reachMeters(maxSpeed: maxSpeedMetersPerSecond) ?? 0)
+            }
             scheduled = profile.fences.contains { $0.active != nil }
             zone = profile.timeZone
         }
@@ -605,22 +607,34 @@ public struct TransitionEngine: Sendable {
             if state == .inside {
                 // Inside ends the approach: every band waits until the device is certainly
                 // beyond it by its reset distance again.
-                record = ApproachRecord(fenceID: fence.id, fired: (1 << UInt32(settings.bandsMeters.count)) - 1)
-            } else if s - tolerance >= 2 * settings.reachMeters {
+                record = ApproachRecord(fenceID: fence.id, fired: (1 << UInt32(settings.bandCount)) - 1)
+            } else if s - tolerance >= 2 * settings.reachMeters(maxSpeed: config.maxSpeedMetersPerSecond) {
                 setApproach(nil, at: i, before: before)
                 continue
             } else {
                 record.samples = Self.adding(ApproachSample(time: fix.time, signedDistanceMeters: s), to: record.samples, window: settings.window)
-                for (k, band) in settings.bandsMeters.enumerated() where record.fired & (1 << UInt32(k)) != 0
+                // Bits: the distance bands, then the ETA bands (as the distance they are
+                // reachable from at max_speed).
+                let n = settings.bandsMeters.count
+                let etaDistances = settings.etaBands.map { ApproachSettings.reachableMeters(eta: $0, maxSpeed: config.maxSpeedMetersPerSecond) }
+                for (k, band) in (settings.bandsMeters + etaDistances).enumerated() where record.fired & (1 << UInt32(k)) != 0
                     && s - tolerance >= band + settings.reset(forBand: band) {
                     record.fired &= ~(1 << UInt32(k))
                 }
                 let estimate = ApproachEstimate.of(record.samples, toleranceMeters: tolerance, minSpeed: settings.minSpeedMetersPerSecond)
                 if estimate.direction == .towards, s > 0, isActive(fence: i, at: fix.time) {
                     let reached = settings.bandsMeters.indices.filter { record.fired & (1 << UInt32($0)) == 0 && s <= settings.bandsMeters[$0] }
-                    if let smallest = reached.last {
+                    // The ETA's lower bound: the certain distance over the closing speed.
+                    let v = estimate.closingSpeedMetersPerSecond
+                    let soonest = v > 0 ? max(0, s - tolerance) / v : .infinity
+                    let reachedETA = settings.etaBands.indices.filter {
+                        record.fired & (1 << UInt32(n + $0)) == 0 && soonest <= settings.etaBands[$0].secondsValue
+                    }
+                    if !reached.isEmpty || !reachedETA.isEmpty {
                         for k in reached { record.fired |= 1 << UInt32(k) }
-                        events.append(approachEvent(fix, fence: fence, band: settings.bandsMeters[smallest], distance: s,
+                        for k in reachedETA { record.fired |= 1 << UInt32(n + k) }
+                        events.append(approachEvent(fix, fence: fence, band: reached.last.map { settings.bandsMeters[$0] },
+                                                    etaBand: reachedETA.last.map { settings.etaBands[$0] }, distance: s,
                                                     tolerance: tolerance, estimate: estimate, samples: record.samples))
                     }
                 }
@@ -651,7 +665,7 @@ public struct TransitionEngine: Sendable {
         return result
     }
 
-    private func approachEvent(_ fix: Fix, fence: Fence, band: Double, distance s: Double, tolerance: Double,
+    private func approachEvent(_ fix: Fix, fence: Fence, band: Double?, etaBand: Duration?, distance s: Double, tolerance: Double,
                                estimate: ApproachEstimate, samples: [ApproachSample]) -> GeoEvent {
         let v = estimate.closingSpeedMetersPerSecond
         let lower = max(0, s - tolerance)
@@ -660,7 +674,7 @@ public struct TransitionEngine: Sendable {
             return .milliseconds(Int64((value * 1000).rounded()))
         }
         let approach = EventRule.Approach(
-            bandMeters: band, distanceMeters: s, distanceLowerBoundMeters: lower, direction: estimate.direction,
+            bandMeters: band, bandETA: etaBand, distanceMeters: s, distanceLowerBoundMeters: lower, direction: estimate.direction,
             closingSpeedMetersPerSecond: v, eta: v > 0 ? seconds(s / v) : nil,
             etaLowerBound: config.maxSpeedMetersPerSecond > 0 ? seconds(lower / config.maxSpeedMetersPerSecond) : nil,
             samples: samples.count, span: (samples.last?.time ?? fix.time) - (samples.first?.time ?? fix.time))
