@@ -68,7 +68,10 @@ import Testing
         #expect(errors.count == 8)
         let first = try #require(errors.first)
         #expect(first.location?.line == 3 && first.location?.column == 15)
-        #expect(first.message.contains("zone 'Home': 'latitude' must be a number (!secret zone_home_latitude: not found in secrets.yaml"))
+        #expect(first.message == "zone 'Home': 'latitude' is '!secret zone_home_latitude', but secrets.yaml cannot be read")
+        // A secrets file without the name: said so, naming both.
+        let other = try Self.read("ha-devsecninja-integrations-zone.yaml", .homeassistant, files: ["secrets.yaml": "wifi_password: x\n"])
+        #expect(other.diagnostics.first?.message == "zone 'Home': 'latitude' is '!secret zone_home_latitude', which secrets.yaml does not hold as a number")
         // With the secrets, every zone; Zandvoort's 1.6 km radius.
         let secrets = ["home", "office", "parents", "zandvoort"].enumerated().map { k, name in
             "zone_\(name)_latitude: \(52.0 + Double(k) * 0.1)\nzone_\(name)_longitude: \(4.5 + Double(k) * 0.1)\n"
@@ -112,12 +115,59 @@ import Testing
             name == "zones.yaml" ? Array(zones.utf8) : nil
         }
         #expect(read.places.map(\.id) == ["home", "cafe_muller", "work_office", "work_office_2", "unknown"])
-        #expect(read.places.map(\.name) == ["Casa", "Café Müller", "Work Office", "Work-Office!", "办公室"])
+        // `zone.home` is "Home" in Home Assistant whatever `homeassistant: name` calls the place.
+        #expect(read.places.map(\.name) == ["Home", "Café Müller", "Work Office", "Work-Office!", "办公室"])
         #expect(read.places[0].location.file == "configuration.yaml")
         #expect(read.places[1].location.file == "zones.yaml" && read.places[1].location.line == 1)
         if case let .circle(_, radius) = read.places[0].shape { #expect(radius == 75) } else { Issue.record("home is not a circle") }
         if case let .circle(_, radius) = read.places[1].shape { #expect(radius == 100) } else { Issue.record("a zone is not a circle") }
         #expect(read.diagnostics.contains { $0.severity == .warning && $0.message.contains("'work_office_2'") })
+    }
+
+    /// Zones made in Home Assistant's UI live in `.storage/zone` (JSON): read as the same
+    /// format, found from the content (the file has no extension), ids as Home Assistant's.
+    @Test func homeAssistantsZoneStorageIsReadToo() throws {
+        let bytes = try Self.bytes("ha-3nm1-storage-zone.json")
+        #expect(PlaceFileFormat.inferred(path: "zone.json", bytes: bytes) == .homeassistant)
+        let read = PlaceFiles.read(bytes, file: ".storage/zone", format: .homeassistant)
+        #expect(read.diagnostics.isEmpty, "\(read.diagnostics)")
+        #expect(read.places.map(\.id) == ["evedal", "jobb"] && read.places.map(\.name) == ["Evedal", "Jobb"])
+        #expect(read.places[1].location.line == 16)
+        let jobb = try Self.circle(read.places[1])
+        #expect(jobb.radius == 100 && abs(jobb.center.latitude - 56.979835682383275) < 1e-12)
+    }
+
+    /// As in Home Assistant, a zone named Home replaces the home zone of `homeassistant:`
+    /// (one fence, not two concentric ones); a missing secret there is named where it is used.
+    @Test func aZoneNamedHomeReplacesTheCoreHomeZone() throws {
+        let configuration = """
+        homeassistant:
+          name: Zuhause
+          latitude: 47.37
+          longitude: 8.54
+        zone:
+          - name: Home
+            latitude: 47.3701
+            longitude: 8.5402
+            radius: 40
+          - name: Work
+            latitude: 47.38
+            longitude: 8.55
+        """
+        let read = PlaceFiles.read(Array(configuration.utf8), file: "configuration.yaml", format: .homeassistant)
+        #expect(read.places.map(\.id) == ["home", "work"])
+        #expect(read.places[0].location.line == 6)
+        if case let .circle(_, radius) = read.places[0].shape { #expect(radius == 40) } else { Issue.record("home is not a circle") }
+        let secret = """
+        homeassistant:
+          name: Zuhause
+          latitude: !secret home_lat
+          longitude: 8.54
+        """
+        let missing = PlaceFiles.read(Array(secret.utf8), file: "configuration.yaml", format: .homeassistant) { _ in Array("other: 1\n".utf8) }
+        let error = try #require(missing.diagnostics.first { $0.severity == .error })
+        #expect(error.location?.line == 3 && error.location?.column == 13)
+        #expect(error.message == "the home zone: 'homeassistant: latitude' is '!secret home_lat', which secrets.yaml does not hold as a number")
     }
 
     @Test(arguments: [("Home", "home"), ("Work Office", "work_office"), ("Café Müller", "cafe_muller"), ("  --Zürich HB--  ", "zurich_hb"),
@@ -287,7 +337,7 @@ import Testing
     /// YAML file may still be a valid list of fewer zones.
     @Test(arguments: [("ha-ludeeus-packages-zones.yaml", PlaceFileFormat.homeassistant), ("owntracks-cmd-setWaypoints.json", .owntracks),
                       ("kml-togeojson-polygon.kml", .kml), ("kml-leafletkmz-capitals.kmz", .kmz), ("gpx-gpsbabel-basecamp.gpx", .gpx),
-                      ("traccar.json", .traccar)])
+                      ("traccar.json", .traccar), ("ha-3nm1-storage-zone.json", .homeassistant)])
     func brokenFilesGiveErrorsWithPositions(name: String, format: PlaceFileFormat) throws {
         let whole = format == .traccar ? Array(#"[{"id":1,"name":"Depot","area":"CIRCLE (55.75414 37.6204, 100)"},{"id":2,"name":"Yard","area":"POLYGON ((55.75474 37.61823, 55.75513 37.61888, 55.7535 37.6222))"}]"#.utf8)
             : try Self.bytes(name)

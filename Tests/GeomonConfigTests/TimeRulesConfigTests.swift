@@ -71,6 +71,26 @@ struct TimeRulesConfigTests {
         #expect(typo.diagnostics.contains { $0.severity == .error && $0.message.hasPrefix("'overrides' names 'hoem', which is not a fence of 'zones.yaml'") && $0.location?.line == 9 })
     }
 
+    /// Fences from a Home Assistant zone file (YAML, or the UI's `.storage/zone`) are zones
+    /// Home Assistant has: `waypoints` defaults to false, so they are not imported back as
+    /// "USER DEVICE - NAME" zones; said explicitly, it stays.
+    @Test func homeAssistantZonesAreNotPublishedBackAsWaypoints() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        try FileManager.default.createDirectory(atPath: dir.path(".storage"), withIntermediateDirectories: true)
+        try FileManager.default.copyItem(at: TestSupport.fixture("places/ha-3nm1-storage-zone.json"), to: dir.url.appendingPathComponent(".storage/zone"))
+        func waypoints(_ fences: String, _ mqtt: String = "") throws -> Bool? {
+            let path = try dir.write("p.yaml", "version: 1\nname: van\nmode: regions\nsources: {gnss: {}}\nfences:\n\(fences)\n"
+                                     + "publish:\n  mqtt: {host: 127.0.0.1, topic: owntracks/van/geomon, tracker_id: v1\(mqtt)}\n")
+            let result = try ProfileLoader.load(path: path)
+            #expect(!result.hasErrors, "\(result.diagnostics)")
+            return result.profile?.publish.mqtt?.waypoints
+        }
+        #expect(try waypoints("  - file: .storage/zone") == false)
+        #expect(try waypoints("  - file: .storage/zone", ", waypoints: true") == true)
+        #expect(try waypoints("  - {id: a, circle: {lat: 56.6, lon: 16.4, radius: 100m}}") == true)
+    }
+
     @Test func badApproachesAreErrorsWhereTheyAre() {
         #expect(Self.errors("fences:\n  - {id: a, \(Self.circle), approach: {reset: 1km}}\n")
             == ["6:64 'approach' needs 'bands' (distances from the boundary, e.g. [5km, 1km]) or 'eta' (times to arrival, e.g. [10m, 2m])"])

@@ -27,9 +27,11 @@ public enum PlaceFileFormat: String, CaseIterable, Sendable {
         return sniffJSON(bytes)
     }
 
-    /// GeoJSON has `"type"`, OwnTracks `"_type"`, Traccar's list objects an `"area"`.
+    /// GeoJSON has `"type"`, OwnTracks `"_type"`, Traccar's list objects an `"area"`, Home
+    /// Assistant's zones made in its UI (`.storage/zone`) `"key": "zone"`.
     static func sniffJSON(_ bytes: [UInt8]) -> PlaceFileFormat? {
         guard let root = try? JSONTree.parse(bytes) else { return nil }
+        if root["key"]?.string == "zone", root["data"] != nil { return .homeassistant }
         if root["_type"] != nil { return .owntracks }
         if root["type"] != nil { return .geojson }
         if let items = root.array {
@@ -70,8 +72,11 @@ public enum PlaceFiles {
 
     /// `readFile` reads a file named as written beside this one (HA's `!include` and
     /// `secrets.yaml`), nil when it cannot (the caller's trust rules apply).
+    /// `listYAML` lists the `*.yaml` files of a directory named beside this one as Home
+    /// Assistant's `!include_dir_*` take them (recursively, hidden names and `secrets.yaml`
+    /// left out, sorted), as paths relative to this file's directory; nil when it cannot.
     public static func read(_ bytes: [UInt8], file: String, format: PlaceFileFormat, options: Options = Options(),
-                            readFile: (String) -> [UInt8]? = { _ in nil }) -> PlaceFileRead {
+                            readFile: (String) -> [UInt8]? = { _ in nil }, listYAML: (String) -> [String]? = { _ in nil }) -> PlaceFileRead {
         var reader = Reader(file: file, bytes: bytes, options: options)
         switch format {
         case .geojson:
@@ -83,7 +88,7 @@ public enum PlaceFiles {
                                                  location: fence.location ?? SourceLocation(file: file, line: 1, column: 1)))
             }
             return result
-        case .homeassistant: reader.homeAssistant(readFile: readFile)
+        case .homeassistant: reader.homeAssistant(readFile: readFile, listYAML: listYAML)
         case .owntracks: reader.ownTracks()
         case .kml: reader.kml()
         case .kmz: reader.kmz()
@@ -141,6 +146,9 @@ private struct Reader {
     let positions: TextPositions
     var result = PlaceFileRead()
     private var idCounts: [String: Int] = [:]
+    /// Where the Home Assistant core home zone is in `result.places`, until a zone named
+    /// Home replaces it.
+    private var coreHome: Int?
 
     init(file: String, bytes: [UInt8], options: PlaceFiles.Options) {
         self.file = file
@@ -216,7 +224,11 @@ private struct Reader {
     /// `name`, `latitude`, `longitude`, `radius` (m, default 100), `passive`, `icon`. The fence
     /// id is the zone's entity id without `zone.` (`PlaceFiles.slug`). `!include FILE` as the
     /// value of `zone:` is followed; `!secret NAME` is looked up in `secrets.yaml` beside the file.
-    mutating func homeAssistant(readFile: (String) -> [UInt8]?) {
+    mutating func homeAssistant(readFile: (String) -> [UInt8]?, listYAML: (String) -> [String]?) {
+        if bytes.first(where: { $0 != 0x20 && $0 != 0x0A && $0 != 0x0D && $0 != 0x09 }) == UInt8(ascii: "{") {
+            homeAssistantStorage()
+            return
+        }
         // (YAMLParser would call an empty file an empty profile.)
         if bytes.allSatisfy({ $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }) || TextScan.isOnlyComments(bytes) {
             error("the file is empty: no Home Assistant zones", SourceLocation(file: file, line: 1, column: 1))
@@ -228,16 +240,27 @@ private struct Reader {
         var list: YAMLNode?
         var listFile = file
         var secrets: YAMLNode?
+        var secretsRead = false
+        let secretsPath = directoryPart(of: file).isEmpty ? "secrets.yaml" : directoryPart(of: file) + "/secrets.yaml"
         /// A scalar, or the value `!secret NAME` names in `secrets.yaml` beside the file.
         func scalarValue(_ node: YAMLNode, _ secrets: inout YAMLNode?) -> String? {
             guard node.tag == "!secret" else { return node.scalar }
             if secrets == nil {
-                let path = directoryPart(of: file).isEmpty ? "secrets.yaml" : directoryPart(of: file) + "/secrets.yaml"
-                secrets = readFile("secrets.yaml").flatMap { YAMLParser().parse($0, file: path).root } ?? YAMLNode(.mapping([]), line: 1, column: 1)
+                let bytes = readFile("secrets.yaml")
+                secretsRead = bytes != nil
+                secrets = bytes.flatMap { YAMLParser().parse($0, file: secretsPath).root } ?? YAMLNode(.mapping([]), line: 1, column: 1)
             }
             guard let key = node.scalar, case .mapping(let pairs)? = secrets?.kind,
                   let value = pairs.last(where: { $0.key.scalar == key })?.value.scalar else { return nil }
             return value
+        }
+        /// Why `node` is no number: a `!secret` not found (naming it and the secrets file), or
+        /// the text.
+        func notANumber(_ node: YAMLNode) -> String {
+            guard node.tag == "!secret" else { return "must be a number (got '\((node.scalar ?? node.kindDescription).clipped)')" }
+            let name = node.scalar ?? ""
+            if !secretsRead { return "is '!secret \(name)', but \(secretsPath) cannot be read" }
+            return "is '!secret \(name)', which \(secretsPath) does not hold as a number"
         }
         switch root.kind {
         case .sequence:
@@ -250,12 +273,16 @@ private struct Reader {
                 if let latNode = value("latitude"), let lonNode = value("longitude") {
                     let lat = scalarValue(latNode, &secrets).flatMap(Double.init), lon = scalarValue(lonNode, &secrets).flatMap(Double.init)
                     let radius = value("radius").flatMap { scalarValue($0, &secrets) }.flatMap(Double.init) ?? 100
-                    if let lat, let lon {
-                        let name = value("name").flatMap { scalarValue($0, &secrets) } ?? "Home"
-                        add(id: "home", name: name, shape: .circle(center: Coordinate(latitude: lat, longitude: lon), radiusMeters: radius),
-                            at: location(core), style: .homeAssistant)
+                    if let lat, let lon, lat.isFinite, lon.isFinite {
+                        // `zone.home`, named "Home" as Home Assistant shows it (`homeassistant:
+                        // name` names the installation, not the zone).
+                        add(id: "home", name: "Home", shape: .circle(center: Coordinate(latitude: lat, longitude: lon), radiusMeters: radius),
+                            at: location(latNode), style: .homeAssistant)
+                        coreHome = result.places.count - 1
                     } else {
-                        error("the home zone: 'homeassistant: latitude/longitude' must be numbers", location(core))
+                        for (key, node) in [("latitude", latNode), ("longitude", lonNode)] where scalarValue(node, &secrets).flatMap(Double.init) == nil {
+                            error("the home zone: 'homeassistant: \(key)' \(notANumber(node))", location(node))
+                        }
                     }
                 }
             }
@@ -264,16 +291,50 @@ private struct Reader {
                 return
             }
             list = zone.value
-            if zone.value.tag == "!include", let name = zone.value.scalar {
-                let path = directoryPart(of: file).isEmpty ? name : directoryPart(of: file) + "/" + name
+            let directory = directoryPart(of: file)
+            let besideFile = { (name: String) in directory.isEmpty ? name : directory + "/" + name }
+            switch zone.value.tag {
+            case "!include":
+                guard let name = zone.value.scalar else { break }
                 guard let included = readFile(name) else {
                     error("cannot read the file '\(name)' that 'zone: !include' names", location(zone.value))
                     return
                 }
-                let inner = YAMLParser().parse(included, file: path)
+                let inner = YAMLParser().parse(included, file: besideFile(name))
                 result.diagnostics += inner.diagnostics.filter { $0.severity == .error }
                 list = inner.root
-                listFile = path
+                listFile = besideFile(name)
+            case "!include_dir_list", "!include_dir_merge_list":
+                // Each file one zone, or each file a list of zones, merged (files that hold
+                // something else are left out, as Home Assistant leaves them).
+                let tag = zone.value.tag ?? ""
+                guard let name = zone.value.scalar, let files = listYAML(name) else {
+                    error("cannot read the directory '\(zone.value.scalar ?? "")' that 'zone: \(tag)' names", location(zone.value))
+                    return
+                }
+                var items: [(YAMLNode, String)] = []
+                for relative in files {
+                    guard let included = readFile(relative) else {
+                        error("cannot read the file '\(relative)' that 'zone: \(tag) \(name)' includes", location(zone.value))
+                        continue
+                    }
+                    let inner = YAMLParser().parse(included, file: besideFile(relative))
+                    result.diagnostics += inner.diagnostics.filter { $0.severity == .error }
+                    guard let root = inner.root else { continue }
+                    if tag == "!include_dir_list" {
+                        items.append((root, besideFile(relative)))
+                    } else if case .sequence(let entries) = root.kind {
+                        items += entries.map { ($0, besideFile(relative)) }
+                    }
+                }
+                zones(items, secrets: &secrets, notANumber: notANumber, resolve: scalarValue)
+                return
+            case "!include_dir_named", "!include_dir_merge_named":
+                error("'zone: \(zone.value.tag ?? "")' gives a mapping, but 'zone:' takes a list of zones: use !include_dir_list (a zone per file) or !include_dir_merge_list (lists of zones)",
+                      location(zone.value))
+                return
+            default:
+                break
             }
         case .scalar:
             error("a Home Assistant zone file is a mapping with 'zone:' or a list of zones", location(root))
@@ -284,8 +345,15 @@ private struct Reader {
             error("'zone:' must be a list of zones (got \(list.kindDescription))", location(list, listFile))
             return
         }
-        func scalarValue(_ node: YAMLNode) -> String? { scalarValue(node, &secrets) }
-        for item in items {
+        zones(items.map { ($0, listFile) }, secrets: &secrets, notANumber: notANumber, resolve: scalarValue)
+    }
+
+    /// The zones of a `zone:` list: each `name`, `latitude`, `longitude`, `radius` (100 m by
+    /// default); a zone named Home replaces the core home zone, as in Home Assistant.
+    private mutating func zones(_ items: [(YAMLNode, String)], secrets: inout YAMLNode?, notANumber: (YAMLNode) -> String,
+                                resolve: (YAMLNode, inout YAMLNode?) -> String?) {
+        func scalarValue(_ node: YAMLNode) -> String? { resolve(node, &secrets) }
+        for (item, listFile) in items {
             guard case .mapping(let pairs) = item.kind else {
                 error("a zone must be a mapping with name, latitude, longitude (got \(item.kindDescription))", location(item, listFile))
                 continue
@@ -301,8 +369,7 @@ private struct Reader {
             for key in ["latitude", "longitude", "radius"] {
                 guard let node = value(key) else { continue }
                 guard let text = scalarValue(node), let number = Double(text), number.isFinite else {
-                    let secret = node.tag == "!secret" ? " (!secret \(node.scalar ?? ""): not found in secrets.yaml beside the file)" : ""
-                    error("zone '\(name)': '\(key)' must be a number\(secret)", location(node, listFile))
+                    error("zone '\(name)': '\(key)' \(notANumber(node))", location(node, listFile))
                     bad = true
                     continue
                 }
@@ -314,9 +381,45 @@ private struct Reader {
                 continue
             }
             let radius = numbers["radius"] ?? 100
+            let shape = FenceShape.circle(center: Coordinate(latitude: lat, longitude: lon), radiusMeters: radius)
+            if PlaceFiles.slug(name) == "home", let k = coreHome {
+                // Home Assistant: a zone named Home overrides the home zone of `homeassistant:`.
+                result.places[k] = PlaceRecord(id: "home", name: name, shape: shape, location: here)
+                coreHome = nil
+                continue
+            }
+            add(id: PlaceFiles.slug(name), name: name, shape: shape, at: here, style: .homeAssistant)
+        }
+    }
+
+    /// The zones made in Home Assistant's UI: its `.storage/zone` file (JSON, `{"key": "zone",
+    /// "data": {"items": [{id, name, latitude, longitude, radius, passive, icon}]}}`). The fence
+    /// id is the name's slug, as Home Assistant makes the zone's entity id when it is created.
+    mutating func homeAssistantStorage() {
+        let root: JSONTree.Node
+        do { root = try JSONTree.parse(bytes) } catch {
+            self.error("not valid JSON: \(error.message)", at(error.offset))
+            return
+        }
+        guard root["key"]?.string == "zone", let items = root["data"]?["items"]?.array else {
+            error("expected Home Assistant's zone storage ('.storage/zone': {\"key\": \"zone\", \"data\": {\"items\": […]}})", at(root.offset))
+            return
+        }
+        for item in items {
+            let here = at(item.offset)
+            guard let name = item["name"]?.string.map({ String($0.trimmingWhitespace()) }), !name.isEmpty else {
+                error("a zone needs a 'name'", here)
+                continue
+            }
+            guard let lat = item["latitude"]?.number, let lon = item["longitude"]?.number else {
+                error("zone '\(name)' needs numbers 'latitude' and 'longitude'", here)
+                continue
+            }
+            let radius = item["radius"]?.number ?? 100
             add(id: PlaceFiles.slug(name), name: name, shape: .circle(center: Coordinate(latitude: lat, longitude: lon), radiusMeters: radius),
                 at: here, style: .homeAssistant)
         }
+        if items.isEmpty { warning("no zones in this Home Assistant zone storage", at(root.offset)) }
     }
 
     func location(_ node: YAMLNode, _ file: String? = nil) -> SourceLocation {

@@ -393,6 +393,7 @@ extension ProfileDecoder {
         for key in Self.geojsonPropertyKeys {
             if let node = f.key(key) { error("'\(key)' can only be used with a GeoJSON file (this one is \(format.rawValue))", node) }
         }
+        if format == .homeassistant { homeAssistantZones = true }
         var options = PlaceFiles.Options()
         if let p = f["radius"] {
             guard let v = quantity(p, "radius", .distance, maximum: (geometryMaxCircleRadiusMeters, "1000km")) else { return }
@@ -409,12 +410,14 @@ extension ProfileDecoder {
         }
         // Home Assistant's `!include` and `!secret`: files beside this one, trusted like it.
         let directory = directoryPart(of: resolvedPath(relative))
-        let read = PlaceFiles.read(bytes, file: shown, format: format, options: options) { name in
+        let read = PlaceFiles.read(bytes, file: shown, format: format, options: options, readFile: { name in
             let path = name.hasPrefix("/") || directory.isEmpty ? name : directory + "/" + name
             guard self.trust.problem(path, what: "fence file", shown: name) == nil,
                   case .success(let included) = FileBytes.read(path, limit: Self.maxPlaceFileBytes) else { return nil }
             return included
-        }
+        }, listYAML: { name in
+            Self.yamlFiles(in: name, base: directory)
+        })
         diagnostics += read.diagnostics
         guard var overrides = decodeOverrides(f, base: rules) else { return }
         for place in read.places {
@@ -465,6 +468,40 @@ extension ProfileDecoder {
             result.byID[id] = (rules, pair.key)
         }
         return ok ? result : nil
+    }
+
+    /// The `*.yaml` files under `name` (relative to `base`, or absolute) as Home Assistant's
+    /// `!include_dir_*` take them: recursively, names starting with `.` and `secrets.yaml` left
+    /// out, each directory's files sorted by name, then its subdirectories sorted by name
+    /// (Home Assistant walks those in the file system's order); paths relative to `base`
+    /// (absolute when `name` is). nil when the directory cannot be read. At most 10,000 files.
+    static func yamlFiles(in name: String, base: String) -> [String]? {
+        var result: [String] = []
+        func walk(_ relative: String) -> Bool {
+            let path = relative.hasPrefix("/") || base.isEmpty ? relative : base + "/" + relative
+            guard let dir = opendir(path) else { return false }
+            defer { closedir(dir) }
+            var files: [String] = [], directories: [String] = []
+            while let entry = readdir(dir) {
+                let entryName = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                    String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
+                }
+                guard !entryName.hasPrefix(".") else { continue }
+                var info = stat()
+                guard stat(path + "/" + entryName, &info) == 0 else { continue }
+                if info.st_mode & S_IFMT == S_IFDIR {
+                    directories.append(entryName)
+                } else if entryName.hasSuffix(".yaml"), entryName != "secrets.yaml" {
+                    files.append(entryName)
+                }
+            }
+            result += files.sorted().map { relative + "/" + $0 }
+            for sub in directories.sorted() where result.count < 10_000 { _ = walk(relative + "/" + sub) }
+            return true
+        }
+        var trimmed = name
+        while trimmed.count > 1, trimmed.hasSuffix("/") { trimmed.removeLast() }
+        return walk(trimmed) ? Array(result.prefix(10_000)) : nil
     }
 
     /// `id_prefix`: "" when absent, nil (with an error) when invalid.

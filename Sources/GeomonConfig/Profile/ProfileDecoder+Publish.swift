@@ -64,7 +64,12 @@ extension ProfileDecoder {
         if let n = m["locations"], let v = choice(n, "locations", MQTTSettings.Locations.allCases.map(\.rawValue)) {
             mqtt.locations = MQTTSettings.Locations(rawValue: v) ?? .significant
         }
-        if let n = m["waypoints"], let v = boolean(n, "waypoints") { mqtt.waypoints = v }
+        if let n = m["waypoints"], let v = boolean(n, "waypoints") {
+            mqtt.waypoints = v
+        } else if homeAssistantZones {
+            // Home Assistant would import its own zones back as "USER DEVICE - NAME" zones.
+            mqtt.waypoints = false
+        }
         if let n = m["status"], let v = boolean(n, "status") { mqtt.status = v }
         if let n = m["commands"], let v = boolean(n, "commands") { mqtt.commands = v }
         if let n = m["keep"], let k = fields(n, path: "publish.mqtt.keep", allowed: ["max_pending", "max_age"]) {

@@ -34,6 +34,9 @@ final class ProfileDecoder {
     var decodedFences: [Fence] = []
     /// `defaults:`: what fences report unless they say otherwise.
     var fenceDefaults: FenceRules?
+    /// Whether fences came from a Home Assistant zone file (`publish.mqtt.waypoints` then
+    /// defaults to false: Home Assistant has these zones already).
+    var homeAssistantZones = false
     /// The inradius a fence needs for the profile's GNSS fixes (`min_accuracy` + hysteresis +
     /// `certainCoreMeters`); nil without a GNSS source.
     var inradiusNeeded: Double?
