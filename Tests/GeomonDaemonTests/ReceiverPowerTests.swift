@@ -92,9 +92,13 @@ struct ReceiverPowerTests {
             for (r, d) in zip(receiverOff, daemonOff) { #expect(abs(r - d) < 1, "receiver \(r) s, daemon \(d) s") }
             #expect(!daemon.stderr.contains("has no effect"))
             #expect(power["method"] as? String == "ubx")
-            // Measured from the receiver's reports: at most what it was on by its own account.
+            // The time it drew current: from each switch on to the switch off, the silence
+            // before its first fix and the gaps between reports included; against its own
+            // account, within the switch latency through gpsd and a status written each second
+            // (docs/power.md, "The measured on-time"). Counting reports alone gave 22–38 % less.
             let measured = try #require(power["measured_on_s"] as? Double)
-            #expect(measured > 0 && measured <= receiver.onSeconds() + 2, "measured \(measured) s, receiver on \(receiver.onSeconds()) s")
+            let own = receiver.onSeconds()
+            #expect(abs(measured - own) <= 2 + 0.05 * own, "measured \(measured) s, receiver on \(own) s")
             try Self.expectReplayDecidesTheSame(profile: profile, receiver: receiver, dir: dir)
         }
     }

@@ -15,7 +15,7 @@ import GeomonHooks
 /// With `watch` the receiver is "off" when gpsd's watch is off. Every other method switches
 /// the receiver itself and keeps the watch open, so the receiver's own reports prove the
 /// switch: reports that go on `offGrace` after it was switched off mean the method has no
-/// effect on this receiver (logged once; the receiver counts as on, `measuredOn`).
+/// effect on this receiver (logged once; the receiver counts as on, `measuredOn(at:)`).
 ///
 /// The `command` method's programs run on a thread of their own, one after another
 /// (`SerialProgramRunner`): the loop goes on while one runs (up to its 10 s timeout), and the
@@ -35,7 +35,8 @@ public final class GNSSService: Service {
     /// How long a receiver may go on reporting after it was switched off (what it had
     /// buffered, gpsd's latency) before the switch is taken to have had no effect.
     public static let offGrace: Duration = .seconds(3)
-    /// Reports closer together than this count as continuous tracking in `measuredOn`.
+    /// While the receiver is supposed off, reports closer together than this count as
+    /// continuous tracking in `measuredOn(at:)`.
     static let trackingGap: Int64 = 2_000_000
     /// The policy has the receiver off (the switch asked for, whether or not it is done yet).
     private var switchedOff = false
@@ -50,11 +51,32 @@ public final class GNSSService: Service {
     private var lastProgramWasOff = false
     /// The method was seen to have no effect (reports went on while off).
     public private(set) var ineffective = false
-    /// The receiver's measured on-time so far: from its own reports (consecutive reports up
-    /// to `trackingGap` apart, one second for a lone report), not from the policy's wishes.
-    public private(set) var measuredOn: Duration = .zero
+    /// The on-time of intervals that ended, and since when the receiver is on (the switch to on
+    /// done; nil while it is off): see `measuredOn(at:)`.
+    private var closedOn: Duration = .zero
+    private var onSince: Int64?
     private var lastReport: Int64?
     private var statusMeasuredOn: Duration = .zero
+
+    /// The time the receiver drew current so far (docs/power.md, "The measured on-time"):
+    /// from each switch to on until the switch to off — the silence before its first fix and
+    /// the gaps between its reports included — and, while it is supposed off, the time it
+    /// still reports (each report counting the gap since the one before, up to `trackingGap`;
+    /// one second for a lone report): a switch without effect counts as on.
+    public func measuredOn(at now: Int64) -> Duration {
+        closedOn + (onSince.map { .microseconds(max(0, now - $0)) } ?? .zero)
+    }
+
+    /// The receiver is on from `now` (the switch done).
+    private func switchedOn(at now: Int64) {
+        if onSince == nil { onSince = now }
+    }
+
+    /// The receiver is off from `now` (the switch done).
+    private func switchedOffDone(at now: Int64) {
+        if let since = onSince { closedOn += .microseconds(max(0, now - since)) }
+        onSince = nil
+    }
 
     /// - Parameter directory: the profile's directory (the `command` programs' working directory).
     public init(feed: any GNSSFeed, device: String?, power: GNSSPowerMethod = .watch, directory: String = "/", log: Log) {
@@ -107,14 +129,19 @@ public final class GNSSService: Service {
             switchedOff = false
             switchReceiver(on: true, driver)
             setWatch(true, driver)
+            switchedOn(at: driver.monotonic)
         case .gnssOff:
             if power.switchesReceiver {
                 // Already off (a still sensor taking over a sleep): the receiver is left alone.
                 guard !switchedOff else { break }
                 switchedOff = true
-                if switchReceiver(on: false, driver) { offSince = driver.monotonic }
+                if switchReceiver(on: false, driver) {
+                    offSince = driver.monotonic
+                    switchedOffDone(at: driver.monotonic)
+                }
             } else {
                 setWatch(false, driver)
+                switchedOffDone(at: driver.monotonic)
             }
         case .wakeAt, .coarseOn, .coarseOff: break
         }
@@ -171,7 +198,10 @@ public final class GNSSService: Service {
         }
         if idle {
             // The last switch asked for is done: an off starts the grace.
-            if lastProgramWasOff, switchedOff, offSince == nil { offSince = driver.monotonic }
+            if lastProgramWasOff, switchedOff, offSince == nil {
+                offSince = driver.monotonic
+                switchedOffDone(at: driver.monotonic)
+            }
         } else {
             programCheckAt = driver.monotonic(after: Self.programCheckInterval)
         }
@@ -181,13 +211,17 @@ public final class GNSSService: Service {
     /// A report from the receiver (a fix): its measured on-time, and whether "off" is off.
     private func received(_ fix: Fix, _ driver: DriverContext) {
         let now = driver.monotonic
-        if let last = lastReport, now - last <= Self.trackingGap {
-            measuredOn += .microseconds(now - last)
-        } else {
-            measuredOn += .seconds(1)
+        if onSince == nil {
+            // Reporting while supposed off (the switch under way, or without effect).
+            if let last = lastReport, now - last <= Self.trackingGap {
+                closedOn += .microseconds(now - last)
+            } else {
+                closedOn += .seconds(1)
+            }
         }
         lastReport = now
-        if measuredOn - statusMeasuredOn >= .seconds(60) { updateStatus(driver) }
+        // `geomon status` within a second of the truth while fixes come (a commit a second).
+        if measuredOn(at: now) - statusMeasuredOn >= .seconds(1) { updateStatus(driver) }
         if let offSince, !ineffective, now - offSince > Self.offGrace.wholeMicroseconds {
             ineffective = true
             log.warning("the receiver still reports fixes after it was switched off: 'power: \(power.name)' has no effect on it; it counts as on (docs/power.md, \"Switching the receiver\")",
@@ -245,10 +279,11 @@ public final class GNSSService: Service {
         case .connected: "connected"
         case let .disconnected(reason): "disconnected: \(reason)"
         }
-        statusMeasuredOn = measuredOn
+        let measured = measuredOn(at: driver.monotonic)
+        statusMeasuredOn = measured
         var gnss = RuntimeStatus.Source(plugin: "gpsd", endpoint: feed.endpoint, state: state)
         gnss.power = RuntimeStatus.ReceiverPower(method: power.name, state: ineffective ? "always on (the switch has no effect)" : switchedOff ? "off" : "on",
-                                                 measuredOnSeconds: measuredOn.secondsValue)
+                                                 measuredOnSeconds: measured.secondsValue)
         if driver.status.gnss != gnss {
             driver.status.gnss = gnss
             driver.statusChanged()
