@@ -40,6 +40,8 @@ public final class MQTTPublisher {
         /// on every connection; nil: nothing is subscribed. With it the session is persistent
         /// (clean session off), so the broker keeps the commands sent while geomon was away.
         public var commandTopic: String?
+        /// MQTT 5 (the default: the broker says why it refuses a message) or 3.1.1.
+        public var protocolVersion: MQTTSettings.ProtocolVersion
 
         public init(settings: MQTTSettings, profile: String, statusTopic: String) {
             host = settings.host
@@ -53,6 +55,7 @@ public final class MQTTPublisher {
             self.statusTopic = settings.status ? statusTopic : nil
             trackerID = settings.effectiveTrackerID(profile: profile)
             commandTopic = settings.commands ? settings.commandTopic : nil
+            protocolVersion = settings.protocolVersion
         }
     }
 
@@ -86,10 +89,13 @@ public final class MQTTPublisher {
     public var lastError: String? { session.lastError }
     /// Messages acknowledged since start.
     public private(set) var publishedCount = 0
+    /// Messages the broker refused since start (MQTT 5).
+    public private(set) var refusedCount = 0
 
     private var handle: OpaquePointer?
     /// What libmosquitto's callbacks said since the last step.
     private var connectedFlag = false
+    private var sessionPresent = false
     private var refusedReason: String?
     private var lostReason: String?
     private var lastLibraryError: String?
@@ -167,7 +173,7 @@ public final class MQTTPublisher {
                 lostReason = describe(rc)
             }
             if connectedFlag, session.state != .connected {
-                onReport?(session.accepted(now: mono, pending: pendingCount))
+                onReport?(session.accepted(now: mono, pending: pendingCount, sessionPresent: sessionPresent))
                 if let topic = settings.statusTopic {
                     _ = publishRaw(handle, topic: topic, payload: OwnTracks.online(at: now.wall, trackerID: settings.trackerID), retain: true)
                 }
@@ -189,15 +195,30 @@ public final class MQTTPublisher {
 
     private func markAcknowledged(at time: UTCTime) {
         let acknowledged = session.takeAcknowledged()
-        guard !acknowledged.isEmpty else { return }
+        if !acknowledged.isEmpty {
+            do {
+                try outbox.markPublished(acknowledged, at: time)
+                publishedCount += acknowledged.count
+            } catch {
+                session.putBack(acknowledged)
+                onReport?(.storeFailed("\(error)"))
+            }
+        }
+        let refused = session.takeRefused()
+        guard let first = refused.first else { return }
         do {
-            try outbox.markPublished(acknowledged, at: time)
-            publishedCount += acknowledged.count
+            try outbox.markRefused(refused, at: time)
+            refusedCount += refused.count
+            onReport?(.refused(count: refused.count, reason: first.reason, topic: topics[first.seq] ?? "?"))
         } catch {
-            session.putBack(acknowledged)
+            session.putBackRefused(refused)
             onReport?(.storeFailed("\(error)"))
         }
+        for row in refused { topics[row.seq] = nil }
     }
+
+    /// The topic of each message in flight (for the refusal's report).
+    private var topics: [Int64: String] = [:]
 
     /// A clean stop: the offline status (retained), then DISCONNECT, waiting at most `timeout`.
     public func close(now: Now, timeout: Duration = .seconds(1)) {
@@ -229,26 +250,33 @@ public final class MQTTPublisher {
         }
         handle = m
         connectedFlag = false
+        sessionPresent = false
+        topics = [:]
         refusedReason = nil
         lostReason = nil
         lastLibraryError = nil
         lastMisc = now.monotonicMicroseconds
         session.connecting(now: now.monotonicMicroseconds)
-        mosquitto_int_option(m, MOSQ_OPT_PROTOCOL_VERSION, Int32(MQTT_PROTOCOL_V311))
+        let v5 = settings.protocolVersion == .v5
+        mosquitto_int_option(m, MOSQ_OPT_PROTOCOL_VERSION, Int32(v5 ? MQTT_PROTOCOL_V5 : MQTT_PROTOCOL_V311))
         mosquitto_int_option(m, MOSQ_OPT_SEND_MAXIMUM, Int32(max(1, settings.window)))
-        mosquitto_connect_callback_set(m) { _, obj, rc in
+        mosquitto_connect_with_flags_callback_set(m) { _, obj, rc, flags in
             guard let obj else { return }
             let me = Unmanaged<MQTTPublisher>.fromOpaque(obj).takeUnretainedValue()
             if rc == 0 {
                 me.connectedFlag = true
+                me.sessionPresent = flags & 1 != 0
                 me.subscribed = false
                 if let topic = me.settings.commandTopic, let m = me.handle {
                     let rc = mosquitto_subscribe(m, nil, topic, 1)
                     if rc != MOSQ_ERR_SUCCESS.rawValue { me.lastLibraryError = "cannot subscribe to \(topic): \(me.describe(rc))" }
                 }
             } else {
-                me.refusedReason = "the broker refused the connection: \(String(cString: mosquitto_connack_string(rc)))"
-                    + (rc == 4 || rc == 5 ? " (check username and password_file)" : "")
+                // MQTT 3.1.1 CONNACK codes 1–5; MQTT 5 reason codes from 0x80.
+                let text = rc >= 0x80 ? String(cString: mosquitto_reason_string(rc)) : String(cString: mosquitto_connack_string(rc))
+                me.refusedReason = "the broker refused the connection: \(text)"
+                    + (rc == 4 || rc == 5 || rc == 0x86 || rc == 0x87 ? " (check username and password_file)" : "")
+                    + (rc == 1 || rc == 0x84 ? " (set 'protocol: 3.1.1' in publish.mqtt for a broker without MQTT 5)" : "")
             }
         }
         mosquitto_disconnect_callback_set(m) { _, obj, rc in
@@ -273,10 +301,11 @@ public final class MQTTPublisher {
             }
             me.received.append(Received(topic: name, payload: payload, size: count, retained: message.pointee.retain))
         }
-        mosquitto_publish_callback_set(m) { _, obj, mid in
+        mosquitto_publish_v5_callback_set(m) { _, obj, mid, reason, _ in
             guard let obj else { return }
             let me = Unmanaged<MQTTPublisher>.fromOpaque(obj).takeUnretainedValue()
-            me.session.acknowledged(mid: mid)
+            let refusal = reason >= 0x80 ? "\(String(cString: mosquitto_reason_string(reason))) (0x\(String(reason, radix: 16)))" : nil
+            me.session.acknowledged(mid: mid, reason: Int(reason), refusal: refusal)
         }
         mosquitto_log_callback_set(m) { _, obj, level, text in
             guard let obj, let text, level == MOSQ_LOG_ERR || level == MOSQ_LOG_WARNING else { return }
@@ -346,6 +375,7 @@ public final class MQTTPublisher {
                 return
             }
             session.sent(seq: row.seq, mid: mid)
+            if settings.qos > 0 { topics[row.seq] = p.topic }
         }
         if settings.qos == 0 { markAcknowledged(at: now.wall) }
     }

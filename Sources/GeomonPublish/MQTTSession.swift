@@ -13,8 +13,13 @@ public struct MQTTSession: Sendable {
 
     /// What the publisher reports (the daemon logs it).
     public enum Report: Equatable, Sendable {
-        /// A connection was accepted; `pending` messages wait; `outage` how long it was down.
-        case connected(pending: Int, outageSeconds: Double?)
+        /// A connection was accepted; `pending` messages wait; `outage` how long it was down;
+        /// `sessionPresent`: the broker kept geomon's session (false: it may have lost its
+        /// retained messages too, which are then published again).
+        case connected(pending: Int, outageSeconds: Double?, sessionPresent: Bool)
+        /// The broker refused `count` messages (MQTT 5 PUBACK reasons), the first with `reason`
+        /// on `topic`: they are kept as refused, not sent again.
+        case refused(count: Int, reason: String, topic: String)
         /// The first failure of an outage (later attempts of the same outage are `retrying`).
         case unreachable(reason: String, retryIn: Duration)
         case retrying(reason: String, retryIn: Duration)
@@ -52,6 +57,7 @@ public struct MQTTSession: Sendable {
     /// mid → outbox seq of the messages sent on this connection and not yet acknowledged.
     private var inFlight: [Int32: Int64] = [:]
     private var acknowledged: [Int64] = []
+    private var refused: [(seq: Int64, reason: String)] = []
     /// The newest outbox seq sent on this connection.
     public private(set) var lastSentSeq: Int64 = 0
     /// The outbox had no more than was sent (until `poke`).
@@ -83,13 +89,13 @@ public struct MQTTSession: Sendable {
     }
 
     /// The broker accepted the connection.
-    public mutating func accepted(now: Int64, pending: Int) -> Report {
+    public mutating func accepted(now: Int64, pending: Int, sessionPresent: Bool = false) -> Report {
         state = .connected
         lastError = nil
         failures = 0
         let outage = outageStart.map { Double(now - $0) / 1e6 }
         outageStart = nil
-        return .connected(pending: pending, outageSeconds: outage)
+        return .connected(pending: pending, outageSeconds: outage, sessionPresent: sessionPresent)
     }
 
     /// The attempt or the connection failed: back off. The handle is to be destroyed.
@@ -152,15 +158,33 @@ public struct MQTTSession: Sendable {
         }
     }
 
-    /// The broker acknowledged message `mid`.
-    public mutating func acknowledged(mid: Int32) {
-        if let seq = inFlight.removeValue(forKey: mid) { acknowledged.append(seq) }
+    /// The broker acknowledged message `mid` with MQTT 5 reason code `reason` (0 with MQTT
+    /// 3.1.1, which has none): below 0x80 it took the message (0x10, no subscribers, too);
+    /// from 0x80 it refused it (`refusal` words it).
+    public mutating func acknowledged(mid: Int32, reason: Int = 0, refusal: String? = nil) {
+        guard let seq = inFlight.removeValue(forKey: mid) else { return }
+        if reason >= 0x80 {
+            refused.append((seq, refusal ?? "reason code 0x\(String(reason, radix: 16))"))
+        } else {
+            acknowledged.append(seq)
+        }
     }
 
     /// The rows acknowledged since the last call (to be marked in the outbox).
     public mutating func takeAcknowledged() -> [Int64] {
         defer { acknowledged.removeAll() }
         return acknowledged
+    }
+
+    /// The rows refused since the last call, with why (to be marked in the outbox).
+    public mutating func takeRefused() -> [(seq: Int64, reason: String)] {
+        defer { refused.removeAll() }
+        return refused
+    }
+
+    /// Puts refusals back whose marking failed.
+    public mutating func putBackRefused(_ rows: [(seq: Int64, reason: String)]) {
+        refused.insert(contentsOf: rows, at: 0)
     }
 
     /// Puts rows back whose marking failed (the next step tries again).

@@ -333,6 +333,11 @@ extension EventStore: PublicationOutbox {
         try publicationTable.publications(includingPublished: published, limit: limit)
     }
     public func markPublished(_ seqs: [Int64], at time: UTCTime) throws { try publicationTable.markPublished(seqs, at: time) }
+    public func markRefused(_ refusals: [(seq: Int64, reason: String)], at time: UTCTime) throws {
+        try publicationTable.markRefused(refusals, at: time)
+    }
+    public func refusedPublicationCount() throws -> Int { try publicationTable.refusedPublicationCount() }
+    public func requeueRetained(at time: UTCTime) throws -> Int { try db.transaction { try publicationTable.requeueRetained(at: time) } }
     public func requeuePublications(since: UTCTime) throws -> Int { try publicationTable.requeuePublications(since: since) }
     public func pendingPublicationCount() throws -> Int { try publicationTable.pendingPublicationCount() }
     /// Writes messages outside a fix commit.

@@ -149,12 +149,13 @@ enum Migrations {
         """,
         // 9: what consumers were told of a stay, so that whatever stops a fence being watched
         // closes it (NULL `reported`: a row from before, taken as told when inside); a pushed
-        // waypoint's own `tst`.
+        // waypoint's own `tst`; why the broker refused a message (MQTT 5 PUBACK reason).
         """
         ALTER TABLE fence_state ADD COLUMN reported INTEGER;
         ALTER TABLE fence_state ADD COLUMN fence_name TEXT;
         ALTER TABLE fence_state ADD COLUMN fingerprint INTEGER;
         ALTER TABLE pushed_fences ADD COLUMN tst INTEGER;
+        ALTER TABLE publications ADD COLUMN refused TEXT;
         """,
     ]
 

@@ -11,8 +11,10 @@ public struct MosquittoError: Error, CustomStringConvertible {
 
 /// A private mosquitto broker on free loopback ports, everything in a temporary directory:
 /// a password file (users `geomon`/`s3cret` and `recorder`/`r3corder`), anonymous access off,
-/// persistence in the directory (a subscriber's session survives `restart()`), and with `tls`
-/// a second listener with a certificate from a CA the harness makes with `openssl`.
+/// persistence in the directory (a subscriber's session survives `restart()`; `persistence:
+/// false` loses sessions and retained messages as a broker restarted without it does), an
+/// optional ACL (`acl`: mosquitto's `acl_file` text), and with `tls` a second listener with a
+/// certificate from a CA the harness makes with `openssl`.
 /// `stop()` (and `deinit`) kill it; nothing outlives the test.
 public final class MosquittoBroker: @unchecked Sendable {
     public static let mosquitto = "/usr/sbin/mosquitto"
@@ -35,7 +37,7 @@ public final class MosquittoBroker: @unchecked Sendable {
     private var process: SpawnedProcess?
     private let lock = NSLock()
 
-    public init(tls: Bool = false) throws {
+    public init(tls: Bool = false, persistence: Bool = true, acl: String? = nil) throws {
         guard Self.isAvailable else { throw MosquittoError(message: "not installed (apt-get install mosquitto mosquitto-clients openssl)") }
         directory = try TemporaryDirectory(prefix: "geomon-mqtt")
         port = try GPSFakeHarness.freePort()
@@ -48,7 +50,7 @@ public final class MosquittoBroker: @unchecked Sendable {
             per_listener_settings false
             allow_anonymous false
             password_file \(passwd)
-            persistence true
+            persistence \(persistence)
             persistence_location \(directory.path(""))
             autosave_interval 1
             log_dest file \(directory.path("broker.log"))
@@ -56,6 +58,9 @@ public final class MosquittoBroker: @unchecked Sendable {
             listener \(port) 127.0.0.1
 
             """
+        if let acl {
+            config += "acl_file \(try directory.write("acl", acl))\n"
+        }
         if let tlsPort {
             try Self.makeCertificates(in: directory)
             config += """

@@ -219,6 +219,59 @@ struct PublishTests {
         #expect(lateness < 1.0, "a location arrived \(lateness) s behind the recording's pace")
     }
 
+    /// A broker whose ACL denies geomon the location topic: with MQTT 5 (the default) the
+    /// PUBACK says so; those messages are kept as refused (a dead letter with the reason), logged
+    /// and counted, the transitions still go; with MQTT 3.1.1 the same refusals look acknowledged.
+    @Test func refusedPublishesAreKeptAsRefusedWithTheBrokersReason() throws {
+        let acl = "user geomon\ntopic write \(Self.topic)/event\ntopic write \(Self.topic)/status\ntopic write \(Self.topic)/waypoints\nuser recorder\ntopic read #\n"
+        let broker = try MosquittoBroker(acl: acl)
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let profile = try Self.profile(in: dir, port: broker.port)
+        let db = dir.path("r.db")
+        let replay = try runGeomon(["replay", "--profile", profile, "--publish", "--db", db, Self.track])
+        #expect(replay.exitCode == 0, "\(replay.stderr)")
+        #expect(replay.stderr.contains("MQTT broker refused messages") && replay.stderr.contains("reason=\"Not authorized (0x87)\""), "\(replay.stderr)")
+        let listed = try runGeomon(["publish", "list", "--db", db, "--format", "json", "--limit", "10000"])
+        let rows = listed.stdout.split(separator: "\n").compactMap { Self.json(String($0)) }
+        let refused = rows.filter { $0["refused"] != nil }
+        #expect(!refused.isEmpty && refused.allSatisfy { $0["kind"] as? String == "location" && $0["refused"] as? String == "Not authorized (0x87)" },
+                "\(listed.stdout.prefix(2000))")
+        let status = try runGeomon(["status", "--db", db, "--format", "json"])
+        #expect((Self.json(status.stdout)?["refused_messages"] as? Int) == refused.count, "\(status.stdout)")
+        #expect((Self.json(status.stdout)?["pending_messages"] as? Int) == 0, "\(status.stdout)")
+
+        // MQTT 3.1.1: the broker drops them and acknowledges all the same.
+        let old = try Self.profile(in: dir, port: broker.port, mqtt: ["protocol": "3.1.1"])
+        let db311 = dir.path("r311.db")
+        #expect(try runGeomon(["replay", "--profile", old, "--publish", "--db", db311, Self.track]).exitCode == 0)
+        let status311 = try runGeomon(["status", "--db", db311, "--format", "json"])
+        #expect((Self.json(status311.stdout)?["refused_messages"] as? Int) == 0, "\(status311.stdout)")
+    }
+
+    /// A broker restarted without persistence loses geomon's session and its retained
+    /// messages: on connecting without a session, geomon publishes its last retained ones again
+    /// (a late subscriber finds the waypoints and the last location).
+    @Test func aBrokerThatLostTheSessionGetsTheRetainedMessagesAgain() throws {
+        let broker = try MosquittoBroker(persistence: false)
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let profile = try Self.profile(in: dir, port: broker.port)
+        let db = dir.path("r.db")
+        #expect(try runGeomon(["replay", "--profile", profile, "--publish", "--db", db, Self.track]).exitCode == 0)
+        let waypoints = try broker.retained(Self.topic + "/waypoints")
+        let location = try broker.retained(Self.topic)
+        #expect(waypoints != nil && location != nil)
+        broker.stop()
+        try broker.start()
+        #expect(try broker.retained(Self.topic + "/waypoints") == nil)
+        // The same database again: nothing new to decide, but the session is gone.
+        let again = try runGeomon(["replay", "--profile", profile, "--publish", "--db", db, Self.track])
+        #expect(again.exitCode == 0, "\(again.stderr)")
+        #expect(try broker.retained(Self.topic + "/waypoints") == waypoints)
+        #expect(try broker.retained(Self.topic) == location)
+    }
+
     @Test func aBrokerDownForAStretchOfTheTrackLosesNothing() throws {
         let broker = try MosquittoBroker()
         let dir = try TemporaryDirectory()

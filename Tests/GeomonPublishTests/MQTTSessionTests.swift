@@ -10,7 +10,7 @@ struct MQTTSessionTests {
         #expect(session.wantsConnect(now: 0))
         session.connecting(now: 0)
         #expect(session.sendWindow == nil, "nothing before the broker accepted")
-        #expect(session.accepted(now: 5, pending: 3) == .connected(pending: 3, outageSeconds: nil))
+        #expect(session.accepted(now: 5, pending: 3) == .connected(pending: 3, outageSeconds: nil, sessionPresent: false))
         #expect(session.sendWindow! == (0, 2))
         session.read(2, of: 2)
         session.sent(seq: 10, mid: 1)
@@ -28,6 +28,26 @@ struct MQTTSessionTests {
         #expect(!session.isDrained && session.sendWindow! == (11, 2))
     }
 
+    /// MQTT 5 PUBACK reason codes: below 0x80 the broker took the message (0x10: nobody
+    /// subscribed, still taken); from 0x80 it refused it, and the row is a refusal, not an
+    /// acknowledgement; the window moves on either way.
+    @Test func pubackReasonsSplitAcknowledgementsFromRefusals() {
+        var session = MQTTSession(settings: .init(window: 3))
+        session.connecting(now: 0)
+        _ = session.accepted(now: 1, pending: 3, sessionPresent: true)
+        session.read(3, of: 3)
+        session.sent(seq: 1, mid: 1)
+        session.sent(seq: 2, mid: 2)
+        session.sent(seq: 3, mid: 3)
+        session.acknowledged(mid: 1, reason: 0x10)
+        session.acknowledged(mid: 2, reason: 0x87, refusal: "Not authorized (0x87)")
+        session.acknowledged(mid: 3, reason: 0x97)
+        #expect(session.takeAcknowledged() == [1])
+        let refused = session.takeRefused()
+        #expect(refused.map(\.seq) == [2, 3] && refused.map(\.reason) == ["Not authorized (0x87)", "reason code 0x97"])
+        #expect(session.inFlightCount == 0 && session.takeRefused().isEmpty)
+    }
+
     @Test func failuresBackOffDoublingUpToTheCapAndReportTheOutageOnce() {
         var session = MQTTSession(settings: .init(minBackoff: .seconds(1), maxBackoff: .seconds(4)))
         session.connecting(now: 0)
@@ -41,7 +61,7 @@ struct MQTTSessionTests {
             now += Int64(delay) * Self.second
         }
         session.connecting(now: now)
-        #expect(session.accepted(now: now + Self.second, pending: 0) == .connected(pending: 0, outageSeconds: 12))
+        #expect(session.accepted(now: now + Self.second, pending: 0) == .connected(pending: 0, outageSeconds: 12, sessionPresent: false))
         #expect(session.lastError == nil)
         // The next outage starts the backoff afresh.
         #expect(session.failed("lost", now: now) == .unreachable(reason: "lost", retryIn: .seconds(1)))

@@ -58,7 +58,11 @@ struct PublishListCommand: GeomonCommand {
                 o.add("time", row.publication.time.rfc3339)
                 o.add("topic", row.publication.topic)
                 o.add("retain", row.publication.retain)
-                o.add("published", row.publishedAt?.rfc3339)
+                o.add("published", row.refused == nil ? row.publishedAt?.rfc3339 : nil)
+                if let refused = row.refused {
+                    o.add("refused", refused)
+                    o.add("refused_at", row.publishedAt?.rfc3339)
+                }
                 o.add("payload", raw: row.publication.payload)
                 print(o.text)
             }
@@ -69,13 +73,14 @@ struct PublishListCommand: GeomonCommand {
             return 0
         }
         for row in rows {
-            let state = row.publishedAt.map { "published \($0.rfc3339)" } ?? "pending"
+            let state = row.refused.map { "refused (\($0))" } ?? row.publishedAt.map { "published \($0.rfc3339)" } ?? "pending"
             let payload = row.publication.payload
             let excerpt = payload.count > 120 ? String(payload.prefix(117)) + "..." : payload
             print("\(row.seq)  \(row.publication.kind.rawValue)  \(row.publication.time.rfc3339)  \(row.publication.topic)  \(state)  \(excerpt)")
         }
         let pending = try store.pendingPublicationCount()
-        print("\(pending) pending")
+        let refused = try store.refusedPublicationCount()
+        print("\(pending) pending" + (refused > 0 ? ", \(refused) refused by the broker ('geomon publish retry --since TIME' sends them again)" : ""))
         return 0
     }
 }

@@ -35,6 +35,7 @@ struct StatusCommand: GeomonCommand {
         let dead = try store.deliveries(status: .dead).count
         let eventCount = try store.eventCount()
         let pendingMessages = try store.pendingPublicationCount()
+        let refusedMessages = try store.refusedPublicationCount()
         // Fences without a row are in the engine's implicit state (outside once confirmed).
         let implicit = try store.value(forKey: "implicit_state") ?? "unknown"
         let running = InstanceLock.isHeld(databasePath: store.path)
@@ -76,6 +77,7 @@ struct StatusCommand: GeomonCommand {
             o.add("pending_deliveries", pending)
             o.add("dead_deliveries", dead)
             o.add("pending_messages", pendingMessages)
+            o.add("refused_messages", refusedMessages)
             if let daemon {
                 o.add("daemon", raw: RuntimeStatusText.json(daemon, running: running, pendingDeliveries: pending, pendingMessages: pendingMessages))
             } else {
@@ -103,7 +105,8 @@ struct StatusCommand: GeomonCommand {
             print("dead deliveries:    \(dead)")
             if let mqtt = daemon?.mqtt {
                 let state = running ? mqtt.state : "not running"
-                print("mqtt:               \(mqtt.broker), \(state), \(pendingMessages) pending")
+                print("mqtt:               \(mqtt.broker), \(state), \(pendingMessages) pending"
+                      + (refusedMessages > 0 ? ", \(refusedMessages) refused by the broker ('geomon publish list')" : ""))
             } else if pendingMessages > 0 {
                 print("pending messages:   \(pendingMessages)")
             }

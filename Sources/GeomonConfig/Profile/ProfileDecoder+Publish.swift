@@ -9,7 +9,8 @@ extension ProfileDecoder {
     func decodePublish(_ node: YAMLNode, into publish: inout PublishSettings, profileName: String) {
         guard let f = fields(node, path: "publish", allowed: ["mqtt"]) else { return }
         guard let mqttNode = f["mqtt"] else { return }
-        let keys = ["host", "port", "tls", "username", "password_file", "client_id", "topic", "tracker_id", "qos", "locations", "keep", "keepalive", "waypoints", "status", "commands"]
+        let keys = ["host", "port", "tls", "username", "password_file", "client_id", "topic", "tracker_id", "qos", "locations", "keep", "keepalive", "waypoints", "status", "commands",
+                    "protocol"]
         guard let m = fields(mqttNode, path: "publish.mqtt", allowed: keys, required: ["host", "topic"]) else { return }
         var mqtt = MQTTSettings(host: "", topic: "")
         if let n = m["host"], let v = string(n, "host") {
@@ -71,6 +72,15 @@ extension ProfileDecoder {
             mqtt.waypoints = false
         }
         if let n = m["status"], let v = boolean(n, "status") { mqtt.status = v }
+        if let n = m["protocol"] {
+            // `5` and `3.1.1` as YAML reads them: a number and a string.
+            let text = n.scalar == "5.0" ? "5" : (n.scalar ?? "")
+            if let version = MQTTSettings.ProtocolVersion(rawValue: text) {
+                mqtt.protocolVersion = version
+            } else {
+                error("'protocol' must be 5 or 3.1.1 (got '\(text.clipped)')", n)
+            }
+        }
         if let n = m["commands"], let v = boolean(n, "commands") { mqtt.commands = v }
         if let n = m["keep"], let k = fields(n, path: "publish.mqtt.keep", allowed: ["max_pending", "max_age"]) {
             if let n = k["max_pending"], let v = integer(n, "max_pending", range: 1...100_000_000) { mqtt.maxPending = v }

@@ -17,6 +17,14 @@ public struct MQTTSettings: Hashable, Sendable {
         case all
     }
 
+    /// The MQTT version spoken (`protocol`).
+    public enum ProtocolVersion: String, Hashable, Sendable, CaseIterable {
+        /// MQTT 5: the broker says why it refuses a message (PUBACK reason codes).
+        case v5 = "5"
+        /// MQTT 3.1.1, for brokers without MQTT 5: a refused message looks acknowledged.
+        case v311 = "3.1.1"
+    }
+
     public struct TLS: Sendable, Hashable {
         /// CA bundle the broker's certificate must chain to; nil: the system's.
         public var caFile: String?
@@ -52,6 +60,8 @@ public struct MQTTSettings: Hashable, Sendable {
     /// Publish the retained `waypoints` message (the circle fences). Off when the consumer
     /// already has the zones (Home Assistant imports waypoints as zones of its own).
     public var waypoints = true
+    /// The MQTT version (`protocol`): 5 unless the broker has only 3.1.1.
+    public var protocolVersion: ProtocolVersion = .v5
     /// Publish the retained online status and set the offline will on `TOPIC/status`.
     public var status = true
     /// Accept OwnTracks commands on exactly `TOPIC/cmd` (`setWaypoints`, `clearWaypoints`,
@@ -126,14 +136,19 @@ public struct StoredPublication: Hashable, Sendable {
     public var seq: Int64
     public var publication: Publication
     public var createdAt: UTCTime
-    /// When the broker acknowledged it; nil while pending.
+    /// When the broker acknowledged it (or refused it); nil while pending.
     public var publishedAt: UTCTime?
+    /// Why the broker refused it (an MQTT 5 PUBACK reason such as "not authorized"); nil when
+    /// it was taken or is pending. A refused message is not sent again (dead letter) until
+    /// `geomon publish retry --since` requeues it.
+    public var refused: String?
 
-    public init(seq: Int64, publication: Publication, createdAt: UTCTime, publishedAt: UTCTime? = nil) {
+    public init(seq: Int64, publication: Publication, createdAt: UTCTime, publishedAt: UTCTime? = nil, refused: String? = nil) {
         self.seq = seq
         self.publication = publication
         self.createdAt = createdAt
         self.publishedAt = publishedAt
+        self.refused = refused
     }
 }
 
@@ -143,5 +158,7 @@ public protocol PublicationOutbox: AnyObject {
     func pendingPublications(after seq: Int64, limit: Int) throws -> [StoredPublication]
     /// Marks messages acknowledged by the broker.
     func markPublished(_ seqs: [Int64], at time: UTCTime) throws
+    /// Marks messages the broker refused (MQTT 5 PUBACK with a failure reason), with the reason.
+    func markRefused(_ refusals: [(seq: Int64, reason: String)], at time: UTCTime) throws
     func pendingPublicationCount() throws -> Int
 }

@@ -6,6 +6,7 @@ public import GeomonPublish
 public import GeomonSources
 import GeomonFormat
 import GeomonConfig
+import GeomonSystem
 public import GeomonStore
 
 /// The MQTT publisher (`publish.mqtt`): messages from the store's outbox, in order, marked when
@@ -139,12 +140,28 @@ public final class MQTTService: Service {
             let own = OwnTracks(settings: mqtt, profile: driver.profile)
             let publisher = MQTTPublisher(settings: .init(settings: mqtt, profile: profileName, statusTopic: own.statusTopic), outbox: store)
             let broker = "\(mqtt.host):\(mqtt.effectivePort)"
-            publisher.onReport = { [log] report in
+            publisher.onReport = { [log, store, weak publisher] report in
                 switch report {
-                case let .connected(pending, outage):
+                case let .connected(pending, outage, sessionPresent):
                     var metadata: KeyValuePairs<String, String> = ["mqtt.broker": broker, "pending": "\(pending)"]
                     if let outage { metadata = ["mqtt.broker": broker, "pending": "\(pending)", "outage_s": NumberText.short(outage, 1)] }
                     log.notice("MQTT connected", metadata)
+                    // A broker without geomon's session may have lost its retained messages too
+                    // (restarted without persistence): the last waypoints and location go again.
+                    if !sessionPresent {
+                        do {
+                            let requeued = try store.requeueRetained(at: WallClock.now())
+                            if requeued > 0 {
+                                log.info("MQTT session not kept by the broker: its retained messages are published again", ["requeued": "\(requeued)"])
+                                publisher?.poke()
+                            }
+                        } catch {
+                            log.error("MQTT outbox failed", ["error": "\(error)"])
+                        }
+                    }
+                case let .refused(count, reason, topic):
+                    log.warning("MQTT broker refused messages; they are kept as refused and not sent again ('geomon publish list' shows them)",
+                                ["mqtt.broker": broker, "mqtt.topic": topic, "refused": "\(count)", "reason": reason])
                 case let .unreachable(reason, retry):
                     log.warning("MQTT broker unavailable; messages wait in the database and go out in order when it is back",
                                 ["mqtt.broker": broker, "error": reason, "retry_s": NumberText.short(retry.secondsValue, 1)])

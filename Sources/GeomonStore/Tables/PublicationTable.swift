@@ -62,7 +62,7 @@ struct PublicationTable {
     /// Pending messages after `seq`, oldest first, at most `limit`.
     func pendingPublications(after seq: Int64, limit: Int) throws -> [StoredPublication] {
         let statement = try db.statement("""
-            SELECT seq, kind, topic, payload, retain, time_ms, event_id, created_at_ms, published_at_ms
+            SELECT seq, kind, topic, payload, retain, time_ms, event_id, created_at_ms, published_at_ms, refused
             FROM publications WHERE published_at_ms IS NULL AND seq > ? ORDER BY seq LIMIT ?
             """)
         statement.bind(1, seq)
@@ -75,8 +75,8 @@ struct PublicationTable {
     func publications(includingPublished published: Bool, limit: Int) throws -> [StoredPublication] {
         let statement = try db.statement("""
             SELECT * FROM (
-              SELECT seq, kind, topic, payload, retain, time_ms, event_id, created_at_ms, published_at_ms
-              FROM publications WHERE ?1 OR published_at_ms IS NULL ORDER BY seq DESC LIMIT ?2
+              SELECT seq, kind, topic, payload, retain, time_ms, event_id, created_at_ms, published_at_ms, refused
+              FROM publications WHERE ?1 OR published_at_ms IS NULL OR refused IS NOT NULL ORDER BY seq DESC LIMIT ?2
             ) ORDER BY seq
             """)
         statement.bind(1, published ? 1 : 0)
@@ -98,10 +98,48 @@ struct PublicationTable {
         }
     }
 
-    /// `geomon publish retry --since`: published messages whose time is at or after `since`
-    /// become pending again (published again, in their order). Returns how many.
+    /// Marks messages the broker refused, with why, in one transaction: done with, as a dead
+    /// letter (not sent again until requeued).
+    func markRefused(_ refusals: [(seq: Int64, reason: String)], at time: UTCTime) throws {
+        guard !refusals.isEmpty else { return }
+        try db.transaction {
+            let update = try db.statement("UPDATE publications SET published_at_ms = ?, refused = ? WHERE seq = ? AND published_at_ms IS NULL")
+            for refusal in refusals {
+                update.reset()
+                update.bind(1, time.millisecondsSince1970)
+                update.bind(2, refusal.reason)
+                update.bind(3, refusal.seq)
+                try update.run()
+            }
+        }
+    }
+
+    /// Messages the broker refused and that were not requeued since.
+    func refusedPublicationCount() throws -> Int {
+        try Int(db.scalarInt("SELECT count(*) FROM publications WHERE refused IS NOT NULL") ?? 0)
+    }
+
+    /// The broker lost geomon's session (and maybe its retained messages: a broker restarted
+    /// without persistence): the newest published retained message of each topic is queued
+    /// again, unless one for that topic is pending. Returns how many.
+    func requeueRetained(at time: UTCTime) throws -> Int {
+        let copy = try db.statement("""
+            INSERT INTO publications (kind, topic, payload, retain, time_ms, event_id, created_at_ms)
+            SELECT p.kind, p.topic, p.payload, 1, p.time_ms, NULL, ?1 FROM publications p
+            WHERE p.retain = 1 AND p.published_at_ms IS NOT NULL AND p.refused IS NULL
+              AND p.seq = (SELECT max(q.seq) FROM publications q WHERE q.topic = p.topic AND q.retain = 1 AND q.published_at_ms IS NOT NULL AND q.refused IS NULL)
+              AND NOT EXISTS (SELECT 1 FROM publications r WHERE r.topic = p.topic AND r.published_at_ms IS NULL)
+            ORDER BY p.seq
+            """)
+        copy.bind(1, time.millisecondsSince1970)
+        try copy.run()
+        return db.changes
+    }
+
+    /// `geomon publish retry --since`: published (or refused) messages whose time is at or
+    /// after `since` become pending again (published again, in their order). Returns how many.
     func requeuePublications(since: UTCTime) throws -> Int {
-        let update = try db.statement("UPDATE publications SET published_at_ms = NULL WHERE published_at_ms IS NOT NULL AND time_ms >= ?")
+        let update = try db.statement("UPDATE publications SET published_at_ms = NULL, refused = NULL WHERE published_at_ms IS NOT NULL AND time_ms >= ?")
         update.bind(1, since.millisecondsSince1970)
         try update.run()
         return db.changes
@@ -126,7 +164,7 @@ struct PublicationTable {
             result.append(StoredPublication(
                 seq: statement.int64(0), publication: publication,
                 createdAt: UTCTime(millisecondsSince1970: statement.int64(7)),
-                publishedAt: statement.optionalInt64(8).map(UTCTime.init(millisecondsSince1970:))))
+                publishedAt: statement.optionalInt64(8).map(UTCTime.init(millisecondsSince1970:)), refused: statement.optionalText(9)))
         }
         return result
     }
