@@ -63,6 +63,7 @@ install -m 0755 "$REPO"/profiles/plugins/*.sh "$ROOT/etc/geomon/plugins/"
 
 DOC=$ROOT/usr/share/doc/geomon
 install -D -m 0644 "$REPO/README.md" "$DOC/README.md"
+install -m 0644 "$REPO/CHANGELOG.md" "$DOC/CHANGELOG.md"
 install -d -m 0755 "$DOC/docs"
 install -m 0644 "$REPO"/docs/*.md "$DOC/docs/"
 install -m 0644 "$REPO/dist/debian/copyright" "$DOC/copyright"

@@ -333,10 +333,32 @@ public final class MQTTPublisher {
             let will = OwnTracks.lastWill(connectedAt: now.wall)
             _ = will.withCString { mosquitto_will_set(m, topic, Int32(strlen($0)), $0, 1, true) }
         }
+        if v5, settings.commandTopic != nil, !Self.keepSessionOnConnect(m) {
+            return failed("cannot ask the broker to keep the session (MQTT 5 session expiry)", now: now)
+        }
         let rc = mosquitto_connect_async(m, settings.host, Int32(settings.port), Int32(settings.keepaliveSeconds))
         if rc != MOSQ_ERR_SUCCESS.rawValue {
             failed(describe(rc), now: now)
         }
+    }
+
+    /// MQTT 5 ends a session when the connection closes unless CONNECT asks otherwise (the
+    /// Session Expiry Interval; 3.1.1's clean session off had no end): the commands sent while
+    /// geomon was away must wait for it. libmosquitto 2.0 takes CONNECT properties only in its
+    /// blocking connect, which keeps them for every later connect of the handle; given a port
+    /// it refuses (0), it stores them and returns before connecting, and the asynchronous
+    /// connect that follows sends them. Whether the broker kept the session shows in CONNACK
+    /// (`sessionPresent`), and `MQTTCommandsTests` checks that a command sent while geomon was
+    /// down arrives.
+    private static func keepSessionOnConnect(_ m: OpaquePointer) -> Bool {
+        var properties: OpaquePointer?
+        guard mosquitto_property_add_int32(&properties, Int32(MQTT_PROP_SESSION_EXPIRY_INTERVAL.rawValue), UInt32.max) == MOSQ_ERR_SUCCESS.rawValue else {
+            return false
+        }
+        defer { mosquitto_property_free_all(&properties) }
+        // Port -1: refused after the properties are taken, before any connect.
+        let rc = mosquitto_connect_bind_v5(m, "localhost", -1, 60, nil, properties)
+        return rc == MOSQ_ERR_INVAL.rawValue
     }
 
     /// The connection attempt or the connection failed: drop the handle, back off.

@@ -346,7 +346,7 @@ struct PublishTests {
         let profile = try Self.profile(in: dir, port: broker.port, password: "wrong")
         let refused = try runGeomon(["replay", "--profile", profile, "--publish", "--publish-wait", "2", "--db", dir.path("a.db"), Self.track])
         #expect(refused.exitCode == 69)
-        #expect(refused.stderr.contains("not authorised") && refused.stderr.contains("password_file"), "\(refused.stderr)")
+        #expect(refused.stderr.contains("Not authorized") && refused.stderr.contains("password_file"), "\(refused.stderr)")
         #expect(refused.stderr.contains("stay in \(dir.path("a.db"))"), "\(refused.stderr)")
         let recorder = try broker.subscribe(Self.topic + "/event")
         _ = try dir.write("mqtt.secret", "s3cret\n", mode: 0o600)

@@ -44,7 +44,7 @@ public struct CommandGroup: Sendable {
 /// exit codes and messages.
 public enum GeomonCLI {
     /// The version: the one place it is written (`geomon --version`, the package).
-    public static let version = "0.3.0"
+    public static let version = "0.4.0"
     /// The release's date (the man page's).
     public static let releaseDate = "2026-12-01"
 

@@ -271,8 +271,9 @@ final class ProfileDecoder {
             error("'\(name)' must be at least 1ms (got \(node.scalar ?? ""))", node)
             return nil
         }
+        // A small whole number written by hand (`30`, not a generator's `30.0`).
         if seconds > 0, seconds < 60, Self.minuteScaleKeys.contains(name), let text = node.scalar,
-           text.allSatisfy({ $0.isNumber || $0 == "." }) {
+           text.allSatisfy({ $0.isASCII && $0.isNumber }) {
             warning("'\(name): \(text)' is \(text) seconds (a bare number is seconds); write '\(text)s', or '\(text)m' if minutes were meant", node)
         }
         return .milliseconds(Int64(milliseconds))
