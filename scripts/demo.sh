@@ -2,7 +2,8 @@
 # The README's first command: install what is missing, build, and run the main job on the
 # bundled default — `geomon run` with profiles/geofence-only.yaml against a real gpsd reading a
 # receiver on a pseudo-terminal that plays a bundled real receiver log at its recorded pace
-# (two minutes of a drive through Aigle, Switzerland, GENIVI positioning project). Events print as
+# (two minutes of a drive through Aigle, Switzerland, GENIVI positioning project); the receiver is
+# a simulated u-blox, and the demo's copy of the profile switches it with `power: ubx`. Events print as
 # JSON lines as they are decided, the example hook runs for each and its output is logged, the
 # receiver's switches are logged, then come `geomon status`, the energy report of a replay of
 # exactly what gpsd served, and the check that the replay decided the same events. Without gpsd
@@ -33,6 +34,13 @@ trap cleanup EXIT
 echo "== geomon validate $profile" >&2
 "$bin" validate "$profile"
 
+# The demo's copy: the same profile (with its hooks and fence files beside it) switching the
+# simulated u-blox for real.
+cp -r profiles "$work/profiles"
+sed -i 's/^\(    min_accuracy: 50m.*\)$/\1\n    power: ubx                # a u-blox: UBX-CFG-RST stops and starts its engine/' "$work/profiles/geofence-only.yaml"
+grep -q '^    power: ubx' "$work/profiles/geofence-only.yaml" || { echo "demo: cannot set power: ubx in the demo's profile" >&2; exit 1; }
+profile="$work/profiles/geofence-only.yaml"
+
 if [ ! -x /usr/sbin/gpsd ]; then
     echo "== gpsd is not installed: replaying the log instead" >&2
     "$bin" replay --profile "$profile" "$log" --db "$work/demo.db" --format json
@@ -41,8 +49,9 @@ fi
 
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 echo "== a receiver on a pseudo-terminal plays $log from $from to $until at its recorded pace; gpsd reads it (127.0.0.1:$port)" >&2
+# A u-blox that obeys UBX-CFG-RST, with the profile's hot start (2 s, as replay's receiver model).
 python3 scripts/receiver-sim.py "$log" --link "$work/receiver" --from "$from" --until "$until" \
-    --start-on-signal --linger 2 --state-log "$work/receiver-states.jsonl" &
+    --obey ubx --ttff 2 --start-on-signal --linger 2 --state-log "$work/receiver-states.jsonl" &
 sim=$!
 for _ in $(seq 100); do [ -L "$work/receiver" ] && break; sleep 0.05; done
 /usr/sbin/gpsd -N -n -S "$port" "$work/receiver" >/dev/null 2>&1 &
