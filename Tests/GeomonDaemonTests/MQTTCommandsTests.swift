@@ -33,6 +33,32 @@ struct MQTTCommandsTests {
 
     static func count(_ text: String, in log: String) -> Int { log.components(separatedBy: text).count - 1 }
 
+    /// The van's profile: the depot, commands accepted from the broker, no location stream.
+    static func vanProfile(_ dir: TemporaryDirectory, broker: MosquittoBroker, initial: String = "silent") throws -> String {
+        _ = try dir.write("password", "s3cret\n", mode: 0o600)
+        return try dir.write("van.yaml", """
+            version: 1
+            name: van
+            mode: regions
+            sources:
+              gnss: {plugin: gpsd, min_accuracy: 100m}
+            transitions: {confirm: 1, hysteresis: 5m, initial: \(initial)}
+            fences:
+              - id: depot
+                circle: {lat: 46.0, lon: 7.0, radius: 200m}
+            publish:
+              mqtt:
+                host: 127.0.0.1
+                port: \(broker.port)
+                username: geomon
+                password_file: password
+                topic: \(Self.topic)
+                commands: true
+                locations: none
+
+            """)
+    }
+
     @Test func pushedFencesFireSurviveRestartsAndClear() throws {
         let broker = try MosquittoBroker()
         let dir = try TemporaryDirectory()
@@ -56,28 +82,7 @@ struct MQTTCommandsTests {
         try gpsd.writeServedLog(to: served)
         let fixes = try TrackReader.read(path: served.path).fixes
         let stop = try #require(fixes.first { $0.time >= fixes[0].time + .seconds(28) }).coordinate
-        _ = try dir.write("password", "s3cret\n", mode: 0o600)
-        let profile = try dir.write("van.yaml", """
-            version: 1
-            name: van
-            mode: regions
-            sources:
-              gnss: {plugin: gpsd, min_accuracy: 100m}
-            transitions: {confirm: 1, hysteresis: 5m}
-            fences:
-              - id: depot
-                circle: {lat: 46.0, lon: 7.0, radius: 200m}
-            publish:
-              mqtt:
-                host: 127.0.0.1
-                port: \(broker.port)
-                username: geomon
-                password_file: password
-                topic: \(Self.topic)
-                commands: true
-                locations: none
-
-            """)
+        let profile = try Self.vanProfile(dir, broker: broker)
         let recorder = try broker.subscribe(Self.topic)
         defer { recorder.stop() }
         let db = dir.path("van.db")
@@ -178,28 +183,7 @@ struct MQTTCommandsTests {
         let served = dir.url.appendingPathComponent("served.nmea")
         try gpsd.writeServedLog(to: served)
         let standing = try #require(TrackReader.read(path: served.path).fixes.first).coordinate
-        _ = try dir.write("password", "s3cret\n", mode: 0o600)
-        let profile = try dir.write("van.yaml", """
-            version: 1
-            name: van
-            mode: regions
-            sources:
-              gnss: {plugin: gpsd, min_accuracy: 100m}
-            transitions: {confirm: 1, hysteresis: 5m, initial: report}
-            fences:
-              - id: depot
-                circle: {lat: 46.0, lon: 7.0, radius: 200m}
-            publish:
-              mqtt:
-                host: 127.0.0.1
-                port: \(broker.port)
-                username: geomon
-                password_file: password
-                topic: \(Self.topic)
-                commands: true
-                locations: none
-
-            """)
+        let profile = try Self.vanProfile(dir, broker: broker, initial: "report")
         let recorder = try broker.subscribe(Self.topic + "/#")
         defer { recorder.stop() }
         let arguments = ["--profile", profile, "--db", dir.path("van.db"), "--gpsd", "127.0.0.1:\(gpsd.port)", "--always-on", "--print-events", "--log-level", "info"]

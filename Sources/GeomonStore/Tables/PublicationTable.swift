@@ -86,29 +86,25 @@ struct PublicationTable {
 
     /// Marks messages acknowledged by the broker, in one transaction.
     func markPublished(_ seqs: [Int64], at time: UTCTime) throws {
-        guard !seqs.isEmpty else { return }
-        try db.transaction {
-            let update = try db.statement("UPDATE publications SET published_at_ms = ? WHERE seq = ? AND published_at_ms IS NULL")
-            for seq in seqs {
-                update.reset()
-                update.bind(1, time.millisecondsSince1970)
-                update.bind(2, seq)
-                try update.run()
-            }
-        }
+        try mark(seqs.map { ($0, nil) }, at: time)
     }
 
     /// Marks messages the broker refused, with why, in one transaction: done with, as a dead
     /// letter (not sent again until requeued).
     func markRefused(_ refusals: [(seq: Int64, reason: String)], at time: UTCTime) throws {
-        guard !refusals.isEmpty else { return }
+        try mark(refusals.map { ($0.seq, $0.reason) }, at: time)
+    }
+
+    /// Pending rows done with at `time`: taken by the broker (no reason) or refused (a reason).
+    private func mark(_ rows: [(seq: Int64, refused: String?)], at time: UTCTime) throws {
+        guard !rows.isEmpty else { return }
         try db.transaction {
             let update = try db.statement("UPDATE publications SET published_at_ms = ?, refused = ? WHERE seq = ? AND published_at_ms IS NULL")
-            for refusal in refusals {
+            for row in rows {
                 update.reset()
                 update.bind(1, time.millisecondsSince1970)
-                update.bind(2, refusal.reason)
-                update.bind(3, refusal.seq)
+                update.bind(2, row.refused)
+                update.bind(3, row.seq)
                 try update.run()
             }
         }
