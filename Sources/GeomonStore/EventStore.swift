@@ -134,10 +134,6 @@ public final class EventStore {
         try kv.value(forKey: key)
     }
 
-    public func setValue(_ value: String, forKey key: String) throws {
-        try db.transaction { try kv.set(value, forKey: key) }
-    }
-
     // MARK: - Engine state
 
     /// The engine snapshot last committed (empty for a new database).

@@ -450,6 +450,40 @@ struct LiveDaemonClockTests {
         _ = daemon.finish(code: 0)
     }
 
+    /// Stopping commits first, while the services still run, and then stops them: a retry
+    /// that came due is started before the hook service stops, which waits for it and records
+    /// it; no hook starts after the service stopped (it would run unrecorded and again after a
+    /// restart).
+    @Test func aRetryDueAtShutdownRunsBeforeTheServicesStopAndIsRecorded() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let lines = Lines()
+        let track = Self.walkIn()
+        let clock = ManualClock(wall: track[0].time)
+        let feed = ModelFeed(track: track, settings: ReceiverSettings())
+        let daemon = try Self.daemon(profileYAML: try Self.hookProfile(dir: dir, heartbeat: ""), in: dir, lines: lines, clock: clock, gnss: feed)
+        let startMicros = clock.monotonicMicroseconds
+        feed.now = { track[0].time + .microseconds(clock.monotonicMicroseconds - startMicros) }
+        try daemon.begin()
+        var driven = 0.0
+        while lines.count("hook failed, will retry") == 0, driven < 60 {
+            try Self.drive(daemon, feed, clock, seconds: 0.5)
+            daemon.waitForHooks(timeout: .seconds(10))
+            driven += 0.5
+        }
+        #expect(lines.count("hook failed, will retry") == 1)
+        // The retry (10 s of backoff) comes due, and the daemon is stopped before its loop runs.
+        clock.advance(by: .seconds(11))
+        _ = daemon.finish(code: 0)
+        #expect(lines.count("hook delivered") == 1, "\(lines.all.filter { $0.contains("hook") })")
+        let store = try EventStore(path: dir.path("d.db"), readOnly: true)
+        #expect(try store.deliveries(status: .running).isEmpty)
+        #expect(try store.deliveries(status: .delivered).count == 1)
+        // Nothing runs on after the stop.
+        usleep(300_000)
+        #expect(try String(contentsOfFile: dir.path("delivered"), encoding: .utf8).split(separator: "\n").count == 1)
+    }
+
     @Test func heartbeatsRunOnTheManualClock() throws {
         let dir = try TemporaryDirectory()
         defer { dir.remove() }

@@ -150,20 +150,6 @@ public final class MonitorDriver {
         try perform(machine.start(now: clock.now))
     }
 
-    /// Runs until a stop (or the end of the inputs and the services settled), then stops.
-    public func run() throws {
-        do {
-            try start()
-            while try step() != .finished {}
-        } catch {
-            // The machine is ahead of the store: nothing more is committed (a restart
-            // continues from the store's state and decides these inputs again).
-            stop(committing: false)
-            throw error
-        }
-        stop()
-    }
-
     /// What one `step` came to.
     public enum StepOutcome: Equatable, Sendable {
         /// Something was decided or processed.
@@ -267,18 +253,24 @@ public final class MonitorDriver {
         }
     }
 
-    /// Stops: commits what the journal holds (with the final status), stops the services in
-    /// reverse start order. Idempotent.
+    /// Stops: commits what the journal holds while the services still run (the commit's
+    /// post-commit work is theirs), stops them in reverse start order, then writes the final
+    /// status with no service left to act on it. Idempotent.
     public func stop(committing: Bool = true) {
         guard started, !stopped else { return }
         stopped = true
         if stopReason == nil { stopReason = "stopped" }
+        do {
+            if committing { try flush() }
+        } catch {
+            context.log.error("cannot commit on shutdown", ["error": "\(error)"])
+        }
         for service in services.reversed() { service.stop(context) }
         context.status.running = false
         context.statusDirty = true
         guard committing else { return }
         do {
-            try flush()
+            try flush(notifying: false)
         } catch {
             context.log.error("cannot commit on shutdown", ["error": "\(error)"])
         }
@@ -294,8 +286,9 @@ public final class MonitorDriver {
         context.emit(.reload)
     }
 
-    /// Commits what the journal buffers (and the status when it changed).
-    public func flush() throws {
+    /// Commits what the journal buffers (and the status when it changed); with `notifying`,
+    /// the services then act on the commit (`committed`).
+    public func flush(notifying: Bool = true) throws {
         flushAt = nil
         guard let journal else { return }
         if writesStatus, context.statusDirty {
@@ -305,7 +298,7 @@ public final class MonitorDriver {
             context.status.loopWakeups = waits
             journal.setRuntimeStatus(context.status)
         }
-        if let events = try journal.flush(now: clock.now) { try committed(events) }
+        if let events = try journal.flush(now: clock.now), notifying { try committed(events) }
     }
 
     // MARK: - Inputs
