@@ -195,6 +195,7 @@ public final class MQTTPublisher {
 
     private func markAcknowledged(at time: UTCTime) {
         let acknowledged = session.takeAcknowledged()
+        for seq in acknowledged { topics[seq] = nil }
         if !acknowledged.isEmpty {
             do {
                 try outbox.markPublished(acknowledged, at: time)

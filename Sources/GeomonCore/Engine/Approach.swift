@@ -39,6 +39,11 @@ public struct ApproachSettings: Hashable, Sendable {
         resetMeters ?? max(100, band / 5)
     }
 
+    /// Band `k` (the distance bands' bits, then the ETA bands') as a distance from the boundary.
+    public func distance(ofBand k: Int, maxSpeed: Double) -> Double {
+        k < bandsMeters.count ? bandsMeters[k] : Self.reachableMeters(eta: etaBands[k - bandsMeters.count], maxSpeed: maxSpeed)
+    }
+
     /// How far from the boundary the device is tracked at all: the largest band (an ETA band
     /// as the distance `reachableMeters`) and its reset.
     public func reachMeters(maxSpeed: Double) -> Double {

@@ -616,10 +616,9 @@ public struct TransitionEngine: Sendable {
                 // Bits: the distance bands, then the ETA bands (as the distance they are
                 // reachable from at max_speed).
                 let n = settings.bandsMeters.count
-                let etaDistances = settings.etaBands.map { ApproachSettings.reachableMeters(eta: $0, maxSpeed: config.maxSpeedMetersPerSecond) }
-                for (k, band) in (settings.bandsMeters + etaDistances).enumerated() where record.fired & (1 << UInt32(k)) != 0
-                    && s - tolerance >= band + settings.reset(forBand: band) {
-                    record.fired &= ~(1 << UInt32(k))
+                for k in 0..<settings.bandCount where record.fired & (1 << UInt32(k)) != 0 {
+                    let band = settings.distance(ofBand: k, maxSpeed: config.maxSpeedMetersPerSecond)
+                    if s - tolerance >= band + settings.reset(forBand: band) { record.fired &= ~(1 << UInt32(k)) }
                 }
                 let estimate = ApproachEstimate.of(record.samples, toleranceMeters: tolerance, minSpeed: settings.minSpeedMetersPerSecond)
                 if estimate.direction == .towards, s > 0, isActive(fence: i, at: fix.time) {
