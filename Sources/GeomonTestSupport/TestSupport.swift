@@ -106,3 +106,38 @@ public func runProcess(
 public func runGeomon(_ arguments: [String], stdin: String? = nil, currentDirectory: URL? = nil) throws -> ProcessResult {
     try runProcess(TestSupport.geomonBinary, arguments, stdin: stdin, currentDirectory: currentDirectory)
 }
+
+/// Polls `condition` every `interval` until it holds or `limit` has passed; whether it held.
+/// The one way tests wait: what they wait for — a file, a log line, a row, a process's state —
+/// is made by another process, and nothing announces it but its appearing.
+@discardableResult
+public func waitUntil(within limit: Duration = .seconds(30), every interval: Duration = .milliseconds(20),
+                      _ condition: () throws -> Bool) rethrows -> Bool {
+    let end = ContinuousClock.now + limit
+    while ContinuousClock.now < end {
+        if try condition() { return true }
+        Thread.sleep(forTimeInterval: interval.seconds)
+    }
+    return try condition()
+}
+
+/// `waitUntil` for async tests: it waits without holding a thread, so the other suites'
+/// time limits run meanwhile.
+@discardableResult
+public func waitUntil(within limit: Duration = .seconds(30), every interval: Duration = .milliseconds(100),
+                      _ condition: () throws -> Bool) async throws -> Bool {
+    let end = ContinuousClock.now + limit
+    while ContinuousClock.now < end {
+        if try condition() { return true }
+        try await Task.sleep(for: interval)
+    }
+    return try condition()
+}
+
+extension Duration {
+    /// In seconds, as a floating-point number.
+    var seconds: Double {
+        let (s, attoseconds) = components
+        return Double(s) + Double(attoseconds) / 1e18
+    }
+}

@@ -98,7 +98,7 @@ struct HeapPagesTests {
         process.standardError = FileHandle.nullDevice
         try process.run()
         let deadline = Date().addingTimeInterval(60)
-        while !FileManager.default.fileExists(atPath: dir.path("child.env")), process.isRunning, Date() < deadline { usleep(20_000) }
+        waitUntil(within: .seconds(max(0, deadline.timeIntervalSinceNow))) { FileManager.default.fileExists(atPath: dir.path("child.env")) || !process.isRunning }
         kill(process.processIdentifier, SIGTERM)
         process.waitUntilExit()
 

@@ -289,9 +289,11 @@ struct PublishTests {
         process.standardOutput = FileHandle.nullDevice
         process.standardError = err
         try process.run()
-        usleep(1_000_000)
+        // Down once messages flow, for 2 s of the paced replay: the outage's length is the
+        // scenario, not a wait for something.
+        waitUntil(within: .seconds(20)) { !recorder.messages.isEmpty }
         broker.stop()
-        usleep(2_000_000)
+        Thread.sleep(forTimeInterval: 2)
         try broker.start()
         let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
@@ -326,7 +328,8 @@ struct PublishTests {
             process.standardOutput = FileHandle.nullDevice
             process.standardError = FileHandle.nullDevice
             try process.run()
-            usleep(UInt32.random(in: 100_000...900_000, using: &generator))
+            // A kill at a random instant is the test: no condition could choose it.
+            Thread.sleep(forTimeInterval: Double.random(in: 0.1...0.9, using: &generator))
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
         }

@@ -279,6 +279,7 @@ struct ReplayCommandTests {
                 if chunk.isEmpty { break }
                 data += chunk
             }
+            // The kill lands a chosen time after the k-th event: the instant is the test.
             Thread.sleep(forTimeInterval: Double(extraMilliseconds) / 1000)
             kill(process.processIdentifier, SIGKILL)
             data += out.fileHandleForReading.readDataToEndOfFile()

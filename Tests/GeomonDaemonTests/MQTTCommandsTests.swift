@@ -104,12 +104,10 @@ struct MQTTCommandsTests {
         #expect(daemon.waitForLog("pushed fences changed"), "\(daemon.stderr)")
         #expect(daemon.stderr.contains("'depot' is a fence of the profile"))
         // The acknowledgement: the retained waypoints hold the pushed fence beside the depot.
-        let deadline = Date().addingTimeInterval(10)
         var waypoints = ""
-        while Date() < deadline {
+        try waitUntil(within: .seconds(10), every: .milliseconds(200)) {
             waypoints = try broker.retained(Self.topic + "/waypoints") ?? ""
-            if waypoints.contains("stop-1") { break }
-            usleep(200_000)
+            return waypoints.contains("stop-1")
         }
         #expect(waypoints.contains(#""rid":"stop-1""#) && waypoints.contains(#""rid":"depot""#), "\(waypoints)")
         #expect(!waypoints.contains("other-1"))
@@ -117,15 +115,15 @@ struct MQTTCommandsTests {
         // The drive passes the stop: enter, then exit; a reportLocation is answered meanwhile.
         gpsd.start()
         #expect(daemon.waitForLog("gnss", timeout: 20))
-        usleep(3_000_000)
+        // Answered either way: with the last fix when it is fresh, else with the next one.
         try Self.publish(broker, #"{"_type":"cmd","action":"reportLocation"}"#)
         let reported = recorder.wait(timeout: .seconds(8)) { messages in
             messages.contains { $0.topic == Self.topic && $0.payload.contains(#""t":"r""#) }
         }
         #expect(reported.contains { $0.topic == Self.topic && $0.payload.contains(#""t":"r""#) }, "no location answered the reportLocation: \(daemon.stderr.suffix(2000))")
-        let end = Date().addingTimeInterval(gpsd.duration + 20)
-        while !gpsd.finished, Date() < end { usleep(200_000) }
-        usleep(1_500_000)
+        try waitUntil(within: .seconds(gpsd.duration + 20), every: .milliseconds(200)) {
+            try gpsd.finished && RunCommandTests.events(daemon.stdout).filter { $0.fence == "stop-1" }.count >= 2
+        }
         let events = try RunCommandTests.events(daemon.stdout)
         #expect(events.filter { $0.fence == "stop-1" }.map(\.type) == ["enter", "exit"], "\(daemon.stdout)\n\(daemon.stderr.suffix(3000))")
 

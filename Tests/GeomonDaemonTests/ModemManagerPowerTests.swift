@@ -54,7 +54,7 @@ struct ModemManagerPowerTests {
             receiver.play()
             // Until the policy has switched the receiver off and on again at least once.
             let deadline = Date().addingTimeInterval(90)
-            while mm.setupCalls.count < 3, Date() < deadline { usleep(100_000) }
+            waitUntil(within: .seconds(max(0, deadline.timeIntervalSinceNow))) { mm.setupCalls.count >= 3 }
             #expect(daemon.stop() == 0, "\(daemon.stderr)")
             let sources = mm.setupCalls.map(\.sources)
             #expect(sources.count >= 3, "\(daemon.stderr)\n\(mm.log)")

@@ -44,8 +44,7 @@ extension RunCommandTests {
             #!/usr/bin/env python3
             import os, sys, time
             os.chdir(os.path.dirname(os.path.abspath(__file__)))
-            while not os.path.exists("started"):
-                time.sleep(0.02)
+            open("started").read()   # a FIFO: the test opens it when the recording starts
             start = time.monotonic()
             def say(moving):
                 print('{"moving": %s}' % moving, flush=True)
@@ -54,11 +53,15 @@ extension RunCommandTests {
             beat = time.monotonic()
             def wait_until(at):
                 global beat
-                while time.monotonic() - start < at:
-                    time.sleep(0.01)
-                    if time.monotonic() - beat >= 2:
+                while True:
+                    now = time.monotonic()
+                    if now - start >= at:
+                        return
+                    if now - beat >= 2:
                         say(last)
-                        beat = time.monotonic()
+                        beat = now
+                    # The sensor's own pace: until its next word, a change or the 2 s repeat.
+                    time.sleep(min(start + at, beat + 2) - now)
             for line in open("schedule"):
                 at, moving = line.split()
                 wait_until(float(at))
@@ -66,19 +69,26 @@ extension RunCommandTests {
                 last = moving
             wait_until(float("inf"))
             """, mode: 0o755)
+        #expect(mkfifo(dir.path("started"), 0o600) == 0)
         let profile = try Self.pacedPolicyProfile("motion-live", fixes: fixes, sources: """
               motion: {plugin: command, exec: [\(script)], still_after: 10s, stale_after: 30s}
 
             """, in: dir)
         let daemon = try Daemon(["--profile", profile, "--db", dir.path("run.db"), "--gpsd", "127.0.0.1:\(gpsd.port)",
                                  "--print-events", "--log-level", "info"], in: dir)
-        #expect(daemon.waitForLog("gpsd connected"))
-        usleep(300_000)
-        _ = try dir.write("started", "")
+        // The receiver's watch is on, and the command is waiting on its FIFO.
+        #expect(daemon.waitForLog("power.action=\"gnss-on"))
+        var fifo: Int32 = -1
+        try await waitUntil(within: .seconds(10)) {
+            fifo = open(dir.path("started"), O_WRONLY | O_NONBLOCK)
+            return fifo >= 0
+        }
+        #expect(fifo >= 0, "the motion command never opened its FIFO: \(daemon.stderr)")
+        close(fifo)
         gpsd.start()
-        let deadline = Date().addingTimeInterval(gpsd.duration + 30)
-        // Waiting without holding a test thread: the other suites' time limits run meanwhile.
-        while !gpsd.finished, Date() < deadline { try await Task.sleep(for: .milliseconds(100)) }
+        try await waitUntil(within: .seconds(gpsd.duration + 30)) { gpsd.finished }
+        // A fixed wait after the recording, as in RunCommandTests: no line marks that the
+        // daemon took gpsd's last epoch (it may rightly not).
         try await Task.sleep(for: .milliseconds(1_500))
         #expect(daemon.stop() == 0, "\(daemon.stderr)")
 

@@ -206,7 +206,7 @@ extension ReceiverPowerTests {
             receiver.play()
             let running = dir.path("off-running")
             let deadline = Date().addingTimeInterval(90)
-            while !FileManager.default.fileExists(atPath: running), Date() < deadline { usleep(20_000) }
+            waitUntil(within: .seconds(max(0, deadline.timeIntervalSinceNow))) { FileManager.default.fileExists(atPath: running) }
             #expect(FileManager.default.fileExists(atPath: running), "the policy never switched the receiver off\n\(daemon.stderr)")
             daemon.signal(SIGHUP)
             #expect(daemon.waitForLog("profile reloaded", timeout: 3), "\(daemon.stderr)")

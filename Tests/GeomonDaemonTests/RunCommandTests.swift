@@ -40,20 +40,14 @@ struct RunCommandTests {
         /// Waits until `predicate` holds on stderr (polling), or the timeout passes.
         @discardableResult
         func waitForLog(_ text: String, timeout: Double = 30) -> Bool {
-            let deadline = Date().addingTimeInterval(timeout)
-            while Date() < deadline {
-                if stderr.contains(text) { return true }
-                if !process.isRunning { return stderr.contains(text) }
-                usleep(50_000)
-            }
-            return false
+            waitUntil(within: .milliseconds(Int64(timeout * 1000)), every: .milliseconds(50)) { stderr.contains(text) || !process.isRunning }
+            return stderr.contains(text)
         }
 
         /// SIGTERM and wait; returns the exit status.
         func stop(timeout: Double = 10) -> Int32? {
             signal(SIGTERM)
-            let deadline = Date().addingTimeInterval(timeout)
-            while process.isRunning, Date() < deadline { usleep(20_000) }
+            waitUntil(within: .milliseconds(Int64(timeout * 1000))) { !process.isRunning }
             if process.isRunning {
                 kill(process.processIdentifier, SIGKILL)
                 process.waitUntilExit()
@@ -209,12 +203,14 @@ struct RunCommandTests {
         let profile = try Self.pacedPolicyProfile("policy-live", fixes: fixes, in: dir)
         let daemon = try Daemon(["--profile", profile, "--db", dir.path("run.db"), "--gpsd", "127.0.0.1:\(gpsd.port)",
                                  "--print-events", "--log-level", "info"], in: dir)
-        #expect(daemon.waitForLog("gpsd connected"))
-        usleep(300_000)
+        // The receiver's watch is on before the recording starts.
+        #expect(daemon.waitForLog("power.action=\"gnss-on"))
         gpsd.start()
-        let deadline = Date().addingTimeInterval(gpsd.duration + 30)
-        while !gpsd.finished, Date() < deadline { usleep(100_000) }
-        usleep(1_500_000)
+        waitUntil(within: .seconds(gpsd.duration + 30), every: .milliseconds(100)) { gpsd.finished }
+        // A fixed wait after the recording: the daemon takes gpsd's last epoch up to an epoch
+        // budget later, or not at all when the policy has the receiver off, so no line marks
+        // that it is done.
+        Thread.sleep(forTimeInterval: 1.5)
         #expect(daemon.stop() == 0, "\(daemon.stderr)")
 
         let replayLog = dir.path("policy.log")
@@ -315,12 +311,11 @@ struct RunCommandTests {
         #expect(received == printed, "published: \(received)\nprinted: \(printed)")
         // The status: connected, nothing pending (commits are flushed within a second).
         var status: [String: Any] = [:]
-        let deadline = ContinuousClock.now + .seconds(10)
-        repeat {
-            usleep(200_000)
+        try waitUntil(within: .seconds(10), every: .milliseconds(200)) {
             let result = try runGeomon(["status", "--db", db, "--format", "json"])
             status = (try? JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any]) ?? [:]
-        } while status["pending_messages"] as? Int != 0 && ContinuousClock.now < deadline
+            return status["pending_messages"] as? Int == 0
+        }
         #expect(status["pending_messages"] as? Int == 0)
         let mqtt = try #require((status["daemon"] as? [String: Any])?["mqtt"] as? [String: Any], "\(status)")
         #expect(mqtt["state"] as? String == "connected")

@@ -128,7 +128,8 @@ struct DriverLoopTests {
         let service = try PipeService()
         let driver = Self.driver([service])
         let pipe = service.pipe
-        let thread = Thread { usleep(20_000); pipe.wake(7) }
+        // The wake comes later on purpose: the wait must block until it and return with it.
+        let thread = Thread { Thread.sleep(forTimeInterval: 0.02); pipe.wake(7) }
         thread.start()
         #expect(try driver.step() == .progressed)
         #expect(service.read == [7])

@@ -45,23 +45,22 @@ enum Hooks {
 
     /// Polls (up to `limit`) until every pid is gone; returns those still running.
     static func stillRunning(_ pids: [Int32], within limit: Duration = .seconds(5)) -> [Int32] {
-        let end = ContinuousClock.now + limit
-        var alive = pids.filter { !isGone($0) }
-        while !alive.isEmpty && ContinuousClock.now < end {
-            usleep(20_000)
+        var alive = pids
+        waitUntil(within: limit) {
             alive = alive.filter { !isGone($0) }
+            return alive.isEmpty
         }
         return alive
     }
 
     /// Waits for a file written by a hook (bounded).
     static func waitForFile(_ path: String, within limit: Duration = .seconds(10)) -> String? {
-        let end = ContinuousClock.now + limit
-        while ContinuousClock.now < end {
-            if let text = try? String(contentsOfFile: path, encoding: .utf8), !text.isEmpty { return text }
-            usleep(20_000)
+        var text: String?
+        waitUntil(within: limit) {
+            text = (try? String(contentsOfFile: path, encoding: .utf8)).flatMap { $0.isEmpty ? nil : $0 }
+            return text != nil
         }
-        return nil
+        return text
     }
 
     /// Kills leftover pids after a failed assertion so a broken build does not leak sleeps.
