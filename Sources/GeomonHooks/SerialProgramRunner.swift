@@ -20,8 +20,13 @@ public final class SerialProgramRunner: @unchecked Sendable {
     private var finished: [Finished] = []
     private var running = false
     private let runner = HookRunner()
+    private let onFinished: @Sendable () -> Void
 
-    public init() {}
+    /// - Parameter onFinished: called on the runner's thread after each program finished (a
+    ///   wake pipe: the caller's loop then collects it with `takeFinished`).
+    public init(onFinished: @escaping @Sendable () -> Void = {}) {
+        self.onFinished = onFinished
+    }
 
     /// Queues `invocation` (`on`: what it is for, handed back with its result); it runs after
     /// every program submitted before it.
@@ -76,8 +81,13 @@ public final class SerialProgramRunner: @unchecked Sendable {
             let result = runner.run(job.invocation)
             condition.lock()
             finished.append(Finished(invocation: job.invocation, on: job.on, result: result))
+            // Idle together with the last result: whoever takes it sees the runner idle.
+            let more = !queue.isEmpty
+            if !more { running = false }
             condition.broadcast()
             condition.unlock()
+            onFinished()
+            if !more { return }
         }
     }
 }

@@ -28,9 +28,12 @@ public final class ModemManagerStandIn: @unchecked Sendable {
     private var bus: SpawnedProcess?
     private var service: SpawnedProcess?
 
-    /// - Parameter enabled: the modem's `Location.Enabled` at start (17: 3GPP cell ids and
-    ///   unmanaged GNSS, as a PinePhone with gpsd reading the modem's NMEA port).
-    public init(enabled: UInt32 = 17) throws {
+    /// - Parameters:
+    ///   - enabled: the modem's `Location.Enabled` at start (17: 3GPP cell ids and unmanaged
+    ///     GNSS, as a PinePhone with gpsd reading the modem's NMEA port).
+    ///   - setupDelay: how long `Location.Setup` takes to answer (a modem that hangs); the call
+    ///     is recorded when it arrives.
+    public init(enabled: UInt32 = 17, setupDelay: Duration = .zero) throws {
         guard Self.isAvailable else {
             throw MosquittoError(message: "the ModemManager stand-in needs dbus-daemon and python3-dbus, python3-gi (apt-get install dbus python3-dbus python3-gi)")
         }
@@ -47,7 +50,7 @@ public final class ModemManagerStandIn: @unchecked Sendable {
         try Self.wait("the private system bus") { (try? String(contentsOfFile: directory.path("bus.addr"), encoding: .utf8))?.isEmpty == false }
         var env = ProcessInfo.processInfo.environment
         env["DBUS_SYSTEM_BUS_ADDRESS"] = busAddress
-        service = try SpawnedProcess(["/usr/bin/python3", fixtures.appendingPathComponent("mm-standin.py").path, directory.path("setup.jsonl"), "\(enabled)"],
+        service = try SpawnedProcess(["/usr/bin/python3", fixtures.appendingPathComponent("mm-standin.py").path, directory.path("setup.jsonl"), "\(enabled)", "\(Double(setupDelay.components.seconds) + Double(setupDelay.components.attoseconds) / 1e18)"],
                                      stdout: directory.path("standin.log"), stderrToStdout: true, environment: env)
         try Self.wait("the ModemManager stand-in") {
             (try? String(contentsOfFile: directory.path("standin.log"), encoding: .utf8))?.contains("ready") == true

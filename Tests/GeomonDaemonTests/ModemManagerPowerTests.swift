@@ -83,4 +83,101 @@ struct ModemManagerPowerTests {
         #expect(reason.contains("D-Bus") || reason.contains("ModemManager"), "\(reason)")
         #expect(mm.setupCalls.isEmpty)
     }
+
+    /// A modem that takes 30 s to answer `Location.Setup` (longer than sd-bus's 25 s call
+    /// timeout): the switch fails after 25 s and says so, and meanwhile the loop keeps every
+    /// other time — the systemd watchdog fed every half interval, a heartbeat hook every 2 s,
+    /// the MQTT connection alive at a 5 s keepalive (a broker drops a client silent for 1.5×).
+    @Test(.enabled(if: MosquittoBroker.shouldRun, "mosquitto not installed"))
+    func aModemThatDoesNotAnswerHoldsNothingElse() throws {
+        let mm = try ModemManagerStandIn(enabled: 1 | 16, setupDelay: .seconds(30))
+        defer { mm.stop() }
+        let broker = try MosquittoBroker()
+        try ReceiverPowerTests.scenario(obey: "none", power: { _ in "modemmanager" }) { profile, receiver, dir in
+            let beats = dir.path("beats")
+            let beat = try dir.write("beat.sh", "#!/bin/sh\ndate +%s.%N >> '\(beats)'\n", mode: 0o755)
+            var text = try String(contentsOfFile: profile, encoding: .utf8)
+            text = text.replacingOccurrences(of: "\nhooks:\n", with: "\nhooks:\n  heartbeat: {every: 2s, run: [{exec: [\(beat)]}]}\n")
+            text += "\npublish:\n  mqtt: {host: 127.0.0.1, port: \(broker.port), username: geomon, password_file: mqtt.secret, topic: owntracks/geomon/mm, keepalive: 5s}\n"
+            try text.write(toFile: profile, atomically: true, encoding: .utf8)
+            _ = try dir.write("profiles/mqtt.secret", "s3cret\n", mode: 0o600)
+            let watchdog = try DatagramRecorder(path: dir.path("notify.sock"))
+            defer { watchdog.stop() }
+            var environment = ProcessInfo.processInfo.environment
+            environment["DBUS_SYSTEM_BUS_ADDRESS"] = mm.busAddress
+            environment["NOTIFY_SOCKET"] = dir.path("notify.sock")
+            environment["WATCHDOG_USEC"] = "2000000"
+            let daemon = try RunCommandTests.Daemon(["--profile", profile, "--db", dir.path("run.db"), "--gpsd", "127.0.0.1:\(receiver.port)",
+                                                     "--log-level", "info"], in: dir, environment: environment)
+            #expect(daemon.waitForLog("MQTT connected"), "\(daemon.stderr)")
+            receiver.play()
+            // The switch-on at start is the first Setup call; the modem answers it after 30 s.
+            waitUntil(within: .seconds(30)) { !mm.setupCalls.isEmpty }
+            let asked = Date().timeIntervalSince1970
+            #expect(!mm.setupCalls.isEmpty, "\(daemon.stderr)\n\(mm.log)")
+            #expect(daemon.waitForLog("cannot switch the receiver on", timeout: 40), "\(daemon.stderr)")
+            let failed = Date().timeIntervalSince1970
+            #expect(daemon.stop(timeout: 20) == 0, "\(daemon.stderr)")
+            // sd-bus's timeout, not the modem's answer, ended the switch.
+            #expect(failed - asked >= 20, "\(daemon.stderr)")
+            #expect(daemon.stderr.contains("Connection timed out") || daemon.stderr.contains("timed out") || daemon.stderr.contains("Timeout"), "\(daemon.stderr)")
+
+            // The watchdog: a ping at least every 2 s (WATCHDOG_USEC) while the modem hung.
+            let pings = watchdog.received.filter { $0.text.contains("WATCHDOG=1") }.map(\.at)
+            let pingGap = Self.longestGap(pings, from: asked, to: failed)
+            #expect(pingGap < 2, "the watchdog went \(pingGap) s without a ping: \(pings.count) pings")
+            // The heartbeat hook ran on its 2 s schedule.
+            let beatTimes = ((try? String(contentsOfFile: beats, encoding: .utf8)) ?? "").split(separator: "\n").compactMap { Double($0) }
+            let beatGap = Self.longestGap(beatTimes, from: asked, to: failed)
+            #expect(beatGap < 6, "the heartbeat went \(beatGap) s without running: \(beatTimes.count) beats")
+            // MQTT stayed connected: connected once, never dropped by the broker for silence.
+            #expect(daemon.stderr.components(separatedBy: "MQTT connected").count == 2, "\(daemon.stderr)")
+            #expect(!broker.log.contains("exceeded timeout"), "\(broker.log.suffix(2000))")
+        }
+    }
+
+    /// The longest time within [from, to] without one of `times`.
+    static func longestGap(_ times: [Double], from: Double, to: Double) -> Double {
+        let inside = times.filter { $0 > from && $0 < to }.sorted()
+        return zip([from] + inside, inside + [to]).map { $1 - $0 }.max() ?? (to - from)
+    }
+}
+
+/// A unix datagram socket recording what arrives, with the time (the systemd notify socket).
+final class DatagramRecorder: @unchecked Sendable {
+    struct Datagram { var at: Double; var text: String }
+    private let fd: Int32
+    private let lock = NSLock()
+    private var datagrams: [Datagram] = []
+    private var thread: Thread?
+
+    init(path: String) throws {
+        fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: Array(path.utf8)) }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        guard fd >= 0, bound == 0 else { throw CocoaError(.fileWriteUnknown) }
+        let thread = Thread { [self] in
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            while true {
+                let n = recv(fd, &buffer, buffer.count, 0)
+                guard n > 0 else { return }
+                let datagram = Datagram(at: Date().timeIntervalSince1970, text: String(decoding: buffer[0..<n], as: UTF8.self))
+                lock.withLock { datagrams.append(datagram) }
+            }
+        }
+        thread.start()
+        self.thread = thread
+    }
+
+    var received: [Datagram] { lock.withLock { datagrams } }
+
+    /// Ends the reader (shutdown wakes its recv) and closes the socket.
+    func stop() {
+        shutdown(fd, Int32(SHUT_RDWR))
+        close(fd)
+    }
 }

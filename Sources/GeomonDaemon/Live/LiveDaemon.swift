@@ -88,8 +88,11 @@ public final class LiveDaemon {
             var services: [any Service] = [try SignalService(log: log)]
             if let gnss = profile.sources.gnss {
                 let endpoint = options.gpsdOverride ?? (gnss.host, gnss.port)
-                services.append(GNSSService(feed: feed ?? GPSDSource(host: endpoint.host, port: String(endpoint.port)), device: gnss.device, power: gnss.power,
-                                            directory: profile.directory, log: log))
+                let service = try GNSSService(feed: feed ?? GPSDSource(host: endpoint.host, port: String(endpoint.port)), device: gnss.device, power: gnss.power,
+                                              directory: profile.directory, log: log)
+                // Listed first, it stops last: the GNSS service's last switch is waited for.
+                if let switcher = service.switcher { services.append(switcher) }
+                services.append(service)
             }
             if let settings = profile.sources.motion, let sensor = Self.motionService(settings, home: options.environment["HOME"], log: log) {
                 services.append(sensor)

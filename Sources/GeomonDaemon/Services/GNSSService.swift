@@ -17,9 +17,9 @@ import GeomonHooks
 /// switch: reports that go on `offGrace` after it was switched off mean the method has no
 /// effect on this receiver (logged once; the receiver counts as on, `measuredOn(at:)`).
 ///
-/// The `command` method's programs run on a thread of their own, one after another
-/// (`SerialProgramRunner`): the loop goes on while one runs (up to its 10 s timeout), and the
-/// grace for "off is off" counts from the moment the off program finished.
+/// The switches that take time (the `command` method's programs, ModemManager's calls) are
+/// performed off the loop by `ReceiverSwitchService` (`switcher`): the loop goes on while one
+/// runs, and the grace for "off is off" counts from the moment the switch-off finished.
 public final class GNSSService: Service {
     public let name = "gnss"
     public let feed: any GNSSFeed
@@ -38,17 +38,18 @@ public final class GNSSService: Service {
     /// While the receiver is supposed off, reports closer together than this count as
     /// continuous tracking in `measuredOn(at:)`.
     static let trackingGap: Int64 = 2_000_000
+    /// The longest shutdown waits for the receiver's last switch (a switch program's 10 s
+    /// timeout and a little; a modem that does not answer is left to its own 25 s).
+    static let shutdownSwitchTimeout: Duration = .seconds(12)
     /// The policy has the receiver off (the switch asked for, whether or not it is done yet).
     private var switchedOff = false
     /// The receiver is off since this `.driver` instant (the switch done); nil while on or
     /// while the switch is under way.
     private var offSince: Int64?
-    /// The `command` method's programs, run off the loop.
-    private let programs: SerialProgramRunner?
-    /// While a program runs: when to look whether it finished.
-    private var programCheckAt: Int64?
-    static let programCheckInterval: Duration = .milliseconds(100)
-    private var lastProgramWasOff = false
+    /// The switches performed off the loop (`command`, `modemmanager`); nil for the methods
+    /// switched at once. The assembly lists it among the services, before this one.
+    public let switcher: ReceiverSwitchService?
+    private var lastSwitchWasOff = false
     /// The method was seen to have no effect (reports went on while off).
     public private(set) var ineffective = false
     /// The on-time of intervals that ended, and since when the receiver is on (the switch to on
@@ -79,12 +80,15 @@ public final class GNSSService: Service {
     }
 
     /// - Parameter directory: the profile's directory (the `command` programs' working directory).
-    public init(feed: any GNSSFeed, device: String?, power: GNSSPowerMethod = .watch, directory: String = "/", log: Log) {
+    public init(feed: any GNSSFeed, device: String?, power: GNSSPowerMethod = .watch, directory: String = "/", log: Log) throws {
         self.feed = feed
         self.power = power
         powerSwitch = ReceiverPowerSwitch(method: power, device: device, directory: directory)
         self.log = log
-        if case .command = power { programs = SerialProgramRunner() } else { programs = nil }
+        switcher = try ReceiverSwitchService(method: power, device: device, directory: directory)
+        switcher?.onFinished = { [unowned self] on, outcome, idle, driver in
+            switchFinished(on: on, outcome, idle: idle, driver)
+        }
     }
 
     public var pollRequest: PollRequest? {
@@ -92,7 +96,7 @@ public final class GNSSService: Service {
     }
 
     public var nextWake: Int64? {
-        [reconnectAt, epochAt, programCheckAt].compactMap { $0 }.min()
+        [reconnectAt, epochAt].compactMap { $0 }.min()
     }
 
     public func start(_ driver: DriverContext) throws {
@@ -109,7 +113,6 @@ public final class GNSSService: Service {
             epochAt = nil
             handle(feed.flushPendingFix(), driver)
         }
-        if let at = programCheckAt, at <= now { collectPrograms(driver) }
         if revents != 0 {
             handle(feed.readAvailable(), driver)
             // An epoch whose accuracy gpsd has not sent yet: taken as it is after the budget.
@@ -151,22 +154,30 @@ public final class GNSSService: Service {
     public func stop(_ driver: DriverContext) {
         // The receiver is left as the daemon found it at start: on (after any switch under way,
         // at once: the loop is ending).
-        if let programs, !programs.waitUntilIdle(timeout: .seconds(11)) {
-            log.warning("a receiver switch program is still running at shutdown", ["power.method": power.name])
+        if let switcher {
+            // Bounded: a modem that hangs must not hold the shutdown past systemd's stop timeout.
+            if switchedOff {
+                if let outcome = switcher.finalSwitch(on: true, timeout: Self.shutdownSwitchTimeout, driver) {
+                    report(outcome, on: true)
+                } else {
+                    log.warning("the receiver switch on did not finish at shutdown", ["power.method": power.name, "waited_s": "\(Self.shutdownSwitchTimeout.components.seconds)"])
+                }
+            } else if !switcher.waitUntilIdle(timeout: Self.shutdownSwitchTimeout, driver) {
+                log.warning("a receiver switch is still under way at shutdown", ["power.method": power.name])
+            }
+        } else if switchedOff {
+            report(powerSwitch.set(on: true, feed: feed), on: true)
         }
-        collectPrograms(driver)
-        if switchedOff { report(powerSwitch.set(on: true, feed: feed), on: true) }
         try? feed.watch(enabled: false, device: nil)
         _ = feed.disconnect(reason: "shutting down")
     }
 
-    /// The method's switch: bytes to the receiver through gpsd at once, or the profile's
-    /// program queued to run off the loop. Whether the switch is done now.
+    /// The method's switch: bytes to the receiver through gpsd at once, or the switch handed
+    /// to `switcher` (a program, ModemManager). Whether the switch is done now.
     @discardableResult
     private func switchReceiver(on: Bool, _ driver: DriverContext) -> Bool {
-        if let programs, let invocation = powerSwitch.commandInvocation(on: on) {
-            programs.submit(invocation, on: on)
-            if programCheckAt == nil { programCheckAt = driver.monotonic(after: Self.programCheckInterval) }
+        if let switcher {
+            switcher.submit(on: on)
             return false
         }
         report(powerSwitch.set(on: on, feed: feed), on: on)
@@ -185,25 +196,14 @@ public final class GNSSService: Service {
         }
     }
 
-    /// The programs that finished: logged; an off that finished while the policy still has
-    /// the receiver off starts the grace. Looks again soon while one is still running.
-    private func collectPrograms(_ driver: DriverContext) {
-        guard let programs else { return }
-        programCheckAt = nil
-        // Idle first, then what finished: when idle, nothing can finish after the taking.
-        let idle = programs.isIdle
-        for done in programs.takeFinished() {
-            report(ReceiverPowerSwitch.outcome(of: done.invocation, done.result), on: done.on)
-            lastProgramWasOff = !done.on
-        }
-        if idle {
-            // The last switch asked for is done: an off starts the grace.
-            if lastProgramWasOff, switchedOff, offSince == nil {
-                offSince = driver.monotonic
-                switchedOffDone(at: driver.monotonic)
-            }
-        } else {
-            programCheckAt = driver.monotonic(after: Self.programCheckInterval)
+    /// A switch performed off the loop finished: logged; the last off, done while the policy
+    /// still has the receiver off, starts the grace.
+    private func switchFinished(on: Bool, _ outcome: ReceiverPowerSwitch.Outcome, idle: Bool, _ driver: DriverContext) {
+        report(outcome, on: on)
+        lastSwitchWasOff = !on
+        if idle, lastSwitchWasOff, switchedOff, offSince == nil {
+            offSince = driver.monotonic
+            switchedOffDone(at: driver.monotonic)
         }
         updateStatus(driver)
     }

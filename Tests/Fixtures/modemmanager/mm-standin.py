@@ -2,9 +2,11 @@
 """A stand-in for ModemManager on a private system bus (no modem can run in the tests): one
 modem at /org/freedesktop/ModemManager1/Modem/0 with the Location interface. Setup(u, b)
 records its arguments as a JSON line in LOG and sets Enabled/SignalsLocation as ModemManager
-does; the initial Enabled is ENABLED (default 17: 3GPP cell ids + GNSS unmanaged).
+does; the initial Enabled is ENABLED (default 17: 3GPP cell ids + GNSS unmanaged). With DELAY,
+Setup answers DELAY seconds after it was called (a modem that hangs), recording the call when
+it comes.
 
-usage: mm-standin.py LOG [ENABLED]   (DBUS_SYSTEM_BUS_ADDRESS names the bus)
+usage: mm-standin.py LOG [ENABLED [DELAY]]   (DBUS_SYSTEM_BUS_ADDRESS names the bus)
 """
 import json, sys
 import dbus, dbus.service, dbus.mainloop.glib
@@ -15,15 +17,19 @@ PROPS = "org.freedesktop.DBus.Properties"
 
 
 class Modem(dbus.service.Object):
-    def __init__(self, bus, path, log, enabled):
+    def __init__(self, bus, path, log, enabled, delay):
         super().__init__(bus, path)
-        self.log, self.enabled, self.signals = log, enabled, False
+        self.log, self.enabled, self.signals, self.delay = log, enabled, False, delay
 
-    @dbus.service.method(LOCATION, in_signature="ub", out_signature="")
-    def Setup(self, sources, signal_location):
+    @dbus.service.method(LOCATION, in_signature="ub", out_signature="", async_callbacks=("ok", "err"))
+    def Setup(self, sources, signal_location, ok, err):
         with open(self.log, "a") as f:
             f.write(json.dumps({"sources": int(sources), "signal_location": bool(signal_location)}) + "\n")
         self.enabled, self.signals = int(sources), bool(signal_location)
+        if self.delay > 0:
+            GLib.timeout_add(int(self.delay * 1000), lambda: ok() and False)
+        else:
+            ok()
 
     @dbus.service.method(PROPS, in_signature="ss", out_signature="v")
     def Get(self, interface, name):
@@ -46,7 +52,8 @@ def main():
     dbus.mainloop.glib.DBusGMainLoop(set_as_default=True)
     bus = dbus.SystemBus()
     name = dbus.service.BusName("org.freedesktop.ModemManager1", bus)
-    Modem(bus, "/org/freedesktop/ModemManager1/Modem/0", sys.argv[1], int(sys.argv[2]) if len(sys.argv) > 2 else 17)
+    Modem(bus, "/org/freedesktop/ModemManager1/Modem/0", sys.argv[1], int(sys.argv[2]) if len(sys.argv) > 2 else 17,
+          float(sys.argv[3]) if len(sys.argv) > 3 else 0)
     print("ready", flush=True)
     GLib.MainLoop().run()
 
