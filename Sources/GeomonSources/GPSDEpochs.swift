@@ -11,6 +11,15 @@ public struct GPSDEpochs: Sendable, Equatable {
 
     public init() {}
 
+    /// A report's accuracy (m): `eph`, else max(`epx`, `epy`); nil when gpsd gave none (NaN,
+    /// or not positive: gpsd's "unknown"). `geomon run` (libgps) and replay of a gpsd log read
+    /// it alike.
+    public static func accuracy(eph: Double?, epx: Double?, epy: Double?) -> Double? {
+        if let eph, eph.isFinite, eph > 0 { return eph }
+        if let epx, let epy, epx.isFinite, epy.isFinite, max(epx, epy) > 0 { return max(epx, epy) }
+        return nil
+    }
+
     /// A report of `fix`; `accuracyKnown` when gpsd gave its accuracy. Returns the fixes to
     /// hand on, in order.
     public mutating func reported(_ fix: Fix, accuracyKnown: Bool) -> [Fix] {

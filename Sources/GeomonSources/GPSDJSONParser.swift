@@ -1,17 +1,17 @@
 public import GeomonCore
 
 /// Parses gpsd's JSON (`gpspipe -w` output) into fixes, incrementally: `TPV` objects with
-/// mode ≥ 2, a time and a valid position. gpsd prints several TPV reports per epoch; consecutive
-/// reports with the same time are merged (the last position, the last accuracy given) and one fix
-/// is produced per time. Accuracy: `eph`, else max(`epx`, `epy`), else the unknown default.
-/// Other classes (SKY, DEVICE, …) are ignored; lines that are not JSON are counted.
+/// mode ≥ 2, a time and a valid position. gpsd prints several TPV reports per epoch; they go
+/// through the epoch machine `geomon run` uses (`GPSDEpochs`): the first report with its
+/// accuracy is the epoch's fix, one without is held until the next epoch starts. Accuracy as
+/// `GPSDEpochs.accuracy` reads it, else the unknown default. Other classes (SKY, DEVICE, …) are
+/// ignored; lines that are not JSON are counted.
 public struct GPSDJSONParser: Sendable {
     /// Counts of skipped input by reason.
     public private(set) var skipped: [String: Int] = [:]
 
     private var buffer = LineBuffer()
-    private var pending: Fix?
-    private var pendingHasAccuracy = false
+    private var epochs = GPSDEpochs()
 
     public init() {}
 
@@ -34,8 +34,7 @@ public struct GPSDJSONParser: Sendable {
     public mutating func finish() -> [Fix] {
         var fixes: [Fix] = []
         if let last = buffer.finish() { last.withUnsafeBufferPointer { parse($0, into: &fixes) } }
-        if let p = pending { fixes.append(p) }
-        pending = nil
+        fixes += epochs.flush()
         return fixes
     }
 
@@ -57,13 +56,7 @@ public struct GPSDJSONParser: Sendable {
         guard let lat = object["lat"]?.double, let lon = object["lon"]?.double,
               Coordinate(latitude: lat, longitude: lon).isValid
         else { count("invalid coordinate"); return }
-        var accuracy: Double?
-        if let eph = object["eph"]?.double, eph.isFinite, eph > 0 {
-            accuracy = eph
-        } else if let epx = object["epx"]?.double, let epy = object["epy"]?.double, epx.isFinite, epy.isFinite,
-                  epx >= 0, epy >= 0 {
-            accuracy = max(epx, epy)
-        }
+        let accuracy = GPSDEpochs.accuracy(eph: object["eph"]?.double, epx: object["epx"]?.double, epy: object["epy"]?.double)
         let fix = Fix(
             time: time,
             coordinate: Coordinate(latitude: lat, longitude: lon),
@@ -71,16 +64,6 @@ public struct GPSDJSONParser: Sendable {
             speedMetersPerSecond: object["speed"]?.double.flatMap { $0.isFinite ? $0 : nil },
             courseDegrees: object["track"]?.double.flatMap { $0.isFinite ? $0 : nil }
         )
-        if var p = pending, p.time == time {
-            let keepAccuracy = accuracy == nil && pendingHasAccuracy ? p.horizontalAccuracyMeters : nil
-            p = fix
-            if let keepAccuracy { p.horizontalAccuracyMeters = keepAccuracy }
-            pendingHasAccuracy = pendingHasAccuracy || accuracy != nil
-            pending = p
-            return
-        }
-        if let p = pending { fixes.append(p) }
-        pending = fix
-        pendingHasAccuracy = accuracy != nil
+        fixes += epochs.reported(fix, accuracyKnown: accuracy != nil)
     }
 }

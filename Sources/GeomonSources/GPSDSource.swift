@@ -224,16 +224,9 @@ public final class GPSDSource {
         guard timeMs > 0 else { return nil }
         let coordinate = Coordinate(latitude: geomon_gps_latitude(data), longitude: geomon_gps_longitude(data))
         guard coordinate.isValid else { return nil }
-        var accuracy = AccuracyModel.unknownAccuracyMeters
-        var known = true
-        let eph = geomon_gps_eph(data), epx = geomon_gps_epx(data), epy = geomon_gps_epy(data)
-        if eph.isFinite, eph > 0 {
-            accuracy = eph
-        } else if epx.isFinite, epy.isFinite, max(epx, epy) > 0 {
-            accuracy = max(epx, epy)
-        } else {
-            known = false
-        }
+        let reported = GPSDEpochs.accuracy(eph: geomon_gps_eph(data), epx: geomon_gps_epx(data), epy: geomon_gps_epy(data))
+        let accuracy = reported ?? AccuracyModel.unknownAccuracyMeters
+        let known = reported != nil
         let speed = geomon_gps_speed(data), track = geomon_gps_track(data)
         let fix = Fix(
             time: UTCTime(millisecondsSince1970: timeMs),

@@ -154,3 +154,34 @@ struct GPSDLogTests {
         #expect(try Self.read("bundg_zeus_9.log").skipped.keys.sorted() == ["comment"])
     }
 }
+
+/// Replay of a gpsd log reads its epochs as `geomon run` reads them from gpsd (`GPSDEpochs`).
+struct GPSDLogEpochTests {
+    /// An epoch reported first without its accuracy, then with it, then again with a moved
+    /// position: the fix is the first report with the accuracy, as the live source hands on;
+    /// an epoch that never gets one is given as it is when the next starts.
+    @Test func anEpochIsTheFirstReportWithItsAccuracyAsInRun() {
+        let lines = """
+            {"class":"TPV","mode":3,"time":"2024-05-01T10:00:00.000Z","lat":46.1,"lon":6.1,"speed":1.0}
+            {"class":"TPV","mode":3,"time":"2024-05-01T10:00:00.000Z","lat":46.1001,"lon":6.1001,"eph":4.5,"speed":1.0}
+            {"class":"TPV","mode":3,"time":"2024-05-01T10:00:00.000Z","lat":46.2,"lon":6.2,"eph":9.0}
+            {"class":"TPV","mode":3,"time":"2024-05-01T10:00:01.000Z","lat":46.3,"lon":6.3,"epx":0,"epy":0}
+            {"class":"TPV","mode":3,"time":"2024-05-01T10:00:02.000Z","lat":46.4,"lon":6.4,"epx":3,"epy":5}
+
+            """
+        var parser = GPSDJSONParser()
+        let fixes = parser.feed(Array(lines.utf8)) + parser.finish()
+        var epochs = GPSDEpochs()
+        var live: [Fix] = []
+        for (lat, time, accuracy) in [(46.1, 0, nil), (46.1001, 0, 4.5), (46.2, 0, 9.0), (46.3, 1, nil), (46.4, 2, 5.0)] as [(Double, Int64, Double?)] {
+            let fix = Fix(time: UTCTime(millisecondsSince1970: 1_714_557_600_000 + time * 1000), coordinate: Coordinate(latitude: lat, longitude: lat - 40),
+                          horizontalAccuracyMeters: accuracy ?? AccuracyModel.unknownAccuracyMeters)
+            live += epochs.reported(fix, accuracyKnown: accuracy != nil)
+        }
+        live += epochs.flush()
+        #expect(fixes.map(\.coordinate.latitude) == [46.1001, 46.3, 46.4])
+        #expect(fixes.map(\.horizontalAccuracyMeters) == [4.5, AccuracyModel.unknownAccuracyMeters, 5.0])
+        #expect(fixes.map(\.coordinate.latitude) == live.map(\.coordinate.latitude))
+        #expect(fixes.map(\.time) == live.map(\.time))
+    }
+}

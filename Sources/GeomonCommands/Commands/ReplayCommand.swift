@@ -134,12 +134,9 @@ struct ReplayCommand: GeomonCommand {
         do {
             try run.run(journal: journal, services: services, speed: speed) { driver, source in
                 driver.silentThrough = resumeAfter
-                if publishing != nil, speed != nil {
-                    // Paced and publishing: commits (and so messages) at `geomon run`'s cadence
-                    // on the replay's clock, not in batches timed by the host's.
-                    journal.batchTime = nil
-                    driver.flushDelay = LiveDaemon.flushDelay
-                }
+                // Paced and publishing: commits (and so messages) at `geomon run`'s cadence on
+                // the replay's clock, not in batches timed by the host's.
+                driver.commit(at: publishing != nil && speed != nil ? .live : .replay)
                 driver.onCommitted = { events, _ in counts.events += events.count }
                 driver.onEffect = { effect, _ in
                     switch effect {
@@ -262,8 +259,6 @@ struct ReplayCommand: GeomonCommand {
         do {
             store = try EventStore(path: dbPath)
             journal = try Journal(profile: profile, store: store, recordDeliveries: !noHooks, publish: publish)
-            journal.batchTime = Self.batchTime
-            journal.batchSize = Self.batchFixes
         } catch let error as StoreError {
             throw CommandFailure("\(error)", exitCode: error.kind == .missing ? .noInput : .dataError)
         } catch let error as JournalError {
@@ -284,15 +279,8 @@ struct ReplayCommand: GeomonCommand {
         var services: [any Service] = [EventReporter(output: json ? .json : .text, log: nil)]
         var hooks: HookService?
         if !noHooks {
-            let home = ProcessInfo.processInfo.environment["HOME"]
-            let service = try HookService(profile: profile, store: store) { profile, wake in
-                var settings = DeliveryWorker.Settings(
-                    profileName: profile.name, profileDirectory: HookTargets.absoluteDirectory(profile.directory),
-                    retry: profile.hooks.retry, home: home)
-                settings.conditionRecheck = .seconds(1)
-                return DeliveryWorker(queue: store, settings: settings, catalog: HookCatalog(settings: profile.hooks),
-                                      probe: .fromEnvironment(), onActivity: wake)
-            }
+            let service = try HookService(profile: profile, store: store, environment: ProcessInfo.processInfo.environment,
+                                          conditionRecheck: .seconds(1))
             service.onOutcome = { outcome in
                 let what = "hook \(JSON.array(outcome.delivery.argv)) for \(outcome.delivery.event.kind.rawValue) \(outcome.delivery.eventID)"
                 switch outcome.decision {
@@ -336,11 +324,6 @@ final class RereadProblem {
 }
 
 extension ReplayCommand {
-    /// A replay's transaction: open at most `batchTime` of the loop's time, and at most
-    /// `batchFixes` fixes (a bound on its memory); events commit at once when hooks act on them.
-    static let batchTime: Duration = .milliseconds(100)
-    static let batchFixes = 1 << 14
-
     /// The recording of `paths`, in their order. Each file is read through once first (its
     /// fixes counted, its skipped input and time order checked). When every file is a regular
     /// file in time order and each begins where the one before ended, the run reads the files

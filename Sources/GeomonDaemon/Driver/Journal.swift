@@ -10,6 +10,24 @@ public struct JournalError: Error, CustomStringConvertible, Sendable {
     public var description: String { message }
 }
 
+/// When the journal's fixes are committed: the one rule, with the values `geomon run` and
+/// `geomon replay` give it. Events never wait (when anything acts on them, `Journal.commitEventsImmediately`);
+/// fixes wait in the open batch until the first of: `flushDelay` on the driver's clock after
+/// the first one (a live run: `geomon status` and the store are at most that far behind the
+/// receiver, and a transaction's fixed cost is paid at most once a second), `batchTime` of the
+/// host's time (an unpaced replay, whose clock runs thousands of times faster than the host's:
+/// a crash redoes at most that much work), `batchSize` fixes (a bound on memory).
+public struct CommitCadence: Sendable, Equatable {
+    public var flushDelay: Duration?
+    public var batchTime: Duration?
+    public var batchSize: Int
+
+    /// `geomon run`, and a paced replay that publishes (its messages go out at a live run's pace).
+    public static let live = CommitCadence(flushDelay: .seconds(1), batchTime: nil, batchSize: 4096)
+    /// An unpaced replay.
+    public static let replay = CommitCadence(flushDelay: nil, batchTime: .milliseconds(100), batchSize: 1 << 14)
+}
+
 /// The store side of the driver: the machine's commits, batched into SQLite transactions.
 ///
 /// Fixes are batched: a batch is committed once it has been open for `batchTime` (when set,

@@ -107,6 +107,13 @@ public final class MonitorDriver {
     /// How long fixes wait in the journal before they are committed (events never wait); nil:
     /// only when a batch fills and at the end (a replay).
     public var flushDelay: Duration?
+    /// Commits at `cadence` (the driver's flush delay, the journal's batch bounds).
+    public func commit(at cadence: CommitCadence) {
+        flushDelay = cadence.flushDelay
+        journal?.batchTime = cadence.batchTime
+        journal?.batchSize = max(1, cadence.batchSize)
+    }
+
     /// Whether the run's status is stored (`geomon run`; a replay has none).
     public var writesStatus = false
     /// Loads and validates the profile again (SIGHUP), logging why when it cannot; nil: reload

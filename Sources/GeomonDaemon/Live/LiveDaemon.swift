@@ -35,8 +35,6 @@ public final class LiveDaemon {
     private let hooks: HookService
     private let heartbeat: HeartbeatService?
 
-    /// How long fixes wait in the journal before they are committed (events never wait).
-    public static let flushDelay: Duration = .seconds(1)
 
     /// Opens everything `run` needs; throws `LiveDaemonError` with the exit code to use.
     /// - Parameters:
@@ -79,9 +77,7 @@ public final class LiveDaemon {
             throw LiveDaemonError(message: "\(error)", exitCode: Exit.failure)
         }
         do {
-            hooks = try HookService(profile: profile, store: store) { profile, wake in
-                Self.makeWorker(profile: profile, store: journal.store, options: options, wake: wake)
-            }
+            hooks = try HookService(profile: profile, store: store, environment: options.environment)
             heartbeat = profile.hooks.heartbeat.isEmpty ? nil : try HeartbeatService(profile: profile) { profile, wake in
                 Self.makeHeartbeat(profile: profile, options: options, startedAt: host.wall, log: log, wake: wake)
             }
@@ -123,7 +119,7 @@ public final class LiveDaemon {
         } catch {
             throw LiveDaemonError(message: "\(error)", exitCode: Exit.failure)
         }
-        driver.flushDelay = Self.flushDelay
+        driver.commit(at: .live)
         driver.writesStatus = true
         driver.reloader = { [options, log, store] context in
             log.notice("reloading profile", ["profile.path": options.profilePath])
@@ -149,15 +145,6 @@ public final class LiveDaemon {
         status.status.pid = Int(getpid())
         status.status.profile = profile.name
         status.status.mode = profile.mode.rawValue
-    }
-
-    private static func makeWorker(profile: Profile, store: EventStore, options: RunOptions, wake: @escaping @Sendable () -> Void) -> DeliveryWorker {
-        let settings = DeliveryWorker.Settings(
-            profileName: profile.name, profileDirectory: HookTargets.absoluteDirectory(profile.directory),
-            retry: profile.hooks.retry, home: options.environment["HOME"])
-        return DeliveryWorker(
-            queue: store, settings: settings, catalog: HookCatalog(settings: profile.hooks),
-            probe: .fromEnvironment(options.environment), onActivity: wake)
     }
 
     private static func makeHeartbeat(profile: Profile, options: RunOptions, startedAt: UTCTime, log: Log, wake: @escaping @Sendable () -> Void) -> HeartbeatDriver {

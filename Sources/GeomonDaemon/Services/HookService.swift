@@ -41,6 +41,23 @@ public final class HookService: Service {
         worker.onOutcome = { [unowned self] in self.onOutcome?($0) }
     }
 
+    /// The one assembly of hook delivery `geomon run` and `geomon replay` share: the profile's
+    /// hooks and retry rules, its directory as the hooks' working directory, `HOME` and the
+    /// condition probe's roots from `environment`, 4 hooks at once, and a held-back delivery's
+    /// `when:` conditions checked again every `conditionRecheck` of the driver's time (a
+    /// replay: 1 s, since once its recording ended it waits for them in real time).
+    public convenience init(profile: Profile, store: EventStore, environment: [String: String],
+                            conditionRecheck: Duration = .seconds(30)) throws {
+        try self.init(profile: profile, store: store) { profile, wake in
+            var settings = DeliveryWorker.Settings(
+                profileName: profile.name, profileDirectory: HookTargets.absoluteDirectory(profile.directory),
+                retry: profile.hooks.retry, home: environment["HOME"])
+            settings.conditionRecheck = conditionRecheck
+            return DeliveryWorker(queue: store, settings: settings, catalog: HookCatalog(settings: profile.hooks),
+                                  probe: .fromEnvironment(environment), onActivity: wake)
+        }
+    }
+
     /// Hooks running now.
     public var runningCount: Int { worker.runningCount + retiring.reduce(0) { $0 + $1.runningCount } }
 
