@@ -22,8 +22,8 @@ public struct CommitBatch: Sendable {
     public var publications: [Publication] = []
     /// The running daemon's status, when it changed.
     public var runtimeStatus: RuntimeStatus?
-    /// Extra key/values to write (e.g. the power policy's state).
-    public var keyValues: [String: String] = [:]
+    /// What a fence without a record is taken to be, once the engine knows.
+    public var implicitState: FenceState?
     /// When the batch is committed (wall clock or virtual), for `updated_at`.
     public var committedAt: UTCTime
 
@@ -32,5 +32,5 @@ public struct CommitBatch: Sendable {
         self.committedAt = committedAt
     }
 
-    public var isEmpty: Bool { fixes.isEmpty && changes.isEmpty && events.isEmpty && keyValues.isEmpty && receiverSwitches.isEmpty && publications.isEmpty && receiverLogShift == nil && runtimeStatus == nil }
+    public var isEmpty: Bool { fixes.isEmpty && changes.isEmpty && events.isEmpty && implicitState == nil && receiverSwitches.isEmpty && publications.isEmpty && receiverLogShift == nil && runtimeStatus == nil }
 }

@@ -28,7 +28,8 @@ public final class EventStore {
     private var oldestFixMilliseconds: Int64?
 
     // One typed repository per table, over the one connection.
-    var kv: KeyValueTable { KeyValueTable(db: db) }
+    var engineStateTable: EngineStateTable { EngineStateTable(db: db) }
+    var approachStateTable: ApproachStateTable { ApproachStateTable(db: db) }
     var fenceStateTable: FenceStateTable { FenceStateTable(db: db) }
     var eventTable: EventTable { EventTable(db: db) }
     var deliveryTable: DeliveryTable { DeliveryTable(db: db, path: path) }
@@ -111,7 +112,9 @@ public final class EventStore {
                 // Re-check inside the write lock: another writer may have migrated meanwhile.
                 let current = try Int(db.scalarInt("PRAGMA user_version") ?? 0)
                 guard current == next else { return }
-                try db.execute(Migrations.all[next])
+                let step = Migrations.all[next]
+                try db.execute(step.sql)
+                try step.code?(db)
                 try db.execute("PRAGMA user_version = \(next + 1)")
             }
         }
@@ -128,33 +131,29 @@ public final class EventStore {
         return try statement.step() ? statement.text(0) : ""
     }
 
-    // MARK: - Key/value
-
-    public func value(forKey key: String) throws -> String? {
-        try kv.value(forKey: key)
-    }
-
     // MARK: - Engine state
+
+    /// The engine's stored scalars and the database's owner; nil before the first commit.
+    public func engineState() throws -> EngineState? {
+        try engineStateTable.read()
+    }
 
     /// The engine snapshot last committed (empty for a new database).
     public func loadSnapshot() throws -> EngineSnapshot {
         var snapshot = EngineSnapshot()
         snapshot.records = try fenceStateTable.all()
-        if let text = try value(forKey: "usable_fix_count"), let count = Int(text) { snapshot.usableFixCount = count }
-        if let text = try value(forKey: "last_fix_ms"), let ms = Int64(text) { snapshot.lastFixTime = UTCTime(millisecondsSince1970: ms) }
-        if let text = try value(forKey: "location") {
-            let parts = text.split(separator: ",")
-            if parts.count == 3, let ms = Int64(parts[0]), let lat = Double(parts[1]), let lon = Double(parts[2]) {
-                snapshot.location = LocationReference(time: UTCTime(millisecondsSince1970: ms), coordinate: Coordinate(latitude: lat, longitude: lon))
-            }
+        if let state = try engineStateTable.read() {
+            snapshot.usableFixCount = state.usableFixCount
+            snapshot.lastFixTime = state.lastFixTime
+            snapshot.location = state.location
         }
-        if let text = try value(forKey: "approach") { snapshot.approaches = ApproachRecord.records(storedText: text) }
+        snapshot.approaches = try approachStateTable.all()
         return snapshot
     }
 
     /// The time of the last committed fix (resume point).
     public func lastFixTime() throws -> UTCTime? {
-        try value(forKey: "last_fix_ms").flatMap(Int64.init).map { UTCTime(millisecondsSince1970: $0) }
+        try engineStateTable.read()?.lastFixTime
     }
 
     /// Stored fence records, ordered by fence id.
@@ -175,14 +174,9 @@ public final class EventStore {
             try fixChunks.insert(batch.fixes)
             for record in batch.changes.upserts { try fenceStateTable.upsert(record) }
             for id in batch.changes.removals { try fenceStateTable.delete(fenceID: id) }
-            if let approaches = batch.changes.approaches { try kv.set(ApproachRecord.storedText(approaches), forKey: "approach") }
-            if let last = batch.lastFixTime { try kv.set(String(last.millisecondsSince1970), forKey: "last_fix_ms") }
-            try kv.set(String(batch.usableFixCount), forKey: "usable_fix_count")
-            if let location = batch.location {
-                try kv.set("\(location.time.millisecondsSince1970),\(location.coordinate.latitude),\(location.coordinate.longitude)", forKey: "location")
-            }
-            try kv.set(batch.profileName, forKey: "profile")
-            for (key, value) in batch.keyValues.sorted(by: { $0.key < $1.key }) { try kv.set(value, forKey: key) }
+            if let approaches = batch.changes.approaches { try approachStateTable.replace(with: approaches) }
+            try engineStateTable.write(EngineState(profile: batch.profileName, usableFixCount: batch.usableFixCount, lastFixTime: batch.lastFixTime,
+                                                   location: batch.location, implicitState: batch.implicitState))
             var stored: [StoredEvent] = []
             var storedIDs = Set<String>()
             for (event, targets) in batch.events {

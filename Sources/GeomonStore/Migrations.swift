@@ -1,7 +1,19 @@
 /// The schema, as an append-only list: migration `i` takes `user_version` from `i` to `i + 1`.
 /// Never edit a released entry; add a new one.
 enum Migrations {
-    static let all: [String] = [
+    /// One step: its SQL, then, when the step converts data SQL cannot read, code in the same
+    /// transaction.
+    struct Step: ExpressibleByStringLiteral, Sendable {
+        var sql: String
+        var code: (@Sendable (Connection) throws -> Void)?
+        init(stringLiteral sql: String) { self.sql = sql }
+        init(_ sql: String, code: @escaping @Sendable (Connection) throws -> Void) {
+            self.sql = sql
+            self.code = code
+        }
+    }
+
+    static let all: [Step] = [
         // 1: the initial schema.
         """
         CREATE TABLE kv (
@@ -157,6 +169,31 @@ enum Migrations {
         ALTER TABLE pushed_fences ADD COLUMN tst INTEGER;
         ALTER TABLE publications ADD COLUMN refused TEXT;
         """,
+        // 10: the engine's state as typed rows (it was text in kv): one engine_state row, the
+        // approach state per fence and its distance samples.
+        Step("""
+        CREATE TABLE engine_state (
+            id INTEGER PRIMARY KEY CHECK (id = 1),
+            profile TEXT NOT NULL,
+            usable_fix_count INTEGER NOT NULL,
+            last_fix_ms INTEGER,
+            location_ms INTEGER,
+            location_lat REAL,
+            location_lon REAL,
+            implicit_state TEXT
+        );
+        CREATE TABLE approach_state (
+            fence_id TEXT PRIMARY KEY,
+            fired INTEGER NOT NULL
+        ) WITHOUT ROWID;
+        CREATE TABLE approach_samples (
+            fence_id TEXT NOT NULL,
+            k INTEGER NOT NULL,
+            time_ms INTEGER NOT NULL,
+            distance_m REAL NOT NULL,
+            PRIMARY KEY (fence_id, k)
+        ) WITHOUT ROWID;
+        """, code: LegacyEngineState.migrate),
     ]
 
     static var latestVersion: Int { all.count }

@@ -101,4 +101,30 @@ public final class Statement {
         return String(cString: cString)
     }
     public func optionalText(_ column: Int32) -> String? { isNull(column) ? nil : text(column) }
+
+    // Reading by column name: rows are decoded by what a column is called, not where it is.
+    private var columnIndex: [String: Int32]?
+
+    /// The index of the result column `name`; a name the statement does not select is a bug
+    /// in the statement's repository (it traps).
+    public func column(_ name: String) -> Int32 {
+        if columnIndex == nil {
+            var index: [String: Int32] = [:]
+            for k in 0..<sqlite3_column_count(handle) {
+                if let cName = sqlite3_column_name(handle, k) { index[String(cString: cName)] = k }
+            }
+            columnIndex = index
+        }
+        guard let k = columnIndex?[name] else { preconditionFailure("\(sql) selects no column \(name)") }
+        return k
+    }
+
+    public func isNull(_ name: String) -> Bool { isNull(column(name)) }
+    public func int64(_ name: String) -> Int64 { int64(column(name)) }
+    public func int(_ name: String) -> Int { int(column(name)) }
+    public func double(_ name: String) -> Double { double(column(name)) }
+    public func text(_ name: String) -> String { text(column(name)) }
+    public func optionalDouble(_ name: String) -> Double? { optionalDouble(column(name)) }
+    public func optionalInt64(_ name: String) -> Int64? { optionalInt64(column(name)) }
+    public func optionalText(_ name: String) -> String? { optionalText(column(name)) }
 }

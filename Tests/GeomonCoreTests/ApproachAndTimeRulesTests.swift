@@ -65,8 +65,6 @@ struct ApproachAndTimeRulesTests {
         #expect(events[0].rule.text.hasPrefix("approach: within the 120 s ETA band, d=1202.0 m"))
         #expect(try #require(events[1].approach).bandMeters == 1000 && events[1].approach?.bandETA == nil)
         #expect(try #require(events[2].approach).bandETA == .seconds(30))
-        // Stored and read back with the ETA band.
-        #expect(EventRule.Approach(storedText: first.storedText) == first)
         #expect(EventRule.approachMembers(first).map(\.name).prefix(2) == ["band_eta_s", "distance_m"])
 
         // Out again to s = 2500 and back: still within 120 s × max_speed (3600 m) and its reset,
@@ -173,14 +171,6 @@ struct ApproachAndTimeRulesTests {
         // 20 m in 100 s is 0.2 m/s: under the speed floor.
         #expect(ApproachEstimate.of(samples([(0, 100), (100, 80)]), toleranceMeters: 15, minSpeed: 0.5).direction == .stationary)
         #expect(ApproachEstimate.of(samples([(0, 100)]), toleranceMeters: 15, minSpeed: 0.5).direction == .stationary)
-    }
-
-    @Test func storedTextRoundTrips() throws {
-        let record = ApproachRecord(fenceID: "a b:c", fired: 5, samples: [ApproachSample(time: T.time(3), signedDistanceMeters: 12.5)])
-        #expect(ApproachRecord.records(storedText: ApproachRecord.storedText([record, record])) == [record, record])
-        let a = EventRule.Approach(bandMeters: 1000, distanceMeters: 812.25, distanceLowerBoundMeters: 797.25, direction: .towards,
-                                   closingSpeedMetersPerSecond: 12.5, eta: .milliseconds(64980), etaLowerBound: nil, samples: 9, span: .seconds(60))
-        #expect(EventRule.Approach(storedText: a.storedText) == a)
     }
 
     // MARK: - Confirmation by time

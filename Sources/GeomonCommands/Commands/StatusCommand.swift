@@ -29,7 +29,8 @@ struct StatusCommand: GeomonCommand {
     func run() throws -> Int32 {
         let store = try openReadOnlyStore(try database.path())
         let snapshot = try store.loadSnapshot()
-        let profile = try store.value(forKey: "profile")
+        let state = try store.engineState()
+        let profile = state?.profile
         let lastFix = try store.lastFix()
         let pending = try store.pendingDeliveryCount()
         let dead = try store.deliveries(status: .dead).count
@@ -37,7 +38,7 @@ struct StatusCommand: GeomonCommand {
         let pendingMessages = try store.pendingPublicationCount()
         let refusedMessages = try store.refusedPublicationCount()
         // Fences without a row are in the engine's implicit state (outside once confirmed).
-        let implicit = try store.value(forKey: "implicit_state") ?? "unknown"
+        let implicit = state?.implicitState?.rawValue ?? "unknown"
         let running = InstanceLock.isHeld(databasePath: store.path)
         // The daemon's last written status; "running" is decided by the instance lock, so a
         // killed daemon is not reported as running.

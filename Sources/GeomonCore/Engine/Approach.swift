@@ -87,40 +87,6 @@ public struct ApproachRecord: Hashable, Sendable {
         self.fired = fired
         self.samples = samples
     }
-
-    /// The record as one line for the store: `id`, the fired bits, then `ms:distance` pairs.
-    public var storedText: String {
-        ([fenceID.utf8.count.description + ":" + fenceID, String(fired)]
-            + samples.map { "\($0.time.millisecondsSince1970):\($0.signedDistanceMeters)" }).joined(separator: " ")
-    }
-
-    /// Reads `storedText` back; nil when it is not one.
-    public init?(storedText text: Substring) {
-        guard let colon = text.firstIndex(of: ":"), let length = Int(text[..<colon]) else { return nil }
-        let idStart = text.index(after: colon)
-        let utf8 = text[idStart...].utf8
-        guard utf8.count >= length, let idEnd = utf8.index(utf8.startIndex, offsetBy: length, limitedBy: utf8.endIndex),
-              let id = String(text[idStart..<idEnd]) as String? else { return nil }
-        let rest = text[idEnd...].split(separator: " ")
-        guard let first = rest.first, let fired = UInt32(first) else { return nil }
-        var samples: [ApproachSample] = []
-        for pair in rest.dropFirst() {
-            let parts = pair.split(separator: ":")
-            guard parts.count == 2, let ms = Int64(parts[0]), let s = Double(parts[1]) else { return nil }
-            samples.append(ApproachSample(time: UTCTime(millisecondsSince1970: ms), signedDistanceMeters: s))
-        }
-        self.init(fenceID: id, fired: fired, samples: samples)
-    }
-
-    /// Every record, one per line (`storedText`).
-    public static func storedText(_ records: [ApproachRecord]) -> String {
-        records.map(\.storedText).joined(separator: "\n")
-    }
-
-    /// Reads `storedText(_:)` back, skipping lines that are not records.
-    public static func records(storedText text: String) -> [ApproachRecord] {
-        text.split(separator: "\n").compactMap { ApproachRecord(storedText: $0) }
-    }
 }
 
 /// The direction and closing speed of a window of samples (docs/engine.md, "Approach").
@@ -209,31 +175,3 @@ extension EventRule {
     }
 }
 
-extension EventRule.Approach {
-    /// The figures as one line for the store (the events table's `approach` column): band
-    /// (`-` for none), distance, lower bound, direction, closing speed, ETA and its bound in ms
-    /// (`-` for none), samples, span in ms, and the ETA band in ms when there is one.
-    public var storedText: String {
-        func ms(_ d: Duration?) -> String { d.map { String($0.wholeMilliseconds) } ?? "-" }
-        var fields = [bandMeters.map { String($0) } ?? "-", String(distanceMeters), String(distanceLowerBoundMeters), direction.rawValue,
-                      String(closingSpeedMetersPerSecond), ms(eta), ms(etaLowerBound), String(samples), ms(span)]
-        if let bandETA { fields.append(ms(bandETA)) }
-        return fields.joined(separator: " ")
-    }
-
-    /// Reads `storedText` back; nil when it is not one.
-    public init?(storedText text: String) {
-        let p = text.split(separator: " ").map(String.init)
-        func ms(_ s: String) -> Duration?? {
-            if s == "-" { return .some(nil) }
-            return Int64(s).map { .some(.milliseconds($0)) }
-        }
-        guard p.count == 9 || p.count == 10, p[0] == "-" || Double(p[0]) != nil, let d = Double(p[1]), let lower = Double(p[2]),
-              let direction = ApproachDirection(rawValue: p[3]), let v = Double(p[4]),
-              let eta = ms(p[5]), let etaLower = ms(p[6]), let n = Int(p[7]), let span = ms(p[8]) else { return nil }
-        let bandETA = p.count == 10 ? ms(p[9]) : .some(nil)
-        guard let bandETA else { return nil }
-        self.init(bandMeters: Double(p[0]), bandETA: bandETA, distanceMeters: d, distanceLowerBoundMeters: lower, direction: direction,
-                  closingSpeedMetersPerSecond: v, eta: eta, etaLowerBound: etaLower, samples: n, span: span ?? .zero)
-    }
-}

@@ -85,7 +85,7 @@ public final class Journal {
         self.batchSize = max(1, batchSize)
         hookTargets = HookTargets(profile: profile)
         store.keepFixes = profile.storage.keepFixes
-        if let owner = try store.value(forKey: "profile"), owner != profile.name {
+        if let owner = try store.engineState()?.profile, owner != profile.name {
             throw JournalError("\(store.path): the database belongs to profile '\(owner)', not '\(profile.name)'; use another --db")
         }
         snapshot = try store.loadSnapshot()
@@ -204,7 +204,7 @@ public final class Journal {
         batch.usableFixCount = usableFixCount
         batch.lastFixTime = lastFixTime
         batch.location = location
-        if let implicitState { batch.keyValues["implicit_state"] = implicitState.rawValue }
+        batch.implicitState = implicitState
         batch.committedAt = now
         // On a failure the machine is ahead of the store: the caller must stop (a restart
         // resumes from the store's state and decides these inputs again).

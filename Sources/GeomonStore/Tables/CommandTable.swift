@@ -40,8 +40,8 @@ struct CommandTable {
         let r = try db.statement("SELECT seq, received_ms, topic, action, accepted, summary FROM commands ORDER BY seq")
         var result: [StoredCommand] = []
         while try r.step() {
-            result.append(StoredCommand(seq: r.int64(0), received: UTCTime(millisecondsSince1970: r.int64(1)), topic: r.text(2),
-                                        action: r.text(3), accepted: r.int64(4) != 0, summary: r.text(5)))
+            result.append(StoredCommand(seq: r.int64("seq"), received: UTCTime(millisecondsSince1970: r.int64("received_ms")), topic: r.text("topic"),
+                                        action: r.text("action"), accepted: r.int64("accepted") != 0, summary: r.text("summary")))
         }
         return result
     }
@@ -84,9 +84,9 @@ struct PushedFenceTable {
         let r = try db.statement("SELECT key, fence_id, name, lat, lon, radius_m, pushed_ms, command_seq, tst FROM pushed_fences ORDER BY command_seq, key")
         var result: [PushedFence] = []
         while try r.step() {
-            result.append(PushedFence(key: r.text(0), fenceID: r.text(1), name: r.optionalText(2),
-                                      center: Coordinate(latitude: r.double(3), longitude: r.double(4)), radiusMeters: r.double(5),
-                                      pushedAt: UTCTime(millisecondsSince1970: r.int64(6)), command: r.int64(7), waypointTime: r.optionalInt64(8)))
+            result.append(PushedFence(key: r.text("key"), fenceID: r.text("fence_id"), name: r.optionalText("name"),
+                                      center: Coordinate(latitude: r.double("lat"), longitude: r.double("lon")), radiusMeters: r.double("radius_m"),
+                                      pushedAt: UTCTime(millisecondsSince1970: r.int64("pushed_ms")), command: r.int64("command_seq"), waypointTime: r.optionalInt64("tst")))
         }
         return result
     }

@@ -13,22 +13,22 @@ struct DeliveryTable {
 
     static let columns = ["id", "hook_key", "argv", "status", "attempt", "next_attempt_at_ms", "last_error"]
     static var selectList: String {
-        (columns.map { "d." + $0 } + EventTable.columns.map { "e." + $0 }).joined(separator: ", ")
+        (columns.map { "d." + $0 } + EventTable.columns.map { "e.\($0) AS e_\($0)" }).joined(separator: ", ")
     }
     static let from = "FROM deliveries d LEFT JOIN events e ON e.id = d.event_id"
 
     /// A delivery row with its event (the columns of `selectList`).
     static func read(_ r: Statement) throws -> Delivery {
-        let id = r.int64(0)
-        guard r.optionalText(Int32(columns.count) + 2) != nil else { throw EventStore.MissingEvent(deliveryID: id) }
-        let status = DeliveryStatus(rawValue: r.text(3)) ?? .pending
-        let next = r.int64(5)
+        let id = r.int64("id")
+        guard r.optionalText("e_id") != nil else { throw EventStore.MissingEvent(deliveryID: id) }
+        let status = DeliveryStatus(rawValue: r.text("status")) ?? .pending
+        let next = r.int64("next_attempt_at_ms")
         return Delivery(
-            id: id, event: EventTable.read(r, at: Int32(columns.count)).event, hookKey: r.text(1),
-            argv: parseStringArray(r.text(2)) ?? [],
-            status: status, attempt: r.int(4),
+            id: id, event: EventTable.read(r, prefix: "e_").event, hookKey: r.text("hook_key"),
+            argv: parseStringArray(r.text("argv")) ?? [],
+            status: status, attempt: r.int("attempt"),
             nextAttemptAt: status == .retrying && next > 0 ? UTCTime(millisecondsSince1970: next) : nil,
-            lastError: r.optionalText(6))
+            lastError: r.optionalText("last_error"))
     }
 
     private func read(_ r: Statement) throws -> [Delivery] {

@@ -5,20 +5,21 @@ import GeomonFormat
 struct EventTable {
     let db: Connection
 
-    /// The columns an event row is read from, in order (`read(_:at:)`).
+    /// The columns an event row is read from (`read(_:prefix:)`).
     static let columns = ["seq", "profile", "id", "kind", "fence_id", "fence_name", "time_ms", "lat", "lon", "accuracy_m", "rule", "approach"]
 
-    /// The row at `offset` of `statement` (the columns above, in order).
-    static func read(_ r: Statement, at offset: Int32 = 0) -> StoredEvent {
-        let event = GeoEvent(
-            id: r.text(offset + 2), kind: EventKind(rawValue: r.text(offset + 3)) ?? .location,
-            fenceID: r.optionalText(offset + 4), fenceName: r.optionalText(offset + 5),
-            time: UTCTime(millisecondsSince1970: r.int64(offset + 6)),
-            coordinate: Coordinate(latitude: r.double(offset + 7), longitude: r.double(offset + 8)),
-            accuracyMeters: r.double(offset + 9), rule: .recorded(r.text(offset + 10)))
-        var stored = event
-        stored.approach = r.optionalText(offset + 11).flatMap(EventRule.Approach.init(storedText:))
-        return StoredEvent(seq: r.int64(offset), profile: r.text(offset + 1), event: stored)
+    /// The event of a row, its columns named `prefix` + the names above (a join selects the
+    /// event's columns under a prefix: `e.id AS e_id`).
+    static func read(_ r: Statement, prefix: String = "") -> StoredEvent {
+        func c(_ name: String) -> String { prefix + name }
+        var event = GeoEvent(
+            id: r.text(c("id")), kind: EventKind(rawValue: r.text(c("kind"))) ?? .location,
+            fenceID: r.optionalText(c("fence_id")), fenceName: r.optionalText(c("fence_name")),
+            time: UTCTime(millisecondsSince1970: r.int64(c("time_ms"))),
+            coordinate: Coordinate(latitude: r.double(c("lat")), longitude: r.double(c("lon"))),
+            accuracyMeters: r.double(c("accuracy_m")), rule: .recorded(r.text(c("rule"))))
+        event.approach = r.optionalText(c("approach")).flatMap(EventRule.Approach.init(storedText:))
+        return StoredEvent(seq: r.int64(c("seq")), profile: r.text(c("profile")), event: event)
     }
 
     /// Inserts `event` unless its id is stored; its `seq` when it was new.
@@ -66,5 +67,34 @@ struct EventTable {
 
     func count() throws -> Int {
         try Int(db.scalarInt("SELECT count(*) FROM events") ?? 0)
+    }
+}
+
+extension EventRule.Approach {
+    /// The figures as one line for the store (the events table's `approach` column): band
+    /// (`-` for none), distance, lower bound, direction, closing speed, ETA and its bound in ms
+    /// (`-` for none), samples, span in ms, and the ETA band in ms when there is one.
+    var storedText: String {
+        func ms(_ d: Duration?) -> String { d.map { String($0.wholeMilliseconds) } ?? "-" }
+        var fields = [bandMeters.map { String($0) } ?? "-", String(distanceMeters), String(distanceLowerBoundMeters), direction.rawValue,
+                      String(closingSpeedMetersPerSecond), ms(eta), ms(etaLowerBound), String(samples), ms(span)]
+        if let bandETA { fields.append(ms(bandETA)) }
+        return fields.joined(separator: " ")
+    }
+
+    /// Reads `storedText` back; nil when it is not one.
+    init?(storedText text: String) {
+        let p = text.split(separator: " ").map(String.init)
+        func ms(_ s: String) -> Duration?? {
+            if s == "-" { return .some(nil) }
+            return Int64(s).map { .some(.milliseconds($0)) }
+        }
+        guard p.count == 9 || p.count == 10, p[0] == "-" || Double(p[0]) != nil, let d = Double(p[1]), let lower = Double(p[2]),
+              let direction = ApproachDirection(rawValue: p[3]), let v = Double(p[4]),
+              let eta = ms(p[5]), let etaLower = ms(p[6]), let n = Int(p[7]), let span = ms(p[8]) else { return nil }
+        let bandETA = p.count == 10 ? ms(p[9]) : .some(nil)
+        guard let bandETA else { return nil }
+        self.init(bandMeters: Double(p[0]), bandETA: bandETA, distanceMeters: d, distanceLowerBoundMeters: lower, direction: direction,
+                  closingSpeedMetersPerSecond: v, eta: eta, etaLowerBound: etaLower, samples: n, span: span ?? .zero)
     }
 }

@@ -47,23 +47,23 @@ struct FenceStateTable {
             """)
         var records: [FenceStateRecord] = []
         while try r.step() {
-            var record = FenceStateRecord(fenceID: r.text(0), state: FenceState(rawValue: r.text(1)) ?? .unknown)
-            record.stateSince = r.optionalInt64(2).map { UTCTime(millisecondsSince1970: $0) }
-            if let lat = r.optionalDouble(3), let lon = r.optionalDouble(4) {
+            var record = FenceStateRecord(fenceID: r.text("fence_id"), state: FenceState(rawValue: r.text("state")) ?? .unknown)
+            record.stateSince = r.optionalInt64("since_ms").map { UTCTime(millisecondsSince1970: $0) }
+            if let lat = r.optionalDouble("since_lat"), let lon = r.optionalDouble("since_lon") {
                 record.sinceCoordinate = Coordinate(latitude: lat, longitude: lon)
             }
-            record.sinceAccuracyMeters = r.optionalDouble(5)
-            record.dwellCount = Int(clamping: max(0, r.int64(6)))
-            if let text = r.optionalText(7), let state = FenceState(rawValue: text), let ms = r.optionalInt64(9) {
+            record.sinceAccuracyMeters = r.optionalDouble("since_accuracy_m")
+            record.dwellCount = Int(clamping: max(0, r.int64("dwell_fired")))
+            if let text = r.optionalText("pending_state"), let state = FenceState(rawValue: text), let ms = r.optionalInt64("pending_ms") {
                 record.pending = PendingTransition(
-                    state: state, count: r.int(8), firstTime: UTCTime(millisecondsSince1970: ms),
-                    firstCoordinate: Coordinate(latitude: r.double(10), longitude: r.double(11)),
-                    firstAccuracyMeters: r.double(12),
-                    firstSignedDistanceMeters: r.optionalDouble(13) ?? .infinity)
+                    state: state, count: r.int("pending_count"), firstTime: UTCTime(millisecondsSince1970: ms),
+                    firstCoordinate: Coordinate(latitude: r.double("pending_lat"), longitude: r.double("pending_lon")),
+                    firstAccuracyMeters: r.double("pending_accuracy_m"),
+                    firstSignedDistanceMeters: r.optionalDouble("pending_s_m") ?? .infinity)
             }
-            record.reported = r.optionalInt64(14).map { $0 != 0 } ?? (record.state == .inside)
-            record.name = r.optionalText(15)
-            record.fingerprint = r.optionalInt64(16).map { UInt64(bitPattern: $0) }
+            record.reported = r.optionalInt64("reported").map { $0 != 0 } ?? (record.state == .inside)
+            record.name = r.optionalText("fence_name")
+            record.fingerprint = r.optionalInt64("fingerprint").map { UInt64(bitPattern: $0) }
             records.append(record)
         }
         return records

@@ -154,13 +154,13 @@ struct PublicationTable {
         var result: [StoredPublication] = []
         while try statement.step() {
             let publication = Publication(
-                kind: Publication.Kind(rawValue: statement.text(1)) ?? .location, topic: statement.text(2),
-                payload: statement.text(3), retain: statement.int64(4) != 0,
-                time: UTCTime(millisecondsSince1970: statement.int64(5)), eventID: statement.optionalText(6))
+                kind: Publication.Kind(rawValue: statement.text("kind")) ?? .location, topic: statement.text("topic"),
+                payload: statement.text("payload"), retain: statement.int64("retain") != 0,
+                time: UTCTime(millisecondsSince1970: statement.int64("time_ms")), eventID: statement.optionalText("event_id"))
             result.append(StoredPublication(
-                seq: statement.int64(0), publication: publication,
-                createdAt: UTCTime(millisecondsSince1970: statement.int64(7)),
-                publishedAt: statement.optionalInt64(8).map(UTCTime.init(millisecondsSince1970:)), refused: statement.optionalText(9)))
+                seq: statement.int64("seq"), publication: publication,
+                createdAt: UTCTime(millisecondsSince1970: statement.int64("created_at_ms")),
+                publishedAt: statement.optionalInt64("published_at_ms").map(UTCTime.init(millisecondsSince1970:)), refused: statement.optionalText("refused")))
         }
         return result
     }

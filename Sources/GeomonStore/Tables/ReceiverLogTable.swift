@@ -35,7 +35,7 @@ struct ReceiverLogTable {
         let r = try db.statement("SELECT time_ms, receiver_on, reason FROM receiver_log ORDER BY time_ms, rowid")
         var result: [ReceiverSwitch] = []
         while try r.step() {
-            result.append(ReceiverSwitch(time: UTCTime(millisecondsSince1970: r.int64(0)), on: r.int64(1) != 0, reason: r.text(2)))
+            result.append(ReceiverSwitch(time: UTCTime(millisecondsSince1970: r.int64("time_ms")), on: r.int64("receiver_on") != 0, reason: r.text("reason")))
         }
         return result
     }

@@ -56,39 +56,39 @@ struct RuntimeStatusTable {
         let r = try db.prepare("SELECT \(Self.columns) FROM runtime_status WHERE id = 1")
         guard try r.step() else { return nil }
         var s = RuntimeStatus()
-        s.running = r.int64(0) != 0
-        s.pid = r.int(1)
-        s.profile = r.text(2)
-        s.mode = r.text(3)
-        s.receiverOn = r.int64(4) != 0
-        s.receiverReason = r.text(5)
-        if let plugin = r.optionalText(6) {
-            s.gnss = .init(plugin: plugin, endpoint: r.optionalText(7), state: r.optionalText(8) ?? "")
-            if let method = r.optionalText(28) {
-                s.gnss?.power = .init(method: method, state: r.optionalText(29) ?? "", measuredOnSeconds: r.optionalDouble(30) ?? 0)
+        s.running = r.int64("running") != 0
+        s.pid = r.int("pid")
+        s.profile = r.text("profile")
+        s.mode = r.text("mode")
+        s.receiverOn = r.int64("receiver_on") != 0
+        s.receiverReason = r.text("receiver_reason")
+        if let plugin = r.optionalText("gnss_plugin") {
+            s.gnss = .init(plugin: plugin, endpoint: r.optionalText("gnss_endpoint"), state: r.optionalText("gnss_state") ?? "")
+            if let method = r.optionalText("gnss_power_method") {
+                s.gnss?.power = .init(method: method, state: r.optionalText("gnss_power_state") ?? "", measuredOnSeconds: r.optionalDouble("gnss_measured_on_s") ?? 0)
             }
         }
-        if let plugin = r.optionalText(9) {
-            s.coarse = .init(plugin: plugin, endpoint: r.optionalText(10), state: r.optionalText(11) ?? "",
-                             accuracy: r.optionalText(12), malformedLines: r.optionalInt64(13).map(Int.init))
+        if let plugin = r.optionalText("coarse_plugin") {
+            s.coarse = .init(plugin: plugin, endpoint: r.optionalText("coarse_endpoint"), state: r.optionalText("coarse_state") ?? "",
+                             accuracy: r.optionalText("coarse_accuracy"), malformedLines: r.optionalInt64("coarse_malformed").map(Int.init))
         }
-        if let ms = r.optionalInt64(14) {
+        if let ms = r.optionalInt64("last_fix_ms") {
             s.lastFix = Fix(time: UTCTime(millisecondsSince1970: ms),
-                            coordinate: Coordinate(latitude: r.double(15), longitude: r.double(16)),
-                            horizontalAccuracyMeters: r.double(17),
-                            source: FixSource(rawValue: r.optionalText(18) ?? "") ?? .gnss)
+                            coordinate: Coordinate(latitude: r.double("last_fix_lat"), longitude: r.double("last_fix_lon")),
+                            horizontalAccuracyMeters: r.double("last_fix_accuracy_m"),
+                            source: FixSource(rawValue: r.optionalText("last_fix_source") ?? "") ?? .gnss)
         }
-        let inside = r.text(19)
+        let inside = r.text("inside")
         s.inside = inside.isEmpty ? [] : inside.split(separator: "\n").map(String.init)
-        if let broker = r.optionalText(20) {
-            s.mqtt = .init(broker: broker, topic: r.optionalText(21) ?? "", state: r.optionalText(22) ?? "", published: r.optionalInt64(23).map(Int.init) ?? 0)
+        if let broker = r.optionalText("mqtt_broker") {
+            s.mqtt = .init(broker: broker, topic: r.optionalText("mqtt_topic") ?? "", state: r.optionalText("mqtt_state") ?? "", published: r.optionalInt64("mqtt_published").map(Int.init) ?? 0)
         }
-        s.uptimeSeconds = r.int(24)
-        s.loopWakeups = r.int(25)
-        s.hooksRunning = r.int(26)
-        s.updated = UTCTime(millisecondsSince1970: r.int64(27))
-        if let plugin = r.optionalText(31) {
-            s.motion = .init(plugin: plugin, state: r.optionalText(32) ?? "unknown", since: r.optionalInt64(33).map(UTCTime.init(millisecondsSince1970:)))
+        s.uptimeSeconds = r.int("uptime_s")
+        s.loopWakeups = r.int("loop_wakeups")
+        s.hooksRunning = r.int("hooks_running")
+        s.updated = UTCTime(millisecondsSince1970: r.int64("updated_ms"))
+        if let plugin = r.optionalText("motion_plugin") {
+            s.motion = .init(plugin: plugin, state: r.optionalText("motion_state") ?? "unknown", since: r.optionalInt64("motion_since_ms").map(UTCTime.init(millisecondsSince1970:)))
         }
         return s
     }
