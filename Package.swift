@@ -32,7 +32,7 @@ let package = Package(
         .target(name: "GeomonCore", dependencies: ["CMemoryHints"], swiftSettings: strict),
 
         // The kernel's clocks, read in one place (for the shell and the adapters).
-        .target(name: "GeomonSystem", dependencies: ["GeomonCore"], swiftSettings: strict),
+        .target(name: "GeomonSystem", dependencies: ["GeomonCore", "CGeomonShims"], swiftSettings: strict),
 
         // Pure, above the core: one JSON writer, number and explanation text.
         .target(name: "GeomonFormat", dependencies: ["GeomonCore"], swiftSettings: strict),
@@ -45,7 +45,7 @@ let package = Package(
         // Adapters: each wraps one outside thing.
         .target(name: "GeomonConfig", dependencies: ["GeomonCore", "GeomonFormat", "CYAML", "CZlib"], swiftSettings: strict),
         .target(name: "GeomonStore", dependencies: ["GeomonCore", "GeomonSystem", "GeomonFormat", "CSQLite"], swiftSettings: strict),
-        .target(name: "GeomonSources", dependencies: ["GeomonCore", "CGPS", "CGeomonShims"], swiftSettings: strict),
+        .target(name: "GeomonSources", dependencies: ["GeomonCore", "GeomonSystem", "CGPS", "CGeomonShims"], swiftSettings: strict),
         .target(name: "GeomonHooks", dependencies: ["GeomonCore", "GeomonSystem", "GeomonFormat", "CGeomonShims"], swiftSettings: strict),
         .target(name: "GeomonPublish", dependencies: ["GeomonCore", "GeomonSystem", "GeomonFormat", "CMosquitto"], swiftSettings: strict),
         .target(name: "GeomonGeoClue", dependencies: ["GeomonCore", "GeomonSystem", "CSystemd"], swiftSettings: strict),

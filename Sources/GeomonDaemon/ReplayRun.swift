@@ -49,6 +49,9 @@ public final class ReplayRun {
     /// Keep every action of the run's policy (`actions`: the policy log and the picture need
     /// them). The baseline keeps neither.
     public var keepsActions = true
+    /// Keep the run's events (`events`: the picture needs them); a comparison with always-on
+    /// keeps both runs' events whatever this says.
+    public var keepsEvents = true
     /// The run's source after `run`: the receiver's accounting, actions, delivered fixes, events.
     public private(set) var source: ReceiverModelService?
     public private(set) var baseline: ReceiverModelService?
@@ -164,6 +167,7 @@ public final class ReplayRun {
                                       trackingInterval: options.trackingInterval)
         receiver.keepsDelivered = keepsHistory && keepsDelivered
         receiver.keepsActions = keepsHistory && keepsActions
+        receiver.keepsEvents = keepsEvents || options.compareAlwaysOn
         let service = ReceiverModelService(receiver: receiver, start: start, end: end)
         service.catchUpEvery = shared ? Self.catchUpEvery : nil
         return service

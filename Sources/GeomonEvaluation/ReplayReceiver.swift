@@ -35,6 +35,9 @@ public struct ReplayReceiver {
     public var keepsDelivered = true
     /// Keep every action (`actions`: the policy log and the picture need them).
     public var keepsActions = true
+    /// Keep every event decided (`events`: the picture and the comparison with always-on need
+    /// them); the count is kept either way (`eventCount`).
+    public var keepsEvents = true
     /// How many fixes were delivered.
     public private(set) var deliveredCount = 0
     /// For each switch-on of the receiver, the time of the first GNSS fix delivered at or after
@@ -45,6 +48,8 @@ public struct ReplayReceiver {
     private var lastGNSSTime: UTCTime?
     /// Every event the machine decided, in order.
     public private(set) var events: [GeoEvent] = []
+    /// Events decided, kept or not.
+    public private(set) var eventCount = 0
     /// Fixes the screen held as implausible jumps.
     public private(set) var held = 0
     private var coarseOn = false
@@ -155,7 +160,8 @@ public struct ReplayReceiver {
             case .wakeAt: break
             }
         case let .commit(commit):
-            events += commit.events
+            eventCount += commit.events.count
+            if keepsEvents { events += commit.events }
         case .held:
             held += 1
         case let .took(fix, decision):
@@ -182,7 +188,7 @@ public struct ReplayReceiver {
 
     /// The energy figures of the run over `trackSeconds`.
     public func report(trackSeconds: Double) -> EnergyReport {
-        EnergyReport(trackSeconds: trackSeconds, usage: model.usage, settings: model.settings, events: events.count,
+        EnergyReport(trackSeconds: trackSeconds, usage: model.usage, settings: model.settings, events: eventCount,
                      powerMethod: powerMethod.name, restart: restart)
     }
 }

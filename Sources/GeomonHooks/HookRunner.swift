@@ -1,4 +1,5 @@
 import CGeomonShims
+import GeomonSystem
 import GeomonCore
 #if canImport(Glibc)
 import Glibc
@@ -29,21 +30,18 @@ public struct HookRunner: Sendable {
             return HookResult(termination: .spawnFailed(errno: failure, message: errnoText(failure)), executablePath: path)
         }
 
-        let argv = invocation.argv
         let envp = invocation.environment.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
         let started = ContinuousClock.now
-        var pid: pid_t = 0
-        let rc = withCStrings(argv) { cArgv in
-            withCStrings(envp) { cEnvp in
-                geomon_spawn(&pid, path, cArgv, cEnvp, invocation.workingDirectory,
-                             child.stdinFD, child.stdoutWrite, child.stderrWrite)
-            }
+        let process: ChildProcess
+        do {
+            process = try ChildProcess(path: path, argv: invocation.argv, environment: envp, workingDirectory: invocation.workingDirectory,
+                                       stdin: child.stdinFD, stdout: child.stdoutWrite, stderr: child.stderrWrite)
+        } catch {
+            child.closeChildEnds()
+            return HookResult(termination: .spawnFailed(errno: error.errno, message: error.message), executablePath: path)
         }
         child.closeChildEnds()
-        guard rc == 0 else {
-            return HookResult(termination: .spawnFailed(errno: rc, message: errnoText(rc)), executablePath: path)
-        }
-        return supervise(pid: pid, child: &child, timeout: invocation.timeout, started: started, path: path)
+        return supervise(process, child: &child, timeout: invocation.timeout, started: started, path: path)
     }
 
     /// Runs the invocation on a new thread and calls `completion` there when it has ended.
@@ -88,12 +86,9 @@ public struct HookRunner: Sendable {
         case exited(drainUntil: ContinuousClock.Instant)
     }
 
-    private func supervise(pid: pid_t, child: inout ChildIO, timeout: Duration, started: ContinuousClock.Instant, path: String) -> HookResult {
-        let pidfd = geomon_pidfd_open(pid)
-        defer { if pidfd >= 0 { close(pidfd) } }
+    private func supervise(_ process: ChildProcess, child: inout ChildIO, timeout: Duration, started: ContinuousClock.Instant, path: String) -> HookResult {
         var phase = Phase.running(deadline: started + timeout)
         var timedOut = false
-        var status: Int32? = nil
         var endedAt = started
 
         while true {
@@ -102,15 +97,15 @@ public struct HookRunner: Sendable {
             switch phase {
             case .running(let deadline) where now >= deadline:
                 timedOut = true
-                kill(-pid, SIGTERM)
+                process.signalGroup(SIGTERM)
                 phase = .terminating(killAt: now + limits.killGrace)
                 continue
             case .terminating(let killAt) where now >= killAt:
-                kill(-pid, SIGKILL)
+                process.signalGroup(SIGKILL)
                 phase = .killed
                 continue
             case .exited(let drainUntil) where now >= drainUntil || !child.hasOpenOutput:
-                return makeResult(status: status, timedOut: timedOut, duration: endedAt - started, child: child, path: path, pid: pid)
+                return makeResult(status: process.status, timedOut: timedOut, duration: endedAt - started, child: child, path: path, pid: process.pid)
             default:
                 break
             }
@@ -120,7 +115,7 @@ public struct HookRunner: Sendable {
             if child.stderrRead >= 0 { fds.append(pollfd(fd: child.stderrRead, events: Int16(POLLIN), revents: 0)) }
             var leaderRunning = true
             if case .exited = phase { leaderRunning = false }
-            if leaderRunning && pidfd >= 0 { fds.append(pollfd(fd: pidfd, events: Int16(POLLIN), revents: 0)) }
+            if leaderRunning && process.pidfd >= 0 { fds.append(pollfd(fd: process.pidfd, events: Int16(POLLIN), revents: 0)) }
 
             var wait: Duration
             switch phase {
@@ -130,7 +125,7 @@ public struct HookRunner: Sendable {
             case .exited(let drainUntil): wait = drainUntil - now
             }
             // Without a pidfd (old kernel), check the leader every 20 ms.
-            if leaderRunning && pidfd < 0 { wait = min(wait, .milliseconds(20)) }
+            if leaderRunning && process.pidfd < 0 { wait = min(wait, .milliseconds(20)) }
             let waitMs = Int32(clamping: max(0, wait.wholeMilliseconds) + 1)
             let ready = fds.withUnsafeMutableBufferPointer { poll($0.baseAddress, nfds_t($0.count), waitMs) }
             if ready < 0 && errno != EINTR && errno != EAGAIN {
@@ -141,21 +136,7 @@ public struct HookRunner: Sendable {
                 if entry.fd == child.stdoutRead { child.drain(.stdout) }
                 else if entry.fd == child.stderrRead { child.drain(.stderr) }
             }
-
-            let exitState = leaderRunning ? geomon_child_exited_nowait(pid) : 0
-            if exitState == -1 {
-                // ECHILD: someone else reaped it (SIGCHLD set to SIG_IGN, or a stray waitpid(-1)).
-                // The group id may be reused now, so do not signal it; report an unknown status.
-                status = nil
-                endedAt = ContinuousClock.now
-                phase = .exited(drainUntil: endedAt + limits.drainAfterExit)
-            } else if exitState == 1 {
-                // The leader is a zombie: its pid (= the group id) cannot be reused yet, so it is
-                // safe to kill whatever it left behind in its group, then reap it.
-                kill(-pid, SIGKILL)
-                var raw: Int32 = 0
-                while waitpid(pid, &raw, 0) < 0 && errno == EINTR {}
-                status = raw
+            if leaderRunning, process.reapIfExited() {
                 endedAt = ContinuousClock.now
                 phase = .exited(drainUntil: endedAt + limits.drainAfterExit)
             }
@@ -265,12 +246,6 @@ private struct ChildIO {
 }
 
 /// Calls `body` with a NULL-terminated `char *[]` of copies of `strings`.
-private func withCStrings<R>(_ strings: [String], _ body: (UnsafePointer<UnsafeMutablePointer<CChar>?>) -> R) -> R {
-    var pointers: [UnsafeMutablePointer<CChar>?] = strings.map { strdup($0) }
-    pointers.append(nil)
-    defer { for pointer in pointers { free(pointer) } }
-    return pointers.withUnsafeBufferPointer { body($0.baseAddress!) }
-}
 
 func errnoText(_ code: Int32) -> String {
     String(cString: strerror(code))

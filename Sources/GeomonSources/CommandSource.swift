@@ -1,5 +1,6 @@
 public import GeomonCore
 import CGeomonShims
+import GeomonSystem
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -58,7 +59,7 @@ public final class CommandSource {
     /// How often the program was started.
     public private(set) var starts = 0
 
-    private var pid: pid_t?
+    private var process: ChildProcess?
     private var readFD: Int32 = -1
     private var parser = JSONLinesParser(source: .coarse)
     private var motionParser = MotionLinesParser()
@@ -84,10 +85,10 @@ public final class CommandSource {
         stop()
     }
 
-    public var isRunning: Bool { pid != nil }
+    public var isRunning: Bool { process != nil }
 
     /// The process id while running.
-    public var processIdentifier: Int32? { pid }
+    public var processIdentifier: Int32? { process?.pid }
 
     /// The read end of the program's stdout while running (non-blocking): wait on it.
     public var fileDescriptor: Int32? { readFD >= 0 ? readFD : nil }
@@ -100,7 +101,7 @@ public final class CommandSource {
     /// Starts the program.
     public func start() throws(CommandSourceError) {
         let name = arguments.first ?? ""
-        guard pid == nil else { throw CommandSourceError(code: .alreadyRunning, command: name, message: "already running") }
+        guard process == nil else { throw CommandSourceError(code: .alreadyRunning, command: name, message: "already running") }
         guard let executable = Self.resolve(name) else {
             throw CommandSourceError(code: .notFound, command: name, message: "no such executable (searched \(Self.path))")
         }
@@ -114,16 +115,13 @@ public final class CommandSource {
             if null >= 0 { close(null) }
         }
         let envp = environment.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
-        var child: pid_t = 0
-        let rc = Self.withCStrings(arguments) { argv in
-            Self.withCStrings(envp) { env in geomon_spawn(&child, executable, argv, env, nil, null, fds[1], 2) }
-        }
-        guard rc == 0 else {
+        do {
+            process = try ChildProcess(path: executable, argv: arguments, environment: envp, workingDirectory: nil, stdin: null, stdout: fds[1], stderr: 2)
+        } catch {
             close(fds[0])
-            throw CommandSourceError(code: .spawnFailed, command: name, message: "cannot start: \(String(cString: strerror(rc)))")
+            throw CommandSourceError(code: .spawnFailed, command: name, message: "cannot start: \(error.message)")
         }
         _ = geomon_set_nonblocking(fds[0])
-        pid = child
         readFD = fds[0]
         parser = JSONLinesParser(source: .coarse)
         motionParser = MotionLinesParser()
@@ -154,9 +152,9 @@ public final class CommandSource {
 
     /// Kills the program's process group (SIGTERM, then SIGKILL after `grace`) and reaps it.
     public func stop(grace: Duration = .seconds(1)) {
-        guard let pid else { return }
-        kill(-pid, SIGTERM)
-        _ = reap(grace: grace)
+        guard let process else { return }
+        process.terminate(grace: grace)
+        _ = reap(grace: .zero)
     }
 
     /// What the lines in `bytes` say (nil: the end of the output, a trailing line).
@@ -174,33 +172,18 @@ public final class CommandSource {
     }
 
     /// Waits at most `grace` for the program to end (SIGTERM to its group when it closed
-    /// stdout but lives on, SIGKILL after), reaps it, closes the pipe.
+    /// stdout but lives on, SIGKILL after `grace` more), sleeping on its pidfd; reaps it,
+    /// closes the pipe. Its exit code, or minus the signal that ended it.
     private func reap(grace: Duration) -> Int32 {
-        guard let pid else { return 0 }
-        var status: Int32 = 0
-        let end = ContinuousClock.now + grace
-        var signalled = false
-        while true {
-            let r = waitpid(pid, &status, WNOHANG)
-            if r == pid || (r < 0 && errno != EINTR) { break }
-            if ContinuousClock.now >= end {
-                kill(-pid, signalled ? SIGKILL : SIGTERM)
-                if signalled {
-                    while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-                    break
-                }
-                signalled = true
-            }
-            usleep(5_000)
-        }
-        kill(-pid, SIGKILL)  // the rest of its group
+        guard let process else { return 0 }
+        if !process.wait(timeout: grace) { process.terminate(grace: grace) }
         if readFD >= 0 { close(readFD) }
         readFD = -1
-        self.pid = nil
+        self.process = nil
         totalMalformed += skippedNow
         parser = JSONLinesParser(source: .coarse)
         motionParser = MotionLinesParser()
-        return geomon_wifsignaled(status) != 0 ? -geomon_wtermsig(status) : geomon_wexitstatus(status)
+        return process.exitCode ?? 0
     }
 
     /// A path as given, or the first executable of that name in `path`.
@@ -212,12 +195,5 @@ public final class CommandSource {
             if access(candidate, X_OK) == 0 { return candidate }
         }
         return nil
-    }
-
-    private static func withCStrings<R>(_ strings: [String], _ body: (UnsafePointer<UnsafeMutablePointer<CChar>?>) -> R) -> R {
-        var pointers: [UnsafeMutablePointer<CChar>?] = strings.map { strdup($0) }
-        pointers.append(nil)
-        defer { for p in pointers { free(p) } }
-        return pointers.withUnsafeBufferPointer { body($0.baseAddress!) }
     }
 }

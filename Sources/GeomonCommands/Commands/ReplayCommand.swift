@@ -118,6 +118,7 @@ struct ReplayCommand: GeomonCommand {
         let run = ReplayRun(profile: profile, recording: recording, options: options)
         run.keepsDelivered = policyLogPath != nil
         run.keepsActions = policyLogPath != nil || svgPath != nil
+        run.keepsEvents = svgPath != nil
 
         var temporaryDirectory: String?
         defer { if let temporaryDirectory { try? FileManager.default.removeItem(atPath: temporaryDirectory) } }
