@@ -101,7 +101,7 @@ struct SystemdNotifierTests {
 /// timeout to the earliest deadline.
 struct DriverLoopTests {
     /// A service polling one pipe; counts what it read.
-    final class PipeService: Service {
+    final class PipeService: EventSource {
         let name = "pipe"
         let pipe: WakePipe
         var polled = true

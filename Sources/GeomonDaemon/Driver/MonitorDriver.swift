@@ -97,6 +97,10 @@ public final class MonitorDriver {
     public let journal: Journal?
     public let clock: any DriverClock
     public let services: [any Service]
+    /// The services in each role, in the order given.
+    private let sources: [any EventSource]
+    private let sinks: [any EffectSink]
+    private let holders: [any ClockHolding]
     public let context: DriverContext
     /// Inputs at or before this instant are decided again without storing or reporting their
     /// commits: a replay resuming on a database re-decides the recording up to the last
@@ -141,6 +145,9 @@ public final class MonitorDriver {
         self.journal = journal
         self.clock = clock
         self.services = services
+        sources = services.compactMap { $0 as? any EventSource }
+        sinks = services.compactMap { $0 as? any EffectSink }
+        holders = services.compactMap { $0 as? any ClockHolding }
         context = DriverContext(clock: clock, log: log, journal: journal, profile: machine.profile)
     }
 
@@ -192,7 +199,7 @@ public final class MonitorDriver {
         // Services due now go first: what they hand over is at or before the machine's
         // deadline (a fix at the same instant as a deadline is decided first, as in replay).
         var realNow: Int64?
-        for service in services {
+        for service in sources {
             guard let wake = service.nextWake else { continue }
             let now: Int64
             switch service.wakeClock {
@@ -230,12 +237,12 @@ public final class MonitorDriver {
             try flush()
             return .progressed
         }
-        if inputEnded, services.allSatisfy(\.isSettled) { return .finished }
+        if inputEnded, holders.allSatisfy(\.isSettled) { return .finished }
         // Wait: for a descriptor, the earliest deadline, or a real timer.
         var polls = pollSet()
         var deadline = machineDeadline.map { clock.monotonic(at: $0) }
         var realDeadline: Int64?
-        for service in services {
+        for service in sources {
             guard let wake = service.nextWake else { continue }
             switch service.wakeClock {
             case .driver: deadline = min(deadline ?? wake, wake)
@@ -243,7 +250,7 @@ public final class MonitorDriver {
             }
         }
         if let flushAt { deadline = min(deadline ?? flushAt, flushAt) }
-        let holding = services.contains(where: \.holdsClock)
+        let holding = holders.contains(where: \.holdsClock)
         waits += 1
         switch clock.wait(&polls, until: deadline, realDeadline: realDeadline, holding: holding) {
         case .ready:
@@ -256,7 +263,7 @@ public final class MonitorDriver {
         case .exhausted:
             // Nothing can happen any more: no input, no timer, nothing to wait for.
             if !inputEnded { try handle(.end) }
-            return services.allSatisfy(\.isSettled) ? .finished : .progressed
+            return holders.allSatisfy(\.isSettled) ? .finished : .progressed
         }
     }
 
@@ -340,7 +347,7 @@ public final class MonitorDriver {
         case .reload:
             try reload()
         case .requeueDead:
-            for service in services { try service.requeueDead(context) }
+            for service in services { try (service as? any DeadLetters)?.requeueDead(context) }
             context.statusChanged()
         case .end:
             inputEnded = true
@@ -401,7 +408,7 @@ public final class MonitorDriver {
                     break
                 }
             }
-            for service in services { try service.perform(effect, context) }
+            for service in sinks { try service.perform(effect, context) }
             if !silent { onEffect?(effect, now) }
         }
         if context.statusDirty { scheduleFlush() }
@@ -409,7 +416,7 @@ public final class MonitorDriver {
 
     /// A commit happened (with `events`, maybe none): the post-commit work.
     private func committed(_ events: [StoredEvent]) throws {
-        for service in services { try service.committed(events, context) }
+        for service in sinks { try service.committed(events, context) }
         if !events.isEmpty { onCommitted?(events, clock.now) }
     }
 
@@ -454,7 +461,7 @@ public final class MonitorDriver {
     private func pollSet() -> [pollfd] {
         pollOwners.removeAll(keepingCapacity: true)
         var polls: [pollfd] = []
-        for (index, service) in services.enumerated() {
+        for (index, service) in sources.enumerated() {
             guard let request = service.pollRequest else { continue }
             polls.append(pollfd(fd: request.fd, events: request.events, revents: 0))
             pollOwners.append(index)
@@ -469,7 +476,7 @@ public final class MonitorDriver {
 
     private func dispatch(_ polls: [pollfd]) throws {
         for (k, entry) in polls.enumerated() where entry.revents != 0 {
-            let service = services[pollOwners[k]]
+            let service = sources[pollOwners[k]]
             // A descriptor can change while another service ran (a reconnect): only if it is
             // still the one polled.
             guard service.pollRequest?.fd == entry.fd else { continue }

@@ -44,54 +44,79 @@ public enum DriverInput: Equatable, Sendable {
 /// One outside thing, plugged into the driver: gpsd, the coarse command, GeoClue, hooks,
 /// heartbeats, MQTT, systemd, the signal pipe, replay's receiver model.
 ///
-/// A service has one shape: what to poll (a descriptor, or none), `process` what is ready at
-/// the driver's `now` (handing inputs to the driver), and when it wants to run next. The driver
-/// owns the one `poll(2)`, the clock and the order: services are started in the order given and
-/// stopped in reverse. Nothing here runs a loop of its own or sleeps.
+/// A service is its lifecycle — started in the order given, told of a reload, stopped in
+/// reverse — and takes on the roles it has, each a protocol of its own: an `EventSource` (what
+/// to poll, when to wake, `process` what is ready, handing the driver inputs), an
+/// `EffectSink` (the machine's effects and each commit's events), `ClockHolding` (work a
+/// virtual clock must wait for: the clock's business, never a live run's) and `DeadLetters`
+/// (`geomon hooks retry`'s requeue). The driver owns the one `poll(2)`, the clock and the
+/// order; nothing here runs a loop of its own or sleeps.
 public protocol Service: AnyObject {
     /// For logs and tests.
     var name: String { get }
+    func start(_ driver: DriverContext) throws
+    /// The profile was reloaded (the machine is already the new one).
+    func reloaded(_ profile: Profile, _ driver: DriverContext) throws
+    /// The driver stops (in reverse start order).
+    func stop(_ driver: DriverContext)
+}
+
+/// A service that hands the driver inputs: a descriptor to poll, a wake, or both.
+public protocol EventSource: Service {
     /// What to poll now, if anything.
     var pollRequest: PollRequest? { get }
     /// When to `process` without input, on `wakeClock`, in monotonic microseconds; nil: only
     /// on input.
     var nextWake: Int64? { get }
     var wakeClock: WakeClock { get }
-    /// Work under way that the driver's clock must not run past (replay: a hook process
-    /// running, so that hooks finish in the order a live run sees them finish). A live clock
-    /// never waits for it: real time goes on.
-    var holdsClock: Bool { get }
-    /// Whether the service has nothing left to do at the end of a replay (deliveries settled,
-    /// messages acknowledged or given up on).
-    var isSettled: Bool { get }
-
-    func start(_ driver: DriverContext) throws
     /// Its descriptor was ready (`revents`), or its wake came (`revents` 0).
     func process(revents: Int16, _ driver: DriverContext) throws
+}
+
+/// A service that acts on what the driver decided.
+public protocol EffectSink: Service {
     /// An effect of the machine, in order, after the journal stored it (switching the receiver
     /// and the coarse source, status, reports).
     func perform(_ effect: Monitor.Effect, _ driver: DriverContext) throws
     /// Events committed by the journal: the post-commit work (hooks, MQTT, printing).
     func committed(_ events: [StoredEvent], _ driver: DriverContext) throws
-    /// The profile was reloaded (the machine is already the new one).
-    func reloaded(_ profile: Profile, _ driver: DriverContext) throws
-    /// Dead deliveries are back in the queue (`geomon hooks retry`): run them, reconnect.
+}
+
+/// Work under way that a virtual clock must not run past, and whether any is left at the end
+/// of a replay. A live clock never waits for it: real time goes on.
+public protocol ClockHolding: Service {
+    /// A replay's clock waits while this holds (a hook process running, so that hooks finish
+    /// in the order a live run sees them finish).
+    var holdsClock: Bool { get }
+    /// Nothing left to do at the end of a replay (deliveries settled, messages acknowledged
+    /// or given up on).
+    var isSettled: Bool { get }
+}
+
+/// A service with a dead letter queue (`geomon hooks retry`, SIGUSR1).
+public protocol DeadLetters: Service {
+    /// Dead deliveries are back in the queue: run them, reconnect.
     func requeueDead(_ driver: DriverContext) throws
-    /// The driver stops (in reverse start order).
-    func stop(_ driver: DriverContext)
 }
 
 extension Service {
+    public func start(_ driver: DriverContext) throws {}
+    public func reloaded(_ profile: Profile, _ driver: DriverContext) throws {}
+    public func stop(_ driver: DriverContext) {}
+}
+
+extension EventSource {
     public var pollRequest: PollRequest? { nil }
     public var nextWake: Int64? { nil }
     public var wakeClock: WakeClock { .driver }
-    public var holdsClock: Bool { false }
-    public var isSettled: Bool { true }
-    public func start(_ driver: DriverContext) throws {}
-    public func process(revents: Int16, _ driver: DriverContext) throws {}
+}
+
+extension EffectSink {
     public func perform(_ effect: Monitor.Effect, _ driver: DriverContext) throws {}
     public func committed(_ events: [StoredEvent], _ driver: DriverContext) throws {}
-    public func reloaded(_ profile: Profile, _ driver: DriverContext) throws {}
-    public func requeueDead(_ driver: DriverContext) throws {}
-    public func stop(_ driver: DriverContext) {}
+}
+
+extension ClockHolding {
+    public var holdsClock: Bool { false }
+    public var isSettled: Bool { true }
 }

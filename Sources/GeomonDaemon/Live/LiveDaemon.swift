@@ -252,7 +252,7 @@ public final class LiveDaemon {
     /// timer or machine deadline); nil when it would sleep until input.
     public var nextWake: Int64? {
         var wake = driver.machine.nextDeadline.map { driver.clock.monotonic(at: $0) }
-        for service in driver.services where service.wakeClock == .driver {
+        for case let service as any EventSource in driver.services where service.wakeClock == .driver {
             if let at = service.nextWake { wake = min(wake ?? at, at) }
         }
         return wake

@@ -58,7 +58,7 @@ public enum StartupPages {
 
 /// `geomon run`'s release of its start-up pages (`StartupPages`), `after` the start and again
 /// after each reload, when the loop has settled into what it does while idle.
-public final class StartupPagesService: Service {
+public final class StartupPagesService: EventSource {
     public let name = "startup-pages"
     private let after: Duration
     private let log: Log

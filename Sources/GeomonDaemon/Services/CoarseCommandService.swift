@@ -9,7 +9,7 @@ import GeomonFormat
 /// The coarse position command (`sources.coarse.exec`): started while the power policy wants
 /// the coarse source on, its JSON lines read as fixes, started again `restartInterval` after
 /// it exits while it is still wanted.
-public final class CoarseCommandService: Service {
+public final class CoarseCommandService: EventSource, EffectSink {
     public let name = "coarse-command"
     public let command: CommandSource
     private let log: Log

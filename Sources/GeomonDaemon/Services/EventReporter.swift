@@ -7,7 +7,7 @@ import GeomonFormat
 
 /// Says each committed event, each switch of the receiver and each held jump: a log line (`geomon run`), a line on stdout (`run
 /// --print-events`: JSON; `replay`: text or JSON), after its commit.
-public final class EventReporter: Service {
+public final class EventReporter: EffectSink {
     public let name = "events"
     public enum Output: Sendable {
         case none

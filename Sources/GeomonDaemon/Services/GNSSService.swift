@@ -20,7 +20,7 @@ import GeomonHooks
 /// The switches that take time (the `command` method's programs, ModemManager's calls) are
 /// performed off the loop by `ReceiverSwitchService` (`switcher`): the loop goes on while one
 /// runs, and the grace for "off is off" counts from the moment the switch-off finished.
-public final class GNSSService: Service {
+public final class GNSSService: EventSource, EffectSink {
     public let name = "gnss"
     public let feed: any GNSSFeed
     private let power: GNSSPowerMethod

@@ -9,7 +9,7 @@ import GeomonStore
 /// GeoClue2 as the coarse source (`sources.coarse.plugin: geoclue`): a client on the system bus
 /// started while the power policy wants the coarse source on; sd-bus's socket and timeouts are
 /// served by the driver (its timeouts are the kernel's monotonic clock).
-public final class GeoClueService: Service {
+public final class GeoClueService: EventSource, EffectSink {
     public let name = "geoclue"
     public let source: GeoClueSource
     private let log: Log

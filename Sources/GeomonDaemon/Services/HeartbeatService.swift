@@ -7,7 +7,7 @@ public import GeomonHooks
 
 /// The `hooks.heartbeat` list, run every `heartbeat_every` with the daemon's status as JSON on
 /// stdin; not durable (a failed beat is logged, the next one comes at its time).
-public final class HeartbeatService: Service {
+public final class HeartbeatService: EventSource {
     public let name = "heartbeat"
     private var heartbeat: HeartbeatDriver
     private let pipe: WakePipe

@@ -15,7 +15,7 @@ import FoundationEssentials
 /// so a failed attempt's backoff passes in the recording's time, and a running hook holds the
 /// virtual clock until it finished — hooks complete in the order a live run sees them complete
 /// when each finishes before the next event comes.
-public final class HookService: Service {
+public final class HookService: EventSource, EffectSink, ClockHolding, DeadLetters {
     public let name = "hooks"
     public let store: EventStore
     private var worker: DeliveryWorker

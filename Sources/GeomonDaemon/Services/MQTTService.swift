@@ -13,7 +13,7 @@ public import GeomonStore
 /// the broker acknowledged them. Its socket is polled by the driver; its own timers (keepalive,
 /// the connect timeout, reconnect backoff) are on the kernel's monotonic clock whatever the
 /// driver's, so a replay's virtual clock never stretches a network protocol's time.
-public final class MQTTService: Service {
+public final class MQTTService: EventSource, EffectSink, ClockHolding, DeadLetters {
     public let name = "mqtt"
     private let store: EventStore
     private let log: Log

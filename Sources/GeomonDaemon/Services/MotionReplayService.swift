@@ -3,7 +3,7 @@ public import GeomonEvaluation
 
 /// `geomon replay --motion`: the motion sensor a recording implies (`MotionSignal`), handed to
 /// the driver at its times on the virtual clock.
-public final class MotionReplayService: Service {
+public final class MotionReplayService: EventSource {
     public let name = "motion-replay"
     public let changes: [MotionSignal.Change]
     private var next = 0

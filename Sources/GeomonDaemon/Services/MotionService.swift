@@ -16,7 +16,7 @@ import GeomonFormat
 /// fixes: GNSS watches then, and the sensor costs nothing extra (docs/power.md, "Wake on
 /// motion"); it is looked at again `watchedFor` after the last fix, and read again once the
 /// receiver is off or its fixes stop.
-public final class MotionService: Service {
+public final class MotionService: EventSource, EffectSink {
     public let name = "motion"
     public let settings: MotionSourceSettings
     private let log: Log

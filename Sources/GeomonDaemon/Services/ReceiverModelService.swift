@@ -8,7 +8,7 @@ public import GeomonEvaluation
 /// `geomon replay`'s source: the receiver model over a recording (and the coarse feed), on the
 /// driver's virtual clock. Its next wake is the next fix the model (or the coarse feed, while
 /// on) delivers; the recording's end (its last fix) is the end of the inputs.
-public final class ReceiverModelService: Service {
+public final class ReceiverModelService: EventSource, EffectSink {
     public let name = "receiver-model"
     public private(set) var receiver: ReplayReceiver
     public let end: UTCTime

@@ -17,7 +17,7 @@ import GeomonSystem
 /// (`onFinished`, with whether nothing is left under way). It is listed before the GNSS
 /// service, so it stops after it: the GNSS service's last switch (on, at shutdown) is waited
 /// for with `switchNow`.
-public final class ReceiverSwitchService: Service {
+public final class ReceiverSwitchService: EventSource {
     public let name = "receiver-switch"
     private enum Performer {
         case programs(SerialProgramRunner, WakePipe, ReceiverPowerSwitch)

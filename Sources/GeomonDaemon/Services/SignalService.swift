@@ -5,7 +5,7 @@ import Glibc
 /// SIGTERM and SIGINT (stop), SIGHUP (reload) and SIGUSR1 (`geomon hooks retry`: run the dead
 /// deliveries again) as driver inputs: the signal handlers write a byte to a pipe, this service
 /// reads it on the driver's loop (never inside the async-signal context).
-public final class SignalService: Service {
+public final class SignalService: EventSource {
     public let name = "signals"
     private let pipe: WakePipe
     private let log: Log

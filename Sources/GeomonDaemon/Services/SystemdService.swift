@@ -8,7 +8,7 @@ import GeomonStore
 /// is started last), `STATUS=` with the fence count and the receiver, `RELOADING=1`/`READY=1`
 /// around a reload, `STOPPING=1` first when stopping, and the watchdog ping at half the
 /// interval systemd asked for — the only periodic timer of an idle daemon.
-public final class SystemdService: Service {
+public final class SystemdService: EventSource {
     public let name = "systemd"
     private let notifier: SystemdNotifier
     private var watchdogAt: Int64?
@@ -48,7 +48,7 @@ public final class SystemdService: Service {
 }
 
 /// Stops the driver after a set time (`geomon run --exit-after`, tests and demos).
-public final class StopTimerService: Service {
+public final class StopTimerService: EventSource {
     public let name = "exit-after"
     private let after: Duration
     private var at: Int64?
