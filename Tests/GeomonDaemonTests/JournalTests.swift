@@ -50,7 +50,7 @@ struct JournalTests {
         -> (events: [StoredEvent], processed: Int, commits: Int) {
         let profile = profile()
         let store = try EventStore(path: path)
-        let journal = try Journal(profile: profile, store: store, batchSize: batchSize)
+        let journal = try Journal(profile: profile, store: store, outboxes: [HookOutbox(profile: profile)], batchSize: batchSize)
         journal.batchTime = batchTime
         var configuration = PowerConfiguration(profile: profile)
         configuration.alwaysOn = true
@@ -99,7 +99,7 @@ struct JournalTests {
         try Self.replay(fixes, path: path, batchSize: 1000)
         // A restart (as `geomon run` does): the machine continues from the stored engine state.
         let store = try EventStore(path: path)
-        let journal = try Journal(profile: Self.profile(), store: store)
+        let journal = try Journal(profile: Self.profile(), store: store, outboxes: [HookOutbox(profile: Self.profile())])
         var configuration = PowerConfiguration(profile: Self.profile())
         configuration.alwaysOn = true
         var machine = Monitor(profile: Self.profile(), snapshot: journal.snapshot, configuration: configuration)

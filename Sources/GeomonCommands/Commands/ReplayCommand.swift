@@ -259,7 +259,9 @@ struct ReplayCommand: GeomonCommand {
         let journal: Journal
         do {
             store = try EventStore(path: dbPath)
-            journal = try Journal(profile: profile, store: store, recordDeliveries: !noHooks, publish: publish)
+            var outboxes: [any OutboxContributor] = noHooks ? [] : [HookOutbox(profile: profile)]
+            if publish { outboxes.append(OwnTracksOutbox(profile: profile, store: store)) }
+            journal = try Journal(profile: profile, store: store, outboxes: outboxes)
         } catch let error as StoreError {
             throw CommandFailure("\(error)", exitCode: error.kind == .missing ? .noInput : .dataError)
         } catch let error as JournalError {
@@ -301,7 +303,11 @@ struct ReplayCommand: GeomonCommand {
             guard profile.publish.mqtt != nil else {
                 throw CommandFailure("--publish: the profile '\(profile.name)' has no 'publish.mqtt' section (docs/publish.md)", exitCode: .usage)
             }
-            let service = MQTTService(profile: profile, store: store, log: Log(level: .warning, journald: false, sink: { writeStderr("publish: \($0)") }),
+            guard let outbox = journal.outboxes.lazy.compactMap({ $0 as? OwnTracksOutbox }).first else {
+                throw CommandFailure("--publish: the journal writes no MQTT messages")
+            }
+            let service = MQTTService(profile: profile, store: store, outbox: outbox,
+                                      log: Log(level: .warning, journald: false, sink: { writeStderr("publish: \($0)") }),
                                       powerSupply: nil, waypointsAtStart: journal.lastCommittedFixTime == nil)
             service.patience = publishWait
             services.append(service)

@@ -40,8 +40,8 @@ public struct CommitCadence: Sendable, Equatable {
 public final class Journal {
     public private(set) var profile: Profile
     public let store: EventStore
-    /// When false, events are stored without delivery rows (`replay --no-hooks`).
-    public var recordDeliveries: Bool
+    /// What adds rows to the outboxes with each commit (hooks, MQTT), in order.
+    public let outboxes: [any OutboxContributor]
     public var batchSize: Int
     /// The longest a batch stays open (monotonic time since its first fix), nil for no limit.
     public var batchTime: Duration?
@@ -57,33 +57,21 @@ public final class Journal {
     /// The engine state stored when the journal opened (what a restart continues from).
     public let snapshot: EngineSnapshot
     private var batch: CommitBatch
-    private var hookTargets: HookTargets
     /// The last fix time known to be committed.
     public private(set) var lastCommittedFixTime: UTCTime?
     /// The receiver log's last row before this journal wrote any (its run's switches follow).
     private let receiverLogStart: Int64
     /// The engine's scalars after the last decision added (written with every commit).
-    private var usableFixCount: Int
-    private var lastFixTime: UTCTime?
-    /// The fences the device was inside at the last commit.
-    private var lastInside: Set<String> = []
-    /// The newest fix published so far: the speed and course of messages without a fix of their own.
-    private var lastPublishableFix: Fix?
-    private var location: LocationReference?
-    private var implicitState: FenceState?
-    /// The profile's MQTT messages, when it publishes and `publish` was asked for.
-    private var ownTracks: OwnTracks?
-    private let publish: Bool
+    private var engine: EngineState
 
-    /// - Parameter publish: write the messages `publish.mqtt` asks for into the outbox with
-    ///   each commit (`geomon run`; `geomon replay --publish`).
-    public init(profile: Profile, store: EventStore, recordDeliveries: Bool = true, publish: Bool = true, batchSize: Int = 4096) throws {
+    /// - Parameter outboxes: what writes outbox rows with each commit: `HookOutbox` (hook
+    ///   deliveries; not for `replay --no-hooks`), `OwnTracksOutbox` (MQTT, `geomon run` and
+    ///   `replay --publish`).
+    public init(profile: Profile, store: EventStore, outboxes: [any OutboxContributor] = [], batchSize: Int = 4096) throws {
         self.profile = profile
         self.store = store
-        self.recordDeliveries = recordDeliveries
-        self.publish = publish
+        self.outboxes = outboxes
         self.batchSize = max(1, batchSize)
-        hookTargets = HookTargets(profile: profile)
         store.keepFixes = profile.storage.keepFixes
         if let owner = try store.engineState()?.profile, owner != profile.name {
             throw JournalError("\(store.path): the database belongs to profile '\(owner)', not '\(profile.name)'; use another --db")
@@ -91,51 +79,16 @@ public final class Journal {
         snapshot = try store.loadSnapshot()
         receiverLogStart = try store.receiverLogLastRow()
         lastCommittedFixTime = snapshot.lastFixTime
-        usableFixCount = snapshot.usableFixCount
-        lastFixTime = snapshot.lastFixTime
-        location = snapshot.location
+        engine = EngineState(profile: profile.name, usableFixCount: snapshot.usableFixCount, lastFixTime: snapshot.lastFixTime, location: snapshot.location)
         batch = CommitBatch(profileName: profile.name, committedAt: UTCTime(millisecondsSince1970: 0))
         batch.fixes.reserveCapacity(self.batchSize)
-        configurePublishing(profile)
     }
 
-    /// A new profile for the same database (SIGHUP): later events get its hooks.
+    /// A new profile for the same database (SIGHUP): later events get its hooks and messages.
     public func reload(profile: Profile) {
         self.profile = profile
-        hookTargets = HookTargets(profile: profile)
         store.keepFixes = profile.storage.keepFixes
-        configurePublishing(profile)
-    }
-
-    private func configurePublishing(_ profile: Profile) {
-        guard publish, let mqtt = profile.publish.mqtt else {
-            ownTracks = nil
-            store.publicationLimits = nil
-            return
-        }
-        ownTracks = OwnTracks(settings: mqtt, profile: profile)
-        store.publicationLimits = PublicationLimits(maxRows: mqtt.maxPending, maxAge: mqtt.maxAge)
-    }
-
-    /// The device's battery, for the MQTT messages of the next commits (`geomon run` reads it;
-    /// a replay has none).
-    public var battery: BatteryStatus?
-
-    /// Whether commits write MQTT messages.
-    public var publishes: Bool { ownTracks != nil }
-
-    /// Queues the `waypoints` message (the circle fences; at start and after a reload), which
-    /// replaces one still pending. It is committed with the next flush.
-    public func queueWaypoints(at time: UTCTime) {
-        guard let ownTracks, ownTracks.settings.waypoints, let message = ownTracks.waypoints(fences: profile.fences, at: time) else { return }
-        batch.publications.append(message)
-    }
-
-    /// A `location` message for `fix` in answer to a `reportLocation` command (trigger `r`),
-    /// committed with the next flush; the fences the last commit had the device inside.
-    public func queueLocationReport(_ fix: Fix) {
-        guard let ownTracks else { return }
-        batch.publications.append(ownTracks.location(fix, trigger: "r", inside: lastInside, battery: battery))
+        for outbox in outboxes { outbox.reload(profile, store: store) }
     }
 
     /// The daemon's status, written with the next commit.
@@ -167,20 +120,20 @@ public final class Journal {
     public func add(_ commit: Monitor.Commit, now: UTCTime) throws -> [StoredEvent]? {
         batch.fixes += commit.fixes
         batch.changes.merge(commit.changes)
+        let first = batch.events.count
         for event in commit.events {
             var stored = event
             stored.rule = .recorded(event.rule.text)
-            batch.events.append((stored, recordDeliveries ? hookTargets.targets(for: event.kind) : []))
+            batch.events.append((stored, []))
         }
-        if let ownTracks {
-            batch.publications += ownTracks.messages(for: commit, inside: Set(commit.inside), battery: battery, lastFix: lastPublishableFix)
-            lastInside = Set(commit.inside)
-            if let fix = commit.fixes.last(where: ownTracks.isPublishable) { lastPublishableFix = fix }
+        for outbox in outboxes {
+            outbox.drainQueued(into: &batch)
+            outbox.add(commit, to: &batch, events: first..<batch.events.count)
         }
-        usableFixCount = commit.usableFixCount
-        lastFixTime = commit.lastFixTime ?? lastFixTime
-        location = commit.location ?? location
-        implicitState = commit.implicitState
+        engine.usableFixCount = commit.usableFixCount
+        engine.lastFixTime = commit.lastFixTime ?? engine.lastFixTime
+        engine.location = commit.location ?? engine.location
+        engine.implicitState = commit.implicitState
         if (commitEventsImmediately && !commit.events.isEmpty) || batch.fixes.count >= batchSize || batchTimeIsUp() {
             return try flush(now: now)
         }
@@ -200,11 +153,12 @@ public final class Journal {
     /// Commits whatever is buffered; returns the events it committed, nil when nothing was.
     @discardableResult
     public func flush(now: UTCTime) throws -> [StoredEvent]? {
+        for outbox in outboxes { outbox.drainQueued(into: &batch) }
         guard !batch.isEmpty else { return nil }
-        batch.usableFixCount = usableFixCount
-        batch.lastFixTime = lastFixTime
-        batch.location = location
-        batch.implicitState = implicitState
+        batch.usableFixCount = engine.usableFixCount
+        batch.lastFixTime = engine.lastFixTime
+        batch.location = engine.location
+        batch.implicitState = engine.implicitState
         batch.committedAt = now
         // On a failure the machine is ahead of the store: the caller must stop (a restart
         // resumes from the store's state and decides these inputs again).

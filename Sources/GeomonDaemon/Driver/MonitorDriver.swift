@@ -6,15 +6,16 @@ public import GeomonStore
 import GeomonFormat
 
 /// What the services see of the driver: the clock's moment, the profile, the run's status,
-/// the log, and where their inputs go.
+/// the log, and where their inputs go. The journal is the driver's: a service asks for writes
+/// with inputs (`emit`), its part of the status (`updateStatus`), or through the outbox it
+/// contributes to the commits (`OutboxContributor`).
 public final class DriverContext {
     let clock: any DriverClock
     public let log: Log
-    public let journal: Journal?
+    let journal: Journal?
     public internal(set) var profile: Profile
-    /// The run's status (`geomon status`): services keep their part current; written with the
-    /// next flush after `statusChanged()`.
-    public var status = RuntimeStatus()
+    /// The run's status (`geomon status`), written with the next flush after a change.
+    public internal(set) var status = RuntimeStatus()
     fileprivate var inputs: [DriverInput] = []
     fileprivate var inputIndex = 0
     fileprivate var statusDirty = true
@@ -48,8 +49,15 @@ public final class DriverContext {
         inputs.append(input)
     }
 
-    /// The status changed: it is written with the next flush.
-    public func statusChanged() {
+    /// Sets one part of the status; written with the next flush when it changed.
+    public func updateStatus<Value: Equatable>(_ part: WritableKeyPath<RuntimeStatus, Value>, _ value: Value) {
+        guard status[keyPath: part] != value else { return }
+        status[keyPath: part] = value
+        statusDirty = true
+    }
+
+    /// The status is written with the next flush (the loop's figures: uptime, wake-ups).
+    func statusChanged() {
         statusDirty = true
     }
 

@@ -67,10 +67,12 @@ public final class LiveDaemon {
             throw LiveDaemonError(message: error.message, exitCode: Exit.failure)
         }
         let journal: Journal
+        let ownTracks: OwnTracksOutbox
         do {
             store = try EventStore(path: databasePath, keepFixes: profile.storage.keepFixes, syncEveryCommit: false)
             profile = try withPushedFences(profile, store: store, log: log)
-            journal = try Journal(profile: profile, store: store)
+            ownTracks = OwnTracksOutbox(profile: profile, store: store)
+            journal = try Journal(profile: profile, store: store, outboxes: [HookOutbox(profile: profile), ownTracks])
         } catch let error as SQLiteError {
             throw LiveDaemonError(message: DatabaseTrust.writeFailure(path: databasePath, error), exitCode: Exit.failure)
         } catch {
@@ -108,7 +110,7 @@ public final class LiveDaemon {
             services.append(EventReporter(output: options.printEvents ? .json : .none, log: log))
             services.append(hooks)
             if let heartbeat { services.append(heartbeat) }
-            services.append(MQTTService(profile: profile, store: store, log: log, powerSupply: options.powerSupplyDirectory, acceptsCommands: true))
+            services.append(MQTTService(profile: profile, store: store, outbox: ownTracks, log: log, powerSupply: options.powerSupplyDirectory, acceptsCommands: true))
             services.append(StartupPagesService(log: log))
             if let limit = options.exitAfterSeconds { services.append(StopTimerService(after: .milliseconds(Int64(limit * 1000)), log: log)) }
             services.append(SystemdService(environment: options.environment))

@@ -90,8 +90,7 @@ public final class CoarseCommandService: EventSource, EffectSink {
     }
 
     private func updateStatus(_ driver: DriverContext) {
-        driver.status.coarse = .init(plugin: "command", endpoint: command.arguments.joined(separator: " "),
-                                     state: command.isRunning ? "running" : "stopped", malformedLines: command.malformedLines)
-        driver.statusChanged()
+        driver.updateStatus(\.coarse, .init(plugin: "command", endpoint: command.arguments.joined(separator: " "),
+                                            state: command.isRunning ? "running" : "stopped", malformedLines: command.malformedLines))
     }
 }

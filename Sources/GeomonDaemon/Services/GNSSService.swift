@@ -284,9 +284,6 @@ public final class GNSSService: EventSource, EffectSink {
         var gnss = RuntimeStatus.Source(plugin: "gpsd", endpoint: feed.endpoint, state: state)
         gnss.power = RuntimeStatus.ReceiverPower(method: power.name, state: ineffective ? "always on (the switch has no effect)" : switchedOff ? "off" : "on",
                                                  measuredOnSeconds: measured.secondsValue)
-        if driver.status.gnss != gnss {
-            driver.status.gnss = gnss
-            driver.statusChanged()
-        }
+        driver.updateStatus(\.gnss, gnss)
     }
 }

@@ -80,9 +80,6 @@ public final class GeoClueService: EventSource, EffectSink {
     private func updateStatus(_ driver: DriverContext) {
         let state = source.clientPath != nil ? "started" : (source.isRunning ? "waiting" : "off")
         let next = RuntimeStatus.Source(plugin: "geoclue", endpoint: source.clientPath, state: state, accuracy: source.settings.level.rawValue)
-        if driver.status.coarse != next {
-            driver.status.coarse = next
-            driver.statusChanged()
-        }
+        driver.updateStatus(\.coarse, next)
     }
 }

@@ -132,10 +132,7 @@ public final class HookService: EventSource, EffectSink, ClockHolding, DeadLette
             driver.log.error("hook delivery failed to update the store", ["error": "\(error)"])
             wakeAt = driver.monotonic(after: .seconds(5))
         }
-        if driver.status.hooksRunning != runningCount {
-            driver.status.hooksRunning = runningCount
-            driver.statusChanged()
-        }
+        driver.updateStatus(\.hooksRunning, runningCount)
         if worker.heldBack > 0, runningCount == 0, !heldBackNoticed {
             heldBackNoticed = true
             onHeldBack?(worker.heldBack)

@@ -16,6 +16,8 @@ public import GeomonStore
 public final class MQTTService: EventSource, EffectSink, ClockHolding, DeadLetters {
     public let name = "mqtt"
     private let store: EventStore
+    /// The MQTT messages the commits write (the driver's journal holds it among its outboxes).
+    private let outbox: OwnTracksOutbox
     private let log: Log
     private var publisher: MQTTPublisher?
     private var settings: MQTTSettings?
@@ -48,7 +50,9 @@ public final class MQTTService: EventSource, EffectSink, ClockHolding, DeadLette
     /// `reportLocation`: at most one answered this often.
     public static let reportInterval: Duration = .seconds(30)
 
-    public init(profile: Profile, store: EventStore, log: Log, powerSupply: String?, waypointsAtStart: Bool = true, acceptsCommands: Bool = false) {
+    public init(profile: Profile, store: EventStore, outbox: OwnTracksOutbox, log: Log, powerSupply: String?, waypointsAtStart: Bool = true,
+                acceptsCommands: Bool = false) {
+        self.outbox = outbox
         self.acceptsCommands = acceptsCommands
         self.waypointsAtStart = waypointsAtStart
         self.store = store
@@ -93,7 +97,8 @@ public final class MQTTService: EventSource, EffectSink, ClockHolding, DeadLette
         readBattery(driver)
         if reportNextFix {
             reportNextFix = false
-            driver.journal?.queueLocationReport(fix)
+            outbox.queueLocationReport(fix)
+            driver.emit(.commitSoon)
             log.info("reportLocation answered", ["fix.time": fix.time.rfc3339])
         }
     }
@@ -104,7 +109,7 @@ public final class MQTTService: EventSource, EffectSink, ClockHolding, DeadLette
         let now = SystemHostClock.monotonicMicroseconds()
         if batteryReadAt.map({ now - $0 >= 60_000_000 }) ?? true {
             batteryReadAt = now
-            driver.journal?.battery = PowerSupply.battery(in: powerSupply)
+            outbox.battery = PowerSupply.battery(in: powerSupply)
         }
     }
 
@@ -134,8 +139,11 @@ public final class MQTTService: EventSource, EffectSink, ClockHolding, DeadLette
 
     /// Queues the waypoints and starts (or keeps) the publisher when the profile publishes.
     private func open(_ driver: DriverContext, queueWaypoints: Bool) throws {
-        guard let mqtt = settings, let journal = driver.journal, journal.publishes else { return }
-        if queueWaypoints { journal.queueWaypoints(at: driver.wall) }
+        guard let mqtt = settings, outbox.publishes else { return }
+        if queueWaypoints {
+            outbox.queueWaypoints(at: driver.wall)
+            driver.emit(.commitSoon)
+        }
         if publisher == nil {
             let own = OwnTracks(settings: mqtt, profile: driver.profile)
             let publisher = MQTTPublisher(settings: .init(settings: mqtt, profile: profileName, statusTopic: own.statusTopic), outbox: store)
@@ -199,10 +207,7 @@ public final class MQTTService: EventSource, EffectSink, ClockHolding, DeadLette
         case .disconnected: publisher.lastError.map { "disconnected: \($0)" } ?? "disconnected"
         }
         let next = RuntimeStatus.MQTT(broker: "\(mqtt.host):\(mqtt.effectivePort)", topic: mqtt.topic, state: state, published: publisher.publishedCount)
-        if driver.status.mqtt != next {
-            driver.status.mqtt = next
-            driver.statusChanged()
-        }
+        driver.updateStatus(\.mqtt, next)
         guard acceptsCommands, mqtt.commands else { return }
         if publisher.subscribed != subscribedLogged {
             subscribedLogged = publisher.subscribed
@@ -254,7 +259,7 @@ public final class MQTTService: EventSource, EffectSink, ClockHolding, DeadLette
                 let seq = try store.recordCommand(StoredCommand(received: driver.wall, topic: message.topic, action: command.name, accepted: true,
                                                                 summary: "published the waypoints"))
                 log.notice("MQTT command accepted", ["command": "\(seq)", "action": command.name])
-                driver.journal?.queueWaypoints(at: driver.wall)
+                outbox.queueWaypoints(at: driver.wall)
                 driver.emit(.commitSoon)
             case .reportLocation:
                 try reportLocation(message, command.name, driver)
@@ -325,7 +330,7 @@ public final class MQTTService: EventSource, EffectSink, ClockHolding, DeadLette
         for note in notes { log.warning("setWaypoints: a waypoint was left out", ["command": "\(seq)", "reason": note]) }
         if setting.isEmpty && removing.isEmpty {
             // Nothing changed: the acknowledgement all the same.
-            driver.journal?.queueWaypoints(at: driver.wall)
+            outbox.queueWaypoints(at: driver.wall)
             driver.emit(.commitSoon)
         } else {
             try pushedFencesChanged(driver)
@@ -353,7 +358,7 @@ public final class MQTTService: EventSource, EffectSink, ClockHolding, DeadLette
             try store.recordCommand(StoredCommand(received: driver.wall, topic: message.topic, action: name, accepted: true,
                                                   summary: "answered with the fix of \(fix.time.rfc3339)"))
             log.notice("MQTT command accepted", ["action": name, "fix.time": fix.time.rfc3339])
-            driver.journal?.queueLocationReport(fix)
+            outbox.queueLocationReport(fix)
             driver.emit(.commitSoon)
         } else {
             try store.recordCommand(StoredCommand(received: driver.wall, topic: message.topic, action: name, accepted: true,

@@ -172,8 +172,7 @@ public final class MotionService: EventSource, EffectSink {
     }
 
     private func updateStatus(_ state: String, _ driver: DriverContext) {
-        driver.status.motion = .init(plugin: settings.plugin.rawValue, state: state, since: state == "unknown" ? nil : driver.wall)
-        driver.statusChanged()
+        driver.updateStatus(\.motion, .init(plugin: settings.plugin.rawValue, state: state, since: state == "unknown" ? nil : driver.wall))
     }
 
     private func launch(_ driver: DriverContext) {

@@ -1,0 +1,67 @@
+public import GeomonCore
+public import GeomonStore
+import GeomonFormat
+
+/// MQTT's messages in the OwnTracks format (`publish.mqtt`), written into the publications
+/// outbox with each commit: the transitions, locations and fixes the profile publishes, with
+/// the device's battery; and, queued by the MQTT service outside a decision, the `waypoints`
+/// message (at start, after a reload, as a command's answer) and `reportLocation`'s answer.
+public final class OwnTracksOutbox: OutboxContributor {
+    private var ownTracks: OwnTracks?
+    private var fences: [Fence]
+    private var queued: [Publication] = []
+    /// The fences the device was inside at the last commit (a location report's `inregions`).
+    private var lastInside: Set<String> = []
+    /// The newest fix published so far: the speed and course of messages without a fix of their own.
+    private var lastPublishableFix: Fix?
+
+    /// The device's battery for the messages of the next commits (`geomon run` reads it; a
+    /// replay has none).
+    public var battery: BatteryStatus?
+
+    public init(profile: Profile, store: EventStore) {
+        fences = profile.fences
+        reload(profile, store: store)
+    }
+
+    /// Whether the profile publishes.
+    public var publishes: Bool { ownTracks != nil }
+
+    public func reload(_ profile: Profile, store: EventStore) {
+        fences = profile.fences
+        guard let mqtt = profile.publish.mqtt else {
+            ownTracks = nil
+            store.publicationLimits = nil
+            return
+        }
+        ownTracks = OwnTracks(settings: mqtt, profile: profile)
+        store.publicationLimits = PublicationLimits(maxRows: mqtt.maxPending, maxAge: mqtt.maxAge)
+    }
+
+    public func add(_ commit: Monitor.Commit, to batch: inout CommitBatch, events: Range<Int>) {
+        guard let ownTracks else { return }
+        batch.publications += ownTracks.messages(for: commit, inside: Set(commit.inside), battery: battery, lastFix: lastPublishableFix)
+        lastInside = Set(commit.inside)
+        if let fix = commit.fixes.last(where: ownTracks.isPublishable) { lastPublishableFix = fix }
+    }
+
+    public func drainQueued(into batch: inout CommitBatch) {
+        guard !queued.isEmpty else { return }
+        batch.publications += queued
+        queued.removeAll()
+    }
+
+    /// Queues the `waypoints` message (the circle fences), which replaces one still pending;
+    /// committed with the next flush.
+    public func queueWaypoints(at time: UTCTime) {
+        guard let ownTracks, ownTracks.settings.waypoints, let message = ownTracks.waypoints(fences: fences, at: time) else { return }
+        queued.append(message)
+    }
+
+    /// A `location` message for `fix` in answer to a `reportLocation` command (trigger `r`),
+    /// committed with the next flush; the fences the last commit had the device inside.
+    public func queueLocationReport(_ fix: Fix) {
+        guard let ownTracks else { return }
+        queued.append(ownTracks.location(fix, trigger: "r", inside: lastInside, battery: battery))
+    }
+}
