@@ -45,7 +45,7 @@ let package = Package(
         // Adapters: each wraps one outside thing.
         .target(name: "GeomonConfig", dependencies: ["GeomonCore", "GeomonFormat", "CYAML", "CZlib"], swiftSettings: strict),
         .target(name: "GeomonStore", dependencies: ["GeomonCore", "GeomonSystem", "GeomonFormat", "CSQLite"], swiftSettings: strict),
-        .target(name: "GeomonSources", dependencies: ["GeomonCore", "GeomonSystem", "CGPS", "CGeomonShims"], swiftSettings: strict),
+        .target(name: "GeomonSources", dependencies: ["GeomonCore", "GeomonSystem", "GeomonFormat", "CGPS", "CGeomonShims"], swiftSettings: strict),
         .target(name: "GeomonHooks", dependencies: ["GeomonCore", "GeomonSystem", "GeomonFormat", "CGeomonShims"], swiftSettings: strict),
         .target(name: "GeomonPublish", dependencies: ["GeomonCore", "GeomonSystem", "GeomonFormat", "CMosquitto"], swiftSettings: strict),
         .target(name: "GeomonGeoClue", dependencies: ["GeomonCore", "GeomonSystem", "CSystemd"], swiftSettings: strict),

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import GeomonFormat
 
 /// A value of a flat JSON object's member. Nested objects and arrays are skipped (`.other`).
 enum FlatJSONValue: Sendable, Equatable {
@@ -93,46 +94,13 @@ enum FlatJSON {
         }
 
         mutating func string() throws(Failure) -> String {
-            i += 1 // opening quote
-            // The common case: no escape, so the text is the bytes up to the closing quote.
-            var end = i
-            while end < b.count, b[end] != 34, b[end] != 92, b[end] >= 32 { end += 1 }
-            if end < b.count, b[end] == 34 {
-                defer { i = end + 1 }
-                return String(decoding: UnsafeBufferPointer(rebasing: b[i..<end]), as: UTF8.self)
+            do {
+                let (text, end) = try JSONStringText.read(b, quote: i)
+                i = end
+                return text
+            } catch {
+                throw .invalid("\(error.reason) at byte \(error.offset + 1)")
             }
-            var out: [UInt8] = []
-            while i < b.count {
-                let c = b[i]
-                if c == 34 { i += 1; return String(decoding: out, as: UTF8.self) }
-                if c < 32 { throw .invalid("control character in string at byte \(i + 1)") }
-                if c == 92 {
-                    i += 1
-                    guard i < b.count else { break }
-                    switch b[i] {
-                    case 34: out.append(34)
-                    case 92: out.append(92)
-                    case 47: out.append(47)
-                    case 98: out.append(8)
-                    case 102: out.append(12)
-                    case 110: out.append(10)
-                    case 114: out.append(13)
-                    case 116: out.append(9)
-                    case 117:
-                        guard i + 4 < b.count, let v = UInt32(String(decoding: b[(i + 1)...(i + 4)], as: UTF8.self), radix: 16) else {
-                            throw .invalid("bad \\u escape at byte \(i + 1)")
-                        }
-                        out.append(contentsOf: Array(String(Unicode.Scalar(v).map(Character.init) ?? "\u{FFFD}").utf8))
-                        i += 4
-                    default: throw .invalid("bad escape at byte \(i + 1)")
-                    }
-                    i += 1
-                    continue
-                }
-                out.append(c)
-                i += 1
-            }
-            throw .invalid("unterminated string")
         }
 
         mutating func value() throws(Failure) -> FlatJSONValue {

@@ -1,3 +1,5 @@
+import GeomonFormat
+
 /// A JSON document as a tree whose every value keeps the byte offset it starts at, for files
 /// read whole whose problems are reported at `file:line:column` (OwnTracks waypoints, Traccar
 /// geofences). Numbers are parsed exactly (`JSONCursor.number`); objects keep their members
@@ -141,69 +143,15 @@ struct JSONTree {
             cursor.j += bytes.count
         }
 
-        /// A string at '"', unescaped (`\uXXXX` with surrogate pairs; a lone surrogate is U+FFFD).
+        /// A string at '"', unescaped (`JSONStringText`).
         mutating func string() throws(JSONSyntaxError) -> String {
-            let start = cursor.j
-            cursor.j += 1
-            var out: [UInt8] = []
-            while cursor.j < n {
-                let c = p[cursor.j]
-                if c == 0x22 {
-                    cursor.j += 1
-                    return String(decoding: out, as: UTF8.self)
-                }
-                if c < 0x20 { throw JSONSyntaxError(offset: cursor.j, message: "control character in a string") }
-                if c != 0x5C {
-                    out.append(c)
-                    cursor.j += 1
-                    continue
-                }
-                guard cursor.j + 1 < n else { break }
-                let e = p[cursor.j + 1]
-                cursor.j += 2
-                switch e {
-                case 0x22, 0x5C, 0x2F: out.append(e)
-                case 0x62: out.append(0x08)
-                case 0x66: out.append(0x0C)
-                case 0x6E: out.append(0x0A)
-                case 0x72: out.append(0x0D)
-                case 0x74: out.append(0x09)
-                case 0x75:
-                    var scalar = try hex4()
-                    if (0xD800..<0xDC00).contains(scalar), cursor.j + 1 < n, p[cursor.j] == 0x5C, p[cursor.j + 1] == 0x75 {
-                        let mark = cursor.j
-                        cursor.j += 2
-                        let low = try hex4()
-                        if (0xDC00..<0xE000).contains(low) {
-                            scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
-                        } else {
-                            cursor.j = mark
-                        }
-                    }
-                    out.append(contentsOf: Array(String(Unicode.Scalar(scalar).map(Character.init) ?? "\u{FFFD}").utf8))
-                default:
-                    throw JSONSyntaxError(offset: cursor.j - 2, message: "invalid escape in a string")
-                }
+            do {
+                let (text, end) = try JSONStringText.read(p, quote: cursor.j)
+                cursor.j = end
+                return text
+            } catch {
+                throw JSONSyntaxError(offset: error.offset, message: error.reason)
             }
-            throw JSONSyntaxError(offset: start, message: "unterminated string")
-        }
-
-        private mutating func hex4() throws(JSONSyntaxError) -> UInt32 {
-            guard cursor.j + 4 <= n else { throw JSONSyntaxError(offset: cursor.j, message: "invalid \\u escape") }
-            var value: UInt32 = 0
-            for k in 0..<4 {
-                let c = p[cursor.j + k]
-                let digit: UInt8
-                switch c {
-                case 0x30...0x39: digit = c - 0x30
-                case 0x41...0x46: digit = c - 0x41 + 10
-                case 0x61...0x66: digit = c - 0x61 + 10
-                default: throw JSONSyntaxError(offset: cursor.j + k, message: "invalid \\u escape")
-                }
-                value = value << 4 | UInt32(digit)
-            }
-            cursor.j += 4
-            return value
         }
     }
 }
