@@ -10,7 +10,7 @@ enum BenchCommand {
         name: "bench",
         abstract: "Benchmarks the fence index, the MQTT publisher and hooks, and generates test data",
         discussion: "",
-        subcommands: [BenchFencesCommand.self, BenchGenerateCommand.self, BenchPublishCommand.self, BenchHooksCommand.self]
+        subcommands: [BenchFencesCommand.self, BenchGenerateCommand.self, BenchPublishCommand.self, BenchHooksCommand.self, BenchTracksCommand.self]
     )
 }
 
