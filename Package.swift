@@ -17,7 +17,6 @@ let package = Package(
     targets: [
         // C libraries from Debian, one system-library target each.
         .systemLibrary(name: "CYAML", pkgConfig: "yaml-0.1", providers: [.apt(["libyaml-dev"])]),
-        .systemLibrary(name: "CExpat", pkgConfig: "expat", providers: [.apt(["libexpat1-dev"])]),
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CGPS", pkgConfig: "libgps", providers: [.apt(["libgps-dev"])]),
         .systemLibrary(name: "CMosquitto", pkgConfig: "libmosquitto", providers: [.apt(["libmosquitto-dev"])]),
@@ -46,7 +45,7 @@ let package = Package(
         // Adapters: each wraps one outside thing.
         .target(name: "GeomonConfig", dependencies: ["GeomonCore", "GeomonFormat", "CYAML", "CZlib"], swiftSettings: strict),
         .target(name: "GeomonStore", dependencies: ["GeomonCore", "GeomonSystem", "GeomonFormat", "CSQLite"], swiftSettings: strict),
-        .target(name: "GeomonSources", dependencies: ["GeomonCore", "GeomonSystem", "GeomonFormat", "CGPS", "CExpat", "CGeomonShims"], swiftSettings: strict),
+        .target(name: "GeomonSources", dependencies: ["GeomonCore", "GeomonSystem", "GeomonFormat", "CGPS", "CGeomonShims"], swiftSettings: strict),
         .target(name: "GeomonHooks", dependencies: ["GeomonCore", "GeomonSystem", "GeomonFormat", "CGeomonShims"], swiftSettings: strict),
         .target(name: "GeomonPublish", dependencies: ["GeomonCore", "GeomonSystem", "GeomonFormat", "CMosquitto"], swiftSettings: strict),
         .target(name: "GeomonGeoClue", dependencies: ["GeomonCore", "GeomonSystem", "CSystemd"], swiftSettings: strict),

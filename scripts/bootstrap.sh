@@ -3,7 +3,7 @@
 # Safe to run repeatedly; needs root (or sudo) only when it has to install.
 set -euo pipefail
 
-packages=(pkg-config libyaml-dev libexpat1-dev zlib1g-dev tzdata libsqlite3-dev libgps-dev libmosquitto-dev libsystemd-dev gpsd gpsd-clients mosquitto mosquitto-clients openssl dbus geoclue-2.0 geoclue-2-demo util-linux sqlite3 libxml2-utils librsvg2-bin python3 python3-dbus python3-gi dpkg-dev binutils lintian man-db systemd adduser)
+packages=(pkg-config libyaml-dev zlib1g-dev tzdata libsqlite3-dev libgps-dev libmosquitto-dev libsystemd-dev gpsd gpsd-clients mosquitto mosquitto-clients openssl dbus geoclue-2.0 geoclue-2-demo util-linux sqlite3 libxml2-utils librsvg2-bin python3 python3-dbus python3-gi dpkg-dev binutils lintian man-db systemd adduser)
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
