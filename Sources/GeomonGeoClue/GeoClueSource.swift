@@ -75,23 +75,14 @@ public final class GeoClueSource {
     /// The client's object path while one is started.
     public var clientPath: String? { client }
 
-    public var fileDescriptor: Int32? {
-        guard let bus else { return nil }
-        let fd = sd_bus_get_fd(bus)
-        return fd >= 0 ? fd : nil
-    }
+    public var fileDescriptor: Int32? { BusPolling.fileDescriptor(bus) }
 
-    public var pollEvents: Int16 {
-        guard let bus else { return 0 }
-        return Int16(truncatingIfNeeded: sd_bus_get_events(bus))
-    }
+    public var pollEvents: Int16 { BusPolling.events(bus) }
 
     /// When `process()` must run without input (CLOCK_MONOTONIC µs): a call's timeout or the retry.
     public var timeoutMicroseconds: UInt64? {
-        guard let bus else { return nil }
-        var busTimeout: UInt64 = .max
-        _ = sd_bus_get_timeout(bus, &busTimeout)
-        let earliest = min(busTimeout, retryAt ?? .max)
+        guard bus != nil else { return nil }
+        let earliest = min(BusPolling.timeout(bus) ?? .max, retryAt ?? .max)
         return earliest == .max ? nil : earliest
     }
 
@@ -509,5 +500,36 @@ extension GeoClueSettings.Accuracy {
         case .street: 6
         case .exact: 8
         }
+    }
+}
+
+/// An sd-bus connection served by the caller's poll loop: its socket, the events to poll for,
+/// and when to process it without input (a call's timeout, CLOCK_MONOTONIC µs).
+enum BusPolling {
+    static func fileDescriptor(_ bus: OpaquePointer?) -> Int32? {
+        guard let bus else { return nil }
+        let fd = sd_bus_get_fd(bus)
+        return fd >= 0 ? fd : nil
+    }
+
+    static func events(_ bus: OpaquePointer?) -> Int16 {
+        guard let bus else { return 0 }
+        return Int16(truncatingIfNeeded: sd_bus_get_events(bus))
+    }
+
+    static func timeout(_ bus: OpaquePointer?) -> UInt64? {
+        guard let bus else { return nil }
+        var timeout: UInt64 = .max
+        _ = sd_bus_get_timeout(bus, &timeout)
+        return timeout == .max ? nil : timeout
+    }
+
+    /// Waits on the connection for at most until `deadline` (CLOCK_MONOTONIC µs) or its own
+    /// timeout, whichever is first (a caller without a loop of its own: a command, shutdown).
+    static func wait(_ bus: OpaquePointer?, until deadline: UInt64) {
+        var entry = pollfd(fd: fileDescriptor(bus) ?? -1, events: events(bus), revents: 0)
+        let until = min(deadline, timeout(bus) ?? deadline)
+        let now = GeoClueSource.monotonic()
+        _ = poll(&entry, 1, until <= now ? 0 : Int32(clamping: (until - now + 999) / 1000))
     }
 }

@@ -72,23 +72,16 @@ public final class ModemManagerLocation: @unchecked Sendable {
     /// A switch is under way or asked for.
     public var isBusy: Bool { current != nil || queued != nil }
 
-    public var fileDescriptor: Int32? {
-        guard let bus else { return nil }
-        let fd = sd_bus_get_fd(bus)
-        return fd >= 0 ? fd : nil
-    }
+    public var fileDescriptor: Int32? { BusPolling.fileDescriptor(bus) }
 
-    public var pollEvents: Int16 {
-        guard let bus else { return 0 }
-        return Int16(truncatingIfNeeded: sd_bus_get_events(bus))
-    }
+    public var pollEvents: Int16 { BusPolling.events(bus) }
 
     /// When `process()` must run without input (CLOCK_MONOTONIC µs): a call's timeout.
-    public var timeoutMicroseconds: UInt64? {
-        guard let bus, current != nil else { return nil }
-        var timeout: UInt64 = .max
-        _ = sd_bus_get_timeout(bus, &timeout)
-        return timeout == .max ? nil : timeout
+    public var timeoutMicroseconds: UInt64? { current != nil ? BusPolling.timeout(bus) : nil }
+
+    /// Waits on the connection until `deadline` (CLOCK_MONOTONIC µs) or a call's timeout.
+    public func wait(until deadline: UInt64) {
+        BusPolling.wait(bus, until: deadline)
     }
 
     /// Switches the modem's GNSS on or off: started now, or after the switch under way.
@@ -134,13 +127,7 @@ public final class ModemManagerLocation: @unchecked Sendable {
                 return try done.result.get()
             }
             guard isBusy else { throw GeoClueError("the switch ended without an answer") }
-            var entry = pollfd(fd: fileDescriptor ?? -1, events: pollEvents, revents: 0)
-            var wait: Int32 = -1
-            if let deadline = timeoutMicroseconds {
-                let now = GeoClueSource.monotonic()
-                wait = deadline <= now ? 0 : Int32(clamping: (deadline - now + 999) / 1000)
-            }
-            _ = poll(&entry, 1, wait)
+            wait(until: .max)
         }
     }
 

@@ -126,9 +126,7 @@ public final class ReceiverSwitchService: EventSource {
                     if !modem.isBusy, k == done.count - 1 { return outcome }
                     onFinished?(finished.on, outcome, false, driver)
                 }
-                var entry = pollfd(fd: modem.fileDescriptor ?? -1, events: modem.pollEvents, revents: 0)
-                let until = min(deadline, modem.timeoutMicroseconds.map { Int64(clamping: $0) } ?? deadline)
-                _ = poll(&entry, 1, Int32(clamping: max(0, (until - Monotonic.microseconds() + 999) / 1000)))
+                modem.wait(until: UInt64(max(0, deadline)))
             }
             return nil
         }
@@ -142,9 +140,7 @@ public final class ReceiverSwitchService: EventSource {
             runner.waitUntilIdle(timeout: timeout)
         case let .modem(modem):
             while modem.isBusy, Monotonic.microseconds() < deadline {
-                var entry = pollfd(fd: modem.fileDescriptor ?? -1, events: modem.pollEvents, revents: 0)
-                let until = min(deadline, modem.timeoutMicroseconds.map { Int64(clamping: $0) } ?? deadline)
-                _ = poll(&entry, 1, Int32(clamping: max(0, (until - Monotonic.microseconds() + 999) / 1000)))
+                modem.wait(until: UInt64(max(0, deadline)))
                 collect(driver)
             }
         }
