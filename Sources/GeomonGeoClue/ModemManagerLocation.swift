@@ -100,7 +100,8 @@ public final class ModemManagerLocation: @unchecked Sendable {
                 let r = sd_bus_process(bus, nil)
                 if r < 0 {
                     let reason = "the D-Bus connection failed: \(GeoClueSource.errno(r))"
-                    close()
+                    dropConnection()
+                    // The switch under way fails; one asked for after it opens a new connection.
                     if let current { complete(current.on, .failure(GeoClueError(reason))) }
                     break
                 }
@@ -111,8 +112,14 @@ public final class ModemManagerLocation: @unchecked Sendable {
         return finished
     }
 
-    /// Closes the connection; a switch under way is forgotten (its reply is never read).
+    /// Closes the connection; the switch under way and the one asked for are forgotten.
     public func close() {
+        current = nil
+        queued = nil
+        dropConnection()
+    }
+
+    private func dropConnection() {
         guard let bus else { return }
         self.bus = nil
         sd_bus_flush_close_unref(bus)
