@@ -32,11 +32,18 @@ public final class EventStore {
     var approachStateTable: ApproachStateTable { ApproachStateTable(db: db) }
     var fenceStateTable: FenceStateTable { FenceStateTable(db: db) }
     var eventTable: EventTable { EventTable(db: db) }
-    var deliveryTable: DeliveryTable { DeliveryTable(db: db, path: path) }
+    var deliveryTable: DeliveryTable { deliveryQueue }
     var fixChunks: FixChunkTable { FixChunkTable(db: db) }
     var receiverLog: ReceiverLogTable { ReceiverLogTable(db: db) }
-    var publicationTable: PublicationTable { PublicationTable(db: db) }
+    var publicationTable: PublicationTable { outbox }
     var runtimeStatusTable: RuntimeStatusTable { RuntimeStatusTable(db: db) }
+
+    /// The hook outbox (`deliveries`): the queue the delivery worker drives, the rows
+    /// `geomon hooks` lists and requeues.
+    public var deliveryQueue: DeliveryTable { DeliveryTable(db: db, path: path) }
+    /// The MQTT outbox (`publications`): the stream the publisher drives, bounded by
+    /// `publicationLimits`.
+    public var outbox: PublicationTable { PublicationTable(db: db, limits: publicationLimits) }
 
     /// Opens (and for writers creates and migrates) the database at `path`.
     ///
@@ -288,50 +295,5 @@ public final class EventStore {
     public struct MissingEvent: Error, CustomStringConvertible, Sendable {
         public var deliveryID: Int64
         public var description: String { "delivery #\(deliveryID) refers to an event that is not stored" }
-    }
-}
-
-/// The hook outbox the delivery worker drives.
-extension EventStore: DeliveryQueue {
-    public func dueDeliveries(now: UTCTime, limit: Int) throws -> [Delivery] { try deliveryTable.dueDeliveries(now: now, limit: limit) }
-    /// The earliest `next_attempt_at` among queue heads waiting for a retry or start.
-    public func nextDeliveryAttempt() throws -> UTCTime? { try deliveryTable.nextDeliveryAttempt() }
-    public func delivery(id: Int64) throws -> Delivery? { try deliveryTable.delivery(id: id) }
-    public func deliveries(eventID: String) throws -> [Delivery] { try deliveryTable.deliveries(eventID: eventID) }
-    public func deliveries(status: DeliveryStatus) throws -> [Delivery] { try deliveryTable.deliveries(status: status) }
-    public func deliveries() throws -> [Delivery] { try deliveryTable.deliveries() }
-    /// Deliveries not yet delivered or dead.
-    public func openCount() throws -> Int { try deliveryTable.pendingDeliveryCount() }
-    public func pendingDeliveryCount() throws -> Int { try deliveryTable.pendingDeliveryCount() }
-    public func markRunning(id: Int64, attempt: Int) throws { try deliveryTable.markRunning(id: id, attempt: attempt) }
-    public func markDelivered(id: Int64) throws { try deliveryTable.markDelivered(id: id) }
-    public func markRetry(id: Int64, nextAttemptAt: UTCTime, error: String) throws { try deliveryTable.markRetry(id: id, nextAttemptAt: nextAttemptAt, error: error) }
-    public func markDead(id: Int64, error: String) throws { try deliveryTable.markDead(id: id, error: error) }
-    @discardableResult
-    public func requeueDead() throws -> Int { try deliveryTable.requeueDead() }
-    public func recoverInterrupted() throws { try deliveryTable.recoverInterrupted() }
-    @discardableResult
-    public func recoverInterruptedCount() throws -> Int { try deliveryTable.recoverInterruptedCount() }
-}
-
-/// The MQTT outbox the publisher drives.
-extension EventStore: PublicationOutbox {
-    public func pendingPublications(after seq: Int64, limit: Int) throws -> [StoredPublication] {
-        try publicationTable.pendingPublications(after: seq, limit: limit)
-    }
-    public func publications(includingPublished published: Bool, limit: Int) throws -> [StoredPublication] {
-        try publicationTable.publications(includingPublished: published, limit: limit)
-    }
-    public func markPublished(_ seqs: [Int64], at time: UTCTime) throws { try publicationTable.markPublished(seqs, at: time) }
-    public func markRefused(_ refusals: [(seq: Int64, reason: String)], at time: UTCTime) throws {
-        try publicationTable.markRefused(refusals, at: time)
-    }
-    public func refusedPublicationCount() throws -> Int { try publicationTable.refusedPublicationCount() }
-    public func requeueRetained(at time: UTCTime) throws -> Int { try db.transaction { try publicationTable.requeueRetained(at: time) } }
-    public func requeuePublications(since: UTCTime) throws -> Int { try publicationTable.requeuePublications(since: since) }
-    public func pendingPublicationCount() throws -> Int { try publicationTable.pendingPublicationCount() }
-    /// Writes messages outside a fix commit.
-    public func enqueue(_ publications: [Publication], at time: UTCTime) throws {
-        try publicationTable.enqueue(publications, at: time, limits: publicationLimits)
     }
 }

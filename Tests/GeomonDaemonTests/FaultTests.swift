@@ -100,7 +100,7 @@ struct FaultTests {
         let resumedStatus = try EventStore(path: db, readOnly: true)
         let wholeStatus = try EventStore(path: reference.path("whole.db"), readOnly: true)
         #expect(try resumedStatus.fenceStates() == wholeStatus.fenceStates())
-        #expect(try resumedStatus.deliveries().count == wholeStatus.deliveries().count)
+        #expect(try resumedStatus.deliveryQueue.deliveries().count == wholeStatus.deliveryQueue.deliveries().count)
     }
 
     @Test(.enabled(if: ScratchMount.enabled))

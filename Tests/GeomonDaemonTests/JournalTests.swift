@@ -81,7 +81,7 @@ struct JournalTests {
         #expect(events.contains { $0.event.kind == .dwell && $0.event.rule.text.contains("deadline") })
         let store = try EventStore(path: dir.path("m.db"), readOnly: true)
         #expect(try store.events().map(\.event) == events.map(\.event))
-        let deliveries = try store.deliveries()
+        let deliveries = try store.deliveryQueue.deliveries()
         let enters = events.filter { $0.event.kind == .enter }.count
         let dwells = events.filter { $0.event.kind == .dwell }.count
         #expect(deliveries.count == enters * 2 + dwells)

@@ -151,7 +151,7 @@ struct LiveDaemonClockTests {
         }
         _ = daemon.finish(code: 0)
         run.stored = try daemon.eventStore.receiverSwitches()
-        run.outbox = try daemon.eventStore.pendingPublications(after: 0, limit: 100_000).map(\.publication)
+        run.outbox = try daemon.eventStore.outbox.pendingPublications(after: 0, limit: 100_000).map(\.publication)
         return run
     }
 
@@ -469,8 +469,8 @@ struct LiveDaemonClockTests {
         _ = daemon.finish(code: 0)
         #expect(lines.count("hook delivered") == 1, "\(lines.all.filter { $0.contains("hook") })")
         let store = try EventStore(path: dir.path("d.db"), readOnly: true)
-        #expect(try store.deliveries(status: .running).isEmpty)
-        #expect(try store.deliveries(status: .delivered).count == 1)
+        #expect(try store.deliveryQueue.deliveries(status: .running).isEmpty)
+        #expect(try store.deliveryQueue.deliveries(status: .delivered).count == 1)
         // Nothing runs on after the stop.
         #expect(daemon.hooksRunning == 0)
         #expect(try String(contentsOfFile: dir.path("delivered"), encoding: .utf8).split(separator: "\n").count == 1)

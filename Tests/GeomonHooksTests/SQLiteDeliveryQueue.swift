@@ -32,7 +32,7 @@ final class SQLiteDeliveryQueue: TestDeliveryQueue, @unchecked Sendable {
         batch.events = [(event, hooks.map { DeliveryTarget(hookKey: HookCatalog.key(for: $0), argv: $0.exec) })]
         do {
             try adapter.commit(batch)
-            return try adapter.deliveries(eventID: event.id).map(\.id)
+            return try adapter.deliveryQueue.deliveries(eventID: event.id).map(\.id)
         } catch {
             preconditionFailure("enqueue failed: \(error)")
         }
@@ -41,54 +41,54 @@ final class SQLiteDeliveryQueue: TestDeliveryQueue, @unchecked Sendable {
     func row(_ id: Int64) -> Delivery? {
         lock.lock()
         defer { lock.unlock() }
-        return try? adapter.delivery(id: id)
+        return try? adapter.deliveryQueue.delivery(id: id)
     }
 
     func dueDeliveries(now: UTCTime, limit: Int) throws -> [Delivery] {
         lock.lock()
         defer { lock.unlock() }
-        return try adapter.dueDeliveries(now: now, limit: limit)
+        return try adapter.deliveryQueue.dueDeliveries(now: now, limit: limit)
     }
 
     func markRunning(id: Int64, attempt: Int) throws {
         lock.lock()
         defer { lock.unlock() }
-        try adapter.markRunning(id: id, attempt: attempt)
+        try adapter.deliveryQueue.markRunning(id: id, attempt: attempt)
     }
 
     func markDelivered(id: Int64) throws {
         lock.lock()
         defer { lock.unlock() }
-        try adapter.markDelivered(id: id)
+        try adapter.deliveryQueue.markDelivered(id: id)
     }
 
     func markRetry(id: Int64, nextAttemptAt: UTCTime, error: String) throws {
         lock.lock()
         defer { lock.unlock() }
-        try adapter.markRetry(id: id, nextAttemptAt: nextAttemptAt, error: error)
+        try adapter.deliveryQueue.markRetry(id: id, nextAttemptAt: nextAttemptAt, error: error)
     }
 
     func markDead(id: Int64, error: String) throws {
         lock.lock()
         defer { lock.unlock() }
-        try adapter.markDead(id: id, error: error)
+        try adapter.deliveryQueue.markDead(id: id, error: error)
     }
 
     func requeueDead() throws -> Int {
         lock.lock()
         defer { lock.unlock() }
-        return try adapter.requeueDead()
+        return try adapter.deliveryQueue.requeueDead()
     }
 
     func recoverInterrupted() throws {
         lock.lock()
         defer { lock.unlock() }
-        try adapter.recoverInterrupted()
+        try adapter.deliveryQueue.recoverInterrupted()
     }
 
     func deliveries(status: DeliveryStatus) throws -> [Delivery] {
         lock.lock()
         defer { lock.unlock() }
-        return try adapter.deliveries(status: status)
+        return try adapter.deliveryQueue.deliveries(status: status)
     }
 }

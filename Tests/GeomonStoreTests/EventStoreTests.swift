@@ -160,7 +160,7 @@ struct EventStoreTests {
         #expect(throws: SQLiteError.self) { try store.commit(batch) }
         #expect(try store.fixCount() == 1)
         #expect(try store.events().isEmpty)
-        #expect(try store.deliveries().isEmpty)
+        #expect(try store.deliveryQueue.deliveries().isEmpty)
         #expect(try store.fenceStates().isEmpty)
         #expect(try store.lastFixTime() == UTCTime(millisecondsSince1970: 1000))
         #expect(try store.loadSnapshot().usableFixCount == 0)
@@ -220,8 +220,8 @@ struct EventStoreTests {
         #expect(try store.commit(Self.batch(events: [e])).count == 1)
         #expect(try store.commit(Self.batch(events: [e])).isEmpty)
         #expect(try store.events().count == 1)
-        #expect(try store.deliveries().count == 1)
-        #expect(try store.deliveries()[0].argv == ["/bin/echo", "a b", "$(x)"])
+        #expect(try store.deliveryQueue.deliveries().count == 1)
+        #expect(try store.deliveryQueue.deliveries()[0].argv == ["/bin/echo", "a b", "$(x)"])
     }
 
     @Test func fixesAreKeptForTheRetentionWindowRelativeToTheNewest() throws {
@@ -243,38 +243,38 @@ struct EventStoreTests {
         try store.commit(Self.batch(events: [e1, e2, e3], hooks: ["h#0", "h#1"]))
         let now = UTCTime(millisecondsSince1970: 10_000)
         func name(_ d: Delivery) -> String { "\(d.eventID == e1.id ? 1 : d.eventID == e2.id ? 2 : 3)\(d.hookKey)" }
-        func due() throws -> [String] { try store.dueDeliveries(now: now).map(name) }
+        func due() throws -> [String] { try store.deliveryQueue.dueDeliveries(now: now).map(name) }
         #expect(try due() == ["1h#0", "1h#1", "3h#0", "3h#1"])
-        #expect(try store.pendingDeliveryCount() == 6)
-        #expect(try store.dueDeliveries(now: UTCTime(millisecondsSince1970: 0)).count == 4)   // new rows are due at once
+        #expect(try store.deliveryQueue.pendingDeliveryCount() == 6)
+        #expect(try store.deliveryQueue.dueDeliveries(now: UTCTime(millisecondsSince1970: 0)).count == 4)   // new rows are due at once
 
-        let head = try #require(try store.dueDeliveries(now: now).first)
-        try store.markRunning(id: head.id, attempt: 1)
+        let head = try #require(try store.deliveryQueue.dueDeliveries(now: now).first)
+        try store.deliveryQueue.markRunning(id: head.id, attempt: 1)
         #expect(try due() == ["1h#1", "3h#0", "3h#1"])          // a running head blocks its group
-        try store.markRetry(id: head.id, nextAttemptAt: UTCTime(millisecondsSince1970: 20_000), error: "exit 1")
+        try store.deliveryQueue.markRetry(id: head.id, nextAttemptAt: UTCTime(millisecondsSince1970: 20_000), error: "exit 1")
         #expect(try due() == ["1h#1", "3h#0", "3h#1"])          // not due yet, still blocks e2
-        let later = try store.dueDeliveries(now: UTCTime(millisecondsSince1970: 20_000))
+        let later = try store.deliveryQueue.dueDeliveries(now: UTCTime(millisecondsSince1970: 20_000))
         #expect(later.first?.id == head.id && later.first?.status == .retrying && later.first?.lastError == "exit 1")
-        try store.markRunning(id: head.id, attempt: 2)
-        try store.markDelivered(id: head.id)
+        try store.deliveryQueue.markRunning(id: head.id, attempt: 2)
+        try store.deliveryQueue.markDelivered(id: head.id)
         #expect(try due() == ["1h#1", "2h#0", "3h#0", "3h#1"])
 
-        let second = try #require(try store.dueDeliveries(now: now).first { name($0) == "1h#1" })
-        try store.markRunning(id: second.id, attempt: 1)
-        try store.markDead(id: second.id, error: "gave up")
-        #expect(try store.deliveries(status: .dead).map(\.id) == [second.id])
+        let second = try #require(try store.deliveryQueue.dueDeliveries(now: now).first { name($0) == "1h#1" })
+        try store.deliveryQueue.markRunning(id: second.id, attempt: 1)
+        try store.deliveryQueue.markDead(id: second.id, error: "gave up")
+        #expect(try store.deliveryQueue.deliveries(status: .dead).map(\.id) == [second.id])
         #expect(try due() == ["2h#0", "2h#1", "3h#0", "3h#1"])  // dead does not block
 
-        let third = try #require(try store.dueDeliveries(now: now).first { name($0) == "3h#0" })
-        try store.markRunning(id: third.id, attempt: 1)
-        #expect(try store.recoverInterruptedCount() == 1)
-        let recovered = try #require(try store.deliveries().first { $0.id == third.id })
+        let third = try #require(try store.deliveryQueue.dueDeliveries(now: now).first { name($0) == "3h#0" })
+        try store.deliveryQueue.markRunning(id: third.id, attempt: 1)
+        #expect(try store.deliveryQueue.recoverInterruptedCount() == 1)
+        let recovered = try #require(try store.deliveryQueue.deliveries().first { $0.id == third.id })
         #expect(recovered.status == .retrying && recovered.attempt == 1 && recovered.eventID == e3.id)
-        #expect(try store.requeueDead() == 1)
-        #expect(try store.deliveries(status: .dead).isEmpty)
-        #expect(try store.pendingDeliveryCount() == 5)
+        #expect(try store.deliveryQueue.requeueDead() == 1)
+        #expect(try store.deliveryQueue.deliveries(status: .dead).isEmpty)
+        #expect(try store.deliveryQueue.pendingDeliveryCount() == 5)
         // Not an SQLite failure: a row that is not there.
-        #expect { try store.markDelivered(id: 12345) } throws: { ($0 as? StoreError)?.kind == .noSuchRow }
+        #expect { try store.deliveryQueue.markDelivered(id: 12345) } throws: { ($0 as? StoreError)?.kind == .noSuchRow }
     }
 
     @Test func storedFixesReadBackExactly() throws {
@@ -314,20 +314,20 @@ struct PublicationOutboxTests {
         var batch = EventStoreTests.batch(fixes: [EventStoreTests.fix(10)], events: [event], hooks: [])
         batch.publications = [Publication(kind: .transition, topic: "t/event", payload: "{}", retain: false, time: event.time, eventID: event.id), Self.location(10)]
         try store.commit(batch)
-        #expect(try store.pendingPublicationCount() == 2)
+        #expect(try store.outbox.pendingPublicationCount() == 2)
         // The same event decided again (a restart re-decides what was not committed): the
         // event is already stored, so its message is not written again; the location is new.
         batch.fixes = [EventStoreTests.fix(11)]
         batch.lastFixTime = batch.fixes.last?.time
         try store.commit(batch)
-        let pending = try store.pendingPublications(after: 0, limit: 10)
+        let pending = try store.outbox.pendingPublications(after: 0, limit: 10)
         #expect(pending.map(\.publication.kind) == [.transition, .location, .location])
-        try store.markPublished([pending[0].seq, pending[1].seq], at: UTCTime(millisecondsSince1970: 99))
-        #expect(try store.pendingPublications(after: 0, limit: 10).map(\.seq) == [pending[2].seq])
-        #expect(try store.publications(includingPublished: true, limit: 10).count == 3)
+        try store.outbox.markPublished([pending[0].seq, pending[1].seq], at: UTCTime(millisecondsSince1970: 99))
+        #expect(try store.outbox.pendingPublications(after: 0, limit: 10).map(\.seq) == [pending[2].seq])
+        #expect(try store.outbox.publications(includingPublished: true, limit: 10).count == 3)
         // Published again on request, in order.
-        #expect(try store.requeuePublications(since: UTCTime(millisecondsSince1970: 0)) == 2)
-        #expect(try store.pendingPublicationCount() == 3)
+        #expect(try store.outbox.requeuePublications(since: UTCTime(millisecondsSince1970: 0)) == 2)
+        #expect(try store.outbox.pendingPublicationCount() == 3)
     }
 
     @Test func theBoundDropsPublishedThenOldestLocationsNeverEvents() throws {
@@ -340,19 +340,19 @@ struct PublicationOutboxTests {
         first.publications = [Publication(kind: .transition, topic: "e", payload: "{}", retain: false, time: event.time, eventID: event.id)]
             + (1...3).map(Self.location)
         try store.commit(first)
-        let published = try store.pendingPublications(after: 0, limit: 2).last!.seq
-        try store.markPublished([published], at: UTCTime(millisecondsSince1970: 5))
+        let published = try store.outbox.pendingPublications(after: 0, limit: 2).last!.seq
+        try store.outbox.markPublished([published], at: UTCTime(millisecondsSince1970: 5))
         var second = EventStoreTests.batch()
         second.publications = (4...6).map(Self.location)
         try store.commit(second)
         // 7 rows over a bound of 5: the published location (1) goes first, then location 2.
-        let rows = try store.publications(includingPublished: true, limit: 100)
+        let rows = try store.outbox.publications(includingPublished: true, limit: 100)
         #expect(rows.map(\.publication.payload) == ["{}", "{\"tst\":3}", "{\"tst\":4}", "{\"tst\":5}", "{\"tst\":6}"])
         // Older than max_age before the newest: locations go, the event stays.
         var late = EventStoreTests.batch()
         late.publications = [Self.location(5000)]
         try store.commit(late)
-        #expect(try store.publications(includingPublished: true, limit: 100).map(\.publication.payload) == ["{}", "{\"tst\":5000}"])
+        #expect(try store.outbox.publications(includingPublished: true, limit: 100).map(\.publication.payload) == ["{}", "{\"tst\":5000}"])
     }
 
     @Test func aNewWaypointsMessageReplacesOneStillPending() throws {
@@ -360,9 +360,9 @@ struct PublicationOutboxTests {
         defer { dir.remove() }
         let store = try EventStore(path: dir.path("o.db"))
         for n in 1...3 {
-            try store.enqueue([Publication(kind: .waypoints, topic: "w", payload: "{\"n\":\(n)}", retain: true, time: UTCTime(millisecondsSince1970: 0))], at: UTCTime(millisecondsSince1970: 0))
+            try store.outbox.enqueue([Publication(kind: .waypoints, topic: "w", payload: "{\"n\":\(n)}", retain: true, time: UTCTime(millisecondsSince1970: 0))], at: UTCTime(millisecondsSince1970: 0))
         }
-        #expect(try store.pendingPublications(after: 0, limit: 10).map(\.publication.payload) == ["{\"n\":3}"])
+        #expect(try store.outbox.pendingPublications(after: 0, limit: 10).map(\.publication.payload) == ["{\"n\":3}"])
     }
 
     /// The waypoints queued at a reload are dated by the system clock; a receiver whose dates
@@ -373,12 +373,12 @@ struct PublicationOutboxTests {
         defer { dir.remove() }
         let store = try EventStore(path: dir.path("o.db"))
         store.publicationLimits = PublicationLimits(maxRows: 2, maxAge: .seconds(1000))
-        try store.enqueue([Publication(kind: .waypoints, topic: "w", payload: "{\"n\":1}", retain: true, time: UTCTime(millisecondsSince1970: 0))],
+        try store.outbox.enqueue([Publication(kind: .waypoints, topic: "w", payload: "{\"n\":1}", retain: true, time: UTCTime(millisecondsSince1970: 0))],
                           at: UTCTime(millisecondsSince1970: 0))
         var late = EventStoreTests.batch()
         late.publications = [Self.location(100_000_000), Self.location(100_000_001), Self.location(100_000_002)]
         try store.commit(late)
-        let pending = try store.pendingPublications(after: 0, limit: 10).map(\.publication.payload)
+        let pending = try store.outbox.pendingPublications(after: 0, limit: 10).map(\.publication.payload)
         #expect(pending.first == "{\"n\":1}" && pending.count == 2, "\(pending)")
     }
 }

@@ -59,12 +59,12 @@ struct BenchHooksCommand: GeomonCommand {
         _ = try store.commit(batch)
         var hooks = HookSettings()
         hooks.enter = [HookSpec(exec: ["/bin/true"])]
-        let worker = DeliveryWorker(queue: store, settings: .init(profileName: "bench", profileDirectory: "/", maxConcurrent: 4),
+        let worker = DeliveryWorker(queue: store.deliveryQueue, settings: .init(profileName: "bench", profileDirectory: "/", maxConcurrent: 4),
                                     catalog: HookCatalog(settings: hooks))
         let start = Monotonic.microseconds()
         guard try worker.runUntilSettled(timeout: .seconds(600)) else { throw CommandFailure("bench hooks: the deliveries did not settle within 600 s") }
         let seconds = Double(Monotonic.microseconds() - start) / 1e6
-        let delivered = try store.deliveries(status: .delivered).count
+        let delivered = try store.deliveryQueue.deliveries(status: .delivered).count
         var o = JSONObject()
         o.add("spawn_runs", runs)
         o.add("spawn_us_p50", spawn[spawn.count / 2], decimals: 0)

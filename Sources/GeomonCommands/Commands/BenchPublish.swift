@@ -62,7 +62,7 @@ struct BenchPublishCommand: GeomonCommand {
         let dir = try makeTemporaryDirectory(prefix: "geomon-bench-publish")
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let store = try EventStore(path: dir + "/bench.db")
-        let publisher = MQTTPublisher(settings: .init(settings: settings, profile: "bench", statusTopic: settings.topic + "/status"), outbox: store)
+        let publisher = MQTTPublisher(settings: .init(settings: settings, profile: "bench", statusTopic: settings.topic + "/status"), outbox: store.outbox)
         var failure: String?
         publisher.onReport = { report in
             if case let .unreachable(reason, _) = report { failure = reason }
@@ -137,11 +137,11 @@ struct BenchPublishCommand: GeomonCommand {
         batch.publications = (0..<batched).map { Self.publication($0, topic: "s") }
         _ = try storeOnly.commit(batch)
         let insertBatched = Double(Monotonic.microseconds() - start) / Double(batched)
-        let rows = try storeOnly.pendingPublications(after: 0, limit: n + batched).map(\.seq)
+        let rows = try storeOnly.outbox.pendingPublications(after: 0, limit: n + batched).map(\.seq)
         start = Monotonic.microseconds()
         var index = 0
         while index < rows.count {
-            try storeOnly.markPublished(Array(rows[index..<min(rows.count, index + 16)]), at: WallClock.now())
+            try storeOnly.outbox.markPublished(Array(rows[index..<min(rows.count, index + 16)]), at: WallClock.now())
             index += 16
         }
         let mark = Double(Monotonic.microseconds() - start) / Double(rows.count)

@@ -112,7 +112,7 @@ struct HooksListCommand: GeomonCommand {
     func run() throws -> Int32 {
         let queue = try HooksCommand.openQueue(path: db, writable: false)
         var open: [Delivery] = []
-        for status in [DeliveryStatus.pending, .running, .retrying] { open += try queue.deliveries(status: status) }
+        for status in [DeliveryStatus.pending, .running, .retrying] { open += try queue.deliveryQueue.deliveries(status: status) }
         open.sort { $0.id < $1.id }
         print(open.isEmpty ? "no pending deliveries" : DeliveryReport.render(open), terminator: open.isEmpty ? "\n" : "")
         return 0
@@ -136,7 +136,7 @@ struct HooksDeadCommand: GeomonCommand {
 
     func run() throws -> Int32 {
         let queue = try HooksCommand.openQueue(path: db, writable: false)
-        let dead = try queue.deliveries(status: .dead)
+        let dead = try queue.deliveryQueue.deliveries(status: .dead)
         print(dead.isEmpty ? "no dead deliveries" : DeliveryReport.render(dead), terminator: dead.isEmpty ? "\n" : "")
         return 0
     }
@@ -167,7 +167,7 @@ struct HooksRetryCommand: GeomonCommand {
     func run() throws -> Int32 {
         if let pid = InstanceLock.holder(databasePath: db) {
             let reader = try HooksCommand.openQueue(path: db, writable: false)
-            let dead = try reader.deliveries(status: .dead).count
+            let dead = try reader.deliveryQueue.deliveries(status: .dead).count
             guard dead > 0 else {
                 print("no dead deliveries")
                 return 0
@@ -185,13 +185,13 @@ struct HooksRetryCommand: GeomonCommand {
                     nextSignal = ContinuousClock.now + .seconds(1)
                 }
                 usleep(50_000)
-                left = try HooksCommand.openQueue(path: db, writable: false).deliveries(status: .dead).count
+                left = try HooksCommand.openQueue(path: db, writable: false).deliveryQueue.deliveries(status: .dead).count
             }
             let done = dead - left
             print("asked the running geomon (pid \(pid)) to requeue \(dead) dead \(dead == 1 ? "delivery" : "deliveries"); \(done) requeued so far")
             return left == 0 ? 0 : ExitCode.failure.code
         }
-        let count = try HooksCommand.withWritableStore(db) { try $0.requeueDead() }
+        let count = try HooksCommand.withWritableStore(db) { try $0.deliveryQueue.requeueDead() }
         print("requeued \(count) dead \(count == 1 ? "delivery" : "deliveries")")
         return 0
     }

@@ -49,7 +49,7 @@ struct PublishListCommand: GeomonCommand {
 
     func run() throws -> Int32 {
         let store = try HooksCommand.openQueue(path: db, writable: false)
-        let rows = try store.publications(includingPublished: all, limit: limit)
+        let rows = try store.outbox.publications(includingPublished: all, limit: limit)
         if json {
             for row in rows {
                 var o = JSONObject()
@@ -78,8 +78,8 @@ struct PublishListCommand: GeomonCommand {
             let excerpt = payload.count > 120 ? String(payload.prefix(117)) + "..." : payload
             print("\(row.seq)  \(row.publication.kind.rawValue)  \(row.publication.time.rfc3339)  \(row.publication.topic)  \(state)  \(excerpt)")
         }
-        let pending = try store.pendingPublicationCount()
-        let refused = try store.refusedPublicationCount()
+        let pending = try store.outbox.pendingPublicationCount()
+        let refused = try store.outbox.refusedPublicationCount()
         print("\(pending) pending" + (refused > 0 ? ", \(refused) refused by the broker ('geomon publish retry --since TIME' sends them again)" : ""))
         return 0
     }
@@ -128,16 +128,16 @@ struct PublishRetryCommand: GeomonCommand {
             guard kill(pid, SIGUSR1) == 0 else {
                 throw CommandFailure("cannot ask the running geomon (pid \(pid)) to reconnect: \(String(cString: strerror(errno))); run this as its user or root")
             }
-            let pending = try HooksCommand.openQueue(path: db, writable: false).pendingPublicationCount()
+            let pending = try HooksCommand.openQueue(path: db, writable: false).outbox.pendingPublicationCount()
             print("asked the running geomon (pid \(pid)) to reconnect now; \(pending) \(pending == 1 ? "message" : "messages") pending")
             return 0
         }
         guard let since else {
-            let pending = try HooksCommand.openQueue(path: db, writable: false).pendingPublicationCount()
+            let pending = try HooksCommand.openQueue(path: db, writable: false).outbox.pendingPublicationCount()
             print("no geomon runs on \(db); \(pending) \(pending == 1 ? "message waits" : "messages wait") for the next `geomon run`")
             return 0
         }
-        let count = try HooksCommand.withWritableStore(db) { try $0.requeuePublications(since: since) }
+        let count = try HooksCommand.withWritableStore(db) { try $0.outbox.requeuePublications(since: since) }
         print("\(count) published \(count == 1 ? "message is" : "messages are") pending again; the next `geomon run` publishes them")
         return 0
     }

@@ -173,14 +173,14 @@ struct ReplayCommand: GeomonCommand {
     /// while the broker has not acknowledged every message.
     private func reportDeliveries(store: EventStore, hooks: HookService?, publishing: MQTTService?) throws {
         if hooks != nil {
-            let dead = try store.deliveries(status: .dead).count
+            let dead = try store.deliveryQueue.deliveries(status: .dead).count
             if dead > 0 {
                 let where_ = db.map { "see 'geomon hooks dead --db \($0)'" } ?? "the temporary database is removed; use --db to keep them"
                 writeStderr("geomon: warning: \(dead) hook \(dead == 1 ? "delivery" : "deliveries") dead-lettered (\(where_))")
             }
         }
         if let publishing {
-            let pending = try store.pendingPublicationCount()
+            let pending = try store.outbox.pendingPublicationCount()
             if pending > 0 {
                 let kept = db.map { "they stay in \($0); replaying into it again with --publish sends them" } ?? "the temporary database is removed with them"
                 throw CommandFailure("publish: \(pending) messages not acknowledged by the broker (\(publishing.lastError ?? "no progress for \(NumberText.short(publishWait.secondsValue, 1)) s")); \(kept)", exitCode: .unavailable)

@@ -32,11 +32,11 @@ struct StatusCommand: GeomonCommand {
         let state = try store.engineState()
         let profile = state?.profile
         let lastFix = try store.lastFix()
-        let pending = try store.pendingDeliveryCount()
-        let dead = try store.deliveries(status: .dead).count
+        let pending = try store.deliveryQueue.pendingDeliveryCount()
+        let dead = try store.deliveryQueue.deliveries(status: .dead).count
         let eventCount = try store.eventCount()
-        let pendingMessages = try store.pendingPublicationCount()
-        let refusedMessages = try store.refusedPublicationCount()
+        let pendingMessages = try store.outbox.pendingPublicationCount()
+        let refusedMessages = try store.outbox.refusedPublicationCount()
         // Fences without a row are in the engine's implicit state (outside once confirmed).
         let implicit = state?.implicitState?.rawValue ?? "unknown"
         let running = InstanceLock.isHeld(databasePath: store.path)

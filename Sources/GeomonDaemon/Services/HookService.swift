@@ -53,7 +53,7 @@ public final class HookService: EventSource, EffectSink, ClockHolding, DeadLette
                 profileName: profile.name, profileDirectory: HookTargets.absoluteDirectory(profile.directory),
                 retry: profile.hooks.retry, home: environment["HOME"])
             settings.conditionRecheck = conditionRecheck
-            return DeliveryWorker(queue: store, settings: settings, catalog: HookCatalog(settings: profile.hooks),
+            return DeliveryWorker(queue: store.deliveryQueue, settings: settings, catalog: HookCatalog(settings: profile.hooks),
                                   probe: .fromEnvironment(environment), onActivity: wake)
         }
     }
@@ -67,7 +67,7 @@ public final class HookService: EventSource, EffectSink, ClockHolding, DeadLette
 
     /// Every delivery delivered or dead-lettered (held-back ones wait for their conditions).
     public var isSettled: Bool {
-        runningCount == 0 && ((try? store.openCount()) ?? 1) == 0
+        runningCount == 0 && ((try? store.deliveryQueue.openCount()) ?? 1) == 0
     }
 
     public func start(_ driver: DriverContext) throws {
@@ -85,7 +85,7 @@ public final class HookService: EventSource, EffectSink, ClockHolding, DeadLette
     }
 
     public func requeueDead(_ driver: DriverContext) throws {
-        let count = try store.requeueDead()
+        let count = try store.deliveryQueue.requeueDead()
         driver.log.notice("dead deliveries requeued", ["count": "\(count)"])
         try poll(driver)
     }

@@ -146,7 +146,7 @@ public final class MQTTService: EventSource, EffectSink, ClockHolding, DeadLette
         }
         if publisher == nil {
             let own = OwnTracks(settings: mqtt, profile: driver.profile)
-            let publisher = MQTTPublisher(settings: .init(settings: mqtt, profile: profileName, statusTopic: own.statusTopic), outbox: store)
+            let publisher = MQTTPublisher(settings: .init(settings: mqtt, profile: profileName, statusTopic: own.statusTopic), outbox: store.outbox)
             let broker = "\(mqtt.host):\(mqtt.effectivePort)"
             publisher.onReport = { [log, store, weak publisher] report in
                 switch report {
@@ -158,7 +158,7 @@ public final class MQTTService: EventSource, EffectSink, ClockHolding, DeadLette
                     // (restarted without persistence): the last waypoints and location go again.
                     if !sessionPresent {
                         do {
-                            let requeued = try store.requeueRetained(at: WallClock.now())
+                            let requeued = try store.outbox.requeueRetained(at: WallClock.now())
                             if requeued > 0 {
                                 log.info("MQTT session not kept by the broker: its retained messages are published again", ["requeued": "\(requeued)"])
                                 publisher?.poke()

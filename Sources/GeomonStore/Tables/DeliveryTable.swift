@@ -7,7 +7,7 @@ import GeomonSystem
 ///
 /// Clock-free: new rows and recovered or requeued ones are due at once (`next_attempt_at` 0),
 /// so the worker may run on the wall clock while the events carry replay's virtual times.
-struct DeliveryTable {
+public struct DeliveryTable: DeliveryQueue {
     let db: Connection
     let path: String
 
@@ -60,7 +60,7 @@ struct DeliveryTable {
     /// Deliveries ready to start: for each (hook_key, fence_id), only the earliest undelivered
     /// one in event order (pending, running or retrying; dead ones do not block), and only when
     /// it is pending/retrying with `next_attempt_at <= now`. A running head blocks its group.
-    func dueDeliveries(now: UTCTime, limit: Int) throws -> [Delivery] {
+    public func dueDeliveries(now: UTCTime, limit: Int) throws -> [Delivery] {
         let statement = try db.statement("""
             SELECT \(Self.selectList)
             \(Self.from)
@@ -77,7 +77,7 @@ struct DeliveryTable {
 
     /// The earliest `next_attempt_at` among queue heads waiting for a retry or start, for
     /// scheduling the worker's next wake-up.
-    func nextDeliveryAttempt() throws -> UTCTime? {
+    public func nextDeliveryAttempt() throws -> UTCTime? {
         try db.scalarInt("""
             SELECT min(d.next_attempt_at_ms) FROM deliveries d
             JOIN (SELECT hook_key, fence_id, min(seq) AS seq FROM deliveries
@@ -88,26 +88,26 @@ struct DeliveryTable {
     }
 
     /// One delivery by row id.
-    func delivery(id: Int64) throws -> Delivery? {
+    public func delivery(id: Int64) throws -> Delivery? {
         let statement = try db.statement("SELECT \(Self.selectList) \(Self.from) WHERE d.id = ?")
         statement.bind(1, id)
         return try read(statement).first
     }
 
     /// The deliveries of one event, in row order.
-    func deliveries(eventID: String) throws -> [Delivery] {
+    public func deliveries(eventID: String) throws -> [Delivery] {
         let statement = try db.statement("SELECT \(Self.selectList) \(Self.from) WHERE d.event_id = ? ORDER BY d.id")
         statement.bind(1, eventID)
         return try read(statement)
     }
 
     /// All deliveries with `status` (all when nil), in event order.
-    func deliveries(status: DeliveryStatus) throws -> [Delivery] {
+    public func deliveries(status: DeliveryStatus) throws -> [Delivery] {
         try deliveries(status: Optional(status))
     }
 
     /// Every delivery, in event order.
-    func deliveries() throws -> [Delivery] {
+    public func deliveries() throws -> [Delivery] {
         try deliveries(status: nil)
     }
 
@@ -120,10 +120,10 @@ struct DeliveryTable {
     }
 
     /// Deliveries not yet delivered or dead.
-    func openCount() throws -> Int { try pendingDeliveryCount() }
+    public func openCount() throws -> Int { try pendingDeliveryCount() }
 
     /// Deliveries not yet delivered or dead.
-    func pendingDeliveryCount() throws -> Int {
+    public func pendingDeliveryCount() throws -> Int {
         try Int(db.scalarInt("SELECT count(*) FROM deliveries WHERE status IN ('pending','running','retrying')") ?? 0)
     }
 
@@ -144,7 +144,7 @@ struct DeliveryTable {
     }
 
     /// Marks a delivery as started (attempt numbers start at 1).
-    func markRunning(id: Int64, attempt: Int) throws {
+    public func markRunning(id: Int64, attempt: Int) throws {
         try update("UPDATE deliveries SET status = 'running', attempt = ?2, updated_at_ms = ?3 WHERE id = ?1", id: id) {
             $0.bind(2, attempt)
             $0.bind(3, nowMilliseconds())
@@ -152,13 +152,13 @@ struct DeliveryTable {
     }
 
     /// Terminal success; the last failed attempt's error (if any) is kept for the record.
-    func markDelivered(id: Int64) throws {
+    public func markDelivered(id: Int64) throws {
         try update("UPDATE deliveries SET status = 'delivered', updated_at_ms = ?2 WHERE id = ?1", id: id) {
             $0.bind(2, nowMilliseconds())
         }
     }
 
-    func markRetry(id: Int64, nextAttemptAt: UTCTime, error: String) throws {
+    public func markRetry(id: Int64, nextAttemptAt: UTCTime, error: String) throws {
         try update("UPDATE deliveries SET status = 'retrying', next_attempt_at_ms = ?2, last_error = ?3, updated_at_ms = ?4 WHERE id = ?1", id: id) {
             $0.bind(2, nextAttemptAt.millisecondsSince1970)
             $0.bind(3, error)
@@ -166,7 +166,7 @@ struct DeliveryTable {
         }
     }
 
-    func markDead(id: Int64, error: String) throws {
+    public func markDead(id: Int64, error: String) throws {
         try update("UPDATE deliveries SET status = 'dead', last_error = ?2, updated_at_ms = ?3 WHERE id = ?1", id: id) {
             $0.bind(2, error)
             $0.bind(3, nowMilliseconds())
@@ -176,7 +176,7 @@ struct DeliveryTable {
     /// Puts every dead delivery back in the queue, due at once whatever clock the worker runs
     /// on (attempt count restarts, the last error is kept); returns how many.
     @discardableResult
-    func requeueDead() throws -> Int {
+    public func requeueDead() throws -> Int {
         try db.transaction {
             let statement = try db.statement(
                 "UPDATE deliveries SET status = 'pending', attempt = 0, next_attempt_at_ms = 0, updated_at_ms = ?1 WHERE status = 'dead'")
@@ -188,13 +188,13 @@ struct DeliveryTable {
 
     /// After a crash: deliveries left `running` become `retrying`, due at once (same event id,
     /// same attempt count, so the next attempt is numbered after it). Returns how many.
-    func recoverInterrupted() throws {
+    public func recoverInterrupted() throws {
         _ = try recoverInterruptedCount()
     }
 
     /// As `recoverInterrupted`, returning how many rows it recovered.
     @discardableResult
-    func recoverInterruptedCount() throws -> Int {
+    public func recoverInterruptedCount() throws -> Int {
         try db.transaction {
             let statement = try db.statement(
                 "UPDATE deliveries SET status = 'retrying', next_attempt_at_ms = 0, updated_at_ms = ?1 WHERE status = 'running'")

@@ -15,8 +15,15 @@ public struct PublicationLimits: Sendable, Hashable {
 }
 
 /// The `publications` table: the MQTT outbox (`PublicationOutbox`).
-struct PublicationTable {
+public final class PublicationTable: PublicationOutbox {
     let db: Connection
+    /// The outbox's bound (`publish.mqtt.keep`); nil keeps every message.
+    let limits: PublicationLimits?
+
+    init(db: Connection, limits: PublicationLimits?) {
+        self.db = db
+        self.limits = limits
+    }
 
     /// Writes `publications` (inside the caller's transaction); a `waypoints` message replaces
     /// any pending one. Then applies `publicationLimits`.
@@ -60,7 +67,7 @@ struct PublicationTable {
     }
 
     /// Pending messages after `seq`, oldest first, at most `limit`.
-    func pendingPublications(after seq: Int64, limit: Int) throws -> [StoredPublication] {
+    public func pendingPublications(after seq: Int64, limit: Int) throws -> [StoredPublication] {
         let statement = try db.statement("""
             SELECT seq, kind, topic, payload, retain, time_ms, event_id, created_at_ms, published_at_ms, refused
             FROM publications WHERE published_at_ms IS NULL AND seq > ? ORDER BY seq LIMIT ?
@@ -72,7 +79,7 @@ struct PublicationTable {
 
     /// Messages for `geomon publish list`: the pending ones, and with `published` the kept
     /// published ones too; the latest `limit`, oldest first.
-    func publications(includingPublished published: Bool, limit: Int) throws -> [StoredPublication] {
+    public func publications(includingPublished published: Bool, limit: Int) throws -> [StoredPublication] {
         let statement = try db.statement("""
             SELECT * FROM (
               SELECT seq, kind, topic, payload, retain, time_ms, event_id, created_at_ms, published_at_ms, refused
@@ -85,13 +92,13 @@ struct PublicationTable {
     }
 
     /// Marks messages acknowledged by the broker, in one transaction.
-    func markPublished(_ seqs: [Int64], at time: UTCTime) throws {
+    public func markPublished(_ seqs: [Int64], at time: UTCTime) throws {
         try mark(seqs.map { ($0, nil) }, at: time)
     }
 
     /// Marks messages the broker refused, with why, in one transaction: done with, as a dead
     /// letter (not sent again until requeued).
-    func markRefused(_ refusals: [(seq: Int64, reason: String)], at time: UTCTime) throws {
+    public func markRefused(_ refusals: [(seq: Int64, reason: String)], at time: UTCTime) throws {
         try mark(refusals.map { ($0.seq, $0.reason) }, at: time)
     }
 
@@ -111,14 +118,18 @@ struct PublicationTable {
     }
 
     /// Messages the broker refused and that were not requeued since.
-    func refusedPublicationCount() throws -> Int {
+    public func refusedPublicationCount() throws -> Int {
         try Int(db.scalarInt("SELECT count(*) FROM publications WHERE refused IS NOT NULL") ?? 0)
     }
 
     /// The broker lost geomon's session (and maybe its retained messages: a broker restarted
     /// without persistence): the newest published retained message of each topic is queued
     /// again, unless one for that topic is pending. Returns how many.
-    func requeueRetained(at time: UTCTime) throws -> Int {
+    public func requeueRetained(at time: UTCTime) throws -> Int {
+        try db.transaction { try requeueRetainedRows(at: time) }
+    }
+
+    private func requeueRetainedRows(at time: UTCTime) throws -> Int {
         let copy = try db.statement("""
             INSERT INTO publications (kind, topic, payload, retain, time_ms, event_id, created_at_ms)
             SELECT p.kind, p.topic, p.payload, 1, p.time_ms, NULL, ?1 FROM publications p
@@ -134,19 +145,19 @@ struct PublicationTable {
 
     /// `geomon publish retry --since`: published (or refused) messages whose time is at or
     /// after `since` become pending again (published again, in their order). Returns how many.
-    func requeuePublications(since: UTCTime) throws -> Int {
+    public func requeuePublications(since: UTCTime) throws -> Int {
         let update = try db.statement("UPDATE publications SET published_at_ms = NULL, refused = NULL WHERE published_at_ms IS NOT NULL AND time_ms >= ?")
         update.bind(1, since.millisecondsSince1970)
         try update.run()
         return db.changes
     }
 
-    func pendingPublicationCount() throws -> Int {
+    public func pendingPublicationCount() throws -> Int {
         try Int(db.scalarInt("SELECT count(*) FROM publications WHERE published_at_ms IS NULL") ?? 0)
     }
 
     /// Writes messages outside a fix commit (the waypoints at start and on reload).
-    func enqueue(_ publications: [Publication], at time: UTCTime, limits: PublicationLimits?) throws {
+    public func enqueue(_ publications: [Publication], at time: UTCTime) throws {
         try db.transaction { try insert(publications, at: time, limits: limits) }
     }
 
