@@ -94,7 +94,7 @@ extension Profile {
 /// monitored (one warning). A pushed fence with a profile fence's id is left out with a warning.
 /// `geomon run` at start and at every reload, and after every command that changed them.
 public func withPushedFences(_ profile: Profile, store: EventStore, log: Log) throws -> Profile {
-    let pushed = try store.pushedFences()
+    let pushed = try store.pushedFenceList.all()
     guard profile.publish.mqtt?.commands == true else {
         if !pushed.isEmpty {
             log.warning("fences pushed over MQTT are stored but not monitored: publish.mqtt.commands is off", ["pushed": "\(pushed.count)"])

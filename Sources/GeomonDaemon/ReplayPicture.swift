@@ -36,15 +36,15 @@ public enum ReplayPicture {
     /// fences from `profile` if given. The fixes are read from the store four times and only the
     /// points drawn are held (`RunPicture.reducedInput`).
     public static func svg(store: EventStore, profile: Profile?, title: String) throws -> String {
-        let events = try store.events().map(\.event)
-        let switches = try store.receiverSwitches()
+        let events = try store.eventLog.events().map(\.event)
+        let switches = try store.receiverSwitchLog.all()
         // The span of the fixes and, for each switch-on, the first GNSS fix at or after it
         // (all `intervals` asks of the GNSS fix times).
         let ons = switches.filter(\.on).map(\.time).sorted()
         var first: UTCTime?, last: UTCTime?
         var firstFixTimes: [UTCTime] = []
         var next = 0
-        try store.forEachFix { fix in
+        try store.fixLog.forEach { fix in
             if first == nil { first = fix.time }
             last = fix.time
             guard fix.source == .gnss else { return }
@@ -66,7 +66,7 @@ public enum ReplayPicture {
             receiverIntervals: intervals,
             events: events
         ) { withDistances, body in
-            try store.forEachFix { fix in
+            try store.fixLog.forEach { fix in
                 body(states.trackPoint(fix, nearestBoundaryMeters: withDistances ? index?.nearestBoundary(to: fix.coordinate)?.signedDistanceMeters : nil))
             }
         }).svg

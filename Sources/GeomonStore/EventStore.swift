@@ -7,10 +7,11 @@ import Glibc
 #endif
 
 /// geomon's database: fence states, events, hook deliveries, recent fixes, the receiver log,
-/// MQTT publications, the daemon's status and a small key/value table, in one SQLite file
-/// (WAL, mode 0600, `user_version` migrations). Each table has its record type and its typed
-/// repository (`Tables/`) over the one connection; this is their facade and the one place a
-/// commit's writes go together into one transaction.
+/// MQTT publications, the daemon's status and the engine's state, in one SQLite file (WAL,
+/// mode 0600, `user_version` migrations). Each table has its record type and its typed
+/// repository (`Tables/`) over the one connection, used directly (`deliveryQueue`, `outbox`,
+/// `eventLog`, …); this is the connection's owner and the one place a commit's writes go
+/// together into one transaction.
 ///
 /// One writer; readers (`status`, `events`, `export`) open the same file with `readOnly`.
 public final class EventStore {
@@ -44,6 +45,18 @@ public final class EventStore {
     /// The MQTT outbox (`publications`): the stream the publisher drives, bounded by
     /// `publicationLimits`.
     public var outbox: PublicationTable { PublicationTable(db: db, limits: publicationLimits) }
+
+    /// The decided events, in event order.
+    public var eventLog: EventTable { EventTable(db: db) }
+    /// The recent fixes (`storage.keep_fixes`), packed per commit.
+    public var fixLog: FixChunkTable { FixChunkTable(db: db) }
+    /// The receiver's switches, as long as the fixes.
+    public var receiverSwitchLog: ReceiverLogTable { ReceiverLogTable(db: db) }
+    /// What a running daemon last wrote about itself (`geomon status`).
+    public var daemonStatus: RuntimeStatusTable { RuntimeStatusTable(db: db) }
+    /// The commands received over MQTT, and the fences they pushed.
+    public var commandLog: CommandTable { CommandTable(db: db) }
+    public var pushedFenceList: PushedFenceTable { PushedFenceTable(db: db) }
 
     /// Opens (and for writers creates and migrates) the database at `path`.
     ///
@@ -211,84 +224,6 @@ public final class EventStore {
         oldestFixMilliseconds = try fixChunks.oldestMilliseconds()
         // The receiver's history is kept as long as the fixes.
         try receiverLog.prune(before: cutoff)
-    }
-
-    // MARK: - Reading
-
-    /// Stored events in event order, optionally only those at or after `since`, of one fence,
-    /// and at most `limit` of them (the latest, still in event order).
-    public func events(since: UTCTime? = nil, fence: String? = nil, limit: Int? = nil) throws -> [StoredEvent] {
-        try eventTable.events(since: since, fence: fence, limit: limit)
-    }
-
-    /// The stored event with `id`, if any.
-    public func event(id: String) throws -> StoredEvent? {
-        try eventTable.event(id: id)
-    }
-
-    /// How many events are stored.
-    public func eventCount() throws -> Int {
-        try eventTable.count()
-    }
-
-    /// Calls `body` for each stored fix in time order (at or after `since`).
-    public func forEachFix(since: UTCTime? = nil, _ body: (Fix) throws -> Void) throws {
-        try fixChunks.forEach(since: since, body)
-    }
-
-    public func fixCount() throws -> Int {
-        try fixChunks.count()
-    }
-
-    /// The newest stored fix, if any.
-    public func lastFix() throws -> Fix? {
-        try fixChunks.last()
-    }
-
-    /// What the daemon last wrote about itself, if it ever ran on this database.
-    public func runtimeStatus() throws -> RuntimeStatus? {
-        try runtimeStatusTable.read()
-    }
-
-    /// The receiver log's last row (0 when empty): the switches stored after it are a later
-    /// run's.
-    public func receiverLogLastRow() throws -> Int64 {
-        try receiverLog.lastRow()
-    }
-
-    /// The stored receiver switches in time order (as long as fixes are kept).
-    public func receiverSwitches() throws -> [ReceiverSwitch] {
-        try receiverLog.all()
-    }
-
-    // MARK: - Commands and pushed fences
-
-    /// The fences pushed over MQTT, in the order they were pushed.
-    public func pushedFences() throws -> [PushedFence] {
-        try PushedFenceTable(db: db).all()
-    }
-
-    /// Every command received over MQTT, in order.
-    public func commands() throws -> [StoredCommand] {
-        try CommandTable(db: db).all()
-    }
-
-    /// Stores a received command and, in the same transaction, what it changed: every pushed
-    /// fence removed first when `clearing`, then `removing` (by key), then `setting` (by key,
-    /// their `command` set to this command's number). Returns the command's number.
-    @discardableResult
-    public func recordCommand(_ command: StoredCommand, clearing: Bool = false, removing: [String] = [], setting: [PushedFence] = []) throws -> Int64 {
-        try db.transaction {
-            let seq = try CommandTable(db: db).insert(command)
-            let fences = PushedFenceTable(db: db)
-            if clearing { try fences.deleteAll() }
-            for key in removing { try fences.delete(key: key) }
-            for var fence in setting {
-                fence.command = seq
-                try fences.upsert(fence)
-            }
-            return seq
-        }
     }
 
     /// A stored delivery names an event the store does not have (a damaged database).

@@ -115,6 +115,6 @@ struct ClosingRunTests {
         #expect(events.map { $0[0] + " " + $0[1] } == ["enter home", "exit home"])
         let store = try EventStore(path: dir.path("d.db"), readOnly: true)
         #expect(try store.fenceStates().isEmpty)
-        #expect(try store.events(limit: 10).map(\.event.kind) == [.enter, .exit])
+        #expect(try store.eventLog.events(limit: 10).map(\.event.kind) == [.enter, .exit])
     }
 }

@@ -80,7 +80,7 @@ struct JournalTests {
         #expect(events.map(\.event.kind).filter { $0 == .enter }.count == 4)
         #expect(events.contains { $0.event.kind == .dwell && $0.event.rule.text.contains("deadline") })
         let store = try EventStore(path: dir.path("m.db"), readOnly: true)
-        #expect(try store.events().map(\.event) == events.map(\.event))
+        #expect(try store.eventLog.events().map(\.event) == events.map(\.event))
         let deliveries = try store.deliveryQueue.deliveries()
         let enters = events.filter { $0.event.kind == .enter }.count
         let dwells = events.filter { $0.event.kind == .dwell }.count
@@ -88,7 +88,7 @@ struct JournalTests {
         // One key per distinct command (HookCatalog's scheme): /bin/true under enter and dwell is one hook.
         #expect(Set(deliveries.map(\.hookKey)) == [#"["/bin/true"]"#, #"["/bin/echo","entered"]"#])
         #expect(deliveries.filter { $0.hookKey == #"["/bin/echo","entered"]"# }.allSatisfy { $0.argv == ["/bin/echo", "entered"] && $0.event.fenceID == "home" })
-        #expect(try store.fixCount() == Self.walk.count)
+        #expect(try store.fixLog.count() == Self.walk.count)
     }
 
     @Test func aRestartMidDwellContinuesTheDwellFromTheStore() throws {
@@ -110,7 +110,7 @@ struct JournalTests {
             try journal.add(commit, now: UTCTime(millisecondsSince1970: 70_000))
         }
         #expect(events.map(\.kind) == [.dwell])
-        #expect(try EventStore(path: path, readOnly: true).events().map(\.event.kind) == [.enter, .dwell])
+        #expect(try EventStore(path: path, readOnly: true).eventLog.events().map(\.event.kind) == [.enter, .dwell])
     }
 
     @Test(arguments: [1, 7, 64])
@@ -123,7 +123,7 @@ struct JournalTests {
             let path = dir.path("cut-\(batchSize)-\(cut).db")
             _ = try Self.replay(Array(Self.walk[..<cut]), path: path, batchSize: batchSize, flush: false)
             _ = try Self.replay(Self.walk, path: path, batchSize: batchSize)
-            let stored = try EventStore(path: path, readOnly: true).events().map(\.event)
+            let stored = try EventStore(path: path, readOnly: true).eventLog.events().map(\.event)
             #expect(stored == expected, "cut at \(cut)")
         }
     }
@@ -137,12 +137,12 @@ struct JournalTests {
         let timed = try Self.replay(Self.walk, path: dir.path("time.db"), batchSize: 1_000_000, batchTime: .zero)
         #expect(timed.events.map(\.event) == counted.events.map(\.event))
         #expect(timed.commits >= counted.commits + Self.walk.count / 64 - counted.events.count)
-        #expect(try EventStore(path: dir.path("time.db"), readOnly: true).fixCount() == Self.walk.count)
+        #expect(try EventStore(path: dir.path("time.db"), readOnly: true).fixLog.count() == Self.walk.count)
         for cut in stride(from: 70, to: Self.walk.count, by: 101) {
             let path = dir.path("cut-\(cut).db")
             _ = try Self.replay(Array(Self.walk[..<cut]), path: path, batchSize: 1_000_000, batchTime: .zero, flush: false)
             _ = try Self.replay(Self.walk, path: path, batchSize: 1_000_000, batchTime: .zero)
-            #expect(try EventStore(path: path, readOnly: true).events().map(\.event) == counted.events.map(\.event), "cut at \(cut)")
+            #expect(try EventStore(path: path, readOnly: true).eventLog.events().map(\.event) == counted.events.map(\.event), "cut at \(cut)")
         }
     }
 

@@ -150,7 +150,7 @@ struct LiveDaemonClockTests {
             try daemon.runUntilIdle()
         }
         _ = daemon.finish(code: 0)
-        run.stored = try daemon.eventStore.receiverSwitches()
+        run.stored = try daemon.eventStore.receiverSwitchLog.all()
         run.outbox = try daemon.eventStore.outbox.pendingPublications(after: 0, limit: 100_000).map(\.publication)
         return run
     }

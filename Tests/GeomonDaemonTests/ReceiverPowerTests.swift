@@ -110,7 +110,7 @@ struct ReceiverPowerTests {
     static func expectReplayDecidesTheSame(profile: String, receiver: SimulatedReceiver, dir: TemporaryDirectory) throws {
         let store = try EventStore(path: dir.path("run.db"), readOnly: true)
         var first: UTCTime?
-        try store.forEachFix { if first == nil { first = $0.time } }
+        try store.fixLog.forEach { if first == nil { first = $0.time } }
         // The time of day of the first fix (the dates differ by gpsd's week rollover).
         let firstFix = try #require(first).rfc3339
         let clock = firstFix.dropFirst(11).prefix(8).replacingOccurrences(of: ":", with: "")

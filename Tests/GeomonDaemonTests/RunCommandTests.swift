@@ -229,11 +229,11 @@ struct RunCommandTests {
         // machine's clock): its receiver log lies within its fixes, start record included.
         let store = try EventStore(path: dir.path("run.db"), readOnly: true)
         var first: UTCTime?, last: UTCTime?
-        try store.forEachFix { fix in
+        try store.fixLog.forEach { fix in
             if first == nil { first = fix.time }
             last = fix.time
         }
-        let stored = try store.receiverSwitches()
+        let stored = try store.receiverSwitchLog.all()
         let span = (try #require(first) - .seconds(5))...(try #require(last) + .seconds(5))
         #expect(stored.count == liveSwitches.count)
         #expect(stored.allSatisfy { span.contains($0.time) }, "receiver log \(stored.first.map(\.time.rfc3339) ?? "-") … outside the fixes' \(span)")

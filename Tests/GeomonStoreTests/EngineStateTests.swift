@@ -57,7 +57,7 @@ struct EngineStateTests {
         var batch = CommitBatch(profileName: "p", committedAt: Self.t0)
         batch.events = [(event, [])]
         try store.commit(batch)
-        #expect(try store.events().map(\.event.approach) == [Self.approach])
+        #expect(try store.eventLog.events().map(\.event.approach) == [Self.approach])
     }
 
     /// A database of schema 9 (the engine's state as text in `kv`) opened by this geomon: the

@@ -54,26 +54,26 @@ struct EventStoreTests {
         }
         do {
             let store = try EventStore(path: path)
-            let first = try store.recordCommand(StoredCommand(received: t, topic: "d/cmd", action: "setWaypoints", accepted: true, summary: "set 2"),
+            let first = try store.commandLog.record(StoredCommand(received: t, topic: "d/cmd", action: "setWaypoints", accepted: true, summary: "set 2"),
                                                 setting: [fence("rid:a", "a", 46), fence("rid:b", "b", 47)])
-            let refused = try store.recordCommand(StoredCommand(received: t, topic: "d/cmd", action: "setConfiguration", accepted: false, summary: "no"))
-            let second = try store.recordCommand(StoredCommand(received: t, topic: "d/cmd", action: "setWaypoints", accepted: true, summary: "b moved, a removed"),
+            let refused = try store.commandLog.record(StoredCommand(received: t, topic: "d/cmd", action: "setConfiguration", accepted: false, summary: "no"))
+            let second = try store.commandLog.record(StoredCommand(received: t, topic: "d/cmd", action: "setWaypoints", accepted: true, summary: "b moved, a removed"),
                                                  removing: ["rid:a"], setting: [fence("rid:b", "b", 48)])
             #expect(first < refused && refused < second)
-            let pushed = try store.pushedFences()
+            let pushed = try store.pushedFenceList.all()
             #expect(pushed.map(\.fenceID) == ["b"] && pushed[0].center.latitude == 48 && pushed[0].command == second)
             // Two identities may not share a fence id: nothing of that command is stored.
             #expect(throws: (any Error).self) {
-                try store.recordCommand(StoredCommand(received: t, topic: "d/cmd", action: "setWaypoints", accepted: true, summary: "clash"),
+                try store.commandLog.record(StoredCommand(received: t, topic: "d/cmd", action: "setWaypoints", accepted: true, summary: "clash"),
                                         setting: [fence("rid:c", "b", 1)])
             }
-            #expect(try store.commands().count == 3)
+            #expect(try store.commandLog.all().count == 3)
         }
         let again = try EventStore(path: path)
-        #expect(try again.pushedFences().map(\.key) == ["rid:b"])
-        #expect(try again.commands().map(\.accepted) == [true, false, true])
-        try again.recordCommand(StoredCommand(received: t, topic: "d/cmd", action: "clearWaypoints", accepted: true, summary: "removed 1"), clearing: true)
-        #expect(try again.pushedFences().isEmpty)
+        #expect(try again.pushedFenceList.all().map(\.key) == ["rid:b"])
+        #expect(try again.commandLog.all().map(\.accepted) == [true, false, true])
+        try again.commandLog.record(StoredCommand(received: t, topic: "d/cmd", action: "clearWaypoints", accepted: true, summary: "removed 1"), clearing: true)
+        #expect(try again.pushedFenceList.all().isEmpty)
     }
 
     @Test func reopeningKeepsTheVersionAndTheData() throws {
@@ -86,12 +86,12 @@ struct EventStoreTests {
         }
         let again = try EventStore(path: path)
         #expect(try again.userVersion() == EventStore.schemaVersion)
-        #expect(try again.fixCount() == 2)
-        let read = try again.events().map(\.event)
+        #expect(try again.fixLog.count() == 2)
+        let read = try again.eventLog.events().map(\.event)
         #expect(read == [Self.event("a", .enter, 1)], "\(read)")
         #expect(try again.lastFixTime() == UTCTime(millisecondsSince1970: 2000))
         let readOnly = try EventStore(path: path, readOnly: true)
-        #expect(try readOnly.events().count == 1)
+        #expect(try readOnly.eventLog.events().count == 1)
     }
 
     @Test func aDatabaseFromANewerVersionIsRefused() throws {
@@ -158,8 +158,8 @@ struct EventStoreTests {
         var batch = Self.batch(fixes: [Self.fix(2), Self.fix(3)], events: [Self.event("a", .enter, 2)], hooks: ["enter#0", "boom"], records: [record])
         batch.usableFixCount = 3
         #expect(throws: SQLiteError.self) { try store.commit(batch) }
-        #expect(try store.fixCount() == 1)
-        #expect(try store.events().isEmpty)
+        #expect(try store.fixLog.count() == 1)
+        #expect(try store.eventLog.events().isEmpty)
         #expect(try store.deliveryQueue.deliveries().isEmpty)
         #expect(try store.fenceStates().isEmpty)
         #expect(try store.lastFixTime() == UTCTime(millisecondsSince1970: 1000))
@@ -219,7 +219,7 @@ struct EventStoreTests {
         let e = Self.event("a", .enter, 1)
         #expect(try store.commit(Self.batch(events: [e])).count == 1)
         #expect(try store.commit(Self.batch(events: [e])).isEmpty)
-        #expect(try store.events().count == 1)
+        #expect(try store.eventLog.events().count == 1)
         #expect(try store.deliveryQueue.deliveries().count == 1)
         #expect(try store.deliveryQueue.deliveries()[0].argv == ["/bin/echo", "a b", "$(x)"])
     }
@@ -231,7 +231,7 @@ struct EventStoreTests {
         try store.commit(Self.batch(fixes: (1...100).map { Self.fix($0) }))
         try store.commit(Self.batch(fixes: (101...200).map { Self.fix($0) }))
         var times: [Int64] = []
-        try store.forEachFix { times.append($0.time.millisecondsSince1970 / 1000) }
+        try store.fixLog.forEach { times.append($0.time.millisecondsSince1970 / 1000) }
         #expect(times == Array(140...200))
     }
 
@@ -290,12 +290,12 @@ struct EventStoreTests {
         try store.commit(Self.batch(fixes: [fixes[0]]))
         try store.commit(Self.batch(fixes: [fixes[1]]))
         var read: [Fix] = []
-        try store.forEachFix { read.append($0) }
+        try store.fixLog.forEach { read.append($0) }
         #expect(read == fixes)
-        #expect(try store.lastFix() == fixes[1])
-        #expect(try store.fixCount() == 2)
+        #expect(try store.fixLog.last() == fixes[1])
+        #expect(try store.fixLog.count() == 2)
         var since: [Fix] = []
-        try store.forEachFix(since: fixes[1].time) { since.append($0) }
+        try store.fixLog.forEach(since: fixes[1].time) { since.append($0) }
         #expect(since == [fixes[1]])
     }
 }

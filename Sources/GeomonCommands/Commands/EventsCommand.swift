@@ -69,13 +69,13 @@ struct EventsCommand: GeomonCommand {
             return 0
         }
         if commands {
-            var list = try store.commands()
+            var list = try store.commandLog.all()
             if let since { list = list.filter { $0.received >= since } }
             if let limit { list = Array(list.suffix(limit)) }
             for command in list { print(Self.line(command, json: json)) }
             return 0
         }
-        for stored in try store.events(since: since, fence: fence, limit: limit) {
+        for stored in try store.eventLog.events(since: since, fence: fence, limit: limit) {
             print(EventEncoding.line(stored.event, json: json))
         }
         return 0

@@ -33,15 +33,15 @@ struct ExportCommand: GeomonCommand {
 
     func run() throws -> Int32 {
         let store = try openReadOnlyStore(db)
-        let events = try store.events(since: since)
+        let events = try store.eventLog.events(since: since)
         switch format {
         case "jsonl":
-            try store.forEachFix(since: since) { fix in print(FixEncoding.json(fix)) }
+            try store.fixLog.forEach(since: since) { fix in print(FixEncoding.json(fix)) }
             for stored in events { print(EventEncoding.json(stored.event)) }
         case "geojson":
             var track: [Coordinate] = []
             var first: String?, last: String?
-            try store.forEachFix(since: since) { fix in
+            try store.fixLog.forEach(since: since) { fix in
                 track.append(fix.coordinate)
                 if first == nil { first = fix.time.rfc3339 }
                 last = fix.time.rfc3339
@@ -73,7 +73,7 @@ struct ExportCommand: GeomonCommand {
                       + "<name>\(Self.xml(e.kind.rawValue + " " + (e.fenceID ?? "")))</name><desc>\(Self.xml(e.rule.text))</desc><type>\(e.kind.rawValue)</type></wpt>")
             }
             print("  <trk><name>geomon</name><trkseg>")
-            try store.forEachFix(since: since) { fix in
+            try store.fixLog.forEach(since: since) { fix in
                 print("    <trkpt lat=\"\(Self.degrees(fix.coordinate.latitude))\" lon=\"\(Self.degrees(fix.coordinate.longitude))\"><time>\(fix.time.rfc3339)</time></trkpt>")
             }
             print("  </trkseg></trk>")

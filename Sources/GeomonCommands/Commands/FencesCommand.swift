@@ -79,7 +79,7 @@ struct FencesCommand: GeomonCommand {
             return ExitCode.dataError.code
         }
         if let db {
-            let pushed = try openReadOnlyStore(db).pushedFences()
+            let pushed = try openReadOnlyStore(db).pushedFenceList.all()
             if profile.publish.mqtt?.commands == true {
                 profile = profile.withPushed(pushed) { fence in
                     writeStderr("geomon: warning: the pushed fence '\(fence.fenceID)' (\(fence.origin)) has the id of a profile fence and is not monitored")

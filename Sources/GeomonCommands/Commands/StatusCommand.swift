@@ -31,10 +31,10 @@ struct StatusCommand: GeomonCommand {
         let snapshot = try store.loadSnapshot()
         let state = try store.engineState()
         let profile = state?.profile
-        let lastFix = try store.lastFix()
+        let lastFix = try store.fixLog.last()
         let pending = try store.deliveryQueue.pendingDeliveryCount()
         let dead = try store.deliveryQueue.deliveries(status: .dead).count
-        let eventCount = try store.eventCount()
+        let eventCount = try store.eventLog.count()
         let pendingMessages = try store.outbox.pendingPublicationCount()
         let refusedMessages = try store.outbox.refusedPublicationCount()
         // Fences without a row are in the engine's implicit state (outside once confirmed).
@@ -42,7 +42,7 @@ struct StatusCommand: GeomonCommand {
         let running = InstanceLock.isHeld(databasePath: store.path)
         // The daemon's last written status; "running" is decided by the instance lock, so a
         // killed daemon is not reported as running.
-        let daemon = try store.runtimeStatus()
+        let daemon = try store.daemonStatus.read()
         if json {
             var o = JSONObject()
             o.add("profile", profile)

@@ -77,7 +77,7 @@ public final class Journal {
             throw JournalError("\(store.path): the database belongs to profile '\(owner)', not '\(profile.name)'; use another --db")
         }
         snapshot = try store.loadSnapshot()
-        receiverLogStart = try store.receiverLogLastRow()
+        receiverLogStart = try store.receiverSwitchLog.lastRow()
         lastCommittedFixTime = snapshot.lastFixTime
         engine = EngineState(profile: profile.name, usableFixCount: snapshot.usableFixCount, lastFixTime: snapshot.lastFixTime, location: snapshot.location)
         batch = CommitBatch(profileName: profile.name, committedAt: UTCTime(millisecondsSince1970: 0))

@@ -250,13 +250,13 @@ public final class MQTTService: EventSource, EffectSink, ClockHolding, DeadLette
             case let .setWaypoints(waypoints, skipped):
                 try setWaypoints(waypoints, skipped: skipped, message, driver)
             case .clearWaypoints:
-                let count = try store.pushedFences().count
-                let seq = try store.recordCommand(StoredCommand(received: driver.wall, topic: message.topic, action: command.name, accepted: true,
+                let count = try store.pushedFenceList.all().count
+                let seq = try store.commandLog.record(StoredCommand(received: driver.wall, topic: message.topic, action: command.name, accepted: true,
                                                                 summary: "removed \(count) pushed fence\(count == 1 ? "" : "s")"), clearing: true)
                 log.notice("MQTT command accepted", ["command": "\(seq)", "action": command.name, "removed": "\(count)"])
                 try pushedFencesChanged(driver)
             case .waypoints:
-                let seq = try store.recordCommand(StoredCommand(received: driver.wall, topic: message.topic, action: command.name, accepted: true,
+                let seq = try store.commandLog.record(StoredCommand(received: driver.wall, topic: message.topic, action: command.name, accepted: true,
                                                                 summary: "published the waypoints"))
                 log.notice("MQTT command accepted", ["command": "\(seq)", "action": command.name])
                 outbox.queueWaypoints(at: driver.wall)
@@ -272,7 +272,7 @@ public final class MQTTService: EventSource, EffectSink, ClockHolding, DeadLette
     private func refuse(_ message: MQTTPublisher.Received, action: String, _ reason: String, _ driver: DriverContext) {
         log.warning("MQTT command refused", ["mqtt.topic": message.topic, "action": action, "reason": reason])
         do {
-            try store.recordCommand(StoredCommand(received: driver.wall, topic: message.topic, action: action, accepted: false, summary: reason))
+            try store.commandLog.record(StoredCommand(received: driver.wall, topic: message.topic, action: action, accepted: false, summary: reason))
         } catch {
             log.error("MQTT command could not be stored", ["error": "\(error)"])
         }
@@ -285,7 +285,7 @@ public final class MQTTService: EventSource, EffectSink, ClockHolding, DeadLette
     /// are monitored (and the waypoints republished) at once.
     private func setWaypoints(_ waypoints: [OwnTracksCommand.Waypoint], skipped: [String], _ message: MQTTPublisher.Received,
                               _ driver: DriverContext) throws {
-        let existing = try store.pushedFences()
+        let existing = try store.pushedFenceList.all()
         var byKey: [String: PushedFence] = [:]
         for fence in existing { byKey[fence.key] = fence }
         let profileIDs = Set(driver.profile.fences.filter { $0.pushed == nil }.map(\.id))
@@ -324,7 +324,7 @@ public final class MQTTService: EventSource, EffectSink, ClockHolding, DeadLette
         }
         var summary = "set \(setting.count) (\(setting.map(\.fenceID).joined(separator: ", "))), removed \(removing.count), unchanged \(unchanged)"
         if !notes.isEmpty { summary += "; left out: " + notes.joined(separator: "; ") }
-        let seq = try store.recordCommand(StoredCommand(received: driver.wall, topic: message.topic, action: "setWaypoints", accepted: true, summary: summary),
+        let seq = try store.commandLog.record(StoredCommand(received: driver.wall, topic: message.topic, action: "setWaypoints", accepted: true, summary: summary),
                                           removing: removing, setting: setting)
         log.notice("MQTT command accepted", ["command": "\(seq)", "action": "setWaypoints", "summary": summary])
         for note in notes { log.warning("setWaypoints: a waypoint was left out", ["command": "\(seq)", "reason": note]) }
@@ -355,13 +355,13 @@ public final class MQTTService: EventSource, EffectSink, ClockHolding, DeadLette
         }
         lastReport = now
         if let fix = driver.status.lastFix, driver.now - fix.time <= Self.freshFix {
-            try store.recordCommand(StoredCommand(received: driver.wall, topic: message.topic, action: name, accepted: true,
+            try store.commandLog.record(StoredCommand(received: driver.wall, topic: message.topic, action: name, accepted: true,
                                                   summary: "answered with the fix of \(fix.time.rfc3339)"))
             log.notice("MQTT command accepted", ["action": name, "fix.time": fix.time.rfc3339])
             outbox.queueLocationReport(fix)
             driver.emit(.commitSoon)
         } else {
-            try store.recordCommand(StoredCommand(received: driver.wall, topic: message.topic, action: name, accepted: true,
+            try store.commandLog.record(StoredCommand(received: driver.wall, topic: message.topic, action: name, accepted: true,
                                                   summary: "no fresh fix: the receiver is woken and its next fix is the answer"))
             log.notice("MQTT command accepted", ["action": name, "answer": "the next fix"])
             reportNextFix = true

@@ -22,7 +22,7 @@ public struct StoredCommand: Hashable, Sendable {
 }
 
 /// The `commands` table: every command received over MQTT, in order.
-struct CommandTable {
+public struct CommandTable {
     let db: Connection
 
     func insert(_ command: StoredCommand) throws -> Int64 {
@@ -36,7 +36,26 @@ struct CommandTable {
         return try db.scalarInt("SELECT last_insert_rowid()") ?? 0
     }
 
-    func all() throws -> [StoredCommand] {
+    /// Stores a received command and, in the same transaction, what it changed: every pushed
+    /// fence removed first when `clearing`, then `removing` (by key), then `setting` (by key,
+    /// their `command` set to this command's number). Returns the command's number.
+    @discardableResult
+    public func record(_ command: StoredCommand, clearing: Bool = false, removing: [String] = [], setting: [PushedFence] = []) throws -> Int64 {
+        try db.transaction {
+            let seq = try insert(command)
+            let fences = PushedFenceTable(db: db)
+            if clearing { try fences.deleteAll() }
+            for key in removing { try fences.delete(key: key) }
+            for var fence in setting {
+                fence.command = seq
+                try fences.upsert(fence)
+            }
+            return seq
+        }
+    }
+
+    /// Every command received over MQTT, in order.
+    public func all() throws -> [StoredCommand] {
         let r = try db.statement("SELECT seq, received_ms, topic, action, accepted, summary FROM commands ORDER BY seq")
         var result: [StoredCommand] = []
         while try r.step() {
@@ -48,7 +67,7 @@ struct CommandTable {
 }
 
 /// The `pushed_fences` table: the fences pushed over MQTT, by their waypoint's identity.
-struct PushedFenceTable {
+public struct PushedFenceTable {
     let db: Connection
 
     func upsert(_ fence: PushedFence) throws {
@@ -80,7 +99,7 @@ struct PushedFenceTable {
     }
 
     /// Every pushed fence, in the order they were first pushed (then by key).
-    func all() throws -> [PushedFence] {
+    public func all() throws -> [PushedFence] {
         let r = try db.statement("SELECT key, fence_id, name, lat, lon, radius_m, pushed_ms, command_seq, tst FROM pushed_fences ORDER BY command_seq, key")
         var result: [PushedFence] = []
         while try r.step() {

@@ -2,7 +2,7 @@ public import GeomonCore
 import GeomonFormat
 
 /// The `events` table: one row per decided event, `seq` its order.
-struct EventTable {
+public struct EventTable {
     let db: Connection
 
     /// The columns an event row is read from (`read(_:prefix:)`).
@@ -43,7 +43,9 @@ struct EventTable {
         return db.changes == 1 ? db.lastInsertRowID : nil
     }
 
-    func events(since: UTCTime?, fence: String?, limit: Int?) throws -> [StoredEvent] {
+    /// Stored events in event order, optionally only those at or after `since`, of one fence,
+    /// and at most `limit` of them (the latest, still in event order).
+    public func events(since: UTCTime? = nil, fence: String? = nil, limit: Int? = nil) throws -> [StoredEvent] {
         let list = Self.columns.joined(separator: ", ")
         let r = try db.statement("""
             SELECT * FROM (
@@ -58,14 +60,14 @@ struct EventTable {
         return result
     }
 
-    func event(id: String) throws -> StoredEvent? {
+    public func event(id: String) throws -> StoredEvent? {
         let r = try db.statement("SELECT \(Self.columns.joined(separator: ", ")) FROM events WHERE id = ?")
         r.bind(1, id)
         defer { r.reset() }
         return try r.step() ? Self.read(r) : nil
     }
 
-    func count() throws -> Int {
+    public func count() throws -> Int {
         try Int(db.scalarInt("SELECT count(*) FROM events") ?? 0)
     }
 }

@@ -1,7 +1,7 @@
 public import GeomonCore
 
 /// The `fix_chunks` table: each commit's fixes as one row (`FixChunk`), pruned by age.
-struct FixChunkTable {
+public struct FixChunkTable {
     let db: Connection
 
     func insert(_ fixes: [Fix]) throws {
@@ -41,7 +41,7 @@ struct FixChunkTable {
     }
 
     /// Calls `body` for each stored fix in time order (at or after `since`).
-    func forEach(since: UTCTime?, _ body: (Fix) throws -> Void) throws {
+    public func forEach(since: UTCTime? = nil, _ body: (Fix) throws -> Void) throws {
         let from = since?.millisecondsSince1970 ?? Int64.min
         // Not the cached statement: `body` may read the store again.
         let r = try db.prepare("SELECT data FROM fix_chunks WHERE last_ms >= ? ORDER BY first_ms")
@@ -53,11 +53,11 @@ struct FixChunkTable {
         }
     }
 
-    func count() throws -> Int {
+    public func count() throws -> Int {
         try Int(db.scalarInt("SELECT coalesce(sum(count), 0) FROM fix_chunks") ?? 0)
     }
 
-    func last() throws -> Fix? {
+    public func last() throws -> Fix? {
         let r = try db.statement("SELECT data FROM fix_chunks ORDER BY first_ms DESC LIMIT 1")
         defer { r.reset() }
         guard try r.step() else { return nil }

@@ -1,7 +1,7 @@
 public import GeomonCore
 
 /// The `receiver_log` table: when the GNSS receiver was switched, and why.
-struct ReceiverLogTable {
+public struct ReceiverLogTable {
     let db: Connection
 
     func insert(_ change: ReceiverSwitch) throws {
@@ -26,12 +26,12 @@ struct ReceiverLogTable {
         try s.run()
     }
 
-    func lastRow() throws -> Int64 {
+    public func lastRow() throws -> Int64 {
         try db.scalarInt("SELECT coalesce(max(rowid), 0) FROM receiver_log") ?? 0
     }
 
     /// Every switch in time order.
-    func all() throws -> [ReceiverSwitch] {
+    public func all() throws -> [ReceiverSwitch] {
         let r = try db.statement("SELECT time_ms, receiver_on, reason FROM receiver_log ORDER BY time_ms, rowid")
         var result: [ReceiverSwitch] = []
         while try r.step() {

@@ -1,7 +1,7 @@
 public import GeomonCore
 
 /// The `runtime_status` table: the one row of the daemon's `RuntimeStatus`.
-struct RuntimeStatusTable {
+public struct RuntimeStatusTable {
     let db: Connection
 
     static let columns = """
@@ -52,7 +52,7 @@ struct RuntimeStatusTable {
         try statement.run()
     }
 
-    func read() throws -> RuntimeStatus? {
+    public func read() throws -> RuntimeStatus? {
         let r = try db.prepare("SELECT \(Self.columns) FROM runtime_status WHERE id = 1")
         guard try r.step() else { return nil }
         var s = RuntimeStatus()
