@@ -282,8 +282,10 @@ struct ReplayCommand: GeomonCommand {
         var services: [any Service] = [EventReporter(output: json ? .json : .text, log: nil)]
         var hooks: HookService?
         if !noHooks {
-            let service = try HookService(profile: profile, store: store, environment: ProcessInfo.processInfo.environment,
-                                          conditionRecheck: .seconds(1))
+            let completions = try CompletionService()
+            services.append(completions)
+            let service = HookService(profile: profile, store: store, completions: completions, environment: ProcessInfo.processInfo.environment,
+                                      conditionRecheck: .seconds(1))
             service.onOutcome = { outcome in
                 let what = "hook \(JSON.array(outcome.delivery.argv)) for \(outcome.delivery.event.kind.rawValue) \(outcome.delivery.eventID)"
                 switch outcome.decision {

@@ -79,15 +79,16 @@ public final class LiveDaemon {
             throw LiveDaemonError(message: "\(error)", exitCode: Exit.failure)
         }
         do {
-            hooks = try HookService(profile: profile, store: store, environment: options.environment)
-            heartbeat = profile.hooks.heartbeat.isEmpty ? nil : try HeartbeatService(profile: profile) { profile, wake in
+            let completions = try CompletionService()
+            hooks = HookService(profile: profile, store: store, completions: completions, environment: options.environment)
+            heartbeat = profile.hooks.heartbeat.isEmpty ? nil : HeartbeatService(profile: profile, completions: completions) { profile, wake in
                 Self.makeHeartbeat(profile: profile, options: options, startedAt: host.wall, log: log, wake: wake)
             }
-            var services: [any Service] = [try SignalService(log: log)]
+            var services: [any Service] = [try SignalService(log: log), completions]
             if let gnss = profile.sources.gnss {
                 let endpoint = options.gpsdOverride ?? (gnss.host, gnss.port)
-                let service = try GNSSService(feed: feed ?? GPSDSource(host: endpoint.host, port: String(endpoint.port)), device: gnss.device, power: gnss.power,
-                                              directory: profile.directory, log: log)
+                let service = GNSSService(feed: feed ?? GPSDSource(host: endpoint.host, port: String(endpoint.port)), device: gnss.device, power: gnss.power,
+                                              directory: profile.directory, completions: completions, log: log)
                 // Listed first, it stops last: the GNSS service's last switch is waited for.
                 if let switcher = service.switcher { services.append(switcher) }
                 services.append(service)

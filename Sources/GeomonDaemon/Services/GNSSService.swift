@@ -80,12 +80,13 @@ public final class GNSSService: EventSource, EffectSink {
     }
 
     /// - Parameter directory: the profile's directory (the `command` programs' working directory).
-    public init(feed: any GNSSFeed, device: String?, power: GNSSPowerMethod = .watch, directory: String = "/", log: Log) throws {
+    /// - Parameter completions: the loop's wake when a switch program finished.
+    public init(feed: any GNSSFeed, device: String?, power: GNSSPowerMethod = .watch, directory: String = "/", completions: CompletionService, log: Log) {
         self.feed = feed
         self.power = power
         powerSwitch = ReceiverPowerSwitch(method: power, device: device, directory: directory)
         self.log = log
-        switcher = try ReceiverSwitchService(method: power, device: device, directory: directory)
+        switcher = ReceiverSwitchService(method: power, device: device, directory: directory, completions: completions)
         switcher?.onFinished = { [unowned self] on, outcome, idle, driver in
             switchFinished(on: on, outcome, idle: idle, driver)
         }

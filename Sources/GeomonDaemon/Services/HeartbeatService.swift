@@ -10,30 +10,28 @@ public import GeomonHooks
 public final class HeartbeatService: EventSource {
     public let name = "heartbeat"
     private var heartbeat: HeartbeatDriver
-    private let pipe: WakePipe
+    private let wake: @Sendable () -> Void
     private let make: (Profile, @escaping @Sendable () -> Void) -> HeartbeatDriver
     private var wakeAt: Int64?
 
-    public init(profile: Profile, make: @escaping (Profile, @escaping @Sendable () -> Void) -> HeartbeatDriver) throws {
-        pipe = try WakePipe()
+    /// - Parameter completions: the loop's wake when a beat finished.
+    public init(profile: Profile, completions: CompletionService, make: @escaping (Profile, @escaping @Sendable () -> Void) -> HeartbeatDriver) {
+        wake = completions.wake
         self.make = make
-        let wake: @Sendable () -> Void = { [pipe] in pipe.wake() }
         heartbeat = make(profile, wake)
+        completions.register { [unowned self] driver in poll(driver) }
     }
 
     public var runningCount: Int { heartbeat.runningCount }
-    public var pollRequest: PollRequest? { PollRequest(fd: pipe.readFD, events: Int16(POLLIN)) }
     public var nextWake: Int64? { wakeAt }
 
     public func start(_ driver: DriverContext) throws { poll(driver) }
 
     public func process(revents: Int16, _ driver: DriverContext) throws {
-        _ = pipe.drain()
         poll(driver)
     }
 
     public func reloaded(_ profile: Profile, _ driver: DriverContext) throws {
-        let wake: @Sendable () -> Void = { [pipe] in pipe.wake() }
         heartbeat = make(profile, wake)
         poll(driver)
     }

@@ -9,7 +9,8 @@ import FoundationEssentials
 
 /// Hook deliveries from the store's outbox: due rows start as processes (each supervised on a
 /// thread of its own), finished ones are recorded when the driver next runs this service (their
-/// threads wake it through a pipe), retries wait for their time.
+/// threads wake it through the loop's one completion pipe, `CompletionService`), retries wait
+/// for their time.
 ///
 /// Times are the driver's wall clock: the system's in a live run; in a replay the virtual time,
 /// so a failed attempt's backoff passes in the recording's time, and a running hook holds the
@@ -21,7 +22,7 @@ public final class HookService: EventSource, EffectSink, ClockHolding, DeadLette
     private var worker: DeliveryWorker
     /// Workers of an earlier profile, recording the hooks they started (after a reload).
     private var retiring: [DeliveryWorker] = []
-    private let pipe: WakePipe
+    private let wake: @Sendable () -> Void
     private let makeWorker: (Profile, @escaping @Sendable () -> Void) -> DeliveryWorker
     private var wakeAt: Int64?
     private var heldBackNoticed = false
@@ -30,15 +31,17 @@ public final class HookService: EventSource, EffectSink, ClockHolding, DeadLette
     /// Told once when deliveries wait for their `when:` conditions at the end of a replay.
     public var onHeldBack: ((Int) -> Void)?
 
-    /// - Parameter makeWorker: the worker for a profile, waking the loop with the closure given.
-    public init(profile: Profile, store: EventStore,
-                makeWorker: @escaping (Profile, @escaping @Sendable () -> Void) -> DeliveryWorker) throws {
+    /// - Parameters:
+    ///   - completions: the loop's wake when a hook finished.
+    ///   - makeWorker: the worker for a profile, waking the loop with the closure given.
+    public init(profile: Profile, store: EventStore, completions: CompletionService,
+                makeWorker: @escaping (Profile, @escaping @Sendable () -> Void) -> DeliveryWorker) {
         self.store = store
-        pipe = try WakePipe()
+        wake = completions.wake
         self.makeWorker = makeWorker
-        let wake: @Sendable () -> Void = { [pipe] in pipe.wake() }
         worker = makeWorker(profile, wake)
         worker.onOutcome = { [unowned self] in self.onOutcome?($0) }
+        completions.register { [unowned self] driver in try poll(driver) }
     }
 
     /// The one assembly of hook delivery `geomon run` and `geomon replay` share: the profile's
@@ -46,9 +49,9 @@ public final class HookService: EventSource, EffectSink, ClockHolding, DeadLette
     /// condition probe's roots from `environment`, 4 hooks at once, and a held-back delivery's
     /// `when:` conditions checked again every `conditionRecheck` of the driver's time (a
     /// replay: 1 s, since once its recording ended it waits for them in real time).
-    public convenience init(profile: Profile, store: EventStore, environment: [String: String],
-                            conditionRecheck: Duration = .seconds(30)) throws {
-        try self.init(profile: profile, store: store) { profile, wake in
+    public convenience init(profile: Profile, store: EventStore, completions: CompletionService, environment: [String: String],
+                            conditionRecheck: Duration = .seconds(30)) {
+        self.init(profile: profile, store: store, completions: completions) { profile, wake in
             var settings = DeliveryWorker.Settings(
                 profileName: profile.name, profileDirectory: HookTargets.absoluteDirectory(profile.directory),
                 retry: profile.hooks.retry, home: environment["HOME"])
@@ -61,7 +64,6 @@ public final class HookService: EventSource, EffectSink, ClockHolding, DeadLette
     /// Hooks running now.
     public var runningCount: Int { worker.runningCount + retiring.reduce(0) { $0 + $1.runningCount } }
 
-    public var pollRequest: PollRequest? { PollRequest(fd: pipe.readFD, events: Int16(POLLIN)) }
     public var nextWake: Int64? { wakeAt }
     public var holdsClock: Bool { runningCount > 0 }
 
@@ -76,7 +78,6 @@ public final class HookService: EventSource, EffectSink, ClockHolding, DeadLette
     }
 
     public func process(revents: Int16, _ driver: DriverContext) throws {
-        _ = pipe.drain()
         try poll(driver)
     }
 
@@ -93,7 +94,6 @@ public final class HookService: EventSource, EffectSink, ClockHolding, DeadLette
     public func reloaded(_ profile: Profile, _ driver: DriverContext) throws {
         // Hooks already running finish and are recorded by the worker that started them.
         if worker.runningCount > 0 { retiring.append(worker) }
-        let wake: @Sendable () -> Void = { [pipe] in pipe.wake() }
         worker = makeWorker(profile, wake)
         worker.onOutcome = { [unowned self] in self.onOutcome?($0) }
         try poll(driver)

@@ -8,9 +8,9 @@ import GeomonSystem
 
 /// The receiver's switches that take time (`sources.gnss.power: command` and `modemmanager`),
 /// performed off the loop: the `command` method's programs on a thread of their own, one after
-/// another, waking the loop through a pipe when one finished; ModemManager through sd-bus's
-/// asynchronous calls on the loop's poll (its socket, its call timeouts on the kernel's
-/// monotonic clock). Fixes, hooks, MQTT and the systemd watchdog go on while a program runs
+/// another, waking the loop through its completion pipe (`CompletionService`) when one
+/// finished; ModemManager through sd-bus's asynchronous calls on the loop's poll (its socket,
+/// its call timeouts on the kernel's monotonic clock). Fixes, hooks, MQTT and the systemd watchdog go on while a program runs
 /// (up to its 10 s timeout) or a modem takes its time to answer (up to sd-bus's 25 s).
 ///
 /// `GNSSService` asks for the switches (`submit`) and is told each one that finished
@@ -20,7 +20,7 @@ import GeomonSystem
 public final class ReceiverSwitchService: EventSource {
     public let name = "receiver-switch"
     private enum Performer {
-        case programs(SerialProgramRunner, WakePipe, ReceiverPowerSwitch)
+        case programs(SerialProgramRunner, ReceiverPowerSwitch)
         case modem(ModemManagerLocation)
     }
     private let performer: Performer
@@ -29,22 +29,23 @@ public final class ReceiverSwitchService: EventSource {
 
     /// The service for `method`, nil for the methods switched at once (`watch`, `ubx`, `mtk`).
     /// - Parameter busAddress: the D-Bus bus of `modemmanager` (nil: the system bus).
-    public init?(method: GNSSPowerMethod, device: String?, directory: String, busAddress: String? = nil) throws {
+    /// - Parameter completions: the loop's wake when a program finished.
+    public init?(method: GNSSPowerMethod, device: String?, directory: String, completions: CompletionService, busAddress: String? = nil) {
         switch method {
         case .command:
-            let pipe = try WakePipe()
-            let runner = SerialProgramRunner(onFinished: { [pipe] in pipe.wake() })
-            performer = .programs(runner, pipe, ReceiverPowerSwitch(method: method, device: device, directory: directory))
+            let runner = SerialProgramRunner(onFinished: completions.wake)
+            performer = .programs(runner, ReceiverPowerSwitch(method: method, device: device, directory: directory))
         case let .modemmanager(path):
             performer = .modem(ModemManagerLocation(modem: path, busAddress: busAddress))
         case .watch, .ubx, .mtk:
             return nil
         }
+        completions.register { [unowned self] driver in collect(driver) }
     }
 
     public var pollRequest: PollRequest? {
         switch performer {
-        case let .programs(_, pipe, _): PollRequest(fd: pipe.readFD, events: Int16(POLLIN))
+        case .programs: nil
         case let .modem(modem): modem.fileDescriptor.map { PollRequest(fd: $0, events: modem.pollEvents) }
         }
     }
@@ -60,7 +61,7 @@ public final class ReceiverSwitchService: EventSource {
     /// Nothing under way.
     public var isIdle: Bool {
         switch performer {
-        case let .programs(runner, _, _): runner.isIdle
+        case let .programs(runner, _): runner.isIdle
         case let .modem(modem): !modem.isBusy
         }
     }
@@ -68,7 +69,7 @@ public final class ReceiverSwitchService: EventSource {
     /// Starts switching the receiver on or off (after the switch under way, if any).
     func submit(on: Bool) {
         switch performer {
-        case let .programs(runner, _, power):
+        case let .programs(runner, power):
             guard let invocation = power.commandInvocation(on: on) else { return }
             runner.submit(invocation, on: on)
         case let .modem(modem):
@@ -83,8 +84,7 @@ public final class ReceiverSwitchService: EventSource {
     /// The switches that finished, handed to `onFinished` in order.
     func collect(_ driver: DriverContext) {
         switch performer {
-        case let .programs(runner, pipe, _):
-            _ = pipe.drain()
+        case let .programs(runner, _):
             // Idle first, then what finished: when idle, nothing can finish after the taking.
             let idle = runner.isIdle
             let done = runner.takeFinished()
@@ -105,7 +105,7 @@ public final class ReceiverSwitchService: EventSource {
     func finalSwitch(on: Bool, timeout: Duration, _ driver: DriverContext) -> ReceiverPowerSwitch.Outcome? {
         let deadline = Monotonic.microseconds() + timeout.wholeMicroseconds
         switch performer {
-        case let .programs(runner, _, power):
+        case let .programs(runner, power):
             guard let invocation = power.commandInvocation(on: on) else { return .nothing }
             runner.submit(invocation, on: on)
             let idle = runner.waitUntilIdle(timeout: timeout)
@@ -136,7 +136,7 @@ public final class ReceiverSwitchService: EventSource {
     func waitUntilIdle(timeout: Duration, _ driver: DriverContext) -> Bool {
         let deadline = Monotonic.microseconds() + timeout.wholeMicroseconds
         switch performer {
-        case let .programs(runner, _, _):
+        case let .programs(runner, _):
             runner.waitUntilIdle(timeout: timeout)
         case let .modem(modem):
             while modem.isBusy, Monotonic.microseconds() < deadline {
