@@ -122,77 +122,26 @@ enum FlatJSON {
             }
         }
 
+        /// A number, by the one JSON scanner (`JSONScanner.number`: exact, as strtod rounds).
         mutating func number() throws(Failure) -> Double {
-            let start = i
-            while i < b.count {
-                let c = b[i]
-                guard (c >= 48 && c <= 57) || c == 45 || c == 43 || c == 46 || c == 101 || c == 69 else { break }
-                i += 1
+            var scanner = JSONScanner(b, at: i)
+            defer { i = scanner.j }
+            do {
+                return try scanner.number()
+            } catch {
+                throw .invalid("\(error.message) at byte \(error.offset + 1)")
             }
-            let length = i - start
-            guard length > 0, length < 64 else { throw .invalid("bad value at byte \(start + 1)") }
-            if let exact = Self.exactDecimal(UnsafeBufferPointer(rebasing: b[start..<i])) { return exact }
-            // Anything else: parsed by strtod from a NUL-terminated copy on the stack (no String
-            // per number); the whole text must be the number, as Double(String) requires.
-            let v: Double? = withUnsafeTemporaryAllocation(of: CChar.self, capacity: length + 1) { text in
-                for k in 0..<length { text[k] = CChar(bitPattern: b[start + k]) }
-                text[length] = 0
-                var end: UnsafeMutablePointer<CChar>?
-                let value = strtod(text.baseAddress!, &end)
-                return end == text.baseAddress! + length ? value : nil
-            }
-            guard let v else { throw .invalid("bad value at byte \(start + 1)") }
-            return v
         }
 
-        /// `-?digits[.digits]` with at most 15 significant digits in all and at most 22 after the
-        /// point: the integer of its digits is exact in a Double and so is the power of ten, so
-        /// one division gives the correctly rounded value (Clinger's fast path), as strtod
-        /// would. Nil for anything else (exponents, more digits, malformed text).
-        static func exactDecimal(_ t: UnsafeBufferPointer<UInt8>) -> Double? {
-            var k = 0
-            let negative = t.count > 0 && t[0] == 45
-            if negative { k = 1 }
-            var mantissa: UInt64 = 0
-            var digits = 0
-            var fraction = -1
-            while k < t.count {
-                let c = t[k]
-                if c == 46 {
-                    guard fraction < 0, digits > 0 else { return nil }
-                    fraction = 0
-                } else {
-                    let d = c &- 48
-                    guard d <= 9 else { return nil }
-                    mantissa = mantissa &* 10 &+ UInt64(d)
-                    digits += 1
-                    if fraction >= 0 { fraction += 1 }
-                }
-                k += 1
-            }
-            guard digits > 0, digits <= 15, fraction != 0, fraction <= 22 else { return nil }
-            let value = fraction > 0 ? Double(mantissa) / powersOfTen[fraction] : Double(mantissa)
-            return negative ? -value : value
-        }
-
-        static let powersOfTen: [Double] = (0...22).map { (0..<$0).reduce(1.0) { a, _ in a * 10 } }
-
+        /// Skips a nested object or array, by the one JSON scanner.
         mutating func skipNested() throws(Failure) {
-            var depth = 0
-            while i < b.count {
-                let c = b[i]
-                if c == 34 {
-                    _ = try string()
-                    continue
-                }
-                if c == 123 || c == 91 { depth += 1 }
-                if c == 125 || c == 93 {
-                    depth -= 1
-                    if depth == 0 { i += 1; return }
-                }
-                i += 1
+            var scanner = JSONScanner(b, at: i)
+            defer { i = scanner.j }
+            do {
+                try scanner.skipValue()
+            } catch {
+                throw .invalid("\(error.message) at byte \(error.offset + 1)")
             }
-            throw .invalid("unterminated object or array")
         }
     }
 }

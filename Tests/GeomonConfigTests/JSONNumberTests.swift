@@ -1,4 +1,5 @@
 @testable import GeomonConfig
+import GeomonFormat
 import Testing
 
 /// `JSONCursor.number` reads digits eight bytes at a time where enough bytes are left:

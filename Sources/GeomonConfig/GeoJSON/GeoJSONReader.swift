@@ -5,10 +5,6 @@ import Glibc
 #endif
 
 /// A JSON syntax error at a byte offset.
-struct JSONSyntaxError: Error {
-    var offset: Int
-    var message: String
-}
 
 /// The single-pass reader behind `GeoJSONFences`.
 final class GeoJSONReader {

@@ -1,4 +1,5 @@
 public import GeomonCore
+import GeomonFormat
 
 /// An OwnTracks command (`{"_type":"cmd","action":…}`) as geomon reads it from `TOPIC/cmd`
 /// (`publish.mqtt.commands`). Only what can change fences, or ask for a position, is accepted;

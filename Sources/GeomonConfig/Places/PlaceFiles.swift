@@ -1,4 +1,5 @@
 public import GeomonCore
+import GeomonFormat
 
 /// The file formats fences are read from (`fences: - file: …`, `format:`).
 public enum PlaceFileFormat: String, CaseIterable, Sendable {
