@@ -127,4 +127,5 @@ public final class Statement {
     public func optionalDouble(_ name: String) -> Double? { optionalDouble(column(name)) }
     public func optionalInt64(_ name: String) -> Int64? { optionalInt64(column(name)) }
     public func optionalText(_ name: String) -> String? { optionalText(column(name)) }
+    public func withBlob<T>(_ name: String, _ body: (UnsafeRawBufferPointer) throws -> T) rethrows -> T { try withBlob(column(name), body) }
 }

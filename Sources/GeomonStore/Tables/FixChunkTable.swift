@@ -30,7 +30,7 @@ public struct FixChunkTable {
         straddling.bind(2, cutoff)
         var rewrite: (Int64, [Fix])?
         if try straddling.step() {
-            rewrite = (straddling.int64(0), straddling.withBlob(1) { FixChunk.decode($0) }.filter { $0.time.millisecondsSince1970 >= cutoff })
+            rewrite = (straddling.int64("first_ms"), straddling.withBlob("data") { FixChunk.decode($0) }.filter { $0.time.millisecondsSince1970 >= cutoff })
         }
         straddling.reset()
         guard let (firstMilliseconds, kept) = rewrite else { return }
@@ -47,7 +47,7 @@ public struct FixChunkTable {
         let r = try db.prepare("SELECT data FROM fix_chunks WHERE last_ms >= ? ORDER BY first_ms")
         r.bind(1, from)
         while try r.step() {
-            for fix in r.withBlob(0, { FixChunk.decode($0) }) where fix.time.millisecondsSince1970 >= from {
+            for fix in r.withBlob("data", { FixChunk.decode($0) }) where fix.time.millisecondsSince1970 >= from {
                 try body(fix)
             }
         }
@@ -61,6 +61,6 @@ public struct FixChunkTable {
         let r = try db.statement("SELECT data FROM fix_chunks ORDER BY first_ms DESC LIMIT 1")
         defer { r.reset() }
         guard try r.step() else { return nil }
-        return r.withBlob(0) { FixChunk.decode($0) }.last
+        return r.withBlob("data") { FixChunk.decode($0) }.last
     }
 }
