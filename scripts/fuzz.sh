@@ -100,7 +100,7 @@ build_lib() {
 # One fuzzer executable from Fuzz/Common + Fuzz/TARGET, linked against the library modules.
 build_target() {
     local t=$1 bin=$OUT/bin/$1
-    local libs=(-lGeomonSources -lGeomonCore -lCGeomonShims -lgps -lFoundation -lFoundationEssentials) deps=("$OUT/lib/libGeomonSources.a")
+    local libs=(-lGeomonSources -lGeomonSystem -lGeomonFormat -lGeomonCore -lCGeomonShims -lgps -lFoundation -lFoundationEssentials) deps=("$OUT/lib/libGeomonSources.a")
     case $t in
         profile-yaml|geojson|places) libs=(-lGeomonConfig -lGeomonFormat -lGeomonCore -lyaml -lz -lFoundation -lFoundationEssentials); deps=("$OUT/lib/libGeomonConfig.a") ;;
     esac
@@ -152,8 +152,9 @@ wait_all() {
 build_shims
 build_lib GeomonCore
 build_lib GeomonFormat "$OUT/lib/libGeomonCore.a"
+build_lib GeomonSystem "$OUT/lib/libGeomonCore.a" "$OUT/lib/libCGeomonShims.a"
 pids=()
-build_lib GeomonSources "$OUT/lib/libGeomonCore.a" "$OUT/lib/libCGeomonShims.a" & pids+=($!)
+build_lib GeomonSources "$OUT/lib/libGeomonCore.a" "$OUT/lib/libCGeomonShims.a" "$OUT/lib/libGeomonSystem.a" "$OUT/lib/libGeomonFormat.a" & pids+=($!)
 if [[ -d Fuzz/profile-yaml || -d Fuzz/geojson ]]; then
     build_lib GeomonConfig "$OUT/lib/libGeomonCore.a" "$OUT/lib/libGeomonFormat.a" & pids+=($!)
 fi
