@@ -11,8 +11,8 @@ public struct JournalError: Error, CustomStringConvertible, Sendable {
 }
 
 /// When the journal's fixes are committed: the one rule, with the values `geomon run` and
-/// `geomon replay` give it. Events never wait (when anything acts on them, `Journal.commitEventsImmediately`);
-/// fixes wait in the open batch until the first of: `flushDelay` on the driver's clock after
+/// `geomon replay` give it. Events never wait (when anything acts on them,
+/// `Journal.commitEventsImmediately`); fixes wait in the open batch until the first of: `flushDelay` on the driver's clock after
 /// the first one (a live run: `geomon status` and the store are at most that far behind the
 /// receiver, and a transaction's fixed cost is paid at most once a second), `batchTime` of the
 /// host's time (an unpaced replay, whose clock runs thousands of times faster than the host's:
