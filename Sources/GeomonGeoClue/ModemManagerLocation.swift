@@ -80,7 +80,7 @@ public final class ModemManagerLocation: @unchecked Sendable {
     public var timeoutMicroseconds: UInt64? { current != nil ? BusPolling.timeout(bus) : nil }
 
     /// Waits on the connection until `deadline` (CLOCK_MONOTONIC µs) or a call's timeout.
-    public func wait(until deadline: UInt64) {
+    private func wait(until deadline: UInt64) {
         BusPolling.wait(bus, until: deadline)
     }
 
@@ -129,13 +129,20 @@ public final class ModemManagerLocation: @unchecked Sendable {
     /// daemon's last switch at shutdown); returns what was done.
     public func set(on: Bool) throws(GeoClueError) -> String {
         request(on: on)
-        while true {
-            for done in process() where done.on == on && current == nil && queued == nil {
-                return try done.result.get()
-            }
-            guard isBusy else { throw GeoClueError("the switch ended without an answer") }
-            wait(until: .max)
+        guard let done = settle(until: .max).last, done.on == on else { throw GeoClueError("the switch ended without an answer") }
+        return try done.result.get()
+    }
+
+    /// Waits on a poll of its own until no switch is under way or `deadline` (CLOCK_MONOTONIC
+    /// µs) passed; the switches that finished meanwhile, in order (the last one is the last
+    /// asked for when none is left).
+    public func settle(until deadline: UInt64) -> [Completion] {
+        var finished = process()
+        while isBusy, GeoClueSource.monotonic() < deadline {
+            wait(until: deadline)
+            finished += process()
         }
+        return finished
     }
 
     // MARK: - One switch

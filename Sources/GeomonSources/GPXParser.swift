@@ -17,7 +17,7 @@ public enum GPXParser {
         bytes.withUnsafeBufferPointer { parse($0) }
     }
 
-    struct Point {
+    private struct Point {
         var lat: Double?
         var lon: Double?
         var time: String?
@@ -27,31 +27,6 @@ public enum GPXParser {
         var noFix = false
         var speed: Double?
         var course: Double?
-    }
-
-    /// A finished `trkpt`: a fix appended to `fixes`, or the reason it is skipped counted.
-    static func finish(_ p: Point, into fixes: inout [Fix], skipped: inout [String: Int]) {
-        func count(_ reason: String) { skipped[reason, default: 0] += 1 }
-        guard let lat = p.lat, let lon = p.lon, Coordinate(latitude: lat, longitude: lon).isValid else {
-            count("invalid coordinate")
-            return
-        }
-        guard !p.noFix else { count("no fix"); return }
-        guard let timeText = p.time else { count("no time"); return }
-        guard let time = UTCTime(rfc3339: timeText) else { count("bad time"); return }
-        var accuracy = AccuracyModel.unknownAccuracyMeters
-        if let hdop = p.hdop, hdop.isFinite, hdop > 0 {
-            accuracy = AccuracyModel.fromHDOP(hdop, differential: p.differential)
-        }
-        var fix = Fix(
-            time: time,
-            coordinate: Coordinate(latitude: lat, longitude: lon),
-            horizontalAccuracyMeters: accuracy,
-            speedMetersPerSecond: p.speed.flatMap { $0.isFinite ? $0 : nil },
-            courseDegrees: p.course.flatMap { $0.isFinite ? $0 : nil }
-        )
-        if let previous = fixes.last { Scanner.deriveMotion(&fix, after: previous) }
-        fixes.append(fix)
     }
 
     private struct Scanner {
@@ -146,7 +121,26 @@ public enum GPXParser {
         }
 
         mutating func finish(_ p: Point) {
-            GPXParser.finish(p, into: &fixes, skipped: &skipped)
+            guard let lat = p.lat, let lon = p.lon, Coordinate(latitude: lat, longitude: lon).isValid else {
+                count("invalid coordinate")
+                return
+            }
+            guard !p.noFix else { count("no fix"); return }
+            guard let timeText = p.time else { count("no time"); return }
+            guard let time = UTCTime(rfc3339: timeText) else { count("bad time"); return }
+            var accuracy = AccuracyModel.unknownAccuracyMeters
+            if let hdop = p.hdop, hdop.isFinite, hdop > 0 {
+                accuracy = AccuracyModel.fromHDOP(hdop, differential: p.differential)
+            }
+            var fix = Fix(
+                time: time,
+                coordinate: Coordinate(latitude: lat, longitude: lon),
+                horizontalAccuracyMeters: accuracy,
+                speedMetersPerSecond: p.speed.flatMap { $0.isFinite ? $0 : nil },
+                courseDegrees: p.course.flatMap { $0.isFinite ? $0 : nil }
+            )
+            if let previous = fixes.last { Self.deriveMotion(&fix, after: previous) }
+            fixes.append(fix)
         }
 
         /// The longest gap across which a point's missing speed and course are derived.

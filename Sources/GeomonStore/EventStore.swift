@@ -32,12 +32,6 @@ public final class EventStore {
     var engineStateTable: EngineStateTable { EngineStateTable(db: db) }
     var approachStateTable: ApproachStateTable { ApproachStateTable(db: db) }
     var fenceStateTable: FenceStateTable { FenceStateTable(db: db) }
-    var eventTable: EventTable { EventTable(db: db) }
-    var deliveryTable: DeliveryTable { deliveryQueue }
-    var fixChunks: FixChunkTable { FixChunkTable(db: db) }
-    var receiverLog: ReceiverLogTable { ReceiverLogTable(db: db) }
-    var publicationTable: PublicationTable { outbox }
-    var runtimeStatusTable: RuntimeStatusTable { RuntimeStatusTable(db: db) }
 
     /// The hook outbox (`deliveries`): the queue the delivery worker drives, the rows
     /// `geomon hooks` lists and requeues.
@@ -191,7 +185,7 @@ public final class EventStore {
     public func commit(_ batch: CommitBatch) throws -> [StoredEvent] {
         try db.transaction {
             // All fixes of the batch in one chunk row (fixes are strictly increasing in time).
-            try fixChunks.insert(batch.fixes)
+            try fixLog.insert(batch.fixes)
             for record in batch.changes.upserts { try fenceStateTable.upsert(record) }
             for id in batch.changes.removals { try fenceStateTable.delete(fenceID: id) }
             if let approaches = batch.changes.approaches { try approachStateTable.replace(with: approaches) }
@@ -200,16 +194,16 @@ public final class EventStore {
             var stored: [StoredEvent] = []
             var storedIDs = Set<String>()
             for (event, targets) in batch.events {
-                guard let seq = try eventTable.insert(event, profile: batch.profileName) else { continue }
+                guard let seq = try eventLog.insert(event, profile: batch.profileName) else { continue }
                 stored.append(StoredEvent(seq: seq, profile: batch.profileName, event: event))
                 storedIDs.insert(event.id)
-                for target in targets { try deliveryTable.insert(event: event, seq: seq, target: target, at: batch.committedAt) }
+                for target in targets { try deliveryQueue.insert(event: event, seq: seq, target: target, at: batch.committedAt) }
             }
-            if let status = batch.runtimeStatus { try runtimeStatusTable.write(status) }
-            if let shift = batch.receiverLogShift { try receiverLog.shift(afterRow: shift.afterRow, by: shift.by) }
-            for change in batch.receiverSwitches { try receiverLog.insert(change) }
+            if let status = batch.runtimeStatus { try daemonStatus.write(status) }
+            if let shift = batch.receiverLogShift { try receiverSwitchLog.shift(afterRow: shift.afterRow, by: shift.by) }
+            for change in batch.receiverSwitches { try receiverSwitchLog.insert(change) }
             let publications = batch.publications.filter { $0.eventID.map(storedIDs.contains) ?? true }
-            if !publications.isEmpty { try publicationTable.insert(publications, at: batch.committedAt, limits: publicationLimits) }
+            if !publications.isEmpty { try outbox.insert(publications, at: batch.committedAt) }
             if let newest = batch.fixes.last?.time { try pruneFixes(newest: newest) }
             return stored
         }
@@ -218,12 +212,12 @@ public final class EventStore {
     /// Deletes fixes (and the receiver's history) older than `keepFixes` before `newest`.
     private func pruneFixes(newest: UTCTime) throws {
         let cutoff = (newest - keepFixes).millisecondsSince1970
-        if oldestFixMilliseconds == nil { oldestFixMilliseconds = try fixChunks.oldestMilliseconds() }
+        if oldestFixMilliseconds == nil { oldestFixMilliseconds = try fixLog.oldestMilliseconds() }
         guard let oldest = oldestFixMilliseconds, oldest < cutoff else { return }
-        try fixChunks.prune(before: cutoff)
-        oldestFixMilliseconds = try fixChunks.oldestMilliseconds()
+        try fixLog.prune(before: cutoff)
+        oldestFixMilliseconds = try fixLog.oldestMilliseconds()
         // The receiver's history is kept as long as the fixes.
-        try receiverLog.prune(before: cutoff)
+        try receiverSwitchLog.prune(before: cutoff)
     }
 
     /// A stored delivery names an event the store does not have (a damaged database).

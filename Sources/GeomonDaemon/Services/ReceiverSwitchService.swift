@@ -103,7 +103,6 @@ public final class ReceiverSwitchService: EventSource {
     /// waited for up to `timeout` in all; nil when it did not finish in time. Earlier switches
     /// that finish meanwhile are handed to `onFinished`.
     func finalSwitch(on: Bool, timeout: Duration, _ driver: DriverContext) -> ReceiverPowerSwitch.Outcome? {
-        let deadline = Monotonic.microseconds() + timeout.wholeMicroseconds
         switch performer {
         case let .programs(runner, power):
             guard let invocation = power.commandInvocation(on: on) else { return .nothing }
@@ -119,32 +118,26 @@ public final class ReceiverSwitchService: EventSource {
             return nil
         case let .modem(modem):
             modem.request(on: on)
-            while Monotonic.microseconds() < deadline {
-                let done = modem.process()
-                for (k, finished) in done.enumerated() {
-                    let outcome = Self.outcome(finished)
-                    if !modem.isBusy, k == done.count - 1 { return outcome }
-                    onFinished?(finished.on, outcome, false, driver)
-                }
-                modem.wait(until: UInt64(max(0, deadline)))
-            }
-            return nil
+            let done = modem.settle(until: UInt64(Monotonic.microseconds() + timeout.wholeMicroseconds))
+            // Asked for last, finished last: once nothing is under way, the last one is this one.
+            let ours = modem.isBusy ? nil : done.last
+            for finished in done.dropLast(ours == nil ? 0 : 1) { onFinished?(finished.on, Self.outcome(finished), false, driver) }
+            return ours.map(Self.outcome)
         }
     }
 
     /// Waits up to `timeout` for the switches under way (shutdown); whether none is left.
     func waitUntilIdle(timeout: Duration, _ driver: DriverContext) -> Bool {
-        let deadline = Monotonic.microseconds() + timeout.wholeMicroseconds
         switch performer {
         case let .programs(runner, _):
             runner.waitUntilIdle(timeout: timeout)
+            collect(driver)
         case let .modem(modem):
-            while modem.isBusy, Monotonic.microseconds() < deadline {
-                modem.wait(until: UInt64(max(0, deadline)))
-                collect(driver)
+            let done = modem.settle(until: UInt64(Monotonic.microseconds() + timeout.wholeMicroseconds))
+            for (k, finished) in done.enumerated() {
+                onFinished?(finished.on, Self.outcome(finished), !modem.isBusy && k == done.count - 1, driver)
             }
         }
-        collect(driver)
         return isIdle
     }
 

@@ -27,7 +27,7 @@ public final class PublicationTable: PublicationOutbox {
 
     /// Writes `publications` (inside the caller's transaction); a `waypoints` message replaces
     /// any pending one. Then applies `publicationLimits`.
-    func insert(_ publications: [Publication], at time: UTCTime, limits: PublicationLimits?) throws {
+    func insert(_ publications: [Publication], at time: UTCTime) throws {
         guard !publications.isEmpty else { return }
         let insert = try db.statement("""
             INSERT INTO publications (kind, topic, payload, retain, time_ms, event_id, created_at_ms) VALUES (?,?,?,?,?,?,?)
@@ -158,7 +158,7 @@ public final class PublicationTable: PublicationOutbox {
 
     /// Writes messages outside a fix commit (the waypoints at start and on reload).
     public func enqueue(_ publications: [Publication], at time: UTCTime) throws {
-        try db.transaction { try insert(publications, at: time, limits: limits) }
+        try db.transaction { try insert(publications, at: time) }
     }
 
     func readPublications(_ statement: Statement) throws -> [StoredPublication] {
