@@ -8,9 +8,10 @@ Rules (documented in docs/power.md):
 - NMEA: RMC sentences with status A give time, position, speed (knots -> m/s) and course;
   accuracy_m = 5 m x the HDOP of the latest GSA/GGA (5 m when none). NUL bytes are dropped.
 - GPX: every trkpt with a <time>, all trk/trkseg concatenated; points without time are dropped.
-  accuracy_m = 5 m x hdop when given, else 10 m. speed_mps and course_deg are those of the
-  segment from the previous point (what a receiver deriving them from positions would know;
-  nothing from the future); the first point has speed 0 and no course.
+  accuracy_m = 5 m x hdop when given, else 10 m. speed_mps and course_deg are the point's own
+  where it has them (a TrackPointExtension's speed and course: what the device reported),
+  else those of the segment from the previous point (what a receiver deriving them from
+  positions would know; nothing from the future); the first point has speed 0 and no course.
 - A point whose time is not after the previous kept point is dropped (concatenated captures).
 Nothing else is decimated or smoothed.
 
@@ -81,15 +82,21 @@ def gpx(path):
     for el in root.iter():
         if not el.tag.endswith("trkpt"):
             continue
-        t = h = None
+        t = h = speed = course = None
         for ch in el:
             if ch.tag.endswith("time"): t = ch.text
             if ch.tag.endswith("hdop"): h = float(ch.text)
+        # The speed and course the device reported (Garmin's TrackPointExtension: a receiver's
+        # own velocity, ADS-B's ground speed and track).
+        for ch in el.iter():
+            if ch.tag.endswith("}speed") and ch.text: speed = float(ch.text)
+            if ch.tag.endswith("}course") and ch.text: course = float(ch.text)
         if not t:
             continue
         dt = datetime.fromisoformat(t.strip().replace("Z", "+00:00"))
         ms = int(round(dt.timestamp() * 1000))
-        out.append(dict(ms=ms, lat=float(el.get("lat")), lon=float(el.get("lon")), acc=5 * h if h else 10.0, speed=None, course=None))
+        out.append(dict(ms=ms, lat=float(el.get("lat")), lon=float(el.get("lon")), acc=5 * h if h else 10.0,
+                        speed=speed, course=course if speed is not None else None))
     return out
 
 def main():

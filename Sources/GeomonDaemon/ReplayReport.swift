@@ -24,6 +24,19 @@ public enum ReplayReport {
         var reasons = JSONObject()
         for entry in run.source?.receiver.ledger.entries ?? [] { reasons.add(entry.label, entry.seconds, decimals: 3) }
         o.add("on_by_reason", reasons)
+        o.add("activity", activityText(run))
+        o.add("bounds", run.configuration.plannedBounds.text)
+        o.add("ttff_hot_learned_s", run.source?.receiver.ttffChanges.last?.to.secondsValue, decimals: 3)
+        let violations = run.source?.receiver.violations ?? []
+        o.add("violations", raw: JSON.array(raw: violations.map { v in
+            var item = JSONObject()
+            item.add("time", v.time.rfc3339)
+            item.add("kind", v.kind.rawValue)
+            item.add("observed_mps", v.observedMetersPerSecond, decimals: 2)
+            item.add("planned_max_speed_mps", v.planned.maxSpeedMetersPerSecond, decimals: 2)
+            item.add("widened_max_speed_mps", v.widened.maxSpeedMetersPerSecond, decimals: 2)
+            return item.text
+        }))
         if let report = run.report, let baseline = run.baselineReport, let match = run.match, let oracle = run.oracle {
             o.add("on_time_share", share(report, baseline), decimals: 4)
             var b = JSONObject()
@@ -35,6 +48,7 @@ public enum ReplayReport {
             m.add("latency_s_p50", match.latencyP50Seconds, decimals: 3)
             m.add("latency_s_p95", match.latencyP95Seconds, decimals: 3)
             m.add("missed", match.missed.count)
+            m.add("missed_at", match.missed.map { $0.time.rfc3339 })
             m.add("latencies_s", raw: JSON.array(raw: match.latenciesSeconds.map { JSON.number($0, decimals: 3) }))
             o.add("match", m)
             var bound = JSONObject()
@@ -62,6 +76,22 @@ public enum ReplayReport {
         o.add("gnss_powered_s", r.poweredSeconds, decimals: 3)
         o.add("energy_mwh", r.energyMilliwattHours, decimals: 3)
         o.add("events", r.events)
+    }
+
+    /// `foot`, or `derived (foot 12, vehicle 3)` / `recorded (…)`: the declared activity, or the
+    /// sensed changes by activity.
+    static func activityText(_ run: ReplayRun) -> String {
+        let how: String
+        switch run.options.activity {
+        case .profile, .declared: return run.profile.policy.activity.rawValue
+        case .derive: how = "derived"
+        case .recorded: how = "recorded"
+        }
+        var counts: [(Activity, Int)] = []
+        for change in run.activities {
+            if let k = counts.firstIndex(where: { $0.0 == change.activity }) { counts[k].1 += 1 } else { counts.append((change.activity, 1)) }
+        }
+        return how + " (" + counts.map { "\($0.0.rawValue) \($0.1)" }.joined(separator: ", ") + ")"
     }
 
     static func share(_ r: EnergyReport, _ b: EnergyReport) -> Double {
@@ -92,6 +122,10 @@ public enum ReplayReport {
         for entry in run.source?.receiver.ledger.entries ?? [] {
             rows.append(("  s \(entry.label)", f(entry.seconds, 1), ""))
         }
+        rows.append(("activity", activityText(run), ""))
+        rows.append(("planned bounds", run.configuration.plannedBounds.text, ""))
+        let violations = run.source?.receiver.violations ?? []
+        rows.append(("bound violations", violations.first.map { "\(violations.count), first at \($0.time.rfc3339) (\(f($0.observedMetersPerSecond, 1)) m/s)" } ?? "0", ""))
         if let b, let match = run.match, let oracle = run.oracle {
             rows.append(("on-time % of always-on", f(share(r, b) * 100, 1), ""))
             rows.append(("recall", f(match.recall, 3), ""))

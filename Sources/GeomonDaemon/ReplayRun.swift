@@ -31,6 +31,9 @@ public final class ReplayRun {
         /// Derive a motion sensor from the recording (`--motion`); a profile with
         /// `sources.motion` gets one anyway.
         public var motion = false
+        /// Where the activity comes from (`--activity`): the profile's `policy.activity`,
+        /// another declared one, or sensed from the recording's speeds (`ActivitySignal`).
+        public var activity: ActivityOption = .profile
         public init() {}
     }
 
@@ -61,6 +64,17 @@ public final class ReplayRun {
     public private(set) var lookups = Monitor.Lookups()
     /// What the derived motion sensor said (`MotionSignal`), empty without one.
     public let motion: [MotionSignal.Change]
+    /// The activities the derived source sensed (`--activity derive`), else empty.
+    public let activities: [ActivitySignal.Change]
+
+    /// `--activity`: `profile` (the default), a declared activity, `derive`, or a recording
+    /// of what a motion source said (its changes, in time order).
+    public enum ActivityOption: Hashable, Sendable {
+        case profile
+        case declared(Activity)
+        case derive
+        case recorded([ActivitySignal.Change])
+    }
 
     /// Prepares a replay of `fixes` (in any order) with `profile`.
     public convenience init(profile: Profile, fixes: [Fix], options: Options) {
@@ -69,6 +83,8 @@ public final class ReplayRun {
 
     /// Prepares a replay of `recording` with `profile`.
     public init(profile: Profile, recording: Recording, options: Options) {
+        var profile = profile
+        if case let .declared(activity) = options.activity { profile.policy.activity = activity }
         self.profile = profile
         self.options = options
         index = profile.makeIndex()
@@ -81,6 +97,14 @@ public final class ReplayRun {
                                   movementGap: options.interpolationMaxGap).changes(recording.fixes())
         } else {
             motion = []
+        }
+        switch options.activity {
+        case .derive:
+            activities = ActivitySignal(latency: profile.sources.motion?.activityLatency ?? configuration.activityLatency).changes(recording.fixes())
+        case let .recorded(changes):
+            activities = changes
+        case .profile, .declared:
+            activities = []
         }
     }
 
@@ -108,7 +132,7 @@ public final class ReplayRun {
         let machine = Monitor(profile: profile, index: index, configuration: configuration)
         let clock = VirtualClock(start: start, speed: speed)
         clock.unpacedThrough = journal?.lastCommittedFixTime
-        let sensor: [any Service] = motion.isEmpty ? [] : [MotionReplayService(changes: motion)]
+        let sensor: [any Service] = motion.isEmpty && activities.isEmpty ? [] : [MotionReplayService(changes: motion, activities: activities)]
         let driver = MonitorDriver(machine: machine, journal: journal, clock: clock, services: [source] + sensor + services, log: log)
         driver.decideUntil = end
         configure(driver, source)

@@ -27,6 +27,18 @@ public enum RuntimeStatusText {
             m.add("since", motion.since?.rfc3339)
             o.add("motion", m)
         }
+        if let planning = s.planning {
+            var p = JSONObject()
+            p.add("activity", planning.activity)
+            p.add("from", planning.from)
+            p.add("bounds", planning.bounds)
+            p.add("widened", planning.widened)
+            p.add("violations", planning.violations)
+            p.add("ttff_hot_s", planning.ttffHotSeconds, decimals: 3)
+            p.add("ttff_measured_s", planning.ttffMeasuredSeconds, decimals: 3)
+            p.add("ttff_samples", planning.ttffSamples)
+            o.add("planning", p)
+        }
         if let fix = s.lastFix { o.add("last_fix", FixEncoding.object(fix)) }
         o.add("inside", s.inside)
         if let pendingDeliveries { o.add("pending_deliveries", pendingDeliveries) }

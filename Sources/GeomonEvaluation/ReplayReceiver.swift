@@ -52,6 +52,10 @@ public struct ReplayReceiver {
     public private(set) var eventCount = 0
     /// Fixes the screen held as implausible jumps.
     public private(set) var held = 0
+    /// Bounds the plan relied on that a fix broke (`Monitor.Effect.violated`), in order.
+    public private(set) var violations: [AssumptionViolation] = []
+    /// `ttff_hot` replaced by the measured first fixes (`Monitor.Effect.ttffLearned`), in order.
+    public private(set) var ttffChanges: [PowerPolicy.TTFFChange] = []
     private var coarseOn = false
     private var started = false
     private var switchedOnFor: PowerReason.Kind?
@@ -172,6 +176,10 @@ public struct ReplayReceiver {
             }
         case .dropped:
             break
+        case let .violated(violation):
+            violations.append(violation)
+        case let .ttffLearned(change):
+            ttffChanges.append(change)
         }
         started = true
     }

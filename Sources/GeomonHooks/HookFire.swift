@@ -59,7 +59,7 @@ public enum HookFire {
             let distanceBand = settings?.bandsMeters.last ?? (etaBand == nil ? 1000 : nil)
             let band = distanceBand ?? (etaBand?.secondsValue ?? 100) * 10
             let lower = max(0, band - 15)
-            let maxSpeed = profile.policy.maxSpeedMetersPerSecond
+            let maxSpeed = profile.policy.plannedBounds.maxSpeedMetersPerSecond
             event.approach = EventRule.Approach(
                 bandMeters: distanceBand, bandETA: etaBand, distanceMeters: band, distanceLowerBoundMeters: lower, direction: .towards,
                 closingSpeedMetersPerSecond: 10, eta: .milliseconds(Int64(band * 100)),

@@ -33,7 +33,7 @@ public final class CommandSource {
     public enum Event: Sendable, Equatable {
         case fix(Fix)
         /// A motion command's line (`Lines.motion`).
-        case motion(Motion)
+        case motion(MotionWord)
         /// The program ended: its exit status, or the signal that killed it (negative).
         case exited(status: Int32)
     }

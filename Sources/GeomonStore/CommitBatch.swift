@@ -24,6 +24,8 @@ public struct CommitBatch: Sendable {
     public var runtimeStatus: RuntimeStatus?
     /// What a fence without a record is taken to be, once the engine knows.
     public var implicitState: FenceState?
+    /// The power policy's watch on its assumptions, when it changed.
+    public var assumptions: AssumptionState?
     /// When the batch is committed (wall clock or virtual), for `updated_at`.
     public var committedAt: UTCTime
 
@@ -32,5 +34,5 @@ public struct CommitBatch: Sendable {
         self.committedAt = committedAt
     }
 
-    public var isEmpty: Bool { fixes.isEmpty && changes.isEmpty && events.isEmpty && implicitState == nil && receiverSwitches.isEmpty && publications.isEmpty && receiverLogShift == nil && runtimeStatus == nil }
+    public var isEmpty: Bool { fixes.isEmpty && changes.isEmpty && events.isEmpty && implicitState == nil && assumptions == nil && receiverSwitches.isEmpty && publications.isEmpty && receiverLogShift == nil && runtimeStatus == nil }
 }

@@ -160,6 +160,7 @@ public final class EventStore {
             snapshot.usableFixCount = state.usableFixCount
             snapshot.lastFixTime = state.lastFixTime
             snapshot.location = state.location
+            snapshot.assumptions = state.assumptions ?? AssumptionState()
         }
         snapshot.approaches = try approachStateTable.all()
         return snapshot
@@ -190,7 +191,7 @@ public final class EventStore {
             for id in batch.changes.removals { try fenceStateTable.delete(fenceID: id) }
             if let approaches = batch.changes.approaches { try approachStateTable.replace(with: approaches) }
             try engineStateTable.write(EngineState(profile: batch.profileName, usableFixCount: batch.usableFixCount, lastFixTime: batch.lastFixTime,
-                                                   location: batch.location, implicitState: batch.implicitState))
+                                                   location: batch.location, implicitState: batch.implicitState, assumptions: batch.assumptions))
             var stored: [StoredEvent] = []
             var storedIDs = Set<String>()
             for (event, targets) in batch.events {

@@ -194,6 +194,21 @@ enum Migrations {
             PRIMARY KEY (fence_id, k)
         ) WITHOUT ROWID;
         """, code: LegacyEngineState.migrate),
+        // 11: the power policy's watch on its assumptions: the bounds widened for the trip
+        // (NULL: the planned ones) and the violations counted; the daemon's status shows them.
+        """
+        ALTER TABLE engine_state ADD COLUMN widened_speed REAL;
+        ALTER TABLE engine_state ADD COLUMN widened_acceleration REAL;
+        ALTER TABLE engine_state ADD COLUMN violations INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE runtime_status ADD COLUMN planning_activity TEXT;
+        ALTER TABLE runtime_status ADD COLUMN planning_from TEXT;
+        ALTER TABLE runtime_status ADD COLUMN planning_bounds TEXT;
+        ALTER TABLE runtime_status ADD COLUMN planning_widened INTEGER;
+        ALTER TABLE runtime_status ADD COLUMN planning_violations INTEGER;
+        ALTER TABLE runtime_status ADD COLUMN planning_ttff_hot_s REAL;
+        ALTER TABLE runtime_status ADD COLUMN planning_ttff_measured_s REAL;
+        ALTER TABLE runtime_status ADD COLUMN planning_ttff_samples INTEGER;
+        """,
     ]
 
     static var latestVersion: Int { all.count }

@@ -56,6 +56,32 @@ public struct RuntimeStatus: Equatable, Sendable {
         }
     }
 
+    /// The bounds the power policy plans with (docs/power.md, "Activity").
+    public struct Planning: Equatable, Sendable {
+        /// The activity in effect, e.g. `foot`.
+        public var activity: String
+        /// `declared` (the profile's `policy.activity`) or `sensed` (the motion source).
+        public var from: String
+        /// The bounds in effect, e.g. `max_speed 7 m/s, max_acceleration 2.5 m/s²`.
+        public var bounds: String
+        /// Whether a violation widened them for this trip.
+        public var widened: Bool
+        /// Violations seen (kept across restarts).
+        public var violations: Int
+        /// The hot start planned with, and the median of the measured first fixes after hot
+        /// wakes (nil before any) over `ttffSamples` of them.
+        public var ttffHotSeconds: Double?
+        public var ttffMeasuredSeconds: Double?
+        public var ttffSamples = 0
+        public init(activity: String, from: String, bounds: String, widened: Bool, violations: Int) {
+            self.activity = activity
+            self.from = from
+            self.bounds = bounds
+            self.widened = widened
+            self.violations = violations
+        }
+    }
+
     public struct MQTT: Equatable, Sendable {
         public var broker: String
         public var topic: String
@@ -80,6 +106,7 @@ public struct RuntimeStatus: Equatable, Sendable {
     public var gnss: Source?
     public var coarse: Source?
     public var motion: Motion?
+    public var planning: Planning?
     public var lastFix: Fix?
     /// Fences the device is inside, in profile order.
     public var inside: [String] = []

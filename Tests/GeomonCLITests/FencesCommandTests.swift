@@ -28,7 +28,7 @@ struct FencesCommandTests {
         defer { dir.remove() }
         let table = try runGeomon(["fences", "--profile", profile])
         #expect(table.exitCode == 0, "\(table.stderr)")
-        #expect(table.stdout.hasSuffix("11 fences\n"))
+        #expect(table.stdout.hasSuffix("11 fences\nplanned for any (policy.max_speed and max_acceleration): max_speed 30 m/s, max_acceleration 1 m/s²\n"))
         #expect(table.stdout.split(separator: "\n").filter { $0.hasSuffix("repaired") }.count == 6)
         // One line of warnings; `validate` lists them.
         #expect(table.stderr.contains("9 warnings in ") && table.stderr.contains("geomon validate "), "\(table.stderr)")

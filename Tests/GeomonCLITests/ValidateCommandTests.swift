@@ -20,7 +20,16 @@ struct ValidateCommandTests {
         } else {
             #expect(result.stderr == "")
         }
-        #expect(result.stdout == paths.map { "\($0): ok\($0.hasSuffix("social-radar.yaml") && busMissing ? " (1 warning)" : "")\n" }.joined())
+        // Each "ok" is followed by the bounds the profile plans with.
+        let bounds = [
+            "fitness.yaml": "planned for foot (policy.activity): max_speed 4 m/s, max_acceleration 1 m/s²",
+            "geofence-only.yaml": "planned for vehicle (policy.activity; max_speed set): max_speed 36.1 m/s, max_acceleration 1 m/s²",
+            "social-radar.yaml": "planned for any (policy.max_speed and max_acceleration): max_speed 30 m/s, max_acceleration 1 m/s²",
+        ]
+        #expect(result.stdout == paths.map { path in
+            let name = String(path.split(separator: "/").last ?? "")
+            return "\(path): ok\(path.hasSuffix("social-radar.yaml") && busMissing ? " (1 warning)" : "")\n\(path): \(bounds[name] ?? "?")\n"
+        }.joined())
     }
 
     @Test func invalidProfileExits65WithClangStyleLines() throws {
@@ -55,7 +64,32 @@ struct ValidateCommandTests {
         let result = try runGeomon(["validate", "w.yaml"], currentDirectory: dir.url)
         #expect(result.exitCode == 0)
         #expect(result.stderr.hasPrefix("w.yaml:3:7: warning: mode 'regions' without fences monitors nothing\n"))
-        #expect(result.stdout == "w.yaml: ok (1 warning)\n")
+        #expect(result.stdout == "w.yaml: ok (1 warning)\nw.yaml: planned for any (policy.max_speed and max_acceleration): max_speed 30 m/s, max_acceleration 1 m/s²\n")
+    }
+
+    @Test func theBoundsInEffectAreTheActivitysUnlessTheProfileSetsThem() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let fences = "fences:\n  - {id: a, circle: {lat: 46.5, lon: 6.6, radius: 200m}}\n"
+        _ = try dir.write("boat.yaml", "version: 1\nname: b\nmode: regions\nsources: {gnss: {}}\npolicy: {activity: boat}\n" + fences)
+        _ = try dir.write("walk.yaml", "version: 1\nname: w\nmode: regions\nsources: {gnss: {}}\npolicy: {activity: foot, max_acceleration: 0.5m/s2}\n" + fences)
+        let result = try runGeomon(["validate", "boat.yaml", "walk.yaml"], currentDirectory: dir.url)
+        #expect(result.exitCode == 0, "\(result.stderr)")
+        #expect(result.stdout == """
+            boat.yaml: ok
+            boat.yaml: planned for boat (policy.activity): max_speed 13 m/s, max_acceleration 0.5 m/s²
+            walk.yaml: ok
+            walk.yaml: planned for foot (policy.activity; max_acceleration set): max_speed 4 m/s, max_acceleration 0.5 m/s²
+
+            """)
+        let listed = try runGeomon(["fences", "--profile", "walk.yaml"], currentDirectory: dir.url)
+        #expect(listed.stdout.hasSuffix("1 fence\nplanned for foot (policy.activity; max_acceleration set): max_speed 4 m/s, max_acceleration 0.5 m/s²\n"))
+        // An activity geomon does not know: a diagnostic at its place, with the choices.
+        _ = try dir.write("bad.yaml", "version: 1\nname: x\nmode: regions\nsources: {gnss: {}}\npolicy: {activity: horse}\n" + fences)
+        let bad = try runGeomon(["validate", "bad.yaml"], currentDirectory: dir.url)
+        #expect(bad.exitCode == 65)
+        #expect(bad.stderr.hasPrefix("bad.yaml:5:20: error: 'activity' must be 'foot', 'bicycle', 'vehicle', 'boat', 'air' or 'any' (got 'horse')"), "\(bad.stderr)")
+        #expect(bad.stderr.contains("foot"))
     }
 
     @Test func jsonFormatPrintsAnArrayOnStdout() throws {

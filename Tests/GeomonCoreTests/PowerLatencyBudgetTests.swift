@@ -165,19 +165,20 @@ import Testing
     // MARK: outages
 
     @Test func outageRetriesProbeBrieflyAndBackOffToTheBudget() {
-        // At rest 10 km away: the budget's bound is max(path 10025/45, crossing 9995/45 + 30/45)
-        // = 222.778 s, the wake 2 s before: 220.776 s. No fix: the hot start's 17 s listen ends at
-        // 237.776 s; retries after 10 s (listening 17 s), then 20 s, then 28 s (max_latency −
-        // ttff_hot), each listening 2·ttff_hot + 1 s = 5 s once a retry has failed:
-        // 247.776, 247.776 + 17 + 20 = 284.776, 284.776 + 5 + 28 = 317.776, 350.776.
+        // At rest 10 km away: from 1 m/s up to 45 m/s at 1 m/s² takes 44 s and 1012 m, then 45 m/s:
+        // the budget's bound is max(path 44 + 9013/45, crossing 44 + 8983/45 + 30/45) = 244.289 s,
+        // the wake 2 s before: 242.287 s. No fix: the hot start's 17 s listen ends at 259.287 s;
+        // retries after 10 s (listening 17 s), then 20 s, then 28 s (max_latency − ttff_hot), each
+        // listening 2·ttff_hot + 1 s = 5 s once a retry has failed:
+        // 269.287, 269.287 + 17 + 20 = 306.287, 306.287 + 5 + 28 = 339.287, 372.287.
         var p = PowerPolicyTests.started(Self.config())
         let f = Self.fix(0, speed: 0)
         let sleep = p.fixReceived(f, context: FixContext(nearestBoundaryMeters: 10_000, searchRadiusMeters: 30_000), now: f.time)
-        #expect(PowerPolicyTests.wake(sleep) == Self.at(220_776))
-        _ = p.deadlineReached(now: Self.at(220_776))
-        #expect(p.nextDeadline == Self.at(237_776))
+        #expect(PowerPolicyTests.wake(sleep) == Self.at(242_287))
+        _ = p.deadlineReached(now: Self.at(242_287))
+        #expect(p.nextDeadline == Self.at(259_287))
         var wakes: [Int64] = [], listens: [Int64] = []
-        var now = Self.at(237_776)
+        var now = Self.at(259_287)
         for _ in 0..<4 {
             guard let wake = PowerPolicyTests.wake(p.deadlineReached(now: now)) else { break }
             wakes.append((wake - Self.t0).wholeMilliseconds)
@@ -186,11 +187,11 @@ import Testing
             listens.append((timeout - wake).wholeMilliseconds)
             now = timeout
         }
-        #expect(wakes == [247_776, 284_776, 317_776, 350_776])
+        #expect(wakes == [269_287, 306_287, 339_287, 372_287])
         #expect(listens == [17_000, 5_000, 5_000, 5_000])
         // Over a long outage the receiver is on 5 s in every 33 s, where always-on is on 33 s.
         // A fix ends the outage; the next outage's first retry listens the full 17 s again.
-        let back = Self.fix(352_000, east: 5_000)
+        let back = Self.fix(374_000, east: 5_000)
         _ = p.screen(back)
         _ = p.fixReceived(back, context: FixContext(nearestBoundaryMeters: 10, searchRadiusMeters: 30_000, allCertain: false), now: back.time)
         #expect(p.isGNSSOn)

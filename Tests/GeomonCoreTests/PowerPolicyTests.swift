@@ -83,9 +83,11 @@ import Testing
         // Speed 0 ± 1 m/s, A = 1: t = −1 + √(1 + 2·975) = −1 + √1951 = 43.170 s; minus 2 s → 41.170 s.
         SleepCase(name: "kinematic bound", fix: fix(0, speed: 0), context: FixContext(nearestBoundaryMeters: 1000, searchRadiusMeters: 30000),
                   wakeMs: 41_170, bound: .kinematic),
-        // Speed 20 m/s: t = −21 + √(441 + 1950) = −21 + 48.8979 = 27.8979 s > 975/45 = 21.667 s; → 25.897 s.
+        // Speed 20 m/s: from 21 m/s the speed reaches 45 m/s after t₁ = 24 s, having covered
+        // 21·24 + 24²/2 = 792 m; the remaining 183 m at 45 m/s take 4.0667 s: t = 28.0667 s
+        // (> 975/45 = 21.667 s, and > −21 + √(441 + 1950) = 27.898 s, the bound uncapped); → 26.066 s.
         SleepCase(name: "kinematic at speed", fix: fix(0, speed: 20), context: FixContext(nearestBoundaryMeters: 1000, searchRadiusMeters: 30000),
-                  wakeMs: 25_897, bound: .kinematic),
+                  wakeMs: 26_066, bound: .kinematic),
         // Nothing within the search radius: (30000 − 25)/45 = 666 s > 602 s → max_sleep 600 s.
         SleepCase(name: "max_sleep cap", fix: fix(0), context: FixContext(nearestBoundaryMeters: nil, searchRadiusMeters: 30000),
                   wakeMs: 600_000, bound: .maxSleep),
@@ -252,23 +254,24 @@ import Testing
 
     @Test(arguments: [OutageRule.retry, .wait])
     func regionsOutageRuleOnceABoundaryCanBeReached(_ rule: OutageRule) {
-        // At rest 10 km from the nearest boundary: safe for max(9975 / 45 = 221.666 s, kinematic
-        // 140.2 s); the wake comes ttff_hot before, at 219.666 s. No fix after it: the hot start's
-        // 17 s listen ends at 236.666 s, when nothing is safe any more (slack 221.666 − 2 − 236.666
-        // < 0). `retry` switches off for the 10 s cap: wakes at 246.666, 273.666, 300.666 s;
-        // `wait` stays on.
+        // At rest 10 km from the nearest boundary: safe for 243.178 s (from 1 m/s, speeding up at
+        // 1 m/s² to 45 m/s takes 44 s and 1012 m; the remaining 8963 m at 45 m/s 199.178 s); the
+        // wake comes ttff_hot before, at 241.177 s. No fix after it: the hot start's 17 s listen
+        // ends at 258.177 s, when nothing is safe any more (slack 243.178 − 2 − 258.177 < 0).
+        // `retry` switches off for the 10 s cap: wakes at 268.177, 295.177, 322.177 s; `wait`
+        // stays on.
         var p = Self.started(Self.config { $0.outage = rule })
         let f = Self.fix(0, speed: 0)
         let sleep = p.fixReceived(f, context: FixContext(nearestBoundaryMeters: 10_000, searchRadiusMeters: 30_000), now: f.time)
-        #expect(Self.wake(sleep) == Self.at(219_666))
-        _ = p.deadlineReached(now: Self.at(219_666))
-        #expect(p.nextDeadline == Self.at(236_666))
-        let run = Self.retryWakes(&p, from: Self.at(236_666))
+        #expect(Self.wake(sleep) == Self.at(241_177))
+        _ = p.deadlineReached(now: Self.at(241_177))
+        #expect(p.nextDeadline == Self.at(258_177))
+        let run = Self.retryWakes(&p, from: Self.at(258_177))
         switch rule {
-        case .retry: #expect(run.wakes.prefix(3) == [246_666, 273_666, 300_666])
+        case .retry: #expect(run.wakes.prefix(3) == [268_177, 295_177, 322_177])
         case .wait:
             #expect(run.wakes.isEmpty)
-            #expect(run.stop == Self.at(236_666))
+            #expect(run.stop == Self.at(258_177))
             #expect(p.isGNSSOn)
         }
 
@@ -290,13 +293,13 @@ import Testing
 
     @Test func continuousWithOutageRetryRetriesOnceABoundaryCanBeReached() {
         // As in continuousOutagesBackOffOnlyWhileNoBoundaryIsReachable, but `outage: retry`:
-        // after the back-off (wakes at 100, 137, 194 s) the timeout at 211 s switches off for the
-        // 10 s cap instead of waiting: 221, then 221 + 17 + 10 = 248 s.
+        // after the back-off (wakes at 100, 137, 194, 241.177 s) the timeout at 258.177 s
+        // switches off for the 10 s cap instead of waiting: 268.177 s.
         var q = Self.started(Self.config(.continuous) { $0.outage = .retry })
         let f = Self.fix(0, speed: 0)
         _ = q.fixReceived(f, context: FixContext(nearestBoundaryMeters: 10_000, searchRadiusMeters: 30_000), now: f.time)
         let run = Self.retryWakes(&q, from: Self.at(90_000))
-        #expect(run.wakes.prefix(5) == [100_000, 137_000, 194_000, 221_000, 248_000])
+        #expect(run.wakes.prefix(5) == [100_000, 137_000, 194_000, 241_177, 268_177])
     }
 
     @Test func fixContextLooksBeyondTheSearchRadiusOnlyWhenNothingIsWithinIt() {
@@ -414,20 +417,21 @@ import Testing
         let first = Self.retryWakes(&p, from: Self.at(90_000))
         #expect(first.wakes.prefix(3) == [100_000, 127_000, 154_000])
 
-        // At rest 10 km from the nearest boundary: no boundary reachable for max(9975 m / 45 m/s =
-        // 221.666 s, kinematic −1 + √19951 = 140.2 s) = 221.666 s. Tracking waits the full 90 s;
-        // then off, retrying after 10, 20, 40 s while the wake is ttff_hot before 221.666 s: off at
-        // 90 → 100, listen to 117 → 137, to 154 → 194, to 211: 221.666 − 2 − 211 < 10 s, so it
-        // stays on and waits, as a receiver in a tunnel would.
+        // At rest 10 km from the nearest boundary: no boundary reachable for 243.178 s (1 m/s
+        // speeding up at 1 m/s² to 45 m/s: 44 s and 1012 m, then 8963 m at 45 m/s). Tracking
+        // waits the full 90 s; then off, retrying after 10, 20, 40 s while the wake is ttff_hot
+        // before 243.178 s: off at 90 → 100, listen to 117 → 137, to 154 → 194, to 211 → 241.177
+        // (the slack, 30.177 s, under the doubled 40 s), to 258.177: no slack left, so it stays on
+        // and waits, as a receiver in a tunnel would.
         var q = Self.started(Self.config(.continuous))
         let f = Self.fix(0, speed: 0)
         #expect(q.fixReceived(f, context: FixContext(nearestBoundaryMeters: 10_000, searchRadiusMeters: 30_000), now: f.time) == [])
         #expect(q.nextDeadline == Self.at(90_000))
         let run = Self.retryWakes(&q, from: Self.at(90_000))
-        #expect(run.wakes == [100_000, 137_000, 194_000])
-        #expect(run.stop == Self.at(211_000))
+        #expect(run.wakes == [100_000, 137_000, 194_000, 241_177])
+        #expect(run.stop == Self.at(258_177))
         #expect(q.isGNSSOn)
-        #expect(q.deadlineReached(now: Self.at(228_000)) == [])
+        #expect(q.deadlineReached(now: Self.at(275_177)) == [])
 
         // Always-on never gives up.
         var a = Self.started(Self.config(.continuous) { $0.alwaysOn = true })
@@ -437,7 +441,8 @@ import Testing
     }
 
     @Test func continuousStationaryCheckWithoutAFixKeepsTheSchedule() {
-        // No fence: the last fix is safe for the search radius, (30000 − 25) / 45 = 666.111 s.
+        // No fence: the last fix is safe for the search radius, 44 + (29975 − 1012) / 45 = 687.622 s
+        // (from 1 m/s up to 45 m/s at 1 m/s², then 45 m/s).
         var p = Self.started(Self.config(.continuous))
         let ctx = FixContext(nearestBoundaryMeters: nil, searchRadiusMeters: 30000)
         for s in stride(from: 0, to: 300, by: 10) {
@@ -447,12 +452,12 @@ import Testing
         let f300 = Self.fix(300_000, speed: 0)
         #expect(Self.wake(p.fixReceived(f300, context: ctx, now: f300.time)) == Self.at(310_000))
         // Checks listen 17 s (hot start); none gets a fix. The interval doubles, and the last wake
-        // is ttff_hot before 966.111 s (300 s + 666.111 s): off at 327 → 347, 364 → 404, 421 → 501,
-        // 518 → 678, 695 → min(320, 966.111 − 2 − 695 = 269.111) → 964.111; after that min_sleep.
+        // is ttff_hot before 987.622 s (300 s + 687.622 s): off at 327 → 347, 364 → 404, 421 → 501,
+        // 518 → 678, 695 → min(320, 987.622 − 2 − 695 = 290.622) → 985.622; after that min_sleep.
         #expect(p.deadlineReached(now: Self.at(310_000)) == [.gnssOn(PowerReason(.stationaryCheck, ttff: .seconds(2)))])
         #expect(p.nextDeadline == Self.at(327_000))
         let run = Self.retryWakes(&p, from: Self.at(327_000))
-        #expect(run.wakes.prefix(6) == [347_000, 404_000, 501_000, 678_000, 964_111, 991_111])
+        #expect(run.wakes.prefix(6) == [347_000, 404_000, 501_000, 678_000, 985_622, 1_012_622])
     }
 
     @Test func continuousStationaryChecksWakeBeforeABoundaryCouldBeReached() {

@@ -47,7 +47,7 @@ struct BigProfileTests {
                                     ["-f", "peak-rss-kb %M", TestSupport.geomonBinary.path, "validate", profile])
         #expect(result.exitCode == 0, "\(result.stderr.suffix(500))")
         // One warning for the file: its 23 m x 33 m zones are small for min_accuracy 50 m.
-        #expect(result.stdout == "\(profile): ok (1 warning)\n")
+        #expect(result.stdout == "\(profile): ok (1 warning)\n\(profile): planned for any (policy.max_speed and max_acceleration): max_speed 30 m/s, max_acceleration 1 m/s²\n")
         let line = result.stderr.split(separator: "\n").last { $0.hasPrefix("peak-rss-kb ") }
         let kilobytes = try #require(line.flatMap { Int($0.dropFirst("peak-rss-kb ".count)) })
         print("100,000 fences: peak RSS \(kilobytes / 1024) MB (bound \(Self.boundKilobytes / 1024) MB)")

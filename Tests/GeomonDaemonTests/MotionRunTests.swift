@@ -21,6 +21,44 @@ extension RunCommandTests {
         return (ISO8601DateFormatter.milliseconds.date(from: text) ?? ISO8601DateFormatter().date(from: text))?.timeIntervalSince1970
     }
 
+    /// A motion command that says what carries the device: the running daemon plans with that
+    /// activity's bounds over the declared one's, and `geomon status` says so.
+    @Test func aMotionCommandsActivityIsWhatTheRunningPolicyPlansWith() async throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let script = try dir.write("bus.sh", """
+            #!/bin/sh
+            while true; do echo '{"moving": true, "activity": "vehicle"}'; sleep 1; done
+            """, mode: 0o755)
+        let profile = try dir.write("p.yaml", """
+            version: 1
+            name: bus
+            mode: regions
+            sources:
+              gnss: {plugin: gpsd}
+              motion: {plugin: command, exec: [\(script)]}
+            policy: {activity: foot}
+            fences:
+              - {id: stop, circle: {lat: 46.5, lon: 6.6, radius: 100m}}
+
+            """)
+        // No gpsd: the receiver's source waits; the policy plans all the same.
+        let daemon = try Daemon(["--profile", profile, "--db", dir.path("run.db"), "--gpsd", "127.0.0.1:9", "--log-level", "info"], in: dir)
+        #expect(daemon.waitForLog("motion source senses an activity"), "\(daemon.stderr)")
+        var planning: [String: Any] = [:]
+        try await waitUntil(within: .seconds(10)) {
+            let status = try runGeomon(["status", "--db", dir.path("run.db"), "--format", "json"])
+            let object = try JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any]
+            planning = (object?["daemon"] as? [String: Any])?["planning"] as? [String: Any] ?? [:]
+            return planning["from"] as? String == "sensed"
+        }
+        #expect(planning["activity"] as? String == "vehicle", "\(planning)")
+        #expect(planning["bounds"] as? String == "max_speed 45 m/s, max_acceleration 1 m/s²", "\(planning)")
+        #expect(daemon.stop() == 0, "\(daemon.stderr)")
+        let text = try runGeomon(["status", "--db", dir.path("run.db")])
+        #expect(text.stdout.contains("planned for:        vehicle (sensed): max_speed 45 m/s"), "\(text.stdout)")
+    }
+
     @Test func theReceiverStaysOffWhileParkedWakesOnMotionAndDecidesWhatReplayDecides() async throws {
         let dir = try TemporaryDirectory()
         defer { dir.remove() }

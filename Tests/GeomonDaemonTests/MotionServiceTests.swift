@@ -67,6 +67,32 @@ import Testing
         #expect(s.state == "still")
     }
 
+    /// The accelerometer senses what carries the device: a full window's spread over 2 m/s² is
+    /// a walk, under it (and over the movement threshold) a vehicle. The policy plans with the
+    /// sensed activity's bounds (`geomon status`: planned for foot, sensed).
+    @Test func theWindowsSpreadSaysWalkOrVehicleAndThePolicyPlansWithIt() throws {
+        let s = try Sensor()
+        defer { s.dir.remove() }
+        s.driver.writesStatus = true
+        // Walking: ±4 m/s² swings (0.4 g a step); foot once a window (10 s) is full.
+        try s.run(seconds: 8) { $0 % 2 == 0 ? 1400 : 600 }
+        #expect(s.driver.machine.policy.sensedActivity == nil)
+        try s.run(seconds: 2) { $0 % 2 == 0 ? 1400 : 600 }
+        #expect(s.driver.machine.policy.sensedActivity == .foot)
+        #expect(s.driver.machine.policy.bounds == Activity.foot.bounds)
+        #expect(s.driver.context.status.planning?.activity == "foot" && s.driver.context.status.planning?.from == "sensed")
+        // On a bus: ±0.6 m/s². Half a window later the walk's swings still dominate; a window
+        // later (the stated latency) they have left it.
+        try s.run(seconds: 5) { $0 % 2 == 0 ? 1060 : 940 }
+        #expect(s.driver.machine.policy.sensedActivity == .foot)
+        try s.run(seconds: 5) { $0 % 2 == 0 ? 1060 : 940 }
+        #expect(s.driver.machine.policy.sensedActivity == .vehicle)
+        #expect(s.driver.machine.policy.bounds.maxSpeedMetersPerSecond == 45)
+        // Standing at a stop says nothing about what carries the device next.
+        try s.run(seconds: 20) { $0 % 2 == 0 ? 1002 : 998 }
+        #expect(s.driver.machine.policy.sensedActivity == .vehicle)
+    }
+
     @Test func anAccelerometerThatCannotBeReadGoesSilentAndCountsAsAbsent() throws {
         let s = try Sensor()
         defer { s.dir.remove() }

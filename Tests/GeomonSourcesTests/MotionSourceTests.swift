@@ -13,11 +13,30 @@ struct MotionSourceTests {
         let source = CommandSource(arguments: ["/bin/sh", "-c", script], restartInterval: .seconds(30), lines: .motion)
         try source.start()
         let events = runToExit(source)
-        let said = events.compactMap { event -> Motion? in if case .motion(let m) = event { m } else { nil } }
+        let said = events.compactMap { event -> Motion? in if case .motion(let m) = event { m.motion } else { nil } }
+        #expect(events.allSatisfy { if case .motion(let m) = $0 { m.activity == nil } else { true } })
         #expect(said == [.still, .moving, .still])
         #expect(events.last == .exited(status: 0))
         #expect(source.malformedLines == 3)
         #expect(source.lastError?.hasPrefix("line 5: ") == true)
+    }
+
+    @Test func aMotionLineMayNameWhatCarriesTheDevice() throws {
+        var parser = MotionLinesParser()
+        let words = parser.feed(Array("""
+            {"moving": true, "activity": "vehicle"}
+            {"activity": "foot", "time": "2024-05-01T12:00:00Z"}
+            {"moving": true, "activity": "horse"}
+            {"moving": false, "activity": null}
+            {"time": "2024-05-01T12:00:01Z"}
+
+            """.utf8))
+        #expect(words == [
+            MotionWord(.moving, activity: .vehicle),
+            MotionWord(nil, activity: .foot, time: UTCTime(rfc3339: "2024-05-01T12:00:00Z")),
+            MotionWord(.still),
+        ])
+        #expect(parser.skipped == ["bad activity": 1, "no moving": 1])
     }
 
     static func device(_ dir: TemporaryDirectory, _ name: String = "iio:device1", x: Int, y: Int, z: Int, scale: String? = "0.009806") throws -> String {

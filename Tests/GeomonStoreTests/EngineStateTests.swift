@@ -41,10 +41,36 @@ struct EngineStateTests {
         let state = try #require(try reopened.engineState())
         #expect(state == EngineState(profile: "p", usableFixCount: 8, lastFixTime: Self.t0 + .seconds(1),
                                      location: LocationReference(time: Self.t0, coordinate: Coordinate(latitude: 47.123456789, longitude: 8.000000001)),
-                                     implicitState: .outside))
+                                     implicitState: .outside, assumptions: AssumptionState()))
         let snapshot = try reopened.loadSnapshot()
         #expect(snapshot.approaches == records)
         #expect(snapshot.usableFixCount == 8 && snapshot.location == state.location)
+    }
+
+    @Test func theWatchOnAssumptionsIsKeptUntilItChanges() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let path = dir.path("w.db")
+        let widened = AssumptionState(widened: MotionBounds(maxSpeedMetersPerSecond: 45, maxAccelerationMetersPerSecondSquared: 1), violations: 2)
+        do {
+            let store = try EventStore(path: path)
+            var batch = CommitBatch(profileName: "p", committedAt: Self.t0)
+            batch.assumptions = widened
+            #expect(!batch.isEmpty)
+            try store.commit(batch)
+            // A commit that does not carry them keeps them.
+            var next = CommitBatch(profileName: "p", committedAt: Self.t0 + .seconds(1))
+            next.fixes = [Fix(time: Self.t0, coordinate: Coordinate(latitude: 47, longitude: 8), horizontalAccuracyMeters: 4)]
+            next.lastFixTime = Self.t0
+            try store.commit(next)
+            #expect(try store.loadSnapshot().assumptions == widened)
+            // The trip's end: the planned bounds again, the count kept.
+            var reset = CommitBatch(profileName: "p", committedAt: Self.t0 + .seconds(2))
+            reset.assumptions = AssumptionState(widened: nil, violations: 2)
+            try store.commit(reset)
+        }
+        let snapshot = try EventStore(path: path, readOnly: true).loadSnapshot()
+        #expect(snapshot.assumptions == AssumptionState(widened: nil, violations: 2))
     }
 
     @Test func anApproachEventKeepsItsFiguresInTheStore() throws {
@@ -80,7 +106,7 @@ struct EngineStateTests {
         #expect(try store.userVersion() == EventStore.schemaVersion)
         #expect(try store.engineState() == EngineState(profile: "geofence-only", usableFixCount: 42, lastFixTime: UTCTime(millisecondsSince1970: 1_700_000_000_500),
                                                        location: LocationReference(time: Self.t0, coordinate: Coordinate(latitude: 46.31566, longitude: 6.93558)),
-                                                       implicitState: .outside))
+                                                       implicitState: .outside, assumptions: AssumptionState()))
         #expect(try store.loadSnapshot().approaches == [
             ApproachRecord(fenceID: "a b:c", fired: 3, samples: [ApproachSample(time: Self.t0, signedDistanceMeters: 812.25),
                                                                  ApproachSample(time: Self.t0 + .seconds(8), signedDistanceMeters: -0.1)]),

@@ -4,13 +4,15 @@ import GeomonFormat
 import Glibc
 #endif
 
-/// `geomon bench fences|generate|publish|hooks`: benchmarks the fence index, the publisher and hooks, and generates test data.
+/// `geomon bench fences|generate|publish|hooks|tracks|activity`: benchmarks the fence index, the publisher, hooks, the
+/// track reader and the activity classifier, and generates test data.
 enum BenchCommand {
     static let group = CommandGroup(
         name: "bench",
-        abstract: "Benchmarks the fence index, the MQTT publisher and hooks, and generates test data",
+        abstract: "Benchmarks the fence index, the MQTT publisher, hooks, the track reader and the activity classifier, and generates test data",
         discussion: "",
-        subcommands: [BenchFencesCommand.self, BenchGenerateCommand.self, BenchPublishCommand.self, BenchHooksCommand.self, BenchTracksCommand.self]
+        subcommands: [BenchFencesCommand.self, BenchGenerateCommand.self, BenchPublishCommand.self, BenchHooksCommand.self, BenchTracksCommand.self,
+                      BenchActivityCommand.self]
     )
 }
 

@@ -19,7 +19,8 @@ struct FencesCommand: GeomonCommand {
         missing) and lists its fences in order: id, name, kind (circle, polygon, corridor),
         vertices, area, bounding box, where it came from (the profile's line, or the fence
         file's line for fences read from a file) and whether the fence was used by the even-odd
-        rule despite ring defects ('repaired'; `geomon validate` says which). --format json
+        rule despite ring defects ('repaired'; `geomon validate` says which), then the bounds the
+        power policy plans with (policy.activity, docs/power.md). --format json
         prints one object per fence and line. --format geojson prints a FeatureCollection of
         exactly what geomon monitors (fences from files as the index holds them, after repair):
         polygons as Polygon or MultiPolygon, circles as 64-sided polygons with their centre and
@@ -114,6 +115,7 @@ struct FencesCommand: GeomonCommand {
             print(OwnTracks.waypointsPayload(fences: fences) ?? #"{"_type":"waypoints","waypoints":[]}"#)
         default:
             print(FenceSummary.table(rows), terminator: "")
+            print(profile.policy.plannedBoundsText)
         }
         return 0
     }

@@ -50,6 +50,7 @@ struct ReplayCommand: GeomonCommand {
             .option("--report", "FILE", "write the energy report (`-`: stdout, after the events): the readable table with --format text (the default), one JSON object with --format json", completion: .file(["json"])),
             .option("--svg", "FILE", "draw the run: map and timeline (docs/pictures.md)", completion: .file(["svg"])),
             .option("--policy-log", "FILE", "every policy action with its time and reason, and every GNSS fix the receiver delivered, one per line", completion: .file([])),
+            .option("--activity", "KIND|derive|FILE", "what carries the device: foot, bicycle, vehicle, boat, air, any (instead of the profile's policy.activity); derive: sensed from the recording's speeds, each change reported the motion source's latency late (sources.motion.latency, default 10 s; docs/power.md, \"The latency argument\"); or a FILE of what a motion source said, its JSON lines with their times ({\"time\": RFC 3339, \"activity\": KIND})", completion: .file(["jsonl", "json"])),
             .flag("--motion", "derive a motion sensor from the recording (still where the recorded speed stays under 0.5 m/s for sources.motion.still_after, default 60 s; moving 2.5 s after the last slow fix before it rises): the receiver stays off while still (docs/power.md, \"Wake on motion\"); a profile with sources.motion gets it anyway"),
             .option("--interpolate-gaps", "SECONDS", "the receiver model bridges recorded gaps up to this long by interpolation; a longer gap is an outage, for --compare-always-on too (default 60)"),
             .option("--tracking-interval", "SECONDS", "while on, the modelled receiver delivers a fix at least this often, interpolated between recorded fixes at most --interpolate-gaps apart, as a receiver tracking at 1 Hz does; for --always-on and --compare-always-on too; 0: the recorded fixes only (default 1)"),
@@ -70,6 +71,7 @@ struct ReplayCommand: GeomonCommand {
     var stats: Bool
     var options = ReplayRun.Options()
     var coarsePath: String?
+    var activityPath: String?
     var reportPath: String?
     var svgPath: String?
     var policyLogPath: String?
@@ -88,6 +90,16 @@ struct ReplayCommand: GeomonCommand {
         options.alwaysOn = arguments.flag("--always-on")
         options.compareAlwaysOn = arguments.flag("--compare-always-on")
         options.motion = arguments.flag("--motion")
+        activityPath = nil
+        if let text = arguments.value("--activity") {
+            if text == "derive" {
+                options.activity = .derive
+            } else if let activity = Activity(rawValue: text) {
+                options.activity = .declared(activity)
+            } else {
+                activityPath = text
+            }
+        }
         coarsePath = arguments.value("--coarse")
         if let seed = try arguments.int("--seed", in: 0...Int.max) { options.seed = UInt64(seed) }
         reportPath = arguments.value("--report")
@@ -115,6 +127,7 @@ struct ReplayCommand: GeomonCommand {
         var options = options
         let coarseTrack = try coarsePath.map(Self.readTrack)
         if let coarseTrack { options.coarse = coarseTrack.fixes }
+        if let activityPath { options.activity = .recorded(try Self.readActivities(activityPath)) }
         let run = ReplayRun(profile: profile, recording: recording, options: options)
         run.keepsDelivered = policyLogPath != nil
         run.keepsActions = policyLogPath != nil || svgPath != nil
@@ -404,6 +417,25 @@ extension ReplayCommand {
     }
 
     /// A track, or exit 66 (missing) / 65 (not a track, or no usable fix in it).
+    /// `--activity FILE`: a motion source's lines with their times (`{"time": …, "activity": …}`),
+    /// the activity changes in time order. A line without a time, or one geomon cannot read, is
+    /// an error naming it.
+    static func readActivities(_ path: String) throws -> [ActivitySignal.Change] {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw CommandFailure("option '--activity': '\(path)' is no activity (\((Activity.allCases.map(\.rawValue) + ["derive"]).joined(separator: ", "))) and no readable file", exitCode: .noInput)
+        }
+        var parser = MotionLinesParser()
+        let words = parser.feed(Array(data)) + parser.finish()
+        if let error = parser.lastError { throw CommandFailure("\(path): \(error)", exitCode: .dataError) }
+        var changes: [ActivitySignal.Change] = []
+        for word in words {
+            guard let activity = word.activity else { continue }
+            guard let time = word.time else { throw CommandFailure("\(path): every line needs its \"time\" (RFC 3339)", exitCode: .dataError) }
+            changes.append(ActivitySignal.Change(time: time, activity: activity))
+        }
+        return changes.sorted { $0.time < $1.time }
+    }
+
     static func readTrack(_ path: String) throws -> Track {
         let track: Track
         do {

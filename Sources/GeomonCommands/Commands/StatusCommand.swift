@@ -98,6 +98,15 @@ struct StatusCommand: GeomonCommand {
             if let power = daemon?.gnss?.power {
                 print("receiver switch:    power: \(power.method), \(power.state); measured on \(NumberText.short(power.measuredOnSeconds, 0)) s since start")
             }
+            if let planning = daemon?.planning {
+                print("planned for:        \(planning.activity) (\(planning.from)): \(planning.bounds)"
+                      + (planning.widened ? ", widened for this trip" : "")
+                      + (planning.violations > 0 ? "; \(planning.violations) violation\(planning.violations == 1 ? "" : "s") of the bounds" : ""))
+                if let planned = planning.ttffHotSeconds {
+                    print("time to first fix:  planned \(NumberText.short(planned, 2)) s (hot)"
+                          + (planning.ttffMeasuredSeconds.map { "; measured \(NumberText.short($0, 2)) s, the median of the last \(planning.ttffSamples) after hot wakes" } ?? ""))
+                }
+            }
             if let motion = daemon?.motion {
                 print("motion:             \(motion.state)" + (motion.since.map { " since \($0.rfc3339)" } ?? "") + " (\(motion.plugin))")
             }

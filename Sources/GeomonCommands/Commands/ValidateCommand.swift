@@ -10,7 +10,9 @@ struct ValidateCommand: GeomonCommand {
         Checks each profile (syntax, keys, types, units, ranges, fences, GeoJSON files, hooks,
         cross-field rules, lint warnings) and reports every problem of every file in one run.
         Text diagnostics go to stderr as 'path:line:column: error: message' with the source line
-        and a caret, and 'path: ok' to stdout per valid profile; JSON is an array of {file, line,
+        and a caret, and 'path: ok' to stdout per valid profile, followed by the bounds the power
+        policy plans with ('path: planned for foot (policy.activity): max_speed 4 m/s, ...'); JSON
+        is an array of {file, line,
         column, severity, message} on stdout.
 
         Fences from GeoJSON files with ring defects (crossing or touching edges, holes outside
@@ -69,6 +71,7 @@ struct ValidateCommand: GeomonCommand {
                 let warningText = warnings == 0 ? "" : " (\(warnings) warning\(warnings == 1 ? "" : "s"))"
                 if errors == 0 {
                     print("\(path): ok\(warningText)")
+                    if let profile = result.profile { print("\(path): \(profile.policy.plannedBoundsText)") }
                 } else {
                     writeStderr("\(path): invalid, \(errors) error\(errors == 1 ? "" : "s")\(warnings == 0 ? "" : ", \(warnings) warning\(warnings == 1 ? "" : "s")")")
                 }

@@ -104,10 +104,11 @@ extension ProfileDecoder {
         }
     }
 
-    /// `sources.motion`: `{plugin: iio, device:, sample:, window:, threshold:, still_after:,
-    /// stale_after:}` or `{plugin: command, exec: [argv], still_after:, stale_after:}`.
+    /// `sources.motion`: `{plugin: iio, device:, sample:, window:, threshold:, foot_threshold:,
+    /// still_after:, stale_after:, latency:}` or `{plugin: command, exec: [argv], still_after:,
+    /// stale_after:, latency:}`.
     func decodeMotion(_ node: YAMLNode, into sources: inout SourceSettings) {
-        let common = ["plugin", "still_after", "stale_after"]
+        let common = ["plugin", "still_after", "stale_after", "latency"]
         var plugin = MotionSourceSettings.Plugin.iio
         if case .mapping(let pairs) = node.kind,
            let pair = pairs.first(where: { if case .scalar("plugin", _) = $0.key.kind { true } else { false } }),
@@ -118,7 +119,7 @@ extension ProfileDecoder {
         motion.plugin = plugin
         switch plugin {
         case .iio:
-            guard let m = fields(node, path: "sources.motion", allowed: common + ["device", "sample", "window", "threshold"]) else { return }
+            guard let m = fields(node, path: "sources.motion", allowed: common + ["device", "sample", "window", "threshold", "foot_threshold"]) else { return }
             if let n = m["device"], let v = string(n, "device") {
                 if !v.hasPrefix("/") {
                     error("'device' must be an absolute path such as /sys/bus/iio/devices/iio:device0 (got '\(v.clipped)')", n)
@@ -132,14 +133,17 @@ extension ProfileDecoder {
             if let n = m["sample"], let v = quantity(n, "sample", .frequency) { motion.sampleHertz = v }
             if let n = m["window"], let v = duration(n, "window") { motion.window = v }
             if let n = m["threshold"], let v = quantity(n, "threshold", .acceleration) { motion.thresholdMetersPerSecondSquared = v }
+            if let n = m["foot_threshold"], let v = quantity(n, "foot_threshold", .acceleration) { motion.footThresholdMetersPerSecondSquared = v }
             if let n = m["still_after"], let v = duration(n, "still_after") { motion.stillAfter = v }
             if let n = m["stale_after"], let v = duration(n, "stale_after") { motion.staleAfter = v }
+            if let n = m["latency"], let v = duration(n, "latency", .nonNegative) { motion.latency = v }
         case .command:
             guard let m = fields(node, path: "sources.motion", allowed: common + ["exec", "interval"], required: ["exec"]) else { return }
             if let n = m["exec"], let argv = argv(n, what: "motion program") { motion.exec = argv }
             if let n = m["interval"], let v = duration(n, "interval") { motion.restartInterval = v }
             if let n = m["still_after"], let v = duration(n, "still_after", .nonNegative) { motion.stillAfter = v }
             if let n = m["stale_after"], let v = duration(n, "stale_after") { motion.staleAfter = v }
+            if let n = m["latency"], let v = duration(n, "latency", .nonNegative) { motion.latency = v }
         }
         sources.motion = motion
     }
@@ -232,10 +236,17 @@ extension ProfileDecoder {
     // MARK: - Policy and transitions
 
     func decodePolicy(_ node: YAMLNode, into policy: inout PolicySettings) {
-        guard let f = fields(node, path: "policy", allowed: ["max_speed", "max_acceleration", "wake_margin", "min_sleep", "max_sleep", "fix_timeout", "retry_fix_timeout", "retry_max_interval", "max_latency", "outage", "stationary", "receiver"]) else { return }
-        if let n = f["max_speed"], let v = quantity(n, "max_speed", .speed) { policy.maxSpeedMetersPerSecond = v }
+        guard let f = fields(node, path: "policy", allowed: ["activity", "max_speed", "max_acceleration", "wake_margin", "min_sleep", "max_sleep", "fix_timeout", "retry_fix_timeout", "retry_max_interval", "max_latency", "outage", "stationary", "receiver"]) else { return }
+        if let n = f["activity"], let v = choice(n, "activity", Activity.allCases.map(\.rawValue)), let activity = Activity(rawValue: v) { policy.activity = activity }
+        if let n = f["max_speed"], let v = quantity(n, "max_speed", .speed) {
+            policy.maxSpeedMetersPerSecond = v
+            policy.maxSpeedSet = true
+        }
         if let n = f["wake_margin"], let v = quantity(n, "wake_margin", .distance, .nonNegative) { policy.wakeMarginMeters = v }
-        if let n = f["max_acceleration"], let v = quantity(n, "max_acceleration", .acceleration) { policy.maxAccelerationMetersPerSecondSquared = v }
+        if let n = f["max_acceleration"], let v = quantity(n, "max_acceleration", .acceleration) {
+            policy.maxAccelerationMetersPerSecondSquared = v
+            policy.maxAccelerationSet = true
+        }
         if let n = f["min_sleep"], let v = duration(n, "min_sleep") { policy.minSleep = v }
         if let n = f["max_sleep"], let v = duration(n, "max_sleep") { policy.maxSleep = v }
         if let n = f["fix_timeout"], let v = duration(n, "fix_timeout") { policy.fixTimeout = v }

@@ -16,6 +16,8 @@ public struct EngineSnapshot: Hashable, Sendable {
     public var location: LocationReference?
     /// Approach state of the fences with `approach:` near the device.
     public var approaches: [ApproachRecord]
+    /// The power policy's watch on its assumptions: bounds widened for the trip, violations.
+    public var assumptions = AssumptionState()
 
     public init(
         records: [FenceStateRecord] = [],

@@ -57,7 +57,7 @@ public struct TransitionEngine: Sendable {
             minAccuracyMeters = (profile.sources.gnss ?? GNSSSourceSettings()).minAccuracyMeters
             locationEnabled = !profile.hooks.location.isEmpty || profile.mode == .significantChange
                 || profile.publish.mqtt?.locations == .significant
-            maxSpeedMetersPerSecond = profile.policy.maxSpeedMetersPerSecond
+            maxSpeedMetersPerSecond = profile.policy.plannedBounds.maxSpeedMetersPerSecond
             approachReachMeters = profile.fences.reduce(0) { [maxSpeedMetersPerSecond] in
                 max($0, $1.approach?.reachMeters(maxSpeed: maxSpeedMetersPerSecond) ?? 0)
             }

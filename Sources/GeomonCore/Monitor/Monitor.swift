@@ -35,6 +35,12 @@ public struct Monitor: Sendable {
         /// or continuous decision (why the receiver stays on, or sleeps), nil in always-on and
         /// significant-change. Comes after the fix's other effects.
         case took(Fix, decision: PowerReason?)
+        /// A bound the last plan relied on broke; the bounds are widened for the rest of the
+        /// trip (`PowerPolicy.bounds`). Comes after the commit that stores the new state.
+        case violated(AssumptionViolation)
+        /// The receiver's first fixes after hot wakes were consistently faster or slower than
+        /// `ttff_hot`: their median replaces it (`PowerPolicy.learnTTFF`).
+        case ttffLearned(PowerPolicy.TTFFChange)
     }
 
     public enum DropReason: String, Hashable, Sendable {
@@ -60,10 +66,12 @@ public struct Monitor: Sendable {
         public var implicitState: FenceState = .unknown
         /// Ids of the fences the device is inside after the decision, sorted.
         public var inside: [String] = []
+        /// The watch on assumptions, when it changed (widened bounds, violations counted).
+        public var assumptions: AssumptionState?
 
         public init() {}
 
-        public var isEmpty: Bool { fixes.isEmpty && changes.isEmpty && events.isEmpty }
+        public var isEmpty: Bool { fixes.isEmpty && changes.isEmpty && events.isEmpty && assumptions == nil }
     }
 
     /// Index lookups made, for `replay --stats` and the benchmarks.
@@ -78,7 +86,8 @@ public struct Monitor: Sendable {
     }
 
     public let profile: Profile
-    public let configuration: PowerConfiguration
+    /// The policy's settings with the bounds in effect now (`PowerPolicy.configuration`).
+    public var configuration: PowerConfiguration { policy.configuration }
     public private(set) var engine: TransitionEngine
     public private(set) var policy: PowerPolicy
     public private(set) var lookups = Lookups()
@@ -102,9 +111,8 @@ public struct Monitor: Sendable {
     public init(profile: Profile, index: FenceIndex? = nil, snapshot: EngineSnapshot = EngineSnapshot(),
                 configuration: PowerConfiguration? = nil) {
         self.profile = profile
-        self.configuration = configuration ?? PowerConfiguration(profile: profile)
         engine = TransitionEngine(profile: profile, index: index, snapshot: snapshot)
-        policy = PowerPolicy(configuration: self.configuration)
+        policy = PowerPolicy(configuration: configuration ?? PowerConfiguration(profile: profile), assumptions: snapshot.assumptions)
         inside = engine.insideFenceIDs
         inputDone()
     }
@@ -177,6 +185,8 @@ public struct Monitor: Sendable {
         // `probe` holds the last fix's answer when it was looked up exactly.
         let context = makeContext(for: last, probe: exact ? probe : nil, accepted: accepted)
         let actions = policy.fixReceived(last, context: context, now: now)
+        effects += policy.takeViolations().map { .violated($0) }
+        if let change = policy.takeTTFFChange() { effects.append(.ttffLearned(change)) }
         finish(&commit, into: &effects)
         effects += actions.map { .power($0) }
         effects.append(.took(last, decision: decides(last) ? policy.lastDecision : nil))
@@ -187,6 +197,12 @@ public struct Monitor: Sendable {
     public mutating func motionReported(_ motion: Motion?, now: UTCTime) -> [Effect] {
         defer { inputDone() }
         return policy.motionReported(motion, now: now).map { .power($0) }
+    }
+
+    /// The motion source's activity (`PowerPolicy.activitySensed`); nil: none, or it went silent.
+    public mutating func activitySensed(_ activity: Activity?, now: UTCTime) -> [Effect] {
+        defer { inputDone() }
+        return policy.activitySensed(activity, now: now).map { .power($0) }
     }
 
     /// A fix is wanted now (`PowerPolicy.wakeRequested`).
@@ -215,6 +231,7 @@ public struct Monitor: Sendable {
 
     private mutating func finish(_ commit: inout Commit, into effects: inout [Effect]) {
         commit.changes = engine.takeChanges()
+        commit.assumptions = policy.takeAssumptions()
         guard !commit.isEmpty else { return }
         commit.usableFixCount = engine.usableFixCount
         commit.lastFixTime = engine.lastFixTime

@@ -14,31 +14,50 @@ public struct MotionDetector: Sendable {
     public let stillAfter: Duration
     public let window: Duration
     public let thresholdMetersPerSecondSquared: Double
+    /// Above this standard deviation over a full window the movement is a walk or a run
+    /// (`ActivityClassifier`, docs/sources.md, "What the accelerometer senses").
+    public let footThresholdMetersPerSecondSquared: Double
     /// What was reported last (nil before the first report).
     public private(set) var reported: Motion?
+    /// What carries the device, from the last full window that moved: `foot` above
+    /// `footThreshold`, `vehicle` between the two thresholds; nil before such a window. A still
+    /// window leaves it as it was (standing says nothing about what carries the device next).
+    public private(set) var activity: Activity?
     /// Since when only stillness was observed (nil: the last observation was movement, or
     /// nothing was observed yet).
     public private(set) var quietSince: Duration?
     private var samples: [(at: Duration, magnitude: Double)] = []
 
-    public init(stillAfter: Duration, window: Duration = .seconds(10), thresholdMetersPerSecondSquared: Double = 0.15) {
+    public init(stillAfter: Duration, window: Duration = .seconds(10), thresholdMetersPerSecondSquared: Double = 0.15,
+                footThresholdMetersPerSecondSquared: Double = 2) {
         self.stillAfter = stillAfter
         self.window = window
         self.thresholdMetersPerSecondSquared = thresholdMetersPerSecondSquared
+        self.footThresholdMetersPerSecondSquared = footThresholdMetersPerSecondSquared
     }
 
-    /// One accelerometer sample's magnitude at `at`; the change to report, if any.
+    /// One accelerometer sample's magnitude at `at`; the change to report, if any. Once the
+    /// samples cover 90 % of a window, the window also classifies the activity (`activity`).
     public mutating func sample(magnitude: Double, at: Duration) -> Motion? {
         guard magnitude.isFinite else { return tick(at: at) }
         samples.append((at, magnitude))
         while let first = samples.first, at - first.at > window { samples.removeFirst() }
-        return observe(moving: samples.count >= 2 && Self.standardDeviation(samples.map(\.magnitude)) > thresholdMetersPerSecondSquared, at: at)
+        let spread = samples.count >= 2 ? Self.standardDeviation(samples.map(\.magnitude)) : 0
+        let moving = samples.count >= 2 && spread > thresholdMetersPerSecondSquared
+        isMoving = moving
+        if moving, let first = samples.first, (at - first.at) * 10 >= window * 9 {
+            activity = spread > footThresholdMetersPerSecondSquared ? .foot : .vehicle
+        }
+        return observe(moving: moving, at: at)
     }
 
     /// The command's word at `at`; the change to report, if any.
     public mutating func said(moving: Bool, at: Duration) -> Motion? {
         observe(moving: moving, at: at)
     }
+
+    /// Whether the last sample's window moved (its spread above `threshold`).
+    public private(set) var isMoving = false
 
     /// When `still` becomes due if nothing moves before (nil: nothing due).
     public var deadline: Duration? {
@@ -57,6 +76,7 @@ public struct MotionDetector: Sendable {
     public mutating func reset() {
         reported = nil
         quietSince = nil
+        activity = nil
         samples.removeAll()
     }
 

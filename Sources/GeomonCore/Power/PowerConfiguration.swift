@@ -7,8 +7,17 @@ public struct PowerConfiguration: Hashable, Sendable {
     public var gnssConfigured: Bool = true
     /// The profile configures a coarse source (regions mode then uses it beside GNSS).
     public var coarseConfigured: Bool = false
+    /// The bounds in effect: the declared activity's (`plannedBounds`), a sensed activity's,
+    /// or widened after a violation (`PowerPolicy` keeps these two fields current).
     public var maxSpeedMetersPerSecond: Double
     public var wakeMarginMeters: Double
+    /// The profile's `policy.activity` and the bounds it plans with (`PolicySettings.plannedBounds`).
+    public var declaredActivity: Activity = .any
+    public var plannedBounds: MotionBounds
+    /// `activity: any`'s bounds (the profile's `max_speed` and `max_acceleration`).
+    public var anyBounds: MotionBounds
+    /// How long the motion source may take to notice a change of activity (`sources.motion.latency`).
+    public var activityLatency: Duration = .seconds(10)
     public var minSleep: Duration
     public var maxSleep: Duration
     public var fixTimeout: Duration
@@ -88,7 +97,11 @@ public struct PowerConfiguration: Hashable, Sendable {
         // and retry caps derived from `ttff_hot` follow.
         var p = profile.policy
         p.receiver = profile.receiver
-        maxSpeedMetersPerSecond = p.maxSpeedMetersPerSecond
+        declaredActivity = p.activity
+        plannedBounds = p.plannedBounds
+        anyBounds = p.bounds(for: .any)
+        activityLatency = profile.sources.motion?.activityLatency ?? activityLatency
+        maxSpeedMetersPerSecond = plannedBounds.maxSpeedMetersPerSecond
         wakeMarginMeters = p.wakeMarginMeters
         minSleep = p.minSleep
         maxSleep = p.maxSleep
@@ -100,7 +113,7 @@ public struct PowerConfiguration: Hashable, Sendable {
         hotWindow = p.receiver.hotWindow
         minOff = p.receiver.effectiveMinOff
         minAccuracyMeters = profile.sources.gnss?.minAccuracyMeters ?? GNSSSourceSettings().minAccuracyMeters
-        maxAccelerationMetersPerSecondSquared = p.maxAccelerationMetersPerSecondSquared
+        maxAccelerationMetersPerSecondSquared = plannedBounds.maxAccelerationMetersPerSecondSquared
         retryFixTimeout = p.effectiveRetryFixTimeout
         maxFixTimeoutRetry = p.effectiveRetryMaxInterval
         hysteresisMeters = max(0, profile.transitions.hysteresisMeters)
@@ -114,6 +127,29 @@ public struct PowerConfiguration: Hashable, Sendable {
     /// `confirm − 1` fixes after it, one `trackingFixInterval` apart, and at least `confirmTime`.
     public var confirmSpan: Duration {
         max(trackingFixInterval * (confirmFixes - 1), confirmTime)
+    }
+
+    /// The bounds for a sensed `activity`: the declared one's are the profile's (`max_speed`
+    /// and `max_acceleration` override them), any other's are its own.
+    public func bounds(for activity: Activity) -> MotionBounds {
+        if activity == declaredActivity { return plannedBounds }
+        return activity.bounds ?? anyBounds
+    }
+
+    /// What a device whose motion source senses `bounds` can have covered beyond them before
+    /// the source noticed a change of activity and a fix came (docs/power.md, "The latency
+    /// argument"): it moved at most at these bounds' speed, and from the change on sped up at
+    /// most as a vehicle (or the profile's `any`, when wider) does, for `activityLatency` plus
+    /// a hot start: `reach = (v + A·T/2)·T` capped at `v_max·T`, less what the sensed bounds
+    /// allow in `T` anyway.
+    public func switchReserveMeters(sensed bounds: MotionBounds) -> Double {
+        let vehicle = Activity.vehicle.bounds!
+        let speed = max(vehicle.maxSpeedMetersPerSecond, anyBounds.maxSpeedMetersPerSecond)
+        let acceleration = max(vehicle.maxAccelerationMetersPerSecondSquared, anyBounds.maxAccelerationMetersPerSecondSquared)
+        let t = (activityLatency + ttffHot).secondsValue
+        let v = bounds.maxSpeedMetersPerSecond + speedErrorMetersPerSecond
+        let reach = min(speed * t, v * t + acceleration * t * t / 2)
+        return max(0, reach - bounds.maxSpeedMetersPerSecond * t)
     }
 
     /// The reachability bound these settings define.

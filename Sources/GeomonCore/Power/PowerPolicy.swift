@@ -16,7 +16,13 @@
 /// `continuous` stays on while moving and duty-cycles while stationary; `significant-change`
 /// runs only the coarse source and wakes GNSS near a fence when the profile configures `gnss`.
 public struct PowerPolicy: Sendable {
-    public let configuration: PowerConfiguration
+    /// The profile's settings, with the bounds in effect (`bounds`) kept current: the declared
+    /// activity's, a sensed one's, or those widened after a violation.
+    public private(set) var configuration: PowerConfiguration
+    /// `wake_margin` as the profile sets it (a sensed activity adds its switch reserve).
+    private let baseWakeMarginMeters: Double
+    /// `ttff_hot` as the profile (or the power method) sets it; the measured one may replace it.
+    private let baseTTFFHot: Duration
     private var state: State
     private var memory: Memory
     /// The reason of the last regions or continuous decision after a GNSS fix (staying on or
@@ -68,12 +74,219 @@ public struct PowerPolicy: Sendable {
         var settled = false
         /// What a bounded sleep had left when the still sensor took over (resumed on moving).
         var sleepLeft: Duration?
+        /// The activity the motion source senses (nil: none sensed; the declared one applies).
+        var sensed: Activity?
+        /// Bounds widened for the rest of the trip, and the violations seen.
+        var assumptions = AssumptionState()
+        /// `assumptions` changed since the shell last took them (`takeAssumptions`).
+        var assumptionsChanged = false
+        /// Violations not yet taken by the shell (`takeViolations`).
+        var violations: [AssumptionViolation] = []
+        /// The last usable GNSS fix reported a speed above the bound (a second one confirms).
+        var fastFix: Fix?
+        /// Times to first fix measured after hot wakes, the latest last (at most `ttffSampleCount`).
+        var ttffSamples: [Duration] = []
+        /// `ttff_hot` changed since the shell last took it (`takeTTFFChange`).
+        var ttffChange: TTFFChange?
     }
 
-    public init(configuration: PowerConfiguration) {
+    /// `ttff_hot` replaced by what the receiver measures (`PowerPolicy.learnTTFF`).
+    public struct TTFFChange: Hashable, Sendable {
+        public var from: Duration
+        public var to: Duration
+        /// The median of the last measured first fixes, and how many there were.
+        public var measured: Duration
+        public var samples: Int
+        public init(from: Duration, to: Duration, measured: Duration, samples: Int) {
+            self.from = from
+            self.to = to
+            self.measured = measured
+            self.samples = samples
+        }
+    }
+
+    public init(configuration: PowerConfiguration, assumptions: AssumptionState = AssumptionState()) {
         self.configuration = configuration
+        self.baseWakeMarginMeters = configuration.wakeMarginMeters
+        self.baseTTFFHot = configuration.ttffHot
         self.state = .idle
         self.memory = Memory()
+        memory.assumptions = assumptions
+        applyBounds()
+    }
+
+    // MARK: - Bounds and the watch on them
+
+    /// The bounds the planning uses now.
+    public var bounds: MotionBounds {
+        MotionBounds(maxSpeedMetersPerSecond: configuration.maxSpeedMetersPerSecond,
+                     maxAccelerationMetersPerSecondSquared: configuration.maxAccelerationMetersPerSecondSquared)
+    }
+
+    /// The activity sensed by the motion source (nil: none; the declared one applies).
+    public var sensedActivity: Activity? { memory.sensed }
+
+    /// Bounds widened for this trip and the violations counted so far.
+    public var assumptions: AssumptionState { memory.assumptions }
+
+    /// The violations detected since the last call, oldest first.
+    public mutating func takeViolations() -> [AssumptionViolation] {
+        defer { memory.violations.removeAll() }
+        return memory.violations
+    }
+
+    /// The assumption state when it changed since the last call (for the store), else nil.
+    public mutating func takeAssumptions() -> AssumptionState? {
+        guard memory.assumptionsChanged else { return nil }
+        memory.assumptionsChanged = false
+        return memory.assumptions
+    }
+
+    /// The bounds for the sensed (else the declared) activity, at least the widened ones; with
+    /// a sensed activity the wake margin grows by the switch reserve
+    /// (`PowerConfiguration.switchReserveMeters`).
+    private mutating func applyBounds() {
+        let sensed = memory.sensed.map { configuration.bounds(for: $0) }
+        var b = sensed ?? configuration.plannedBounds
+        if let w = memory.assumptions.widened {
+            b = MotionBounds(maxSpeedMetersPerSecond: max(b.maxSpeedMetersPerSecond, w.maxSpeedMetersPerSecond),
+                             maxAccelerationMetersPerSecondSquared: max(b.maxAccelerationMetersPerSecondSquared, w.maxAccelerationMetersPerSecondSquared))
+        }
+        configuration.maxSpeedMetersPerSecond = b.maxSpeedMetersPerSecond
+        configuration.maxAccelerationMetersPerSecondSquared = b.maxAccelerationMetersPerSecondSquared
+        configuration.wakeMarginMeters = baseWakeMarginMeters + (sensed.map { configuration.switchReserveMeters(sensed: $0) } ?? 0)
+    }
+
+    /// A bound the plan relied on broke: counted, reported once, and the bounds widen for the
+    /// rest of the trip (`MotionBounds.widened`).
+    private mutating func violated(_ kind: AssumptionViolation.Kind, at time: UTCTime, observed: Double,
+                                   distance: Double? = nil, seconds: Double? = nil) {
+        let planned = bounds
+        let widened = planned.widened(observedMetersPerSecond: observed)
+        memory.assumptions.widened = widened
+        memory.assumptions.violations += 1
+        memory.assumptionsChanged = true
+        memory.violations.append(AssumptionViolation(kind: kind, time: time, observedMetersPerSecond: observed,
+                                                     distanceMeters: distance, seconds: seconds, planned: planned, widened: widened))
+        applyBounds()
+    }
+
+    /// Two consecutive GNSS fixes that break the speed bound together: both report more than
+    /// `max_speed` plus the speed error, and their positions moved faster than `max_speed`
+    /// (less both accuracies).
+    private func fastPair(_ a: Fix, _ b: Fix) -> Bool {
+        guard a.source == .gnss, b.source == .gnss,
+              a.horizontalAccuracyMeters <= configuration.minAccuracyMeters, b.horizontalAccuracyMeters <= configuration.minAccuracyMeters,
+              let u = a.speedMetersPerSecond, let v = b.speedMetersPerSecond, u.isFinite, v.isFinite else { return false }
+        let limit = configuration.maxSpeedMetersPerSecond + configuration.speedErrorMetersPerSecond
+        let dt = (b.time - a.time).secondsValue
+        guard u > limit, v > limit, dt > 0 else { return false }
+        let moved = Geodesy.haversineMeters(a.coordinate, b.coordinate) - a.horizontalAccuracyMeters - b.horizontalAccuracyMeters
+        return moved > configuration.maxSpeedMetersPerSecond * dt
+    }
+
+    /// The speed at which `held` and `fix`, each a jump the bound does not allow, bear each
+    /// other out; nil when they do not. With reported speeds: `fastPair`. Without: the implied
+    /// speeds (less both accuracies) of `last → held` and `held → fix` are both above
+    /// `max_speed`, agree within a factor of 2, and `fix` lies farther from `last` than `held`
+    /// does (progress, not the way back of an out-and-back glitch).
+    private func fastChain(_ last: Fix, _ held: Fix, _ fix: Fix) -> Double? {
+        if held.speedMetersPerSecond != nil, fix.speedMetersPerSecond != nil {
+            return fastPair(held, fix) ? min(held.speedMetersPerSecond ?? 0, fix.speedMetersPerSecond ?? 0) : nil
+        }
+        guard last.source == .gnss, held.source == .gnss, fix.source == .gnss else { return nil }
+        let dt1 = (held.time - last.time).secondsValue, dt2 = (fix.time - held.time).secondsValue
+        guard dt1 > 0, dt2 > 0 else { return nil }
+        let d1 = Geodesy.haversineMeters(last.coordinate, held.coordinate)
+        let d2 = Geodesy.haversineMeters(held.coordinate, fix.coordinate)
+        let v1 = (d1 - last.horizontalAccuracyMeters - held.horizontalAccuracyMeters) / dt1
+        let v2 = (d2 - held.horizontalAccuracyMeters - fix.horizontalAccuracyMeters) / dt2
+        let vmax = configuration.maxSpeedMetersPerSecond
+        guard v1 > vmax, v2 > vmax, max(v1, v2) <= 2 * min(v1, v2),
+              Geodesy.haversineMeters(last.coordinate, fix.coordinate) > d1 else { return nil }
+        return min(v1, v2)
+    }
+
+    /// Every usable GNSS fix checks the speed bound: two consecutive fixes reporting more than
+    /// `max_speed` plus the speed error, and positions that moved faster than `max_speed`
+    /// between them (less both accuracies), break it. One report alone may be a glitch, and a
+    /// speed derived from a position error is not borne out by the next position.
+    /// A trip ends once the device stood within `stationary.radius` for `stationary.timeout`:
+    /// widened bounds then return to the planned ones.
+    private mutating func watchAssumptions(_ fix: Fix) {
+        guard fix.source == .gnss, fix.horizontalAccuracyMeters <= configuration.minAccuracyMeters else { return }
+        let limit = configuration.maxSpeedMetersPerSecond + configuration.speedErrorMetersPerSecond
+        if let v = fix.speedMetersPerSecond, v.isFinite, v > limit {
+            if let previous = memory.fastFix, let u = previous.speedMetersPerSecond, fastPair(previous, fix) {
+                memory.fastFix = nil
+                violated(.speed, at: fix.time, observed: min(u, v))
+            } else {
+                memory.fastFix = fix
+            }
+        } else {
+            memory.fastFix = nil
+        }
+        if memory.assumptions.widened != nil, let since = memory.anchorSince, fix.time - since >= configuration.stationaryTimeout {
+            memory.assumptions.widened = nil
+            memory.assumptionsChanged = true
+            applyBounds()
+        }
+    }
+
+    /// How many measured first fixes `learnTTFF` keeps, and how many it needs to decide.
+    static let ttffSampleCount = 20
+    static let ttffMinimumSamples = 10
+
+    /// A first fix after a hot wake took `ttff`. Once at least 10 of the last 20 are known,
+    /// their median replaces `ttff_hot` when it differs from the one in effect by at least
+    /// 0.25 s and a tenth of the profile's: the receiver is consistently faster or slower than
+    /// planned. The median is held within half and twice the profile's `ttff_hot` (a receiver
+    /// far outside them is failing, not faster or slower, and the profile should say so).
+    private mutating func learnTTFF(_ ttff: Duration) {
+        memory.ttffSamples.append(ttff)
+        if memory.ttffSamples.count > Self.ttffSampleCount { memory.ttffSamples.removeFirst() }
+        guard memory.ttffSamples.count >= Self.ttffMinimumSamples, let median = measuredTTFF else { return }
+        let learned = min(max(median, baseTTFFHot / 2), baseTTFFHot * 2)
+        let step = max(.milliseconds(250), baseTTFFHot / 10)
+        guard abs((learned - configuration.ttffHot).secondsValue) >= step.secondsValue else { return }
+        memory.ttffChange = TTFFChange(from: configuration.ttffHot, to: learned, measured: median, samples: memory.ttffSamples.count)
+        configuration.ttffHot = learned
+    }
+
+    /// The median of the last measured first fixes after hot wakes (nil before any).
+    public var measuredTTFF: Duration? {
+        guard !memory.ttffSamples.isEmpty else { return nil }
+        let sorted = memory.ttffSamples.sorted()
+        let n = sorted.count
+        return n % 2 == 1 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2
+    }
+
+    /// First fixes measured after hot wakes so far (at most 20 kept).
+    public var ttffSampleCount: Int { memory.ttffSamples.count }
+
+    /// The change of `ttff_hot` since the last call, if any.
+    public mutating func takeTTFFChange() -> TTFFChange? {
+        defer { memory.ttffChange = nil }
+        return memory.ttffChange
+    }
+
+    /// The motion source's activity (nil: it says none, or went silent). Wider bounds than
+    /// those a sleep was planned with wake the receiver at once: the switch reserve covered the
+    /// device only until the source could notice (docs/power.md, "The latency argument").
+    public mutating func activitySensed(_ activity: Activity?, now: UTCTime) -> [PowerAction] {
+        guard memory.sensed != activity else { return [] }
+        let before = bounds
+        memory.sensed = activity
+        applyBounds()
+        guard !configuration.alwaysOn, configuration.mode != .significantChange,
+              bounds.maxSpeedMetersPerSecond > before.maxSpeedMetersPerSecond
+                || bounds.maxAccelerationMetersPerSecondSquared > before.maxAccelerationMetersPerSecondSquared,
+              case let .off(wake, kind) = state, wake != nil, kind == .sleep || kind == .bandSleep else { return [] }
+        let ttff = expectedTTFF(at: now)
+        state = .on(since: now, timeoutBase: now)
+        memory.shortListen = ttff == configuration.ttffHot
+        memory.checkInterval = nil
+        return [.gnssOn(PowerReason(.activity, ttff: ttff))]
     }
 
     // MARK: - Events
@@ -122,12 +335,32 @@ public struct PowerPolicy: Sendable {
             if plausible(from: held, to: fix) {
                 memory.heldJump = nil
                 memory.lastAccepted = fix
+                // A jump a second fix confirmed, across a sleep: the device covered more than
+                // the bound the sleep relied on allows. (Between fixes a tracking receiver
+                // delivers, position and timing noise decide the implied speed, not motion.)
+                if held.source == .gnss, last.source == .gnss, !configuration.alwaysOn,
+                   let off = memory.lastGnssOffAt, last.time <= off, off < held.time {
+                    let dt = (held.time - last.time).secondsValue
+                    let d = Geodesy.haversineMeters(last.coordinate, held.coordinate) - last.horizontalAccuracyMeters - held.horizontalAccuracyMeters
+                    if dt > 0, d > 0 { violated(.reach, at: held.time, observed: d / dt, distance: d, seconds: dt) }
+                }
                 return .pass([held, fix])
             }
             if plausible(from: last, to: fix) {
                 memory.heldJump = nil
                 memory.lastAccepted = fix
                 return .pass([fix])
+            }
+            // Two jumps in a row that bear each other out: the device moves faster than the
+            // bound (a walker boarded a bus). The speed bound is broken and widens; both pass
+            // if the widened bound allows them.
+            if let observed = fastChain(last, held, fix) {
+                violated(.speed, at: fix.time, observed: observed)
+                if plausible(from: last, to: held), plausible(from: held, to: fix) {
+                    memory.heldJump = nil
+                    memory.lastAccepted = fix
+                    return .pass([held, fix])
+                }
             }
             memory.heldJump = fix
             return .held
@@ -142,7 +375,11 @@ public struct PowerPolicy: Sendable {
 
     /// A fix the engine has processed, with what the engine and index know about it.
     public mutating func fixReceived(_ fix: Fix, context: FixContext, now: UTCTime) -> [PowerAction] {
-        if fix.source == .gnss, case let .on(since, _) = state {
+        if fix.source == .gnss, case let .on(since, timeoutBase) = state {
+            // The first fix since a hot wake (no timeout since the switch-on): its TTFF.
+            if timeoutBase == since, let off = memory.lastGnssOffAt, since - off < configuration.hotWindow, fix.time >= since {
+                learnTTFF(fix.time - since)
+            }
             state = .on(since: since, timeoutBase: now)
             memory.timeoutRetry = nil
             memory.failedRetries = 0
@@ -151,6 +388,7 @@ public struct PowerPolicy: Sendable {
             memory.shortListen = configuration.mode != .continuous && !context.transitionPending && context.allCertain
         }
         updateStationary(with: fix)
+        watchAssumptions(fix)
         if configuration.alwaysOn { return [] }
         checkStillAgainst(fix)
         switch configuration.mode {

@@ -54,6 +54,9 @@ public struct PowerReason: Hashable, Sendable {
         /// Someone asked for a fix now (an OwnTracks `reportLocation` command): the receiver is
         /// woken once; its fix is decided as any other.
         case requested
+        /// The motion source sensed an activity with wider bounds than the sleep was planned
+        /// with: the receiver is woken at once (docs/power.md, "The latency argument").
+        case activity
     }
 
     /// Which reachability bound decided a sleep.

@@ -9,8 +9,9 @@ import Glibc
 /// - **max-speed**: the device never moves faster than `maxSpeed`. Reachable distance in `t`
 ///   is `maxSpeed·t`, so the horizon is `(d − accuracy − margin) / maxSpeed`.
 /// - **kinematic** (direction-free): the velocity at the fix is within `speedError` of the reported
-///   speed `v`, and afterwards changes by at most `maxAcceleration` per second. Then the distance
-///   reachable in `t` is at most `(v + speedError)·t + A·t²/2`.
+///   speed `v`, and afterwards changes by at most `maxAcceleration` per second, never above
+///   `maxSpeed`. Then the distance reachable in `t` is at most `(v + speedError)·t + A·t²/2`
+///   until the speed reaches `maxSpeed`, and grows at `maxSpeed` after.
 /// - **heading**: as kinematic, but also using the reported course (only at speeds of at least
 ///   `minSpeedForCourse`), whose error is at most `courseErrorDegrees`. With `u₀` the reported
 ///   velocity, `e = speedError + v·2·sin(courseError/2)` bounds the error of `u₀`. The true velocity
@@ -68,9 +69,8 @@ public struct ReachabilityBound: Hashable, Sendable {
         var best = Horizon(seconds: min(limitSeconds, budget / maxSpeedMetersPerSecond), bound: .maxSpeed)
         guard let v = speedMetersPerSecond, v.isFinite, v >= 0 else { return best }
 
-        let a = maxAccelerationMetersPerSecondSquared
-        let b = v + speedErrorMetersPerSecond
-        let kinematic = a > 0 ? (-b + (b * b + 2 * a * budget).squareRoot()) / a : (b > 0 ? budget / b : limitSeconds)
+        let kinematic = Self.kinematicSeconds(budget, speed: v + speedErrorMetersPerSecond,
+                                              acceleration: maxAccelerationMetersPerSecondSquared, maxSpeed: maxSpeedMetersPerSecond)
         if kinematic > best.seconds { best = Horizon(seconds: min(limitSeconds, kinematic), bound: .kinematic) }
 
         if let course = courseDegrees, course.isFinite, v >= minSpeedForCourseMetersPerSecond,
@@ -90,6 +90,19 @@ public struct ReachabilityBound: Hashable, Sendable {
             if lo > best.seconds { best = Horizon(seconds: lo, bound: .heading) }
         }
         return best
+    }
+
+    /// The least time to cover `budget` starting at most at `speed` (the reported speed plus
+    /// its error), speeding up by at most `acceleration` per second, never above `maxSpeed`:
+    /// `b·t + A·t²/2` until the speed reaches `maxSpeed` at `t₁ = (maxSpeed − b)/A`, then
+    /// `maxSpeed` on. Both bounds hold at once, so this is at least each of them alone.
+    static func kinematicSeconds(_ budget: Double, speed b: Double, acceleration a: Double, maxSpeed: Double) -> Double {
+        if b >= maxSpeed { return budget / maxSpeed }
+        guard a > 0 else { return b > 0 ? budget / b : .infinity }
+        let t1 = (maxSpeed - b) / a
+        let d1 = b * t1 + a * t1 * t1 / 2
+        if budget <= d1 { return (-b + (b * b + 2 * a * budget).squareRoot()) / a }
+        return t1 + (budget - d1) / maxSpeed
     }
 
     /// Whether every position reachable within `t` (heading model) keeps `reserve` from all

@@ -236,13 +236,23 @@ public struct MotionSourceSettings: Sendable {
     /// `iio`: a standard deviation of the magnitude above this over the window is movement
     /// (`threshold`); the engine of a parked car idling is below it, a drive above.
     public var thresholdMetersPerSecondSquared: Double = 0.15
+    /// `iio`: a standard deviation above this over a full window is a walk or a run, between
+    /// `threshold` and this a vehicle (`foot_threshold`; docs/sources.md).
+    public var footThresholdMetersPerSecondSquared: Double = 2
     /// How long without movement counts as still (`still_after`): the hysteresis in time.
     public var stillAfter: Duration = .seconds(60)
     /// No word from the sensor for this long and it counts as absent (`stale_after`).
     public var staleAfter: Duration = .seconds(300)
     /// `command`: restart period when the program exits.
     public var restartInterval: Duration = .seconds(30)
+    /// How long the source may take to notice a change of activity (`latency`); nil: the
+    /// default, `activityLatency`.
+    public var latency: Duration?
     public init() {}
+
+    /// `latency`, or its default: the accelerometer's classifier decides over one `window`;
+    /// a command is given 10 s.
+    public var activityLatency: Duration { latency ?? (plugin == .iio ? window : .seconds(10)) }
 }
 
 public struct CoarseSourceSettings: Sendable {
@@ -362,10 +372,42 @@ public enum OutageRule: String, Hashable, Sendable, CaseIterable {
 }
 
 public struct PolicySettings: Sendable {
+    /// What carries the device (`activity`): the bounds the planning assumes unless `max_speed`
+    /// or `max_acceleration` are set (`plannedBounds`).
+    public var activity: Activity = .any
+    /// `max_speed`: with `activity: any` (or set explicitly) the planning's speed bound.
     public var maxSpeedMetersPerSecond: Double = 30
     /// Largest change of the velocity vector per second apart from braking (`max_acceleration`):
     /// the reachability bound's assumption (docs/power.md). 1 m/s² suits cars; walkers allow less.
     public var maxAccelerationMetersPerSecondSquared: Double = 1.0
+    /// Whether the profile sets `max_speed` / `max_acceleration` (they then override the activity's).
+    public var maxSpeedSet = false
+    public var maxAccelerationSet = false
+
+    /// The bounds the planning assumes for the declared activity: the activity's, with
+    /// `max_speed` and `max_acceleration` where the profile sets them; `any`: those two.
+    public var plannedBounds: MotionBounds { bounds(for: activity) }
+
+    /// "planned for foot (policy.activity): max_speed 4 m/s, max_acceleration 1 m/s²", with the
+    /// keys that override the activity's figures named: what `validate` and `fences` print.
+    public var plannedBoundsText: String {
+        var overrides: [String] = []
+        if activity != .any, maxSpeedSet { overrides.append("max_speed") }
+        if activity != .any, maxAccelerationSet { overrides.append("max_acceleration") }
+        let source = activity == .any ? "policy.max_speed and max_acceleration" : "policy.activity"
+        return "planned for \(activity.rawValue) (\(source)" + (overrides.isEmpty ? "" : "; \(overrides.joined(separator: " and ")) set") + "): \(plannedBounds.text)"
+    }
+
+    /// The bounds for `activity` (sensed or declared): the profile's `max_speed` and
+    /// `max_acceleration` override the declared activity's figures and make up `any`'s.
+    public func bounds(for activity: Activity) -> MotionBounds {
+        guard let table = activity.bounds else {
+            return MotionBounds(maxSpeedMetersPerSecond: maxSpeedMetersPerSecond, maxAccelerationMetersPerSecondSquared: maxAccelerationMetersPerSecondSquared)
+        }
+        guard activity == self.activity else { return table }
+        return MotionBounds(maxSpeedMetersPerSecond: maxSpeedSet ? maxSpeedMetersPerSecond : table.maxSpeedMetersPerSecond,
+                            maxAccelerationMetersPerSecondSquared: maxAccelerationSet ? maxAccelerationMetersPerSecondSquared : table.maxAccelerationMetersPerSecondSquared)
+    }
     public var wakeMarginMeters: Double = 50
     public var minSleep: Duration = .seconds(10)
     public var maxSleep: Duration = .seconds(1800)

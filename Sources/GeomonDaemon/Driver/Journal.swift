@@ -134,6 +134,7 @@ public final class Journal {
         engine.lastFixTime = commit.lastFixTime ?? engine.lastFixTime
         engine.location = commit.location ?? engine.location
         engine.implicitState = commit.implicitState
+        if let assumptions = commit.assumptions { batch.assumptions = assumptions }
         if (commitEventsImmediately && !commit.events.isEmpty) || batch.fixes.count >= batchSize || batchTimeIsUp() {
             return try flush(now: now)
         }

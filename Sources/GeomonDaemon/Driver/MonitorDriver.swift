@@ -170,6 +170,7 @@ public final class MonitorDriver {
         startedMonotonic = clock.monotonic
         for service in services { try service.start(context) }
         try perform(machine.start(now: clock.now))
+        if writesStatus { updatePlanningStatus() }
     }
 
     /// What one `step` came to.
@@ -350,6 +351,11 @@ public final class MonitorDriver {
             guard !inputEnded else { return }
             context.log.info("motion", ["motion": motion?.rawValue ?? "lost"])
             try decide(machine.motionReported(motion, now: clock.now))
+        case let .activity(activity):
+            guard !inputEnded else { return }
+            context.log.info("activity", ["activity": activity?.rawValue ?? "none"])
+            try decide(machine.activitySensed(activity, now: clock.now))
+            if writesStatus { updatePlanningStatus() }
         case let .stop(reason):
             stopReason = reason
         case .reload:
@@ -381,6 +387,7 @@ public final class MonitorDriver {
             if !silent {
                 switch effect {
                 case let .commit(commit):
+                    if writesStatus, commit.assumptions != nil { updatePlanningStatus() }
                     if writesStatus, context.status.inside != commit.inside {
                         context.status.inside = commit.inside
                         context.statusChanged()
@@ -411,7 +418,10 @@ public final class MonitorDriver {
                 case let .took(fix, _):
                     guard writesStatus else { break }
                     context.status.lastFix = fix
+                    if context.status.planning?.ttffSamples != machine.policy.ttffSampleCount { updatePlanningStatus() }
                     context.statusChanged()
+                case .violated, .ttffLearned:
+                    if writesStatus { updatePlanningStatus() }
                 case .held, .dropped:
                     break
                 }
@@ -420,6 +430,21 @@ public final class MonitorDriver {
             if !silent { onEffect?(effect, now) }
         }
         if context.statusDirty { scheduleFlush() }
+    }
+
+    /// The bounds the policy plans with, for `geomon status`.
+    private func updatePlanningStatus() {
+        let policy = machine.policy
+        let activity = policy.sensedActivity ?? machine.configuration.declaredActivity
+        var planning = RuntimeStatus.Planning(activity: activity.rawValue, from: policy.sensedActivity == nil ? "declared" : "sensed",
+                                              bounds: policy.bounds.text, widened: policy.assumptions.widened != nil,
+                                              violations: policy.assumptions.violations)
+        planning.ttffHotSeconds = policy.configuration.ttffHot.secondsValue
+        planning.ttffMeasuredSeconds = policy.measuredTTFF?.secondsValue
+        planning.ttffSamples = policy.ttffSampleCount
+        guard context.status.planning != planning else { return }
+        context.status.planning = planning
+        context.statusChanged()
     }
 
     /// A commit happened (with `events`, maybe none): the post-commit work.
@@ -459,6 +484,7 @@ public final class MonitorDriver {
         machine = Monitor(profile: next, snapshot: snapshot, configuration: configuration)
         for service in services { try service.reloaded(next, context) }
         try perform(machine.start(now: clock.now))
+        if writesStatus { updatePlanningStatus() }
         context.statusChanged()
     }
 

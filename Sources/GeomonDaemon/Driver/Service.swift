@@ -27,6 +27,9 @@ public enum DriverInput: Equatable, Sendable {
     case fix(Fix)
     /// The motion sensor's word (`sources.motion`; replay's derived signal); nil: it went silent.
     case motion(Motion?)
+    /// The activity the motion source senses (`{"activity": …}`; replay's derived signal);
+    /// nil: none any more.
+    case activity(Activity?)
     /// Stop (SIGTERM, SIGINT, `--exit-after`), with what asked for it.
     case stop(String)
     /// Re-read the profile (SIGHUP).

@@ -24,7 +24,7 @@ public final class EventReporter: EffectSink {
         self.log = log
     }
 
-    /// The receiver's switches and held jumps, in the log.
+    /// The receiver's switches, held jumps and broken bounds, in the log.
     public func perform(_ effect: Monitor.Effect, _ driver: DriverContext) throws {
         guard let log else { return }
         switch effect {
@@ -33,6 +33,18 @@ public final class EventReporter: EffectSink {
         case let .held(fix):
             log.info("implausible jump held until confirmed", [
                 "fix.lat": NumberText.short(fix.coordinate.latitude, 7), "fix.lon": NumberText.short(fix.coordinate.longitude, 7),
+            ])
+        case let .violated(v):
+            log.warning("a fix broke the bounds the plan relied on; widened for the rest of the trip", [
+                "violation": v.kind.rawValue, "observed_mps": NumberText.short(v.observedMetersPerSecond, 1),
+                "distance_m": v.distanceMeters.map { NumberText.short($0, 0) } ?? "-",
+                "seconds": v.seconds.map { NumberText.short($0, 1) } ?? "-",
+                "planned": v.planned.text, "widened": v.widened.text, "at": v.time.rfc3339,
+            ])
+        case let .ttffLearned(change):
+            log.notice("the receiver's first fixes are consistently \(change.to < change.from ? "faster" : "slower") than planned: ttff_hot replaced", [
+                "ttff_hot_s": NumberText.short(change.to.secondsValue, 3), "was_s": NumberText.short(change.from.secondsValue, 3),
+                "measured_median_s": NumberText.short(change.measured.secondsValue, 3), "samples": "\(change.samples)",
             ])
         case .commit, .took, .dropped:
             break

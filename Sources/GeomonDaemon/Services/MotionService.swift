@@ -7,8 +7,9 @@ public import GeomonSources
 import GeomonFormat
 
 /// The motion sensor (`sources.motion`): an IIO accelerometer sampled at `sample`, or a
-/// command printing `{"moving": true|false}` lines, turned into moving / still by a
-/// `MotionDetector` and handed to the driver when that changes. No word for `stale_after`
+/// command printing `{"moving": true|false, "activity": …}` lines, turned into moving / still
+/// by a `MotionDetector` and handed to the driver when that changes, with the activity the
+/// source senses (the accelerometer's `ActivityClassifier`, the command's word). No word for `stale_after`
 /// (the accelerometer unreadable, the command silent or gone) and the sensor counts as
 /// absent: `.motion(nil)`, logged once, until it speaks again.
 ///
@@ -34,6 +35,7 @@ public final class MotionService: EventSource, EffectSink {
     private var lastWord: Int64?
     private var stale = false
     private var handedOver: Motion?
+    private var sensedActivity: Activity?
 
     /// - Parameters:
     ///   - accelerometer: the device to read (`plugin: iio`), found or opened by the caller;
@@ -43,7 +45,8 @@ public final class MotionService: EventSource, EffectSink {
         self.log = log
         self.accelerometer = accelerometer
         detector = MotionDetector(stillAfter: settings.stillAfter, window: settings.window,
-                                  thresholdMetersPerSecondSquared: settings.thresholdMetersPerSecondSquared)
+                                  thresholdMetersPerSecondSquared: settings.thresholdMetersPerSecondSquared,
+                                  footThresholdMetersPerSecondSquared: settings.footThresholdMetersPerSecondSquared)
         command = settings.plugin == .command
             ? CommandSource(arguments: settings.exec, restartInterval: settings.restartInterval, home: home, lines: .motion)
             : nil
@@ -90,9 +93,10 @@ public final class MotionService: EventSource, EffectSink {
         if let command, revents != 0 {
             for event in command.readAvailable() {
                 switch event {
-                case let .motion(motion):
+                case let .motion(word):
                     heard(driver)
-                    hand(detector.said(moving: motion == .moving, at: .microseconds(now)), driver)
+                    if let motion = word.motion { hand(detector.said(moving: motion == .moving, at: .microseconds(now)), driver) }
+                    sensed(word.activity, driver)
                 case .fix:
                     break
                 case let .exited(status):
@@ -118,6 +122,7 @@ public final class MotionService: EventSource, EffectSink {
                     let magnitude = try accelerometer.magnitude()
                     heard(driver)
                     hand(detector.sample(magnitude: magnitude, at: .microseconds(now)), driver)
+                    sensed(detector.activity, driver)
                 } catch {
                     if !stale { log.warning("motion sensor unreadable", ["motion.device": accelerometer.directory, "error": error.description]) }
                 }
@@ -132,6 +137,10 @@ public final class MotionService: EventSource, EffectSink {
             if handedOver != nil {
                 handedOver = nil
                 driver.emit(.motion(nil))
+            }
+            if sensedActivity != nil {
+                sensedActivity = nil
+                driver.emit(.activity(nil))
             }
             updateStatus("silent", driver)
         }
@@ -169,6 +178,15 @@ public final class MotionService: EventSource, EffectSink {
         handedOver = change
         driver.emit(.motion(change))
         updateStatus(change.rawValue, driver)
+    }
+
+    /// The activity the source senses (a command's word, the accelerometer's window): handed
+    /// over when it changes (the policy plans with its bounds; nil leaves the last in force).
+    private func sensed(_ activity: Activity?, _ driver: DriverContext) {
+        guard let activity, activity != sensedActivity else { return }
+        sensedActivity = activity
+        log.info("motion source senses an activity", ["activity": activity.rawValue])
+        driver.emit(.activity(activity))
     }
 
     private func updateStatus(_ state: String, _ driver: DriverContext) {

@@ -9,8 +9,12 @@ public struct EngineState: Hashable, Sendable {
     public var location: LocationReference?
     /// What a fence without a stored record is taken to be (`transitions.initial`'s outcome).
     public var implicitState: FenceState?
+    /// The power policy's watch on its assumptions; nil keeps the stored one.
+    public var assumptions: AssumptionState?
 
-    public init(profile: String, usableFixCount: Int = 0, lastFixTime: UTCTime? = nil, location: LocationReference? = nil, implicitState: FenceState? = nil) {
+    public init(profile: String, usableFixCount: Int = 0, lastFixTime: UTCTime? = nil, location: LocationReference? = nil,
+                implicitState: FenceState? = nil, assumptions: AssumptionState? = nil) {
+        self.assumptions = assumptions
         self.profile = profile
         self.usableFixCount = usableFixCount
         self.lastFixTime = lastFixTime
@@ -24,7 +28,7 @@ struct EngineStateTable {
     let db: Connection
 
     func read() throws -> EngineState? {
-        let r = try db.statement("SELECT profile, usable_fix_count, last_fix_ms, location_ms, location_lat, location_lon, implicit_state FROM engine_state WHERE id = 1")
+        let r = try db.statement("SELECT profile, usable_fix_count, last_fix_ms, location_ms, location_lat, location_lon, implicit_state, widened_speed, widened_acceleration, violations FROM engine_state WHERE id = 1")
         defer { r.reset() }
         guard try r.step() else { return nil }
         var state = EngineState(profile: r.text("profile"), usableFixCount: r.int("usable_fix_count"))
@@ -33,21 +37,42 @@ struct EngineStateTable {
             state.location = LocationReference(time: UTCTime(millisecondsSince1970: ms), coordinate: Coordinate(latitude: lat, longitude: lon))
         }
         state.implicitState = r.optionalText("implicit_state").flatMap(FenceState.init(rawValue:))
+        var assumptions = AssumptionState(violations: r.int("violations"))
+        if let speed = r.optionalDouble("widened_speed"), let acceleration = r.optionalDouble("widened_acceleration") {
+            assumptions.widened = MotionBounds(maxSpeedMetersPerSecond: speed, maxAccelerationMetersPerSecondSquared: acceleration)
+        }
+        state.assumptions = assumptions
         return state
     }
 
     /// Writes the row; a nil last fix, location or implicit state keeps the stored one.
     func write(_ state: EngineState) throws {
         let s = try db.statement("""
-            INSERT INTO engine_state (id, profile, usable_fix_count, last_fix_ms, location_ms, location_lat, location_lon, implicit_state)
-            VALUES (1, ?, ?, ?, ?, ?, ?, ?)
+            INSERT INTO engine_state (id, profile, usable_fix_count, last_fix_ms, location_ms, location_lat, location_lon, implicit_state,
+                                      widened_speed, widened_acceleration, violations)
+            VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, ?, COALESCE(?, 0))
             ON CONFLICT(id) DO UPDATE SET profile = excluded.profile, usable_fix_count = excluded.usable_fix_count,
                 last_fix_ms = COALESCE(excluded.last_fix_ms, last_fix_ms),
                 location_ms = COALESCE(excluded.location_ms, location_ms),
                 location_lat = COALESCE(excluded.location_lat, location_lat),
                 location_lon = COALESCE(excluded.location_lon, location_lon),
-                implicit_state = COALESCE(excluded.implicit_state, implicit_state)
+                implicit_state = COALESCE(excluded.implicit_state, implicit_state),
+                widened_speed = CASE WHEN ?11 THEN excluded.widened_speed ELSE widened_speed END,
+                widened_acceleration = CASE WHEN ?11 THEN excluded.widened_acceleration ELSE widened_acceleration END,
+                violations = CASE WHEN ?11 THEN excluded.violations ELSE violations END
             """)
+        Self.bindScalars(s, state)
+        s.bind(8, state.assumptions?.widened?.maxSpeedMetersPerSecond)
+        s.bind(9, state.assumptions?.widened?.maxAccelerationMetersPerSecondSquared)
+        s.bind(10, state.assumptions.map { Int64($0.violations) })
+        s.bind(11, state.assumptions != nil ? 1 : 0)
+        try s.run()
+    }
+}
+
+extension EngineStateTable {
+    /// Parameters 1–7: profile, usable fix count, last fix, location, implicit state.
+    static func bindScalars(_ s: Statement, _ state: EngineState) {
         s.bind(1, state.profile)
         s.bind(2, state.usableFixCount)
         s.bind(3, state.lastFixTime?.millisecondsSince1970)
@@ -55,7 +80,6 @@ struct EngineStateTable {
         s.bind(5, state.location?.coordinate.latitude)
         s.bind(6, state.location?.coordinate.longitude)
         s.bind(7, state.implicitState?.rawValue)
-        try s.run()
     }
 }
 
@@ -114,7 +138,13 @@ enum LegacyEngineState {
                 state.location = LocationReference(time: UTCTime(millisecondsSince1970: ms), coordinate: Coordinate(latitude: lat, longitude: lon))
             }
             state.implicitState = values["implicit_state"].flatMap(FenceState.init(rawValue:))
-            try EngineStateTable(db: db).write(state)
+            // The row as schema 10 has it (later steps add their columns with defaults).
+            let s = try db.statement("""
+                INSERT INTO engine_state (id, profile, usable_fix_count, last_fix_ms, location_ms, location_lat, location_lon, implicit_state)
+                VALUES (1, ?, ?, ?, ?, ?, ?, ?)
+                """)
+            EngineStateTable.bindScalars(s, state)
+            try s.run()
         }
         if let text = values["approach"] {
             try ApproachStateTable(db: db).replace(with: text.split(separator: "\n").compactMap(record))

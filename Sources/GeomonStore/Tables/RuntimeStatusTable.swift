@@ -9,11 +9,13 @@ public struct RuntimeStatusTable {
         coarse_plugin, coarse_endpoint, coarse_state, coarse_accuracy, coarse_malformed, \
         last_fix_ms, last_fix_lat, last_fix_lon, last_fix_accuracy_m, last_fix_source, inside, \
         mqtt_broker, mqtt_topic, mqtt_state, mqtt_published, uptime_s, loop_wakeups, hooks_running, updated_ms, \
-        gnss_power_method, gnss_power_state, gnss_measured_on_s, motion_plugin, motion_state, motion_since_ms
+        gnss_power_method, gnss_power_state, gnss_measured_on_s, motion_plugin, motion_state, motion_since_ms, \
+        planning_activity, planning_from, planning_bounds, planning_widened, planning_violations, \
+        planning_ttff_hot_s, planning_ttff_measured_s, planning_ttff_samples
         """
 
     func write(_ s: RuntimeStatus) throws {
-        let statement = try db.prepare("INSERT OR REPLACE INTO runtime_status (id, \(Self.columns)) VALUES (1\(String(repeating: ", ?", count: 34)))")
+        let statement = try db.prepare("INSERT OR REPLACE INTO runtime_status (id, \(Self.columns)) VALUES (1\(String(repeating: ", ?", count: 42)))")
         statement.bind(1, s.running ? 1 : 0)
         statement.bind(2, s.pid)
         statement.bind(3, s.profile)
@@ -49,6 +51,14 @@ public struct RuntimeStatusTable {
         statement.bind(32, s.motion?.plugin)
         statement.bind(33, s.motion?.state)
         statement.bind(34, s.motion?.since?.millisecondsSince1970)
+        statement.bind(35, s.planning?.activity)
+        statement.bind(36, s.planning?.from)
+        statement.bind(37, s.planning?.bounds)
+        statement.bind(38, s.planning.map { Int64($0.widened ? 1 : 0) })
+        statement.bind(39, s.planning.map { Int64($0.violations) })
+        statement.bind(40, s.planning?.ttffHotSeconds)
+        statement.bind(41, s.planning?.ttffMeasuredSeconds)
+        statement.bind(42, s.planning.map { Int64($0.ttffSamples) })
         try statement.run()
     }
 
@@ -89,6 +99,13 @@ public struct RuntimeStatusTable {
         s.updated = UTCTime(millisecondsSince1970: r.int64("updated_ms"))
         if let plugin = r.optionalText("motion_plugin") {
             s.motion = .init(plugin: plugin, state: r.optionalText("motion_state") ?? "unknown", since: r.optionalInt64("motion_since_ms").map(UTCTime.init(millisecondsSince1970:)))
+        }
+        if let activity = r.optionalText("planning_activity") {
+            s.planning = .init(activity: activity, from: r.optionalText("planning_from") ?? "declared", bounds: r.optionalText("planning_bounds") ?? "",
+                               widened: (r.optionalInt64("planning_widened") ?? 0) != 0, violations: r.optionalInt64("planning_violations").map(Int.init) ?? 0)
+            s.planning?.ttffHotSeconds = r.optionalDouble("planning_ttff_hot_s")
+            s.planning?.ttffMeasuredSeconds = r.optionalDouble("planning_ttff_measured_s")
+            s.planning?.ttffSamples = r.optionalInt64("planning_ttff_samples").map(Int.init) ?? 0
         }
         return s
     }

@@ -1,0 +1,122 @@
+/// What carries the device (`policy.activity`, or what a motion source senses): it names the
+/// bounds the reachability planning assumes (docs/power.md, "Activity"). `any` is the profile's
+/// own `max_speed` and `max_acceleration`, the bounds before activities existed.
+public enum Activity: String, Hashable, Sendable, CaseIterable {
+    case foot
+    case bicycle
+    case vehicle
+    case boat
+    case air
+    case any
+
+    /// The activity's bounds; nil for `any` (the profile's `max_speed` and `max_acceleration`).
+    /// The figures and the published sources they rest on are in docs/power.md, "Activity".
+    public var bounds: MotionBounds? {
+        switch self {
+        // Brisk walking tops out near 2.5 m/s (Bohannon 1997); 4 m/s is a 4:10 min/km run,
+        // faster than the average pace of road races of every distance. A faster runner breaks
+        // it, and the watch widens it for the run. Speeding up from a walk to a run takes seconds.
+        case .foot: MotionBounds(maxSpeedMetersPerSecond: 4, maxAccelerationMetersPerSecondSquared: 1)
+        // 72 km/h: a road bike's fast descent; everyday riding is 4–8 m/s, e-bikes assist to
+        // 25 km/h, and everyday accelerations stay under 1 m/s².
+        case .bicycle: MotionBounds(maxSpeedMetersPerSecond: 20, maxAccelerationMetersPerSecondSquared: 1)
+        // 162 km/h, 1 m/s² sustained: the evaluation's vehicle (and the default profile's planning).
+        case .vehicle: MotionBounds(maxSpeedMetersPerSecond: 45, maxAccelerationMetersPerSecondSquared: 1)
+        // 25 kn: the service speed of fast merchant ships, above any yacht's hull speed;
+        // a displacement hull changes its velocity by well under 0.5 m/s² (a tack included).
+        case .boat: MotionBounds(maxSpeedMetersPerSecond: 13, maxAccelerationMetersPerSecondSquared: 0.5)
+        // An airliner's ground speed in a jet stream; a 45° bank turns the velocity at 1 g.
+        case .air: MotionBounds(maxSpeedMetersPerSecond: 350, maxAccelerationMetersPerSecondSquared: 10)
+        case .any: nil
+        }
+    }
+}
+
+/// The reachability planning's assumptions about how the device moves.
+public struct MotionBounds: Hashable, Sendable {
+    public var maxSpeedMetersPerSecond: Double
+    /// Largest change of the velocity vector per second apart from braking.
+    public var maxAccelerationMetersPerSecondSquared: Double
+
+    public init(maxSpeedMetersPerSecond: Double, maxAccelerationMetersPerSecondSquared: Double) {
+        self.maxSpeedMetersPerSecond = maxSpeedMetersPerSecond
+        self.maxAccelerationMetersPerSecondSquared = maxAccelerationMetersPerSecondSquared
+    }
+
+    /// The bounds after a violation at `observed` m/s (docs/power.md, "Assumptions watched"):
+    /// `max_speed` becomes at least 1.5 × the observed speed (a device that broke its bound
+    /// once is not planned at the edge of what it just did), rounded up to the next activity on
+    /// the ground that holds it (foot, bicycle, vehicle: a walker who broke foot's bound is
+    /// likely riding or driving, and a car speeding up breaks a bound set just above its speed
+    /// again); the acceleration bound is not what broke, and stays. A speed beyond a
+    /// vehicle's (45 m/s) is flying, or a position error two fixes shared: `air`'s bounds at
+    /// once, its turns included (an aircraft climbing out would break every bound in between,
+    /// and banks at up to 1 g). Never lower than before.
+    public func widened(observedMetersPerSecond observed: Double) -> MotionBounds {
+        var speed = Self.groundRungs.first { $0 >= 1.5 * observed } ?? 1.5 * observed
+        var acceleration = maxAccelerationMetersPerSecondSquared
+        if observed > Activity.vehicle.bounds!.maxSpeedMetersPerSecond, let air = Activity.air.bounds {
+            speed = air.maxSpeedMetersPerSecond
+            acceleration = max(acceleration, air.maxAccelerationMetersPerSecondSquared)
+        }
+        return MotionBounds(maxSpeedMetersPerSecond: max(maxSpeedMetersPerSecond, speed), maxAccelerationMetersPerSecondSquared: acceleration)
+    }
+
+    /// The speeds of the activities on the ground, slowest first.
+    static let groundRungs = [Activity.foot, .bicycle, .vehicle].map { $0.bounds!.maxSpeedMetersPerSecond }
+
+    /// Text for `validate`, `fences` and logs: "max_speed 4 m/s, max_acceleration 1 m/s²".
+    public var text: String {
+        "max_speed \(Self.figure(maxSpeedMetersPerSecond)) m/s, max_acceleration \(Self.figure(maxAccelerationMetersPerSecondSquared)) m/s²"
+    }
+
+    private static func figure(_ value: Double) -> String {
+        let tenths = (value * 10).rounded() / 10
+        return tenths == tenths.rounded() && abs(tenths) < 1e15 ? String(Int64(tenths)) : String(tenths)
+    }
+}
+
+/// A bound the last plan relied on that a GNSS fix broke (docs/power.md, "Assumptions watched").
+public struct AssumptionViolation: Hashable, Sendable {
+    public enum Kind: String, Hashable, Sendable {
+        /// Two consecutive fixes reported speeds above `max_speed` plus the speed error, and
+        /// their positions moved faster than `max_speed`.
+        case speed
+        /// Across a sleep, a jump the screen held was confirmed: the displacement since the
+        /// fix before the sleep, less both accuracies, needed more than `max_speed`.
+        case reach
+    }
+    public var kind: Kind
+    public var time: UTCTime
+    /// The speed that broke the bound: reported (`speed`) or implied by the displacement (`reach`).
+    public var observedMetersPerSecond: Double
+    /// For `reach`: the displacement less both accuracies, and the time it took.
+    public var distanceMeters: Double?
+    public var seconds: Double?
+    /// The bounds planned with, and those in effect from now on.
+    public var planned: MotionBounds
+    public var widened: MotionBounds
+
+    public init(kind: Kind, time: UTCTime, observedMetersPerSecond: Double, distanceMeters: Double? = nil, seconds: Double? = nil,
+                planned: MotionBounds, widened: MotionBounds) {
+        self.kind = kind
+        self.time = time
+        self.observedMetersPerSecond = observedMetersPerSecond
+        self.distanceMeters = distanceMeters
+        self.seconds = seconds
+        self.planned = planned
+        self.widened = widened
+    }
+}
+
+/// What the watch on assumptions keeps across fixes and restarts: the bounds widened for the
+/// rest of the trip (nil: the planned activity's) and the violations seen.
+public struct AssumptionState: Hashable, Sendable {
+    public var widened: MotionBounds?
+    public var violations: Int
+
+    public init(widened: MotionBounds? = nil, violations: Int = 0) {
+        self.widened = widened
+        self.violations = violations
+    }
+}

@@ -1,0 +1,73 @@
+import Foundation
+import GeomonTestSupport
+import Testing
+
+/// The activity from the command line: the accelerometer's classifier scored on a public
+/// labelled recording (`geomon bench activity`), and `geomon replay --activity` declared,
+/// derived from the recording's speeds, or read from a motion source's recording.
+struct ActivityCommandTests {
+    static func lines(_ text: String) throws -> [[String: Any]] {
+        try text.split(separator: "\n").map { try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]) }
+    }
+
+    @Test func theClassifierTellsStillFootAndVehicleApartOnTheLabelledRecording() throws {
+        // Each recording on its own, at the default 2 Hz: every scored second right.
+        let alone = try runGeomon(["bench", "activity", TestSupport.fixture("accel/accel.csv").path])
+        #expect(alone.exitCode == 0, "\(alone.stderr)")
+        let rows = try Self.lines(alone.stdout)
+        let summary = try #require(rows.last)
+        #expect(try #require(summary["accuracy"] as? Double) >= 0.99, "\(alone.stdout)")
+        #expect(rows.prefix(3).map { $0["true"] as? String } == ["still", "foot", "vehicle"])
+        // Back to back (each start a change of activity): a change is noticed within the
+        // stated latency, one window (10 s).
+        let chained = try runGeomon(["bench", "activity", TestSupport.fixture("accel/accel.csv").path, "--changes"])
+        let segments = try #require(try Self.lines(chained.stdout).last?["segments"] as? [[String: Any]])
+        #expect(segments.count == 4)
+        for segment in segments {
+            #expect(try #require(segment["latency_s"] as? Double) <= 10, "\(chained.stdout)")
+        }
+        let bad = try runGeomon(["bench", "activity", "/nonexistent.csv"])
+        #expect(bad.exitCode == 66)
+    }
+
+    @Test func replayPlansWithTheActivityDeclaredDerivedOrRecorded() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let profile = TestSupport.fixture("replay/swiss-drive.profile.yaml").path
+        let track = TestSupport.fixture("replay/swiss-drive.jsonl").path
+        func report(_ extra: [String]) throws -> [String: Any] {
+            let result = try runGeomon(["replay", "--profile", profile, track, "--no-hooks", "--format", "json", "--compare-always-on",
+                                        "--report", "-"] + extra)
+            #expect(result.exitCode == 0, "\(result.stderr)")
+            let start = try #require(result.stdout.range(of: "{\n"))
+            return try #require(try JSONSerialization.jsonObject(with: Data(result.stdout[start.lowerBound...].utf8)) as? [String: Any])
+        }
+        // A car declared as a walker: the motorway breaks foot's 4 m/s at once; the break is
+        // reported with its figures and the bound widens; nothing always-on saw is missed.
+        let walker = try report(["--activity", "foot"])
+        #expect(walker["activity"] as? String == "foot")
+        let violations = try #require(walker["violations"] as? [[String: Any]])
+        #expect(violations.count >= 1)
+        let first = try #require(violations.first)
+        #expect(try #require(first["planned_max_speed_mps"] as? Double) == 4)
+        #expect(try #require(first["widened_max_speed_mps"] as? Double) > 4)
+        #expect(try #require((walker["match"] as? [String: Any])?["recall"] as? Double) >= 0.99)
+        // Derived from the speeds: the drive is a vehicle.
+        let derived = try report(["--activity", "derive"])
+        #expect((derived["activity"] as? String)?.hasPrefix("derived (") == true)
+        #expect((derived["activity"] as? String)?.contains("vehicle") == true, "\(derived["activity"] ?? "")")
+        // Recorded: what a motion source said, with its times.
+        let first0 = try #require(try String(contentsOfFile: track, encoding: .utf8).split(separator: "\n").first)
+        let start = try #require((try JSONSerialization.jsonObject(with: Data(first0.utf8)) as? [String: Any])?["time"] as? String)
+        let file = try dir.write("activity.jsonl", "{\"time\": \"\(start)\", \"activity\": \"vehicle\"}\n")
+        let recorded = try report(["--activity", file])
+        #expect(recorded["activity"] as? String == "recorded (vehicle 1)")
+        #expect((recorded["violations"] as? [Any])?.isEmpty == true)
+        // A recording without times, or something that is neither: clear errors.
+        let untimed = try dir.write("untimed.jsonl", "{\"activity\": \"vehicle\"}\n")
+        let noTime = try runGeomon(["replay", "--profile", profile, track, "--no-hooks", "--activity", untimed])
+        #expect(noTime.exitCode == 65 && noTime.stderr.contains("\"time\""), "\(noTime.stderr)")
+        let neither = try runGeomon(["replay", "--profile", profile, track, "--no-hooks", "--activity", "horse"])
+        #expect(neither.exitCode == 66 && neither.stderr.contains("no activity"), "\(neither.stderr)")
+    }
+}

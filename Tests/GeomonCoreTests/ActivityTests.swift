@@ -1,0 +1,230 @@
+import GeomonCore
+import Testing
+
+/// Activities name the planning's bounds; a fix that breaks them is reported once, counted, and
+/// widens them for the rest of the trip; a sensed activity wins over the declared one and is
+/// covered for its latency. Figures are computed by hand in the comments.
+@Suite struct ActivityTests {
+    static func profile(_ activity: Activity, _ edit: (inout Profile) -> Void = { _ in }) -> Profile {
+        var p = Profile(name: "t", mode: .regions)
+        p.sources.gnss = GNSSSourceSettings()
+        p.policy.activity = activity
+        p.policy.wakeMarginMeters = 20
+        p.policy.minSleep = .seconds(10)
+        p.policy.maxSleep = .seconds(600)
+        p.policy.receiver.ttffHot = .seconds(2)
+        p.policy.maxLatency = .zero
+        edit(&p)
+        return p
+    }
+
+    static func started(_ profile: Profile) -> PowerPolicy {
+        var p = PowerPolicy(configuration: PowerConfiguration(profile: profile))
+        _ = p.start(now: PowerPolicyTests.t0)
+        return p
+    }
+
+    // MARK: bounds
+
+    @Test(arguments: [
+        (Activity.foot, 4.0, 1.0), (.bicycle, 20, 1), (.vehicle, 45, 1), (.boat, 13, 0.5), (.air, 350, 10), (.any, 30, 1),
+    ])
+    func eachActivityNamesItsBounds(_ activity: Activity, _ speed: Double, _ acceleration: Double) {
+        let c = PowerConfiguration(profile: Self.profile(activity))
+        #expect(c.maxSpeedMetersPerSecond == speed)
+        #expect(c.maxAccelerationMetersPerSecondSquared == acceleration)
+        #expect(c.declaredActivity == activity)
+    }
+
+    @Test func maxSpeedAndMaxAccelerationOverrideTheActivity() {
+        let p = Self.profile(.vehicle) {
+            $0.policy.maxSpeedMetersPerSecond = 36.1
+            $0.policy.maxSpeedSet = true
+        }
+        #expect(p.policy.plannedBounds == MotionBounds(maxSpeedMetersPerSecond: 36.1, maxAccelerationMetersPerSecondSquared: 1))
+        #expect(p.policy.plannedBoundsText == "planned for vehicle (policy.activity; max_speed set): max_speed 36.1 m/s, max_acceleration 1 m/s²")
+        // The override is the declared activity's; a sensed one keeps its own figures.
+        let c = PowerConfiguration(profile: p)
+        #expect(c.bounds(for: .vehicle).maxSpeedMetersPerSecond == 36.1)
+        #expect(c.bounds(for: .foot).maxSpeedMetersPerSecond == 4)
+        #expect(c.bounds(for: .any).maxSpeedMetersPerSecond == 36.1)
+    }
+
+    @Test func aWalkerSleepsLongerThanAVehicleAtTheSameDistance() {
+        // 600 m from a boundary at 1.4 m/s, accuracy 5 m, margin 20 m: a budget of 575 m.
+        // Vehicle (45 m/s, 1 m/s²) from 2.4 m/s: 45 m/s is reached after 42.6 s and 1009 m, so
+        // t = −2.4 + √(5.76 + 1150) = 31.5965 s; foot (4 m/s) from 2.4 m/s: 4 m/s after 1.6 s and
+        // 5.12 m, then 569.88 m at 4 m/s: t = 144.07 s. Wakes ttff_hot (2 s) earlier.
+        let f = PowerPolicyTests.fix(0, speed: 1.4)
+        let context = FixContext(nearestBoundaryMeters: 600, searchRadiusMeters: 30_000)
+        var walker = Self.started(Self.profile(.foot))
+        var driver = Self.started(Self.profile(.vehicle))
+        let walk = PowerPolicyTests.wake(walker.fixReceived(f, context: context, now: f.time))
+        let drive = PowerPolicyTests.wake(driver.fixReceived(f, context: context, now: f.time))
+        #expect(walk == PowerPolicyTests.at(142_070))
+        #expect(drive == PowerPolicyTests.at(29_596))
+    }
+
+    // MARK: widening
+
+    @Test(arguments: [
+        // observed → 1.5 × observed, up to the next activity on the ground; faster than a
+        // vehicle's 45 m/s: air's bounds at once.
+        (5.0, 20.0),      // a walker's 4 m/s broken at 5 m/s (7.5): a bicycle's bound
+        (14, 45),         // 21 m/s: a vehicle's
+        (30.66, 45.99),   // a car on the motorway, planned at the default 30 m/s
+        (49, 350),        // a glider: flying
+        (2528, 350),      // nothing outruns air: a shared position error
+    ])
+    func aViolationWidensTheSpeedToHalfAgainWhatWasSeenAtLeast(_ observed: Double, _ speed: Double) {
+        let widened = Activity.foot.bounds!.widened(observedMetersPerSecond: observed)
+        #expect(abs(widened.maxSpeedMetersPerSecond - speed) < 1e-9)
+        // On the ground the acceleration bound stays; flying takes air's turns too.
+        #expect(widened.maxAccelerationMetersPerSecondSquared == (observed > 45 ? 10 : 1))
+        // Never narrower than before.
+        #expect(Activity.air.bounds!.widened(observedMetersPerSecond: observed) == Activity.air.bounds)
+    }
+
+    @Test func twoFastFixesThatMoveFastBreakTheSpeedBoundOnce() {
+        // Foot (4 m/s): fixes 1 s apart at 9 m/s, 9 m apart (less 2 × 2 m accuracy: 5 m > 4 m),
+        // the receiver kept on by an undecided side (no sleep: no reach check).
+        var p = Self.started(Self.profile(.foot))
+        let context = FixContext(nearestBoundaryMeters: 5, searchRadiusMeters: 30_000, allCertain: false)
+        var violations: [AssumptionViolation] = []
+        var taken = 0
+        for k in 0..<4 {
+            let f = PowerPolicyTests.fix(Int64(k) * 1000, east: Double(k) * 9, acc: 2, speed: 9)
+            guard case let .pass(passed) = p.screen(f) else { continue }
+            for x in passed { _ = p.fixReceived(x, context: context, now: x.time) }
+            taken += passed.count
+            violations += p.takeViolations()
+        }
+        // Not held for ever: every fix reaches the engine.
+        #expect(taken == 4)
+        // The screen holds the second fix (5 m/s > 4 m/s) until the third confirms it; the
+        // speed check fires on that pair and widens foot: 1.5 × 9 = 13.5 m/s, a bicycle's
+        // 20 m/s. The fourth fix is within the widened bound.
+        #expect(violations.count == 1)
+        #expect(violations.first?.kind == .speed)
+        #expect(violations.first?.planned.maxSpeedMetersPerSecond == 4)
+        #expect(p.bounds.maxSpeedMetersPerSecond == 20)
+        #expect(p.assumptions.violations == 1)
+        #expect(p.takeAssumptions() == AssumptionState(widened: MotionBounds(maxSpeedMetersPerSecond: 20, maxAccelerationMetersPerSecondSquared: 1), violations: 1))
+        #expect(p.takeAssumptions() == nil)
+    }
+
+    @Test func aReportedSpeedThatThePositionsDoNotBearOutIsNoViolation() {
+        // Speeds of 30 m/s reported by fixes that stand still: a glitch of the report.
+        var p = Self.started(Self.profile(.foot))
+        let context = FixContext(nearestBoundaryMeters: 5_000, searchRadiusMeters: 30_000)
+        for k in 0..<5 {
+            let f = PowerPolicyTests.fix(Int64(k) * 1000, acc: 2, speed: 30)
+            _ = p.screen(f)
+            _ = p.fixReceived(f, context: context, now: f.time)
+        }
+        #expect(p.takeViolations().isEmpty)
+        #expect(p.bounds.maxSpeedMetersPerSecond == 4)
+    }
+
+    @Test func aJumpAcrossASleepBeyondTheBoundIsAReachViolationAndTheTripEndResetsIt() {
+        // Foot, 2 km from a boundary at rest: the policy sleeps. The next fixes, 100 s later, are
+        // 1500 m away (15 m/s less accuracies): held, then confirmed by a second one.
+        var p = Self.started(Self.profile(.foot))
+        let far = FixContext(nearestBoundaryMeters: 2_000, searchRadiusMeters: 30_000)
+        let f0 = PowerPolicyTests.fix(0, acc: 5, speed: 0)
+        _ = p.screen(f0)
+        #expect(PowerPolicyTests.wake(p.fixReceived(f0, context: far, now: f0.time)) != nil)
+        let f1 = PowerPolicyTests.fix(100_000, east: 1_500, acc: 5, speed: 0)
+        let f2 = PowerPolicyTests.fix(101_000, east: 1_500, acc: 5, speed: 0)
+        _ = p.deadlineReached(now: f1.time)
+        #expect(p.screen(f1) == .held)
+        #expect(p.screen(f2) == .pass([f1, f2]))
+        let v = p.takeViolations()
+        // (1500 − 10) m in 100 s = 14.9 m/s; 1.5 × 14.9 = 22.35 m/s: a vehicle's 45 m/s.
+        #expect(v.count == 1)
+        #expect(v.first?.kind == .reach)
+        #expect(v.first.map { abs($0.observedMetersPerSecond - 14.9) < 0.01 } == true)
+        #expect(v.first?.distanceMeters.map { abs($0 - 1490) < 0.5 } == true)
+        #expect(p.bounds.maxSpeedMetersPerSecond == 45)
+        // Standing within stationary.radius (50 m) for stationary.timeout (300 s) ends the trip.
+        for s in stride(from: 101, through: 402, by: 10) {
+            let f = PowerPolicyTests.fix(Int64(s) * 1000, east: 1_500, acc: 5, speed: 0)
+            _ = p.screen(f)
+            _ = p.fixReceived(f, context: far, now: f.time)
+        }
+        #expect(p.bounds.maxSpeedMetersPerSecond == 4)
+        #expect(p.assumptions == AssumptionState(widened: nil, violations: 1))
+    }
+
+    @Test func widenedBoundsAreRestoredFromTheStoredState() {
+        let stored = AssumptionState(widened: MotionBounds(maxSpeedMetersPerSecond: 45, maxAccelerationMetersPerSecondSquared: 1), violations: 3)
+        let p = PowerPolicy(configuration: PowerConfiguration(profile: Self.profile(.foot)), assumptions: stored)
+        #expect(p.bounds.maxSpeedMetersPerSecond == 45)
+        #expect(p.assumptions.violations == 3)
+    }
+
+    // MARK: the time to first fix, measured
+
+    @Test func aReceiverConsistentlyFasterThanPlannedReplacesTtffHotAfterTenWakes() {
+        // 5 km from every boundary at rest: each fix sleeps, each wake is hot (off for less
+        // than hot_window), and the receiver's first fix comes 1 s after the switch-on where
+        // 2 s are planned.
+        var p = Self.started(Self.profile(.vehicle))
+        let far = FixContext(nearestBoundaryMeters: 5_000, searchRadiusMeters: 30_000)
+        var now = PowerPolicyTests.t0
+        var changes: [PowerPolicy.TTFFChange] = []
+        var wakes: [UTCTime] = []
+        for k in 0..<12 {
+            let f = Fix(time: now + (k == 0 ? .zero : .seconds(1)), coordinate: PowerPolicyTests.point(0), horizontalAccuracyMeters: 5, speedMetersPerSecond: 0)
+            let wake = PowerPolicyTests.wake(p.fixReceived(f, context: far, now: f.time))
+            changes += p.takeTTFFChange().map { [$0] } ?? []
+            guard let wake else { Issue.record("no sleep after fix \(k)"); return }
+            wakes.append(wake)
+            _ = p.deadlineReached(now: wake)
+            now = wake
+        }
+        // The start's first fix is not a hot wake's; the ten that follow are: the tenth decides.
+        #expect(p.ttffSampleCount == 11)
+        #expect(changes == [PowerPolicy.TTFFChange(from: .seconds(2), to: .seconds(1), measured: .seconds(1), samples: 10)])
+        #expect(p.configuration.ttffHot == .seconds(1))
+        // Planned with the measured hot start: a wake 1 s, not 2 s, before the horizon.
+        // 4975 m at rest: from 1 m/s up to 45 m/s in 44 s (1012 m), then 3963 m at 45 m/s:
+        // 132.07 s.
+        let last = wakes[wakes.count - 1], before = wakes[wakes.count - 2]
+        #expect((last - before - .seconds(1)).wholeMilliseconds == 131_066)
+        #expect(p.measuredTTFF == .seconds(1))
+    }
+
+    // MARK: sensed activity and its latency
+
+    @Test func theSwitchReserveCoversWhatTheSourceHasNotNoticedYet() {
+        // Sensed foot, latency 10 s, ttff_hot 2 s: T = 12 s. From 4 + 1 m/s, speeding up at a
+        // vehicle's 1 m/s²: 5·12 + 12²/2 = 132 m (under 45·12), of which foot allows 4·12 = 48 m:
+        // 84 m more.
+        let c = PowerConfiguration(profile: Self.profile(.any))
+        #expect(abs(c.switchReserveMeters(sensed: Activity.foot.bounds!) - 84) < 1e-9)
+        // A vehicle sensed needs none: nothing faster is planned for.
+        #expect(c.switchReserveMeters(sensed: Activity.vehicle.bounds!) == 0)
+    }
+
+    @Test func aSensedActivityWinsAndAFasterOneWakesTheReceiver() {
+        // Declared vehicle; the source senses foot: foot's bounds, the wake margin plus 84 m.
+        var p = Self.started(Self.profile(.vehicle))
+        #expect(p.activitySensed(.foot, now: PowerPolicyTests.t0) == [])
+        #expect(p.bounds == Activity.foot.bounds)
+        #expect(p.configuration.wakeMarginMeters == 104)
+        // At rest 2 km away it sleeps on foot's bounds: budget 2000 − 5 − 104 = 1891 m; 4 m/s
+        // from 1 m/s after 3 s and 7.5 m, then 1883.5 m at 4 m/s: 473.875 s, wake 2 s before.
+        let f = PowerPolicyTests.fix(0, speed: 0)
+        let wake = PowerPolicyTests.wake(p.fixReceived(f, context: FixContext(nearestBoundaryMeters: 2_000, searchRadiusMeters: 30_000), now: f.time))
+        #expect(wake == PowerPolicyTests.at(471_875))
+        // A vehicle sensed at 60 s: the sleep's bounds no longer hold; the receiver is woken.
+        let actions = p.activitySensed(.vehicle, now: PowerPolicyTests.at(60_000))
+        #expect(actions == [.gnssOn(PowerReason(.activity, ttff: .seconds(2)))])
+        #expect(p.bounds.maxSpeedMetersPerSecond == 45)
+        #expect(p.configuration.wakeMarginMeters == 20)
+        // Nothing sensed any more: the declared activity's bounds.
+        #expect(p.activitySensed(nil, now: PowerPolicyTests.at(61_000)) == [])
+        #expect(p.sensedActivity == nil)
+    }
+}
