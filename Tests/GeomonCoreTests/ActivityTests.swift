@@ -65,6 +65,16 @@ import Testing
         #expect(drive == PowerPolicyTests.at(29_596))
     }
 
+    @Test func aFixFasterThanItsBoundIsPlannedAtItsOwnSpeed() {
+        // Foot (4 m/s), a fix reporting 6 m/s 600 m from a boundary (575 m to cover): the bound
+        // cannot hold for this fix, so the sleep is planned at 6 + 1 m/s: 575 / 7 = 82.142 s,
+        // wake 2 s before; at foot's 4 m/s it would have been 143.75 s.
+        var p = Self.started(Self.profile(.foot))
+        let f = PowerPolicyTests.fix(0, speed: 6)
+        let wake = PowerPolicyTests.wake(p.fixReceived(f, context: FixContext(nearestBoundaryMeters: 600, searchRadiusMeters: 30_000), now: f.time))
+        #expect(wake == PowerPolicyTests.at(80_142))
+    }
+
     // MARK: widening
 
     @Test(arguments: [

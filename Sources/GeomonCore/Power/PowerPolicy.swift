@@ -836,7 +836,8 @@ public struct PowerPolicy: Sendable {
     /// allow by then: at most `max_speed`, and with a reported speed `v` at most
     /// `v + speed_error + A·t` at time `t`.
     private func remainingPathSeconds(_ meters: Double, after start: Double, speed: Double?) -> Double {
-        let vmax = configuration.maxSpeedMetersPerSecond
+        // As `ReachabilityBound.horizon`: never below what the fix reports.
+        let vmax = max(configuration.maxSpeedMetersPerSecond, speed.map { $0 + configuration.speedErrorMetersPerSecond } ?? 0)
         guard vmax > 0 else { return .infinity }
         let atMaxSpeed = meters / vmax
         guard let v = speed, v.isFinite, v >= 0 else { return atMaxSpeed }

@@ -6,8 +6,9 @@ import Glibc
 ///
 /// Three bounds, each safe on its own under its stated assumptions; the longest one wins:
 ///
-/// - **max-speed**: the device never moves faster than `maxSpeed`. Reachable distance in `t`
-///   is `maxSpeed·t`, so the horizon is `(d − accuracy − margin) / maxSpeed`.
+/// - **max-speed**: the device never moves faster than `maxSpeed` (or, when a fix reports more,
+///   than its speed plus the speed error). Reachable distance in `t` is `maxSpeed·t`, so the
+///   horizon is `(d − accuracy − margin) / maxSpeed`.
 /// - **kinematic** (direction-free): the velocity at the fix is within `speedError` of the reported
 ///   speed `v`, and afterwards changes by at most `maxAcceleration` per second, never above
 ///   `maxSpeed`. Then the distance reachable in `t` is at most `(v + speedError)·t + A·t²/2`
@@ -66,11 +67,15 @@ public struct ReachabilityBound: Hashable, Sendable {
     ) -> Horizon {
         let budget = distanceMeters - reserveMeters
         guard budget > 0, maxSpeedMetersPerSecond > 0 else { return Horizon(seconds: 0, bound: .maxSpeed) }
-        var best = Horizon(seconds: min(limitSeconds, budget / maxSpeedMetersPerSecond), bound: .maxSpeed)
+        // A bound below what the fix reports cannot hold for it: the device may go on at its
+        // reported speed plus the error (the watch widens the bound for the fixes after).
+        let reported = speedMetersPerSecond.map { $0.isFinite && $0 >= 0 ? $0 + speedErrorMetersPerSecond : 0 } ?? 0
+        let vmax = max(maxSpeedMetersPerSecond, reported)
+        var best = Horizon(seconds: min(limitSeconds, budget / vmax), bound: .maxSpeed)
         guard let v = speedMetersPerSecond, v.isFinite, v >= 0 else { return best }
 
         let kinematic = Self.kinematicSeconds(budget, speed: v + speedErrorMetersPerSecond,
-                                              acceleration: maxAccelerationMetersPerSecondSquared, maxSpeed: maxSpeedMetersPerSecond)
+                                              acceleration: maxAccelerationMetersPerSecondSquared, maxSpeed: vmax)
         if kinematic > best.seconds { best = Horizon(seconds: min(limitSeconds, kinematic), bound: .kinematic) }
 
         if let course = courseDegrees, course.isFinite, v >= minSpeedForCourseMetersPerSecond,
