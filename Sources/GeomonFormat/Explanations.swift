@@ -92,6 +92,25 @@ extension PowerReason {
 
 }
 
+extension MotionBounds {
+    /// For `validate`, `fences`, `status` and logs: `max_speed 4 m/s, max_acceleration 1 m/s²`.
+    public var text: String {
+        "max_speed \(NumberText.short(maxSpeedMetersPerSecond, 1)) m/s, max_acceleration \(NumberText.short(maxAccelerationMetersPerSecondSquared, 1)) m/s²"
+    }
+}
+
+extension PolicySettings {
+    /// `planned for foot (policy.activity): max_speed 4 m/s, max_acceleration 1 m/s²`, with the
+    /// keys that override the activity's figures named: what `validate` and `fences` print.
+    public var plannedBoundsText: String {
+        var overrides: [String] = []
+        if activity != .any, maxSpeedSet { overrides.append("max_speed") }
+        if activity != .any, maxAccelerationSet { overrides.append("max_acceleration") }
+        let source = activity == .any ? "policy.max_speed and max_acceleration" : "policy.activity"
+        return "planned for \(activity.rawValue) (\(source)" + (overrides.isEmpty ? "" : "; \(overrides.joined(separator: " and ")) set") + "): \(plannedBounds.text)"
+    }
+}
+
 extension PowerAction {
     /// `gnss-on REASON`, `gnss-off REASON`, `wake-at TIME REASON`, `coarse-on REASON`, `coarse-off REASON`.
     public var text: String {

@@ -1,4 +1,5 @@
 import GeomonCore
+import GeomonFormat
 import Testing
 
 /// Activities name the planning's bounds; a fix that breaks them is reported once, counted, and

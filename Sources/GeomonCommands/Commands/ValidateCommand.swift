@@ -1,5 +1,6 @@
 import GeomonConfig
 import GeomonCore
+import GeomonFormat
 
 /// `geomon validate`: checks profiles and prints compiler-style diagnostics.
 struct ValidateCommand: GeomonCommand {

@@ -64,16 +64,6 @@ public struct MotionBounds: Hashable, Sendable {
 
     /// The speeds of the activities on the ground, slowest first.
     static let groundRungs = [Activity.foot, .bicycle, .vehicle].map { $0.bounds!.maxSpeedMetersPerSecond }
-
-    /// Text for `validate`, `fences` and logs: "max_speed 4 m/s, max_acceleration 1 m/s²".
-    public var text: String {
-        "max_speed \(Self.figure(maxSpeedMetersPerSecond)) m/s, max_acceleration \(Self.figure(maxAccelerationMetersPerSecondSquared)) m/s²"
-    }
-
-    private static func figure(_ value: Double) -> String {
-        let tenths = (value * 10).rounded() / 10
-        return tenths == tenths.rounded() && abs(tenths) < 1e15 ? String(Int64(tenths)) : String(tenths)
-    }
 }
 
 /// A bound the last plan relied on that a GNSS fix broke (docs/power.md, "Assumptions watched").

@@ -388,16 +388,6 @@ public struct PolicySettings: Sendable {
     /// `max_speed` and `max_acceleration` where the profile sets them; `any`: those two.
     public var plannedBounds: MotionBounds { bounds(for: activity) }
 
-    /// "planned for foot (policy.activity): max_speed 4 m/s, max_acceleration 1 m/s²", with the
-    /// keys that override the activity's figures named: what `validate` and `fences` print.
-    public var plannedBoundsText: String {
-        var overrides: [String] = []
-        if activity != .any, maxSpeedSet { overrides.append("max_speed") }
-        if activity != .any, maxAccelerationSet { overrides.append("max_acceleration") }
-        let source = activity == .any ? "policy.max_speed and max_acceleration" : "policy.activity"
-        return "planned for \(activity.rawValue) (\(source)" + (overrides.isEmpty ? "" : "; \(overrides.joined(separator: " and ")) set") + "): \(plannedBounds.text)"
-    }
-
     /// The bounds for `activity` (sensed or declared): the profile's `max_speed` and
     /// `max_acceleration` override the declared activity's figures and make up `any`'s.
     public func bounds(for activity: Activity) -> MotionBounds {
