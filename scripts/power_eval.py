@@ -243,6 +243,7 @@ def profiles_eval(geomon, root, work):
         print(f"| {name} | {travelled / 1000:.1f} | {len(locs)} | {1 + int(travelled // distance)} | {f(gaps)} | {f(times)} | {slocs} | {rep['gnss_on_s']:.0f} |")
 
 RETRY = None
+MOVEMENT = False
 EXTRA = []
 MAX_LATENCY = 30.0
 COARSE = None
@@ -411,10 +412,12 @@ def profile(name, centres, acceleration, activity=None):
     if COARSE:
         # Replay derives the coarse fixes from the track (docs/power.md, "Receiver model").
         sources["coarse"] = {"exec": ["/bin/true"], "interval": "60s", "accuracy": COARSE}
+    extra = {"movement": {"motion": True, "trips": True, "visits": True}} if MOVEMENT else {}
     return {
         "version": 1, "name": name, "mode": MODE,
         "sources": sources,
         "policy": policy,
+        **extra,
         "fences": [{"id": f"f{i + 1}", "circle": {"lat": lat, "lon": lon, "radius": 250}, "events": ["enter", "exit"]}
                    for i, (lat, lon) in enumerate(centres)],
     }
@@ -453,6 +456,9 @@ def main():
                          "tables) or all 31 (with buses, a train, mixed days, ships, a standing receiver and aircraft)")
     ap.add_argument("--motion", action="store_true",
                     help="compare each track without and with a motion sensor derived from it (geomon replay --motion)")
+    ap.add_argument("--movement", action="store_true",
+                    help="every profile with movement: {motion, trips, visits} (docs/engine.md, \"Movement\"): "
+                         "their on-time against the same run without")
     ap.add_argument("--approach", action="store_true",
                     help="compare each track without and with approach bands, and the approach ETAs against the enters")
     ap.add_argument("--profiles", action="store_true",
@@ -463,7 +469,8 @@ def main():
         TRACKS = TRACKS[:ORIGINAL]
     if args.track:
         TRACKS = [n for n in TRACKS if n in args.track]
-    global RETRY, EXTRA, MODE, MAX_LATENCY, COARSE, POWER, RESTART
+    global RETRY, EXTRA, MODE, MAX_LATENCY, COARSE, POWER, RESTART, MOVEMENT
+    MOVEMENT = args.movement
     POWER = args.power
     RESTART = args.restart
     if args.interpolate_gaps:
@@ -532,6 +539,9 @@ def evaluate(args, root, work):
             bridged = float(BRIDGE.get(name, args.interpolate_gaps or 60))
             rep["outage"] = outage_usage(pts, on, bridged)
             rep["why_missed"] = why_missed(rep["match"].get("missed_at", []), pts, on, bridged)
+            if MOVEMENT:
+                policy_events = [json.loads(l) for l in r0.stdout.splitlines() if l.startswith("{")]
+                rep["movement"] = movement_match(base_events, policy_events)
             rows.append((name, len(centres), speed, rep))
         print(f"\n### Fences every ~{spacing // 1000} km\n")
         print(f"| track | kind | avg m/s | A m/s² | track s | fences | crossings | always-on s | policy on s | % of always-on | oracle s | wakeups | events (base/policy) | recall | extra | p50 s | p95 s | max s | within budget | outage s | on in outages s | energy mWh (policy/always-on) | powered % ({POWER}) | activity | violations | missed after the first | missed: on / after an outage / asleep |")
@@ -576,6 +586,41 @@ def evaluate(args, root, work):
             share = 100 * k["on"] / k["base"] if k["base"] else 0
             rec = (k["be"] - k["missed"]) / k["be"] if k["be"] else 1
             print(f"| {kind} | {activity} | {k['tracks']} | {k['base']:.0f} | {k['on']:.0f} | {share:.1f} | {k['be']} | {rec:.3f} | {k['extra']} | {k['violations']} | {k['after']} | {' / '.join(map(str, k['why']))} |")
+        if MOVEMENT:
+            print_movement(rows, spacing)
+
+MOVEMENT_KINDS = ["moving", "still", "trip_start", "trip_end", "arrival", "departure"]
+
+def movement_match(base, policy, tolerance=120):
+    """Per movement event kind: always-on's count, the policy's, and how many of always-on's
+    have one of the policy's of the same kind within `tolerance` seconds (each used once)."""
+    result = {}
+    for kind in MOVEMENT_KINDS:
+        b = sorted(parse_time(e["time"]) for e in base if e["type"] == kind)
+        p = sorted(parse_time(e["time"]) for e in policy if e["type"] == kind)
+        used, matched = set(), 0
+        for t in b:
+            best = min((j for j in range(len(p)) if j not in used and abs(p[j] - t) <= tolerance),
+                       key=lambda j: abs(p[j] - t), default=None)
+            if best is not None:
+                used.add(best)
+                matched += 1
+        result[kind] = (len(b), len(p), matched)
+    return result
+
+def print_movement(rows, spacing):
+    """The movement events the policy's fixes give against always-on's, per kind of movement."""
+    print(f"\n#### Movement events under the policy against always-on (fences every ~{spacing // 1000} km; within 120 s)\n")
+    print("| kind | " + " | ".join(f"{k} (always-on / policy / matched)" for k in MOVEMENT_KINDS) + " |")
+    print("|---|" + "---:|" * len(MOVEMENT_KINDS))
+    table = {}
+    for name, _, _, r in rows:
+        k = table.setdefault(KINDS[name], {kind: [0, 0, 0] for kind in MOVEMENT_KINDS})
+        for kind, (b, p, m) in r["movement"].items():
+            k[kind][0] += b; k[kind][1] += p; k[kind][2] += m
+    total = {kind: [sum(t[kind][i] for t in table.values()) for i in range(3)] for kind in MOVEMENT_KINDS}
+    for kind, k in list(table.items()) + [("**all**", total)]:
+        print(f"| {kind} | " + " | ".join(f"{b} / {p} / {m}" for b, p, m in (k[x] for x in MOVEMENT_KINDS)) + " |")
 
 def bridge(name, pts):
     """Three median intervals for a sparse logger (median 30 s or more), else nothing."""

@@ -2,11 +2,11 @@
 /// property, a zone file): 1 to 128 characters, no control characters, and no space at either
 /// end. Spaces inside are kept (`Praha 17`, a district's name used as its id); events, hooks'
 /// environment and JSON carry the id exactly as written.
-enum FenceIDRule {
-    static let maxCharacters = 128
+public enum FenceIDRule {
+    public static let maxCharacters = 128
 
     /// Why `text` cannot be an id (a phrase after "fence 'id' …"), or nil when it can.
-    static func problem(_ text: String) -> String? {
+    public static func problem(_ text: String) -> String? {
         if text.isEmpty { return "must not be empty" }
         // The usual id: printable ASCII without a space at either end, decided on its bytes
         // (a fence file of 10^5 features checks 10^5 ids).

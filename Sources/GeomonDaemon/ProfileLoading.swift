@@ -69,15 +69,25 @@ extension Profile {
     /// never replaces the profile's). Fences pushed before (`Fence.pushed`) are replaced by
     /// `pushed`. Fences streamed from files keep their geometry in the index only; the index is
     /// built again for the merged set.
-    public func withPushed(_ pushed: [PushedFence], refused: (PushedFence) -> Void = { _ in }) -> Profile {
+    public func withPushed(_ pushed: [PushedFence], placed: [PlacedFence] = [], refused: (PushedFence) -> Void = { _ in },
+                           refusedPlaced: (PlacedFence) -> Void = { _ in }) -> Profile {
         let own = fences.indices.filter { fences[$0].pushed == nil }
-        guard !pushed.isEmpty || own.count != fences.count else { return self }
-        let ownIDs = Set(own.map { fences[$0].id })
+        guard !pushed.isEmpty || !placed.isEmpty || own.count != fences.count else { return self }
+        var ids = Set(own.map { fences[$0].id })
         var merged = own.map { fences[$0] }
         var shapes = own.map { shape(of: $0) }
         for fence in pushed {
-            guard !ownIDs.contains(fence.fenceID) else {
+            guard !ids.contains(fence.fenceID) else {
                 refused(fence)
+                continue
+            }
+            merged.append(fence.fence)
+            shapes.append(.circle(center: fence.center, radiusMeters: fence.radiusMeters))
+        }
+        ids.formUnion(pushed.map(\.fenceID))
+        for fence in placed {
+            guard !ids.contains(fence.fenceID) else {
+                refusedPlaced(fence)
                 continue
             }
             merged.append(fence.fence)
@@ -94,15 +104,20 @@ extension Profile {
 /// monitored (one warning). A pushed fence with a profile fence's id is left out with a warning.
 /// `geomon run` at start and at every reload, and after every command that changed them.
 public func withPushedFences(_ profile: Profile, store: EventStore, log: Log) throws -> Profile {
-    let pushed = try store.pushedFenceList.all()
-    guard profile.publish.mqtt?.commands == true else {
+    var pushed = try store.pushedFenceList.all()
+    let placed = try store.placedFenceList.all()
+    if !placed.isEmpty { log.info("fences placed at run time", ["placed": placed.map(\.fenceID).joined(separator: ",")]) }
+    if profile.publish.mqtt?.commands != true {
         if !pushed.isEmpty {
             log.warning("fences pushed over MQTT are stored but not monitored: publish.mqtt.commands is off", ["pushed": "\(pushed.count)"])
         }
-        return profile.withPushed([])
+        pushed = []
+    } else if !pushed.isEmpty {
+        log.info("fences pushed over MQTT", ["pushed": "\(pushed.count)"])
     }
-    if !pushed.isEmpty { log.info("fences pushed over MQTT", ["pushed": "\(pushed.count)"]) }
-    return profile.withPushed(pushed) { fence in
+    return profile.withPushed(pushed, placed: placed, refused: { fence in
         log.warning("a pushed fence has the id of a profile fence and is not monitored", ["fence.id": fence.fenceID, "pushed": fence.origin])
-    }
+    }, refusedPlaced: { fence in
+        log.warning("a placed fence has the id of another fence and is not monitored", ["fence.id": fence.fenceID, "placed": fence.origin])
+    })
 }

@@ -7,7 +7,10 @@ public import GeomonCore
 ///
 /// `fence` and `fence_name` are null for `location` events. An `approach` event adds
 /// `"approach":{"band_m","distance_m","distance_min_m","direction","closing_speed_mps","eta_s","eta_min_s"}`
-/// (`eta_s`/`eta_min_s` only when known). Coordinates have 7 decimals (1 cm),
+/// (`eta_s`/`eta_min_s` only when known). An exit adds `inside_s`; the movement events their
+/// figures (`EventFigures.members`: `source`, `since`, `duration_s`, `distance_m`, `moving_s`,
+/// `max_speed_mps`, `mean_speed_mps`, `start_lat`/`start_lon`, `center_lat`/`center_lon`,
+/// `radius_m`). An event a fence's cooldown held back adds `"suppressed":true`. Coordinates have 7 decimals (1 cm),
 /// the accuracy one (10 cm). Hook stdin adds `profile`, `attempt`, `test` (and, for one release,
 /// the old names `event` = `type` and `event_id` = `id`).
 public enum EventEncoding {
@@ -24,6 +27,8 @@ public enum EventEncoding {
         o.add("accuracy_m", event.accuracyMeters, decimals: 1)
         o.add("rule", event.rule.text)
         if let approach = event.approach { o.add("approach", EventRule.approachObject(approach)) }
+        event.figures?.add(to: &o)
+        if event.suppressed { o.add("suppressed", true) }
         return o
     }
 
@@ -39,6 +44,7 @@ public enum EventEncoding {
         return "\(event.time.rfc3339)  \(padded)  \(event.fenceID ?? "-")  "
             + "\(NumberText.short(event.coordinate.latitude, 6)),\(NumberText.short(event.coordinate.longitude, 6))"
             + "  ±\(NumberText.short(event.accuracyMeters, 1)) m  \(event.id)  \(event.rule.text)"
+            + (event.suppressed ? "  (suppressed: cooldown)" : "")
     }
 
     public static func line(_ event: GeoEvent, json asJSON: Bool) -> String {

@@ -37,6 +37,10 @@ extension EventRule {
             if let eta = a.eta { text += ", eta \(Self.tenths(eta.secondsValue)) s" }
             if let lower = a.etaLowerBound { text += " (>= \(Self.tenths(lower.secondsValue)) s at max_speed)" }
             return text
+        case let .cooledDown(since, cooldown):
+            return "enter: inside since \(since.rfc3339); delivered when the fence's cooldown (\(Self.tenths(cooldown.secondsValue)) s) ended"
+        case let .movement(kind, f):
+            return Self.movementText(kind, f)
         case let .location(l):
             guard let moved = l.movedMeters, let elapsed = l.elapsed else { return "location: first usable fix" }
             return "location: moved \(Self.tenths(moved)) m >= \(Self.tenths(l.thresholdMeters)) m from the last reported location"
@@ -70,10 +74,76 @@ extension EventRule {
         return o
     }
 
+    /// A movement rule in words, e.g. `trip_end: stopped within 100.0 m for stop_after; 12345.6 m
+    /// in 1834.0 s (moving 1700.0 s), max 25.0 m/s`.
+    static func movementText(_ kind: EventKind, _ f: EventFigures) -> String {
+        func s(_ v: Double?) -> String { v.map { tenths($0) } ?? "?" }
+        switch kind {
+        case .moving, .still:
+            return "\(kind.rawValue): " + (f.source == "motion" ? "the motion source's word" : "GNSS fixes held for movement.confirm")
+        case .tripStart:
+            return "trip_start: seen beyond the stop radius of the place it stood, dated at the first fix that showed movement"
+        case .tripEnd:
+            return "trip_end: stopped for stop_after; \(s(f.distanceMeters)) m in \(s(f.durationSeconds)) s"
+                + " (moving \(s(f.movingSeconds)) s), max \(s(f.maxSpeedMetersPerSecond)) m/s"
+        case .arrival:
+            return "arrival: within \(s(f.radiusMeters)) m for min_duration since \(f.since?.rfc3339 ?? "?")"
+        case .departure:
+            return "departure: beyond \(s(f.radiusMeters)) m of the visit's first fix after \(s(f.durationSeconds)) s"
+        case .overspeed:
+            return "overspeed: above the limit of \(s(f.limitMetersPerSecond)) m/s (plus tolerance) for the fence's speed_limit.for; max \(s(f.maxSpeedMetersPerSecond)) m/s so far"
+        case .overspeedEnd:
+            return "overspeed_end: no longer above \(s(f.limitMetersPerSecond)) m/s after \(s(f.durationSeconds)) s and \(s(f.distanceMeters)) m, max \(s(f.maxSpeedMetersPerSecond)) m/s"
+        case .enter, .exit, .dwell, .location, .approach:
+            return kind.rawValue
+        }
+    }
+
     /// One decimal, always shown (`-35.2`, `5.0`); `inf` and `-inf` for unbounded distances.
     static func tenths(_ value: Double) -> String {
         guard value.isFinite else { return value < 0 ? "-inf" : "inf" }
         return NumberText.fixed(value, 1)
+    }
+}
+
+extension EventFigures {
+    /// The figures as `(name, JSON value)` pairs, in one order: members of the event JSON,
+    /// the hook's `GEOMON_*` variables (upper-cased) and the OwnTracks `geomon` extension.
+    public var members: [(name: String, value: String)] {
+        var m: [(String, String)] = []
+        func add(_ name: String, _ value: Double?, _ decimals: Int) {
+            if let value, value.isFinite { m.append((name, JSON.number(value, decimals: decimals))) }
+        }
+        if let source { m.append(("source", JSON.string(source))) }
+        add("inside_s", insideSeconds, 1)
+        if let since { m.append(("since", JSON.string(since.rfc3339))) }
+        add("duration_s", durationSeconds, 1)
+        add("distance_m", distanceMeters, 1)
+        add("moving_s", movingSeconds, 1)
+        add("max_speed_mps", maxSpeedMetersPerSecond, 2)
+        add("mean_speed_mps", meanSpeedMetersPerSecond, 2)
+        add("start_lat", start?.latitude, 7)
+        add("start_lon", start?.longitude, 7)
+        add("center_lat", center?.latitude, 7)
+        add("center_lon", center?.longitude, 7)
+        add("radius_m", radiusMeters, 1)
+        add("limit_mps", limitMetersPerSecond, 2)
+        return m
+    }
+
+    /// Adds the members to `object`.
+    public func add(to object: inout JSONObject) {
+        for (name, value) in members { object.add(name, raw: value) }
+    }
+
+    /// The members as hook variables: `GEOMON_DISTANCE_M=12345.6`, strings without quotes.
+    public var variables: [String: String] {
+        var env: [String: String] = [:]
+        for (name, value) in members {
+            let plain = value.hasPrefix("\"") ? String(value.dropFirst().dropLast()) : value
+            env["GEOMON_" + name.uppercased()] = plain
+        }
+        return env
     }
 }
 

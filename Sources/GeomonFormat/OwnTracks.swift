@@ -20,6 +20,11 @@ public import GeomonCore
 ///   (OwnTracks has no dwell; its consumers ignore members they do not know).
 /// - an approach: a `location` whose `geomon` member is `{"event":"approach","rid","desc",…}` and
 ///   the event JSON's `approach` figures (`band_m`, `distance_m`, …, `eta_s`).
+/// - an exit's transition carries `geomon: {"inside_s": …}`, the time inside the fence.
+/// - a movement event (`moving`, `still`, `trip_start`, `trip_end`, `arrival`, `departure`,
+///   `overspeed`, `overspeed_end`): a `location` whose `geomon` member is `{"event":KIND,…}`
+///   with the event's figures (and `rid`, `desc` for a visit in a fence and for speeding).
+/// - events a fence's cooldown held back (`GeoEvent.suppressed`): nothing.
 /// - `waypoints` on `TOPIC/waypoints`, retained: one `waypoint` per circle fence.
 public struct OwnTracks: Sendable {
     public let settings: MQTTSettings
@@ -78,7 +83,8 @@ public struct OwnTracks: Sendable {
             fix.courseDegrees = motion?.courseDegrees
             return fix
         }
-        for event in commit.events {
+        // An event a cooldown held back is not published (its stay is not in `inside` either).
+        for event in commit.events where !event.suppressed {
             switch event.kind {
             case .enter, .exit:
                 transitioned = true
@@ -100,6 +106,16 @@ public struct OwnTracks: Sendable {
                 result.append(location(fix, trigger: "c", inside: inside, battery: battery, extension: extra))
             case .location:
                 significant = true
+            case .moving, .still, .tripStart, .tripEnd, .arrival, .departure, .overspeed, .overspeedEnd:
+                let fix = located(event)
+                var extra = JSONObject()
+                extra.add("event", event.kind.rawValue)
+                if let id = event.fenceID {
+                    extra.add("rid", id)
+                    extra.add("desc", event.fenceName ?? name(id))
+                }
+                event.figures?.add(to: &extra)
+                result.append(location(fix, trigger: "c", inside: inside, battery: battery, extension: extra))
             }
         }
         guard let last = usable.last else { return result }
@@ -148,6 +164,11 @@ public struct OwnTracks: Sendable {
         if let fix, let course = Self.course(fix) { o.add("cog", course) }
         o.add("desc", event.fenceName ?? name(id))
         o.add("event", event.kind == .enter ? "enter" : "leave")
+        if let figures = event.figures, !figures.isEmpty {
+            var extra = JSONObject()
+            figures.add(to: &extra)
+            o.add("geomon", extra)
+        }
         o.add("lat", event.coordinate.latitude, decimals: 7)
         o.add("lon", event.coordinate.longitude, decimals: 7)
         o.add("rid", id)

@@ -30,6 +30,7 @@ public enum HookEnvironment {
         if let approach = event.approach {
             for (name, value) in EventRule.approachMembers(approach) { env["GEOMON_APPROACH_" + name.uppercased()] = value }
         }
+        if let figures = event.figures { env.merge(figures.variables) { _, new in new } }
         return env
     }
 

@@ -26,6 +26,12 @@ public struct CommitBatch: Sendable {
     public var implicitState: FenceState?
     /// The power policy's watch on its assumptions, when it changed.
     public var assumptions: AssumptionState?
+    /// The movement rules' state, when it changed.
+    public var movement: MovementState?
+    /// The fences' cooldown records, when they changed.
+    public var cooldowns: [CooldownRecord]?
+    /// Speeding in progress, when it changed.
+    public var speeding: [SpeedingRecord]?
     /// When the batch is committed (wall clock or virtual), for `updated_at`.
     public var committedAt: UTCTime
 
@@ -34,5 +40,5 @@ public struct CommitBatch: Sendable {
         self.committedAt = committedAt
     }
 
-    public var isEmpty: Bool { fixes.isEmpty && changes.isEmpty && events.isEmpty && implicitState == nil && assumptions == nil && receiverSwitches.isEmpty && publications.isEmpty && receiverLogShift == nil && runtimeStatus == nil }
+    public var isEmpty: Bool { fixes.isEmpty && changes.isEmpty && events.isEmpty && implicitState == nil && assumptions == nil && movement == nil && cooldowns == nil && speeding == nil && receiverSwitches.isEmpty && publications.isEmpty && receiverLogShift == nil && runtimeStatus == nil }
 }

@@ -51,6 +51,7 @@ public final class EventStore {
     /// The commands received over MQTT, and the fences they pushed.
     public var commandLog: CommandTable { CommandTable(db: db) }
     public var pushedFenceList: PushedFenceTable { PushedFenceTable(db: db) }
+    public var placedFenceList: PlacedFenceTable { PlacedFenceTable(db: db) }
 
     /// Opens (and for writers creates and migrates) the database at `path`.
     ///
@@ -161,6 +162,9 @@ public final class EventStore {
             snapshot.lastFixTime = state.lastFixTime
             snapshot.location = state.location
             snapshot.assumptions = state.assumptions ?? AssumptionState()
+            snapshot.movement = state.movement ?? MovementState()
+            snapshot.cooldowns = state.cooldowns ?? []
+            snapshot.speeding = state.speeding ?? []
         }
         snapshot.approaches = try approachStateTable.all()
         return snapshot
@@ -191,7 +195,9 @@ public final class EventStore {
             for id in batch.changes.removals { try fenceStateTable.delete(fenceID: id) }
             if let approaches = batch.changes.approaches { try approachStateTable.replace(with: approaches) }
             try engineStateTable.write(EngineState(profile: batch.profileName, usableFixCount: batch.usableFixCount, lastFixTime: batch.lastFixTime,
-                                                   location: batch.location, implicitState: batch.implicitState, assumptions: batch.assumptions))
+                                                   location: batch.location, implicitState: batch.implicitState, assumptions: batch.assumptions,
+                                                   movement: batch.movement, cooldowns: batch.cooldowns,
+                                                   speeding: batch.speeding))
             var stored: [StoredEvent] = []
             var storedIDs = Set<String>()
             for (event, targets) in batch.events {

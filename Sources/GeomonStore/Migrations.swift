@@ -209,6 +209,26 @@ enum Migrations {
         ALTER TABLE runtime_status ADD COLUMN planning_ttff_measured_s REAL;
         ALTER TABLE runtime_status ADD COLUMN planning_ttff_samples INTEGER;
         """,
+        // 12: movement (`movement:`): the rules' state (motion, trip, stays, odometer) as text,
+        // every event's figures (an exit's time inside, a trip's distance, …), the fences'
+        // cooldowns and speeding in progress as text, whether a cooldown held an event back, and
+        // the fences placed at run time (`geomon fences here`, the anchor watch).
+        """
+        ALTER TABLE engine_state ADD COLUMN movement TEXT;
+        ALTER TABLE engine_state ADD COLUMN cooldowns TEXT;
+        ALTER TABLE engine_state ADD COLUMN speeding TEXT;
+        ALTER TABLE events ADD COLUMN figures TEXT;
+        ALTER TABLE events ADD COLUMN suppressed INTEGER NOT NULL DEFAULT 0;
+        CREATE TABLE placed_fences (
+            fence_id TEXT PRIMARY KEY,
+            name TEXT,
+            lat REAL NOT NULL,
+            lon REAL NOT NULL,
+            radius_m REAL NOT NULL,
+            placed_ms INTEGER NOT NULL,
+            placed_by TEXT NOT NULL
+        );
+        """,
     ]
 
     static var latestVersion: Int { all.count }

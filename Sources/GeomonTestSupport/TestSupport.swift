@@ -54,6 +54,16 @@ public struct TemporaryDirectory: Sendable {
         return target.path
     }
 
+    /// A hook program `NAME.sh` that appends one line per run to `NAME.log`: the values of
+    /// `variables` (e.g. `GEOMON_EVENT`), space-separated. Returns both paths.
+    public func recordingHook(_ name: String, _ variables: [String]) throws -> (hook: String, log: String) {
+        let log = path(name + ".log")
+        let format = variables.map { _ in "%s" }.joined(separator: " ")
+        let values = variables.map { "\"$\($0)\"" }.joined(separator: " ")
+        let hook = try write(name + ".sh", "#!/bin/sh\nprintf '\(format)\\n' \(values) >> '\(log)'\n", mode: 0o755)
+        return (hook, log)
+    }
+
     public func remove() {
         try? FileManager.default.removeItem(at: url)
     }

@@ -227,8 +227,9 @@ struct ReplayCommandTests {
         #expect(alwaysOn.stderr.contains("25 of 25 fixes used") && !alwaysOn.stderr.contains("withheld"), "\(alwaysOn.stderr)")
     }
 
-    /// The drive's profile with the time rules on every fence: approach bands, and a dwell
-    /// after 20 s repeated every minute where the fence reports dwell.
+    /// The drive's profile with the time rules on every fence (approach bands, and a dwell
+    /// after 20 s repeated every minute where the fence reports dwell) and the movement rules
+    /// (motion, trips, visits).
     static func timeRulesProfile(in dir: TemporaryDirectory) throws -> String {
         // The fixture is JSON after its comment line.
         let text = try String(contentsOfFile: fixture("swiss-drive.profile.yaml"), encoding: .utf8)
@@ -241,6 +242,7 @@ struct ReplayCommandTests {
             if (fence["events"] as? [String])?.contains("dwell") == true { fence["dwell"] = ["after": "20s", "every": "60s"] }
             return fence
         }
+        root["movement"] = ["motion": true, "confirm": "10s", "trips": ["stop_after": "2m"], "visits": ["radius": "100m", "min_duration": "2m"]]
         return try dir.write("time-rules.profile.yaml", String(decoding: try JSONSerialization.data(withJSONObject: root, options: [.sortedKeys]), as: UTF8.self))
     }
 
@@ -258,6 +260,10 @@ struct ReplayCommandTests {
             // Approaches and repeated dwells are among what is killed and resumed.
             #expect(reference.stdout.components(separatedBy: #""type":"approach""#).count > 20)
             #expect(reference.stdout.components(separatedBy: "(dwell 2, every 60.0 s)").count > 2, "\(reference.stdout)")
+            // So are trips, visits and motion changes, and the odometer.
+            for kind in ["trip_start", "trip_end", "arrival", "departure", "moving", "still"] {
+                #expect(reference.stdout.contains(#""type":"\#(kind)""#), "no \(kind)")
+            }
         }
 
         let db = dir.path("killed.db")
@@ -303,6 +309,7 @@ struct ReplayCommandTests {
         let b = try #require(try JSONSerialization.jsonObject(with: Data(runGeomon(["status", "--db", dir.path("ref.db"), "--format", "json"]).stdout.utf8)) as? [String: Any])
         #expect(a["fences"] as? [[String: AnyHashable]] == b["fences"] as? [[String: AnyHashable]])
         #expect(a["last_fix_time"] as? String == "2010-04-03T14:19:29Z")
+        #expect(a["movement"] as? [String: AnyHashable] == b["movement"] as? [String: AnyHashable])
     }
 
     @Test func eventsStatusAndExportReadTheDatabase() throws {

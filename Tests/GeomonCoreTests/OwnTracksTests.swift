@@ -49,6 +49,30 @@ struct OwnTracksTests {
         #expect((1_000_000_000..<2_000_000_000).contains(wtst))
     }
 
+    @Test func anExitSaysHowLongTheDeviceWasInsideAndMovementEventsAreLocationsWithTheirFigures() {
+        let (profile, mqtt) = Self.profile(.none)
+        let own = OwnTracks(settings: mqtt, profile: profile)
+        var exit = Self.event(.exit, fence: "home", ms: 1_700_000_000_000)
+        var inside = EventFigures()
+        inside.insideSeconds = 754.25
+        exit.figures = inside
+        #expect(own.transition(exit).payload.contains(#""event":"leave","geomon":{"inside_s":754.3},"lat""#))
+        var trip = Self.event(.tripEnd, fence: nil, ms: 1_700_000_100_000)
+        var figures = EventFigures()
+        figures.distanceMeters = 4820.61
+        figures.durationSeconds = 1146
+        trip.figures = figures
+        var held = Self.event(.enter, fence: "yard", ms: 1_700_000_200_000)
+        held.suppressed = true
+        var commit = Monitor.Commit()
+        commit.events = [trip, held]
+        let messages = own.messages(for: commit, inside: [])
+        // The trip's end is a location with its figures; the enter a cooldown held back is not published.
+        #expect(messages.map(\.payload) == [
+            #"{"_type":"location","acc":1,"geomon":{"event":"trip_end","duration_s":1146,"distance_m":4820.6},"lat":47.1,"lon":8.2,"t":"c","tid":"n1","tst":1700000100}"#,
+        ])
+    }
+
     @Test(arguments: [MQTTSettings.Locations.none, .significant, .all])
     func aCommitGivesTheMessagesItsLocationsSettingAsksFor(_ locations: MQTTSettings.Locations) {
         let (profile, mqtt) = Self.profile(locations)

@@ -167,6 +167,39 @@ struct MQTTCommandsTests {
                             "clearWaypoints accepted"], "\(commands.stdout)")
     }
 
+    /// The anchor watch over MQTT: `placeFence` puts a circle where the device stands (the
+    /// recorded car's first minute), monitored at once: it is left when the car drives off.
+    /// `removeFence` takes it away; both are stored as commands.
+    @Test func placeFenceOverMQTTWatchesWhereTheDeviceStands() throws {
+        let broker = try MosquittoBroker()
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let profile = try Self.vanProfile(dir, broker: broker)
+        let gpsd = try GPSFakeHarness(log: RunCommandTests.shortSwiss, cycleSeconds: 0.1, lingerSeconds: 2)
+        defer { gpsd.stop() }
+        let db = dir.path("van.db")
+        let daemon = try Daemon(["--profile", profile, "--db", db, "--gpsd", "127.0.0.1:\(gpsd.port)", "--always-on", "--print-events", "--log-level", "info"], in: dir)
+        #expect(daemon.waitForLog("MQTT commands subscribed"), "\(daemon.stderr)")
+        #expect(waitUntil(within: .seconds(30)) { (try? runGeomon(["status", "--db", db, "--format", "json"]).stdout.contains("\"last_fix\":{")) == true })
+        try Self.publish(broker, #"{"_type":"cmd","action":"placeFence","id":"anchor","radius":40,"name":"Anchor"}"#)
+        #expect(daemon.waitForLog("pushed fences changed"), "\(daemon.stderr)")
+        let listed = try runGeomon(["fences", "--profile", profile, "--db", db])
+        #expect(listed.stdout.split(separator: "\n").contains { $0.hasPrefix("anchor") && $0.contains("by MQTT command 1") }, "\(listed.stdout)")
+        #expect(waitUntil(within: .seconds(90)) { (try? RunCommandTests.events(daemon.stdout).contains { $0.type == "exit" && $0.fence == "anchor" }) == true },
+                "\(daemon.stdout)\n\(daemon.stderr.suffix(2000))")
+        try Self.publish(broker, #"{"_type":"cmd","action":"removeFence","id":"anchor"}"#)
+        try Self.publish(broker, #"{"_type":"cmd","action":"removeFence","id":"anchor"}"#)
+        #expect(daemon.waitForLog("no placed fence 'anchor'"), "\(daemon.stderr)")
+        #expect(daemon.stop() == 0, "\(daemon.stderr)")
+        #expect(!(try runGeomon(["fences", "--profile", profile, "--db", db]).stdout.contains("anchor")))
+        let commands = try runGeomon(["events", "--db", db, "--commands", "--format", "json"])
+        let actions = try commands.stdout.split(separator: "\n").map { line in
+            let o = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+            return "\(o["action"] as? String ?? "?") \(o["accepted"] as? Bool == true ? "accepted" : "refused")"
+        }
+        #expect(actions == ["placeFence accepted", "removeFence accepted", "removeFence refused"], "\(commands.stdout)")
+    }
+
     /// A fence the device is in, renamed and then cleared by the server: Home Assistant gets a
     /// leave for the old name, an enter for the new, and a leave when it goes, on the event
     /// topic like any transition; none is left "inside".

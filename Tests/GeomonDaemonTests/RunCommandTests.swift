@@ -143,6 +143,102 @@ struct RunCommandTests {
         #expect(object?["events"] as? Int == live.count)
     }
 
+    /// The movement rules, a speed limit and a cooldown decide in `run` on a real gpsd what
+    /// `replay` decides on the same log (motion, trip, visit, fence and speeding events at the
+    /// same fix times), and the hooks get the figures.
+    @Test func runOnGpsdDecidesTheSameMovementEventsAsReplay() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let (hook, hookLog) = try dir.recordingHook("hook", ["GEOMON_EVENT", "GEOMON_DISTANCE_M", "GEOMON_DURATION_S"])
+        let profile = try dir.write("movement.yaml", """
+            version: 1
+            name: movement
+            mode: continuous
+            sources:
+              gnss: {plugin: gpsd}
+            movement:
+              motion: true
+              confirm: 10s
+              trips: {stop_after: 1m}
+              visits: {radius: 50m, min_duration: 1m}
+            fences:
+              - id: town
+                circle: {lat: 46.3150, lon: 6.9385, radius: 300m}
+                speed_limit: {limit: 20km/h, for: 5s}
+                cooldown: 10m
+            hooks:
+              trip_end: [{exec: [\(hook)]}]
+              departure: [{exec: [\(hook)]}]
+            """)
+        let gpsd = try GPSFakeHarness(log: Self.shortSwiss, cycleSeconds: 0.01, lingerSeconds: 2)
+        defer { gpsd.stop() }
+        let db = dir.path("run.db")
+        let daemon = try Daemon(["--profile", profile, "--db", db, "--gpsd", "127.0.0.1:\(gpsd.port)", "--print-events", "--always-on"], in: dir)
+        #expect(gpsd.waitForExit(timeout: .seconds(90)))
+        #expect(daemon.waitForLog("gpsd disconnected"))
+        #expect(daemon.stop() == 0, "\(daemon.stderr)")
+
+        let live = try Self.events(daemon.stdout, shift: Self.weekRolloverSeconds)
+        let replayed = try Self.replayEvents(profile: profile, log: Self.shortSwiss, dir: dir)
+        // The log's second half holds a departure, a trip and its end, and an arrival.
+        for kind in ["departure", "trip_start", "trip_end", "arrival", "overspeed", "overspeed_end"] {
+            #expect(replayed.contains { $0.type == kind }, "no \(kind): \(replayed)")
+        }
+        // gpsd drops what it read before geomon connected, so the first stand differs: compare
+        // from the departure that ends it on.
+        let liveTail = live.drop { $0.type != "departure" }
+        let replayTail = replayed.drop { $0.type != "departure" }
+        #expect(liveTail.count >= 5)
+        #expect(Array(liveTail) == Array(replayTail), "live: \(live)\nreplay: \(replayed)")
+        #expect(live.contains { $0.type == "trip_end" })
+        let hookLines = ((try? String(contentsOfFile: hookLog, encoding: .utf8)) ?? "").split(separator: "\n")
+        let tripEnds = hookLines.filter { $0.hasPrefix("trip_end ") }
+        #expect(tripEnds.count == live.filter { $0.type == "trip_end" }.count, "\(hookLines)")
+        #expect(tripEnds.allSatisfy { ($0.split(separator: " ").dropFirst().first.flatMap { Double($0) } ?? 0) > 100 }, "\(hookLines)")
+    }
+
+    /// The anchor watch: `geomon fences here` places a circle where the running daemon's device
+    /// stands; the daemon monitors it at once, and reports the exit when the device drives off
+    /// (the recorded car stands for its first minute, then drives).
+    @Test func fencesHerePlacesAFenceTheRunningDaemonMonitorsAtOnce() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let (hook, alarm) = try dir.recordingHook("alarm", ["GEOMON_EVENT", "GEOMON_FENCE", "GEOMON_INSIDE_S"])
+        let profile = try dir.write("boat.yaml", """
+            version: 1
+            name: boat
+            mode: continuous
+            sources:
+              gnss: {plugin: gpsd}
+            hooks:
+              exit: [{exec: [\(hook)]}]
+            """)
+        let gpsd = try GPSFakeHarness(log: Self.shortSwiss, cycleSeconds: 0.1, lingerSeconds: 2)
+        defer { gpsd.stop() }
+        let db = dir.path("boat.db")
+        let daemon = try Daemon(["--profile", profile, "--db", db, "--gpsd", "127.0.0.1:\(gpsd.port)", "--print-events", "--always-on"], in: dir)
+        // Once a fix is stored, while the car still stands.
+        #expect(waitUntil(within: .seconds(30)) { (try? runGeomon(["status", "--db", db, "--format", "json"]).stdout.contains("\"last_fix\":{")) == true })
+        let placed = try runGeomon(["fences", "here", "anchor", "--radius", "40m", "--db", db])
+        #expect(placed.exitCode == 0, "\(placed.stderr)")
+        #expect(placed.stdout.contains("placed anchor: a 40 m circle at 46.3156"), "\(placed.stdout)")
+        #expect(placed.stdout.contains("asked the running geomon (pid"), "\(placed.stdout)")
+        #expect(daemon.waitForLog("profile reloaded"))
+        let listed = try runGeomon(["fences", "--profile", profile, "--db", db])
+        #expect(listed.stdout.contains("anchor") && listed.stdout.contains("by geomon fences here"), "\(listed.stdout)")
+        // The car drives off: the anchor's exit, to the hook, with the time inside.
+        #expect(waitUntil(within: .seconds(90)) { ((try? String(contentsOfFile: alarm, encoding: .utf8)) ?? "").hasPrefix("exit anchor ") }, "\(daemon.stdout)")
+        #expect(daemon.stop() == 0, "\(daemon.stderr)")
+        // The placed fence is a new fence around the device: its enter (the anchor is set),
+        // then the exit.
+        let events = try Self.events(daemon.stdout)
+        #expect(events.map { "\($0.type) \($0.fence)" } == ["enter anchor", "exit anchor"], "\(daemon.stdout)")
+        // Removed: stored no more, and a second removal says so.
+        #expect(try runGeomon(["fences", "remove", "anchor", "--db", db]).stdout.contains("removed anchor"))
+        let again = try runGeomon(["fences", "remove", "anchor", "--db", db])
+        #expect(again.exitCode == 66 && again.stderr.contains("no placed fence 'anchor'"), "\(again.stderr)")
+    }
+
     /// The power actions a run logged (`power.action=…`) or a replay's policy log lists, without
     /// `wake-at` lines (their times are on either side's time base; the sleeps carry the same).
     /// A regions profile for a run on a paced gpsd that replay can match fix for fix: TTFFs 0,

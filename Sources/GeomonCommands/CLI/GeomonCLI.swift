@@ -52,6 +52,8 @@ public enum GeomonCLI {
     public static let entries: [Entry] = [
         .command(ValidateCommand.self),
         .command(FencesCommand.self),
+        .command(FencesHereCommand.self),
+        .command(FencesRemoveCommand.self),
         .command(QueryCommand.self),
         .command(ReplayCommand.self),
         .command(RunCommand.self),
@@ -117,12 +119,14 @@ public enum GeomonCLI {
         default:
             break
         }
-        guard let entry = entries.first(where: { $0.name == first }) else {
+        // Two-word commands (`fences here`) before the one-word one they extend.
+        let pair = argv.count > 1 ? entries.first(where: { $0.name == "\(first) \(argv[1])" }) : nil
+        guard let entry = pair ?? entries.first(where: { $0.name == first }) else {
             var message = "unknown command '\(first)'"
             if let near = EditDistance.suggestion(for: first, among: entries.map(\.name)) { message += "; did you mean '\(near)'?" }
             throw ParseFailure(UsageError(message), command: nil)
         }
-        var rest = Array(argv.dropFirst())
+        var rest = Array(argv.dropFirst(pair == nil ? 1 : 2))
         let type: any GeomonCommand.Type
         switch entry {
         case let .command(c):

@@ -31,8 +31,12 @@ struct FencesCommand: GeomonCommand {
         the fences a server pushed over MQTT and stored in that database are listed too, after
         the profile's, when the profile has `publish.mqtt.commands` (as `run` monitors them);
         their source says when and by which command (`geomon events --db PATH --commands`
-        lists the commands). The 'active' column says whether a fence with `active:` windows
+        lists the commands), and the fences placed with `geomon fences here` (always monitored).
+        The 'active' column says whether a fence with `active:` windows
         reports events now (or at --at TIME) and when that next changes ('-': always active).
+        --inside (with --db) lists instead the fences the device is inside as that database
+        records them: id, name, since when (the first fix inside) and for how long until now
+        (or --at TIME); json: one object per fence with `since` and `inside_s`.
         """,
         options: [
             .option("--profile", "PROFILE", "the profile", completion: .file(["yaml", "yml"])),
@@ -40,6 +44,7 @@ struct FencesCommand: GeomonCommand {
             .flag("--insecure-permissions", "accept group/world-writable profiles, GeoJSON files and programs"),
             readDatabaseOption,
             .option("--at", "TIME", "say which fences are active at TIME (RFC 3339) instead of now"),
+            .flag("--inside", "list the fences the device is inside (needs --db) with since when"),
         ],
         required: ["--profile"]
     )
@@ -49,9 +54,12 @@ struct FencesCommand: GeomonCommand {
     var insecurePermissions: Bool
     var db: String?
     var at: UTCTime?
+    var inside: Bool
 
     init(_ arguments: ParsedArguments) throws {
         db = arguments.value("--db")
+        inside = arguments.flag("--inside")
+        if inside, db == nil { throw UsageError("option '--inside' needs '--db PATH' (the database that records the stays)") }
         if let text = arguments.value("--at") {
             guard let time = UTCTime(rfc3339: text) else {
                 throw UsageError("option '--at' must be an RFC 3339 time such as 2026-12-07T07:30:00Z (got '\(text)')")
@@ -79,17 +87,23 @@ struct FencesCommand: GeomonCommand {
             writeStderr(error.description)
             return ExitCode.dataError.code
         }
-        if let db {
-            let pushed = try openReadOnlyStore(db).pushedFenceList.all()
-            if profile.publish.mqtt?.commands == true {
-                profile = profile.withPushed(pushed) { fence in
-                    writeStderr("geomon: warning: the pushed fence '\(fence.fenceID)' (\(fence.origin)) has the id of a profile fence and is not monitored")
+        if let db, !inside {
+            let store = try openReadOnlyStore(db)
+            var pushed = try store.pushedFenceList.all()
+            if profile.publish.mqtt?.commands != true {
+                if !pushed.isEmpty {
+                    writeStderr("geomon: note: \(pushed.count) fences pushed over MQTT are stored in \(db) but not monitored: publish.mqtt.commands is off")
                 }
-            } else if !pushed.isEmpty {
-                writeStderr("geomon: note: \(pushed.count) fences pushed over MQTT are stored in \(db) but not monitored: publish.mqtt.commands is off")
+                pushed = []
             }
+            profile = profile.withPushed(pushed, placed: try store.placedFenceList.all(), refused: { fence in
+                writeStderr("geomon: warning: the pushed fence '\(fence.fenceID)' (\(fence.origin)) has the id of a profile fence and is not monitored")
+            }, refusedPlaced: { fence in
+                writeStderr("geomon: warning: the placed fence '\(fence.fenceID)' (\(fence.origin)) has the id of another fence and is not monitored")
+            })
         }
         let now = at ?? WallClock.now()
+        if inside, let db { return try listInside(db: db, profile: profile, now: now) }
         let rows = profile.fences.indices.map { i in
             var row = FenceSummary(profile.fences[i], shape: profile.shape(of: i), repaired: repaired)
             if let schedule = profile.fences[i].active {
@@ -118,6 +132,40 @@ struct FencesCommand: GeomonCommand {
             print(profile.policy.plannedBoundsText)
         }
         return 0
+    }
+}
+
+extension FencesCommand {
+    /// `--inside`: the stays the database records, in fence id order.
+    func listInside(db: String, profile: Profile, now: UTCTime) throws -> Int32 {
+        let records = try openReadOnlyStore(db).fenceStates().filter { $0.state == .inside }
+        for record in records {
+            let name = record.name ?? profile.fences.first { $0.id == record.fenceID }?.name
+            let seconds = record.stateSince.map { max(0, (now - $0).secondsValue) }
+            if format == "json" {
+                var o = JSONObject()
+                o.add("id", record.fenceID)
+                o.add("name", name)
+                o.add("since", record.stateSince?.rfc3339)
+                o.add("inside_s", seconds, decimals: 1)
+                print(o.text)
+            } else {
+                print("\(record.fenceID)\t\(name ?? "-")\tsince \(record.stateSince?.rfc3339 ?? "?")"
+                      + (seconds.map { "\tinside for \(Self.span($0))" } ?? ""))
+            }
+        }
+        if records.isEmpty, format != "json" { writeStderr("geomon: note: \(db) records the device inside no fence") }
+        return 0
+    }
+}
+
+/// `1 h 05 min`, `4 min 10 s`, `12 s`.
+extension FencesCommand {
+    static func span(_ seconds: Double) -> String {
+        let s = Int(seconds.rounded())
+        if s >= 3600 { return "\(s / 3600) h \(s % 3600 / 60 < 10 ? "0" : "")\(s % 3600 / 60) min" }
+        if s >= 60 { return "\(s / 60) min \(s % 60) s" }
+        return "\(s) s"
     }
 }
 

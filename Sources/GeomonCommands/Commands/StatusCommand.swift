@@ -74,6 +74,7 @@ struct StatusCommand: GeomonCommand {
                 return f.text
             }
             o.add("fences", raw: JSON.array(raw: fences))
+            o.add("movement", raw: Self.movementJSON(snapshot.movement))
             o.add("events", eventCount)
             o.add("pending_deliveries", pending)
             o.add("dead_deliveries", dead)
@@ -95,6 +96,7 @@ struct StatusCommand: GeomonCommand {
             print("last fix:           " + (lastFix.map {
                 "\($0.time.rfc3339)  \(NumberText.short($0.coordinate.latitude, 7)),\(NumberText.short($0.coordinate.longitude, 7))  ±\(NumberText.short($0.horizontalAccuracyMeters, 1)) m"
             } ?? "none"))
+            if let line = Self.movementText(snapshot.movement) { print("movement:           " + line) }
             if let power = daemon?.gnss?.power {
                 print("receiver switch:    power: \(power.method), \(power.state); measured on \(NumberText.short(power.measuredOnSeconds, 0)) s since start")
             }
@@ -130,5 +132,51 @@ struct StatusCommand: GeomonCommand {
             }
         }
         return 0
+    }
+}
+
+extension StatusCommand {
+    /// The movement rules' state (`movement:`): the motion state, the odometer, the trip and
+    /// the visit under way; `null` before the rules took a fix.
+    static func movementJSON(_ m: MovementState) -> String {
+        guard m.last != nil || m.motion != nil else { return "null" }
+        var o = JSONObject()
+        o.add("motion", m.motion?.rawValue)
+        o.add("motion_since", m.motionSince?.rfc3339)
+        o.add("odometer_m", m.odometerMeters, decimals: 1)
+        if let trip = m.trip, trip.announced {
+            var t = JSONObject()
+            t.add("since", trip.start.time.rfc3339)
+            t.add("distance_m", trip.totals.distanceMeters, decimals: 1)
+            o.add("trip", t)
+        } else {
+            o.add("trip", raw: "null")
+        }
+        if let visit = m.visit, visit.confirmed {
+            var v = JSONObject()
+            v.add("since", visit.first.time.rfc3339)
+            v.add("center_lat", visit.center.latitude, decimals: 7)
+            v.add("center_lon", visit.center.longitude, decimals: 7)
+            v.add("fence", visit.fenceID)
+            o.add("visit", v)
+        } else {
+            o.add("visit", raw: "null")
+        }
+        return o.text
+    }
+
+    /// `moving since 2026-…Z; odometer 12.3 km; trip since 2026-…Z, 4.2 km so far; visit since …`.
+    static func movementText(_ m: MovementState) -> String? {
+        guard m.last != nil || m.motion != nil else { return nil }
+        var parts: [String] = []
+        if let motion = m.motion { parts.append("\(motion.rawValue)" + (m.motionSince.map { " since \($0.rfc3339)" } ?? "")) }
+        parts.append("odometer \(NumberText.short(m.odometerMeters / 1000, 2)) km")
+        if let trip = m.trip, trip.announced {
+            parts.append("trip since \(trip.start.time.rfc3339), \(NumberText.short(trip.totals.distanceMeters / 1000, 2)) km so far")
+        }
+        if let visit = m.visit, visit.confirmed {
+            parts.append("visit since \(visit.first.time.rfc3339)" + (visit.fenceID.map { " in \($0)" } ?? ""))
+        }
+        return parts.joined(separator: "; ")
     }
 }

@@ -28,6 +28,10 @@ public struct OwnTracksCommand: Sendable {
         /// Publish the current waypoints.
         case waypoints
         case reportLocation
+        /// geomon's own: a circle placed where the device stands (the anchor watch), and its
+        /// removal (`{"_type":"cmd","action":"placeFence","id":"anchor","radius":40}`).
+        case placeFence(id: String, name: String?, radiusMeters: Double)
+        case removeFence(id: String)
         /// Anything else: refused.
         case refused
     }
@@ -58,6 +62,15 @@ public struct OwnTracksCommand: Sendable {
         case "waypoints": return .success(OwnTracksCommand(name: name, action: .waypoints))
         case "reportLocation": return .success(OwnTracksCommand(name: name, action: .reportLocation))
         case "setWaypoints": break
+        case "placeFence", "removeFence":
+            guard let id = root["id"]?.string else { return .failure(Failure(message: "\(name) without an 'id'")) }
+            if let problem = FenceIDRule.problem(id) { return .failure(Failure(message: "\(name): the fence id \(problem)")) }
+            if name == "removeFence" { return .success(OwnTracksCommand(name: name, action: .removeFence(id: id))) }
+            let radius = root["radius"]?.number ?? 50
+            guard radius.isFinite, radius > 0, radius <= geometryMaxCircleRadiusMeters else {
+                return .failure(Failure(message: "placeFence: 'radius' must be metres above 0 and at most \(Int(geometryMaxCircleRadiusMeters))"))
+            }
+            return .success(OwnTracksCommand(name: name, action: .placeFence(id: id, name: root["name"]?.string, radiusMeters: radius)))
         default: return .success(OwnTracksCommand(name: name, action: .refused))
         }
         guard let items = waypointList(root) ?? waypointList(root["payload"]) else {

@@ -8,7 +8,7 @@ extension ProfileDecoder {
     static let fenceKeys = ["id", "name", "circle", "polygon", "holes", "corridor", "geojson", "file", "format", "id_property", "name_property",
                             "id_prefix", "width", "width_property", "radius", "radius_property", "strict", "overrides"] + fenceRuleKeys
     /// Keys of what a fence reports, also allowed in `defaults:`.
-    static let fenceRuleKeys = ["events", "dwell", "approach", "active", "lint"]
+    static let fenceRuleKeys = ["events", "dwell", "approach", "active", "cooldown", "speed_limit", "lint"]
     /// Keys of a file entry (`geojson` or `file`) only.
     static let geojsonOnlyKeys = ["id_property", "name_property", "id_prefix", "width", "width_property", "radius", "radius_property", "strict",
                                   "overrides"]
@@ -166,11 +166,36 @@ extension ProfileDecoder {
             guard let schedule = decodeSchedule(n) else { return nil }
             rules.active = schedule
         }
+        if let n = f["cooldown"] {
+            guard let cooldown = duration(n, "cooldown", .nonNegative) else { return nil }
+            rules.cooldown = cooldown > .zero ? cooldown : nil
+        }
+        if let n = f["speed_limit"] {
+            guard let limit = decodeSpeedLimit(n) else { return nil }
+            rules.speedLimit = limit
+        }
         if let n = f["lint"] {
             guard let lint = boolean(n, "lint") else { return nil }
             rules.lint = lint
         }
         return rules
+    }
+
+    /// `speed_limit: 30km/h`, or `speed_limit: {limit: 30km/h, tolerance: 5km/h, for: 10s}`.
+    private func decodeSpeedLimit(_ n: YAMLNode) -> SpeedLimit? {
+        guard case .mapping = n.kind else { return quantity(n, "speed_limit", .speed).map { SpeedLimit(limitMetersPerSecond: $0) } }
+        guard let f = fields(n, path: "speed_limit", allowed: ["limit", "tolerance", "for"], required: ["limit"]),
+              let m = f["limit"], let limit = quantity(m, "limit", .speed) else { return nil }
+        var result = SpeedLimit(limitMetersPerSecond: limit)
+        if let m = f["tolerance"] {
+            guard let v = quantity(m, "tolerance", .speed, .nonNegative) else { return nil }
+            result.toleranceMetersPerSecond = v
+        }
+        if let m = f["for"] {
+            guard let v = duration(m, "for", .nonNegative) else { return nil }
+            result.duration = v
+        }
+        return result
     }
 
     /// `dwell: 5m`, or `dwell: {after: 2h, every: 1h}`.

@@ -22,7 +22,7 @@ struct FenceRecord {
 }
 
 extension ProfileDecoder {
-    static let topLevelKeys = ["version", "name", "description", "mode", "sources", "significant_change", "policy", "transitions", "timezone", "defaults", "fences", "hooks", "publish", "storage"]
+    static let topLevelKeys = ["version", "name", "description", "mode", "sources", "significant_change", "movement", "policy", "transitions", "timezone", "defaults", "fences", "hooks", "publish", "storage"]
 
     /// Decodes the whole profile; nil only when the root is not a mapping. Missing or invalid
     /// parts are reported and replaced by defaults so that later rules can still run.
@@ -48,6 +48,7 @@ extension ProfileDecoder {
         if let node = top["description"], let text = string(node, "description") { profile.description = text }
         if let node = top["sources"] { decodeSources(node, into: &profile.sources) }
         if let node = top["significant_change"] { decodeSignificantChange(node, into: &profile.significantChange) }
+        if let node = top["movement"] { decodeMovement(node, into: &profile.movement) }
         if let node = top["policy"] { decodePolicy(node, into: &profile.policy) }
         if let node = top["transitions"] { decodeTransitions(node, into: &profile.transitions) }
         if let gnss = profile.sources.gnss, profile.mode != .significantChange {
@@ -71,6 +72,18 @@ extension ProfileDecoder {
             decodeHooks(node, into: &profile.hooks)
             if !profile.hooks.approach.isEmpty, !profile.fences.contains(where: { $0.approach != nil }), let key = nodes["hooks.approach"] {
                 warning("'hooks.approach' is set but no fence has 'approach:'; these hooks never run", key)
+            }
+            let movement = profile.movement
+            let limited = profile.fences.contains { $0.speedLimit != nil }
+            for (kind, on, rule) in [(EventKind.moving, movement.motionEvents, "'movement:' has no 'motion: true'"),
+                                     (.still, movement.motionEvents, "'movement:' has no 'motion: true'"),
+                                     (.tripStart, movement.trips != nil, "'movement:' has no 'trips:'"), (.tripEnd, movement.trips != nil, "'movement:' has no 'trips:'"),
+                                     (.arrival, movement.visits != nil, "'movement:' has no 'visits:'"), (.departure, movement.visits != nil, "'movement:' has no 'visits:'"),
+                                     (.overspeed, limited, "no fence has 'speed_limit:'"), (.overspeedEnd, limited, "no fence has 'speed_limit:'")]
+                where !on && !profile.hooks.hooks(for: kind).isEmpty {
+                if let key = nodes["hooks.\(kind.rawValue)"] {
+                    warning("'hooks.\(kind.rawValue)' is set but \(rule); these hooks never run", key)
+                }
             }
         }
         if let node = top["publish"] { decodePublish(node, into: &profile.publish, profileName: profile.name) }
@@ -233,6 +246,35 @@ extension ProfileDecoder {
         if let n = f["min_interval"], let v = duration(n, "min_interval", .nonNegative) { settings.minInterval = v }
     }
 
+    /// `movement: {motion: true, moving_speed: 1m/s, confirm: 30s, trips: {stop_after: 5m, radius: 100m},
+    /// visits: {radius: 100m, min_duration: 5m}}`; `trips: true` and `visits: true` take the defaults.
+    func decodeMovement(_ node: YAMLNode, into settings: inout MovementSettings) {
+        guard let f = fields(node, path: "movement", allowed: ["motion", "moving_speed", "confirm", "trips", "visits"]) else { return }
+        if let n = f["motion"], let v = boolean(n, "motion") { settings.motionEvents = v }
+        if let n = f["moving_speed"], let v = quantity(n, "moving_speed", .speed) { settings.movingSpeedMetersPerSecond = v }
+        if let n = f["confirm"], let v = duration(n, "confirm", .nonNegative) { settings.confirm = v }
+        if let n = f["trips"] {
+            if n.scalar != nil {
+                if let on = boolean(n, "trips") { settings.trips = on ? TripSettings() : nil }
+            } else if let t = fields(n, path: "movement.trips", allowed: ["stop_after", "radius"]) {
+                var trips = TripSettings()
+                if let n = t["stop_after"], let v = duration(n, "stop_after") { trips.stopAfter = v }
+                if let n = t["radius"], let v = quantity(n, "radius", .distance) { trips.radiusMeters = v }
+                settings.trips = trips
+            }
+        }
+        if let n = f["visits"] {
+            if n.scalar != nil {
+                if let on = boolean(n, "visits") { settings.visits = on ? VisitSettings() : nil }
+            } else if let v = fields(n, path: "movement.visits", allowed: ["radius", "min_duration"]) {
+                var visits = VisitSettings()
+                if let n = v["radius"], let x = quantity(n, "radius", .distance) { visits.radiusMeters = x }
+                if let n = v["min_duration"], let x = duration(n, "min_duration") { visits.minDuration = x }
+                settings.visits = visits
+            }
+        }
+    }
+
     // MARK: - Policy and transitions
 
     func decodePolicy(_ node: YAMLNode, into policy: inout PolicySettings) {
@@ -298,7 +340,14 @@ extension ProfileDecoder {
     // MARK: - Hooks and storage
 
     func decodeHooks(_ node: YAMLNode, into hooks: inout HookSettings) {
-        guard let f = fields(node, path: "hooks", allowed: ["enter", "exit", "dwell", "location", "approach", "heartbeat", "retry"]) else { return }
+        let movementKinds: [(String, WritableKeyPath<HookSettings, [HookSpec]>)] = [
+            ("moving", \.moving), ("still", \.still), ("trip_start", \.tripStart), ("trip_end", \.tripEnd), ("arrival", \.arrival), ("departure", \.departure),
+            ("overspeed", \.overspeed), ("overspeed_end", \.overspeedEnd),
+        ]
+        guard let f = fields(node, path: "hooks", allowed: ["enter", "exit", "dwell", "location", "approach", "heartbeat", "retry"] + movementKinds.map(\.0)) else { return }
+        for (name, path) in movementKinds {
+            if let n = f[name] { hooks[keyPath: path] = hookList(n, name) }
+        }
         if let n = f["enter"] { hooks.enter = hookList(n, "enter") }
         if let n = f["exit"] { hooks.exit = hookList(n, "exit") }
         if let n = f["dwell"] { hooks.dwell = hookList(n, "dwell") }

@@ -355,6 +355,8 @@ struct FenceRules {
     var dwellEvery: Duration?
     var approach: ApproachSettings?
     var active: FenceSchedule?
+    var cooldown: Duration?
+    var speedLimit: SpeedLimit?
     /// `lint: false`: the fence's lint warnings (swapped coordinates, small, concentric, same
     /// shape) are acknowledged and not reported; errors still are.
     var lint = true
@@ -365,5 +367,7 @@ struct FenceRules {
         fence.dwellEvery = dwellEvery
         fence.approach = approach
         fence.active = active
+        fence.cooldown = cooldown
+        fence.speedLimit = speedLimit
     }
 }

@@ -18,6 +18,12 @@ public struct EngineSnapshot: Hashable, Sendable {
     public var approaches: [ApproachRecord]
     /// The power policy's watch on its assumptions: bounds widened for the trip, violations.
     public var assumptions = AssumptionState()
+    /// The movement rules' state (motion, trip, stays, odometer).
+    public var movement = MovementState()
+    /// The fences' cooldowns (`cooldown:`).
+    public var cooldowns: [CooldownRecord] = []
+    /// Speeding in progress in fences with `speed_limit:`.
+    public var speeding: [SpeedingRecord] = []
 
     public init(
         records: [FenceStateRecord] = [],

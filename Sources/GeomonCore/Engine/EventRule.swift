@@ -18,6 +18,11 @@ public enum EventRule: Hashable, Sendable {
     /// The device was inside a fence that stopped being watched: the exit consumers need so
     /// that they are never left "inside" (docs/engine.md, "Closing a stay").
     case closed(Closure)
+    /// A stay whose enter the fence's cooldown held back was still on when the cooldown ended:
+    /// its enter, delivered then (docs/engine.md, "Cooldown").
+    case cooledDown(insideSince: UTCTime, cooldown: Duration)
+    /// A movement rule (`movement:`) fired, with the event's figures.
+    indirect case movement(EventKind, EventFigures)
     /// A rule known only by its words (an event read back from a database).
     case recorded(String)
 

@@ -16,6 +16,14 @@ public struct GeoEvent: Hashable, Sendable {
     public var rule: EventRule
     /// An `approach` event's figures (also when its rule was read back as words).
     public var approach: EventRule.Approach?
+    /// A movement event's figures, and an exit's time inside (also when read back).
+    public var figures: EventFigures? {
+        get { figuresBox?.value }
+        set { figuresBox = newValue.map(Boxed.init) }
+    }
+    private var figuresBox: Boxed<EventFigures>?
+    /// Stored but not delivered: the fence's cooldown held it back (`Cooldown`).
+    public var suppressed = false
 
     public init(
         id: String,

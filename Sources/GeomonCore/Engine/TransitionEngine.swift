@@ -370,11 +370,21 @@ public struct TransitionEngine: Sendable {
 
     /// The `exit` that closes `record`'s stay at `time`.
     private func closingExit(_ record: FenceStateRecord, fenceName: String?, reason: EventRule.ClosureReason, at time: UTCTime) -> GeoEvent {
-        GeoEvent(
+        var event = GeoEvent(
             id: EventID.make(profile: profile.name, fenceID: record.fenceID, kind: .exit, time: time),
             kind: .exit, fenceID: record.fenceID, fenceName: fenceName, time: time,
             coordinate: record.sinceCoordinate ?? Coordinate(latitude: 0, longitude: 0), accuracyMeters: record.sinceAccuracyMeters ?? 0,
             rule: .closed(EventRule.Closure(reason: reason, insideSince: record.stateSince)))
+        event.figures = Self.timeInside(since: record.stateSince, until: time)
+        return event
+    }
+
+    /// An exit's figures: the time inside, from the stay's first inside fix to the exit's.
+    static func timeInside(since: UTCTime?, until time: UTCTime) -> EventFigures? {
+        guard let since else { return nil }
+        var figures = EventFigures()
+        figures.insideSeconds = max(0, (time - since).secondsValue)
+        return figures
     }
 
     private mutating func inputDone(at now: UTCTime) {
@@ -475,6 +485,7 @@ public struct TransitionEngine: Sendable {
 
     private func transition(_ record: inout FenceStateRecord, fence: Fence, at i: Int, pending: PendingTransition, confirmedAt: UTCTime, into events: inout [GeoEvent]) {
         let old = record.state
+        let insideSince = record.stateSince
         record.state = pending.state
         record.stateSince = pending.firstTime
         record.sinceCoordinate = pending.firstCoordinate
@@ -509,8 +520,10 @@ public struct TransitionEngine: Sendable {
         // already closed the stay for consumers, and an opening reports it.
         guard fence.events.contains(kind), isActive(fence: i, at: confirmedAt) else { return }
         record.reported = kind == .enter
-        events.append(makeEvent(kind, fence: fence, time: pending.firstTime, coordinate: pending.firstCoordinate,
-                                accuracy: pending.firstAccuracyMeters, rule: .transition(rule)))
+        var event = makeEvent(kind, fence: fence, time: pending.firstTime, coordinate: pending.firstCoordinate,
+                              accuracy: pending.firstAccuracyMeters, rule: .transition(rule))
+        if kind == .exit { event.figures = Self.timeInside(since: insideSince, until: pending.firstTime) }
+        events.append(event)
     }
 
     // MARK: - Dwell

@@ -68,10 +68,20 @@ public struct Monitor: Sendable {
         public var inside: [String] = []
         /// The watch on assumptions, when it changed (widened bounds, violations counted).
         public var assumptions: AssumptionState?
+        /// The movement rules' state, when it changed.
+        public var movement: MovementState? {
+            get { movementBox?.value }
+            set { movementBox = newValue.map(Boxed.init) }
+        }
+        private var movementBox: Boxed<MovementState>?
+        /// The fences' cooldown records, when they changed (all of them).
+        public var cooldowns: [CooldownRecord]?
+        /// Speeding in progress in fences with `speed_limit:`, when it changed (all of it).
+        public var speeding: [SpeedingRecord]?
 
         public init() {}
 
-        public var isEmpty: Bool { fixes.isEmpty && changes.isEmpty && events.isEmpty && assumptions == nil }
+        public var isEmpty: Bool { fixes.isEmpty && changes.isEmpty && events.isEmpty && assumptions == nil && movementBox == nil && cooldowns == nil && speeding == nil }
     }
 
     /// Index lookups made, for `replay --stats` and the benchmarks.
@@ -90,6 +100,15 @@ public struct Monitor: Sendable {
     public var configuration: PowerConfiguration { policy.configuration }
     public private(set) var engine: TransitionEngine
     public private(set) var policy: PowerPolicy
+    /// The movement rules (`movement:`): motion, trips, visits, the odometer.
+    public private(set) var movement: MovementTracker
+    /// The fences' cooldowns (`cooldown:`).
+    public private(set) var cooldown: Cooldown
+    /// Speed in fences with `speed_limit:`.
+    public private(set) var speedWatch: SpeedWatch
+    /// The last GNSS fix was in a speed-limited fence, fast enough to pass its limit before a
+    /// sleep's next fix (for the policy's context).
+    private var speedWatchWantsFixes = false
     public private(set) var lookups = Lookups()
     private var cache: ProbeCache?
     /// The fences the device is inside after the last commit.
@@ -113,8 +132,20 @@ public struct Monitor: Sendable {
         self.profile = profile
         engine = TransitionEngine(profile: profile, index: index, snapshot: snapshot)
         policy = PowerPolicy(configuration: configuration ?? PowerConfiguration(profile: profile), assumptions: snapshot.assumptions)
-        inside = engine.insideFenceIDs
+        movement = MovementTracker(settings: profile.movement, profileName: profile.name, state: snapshot.movement)
+        cooldown = Cooldown(profile: profile, records: snapshot.cooldowns)
+        speedWatch = SpeedWatch(profile: profile, records: snapshot.speeding)
+        inside = reportedInside()
         inputDone()
+    }
+
+    /// The fences consumers are told the device is inside: the engine's, less the stays a
+    /// cooldown holds back.
+    private func reportedInside() -> [String] {
+        let ids = engine.insideFenceIDs
+        guard cooldown.isEnabled else { return ids }
+        let held = cooldown.suppressedFences
+        return held.isEmpty ? ids : ids.filter { !held.contains($0) }
     }
 
     public var index: FenceIndex { engine.index }
@@ -127,13 +158,36 @@ public struct Monitor: Sendable {
     public var isCoarseOn: Bool { policy.isCoarseOn }
 
     private mutating func inputDone() {
-        switch (engine.nextDeadline, policy.nextDeadline) {
-        case let (a?, b?): nextDeadline = min(a, b)
-        case let (a?, nil): nextDeadline = a
-        case let (nil, b?): nextDeadline = b
-        case (nil, nil): nextDeadline = nil
+        // Without an array: this runs after every fix.
+        func earliest(_ a: UTCTime?, _ b: UTCTime?) -> UTCTime? {
+            guard let a else { return b }
+            guard let b else { return a }
+            return min(a, b)
         }
+        nextDeadline = earliest(earliest(engine.nextDeadline, policy.nextDeadline), earliest(movement.nextDeadline, cooldown.nextDeadline))
         isReceiverOn = policy.isGNSSOn
+    }
+
+    /// The speed rule for a GNSS fix in the fences it is inside, and whether the policy must
+    /// keep fixes coming: the speed could pass a limit (plus tolerance) within the shortest
+    /// sleep and its first fix, at the planned acceleration.
+    private mutating func watchSpeed(_ fix: Fix) -> [GeoEvent] {
+        var watched: [(id: String, limit: SpeedLimit)] = []
+        for id in engine.insideFenceIDs {
+            if let entry = speedWatch.limit(of: id), engine.isActive(fence: entry.index, at: fix.time) { watched.append((id, entry.limit)) }
+        }
+        let gap = (configuration.minSleep + configuration.ttffHot).secondsValue
+        let reachable = (fix.speedMetersPerSecond ?? 0) + configuration.maxAccelerationMetersPerSecondSquared * gap
+        speedWatchWantsFixes = watched.contains { reachable > $0.limit.thresholdMetersPerSecond } || !speedWatch.records.isEmpty
+        return speedWatch.fixTaken(fix, watched: watched, profileName: profile.name)
+    }
+
+    /// Arrivals among `events` named after a fence the device is inside (the first by id).
+    private mutating func named(_ events: [GeoEvent]) -> [GeoEvent] {
+        guard events.contains(where: { $0.kind == .arrival }), let id = engine.insideFenceIDs.first else { return events }
+        let fence = (id: id, name: profile.fences.first { $0.id == id }?.name)
+        movement.nameVisit(fence)
+        return events.map { $0.kind == .arrival ? movement.named($0, fence) : $0 }
     }
 
     // MARK: - Inputs
@@ -181,6 +235,10 @@ public struct Monitor: Sendable {
                 effects.append(.dropped(f, .notNewer))
             }
             commit.events += outcome.events
+            if outcome.accepted, engine.isUsable(f) {
+                if movement.isEnabled { commit.events += named(movement.fixTaken(f)) }
+                if speedWatch.isEnabled, f.source == .gnss { commit.events += watchSpeed(f) }
+            }
         }
         // `probe` holds the last fix's answer when it was looked up exactly.
         let context = makeContext(for: last, probe: exact ? probe : nil, accepted: accepted)
@@ -196,7 +254,11 @@ public struct Monitor: Sendable {
     /// The motion sensor's word (`PowerPolicy.motionReported`); nil: it went silent.
     public mutating func motionReported(_ motion: Motion?, now: UTCTime) -> [Effect] {
         defer { inputDone() }
-        return policy.motionReported(motion, now: now).map { .power($0) }
+        var effects: [Effect] = []
+        var commit = Commit()
+        commit.events = movement.motionReported(motion, now: now)
+        finish(&commit, into: &effects)
+        return effects + policy.motionReported(motion, now: now).map { .power($0) }
     }
 
     /// The motion source's activity (`PowerPolicy.activitySensed`); nil: none, or it went silent.
@@ -222,6 +284,12 @@ public struct Monitor: Sendable {
         if let due = engine.nextDeadline, due <= now {
             commit.events = engine.deadlineReached(at: now)
         }
+        if let due = movement.nextDeadline, due <= now {
+            commit.events += named(movement.deadlineReached(now: now))
+        }
+        if let due = cooldown.nextDeadline, due <= now {
+            commit.events += cooldown.deadlineReached(now: now, profileName: profile.name)
+        }
         finish(&commit, into: &effects)
         if let due = policy.nextDeadline, due <= now {
             effects += policy.deadlineReached(now: now).map { .power($0) }
@@ -232,13 +300,19 @@ public struct Monitor: Sendable {
     private mutating func finish(_ commit: inout Commit, into effects: inout [Effect]) {
         commit.changes = engine.takeChanges()
         commit.assumptions = policy.takeAssumptions()
+        commit.movement = movement.takeState()
+        if cooldown.isEnabled {
+            cooldown.filter(&commit.events)
+            commit.cooldowns = cooldown.takeRecords()
+        }
+        if speedWatch.isEnabled { commit.speeding = speedWatch.takeRecords() }
         guard !commit.isEmpty else { return }
         commit.usableFixCount = engine.usableFixCount
         commit.lastFixTime = engine.lastFixTime
         commit.location = engine.location
         commit.implicitState = engine.implicitState
         // Recomputed only when fence records changed (a commit of fixes alone keeps it).
-        if !commit.changes.isEmpty { inside = engine.insideFenceIDs }
+        if !commit.changes.isEmpty || commit.cooldowns != nil { inside = reportedInside() }
         commit.inside = inside
         effects.insert(.commit(commit), at: 0)
     }
@@ -315,6 +389,7 @@ public struct Monitor: Sendable {
         let allCertain = certain && !pending
         var context = FixContext(fix: fix, probe: probe, configuration: configuration, allCertain: allCertain,
                                  transitionPending: pending, earliestDwellDeadline: engine.nextDeadline)
+        context.speedWatch = speedWatch.isEnabled && fix.source == .gnss && speedWatchWantsFixes
         if let first = earliestPending {
             context.pendingSince = first.firstTime
             context.pendingCount = first.count

@@ -27,6 +27,9 @@ public struct FixContext: Hashable, Sendable {
     /// (`.infinity` without fences), for how long an outage may go unwatched; nil: unknown
     /// (the search radius stands in).
     public var boundaryBeyondSearchMeters: Double?
+    /// Inside a fence with `speed_limit:` whose limit the device could pass before the next
+    /// fix of a sleep (`SpeedWatch`): the receiver stays on.
+    public var speedWatch = false
 
     public init(
         nearestBoundaryMeters: Double?,

@@ -654,6 +654,12 @@ public struct PowerPolicy: Sendable {
     /// `max_latency`, a later wake where the budget allows one (`latencyHorizon`): never an
     /// earlier one, so the budget only ever saves.
     private func regionsDecision(_ fix: Fix, context: FixContext, now: UTCTime) -> Decision {
+        // Speed in a zone needs fixes while the device could pass the limit (no latency budget
+        // sleeps through it).
+        if context.speedWatch, fix.horizontalAccuracyMeters <= configuration.minAccuracyMeters {
+            return .stayOn(PowerReason(.speedLimit, distanceMeters: context.boundaryDistanceMeters,
+                                       accuracyMeters: fix.horizontalAccuracyMeters, speedMetersPerSecond: fix.speedMetersPerSecond))
+        }
         let reach = reachability(for: fix)
         let base = boundedRegionsDecision(fix, context: context, reach: reach, now: now)
         // Fixes that settle the engine come sooner by staying on than a wake's first fix.

@@ -17,6 +17,9 @@ public struct PowerReason: Hashable, Sendable {
         case uncertain
         /// A transition waits for confirming fixes.
         case confirming
+        /// Inside a fence with `speed_limit:`, moving fast enough to pass it before the next
+        /// fix could come (docs/engine.md, "Speed in a zone").
+        case speedLimit = "speed-limit"
         /// The fix is too inaccurate to decide anything.
         case poorAccuracy = "poor-accuracy"
         /// A fix implied a speed above `max_speed`; it is held until a second fix confirms it.

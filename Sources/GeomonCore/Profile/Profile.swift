@@ -10,6 +10,8 @@ public struct Profile: Sendable {
     public var mode: MonitoringMode
     public var sources: SourceSettings = SourceSettings()
     public var significantChange: SignificantChangeSettings = SignificantChangeSettings()
+    /// Events about movement itself (`movement:`): motion, trips, visits.
+    public var movement: MovementSettings = MovementSettings()
     public var policy: PolicySettings = PolicySettings()
     public var transitions: TransitionSettings = TransitionSettings()
     /// The places to watch. Setting them drops `fenceIndex` (it described the old ones).
@@ -467,10 +469,49 @@ public enum EventKind: String, Hashable, Sendable, CaseIterable, Comparable {
     case location
     /// An approach band reached while moving towards a fence (`approach:`).
     case approach
+    /// The motion state changed (`movement.motion`).
+    case moving
+    case still
+    /// A trip began or ended (`movement.trips`).
+    case tripStart = "trip_start"
+    case tripEnd = "trip_end"
+    /// A visit began or ended (`movement.visits`).
+    case arrival
+    case departure
+    /// The speed in a fence with `speed_limit:` stayed above it, and then no longer did.
+    case overspeed
+    case overspeedEnd = "overspeed_end"
+
+    /// The events about movement (`movement:`, and `speed_limit:` on fences): published as a
+    /// location with their figures.
+    public var isMovement: Bool {
+        switch self {
+        case .moving, .still, .tripStart, .tripEnd, .arrival, .departure, .overspeed, .overspeedEnd: true
+        case .enter, .exit, .dwell, .location, .approach: false
+        }
+    }
 
     public static func < (lhs: EventKind, rhs: EventKind) -> Bool {
         allCases.firstIndex(of: lhs)! < allCases.firstIndex(of: rhs)!
     }
+}
+
+/// `speed_limit` on a fence: `overspeed` once the speed stays above `limit + tolerance` for
+/// `duration` inside the fence, `overspeed_end` when it no longer is (docs/engine.md, "Speed in
+/// a zone").
+public struct SpeedLimit: Hashable, Sendable {
+    public var limitMetersPerSecond: Double
+    public var toleranceMetersPerSecond: Double = 0
+    public var duration: Duration = .seconds(10)
+
+    public init(limitMetersPerSecond: Double, toleranceMetersPerSecond: Double = 0, duration: Duration = .seconds(10)) {
+        self.limitMetersPerSecond = limitMetersPerSecond
+        self.toleranceMetersPerSecond = toleranceMetersPerSecond
+        self.duration = duration
+    }
+
+    /// Above this is over the limit.
+    public var thresholdMetersPerSecond: Double { limitMetersPerSecond + toleranceMetersPerSecond }
 }
 
 /// A polygon with optional holes; rings are lists of vertices (closing vertex optional,
@@ -513,48 +554,63 @@ public struct Fence: Sendable {
     public var dwell: Duration?
     /// Then again every this long while still inside (`dwell.every`); nil: once per stay.
     public var dwellEvery: Duration? {
-        get { extras?.dwellEvery }
-        set { extras = Extras.make(dwellEvery: newValue, approach: approach, active: active, waypointTime: waypointTime) }
+        get { rules.dwellEvery }
+        set { setRules { $0.dwellEvery = newValue } }
     }
     /// Approach bands (`approach`); nil: no approach events.
     public var approach: ApproachSettings? {
-        get { extras?.approach }
-        set { extras = Extras.make(dwellEvery: dwellEvery, approach: newValue, active: active, waypointTime: waypointTime) }
+        get { rules.approach }
+        set { setRules { $0.approach = newValue } }
     }
     /// When the fence reports events (`active`); nil: always.
     public var active: FenceSchedule? {
-        get { extras?.active }
-        set { extras = Extras.make(dwellEvery: dwellEvery, approach: approach, active: newValue, waypointTime: waypointTime) }
+        get { rules.active }
+        set { setRules { $0.active = newValue } }
     }
     /// The OwnTracks identity (`tst`) of a fence that came as a waypoint (pushed with
     /// `setWaypoints`, or read from an `.otrw` file), echoed in `waypoints` and as `wtst` so
     /// the server matches it; nil: a stable number from the id (`OwnTracks.waypointTime`).
     public var waypointTime: Int64? {
-        get { extras?.waypointTime }
-        set { extras = Extras.make(dwellEvery: dwellEvery, approach: approach, active: active, waypointTime: newValue) }
+        get { rules.waypointTime }
+        set { setRules { $0.waypointTime = newValue } }
+    }
+    /// A new enter/exit pair this soon after the last delivered one is stored, not delivered
+    /// (`cooldown`; docs/engine.md, "Cooldown"); nil: every pair is delivered.
+    public var cooldown: Duration? {
+        get { rules.cooldown }
+        set { setRules { $0.cooldown = newValue } }
+    }
+    /// The speed limit inside the fence (`speed_limit`); nil: none.
+    public var speedLimit: SpeedLimit? {
+        get { rules.speedLimit }
+        set { setRules { $0.speedLimit = newValue } }
     }
     /// The rules few fences have, boxed: a fence without them costs one pointer (a file of
     /// 10^5 fences is held in memory).
     private var extras: Extras?
 
-    private final class Extras: Sendable {
-        let dwellEvery: Duration?
-        let approach: ApproachSettings?
-        let active: FenceSchedule?
-        let waypointTime: Int64?
-
-        private init(dwellEvery: Duration?, approach: ApproachSettings?, active: FenceSchedule?, waypointTime: Int64?) {
-            self.dwellEvery = dwellEvery
-            self.approach = approach
-            self.active = active
-            self.waypointTime = waypointTime
-        }
-
-        static func make(dwellEvery: Duration?, approach: ApproachSettings?, active: FenceSchedule?, waypointTime: Int64?) -> Extras? {
-            dwellEvery == nil && approach == nil && active == nil && waypointTime == nil
-                ? nil : Extras(dwellEvery: dwellEvery, approach: approach, active: active, waypointTime: waypointTime)
-        }
+    private struct Rules: Hashable, Sendable {
+        var dwellEvery: Duration?
+        var approach: ApproachSettings?
+        var active: FenceSchedule?
+        var waypointTime: Int64?
+        var cooldown: Duration?
+        var speedLimit: SpeedLimit?
     }
+
+    private final class Extras: Sendable {
+        let rules: Rules
+        init(_ rules: Rules) { self.rules = rules }
+    }
+
+    private var rules: Rules { extras?.rules ?? Rules() }
+
+    private mutating func setRules(_ edit: (inout Rules) -> Void) {
+        var rules = self.rules
+        edit(&rules)
+        extras = rules == Rules() ? nil : Extras(rules)
+    }
+
     /// Where the fence was defined (a profile line, or a feature inside a GeoJSON file).
     public var location: SourceLocation? = nil
     /// For a fence pushed over MQTT (`setWaypoints`): when and by which stored command
@@ -613,6 +669,14 @@ public struct HookSettings: Sendable {
     public var dwell: [HookSpec] = []
     public var location: [HookSpec] = []
     public var approach: [HookSpec] = []
+    public var moving: [HookSpec] = []
+    public var still: [HookSpec] = []
+    public var tripStart: [HookSpec] = []
+    public var tripEnd: [HookSpec] = []
+    public var arrival: [HookSpec] = []
+    public var departure: [HookSpec] = []
+    public var overspeed: [HookSpec] = []
+    public var overspeedEnd: [HookSpec] = []
     public var heartbeat: [HookSpec] = []
     public var heartbeatEvery: Duration = .seconds(1800)
     public var retry: RetrySettings = RetrySettings()
@@ -625,6 +689,14 @@ public struct HookSettings: Sendable {
         case .dwell: dwell
         case .location: location
         case .approach: approach
+        case .moving: moving
+        case .still: still
+        case .tripStart: tripStart
+        case .tripEnd: tripEnd
+        case .arrival: arrival
+        case .departure: departure
+        case .overspeed: overspeed
+        case .overspeedEnd: overspeedEnd
         }
     }
 }
@@ -634,6 +706,38 @@ public struct StorageSettings: Sendable {
     public var path: String?
     public var keepFixes: Duration = .seconds(7 * 86400)
     public init() {}
+}
+
+/// A circle placed at run time where the device stands (`geomon fences here`, or the MQTT
+/// command `placeFence`): the anchor watch. Stored in the database, merged after the profile's
+/// fences and the pushed ones, monitored whether or not MQTT commands are on.
+public struct PlacedFence: Hashable, Sendable {
+    public var fenceID: String
+    public var name: String?
+    public var center: Coordinate
+    public var radiusMeters: Double
+    public var placedAt: UTCTime
+    /// Who placed it: `geomon fences here`, or `MQTT command N`.
+    public var placedBy: String
+
+    public init(fenceID: String, name: String?, center: Coordinate, radiusMeters: Double, placedAt: UTCTime, placedBy: String) {
+        self.fenceID = fenceID
+        self.name = name
+        self.center = center
+        self.radiusMeters = radiusMeters
+        self.placedAt = placedAt
+        self.placedBy = placedBy
+    }
+
+    /// "placed 2026-12-05T15:00:00Z by geomon fences here".
+    public var origin: String { "placed \(placedAt.rfc3339) by \(placedBy)" }
+
+    /// The fence it is (enter and exit).
+    public var fence: Fence {
+        var fence = Fence(id: fenceID, name: name, shape: .circle(center: center, radiusMeters: radiusMeters))
+        fence.pushed = origin
+        return fence
+    }
 }
 
 /// A fence a server pushed over MQTT (an OwnTracks `setWaypoints` waypoint), as stored: kept

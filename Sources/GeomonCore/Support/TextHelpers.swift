@@ -19,3 +19,12 @@ public func directoryPart(of path: String) -> String {
     while directory.count > 1, directory.hasSuffix("/") { directory = directory.dropLast() }
     return directory.isEmpty ? "/" : String(directory)
 }
+
+/// A value kept on the heap: a large, rarely set member (an event's figures, a commit's
+/// movement state) costs its owner one pointer, so the values copied on every fix stay small.
+public final class Boxed<Value: Hashable & Sendable>: Hashable, Sendable {
+    public let value: Value
+    public init(_ value: Value) { self.value = value }
+    public static func == (a: Boxed, b: Boxed) -> Bool { a === b || a.value == b.value }
+    public func hash(into hasher: inout Hasher) { hasher.combine(value) }
+}

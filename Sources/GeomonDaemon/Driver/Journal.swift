@@ -135,6 +135,9 @@ public final class Journal {
         engine.location = commit.location ?? engine.location
         engine.implicitState = commit.implicitState
         if let assumptions = commit.assumptions { batch.assumptions = assumptions }
+        if let movement = commit.movement { batch.movement = movement }
+        if let cooldowns = commit.cooldowns { batch.cooldowns = cooldowns }
+        if let speeding = commit.speeding { batch.speeding = speeding }
         if (commitEventsImmediately && !commit.events.isEmpty) || batch.fixes.count >= batchSize || batchTimeIsUp() {
             return try flush(now: now)
         }

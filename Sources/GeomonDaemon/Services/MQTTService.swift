@@ -246,9 +246,29 @@ public final class MQTTService: EventSource, EffectSink, ClockHolding, DeadLette
         do {
             switch command.action {
             case .refused:
-                refuse(message, action: command.name, "the action '\(command.name)' is not accepted (only setWaypoints, clearWaypoints, waypoints and reportLocation are)", driver)
+                refuse(message, action: command.name, "the action '\(command.name)' is not accepted (only setWaypoints, clearWaypoints, waypoints, reportLocation, placeFence and removeFence are)", driver)
             case let .setWaypoints(waypoints, skipped):
                 try setWaypoints(waypoints, skipped: skipped, message, driver)
+            case let .placeFence(id, name, radius):
+                guard let found = try AnchorPosition.find(in: store) else {
+                    refuse(message, action: command.name, "no fix is stored yet to place '\(id)' at", driver)
+                    return
+                }
+                let summary = "placed '\(id)', \(Int(radius.rounded())) m around the mean of \(found.fixes) fixes (newest \(found.last.time.rfc3339))"
+                let seq = try store.commandLog.record(StoredCommand(received: driver.wall, topic: message.topic, action: command.name, accepted: true, summary: summary))
+                try store.placedFenceList.upsert(PlacedFence(fenceID: id, name: name, center: found.center, radiusMeters: radius,
+                                                             placedAt: driver.wall, placedBy: "MQTT command \(seq)"))
+                log.notice("MQTT command accepted", ["command": "\(seq)", "action": command.name, "summary": summary])
+                try pushedFencesChanged(driver)
+            case let .removeFence(id):
+                guard try store.placedFenceList.delete(fenceID: id) else {
+                    refuse(message, action: command.name, "no placed fence '\(id)'", driver)
+                    return
+                }
+                let seq = try store.commandLog.record(StoredCommand(received: driver.wall, topic: message.topic, action: command.name, accepted: true,
+                                                                summary: "removed the placed fence '\(id)'"))
+                log.notice("MQTT command accepted", ["command": "\(seq)", "action": command.name, "fence.id": id])
+                try pushedFencesChanged(driver)
             case .clearWaypoints:
                 let count = try store.pushedFenceList.all().count
                 let seq = try store.commandLog.record(StoredCommand(received: driver.wall, topic: message.topic, action: command.name, accepted: true,

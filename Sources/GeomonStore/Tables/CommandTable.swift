@@ -110,3 +110,45 @@ public struct PushedFenceTable {
         return result
     }
 }
+
+/// The `placed_fences` table: circles placed at run time (`geomon fences here`, `placeFence`).
+public struct PlacedFenceTable {
+    let db: Connection
+
+    /// Places `fence`, replacing one with its id.
+    public func upsert(_ fence: PlacedFence) throws {
+        let s = try db.statement("""
+            INSERT INTO placed_fences (fence_id, name, lat, lon, radius_m, placed_ms, placed_by) VALUES (?, ?, ?, ?, ?, ?, ?)
+            ON CONFLICT(fence_id) DO UPDATE SET name = excluded.name, lat = excluded.lat, lon = excluded.lon,
+                radius_m = excluded.radius_m, placed_ms = excluded.placed_ms, placed_by = excluded.placed_by
+            """)
+        s.bind(1, fence.fenceID)
+        s.bind(2, fence.name)
+        s.bind(3, fence.center.latitude)
+        s.bind(4, fence.center.longitude)
+        s.bind(5, fence.radiusMeters)
+        s.bind(6, fence.placedAt.millisecondsSince1970)
+        s.bind(7, fence.placedBy)
+        try s.run()
+    }
+
+    /// Removes the fence `id`; false when there was none.
+    public func delete(fenceID id: String) throws -> Bool {
+        let s = try db.statement("DELETE FROM placed_fences WHERE fence_id = ?")
+        s.bind(1, id)
+        try s.run()
+        return db.changes > 0
+    }
+
+    /// Every placed fence, in the order they were placed (then by id).
+    public func all() throws -> [PlacedFence] {
+        let r = try db.statement("SELECT fence_id, name, lat, lon, radius_m, placed_ms, placed_by FROM placed_fences ORDER BY placed_ms, fence_id")
+        var result: [PlacedFence] = []
+        while try r.step() {
+            result.append(PlacedFence(fenceID: r.text("fence_id"), name: r.optionalText("name"),
+                                      center: Coordinate(latitude: r.double("lat"), longitude: r.double("lon")), radiusMeters: r.double("radius_m"),
+                                      placedAt: UTCTime(millisecondsSince1970: r.int64("placed_ms")), placedBy: r.text("placed_by")))
+        }
+        return result
+    }
+}

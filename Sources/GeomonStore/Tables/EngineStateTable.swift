@@ -11,10 +11,20 @@ public struct EngineState: Hashable, Sendable {
     public var implicitState: FenceState?
     /// The power policy's watch on its assumptions; nil keeps the stored one.
     public var assumptions: AssumptionState?
+    /// The movement rules' state; nil keeps the stored one.
+    public var movement: MovementState?
+    /// The fences' cooldown records; nil keeps the stored ones.
+    public var cooldowns: [CooldownRecord]?
+    /// Speeding in progress in fences with `speed_limit:`; nil keeps the stored records.
+    public var speeding: [SpeedingRecord]?
 
     public init(profile: String, usableFixCount: Int = 0, lastFixTime: UTCTime? = nil, location: LocationReference? = nil,
-                implicitState: FenceState? = nil, assumptions: AssumptionState? = nil) {
+                implicitState: FenceState? = nil, assumptions: AssumptionState? = nil, movement: MovementState? = nil,
+                cooldowns: [CooldownRecord]? = nil, speeding: [SpeedingRecord]? = nil) {
+        self.speeding = speeding
         self.assumptions = assumptions
+        self.movement = movement
+        self.cooldowns = cooldowns
         self.profile = profile
         self.usableFixCount = usableFixCount
         self.lastFixTime = lastFixTime
@@ -28,7 +38,7 @@ struct EngineStateTable {
     let db: Connection
 
     func read() throws -> EngineState? {
-        let r = try db.statement("SELECT profile, usable_fix_count, last_fix_ms, location_ms, location_lat, location_lon, implicit_state, widened_speed, widened_acceleration, violations FROM engine_state WHERE id = 1")
+        let r = try db.statement("SELECT profile, usable_fix_count, last_fix_ms, location_ms, location_lat, location_lon, implicit_state, widened_speed, widened_acceleration, violations, movement, cooldowns, speeding FROM engine_state WHERE id = 1")
         defer { r.reset() }
         guard try r.step() else { return nil }
         var state = EngineState(profile: r.text("profile"), usableFixCount: r.int("usable_fix_count"))
@@ -42,6 +52,9 @@ struct EngineStateTable {
             assumptions.widened = MotionBounds(maxSpeedMetersPerSecond: speed, maxAccelerationMetersPerSecondSquared: acceleration)
         }
         state.assumptions = assumptions
+        state.movement = r.optionalText("movement").flatMap(MovementState.init(storedText:))
+        state.cooldowns = r.optionalText("cooldowns").map(CooldownRecord.records(storedText:))
+        state.speeding = r.optionalText("speeding").map(SpeedingRecord.records(storedText:))
         return state
     }
 
@@ -49,8 +62,8 @@ struct EngineStateTable {
     func write(_ state: EngineState) throws {
         let s = try db.statement("""
             INSERT INTO engine_state (id, profile, usable_fix_count, last_fix_ms, location_ms, location_lat, location_lon, implicit_state,
-                                      widened_speed, widened_acceleration, violations)
-            VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, ?, COALESCE(?, 0))
+                                      widened_speed, widened_acceleration, violations, movement, cooldowns, speeding)
+            VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, ?, COALESCE(?, 0), ?12, ?13, ?14)
             ON CONFLICT(id) DO UPDATE SET profile = excluded.profile, usable_fix_count = excluded.usable_fix_count,
                 last_fix_ms = COALESCE(excluded.last_fix_ms, last_fix_ms),
                 location_ms = COALESCE(excluded.location_ms, location_ms),
@@ -59,13 +72,19 @@ struct EngineStateTable {
                 implicit_state = COALESCE(excluded.implicit_state, implicit_state),
                 widened_speed = CASE WHEN ?11 THEN excluded.widened_speed ELSE widened_speed END,
                 widened_acceleration = CASE WHEN ?11 THEN excluded.widened_acceleration ELSE widened_acceleration END,
-                violations = CASE WHEN ?11 THEN excluded.violations ELSE violations END
+                violations = CASE WHEN ?11 THEN excluded.violations ELSE violations END,
+                movement = COALESCE(excluded.movement, movement),
+                cooldowns = COALESCE(excluded.cooldowns, cooldowns),
+                speeding = COALESCE(excluded.speeding, speeding)
             """)
         Self.bindScalars(s, state)
         s.bind(8, state.assumptions?.widened?.maxSpeedMetersPerSecond)
         s.bind(9, state.assumptions?.widened?.maxAccelerationMetersPerSecondSquared)
         s.bind(10, state.assumptions.map { Int64($0.violations) })
         s.bind(11, state.assumptions != nil ? 1 : 0)
+        s.bind(12, state.movement?.storedText)
+        s.bind(13, state.cooldowns.map(CooldownRecord.storedText))
+        s.bind(14, state.speeding.map(SpeedingRecord.storedText))
         try s.run()
     }
 }

@@ -6,7 +6,7 @@ public struct EventTable {
     let db: Connection
 
     /// The columns an event row is read from (`read(_:prefix:)`).
-    static let columns = ["seq", "profile", "id", "kind", "fence_id", "fence_name", "time_ms", "lat", "lon", "accuracy_m", "rule", "approach"]
+    static let columns = ["seq", "profile", "id", "kind", "fence_id", "fence_name", "time_ms", "lat", "lon", "accuracy_m", "rule", "approach", "figures", "suppressed"]
 
     /// The event of a row, its columns named `prefix` + the names above (a join selects the
     /// event's columns under a prefix: `e.id AS e_id`).
@@ -19,14 +19,16 @@ public struct EventTable {
             coordinate: Coordinate(latitude: r.double(c("lat")), longitude: r.double(c("lon"))),
             accuracyMeters: r.double(c("accuracy_m")), rule: .recorded(r.text(c("rule"))))
         event.approach = r.optionalText(c("approach")).flatMap(EventRule.Approach.init(storedText:))
+        event.figures = r.optionalText(c("figures")).flatMap(EventFigures.init(storedText:))
+        event.suppressed = r.int64(c("suppressed")) != 0
         return StoredEvent(seq: r.int64(c("seq")), profile: r.text(c("profile")), event: event)
     }
 
     /// Inserts `event` unless its id is stored; its `seq` when it was new.
     func insert(_ event: GeoEvent, profile: String) throws -> Int64? {
         let insert = try db.statement("""
-            INSERT INTO events(id, profile, kind, fence_id, fence_name, time_ms, lat, lon, accuracy_m, rule, approach)
-            VALUES (?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT(id) DO NOTHING
+            INSERT INTO events(id, profile, kind, fence_id, fence_name, time_ms, lat, lon, accuracy_m, rule, approach, figures, suppressed)
+            VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT(id) DO NOTHING
             """)
         insert.bind(1, event.id)
         insert.bind(2, profile)
@@ -39,6 +41,8 @@ public struct EventTable {
         insert.bind(9, event.accuracyMeters)
         insert.bind(10, event.rule.text)
         insert.bind(11, event.approach?.storedText)
+        insert.bind(12, event.figures?.storedText)
+        insert.bind(13, Int64(event.suppressed ? 1 : 0))
         try insert.run()
         return db.changes == 1 ? db.lastInsertRowID : nil
     }

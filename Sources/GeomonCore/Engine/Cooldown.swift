@@ -1,0 +1,119 @@
+/// One fence's cooldown: when an enter or exit of it was last delivered, and the stay whose
+/// enter was held back, if any.
+public struct CooldownRecord: Hashable, Sendable {
+    public var fenceID: String
+    /// The last enter or exit delivered (its event time).
+    public var lastDelivered: UTCTime
+    /// The held-back enter of the current stay: its time, position and accuracy (the enter
+    /// delivered when the cooldown ends during the stay is placed there).
+    public var suppressedSince: UTCTime?
+    public var suppressedCoordinate: Coordinate?
+    public var suppressedAccuracyMeters: Double?
+    public var fenceName: String?
+
+    public init(fenceID: String, lastDelivered: UTCTime) {
+        self.fenceID = fenceID
+        self.lastDelivered = lastDelivered
+    }
+}
+
+/// The cooldown rule (`cooldown:` on a fence; docs/engine.md, "Cooldown"): an enter within
+/// `cooldown` of the last delivered enter or exit of its fence is stored but not delivered
+/// (`GeoEvent.suppressed`), and so is everything of that stay (dwells, its exit), so a consumer
+/// sees pairs or nothing: never an enter without its exit. When the cooldown ends with the
+/// device still inside, the stay is delivered then: an `enter` at that instant. Pure.
+public struct Cooldown: Sendable {
+    private let periods: [String: Duration]
+    public private(set) var records: [String: CooldownRecord]
+    private var changed = false
+
+    public init(profile: Profile, records: [CooldownRecord] = []) {
+        var periods: [String: Duration] = [:]
+        for fence in profile.fences { if let cooldown = fence.cooldown { periods[fence.id] = cooldown } }
+        self.periods = periods
+        isEnabled = !periods.isEmpty
+        self.records = Dictionary(records.filter { periods[$0.fenceID] != nil }.map { ($0.fenceID, $0) }, uniquingKeysWith: { _, b in b })
+    }
+
+    /// Whether any fence has a cooldown (read on every input: a stored flag).
+    public let isEnabled: Bool
+
+    /// The fences whose current stay is held back (consumers were not told of it).
+    public var suppressedFences: Set<String> {
+        Set(records.values.filter { $0.suppressedSince != nil }.map(\.fenceID))
+    }
+
+    /// The records when they changed since the last call (for the store), else nil.
+    public mutating func takeRecords() -> [CooldownRecord]? {
+        defer { changed = false }
+        return changed ? records.values.sorted { $0.fenceID < $1.fenceID } : nil
+    }
+
+    /// Marks the events of `events` the rule holds back, in order.
+    public mutating func filter(_ events: inout [GeoEvent]) {
+        guard isEnabled else { return }
+        for k in events.indices {
+            guard let id = events[k].fenceID, let period = periods[id] else { continue }
+            let event = events[k]
+            if case .cooledDown = event.rule { continue }
+            var record = records[id]
+            switch event.kind {
+            case .enter:
+                if let last = record?.lastDelivered, event.time < last + period {
+                    record!.suppressedSince = event.time
+                    record!.suppressedCoordinate = event.coordinate
+                    record!.suppressedAccuracyMeters = event.accuracyMeters
+                    record!.fenceName = event.fenceName
+                    events[k].suppressed = true
+                } else {
+                    record = CooldownRecord(fenceID: id, lastDelivered: event.time)
+                }
+            case .exit:
+                if record?.suppressedSince != nil {
+                    record!.suppressedSince = nil
+                    record!.suppressedCoordinate = nil
+                    record!.suppressedAccuracyMeters = nil
+                    events[k].suppressed = true
+                } else {
+                    record = CooldownRecord(fenceID: id, lastDelivered: event.time)
+                }
+            case .dwell:
+                if record?.suppressedSince != nil { events[k].suppressed = true }
+            default:
+                continue
+            }
+            records[id] = record
+            changed = true
+        }
+    }
+
+    /// When a held-back stay's cooldown ends.
+    public var nextDeadline: UTCTime? {
+        guard isEnabled, !records.isEmpty else { return nil }
+        return records.values.compactMap { r -> UTCTime? in
+            guard r.suppressedSince != nil, let period = periods[r.fenceID] else { return nil }
+            return r.lastDelivered + period
+        }.min()
+    }
+
+    /// The held-back stays whose cooldown ended by `now`: an `enter` each, at that instant.
+    public mutating func deadlineReached(now: UTCTime, profileName: String) -> [GeoEvent] {
+        var events: [GeoEvent] = []
+        for id in records.keys.sorted() {
+            guard var record = records[id], let since = record.suppressedSince, let period = periods[id] else { continue }
+            let due = record.lastDelivered + period
+            guard due <= now else { continue }
+            var event = GeoEvent(
+                id: EventID.make(profile: profileName, fenceID: id, kind: .enter, time: due),
+                kind: .enter, fenceID: id, fenceName: record.fenceName, time: due,
+                coordinate: record.suppressedCoordinate ?? Coordinate(latitude: 0, longitude: 0),
+                accuracyMeters: record.suppressedAccuracyMeters ?? 0, rule: .cooledDown(insideSince: since, cooldown: period))
+            event.figures = nil
+            events.append(event)
+            record = CooldownRecord(fenceID: id, lastDelivered: due)
+            records[id] = record
+            changed = true
+        }
+        return events
+    }
+}

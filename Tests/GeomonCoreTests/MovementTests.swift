@@ -1,0 +1,289 @@
+import GeomonCore
+import Testing
+
+/// The movement rules (docs/engine.md, "Movement"), on hand-made days whose figures are worked
+/// out in the comments: a drive with a stop at lights and a parked end, a visit at a café with
+/// a GNSS outage inside it, the motion source's word, and a restart in the middle of it all.
+@Suite struct MovementTests {
+    static let t0 = UTCTime(millisecondsSince1970: 1_700_000_000_000)
+    static func at(_ s: Double) -> UTCTime { t0 + .milliseconds(Int64(s * 1000)) }
+    static let origin = Coordinate(latitude: 47.0, longitude: 8.0)
+    /// A point `m` metres north of the origin (geodesic: distances along it are exact).
+    static func north(_ m: Double) -> Coordinate { Geodesy.destination(from: origin, bearingDegrees: 0, distanceMeters: m) }
+    static func fix(_ s: Double, _ m: Double, speed: Double?, acc: Double = 5) -> Fix {
+        Fix(time: at(s), coordinate: north(m), horizontalAccuracyMeters: acc, speedMetersPerSecond: speed)
+    }
+
+    static func settings(motion: Bool = true, trips: Bool = true, visits: Bool = false) -> MovementSettings {
+        var s = MovementSettings()
+        s.motionEvents = motion
+        if trips { s.trips = TripSettings(stopAfter: .seconds(300), radiusMeters: 100) }
+        if visits { s.visits = VisitSettings(radiusMeters: 100, minDuration: .seconds(300)) }
+        return s
+    }
+
+    /// A drive, fixes every 10 s: standing at 0 m until 120 s; 12 m/s north from 130 s to
+    /// 300 s (120 m per fix, 2160 m at 300 s); 90 s at lights (310–400 s); 12 m/s again from
+    /// 410 s to 600 s (4560 m); parked there until 1200 s.
+    static func drive() -> [Fix] {
+        var fixes: [Fix] = []
+        for t in stride(from: 0.0, through: 120, by: 10) { fixes.append(fix(t, 0, speed: 0)) }
+        for t in stride(from: 130.0, through: 300, by: 10) { fixes.append(fix(t, (t - 120) * 12, speed: 12)) }
+        for t in stride(from: 310.0, through: 400, by: 10) { fixes.append(fix(t, 2160, speed: 0)) }
+        for t in stride(from: 410.0, through: 600, by: 10) { fixes.append(fix(t, 2160 + (t - 400) * 12, speed: 12)) }
+        for t in stride(from: 610.0, through: 1200, by: 10) { fixes.append(fix(t, 4560, speed: 0)) }
+        return fixes
+    }
+
+    static func run(_ tracker: inout MovementTracker, _ fixes: [Fix]) -> [GeoEvent] {
+        fixes.flatMap { tracker.fixTaken($0) }
+    }
+
+    static func summary(_ events: [GeoEvent]) -> [String] {
+        events.map { "\($0.kind.rawValue)@\(Int(($0.time - t0).secondsValue))" }
+    }
+
+    @Test func aDriveIsOneTripThroughTheLightsEndedWhereItParkedWithItsFigures() throws {
+        var tracker = MovementTracker(settings: Self.settings(), profileName: "p")
+        let events = Self.run(&tracker, Self.drive())
+        // Motion, confirmed after 30 s and dated at the first fix: still from 0 s, moving from
+        // 130 s (confirmed at 160 s), still at the lights from 310 s, moving from 410 s, parked
+        // from 610 s. The trip starts on the second fix beyond 100 m of where it stood (140 s,
+        // before the motion state is confirmed), dated at 130 s, the first fix that showed
+        // movement; it ends 300 s into the stay that began at the 600 s fix (fired at 900 s),
+        // dated 600 s.
+        #expect(Self.summary(events) == ["still@0", "trip_start@130", "moving@130", "still@310", "moving@410", "still@610", "trip_end@600"])
+        let end = try #require(events.last?.figures)
+        // 4560 m − 120 m (the departure fix's position), in straight 120 m segments.
+        #expect(abs(try #require(end.distanceMeters) - 4440) < 0.01)
+        #expect(end.durationSeconds == 470)
+        // Segments ending at a fix that reports 12 m/s: 140–300 s (17) and 410–600 s (20).
+        #expect(end.movingSeconds == 370)
+        #expect(end.maxSpeedMetersPerSecond == 12)
+        #expect(abs(try #require(end.meanSpeedMetersPerSecond) - 4440.0 / 470) < 1e-9)
+        #expect(end.since == Self.at(130))
+        #expect(end.start == Self.north(120))
+        #expect(events.last?.coordinate == Self.north(4560))
+        #expect(events[2].figures?.source == "gnss")
+        // The odometer counts every segment longer than the accuracies: the whole drive.
+        #expect(abs(tracker.state.odometerMeters - 4560) < 0.01)
+        #expect(tracker.state.trip == nil)
+    }
+
+    @Test func stopsShorterThanStopAfterDoNotSplitATripAndJitterAddsNoDistance() {
+        // The same drive with 4 m of jitter at every stand (less than the 5 m accuracy).
+        let jittered = Self.drive().enumerated().map { i, f -> Fix in
+            guard f.speedMetersPerSecond == 0 else { return f }
+            var f = f
+            f.coordinate = Geodesy.destination(from: f.coordinate, bearingDegrees: Double(i % 4) * 90, distanceMeters: 4)
+            return f
+        }
+        var tracker = MovementTracker(settings: Self.settings(motion: false), profileName: "p")
+        let events = Self.run(&tracker, jittered)
+        #expect(Self.summary(events) == ["trip_start@130", "trip_end@600"])
+        let distance = events.last?.figures?.distanceMeters ?? 0
+        // Within the jitter of the two ends, never the jitter of 80 fixes at rest.
+        #expect(abs(distance - 4440) < 8.1, "\(distance)")
+        #expect(abs(tracker.state.odometerMeters - 4560) < 8.1 * 2)
+    }
+
+    @Test func aWalkSlowerThanMovingSpeedIsATripAndOneJumpIsNot() throws {
+        // Standing at 0 m until 300 s (a fix every 10 s), one fix 150 m away at 310 s (a jump:
+        // back at 0 m at 320 s), then a hike north at 0.7 m/s from 600 s, below `moving_speed`,
+        // to 840 m at 1800 s, and standing there until 2400 s.
+        var fixes: [Fix] = []
+        for t in stride(from: 0.0, through: 2400, by: 10) {
+            let m: Double = t == 310 ? 150 : t <= 600 ? 0 : min(0.7 * (t - 600), 840)
+            fixes.append(Self.fix(t, m, speed: t > 600 && t <= 1800 ? 0.7 : 0))
+        }
+        var tracker = MovementTracker(settings: Self.settings(motion: false), profileName: "p")
+        let events = Self.run(&tracker, fixes)
+        // The hike passes 100 m at 750 s (105 m; 98 m at 740 s) and is beyond it again at
+        // 760 s: the trip starts there, dated at 740 s, the last fix within 100 m (no fix
+        // reported 1 m/s). It ends where the stay that lasted 300 s began: at the 1660 s fix
+        // (742 m), within 100 m of which the walk's last 98 m and the stand lie (a sliding
+        // staypoint, as trackintel's): 742 m − 98 m in 920 s.
+        #expect(Self.summary(events) == ["trip_start@740", "trip_end@1660"])
+        let end = try #require(events.last?.figures)
+        #expect(abs(try #require(end.distanceMeters) - 644) < 0.01)
+        #expect(end.durationSeconds == 920)
+        #expect(end.movingSeconds == 0)
+    }
+
+    /// A walk to a café (at 0 m) and a stay there, fixes every 10 s: from 460 m south at
+    /// 2.3 m/s until 200 s, standing at the café until 1000 s, then north at 2.2 m/s.
+    static func cafe(outage: ClosedRange<Double>? = nil) -> [Fix] {
+        var fixes: [Fix] = []
+        for t in stride(from: 0.0, through: 1200, by: 10) {
+            if let outage, outage.contains(t) { continue }
+            let m = t <= 200 ? -460 + 2.3 * t : t <= 1000 ? 0 : 2.2 * (t - 1000)
+            fixes.append(fix(t, m, speed: t <= 200 ? 2.3 : t <= 1000 ? 0 : 2.2))
+        }
+        return fixes
+    }
+
+    /// A fix for `tracker`, an arrival named after the café as the machine names it (a fence
+    /// the device is inside).
+    static func atCafe(_ tracker: inout MovementTracker, _ fix: Fix) -> [GeoEvent] {
+        var events = tracker.fixTaken(fix)
+        for k in events.indices where events[k].kind == .arrival {
+            tracker.nameVisit(("cafe", "Café"))
+            events[k] = tracker.named(events[k], ("cafe", "Café"))
+        }
+        return events
+    }
+
+    @Test(arguments: [nil, 300.0...890.0])
+    func aVisitArrivesDatedAtItsFirstFixAndDepartsAtTheFirstFixBeyondTheRadius(_ outage: ClosedRange<Double>?) throws {
+        // The sliding window restarts at −345 m (50 s), −230 m (100 s), −115 m (150 s) and at
+        // the café (200 s). 300 s later the arrival is due: at the 500 s fix, or with no fix
+        // between 300 s and 890 s, at the 900 s fix — the outage inside the visit keeps it.
+        // The first fix beyond 100 m is 1050 s (110 m north): the departure, 850 s after 200 s.
+        var tracker = MovementTracker(settings: Self.settings(motion: false, trips: false, visits: true), profileName: "p")
+        var fired: [(String, Double)] = []
+        for f in Self.cafe(outage: outage) {
+            for e in Self.atCafe(&tracker, f) { fired.append(("\(e.kind.rawValue)@\(Int((e.time - Self.t0).secondsValue))", (f.time - Self.t0).secondsValue)) }
+        }
+        #expect(fired.map(\.0) == ["arrival@200", "departure@1050"])
+        #expect(fired.first?.1 == (outage == nil ? 500 : 900))
+        let events = Self.run(&tracker, [])
+        #expect(events.isEmpty)
+        var again = MovementTracker(settings: Self.settings(motion: false, trips: false, visits: true), profileName: "p")
+        let all = Self.cafe(outage: outage).flatMap { Self.atCafe(&again, $0) }
+        let arrival = try #require(all.first)
+        #expect(arrival.fenceID == "cafe" && arrival.fenceName == "Café")
+        #expect(arrival.coordinate == Self.north(0))
+        #expect(arrival.figures?.radiusMeters == 100)
+        let departure = try #require(all.last)
+        #expect(departure.fenceID == "cafe")
+        #expect(departure.figures?.durationSeconds == 850)
+        #expect(departure.figures?.since == Self.at(200))
+        #expect(departure.coordinate == Self.north(110))
+    }
+
+    @Test func theMotionSourceDecidesWhileItSpeaksAndEndsATripWithoutAFix() throws {
+        var tracker = MovementTracker(settings: Self.settings(), profileName: "p")
+        // Driving: the trip is under way at 160 s.
+        _ = Self.run(&tracker, Self.drive().filter { $0.time <= Self.at(300) })
+        #expect(tracker.state.trip != nil)
+        // The source says still at 305 s and the receiver sleeps: no fix comes. The trip ends
+        // `stop_after` later, dated when the source said so, at the last fix's position.
+        let still = tracker.motionReported(.still, now: Self.at(305))
+        #expect(Self.summary(still) == ["still@305"])
+        #expect(still.first?.figures?.source == "motion")
+        #expect(tracker.nextDeadline == Self.at(605))
+        // GNSS evidence does not overrule the source while it speaks.
+        #expect(tracker.fixTaken(Self.fix(400, 2160, speed: 3)).isEmpty)
+        let ended = tracker.deadlineReached(now: Self.at(605))
+        #expect(Self.summary(ended) == ["trip_end@305"])
+        #expect(abs(try #require(ended.first?.figures?.distanceMeters) - 2040) < 0.01)
+        #expect(tracker.nextDeadline == nil)
+        // Silent again: GNSS decides (moving after 30 s of evidence).
+        #expect(tracker.motionReported(nil, now: Self.at(610)).isEmpty)
+        _ = tracker.fixTaken(Self.fix(620, 2300, speed: 12))
+        // 500 m from where the trip ended, moving: the next trip, departed at 620 s, reported
+        // once the device has left the stay where it was seen to begin (the 650 s fix).
+        #expect(Self.summary(tracker.fixTaken(Self.fix(650, 2660, speed: 12))) == ["moving@620"])
+        #expect(Self.summary(tracker.fixTaken(Self.fix(660, 2780, speed: 12))) == ["trip_start@620"])
+    }
+
+    @Test func aRestartFromTheStateContinuesAsAnUninterruptedRun() {
+        let fixes = Self.drive() + Self.cafe().map { f in
+            var f = f
+            f.time = f.time + .seconds(1300)
+            f.coordinate = Geodesy.destination(from: f.coordinate, bearingDegrees: 0, distanceMeters: 5000)
+            return f
+        }
+        let settings = Self.settings(visits: true)
+        var whole = MovementTracker(settings: settings, profileName: "p")
+        let reference = Self.run(&whole, fixes)
+        #expect(reference.count >= 9)
+        for cut in [5, 20, 40, 75, 130, 200] {
+            var first = MovementTracker(settings: settings, profileName: "p")
+            var events = Self.run(&first, Array(fixes[..<cut]))
+            var second = MovementTracker(settings: settings, profileName: "p", state: first.state)
+            events += Self.run(&second, Array(fixes[cut...]))
+            #expect(events == reference, "cut at \(cut)")
+        }
+    }
+
+    @Test func theMachineNamesAVisitAfterTheFenceItIsIn() throws {
+        var profile = MonitorTests.profile(.continuous)
+        profile.movement.visits = VisitSettings(radiusMeters: 50, minDuration: .seconds(60))
+        var m = MonitorTests.machine(profile)
+        var events: [GeoEvent] = []
+        // Inside home (a 100 m circle) from 0 s, standing; out 300 m east at 200 s.
+        for t in stride(from: 0.0, through: 210, by: 10) {
+            events += MonitorTests.events(m.fixReceived(MonitorTests.fix(t, t < 200 ? 0 : 300), now: MonitorTests.at(t)))
+        }
+        let arrival = try #require(events.first { $0.kind == .arrival })
+        let departure = try #require(events.first { $0.kind == .departure })
+        #expect(arrival.fenceID == "home" && departure.fenceID == "home")
+        #expect(arrival.id == EventID.make(profile: "m", fenceID: "home", kind: .arrival, time: MonitorTests.at(0)))
+        #expect(departure.figures?.durationSeconds == 200)
+    }
+
+    @Test func anExitCarriesTheTimeInsideAndMovementEventsComeInTheMachinesCommits() throws {
+        var profile = MonitorTests.profile(.continuous)
+        profile.movement = Self.settings(motion: true, trips: false)
+        var m = MonitorTests.machine(profile)
+        var events: [GeoEvent] = []
+        // Outside (200 m east), inside from 20 s, outside again from 70 s; fixes every 10 s.
+        for (t, x) in [(0.0, 200.0), (10, 190), (20, 0), (30, 0), (40, 0), (50, 0), (60, 0), (70, 250), (80, 260), (90, 270)] {
+            var f = MonitorTests.fix(t, x)
+            f.speedMetersPerSecond = 0
+            events += MonitorTests.events(m.fixReceived(f, now: MonitorTests.at(t)))
+        }
+        #expect(events.map { "\($0.kind.rawValue)@\(Int(($0.time - MonitorTests.t0).secondsValue))" } == ["enter@20", "still@0", "exit@70"])
+        #expect(events.last?.figures?.insideSeconds == 50)
+        #expect(m.movement.state.last?.time == MonitorTests.at(90))
+    }
+}
+
+/// The cooldown (docs/engine.md, "Cooldown"): a device parked on a fence's edge flaps in and
+/// out; consumers get the first pair, then pairs or nothing, never an enter without its exit.
+@Suite struct CooldownTests {
+    typealias M = MonitorTests
+
+    @Test func flappingWithinTheCooldownIsStoredNotDeliveredAndAStayThatOutlastsItIsDeliveredThen() throws {
+        var profile = M.profile(.continuous)
+        profile.fences[0].cooldown = .seconds(600)
+        var m = M.machine(profile)
+        // Fixes every 10 s, two to confirm a side: out (0 s), in (20 s), out (40 s), in
+        // (60 s), out (80 s), in from 100 s until 690 s, out from 700 s.
+        var events: [GeoEvent] = []
+        var insideAfter: [Int: [String]] = [:]
+        for t in stride(from: 0.0, through: 720, by: 10) {
+            let x: Double = switch t {
+            case ..<20, 40..<60, 80..<100, 700...: 250
+            default: 0
+            }
+            while let due = m.nextDeadline, due <= M.at(t) {
+                for case let .commit(c) in m.deadlineReached(now: due) {
+                    events += c.events
+                    insideAfter[Int((due - M.t0).secondsValue)] = c.inside
+                }
+            }
+            for case let .commit(c) in m.fixReceived(M.fix(t, x), now: M.at(t)) {
+                events += c.events
+                insideAfter[Int(t)] = c.inside
+            }
+        }
+        func line(_ e: GeoEvent) -> String { "\(e.kind.rawValue)@\(Int((e.time - M.t0).secondsValue))\(e.suppressed ? " suppressed" : "")" }
+        // The first pair is delivered; the enter at 60 s is within 600 s of the exit at 40 s,
+        // so it and its exit are held back; so is the enter at 100 s, whose stay outlasts the
+        // cooldown: it is delivered at 640 s (40 s + 600 s), and its exit at 700 s with it.
+        #expect(events.map(line) == ["enter@20", "exit@40", "enter@60 suppressed", "exit@80 suppressed", "enter@100 suppressed", "enter@640", "exit@700"])
+        // What consumers see inside alternates, and matches the deliveries.
+        #expect(insideAfter[70] == [] && insideAfter[110] == [] && insideAfter[640] == ["home"] && insideAfter[710] == [])
+        if case let .cooledDown(since, cooldown)? = events.first(where: { $0.time == M.at(640) })?.rule {
+            #expect(since == M.at(100) && cooldown == .seconds(600))
+        } else {
+            Issue.record("the enter at 640 s is not the cooldown's")
+        }
+        // A restart from the records held back continues alike.
+        var resumed = Monitor(profile: profile, snapshot: { var s = m.engine.snapshot; s.cooldowns = Array(m.cooldown.records.values); return s }())
+        _ = resumed.start(now: M.at(720))
+        #expect(resumed.cooldown.records == m.cooldown.records)
+    }
+}
