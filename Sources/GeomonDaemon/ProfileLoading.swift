@@ -76,23 +76,15 @@ extension Profile {
         var ids = Set(own.map { fences[$0].id })
         var merged = own.map { fences[$0] }
         var shapes = own.map { shape(of: $0) }
-        for fence in pushed {
-            guard !ids.contains(fence.fenceID) else {
-                refused(fence)
-                continue
-            }
-            merged.append(fence.fence)
-            shapes.append(.circle(center: fence.center, radiusMeters: fence.radiusMeters))
+        /// Adds a circle unless its id is taken (then `refuse` is told).
+        func add(_ fence: Fence, _ center: Coordinate, _ radius: Double, refuse: () -> Void) {
+            guard !ids.contains(fence.id) else { return refuse() }
+            merged.append(fence)
+            shapes.append(.circle(center: center, radiusMeters: radius))
         }
+        for fence in pushed { add(fence.fence, fence.center, fence.radiusMeters) { refused(fence) } }
         ids.formUnion(pushed.map(\.fenceID))
-        for fence in placed {
-            guard !ids.contains(fence.fenceID) else {
-                refusedPlaced(fence)
-                continue
-            }
-            merged.append(fence.fence)
-            shapes.append(.circle(center: fence.center, radiusMeters: fence.radiusMeters))
-        }
+        for fence in placed { add(fence.fence, fence.center, fence.radiusMeters) { refusedPlaced(fence) } }
         var profile = self
         profile.setFences(merged, index: FenceIndex(shapes: shapes))
         return profile

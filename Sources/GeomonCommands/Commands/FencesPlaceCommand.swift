@@ -48,18 +48,11 @@ struct FencesHereCommand: GeomonCommand {
         name = arguments.value("--name")
         radius = 50
         if let text = arguments.value("--radius") {
-            guard let meters = Self.meters(text), meters > 0, meters <= geometryMaxCircleRadiusMeters else {
+            guard let meters = DistanceText.meters(text), meters > 0, meters <= geometryMaxCircleRadiusMeters else {
                 throw UsageError("option '--radius' must be a distance such as 40m or 0.2km, above 0 and at most \(Int(geometryMaxCircleRadiusMeters / 1000)) km (got '\(text)')")
             }
             radius = meters
         }
-    }
-
-    /// `40`, `40m`, `0.2km`.
-    static func meters(_ text: String) -> Double? {
-        if text.hasSuffix("km") { return Double(text.dropLast(2)).map { $0 * 1000 } }
-        if text.hasSuffix("m") { return Double(text.dropLast()) }
-        return Double(text)
     }
 
     func run() throws -> Int32 {

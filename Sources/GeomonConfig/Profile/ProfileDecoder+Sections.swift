@@ -70,19 +70,21 @@ extension ProfileDecoder {
         }
         if let node = top["hooks"] {
             decodeHooks(node, into: &profile.hooks)
-            if !profile.hooks.approach.isEmpty, !profile.fences.contains(where: { $0.approach != nil }), let key = nodes["hooks.approach"] {
-                warning("'hooks.approach' is set but no fence has 'approach:'; these hooks never run", key)
-            }
+            // Hooks for events no rule of the profile reports.
             let movement = profile.movement
-            let limited = profile.fences.contains { $0.speedLimit != nil }
-            for (kind, on, rule) in [(EventKind.moving, movement.motionEvents, "'movement:' has no 'motion: true'"),
-                                     (.still, movement.motionEvents, "'movement:' has no 'motion: true'"),
-                                     (.tripStart, movement.trips != nil, "'movement:' has no 'trips:'"), (.tripEnd, movement.trips != nil, "'movement:' has no 'trips:'"),
-                                     (.arrival, movement.visits != nil, "'movement:' has no 'visits:'"), (.departure, movement.visits != nil, "'movement:' has no 'visits:'"),
-                                     (.overspeed, limited, "no fence has 'speed_limit:'"), (.overspeedEnd, limited, "no fence has 'speed_limit:'")]
-                where !on && !profile.hooks.hooks(for: kind).isEmpty {
-                if let key = nodes["hooks.\(kind.rawValue)"] {
-                    warning("'hooks.\(kind.rawValue)' is set but \(rule); these hooks never run", key)
+            func missing(_ kind: EventKind) -> String? {
+                switch kind {
+                case .approach: profile.fences.contains { $0.approach != nil } ? nil : "no fence has 'approach:'"
+                case .moving, .still: movement.motionEvents ? nil : "'movement:' has no 'motion: true'"
+                case .tripStart, .tripEnd: movement.trips != nil ? nil : "'movement:' has no 'trips:'"
+                case .arrival, .departure: movement.visits != nil ? nil : "'movement:' has no 'visits:'"
+                case .overspeed, .overspeedEnd: profile.fences.contains { $0.speedLimit != nil } ? nil : "no fence has 'speed_limit:'"
+                case .enter, .exit, .dwell, .location: nil
+                }
+            }
+            for kind in EventKind.allCases where !profile.hooks.hooks(for: kind).isEmpty {
+                if let why = missing(kind), let key = nodes["hooks.\(kind.rawValue)"] {
+                    warning("'hooks.\(kind.rawValue)' is set but \(why); these hooks never run", key)
                 }
             }
         }
@@ -340,19 +342,10 @@ extension ProfileDecoder {
     // MARK: - Hooks and storage
 
     func decodeHooks(_ node: YAMLNode, into hooks: inout HookSettings) {
-        let movementKinds: [(String, WritableKeyPath<HookSettings, [HookSpec]>)] = [
-            ("moving", \.moving), ("still", \.still), ("trip_start", \.tripStart), ("trip_end", \.tripEnd), ("arrival", \.arrival), ("departure", \.departure),
-            ("overspeed", \.overspeed), ("overspeed_end", \.overspeedEnd),
-        ]
-        guard let f = fields(node, path: "hooks", allowed: ["enter", "exit", "dwell", "location", "approach", "heartbeat", "retry"] + movementKinds.map(\.0)) else { return }
-        for (name, path) in movementKinds {
-            if let n = f[name] { hooks[keyPath: path] = hookList(n, name) }
+        guard let f = fields(node, path: "hooks", allowed: EventKind.allCases.map(\.rawValue) + ["heartbeat", "retry"]) else { return }
+        for kind in EventKind.allCases {
+            if let n = f[kind.rawValue] { hooks[keyPath: HookSettings.list(for: kind)] = hookList(n, kind.rawValue) }
         }
-        if let n = f["enter"] { hooks.enter = hookList(n, "enter") }
-        if let n = f["exit"] { hooks.exit = hookList(n, "exit") }
-        if let n = f["dwell"] { hooks.dwell = hookList(n, "dwell") }
-        if let n = f["approach"] { hooks.approach = hookList(n, "approach") }
-        if let n = f["location"] { hooks.location = hookList(n, "location") }
         if let n = f["heartbeat"], let h = fields(n, path: "hooks.heartbeat", allowed: ["every", "run"], required: ["every", "run"]) {
             if let n = h["every"], let v = duration(n, "every") { hooks.heartbeatEvery = v }
             if let n = h["run"] { hooks.heartbeat = hookList(n, "run") }

@@ -138,3 +138,12 @@ extension String {
 func formatNumber(_ value: Double) -> String {
     NumberText.shortest(value)
 }
+
+/// A distance as a profile writes it (`40`, `40m`, `0.2km`), for commands that take one.
+public enum DistanceText {
+    /// Metres; nil when `text` is not a distance.
+    public static func meters(_ text: String) -> Double? {
+        guard case let .value(meters) = Quantity.distance.parse(text) else { return nil }
+        return meters
+    }
+}

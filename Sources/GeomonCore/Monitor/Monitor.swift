@@ -106,9 +106,6 @@ public struct Monitor: Sendable {
     public private(set) var cooldown: Cooldown
     /// Speed in fences with `speed_limit:`.
     public private(set) var speedWatch: SpeedWatch
-    /// The last GNSS fix was in a speed-limited fence, fast enough to pass its limit before a
-    /// sleep's next fix (for the policy's context).
-    private var speedWatchWantsFixes = false
     public private(set) var lookups = Lookups()
     private var cache: ProbeCache?
     /// The fences the device is inside after the last commit.
@@ -170,16 +167,16 @@ public struct Monitor: Sendable {
 
     /// The speed rule for a GNSS fix in the fences it is inside, and whether the policy must
     /// keep fixes coming: the speed could pass a limit (plus tolerance) within the shortest
-    /// sleep and its first fix, at the planned acceleration.
-    private mutating func watchSpeed(_ fix: Fix) -> [GeoEvent] {
+    /// sleep and its first fix, at the planned acceleration, or speeding is under way.
+    private mutating func watchSpeed(_ fix: Fix) -> (events: [GeoEvent], wantsFixes: Bool) {
         var watched: [(id: String, limit: SpeedLimit)] = []
         for id in engine.insideFenceIDs {
             if let entry = speedWatch.limit(of: id), engine.isActive(fence: entry.index, at: fix.time) { watched.append((id, entry.limit)) }
         }
         let gap = (configuration.minSleep + configuration.ttffHot).secondsValue
         let reachable = (fix.speedMetersPerSecond ?? 0) + configuration.maxAccelerationMetersPerSecondSquared * gap
-        speedWatchWantsFixes = watched.contains { reachable > $0.limit.thresholdMetersPerSecond } || !speedWatch.records.isEmpty
-        return speedWatch.fixTaken(fix, watched: watched, profileName: profile.name)
+        let wantsFixes = watched.contains { reachable > $0.limit.thresholdMetersPerSecond } || !speedWatch.records.isEmpty
+        return (speedWatch.fixTaken(fix, watched: watched, profileName: profile.name), wantsFixes)
     }
 
     /// Arrivals among `events` named after a fence the device is inside (the first by id).
@@ -223,6 +220,8 @@ public struct Monitor: Sendable {
         var commit = Commit()
         var accepted = false
         var exact = false
+        // The speed rule wants the receiver kept on (`watchSpeed`), as of the last fix.
+        var speedWatchWantsFixes = false
         for f in passed {
             exact = needsDistances(f)
             let geometry = lookUp(f, exact: exact)
@@ -237,11 +236,15 @@ public struct Monitor: Sendable {
             commit.events += outcome.events
             if outcome.accepted, engine.isUsable(f) {
                 if movement.isEnabled { commit.events += named(movement.fixTaken(f)) }
-                if speedWatch.isEnabled, f.source == .gnss { commit.events += watchSpeed(f) }
+                if speedWatch.isEnabled, f.source == .gnss {
+                    let (events, wantsFixes) = watchSpeed(f)
+                    commit.events += events
+                    speedWatchWantsFixes = wantsFixes
+                }
             }
         }
         // `probe` holds the last fix's answer when it was looked up exactly.
-        let context = makeContext(for: last, probe: exact ? probe : nil, accepted: accepted)
+        let context = makeContext(for: last, probe: exact ? probe : nil, accepted: accepted, speedWatch: speedWatchWantsFixes && last.source == .gnss)
         let actions = policy.fixReceived(last, context: context, now: now)
         effects += policy.takeViolations().map { .violated($0) }
         if let change = policy.takeTTFFChange() { effects.append(.ttffLearned(change)) }
@@ -374,7 +377,8 @@ public struct Monitor: Sendable {
     /// needs no transition pending. Distances: the nearest boundary within the search radius;
     /// for a regions GNSS fix with none there, the nearest anywhere (`.infinity` without one);
     /// for a certain regions GNSS fix with a speed and a course, the clearance sampled ahead.
-    private mutating func makeContext(for fix: Fix, probe: FenceProbe?, accepted: Bool) -> FixContext {
+    /// `speedWatch`: the speed rule wants the receiver kept on (`watchSpeed`).
+    private mutating func makeContext(for fix: Fix, probe: FenceProbe?, accepted: Bool, speedWatch: Bool) -> FixContext {
         let earliestPending = engine.earliestPending(activeAt: fix.time)
         let pending = earliestPending != nil
         // Certain on every side from where the fix is, whatever the engine has confirmed.
@@ -389,7 +393,7 @@ public struct Monitor: Sendable {
         let allCertain = certain && !pending
         var context = FixContext(fix: fix, probe: probe, configuration: configuration, allCertain: allCertain,
                                  transitionPending: pending, earliestDwellDeadline: engine.nextDeadline)
-        context.speedWatch = speedWatch.isEnabled && fix.source == .gnss && speedWatchWantsFixes
+        context.speedWatch = speedWatch
         if let first = earliestPending {
             context.pendingSince = first.firstTime
             context.pendingCount = first.count

@@ -682,21 +682,24 @@ public struct HookSettings: Sendable {
     public var retry: RetrySettings = RetrySettings()
     public init() {}
 
-    public func hooks(for kind: EventKind) -> [HookSpec] {
+    public func hooks(for kind: EventKind) -> [HookSpec] { self[keyPath: Self.list(for: kind)] }
+
+    /// Where the hooks of `kind` are kept (`hooks.<kind>`).
+    public static func list(for kind: EventKind) -> WritableKeyPath<HookSettings, [HookSpec]> {
         switch kind {
-        case .enter: enter
-        case .exit: exit
-        case .dwell: dwell
-        case .location: location
-        case .approach: approach
-        case .moving: moving
-        case .still: still
-        case .tripStart: tripStart
-        case .tripEnd: tripEnd
-        case .arrival: arrival
-        case .departure: departure
-        case .overspeed: overspeed
-        case .overspeedEnd: overspeedEnd
+        case .enter: \.enter
+        case .exit: \.exit
+        case .dwell: \.dwell
+        case .location: \.location
+        case .approach: \.approach
+        case .moving: \.moving
+        case .still: \.still
+        case .tripStart: \.tripStart
+        case .tripEnd: \.tripEnd
+        case .arrival: \.arrival
+        case .departure: \.departure
+        case .overspeed: \.overspeed
+        case .overspeedEnd: \.overspeedEnd
         }
     }
 }

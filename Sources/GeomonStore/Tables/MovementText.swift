@@ -4,6 +4,19 @@ public import GeomonCore
 // value, `name field…`, numbers in Swift's shortest round-trip form (a state read back is the
 // state written, bit for bit, so a restart decides as an uninterrupted run does).
 
+extension TrackPoint {
+    /// `ms lat lon accuracy`: four fields of a stored line.
+    var storedFields: String {
+        "\(time.millisecondsSince1970) \(coordinate.latitude) \(coordinate.longitude) \(accuracyMeters)"
+    }
+
+    /// The point in `fields[i..<i+4]` (`storedFields`); nil when they are not one.
+    init?(storedFields f: [String], at i: Int) {
+        guard f.count >= i + 4, let ms = Int64(f[i]), let lat = Double(f[i + 1]), let lon = Double(f[i + 2]), let a = Double(f[i + 3]) else { return nil }
+        self.init(time: UTCTime(millisecondsSince1970: ms), coordinate: Coordinate(latitude: lat, longitude: lon), accuracyMeters: a)
+    }
+}
+
 extension EventFigures {
     /// `name=value` pairs separated by spaces (the events table's `figures` column).
     var storedText: String? {
@@ -59,9 +72,7 @@ extension MovementState {
     /// Lines `name fields…` (the engine_state table's `movement` column).
     var storedText: String {
         var lines: [String] = []
-        func point(_ p: TrackPoint) -> String {
-            "\(p.time.millisecondsSince1970) \(p.coordinate.latitude) \(p.coordinate.longitude) \(p.accuracyMeters)"
-        }
+        func point(_ p: TrackPoint) -> String { p.storedFields }
         func totals(_ t: TripTotals) -> String { "\(t.distanceMeters) \(t.movingSeconds) \(t.maxSpeedMetersPerSecond)" }
         func stay(_ name: String, _ s: Stay) {
             lines.append("\(name) \(point(s.first)) \(s.lastInside.millisecondsSince1970) \(s.sumLatitude) \(s.sumLongitude) \(s.count) "
@@ -98,10 +109,7 @@ extension MovementState {
                 rest = ""
             }
             let f = rest.split(separator: " ").map(String.init)
-            func point(_ i: Int) -> TrackPoint? {
-                guard f.count >= i + 4, let ms = Int64(f[i]), let lat = Double(f[i + 1]), let lon = Double(f[i + 2]), let a = Double(f[i + 3]) else { return nil }
-                return TrackPoint(time: UTCTime(millisecondsSince1970: ms), coordinate: Coordinate(latitude: lat, longitude: lon), accuracyMeters: a)
-            }
+            func point(_ i: Int) -> TrackPoint? { TrackPoint(storedFields: f, at: i) }
             func totals(_ i: Int) -> TripTotals? {
                 guard f.count >= i + 3, let d = Double(f[i]), let m = Double(f[i + 1]), let v = Double(f[i + 2]) else { return nil }
                 var t = TripTotals()
@@ -199,11 +207,8 @@ extension SpeedingRecord {
     /// One line per record: `since(ms lat lon acc) last(ms lat lon acc) max distance reported id`
     /// (the id last: it may hold spaces).
     static func storedText(_ records: [SpeedingRecord]) -> String {
-        func point(_ p: TrackPoint) -> String {
-            "\(p.time.millisecondsSince1970) \(p.coordinate.latitude) \(p.coordinate.longitude) \(p.accuracyMeters)"
-        }
-        return records.map { r in
-            "\(point(r.since)) \(point(r.last)) \(r.maxSpeedMetersPerSecond) \(r.distanceMeters) \(r.reported ? 1 : 0) \(r.fenceID)"
+        records.map { r in
+            "\(r.since.storedFields) \(r.last.storedFields) \(r.maxSpeedMetersPerSecond) \(r.distanceMeters) \(r.reported ? 1 : 0) \(r.fenceID)"
         }.joined(separator: "\n")
     }
 
@@ -211,11 +216,7 @@ extension SpeedingRecord {
     static func records(storedText text: String) -> [SpeedingRecord] {
         text.split(separator: "\n").compactMap { line in
             let f = line.split(separator: " ", maxSplits: 11, omittingEmptySubsequences: false).map(String.init)
-            func point(_ i: Int) -> TrackPoint? {
-                guard let ms = Int64(f[i]), let lat = Double(f[i + 1]), let lon = Double(f[i + 2]), let a = Double(f[i + 3]) else { return nil }
-                return TrackPoint(time: UTCTime(millisecondsSince1970: ms), coordinate: Coordinate(latitude: lat, longitude: lon), accuracyMeters: a)
-            }
-            guard f.count == 12, let since = point(0), let last = point(4), let speed = Double(f[8]), let d = Double(f[9]) else { return nil }
+            guard f.count == 12, let since = TrackPoint(storedFields: f, at: 0), let last = TrackPoint(storedFields: f, at: 4), let speed = Double(f[8]), let d = Double(f[9]) else { return nil }
             var r = SpeedingRecord(fenceID: f[11], since: since, speed: speed)
             r.last = last
             r.distanceMeters = d
