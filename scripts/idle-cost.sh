@@ -6,6 +6,9 @@
 # off for max_sleep (30 min) and the daemon has nothing to do. Wake-ups are counted by the
 # kernel: the context switches of every thread of the process (/proc/PID/task/*/status) over
 # the idle window; writes are the database file's size and modification time.
+# With MODES=1 the profile has `modes:` (parked: regions on battery, driving: continuous on
+# external power) and the daemon watches a directory laid out like /sys/class/power_supply
+# (the kernel's uevents and inotify; nothing changes in it while idle).
 # Usage: scripts/idle-cost.sh [SECONDS]   (GEOMON=path/to/geomon, default the debug build)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -25,11 +28,27 @@ fences:
   - id: far-away
     circle: {lat: 46.8, lon: 7.4, radius: 200m}
 YAML
+supply=()
+if [ "${MODES:-0}" = 1 ]; then
+  cat >> "$work/idle.yaml" <<'YAML'
+modes:
+  - name: driving
+    when: {external_power: true}
+    mode: continuous
+  - name: parked
+    when: {external_power: false}
+    mode: regions
+YAML
+  mkdir -p "$work/power/AC" "$work/power/BAT0"
+  echo Mains > "$work/power/AC/type"; echo 0 > "$work/power/AC/online"
+  echo Battery > "$work/power/BAT0/type"; echo 80 > "$work/power/BAT0/capacity"; echo Discharging > "$work/power/BAT0/status"
+  supply=(--power-supply "$work/power")
+fi
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 setsid /usr/bin/python3 /usr/bin/gpsfake -1 -n -q -W 100000 -c 0.01 -P "$port" Tests/Fixtures/tracks/genivi_20100403_Z205_Switzerland_short.nmea </dev/null >/dev/null 2>&1 &
 gf=$!
 sleep 1.5
-"$bin" run --profile "$work/idle.yaml" --db "$work/idle.db" --gpsd "127.0.0.1:$port" --log-level info 2>"$work/log" &
+"$bin" run --profile "$work/idle.yaml" --db "$work/idle.db" --gpsd "127.0.0.1:$port" "${supply[@]}" --log-level info 2>"$work/log" &
 gm=$!
 sleep 20  # the log plays; the receiver goes off
 switches() { cat /proc/$gm/task/*/status | awk '/ctxt_switches/ {n += $2} END {print n}'; }

@@ -27,6 +27,17 @@ public enum ReplayReport {
         o.add("activity", activityText(run))
         o.add("bounds", run.configuration.plannedBounds.text)
         o.add("ttff_hot_learned_s", run.source?.receiver.ttffChanges.last?.to.secondsValue, decimals: 3)
+        if !run.profile.modes.isEmpty, let ledger = run.source?.receiver.modes {
+            var modes = JSONObject()
+            for entry in ledger.entries {
+                var m = JSONObject()
+                m.add("s", entry.seconds, decimals: 3)
+                m.add("gnss_on_s", entry.onSeconds, decimals: 3)
+                modes.add(entry.mode, m)
+            }
+            o.add("modes", modes)
+            o.add("mode_switches", ledger.switches)
+        }
         let violations = run.source?.receiver.violations ?? []
         o.add("violations", raw: JSON.array(raw: violations.map { v in
             var item = JSONObject()
@@ -121,6 +132,13 @@ public enum ReplayReport {
         ]
         for entry in run.source?.receiver.ledger.entries ?? [] {
             rows.append(("  s \(entry.label)", f(entry.seconds, 1), ""))
+        }
+        if !run.profile.modes.isEmpty, let ledger = run.source?.receiver.modes {
+            rows.append(("mode switches", "\(ledger.switches)", ""))
+            for entry in ledger.entries {
+                let duty = entry.seconds > 0 ? " (\(f(entry.onSeconds / entry.seconds * 100, 1)) %)" : ""
+                rows.append(("  mode \(entry.mode)", "\(f(entry.seconds, 1)) s, gnss on \(f(entry.onSeconds, 1)) s" + duty, ""))
+            }
         }
         rows.append(("activity", activityText(run), ""))
         rows.append(("planned bounds", run.configuration.plannedBounds.text, ""))

@@ -34,6 +34,8 @@ public final class ReplayRun {
         /// Where the activity comes from (`--activity`): the profile's `policy.activity`,
         /// another declared one, or sensed from the recording's speeds (`ActivitySignal`).
         public var activity: ActivityOption = .profile
+        /// The power supply's readings (`--power-supply FILE`), in time order.
+        public var supplies: [(time: UTCTime, reading: PowerSupplyReading)] = []
         public init() {}
     }
 
@@ -130,9 +132,11 @@ public final class ReplayRun {
             : [(track: recording.fixes(), coarse: coarseFixes(reading: reading))]
         let source = makeSource(configuration, feeds: feeds[0], start: start, end: end, keepsHistory: true, shared: shared)
         let machine = Monitor(profile: profile, index: index, configuration: configuration)
+        source.startMode(machine.mode?.name ?? ModeRule.fallbackName)
         let clock = VirtualClock(start: start, speed: speed)
         clock.unpacedThrough = journal?.lastCommittedFixTime
-        let sensor: [any Service] = motion.isEmpty && activities.isEmpty ? [] : [MotionReplayService(changes: motion, activities: activities)]
+        let sensor: [any Service] = motion.isEmpty && activities.isEmpty && options.supplies.isEmpty
+            ? [] : [RecordedInputsService(changes: motion, activities: activities, supplies: options.supplies)]
         let driver = MonitorDriver(machine: machine, journal: journal, clock: clock, services: [source] + sensor + services, log: log)
         driver.decideUntil = end
         configure(driver, source)

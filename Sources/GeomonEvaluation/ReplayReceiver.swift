@@ -27,6 +27,8 @@ public struct ReplayReceiver {
     private var coarseNext: Fix?
     public let configuration: PowerConfiguration
     public private(set) var ledger = OnTimeLedger()
+    /// Time and on-time per mode (`modes:`).
+    public private(set) var modes = ModeLedger()
     /// The actions with their times, when `keepsActions`.
     public private(set) var actions: [TimedAction] = []
     /// Every fix delivered (GNSS and coarse), in delivery order, when `keepsDelivered` (the
@@ -154,10 +156,12 @@ public struct ReplayReceiver {
                     ledger.mark(now, label: .acquire(reason.kind))
                     switchedOnFor = reason.kind
                 }
+                modes.receiver(on: true, at: now)
                 // The recording starts with the receiver on and its first fix in hand.
                 if started { model.turnOn(at: now) } else { model.start(at: now) }
             case .gnssOff:
                 ledger.mark(now, label: nil)
+                modes.receiver(on: false, at: now)
                 model.turnOff(at: now)
             case .coarseOn: coarseOn = true
             case .coarseOff: coarseOn = false
@@ -166,6 +170,9 @@ public struct ReplayReceiver {
         case let .commit(commit):
             eventCount += commit.events.count
             if keepsEvents { events += commit.events }
+            for event in commit.events where event.kind == .mode {
+                if let name = event.figures?.mode { modes.mode(name, at: now) }
+            }
         case .held:
             held += 1
         case let .took(fix, decision):
@@ -189,8 +196,14 @@ public struct ReplayReceiver {
     }
 
     /// The recording ended at `end`: the receiver is switched off for the accounting.
+    /// The mode in effect when the run starts (a resumed database's).
+    public mutating func startMode(_ name: String) {
+        modes.start(mode: name)
+    }
+
     public mutating func finish(at end: UTCTime) {
         ledger.mark(end, label: nil)
+        modes.finish(at: end)
         model.finish(at: end)
     }
 

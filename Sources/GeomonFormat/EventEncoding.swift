@@ -22,8 +22,8 @@ public enum EventEncoding {
         o.add("fence", event.fenceID)
         o.add("fence_name", event.fenceName)
         o.add("time", event.time.rfc3339)
-        o.add("lat", event.coordinate.latitude, decimals: 7)
-        o.add("lon", event.coordinate.longitude, decimals: 7)
+        o.add("lat", event.hasPosition ? event.coordinate.latitude : nil, decimals: 7)
+        o.add("lon", event.hasPosition ? event.coordinate.longitude : nil, decimals: 7)
         o.add("accuracy_m", event.accuracyMeters, decimals: 1)
         o.add("rule", event.rule.text)
         if let approach = event.approach { o.add("approach", EventRule.approachObject(approach)) }
@@ -42,8 +42,9 @@ public enum EventEncoding {
         let kind = event.kind.rawValue
         let padded = kind.count >= 8 ? kind : kind + String(repeating: " ", count: 8 - kind.count)
         return "\(event.time.rfc3339)  \(padded)  \(event.fenceID ?? "-")  "
-            + "\(NumberText.short(event.coordinate.latitude, 6)),\(NumberText.short(event.coordinate.longitude, 6))"
-            + "  ±\(NumberText.short(event.accuracyMeters, 1)) m  \(event.id)  \(event.rule.text)"
+            + (event.hasPosition ? "\(NumberText.short(event.coordinate.latitude, 6)),\(NumberText.short(event.coordinate.longitude, 6))"
+                + "  ±\(NumberText.short(event.accuracyMeters, 1)) m" : "no position yet")
+            + "  \(event.id)  \(event.rule.text)"
             + (event.suppressed ? "  (suppressed: cooldown)" : "")
     }
 

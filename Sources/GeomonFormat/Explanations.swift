@@ -94,8 +94,25 @@ extension EventRule {
             return "overspeed: above the limit of \(s(f.limitMetersPerSecond)) m/s (plus tolerance) for the fence's speed_limit.for; max \(s(f.maxSpeedMetersPerSecond)) m/s so far"
         case .overspeedEnd:
             return "overspeed_end: no longer above \(s(f.limitMetersPerSecond)) m/s after \(s(f.durationSeconds)) s and \(s(f.distanceMeters)) m, max \(s(f.maxSpeedMetersPerSecond)) m/s"
+        case .mode:
+            return "mode: \(f.modeFrom ?? "?") -> \(f.mode ?? "?"), " + modeCauseText(f)
         case .enter, .exit, .dwell, .location, .approach:
             return kind.rawValue
+        }
+    }
+
+    /// Why the mode changed, in words: the input that changed and what it now says.
+    static func modeCauseText(_ f: EventFigures) -> String {
+        let power = f.externalPower.map { $0 ? "external power online" : "external power offline" } ?? "external power unknown"
+        let battery = f.batteryPercent.map { "battery \($0) %" } ?? "no battery reading"
+        switch f.modeCause {
+        case .start?: return "the first condition that holds at start (\(power), \(battery))"
+        case .externalPower?: return power + " (\(battery))"
+        case .battery?: return battery + " (\(power))"
+        case .activity?: return "the sensed activity changed"
+        case .moving?: return "the motion state changed"
+        case .time?: return "an active: window opened or closed"
+        case nil: return "?"
         }
     }
 
@@ -128,6 +145,11 @@ extension EventFigures {
         add("center_lon", center?.longitude, 7)
         add("radius_m", radiusMeters, 1)
         add("limit_mps", limitMetersPerSecond, 2)
+        if let mode { m.append(("mode", JSON.string(mode))) }
+        if let modeFrom { m.append(("from", JSON.string(modeFrom))) }
+        if let modeCause { m.append(("cause", JSON.string(modeCause.rawValue))) }
+        if let batteryPercent { m.append(("battery_pct", String(batteryPercent))) }
+        if let externalPower { m.append(("external_power", externalPower ? "true" : "false")) }
         return m
     }
 

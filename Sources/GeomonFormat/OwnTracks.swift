@@ -106,7 +106,9 @@ public struct OwnTracks: Sendable {
                 result.append(location(fix, trigger: "c", inside: inside, battery: battery, extension: extra))
             case .location:
                 significant = true
-            case .moving, .still, .tripStart, .tripEnd, .arrival, .departure, .overspeed, .overspeedEnd:
+            case .moving, .still, .tripStart, .tripEnd, .arrival, .departure, .overspeed, .overspeedEnd, .mode:
+                // A mode change before the first fix has no position to publish.
+                guard event.hasPosition else { continue }
                 let fix = located(event)
                 var extra = JSONObject()
                 extra.add("event", event.kind.rawValue)
@@ -119,7 +121,7 @@ public struct OwnTracks: Sendable {
             }
         }
         guard let last = usable.last else { return result }
-        switch settings.locations {
+        switch commit.locations ?? settings.locations {
         case .none:
             break
         case .significant:

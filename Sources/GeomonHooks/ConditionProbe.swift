@@ -77,7 +77,8 @@ public struct ConditionProbe: Sendable {
         for supply in supplies {
             let type = supply.type.trimmingWhitespace()
             let external = type == "Mains" || type.hasPrefix("USB")
-            if external && supply.online?.trimmingWhitespace() == "1" { return true }
+            // 1: online; 2: online, programmable (USB-PD).
+            if external, let online = supply.online.flatMap({ Int($0.trimmingWhitespace()) }), online > 0 { return true }
         }
         return false
     }

@@ -21,9 +21,10 @@ public enum HookEnvironment {
         env["GEOMON_FENCE"] = event.fenceID ?? ""
         env["GEOMON_FENCE_NAME"] = event.fenceName ?? ""
         env["GEOMON_TIME"] = event.time.rfc3339
-        env["GEOMON_LAT"] = JSON.number(event.coordinate.latitude, decimals: 7)
-        env["GEOMON_LON"] = JSON.number(event.coordinate.longitude, decimals: 7)
-        env["GEOMON_ACCURACY_M"] = JSON.number(event.accuracyMeters, decimals: 1)
+        // Empty for a mode change before the first fix (no position).
+        env["GEOMON_LAT"] = event.hasPosition ? JSON.number(event.coordinate.latitude, decimals: 7) : ""
+        env["GEOMON_LON"] = event.hasPosition ? JSON.number(event.coordinate.longitude, decimals: 7) : ""
+        env["GEOMON_ACCURACY_M"] = event.hasPosition ? JSON.number(event.accuracyMeters, decimals: 1) : ""
         env["GEOMON_PROFILE"] = profileName
         env["GEOMON_ATTEMPT"] = String(attempt)
         if isTest { env["GEOMON_TEST"] = "1" }

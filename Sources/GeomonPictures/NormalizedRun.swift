@@ -18,6 +18,9 @@ struct NormalizedRun {
     let dataBox: GeoBox?
     /// How many valid points the whole track had (`track` may hold only those drawn).
     let trackCount: Int
+    /// The modes in effect (`modes:`), from the run's `mode` events: each from its switch to
+    /// the next (the first from the run's start); empty without mode events.
+    let modeSpans: [(start: UTCTime, end: UTCTime, name: String)]
 
     init(_ input: RunPicture.Input, stats: inout RunPicture.Stats) {
         title = input.title
@@ -28,7 +31,9 @@ struct NormalizedRun {
         trackCount = stats.trackPointsInput - stats.trackPointsInvalid
         // One continuous longitude frame around the data (a voyage across ±180° stays in one
         // piece): every longitude within 180° of the data's circular mean.
-        var events = input.events.filter { $0.coordinate.isValid }
+        // Mode changes have their own row, not a marker.
+        let modeEvents = input.events.filter { $0.kind == .mode }
+        var events = input.events.filter { $0.coordinate.isValid && $0.kind != .mode }
         var baselineEvents = input.baselineEvents?.filter { $0.coordinate.isValid }
         let reference = (input.totals.map { $0.referenceLongitude } ?? Self.meanLongitude(valid.map(\.coordinate) + events.map(\.coordinate)))
             ?? Self.meanLongitude(input.fences.compactMap { $0.shape.flatMap(Self.anyPoint) })
@@ -59,6 +64,15 @@ struct NormalizedRun {
         }
         start = times.min() ?? UTCTime(millisecondsSince1970: 0)
         end = times.max() ?? UTCTime(millisecondsSince1970: 0)
+        var spans: [(start: UTCTime, end: UTCTime, name: String)] = []
+        var current = (since: start, name: modeEvents.first?.figures?.modeFrom ?? ModeRule.fallbackName)
+        for event in Self.sortedStably(modeEvents, by: \.time) {
+            let at = min(max(event.time, start), end)
+            if at > current.since { spans.append((current.since, at, current.name)) }
+            current = (at, event.figures?.mode ?? ModeRule.fallbackName)
+        }
+        if !modeEvents.isEmpty, end > current.since { spans.append((current.since, end, current.name)) }
+        modeSpans = spans
 
         let located = track.lazy.map(\.coordinate) + events.map(\.coordinate) + (baseline ?? []).map(\.coordinate)
         if let box = GeoBox(located) {

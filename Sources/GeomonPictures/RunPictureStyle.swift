@@ -29,7 +29,7 @@ enum RunPictureStyle {
     .zero{stroke:#d1495b;stroke-width:1;stroke-dasharray:3 3}\
     .dist{fill:none;stroke:#343a40;stroke-width:1.2;stroke-linejoin:round}\
     .on-shade{fill:#d1495b;fill-opacity:0.07}\
-    .band-text{fill:#ffffff}.band-on{fill:#d1495b}.band-acquiring{fill:#f0a202}.band-off{fill:#e9ecef}.band-still{fill:#cfe3f3}\
+    .band-text{fill:#ffffff}.band-on{fill:#d1495b}.band-acquiring{fill:#f0a202}.band-off{fill:#e9ecef}.band-still{fill:#cfe3f3}.mode-a{fill:#4f6d7a}.mode-b{fill:#7a9e7e}\
     .scale{fill:#212529}.scale-alt{fill:#ffffff;stroke:#212529;stroke-width:1}\
     .north{fill:#212529}
     """

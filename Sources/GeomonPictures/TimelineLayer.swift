@@ -32,13 +32,19 @@ struct TimelineLayer {
     static let axisX0 = 160.0
     static let axisRightMargin = 24.0
 
+    static let modeRowHeight = 18.0
+
+    /// The mode row's height with its gap (none without modes).
+    private var modeRow: Double { run.modeSpans.isEmpty ? 0 : Self.modeRowHeight + Self.gap }
+
     var height: Double {
-        Self.bandHeight + Self.gap + Self.chartHeight + Self.gap + Self.eventRowHeight
+        Self.bandHeight + Self.gap + modeRow + Self.chartHeight + Self.gap + Self.eventRowHeight
             + (run.baseline == nil ? 0 : Self.eventRowHeight) + Self.axisHeight
     }
 
     private var bandTop: Double { top }
-    private var chartTop: Double { top + Self.bandHeight + Self.gap }
+    private var modeTop: Double { top + Self.bandHeight + Self.gap }
+    private var chartTop: Double { top + Self.bandHeight + Self.gap + modeRow }
     private var eventsTop: Double { chartTop + Self.chartHeight + Self.gap }
     private var baselineTop: Double { eventsTop + Self.eventRowHeight }
     private var axisTop: Double { eventsTop + Self.eventRowHeight * (run.baseline == nil ? 1 : 2) }
@@ -53,6 +59,7 @@ struct TimelineLayer {
             w.line("<line class=\"grid\" x1=\"\(n(x))\" y1=\"\(n(bandTop))\" x2=\"\(n(x))\" y2=\"\(n(axisTop))\"/>")
         }
         drawBand(into: &w)
+        drawModes(into: &w)
         drawDistance(into: &w, stats: &stats)
         drawEvents(run.events, hollow: false, top: eventsTop, title: "events", into: &w)
         if let baseline = run.baseline {
@@ -124,6 +131,27 @@ struct TimelineLayer {
 
     /// Receiver state as coloured spans, each with its reason as a tooltip and, when it fits,
     /// as text.
+    /// The mode in effect over time (`modes:`): alternating shades, each span named where
+    /// the name fits.
+    private func drawModes(into w: inout SVGWriter) {
+        guard !run.modeSpans.isEmpty else { return }
+        let n = SVGWriter.n
+        w.label("mode", x: labelX, y: modeTop + 13, size: 11)
+        var names: [String] = []
+        for span in run.modeSpans {
+            if !names.contains(span.name) { names.append(span.name) }
+            let x0 = axis.x(span.start), x1 = axis.x(span.end)
+            guard x1 > x0 else { continue }
+            let shade = names.firstIndex(of: span.name)! % 2 == 0 ? "mode-a" : "mode-b"
+            let tip = "mode \(span.name) \(span.start.rfc3339) – \(span.end.rfc3339)"
+            w.line("<rect class=\"\(shade)\" x=\"\(n(x0))\" y=\"\(n(modeTop))\" width=\"\(n(max(x1 - x0, 1)))\" height=\"\(n(Self.modeRowHeight))\"><title>\(SVGWriter.escape(tip))</title></rect>")
+            let text = SVGWriter.shorten(span.name, limit: 30)
+            if SVGWriter.textWidth(text, size: 9.5) + 6 < x1 - x0 {
+                w.label(text, x: x0 + 3, y: modeTop + 13, size: 9.5, cls: "band-text")
+            }
+        }
+    }
+
     private func drawBand(into w: inout SVGWriter) {
         let n = SVGWriter.n
         w.label("receiver", x: labelX, y: bandTop + 15, size: 11)

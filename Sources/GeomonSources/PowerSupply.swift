@@ -48,3 +48,96 @@ public enum PowerSupply {
         return String(text.drop { $0.isWhitespace }.reversed().drop { $0.isWhitespace }.reversed())
     }
 }
+
+// MARK: - The reading the modes decide on
+
+extension PowerSupply {
+    /// One supply of the class as its attributes read (trimmed; nil: missing or unreadable).
+    public struct Attributes: Hashable, Sendable {
+        /// The supply's name in the class (`BAT0`, `AC`, `max17040`).
+        public var name: String
+        /// `type`: `Battery`, `Mains`, `USB`, `USB_PD`, `Wireless`, …
+        public var type: String
+        /// `scope`: `Device` for a peripheral's own battery (a mouse, a headset).
+        public var scope: String?
+        /// `online` of a mains or USB supply: `1` while it supplies (`2`: a programmable USB
+        /// supply, USB-PD, online too).
+        public var online: String?
+        /// `capacity` of a battery, percent.
+        public var capacity: String?
+
+        public init(name: String, type: String, scope: String? = nil, online: String? = nil, capacity: String? = nil) {
+            self.name = name
+            self.type = type
+            self.scope = scope
+            self.online = online
+            self.capacity = capacity
+        }
+
+        /// A mains or USB supply (`Mains`, `USB`, `USB_C`, `USB_PD`, …).
+        public var isExternal: Bool { type == "Mains" || type.hasPrefix("USB") }
+    }
+
+    /// What the power-supply class says now: the battery's capacity (the battery `battery(in:)`
+    /// chooses) and whether external power is online. A directory without supplies (or none at
+    /// all) is a machine without a gauge, on external power: online, no capacity.
+    public static func reading(in directory: String = defaultDirectory) -> PowerSupplyReading {
+        reading(of: supplies(in: directory) ?? [])
+    }
+
+    /// The reading from the supplies' attributes (pure). External power is online when a mains
+    /// or USB supply's `online` is `1`; with supplies but none of them online it is not (a
+    /// battery alone, discharging or not, is not external power); with no supplies at all it is
+    /// — the rule `ConditionProbe.externalPowerOnline` (GeomonHooks) decides hooks' `when:
+    /// {external_power}` by, kept the same. The capacity is the first battery's by name whose
+    /// `scope` is not `Device` and whose `capacity` is a whole number, clamped to 0–100.
+    public static func reading(of supplies: [Attributes]) -> PowerSupplyReading {
+        let sorted = supplies.sorted { $0.name < $1.name }
+        let capacity = sorted.lazy
+            .filter { $0.type == "Battery" && $0.scope != "Device" }
+            .compactMap { $0.capacity.flatMap { Int($0) } }
+            .first
+        let online = sorted.isEmpty || sorted.contains { $0.isExternal && Self.isOnline($0.online) }
+        return PowerSupplyReading(capacity: capacity.map { min(max($0, 0), 100) }, online: online)
+    }
+
+    /// The supplies under `directory` (those with a readable `type`), sorted by name; nil when
+    /// the directory cannot be read. Only the attributes the reading needs are read: `online`
+    /// of mains and USB supplies, `scope` and `capacity` of batteries.
+    public static func supplies(in directory: String) -> [Attributes]? {
+        guard let names = entries(in: directory) else { return nil }
+        var supplies: [Attributes] = []
+        for name in names {
+            let base = directory + "/" + name + "/"
+            guard let type = read(base + "type") else { continue }
+            var supply = Attributes(name: name, type: type)
+            if supply.isExternal {
+                supply.online = read(base + "online")
+            } else if type == "Battery" {
+                supply.scope = read(base + "scope")
+                supply.capacity = read(base + "capacity")
+            }
+            supplies.append(supply)
+        }
+        return supplies
+    }
+
+    /// The names in `directory` (no dot files), sorted; nil when it cannot be opened.
+    static func entries(in directory: String) -> [String]? {
+        guard let dir = opendir(directory) else { return nil }
+        defer { closedir(dir) }
+        var names: [String] = []
+        while let entry = readdir(dir) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            if !name.hasPrefix(".") { names.append(name) }
+        }
+        return names.sorted()
+    }
+
+    /// `online` says the supply supplies: `1` (fixed) or `2` (programmable, USB-PD), any
+    /// non-zero number the kernel may add; `0`, missing or unreadable: not.
+    public static func isOnline(_ online: String?) -> Bool {
+        guard let text = online, let value = Int(text.filter { !$0.isWhitespace }) else { return false }
+        return value > 0
+    }
+}

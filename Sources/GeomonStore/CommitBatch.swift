@@ -32,6 +32,8 @@ public struct CommitBatch: Sendable {
     public var cooldowns: [CooldownRecord]?
     /// Speeding in progress, when it changed.
     public var speeding: [SpeedingRecord]?
+    /// The mode state, when it changed.
+    public var mode: ModeState?
     /// When the batch is committed (wall clock or virtual), for `updated_at`.
     public var committedAt: UTCTime
 
@@ -40,5 +42,5 @@ public struct CommitBatch: Sendable {
         self.committedAt = committedAt
     }
 
-    public var isEmpty: Bool { fixes.isEmpty && changes.isEmpty && events.isEmpty && implicitState == nil && assumptions == nil && movement == nil && cooldowns == nil && speeding == nil && receiverSwitches.isEmpty && publications.isEmpty && receiverLogShift == nil && runtimeStatus == nil }
+    public var isEmpty: Bool { fixes.isEmpty && changes.isEmpty && events.isEmpty && implicitState == nil && assumptions == nil && movement == nil && cooldowns == nil && speeding == nil && mode == nil && receiverSwitches.isEmpty && publications.isEmpty && receiverLogShift == nil && runtimeStatus == nil }
 }

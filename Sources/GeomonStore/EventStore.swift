@@ -165,6 +165,7 @@ public final class EventStore {
             snapshot.movement = state.movement ?? MovementState()
             snapshot.cooldowns = state.cooldowns ?? []
             snapshot.speeding = state.speeding ?? []
+            snapshot.mode = state.mode
         }
         snapshot.approaches = try approachStateTable.all()
         return snapshot
@@ -197,7 +198,7 @@ public final class EventStore {
             try engineStateTable.write(EngineState(profile: batch.profileName, usableFixCount: batch.usableFixCount, lastFixTime: batch.lastFixTime,
                                                    location: batch.location, implicitState: batch.implicitState, assumptions: batch.assumptions,
                                                    movement: batch.movement, cooldowns: batch.cooldowns,
-                                                   speeding: batch.speeding))
+                                                   speeding: batch.speeding, mode: batch.mode))
             var stored: [StoredEvent] = []
             var storedIDs = Set<String>()
             for (event, targets) in batch.events {

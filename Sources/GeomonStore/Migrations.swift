@@ -229,6 +229,11 @@ enum Migrations {
             placed_by TEXT NOT NULL
         );
         """,
+        // 13: modes (`modes:`): the mode in effect, since when, the power supply it was chosen
+        // on and the battery thresholds holding (the hysteresis), as text.
+        """
+        ALTER TABLE engine_state ADD COLUMN mode TEXT;
+        """,
     ]
 
     static var latestVersion: Int { all.count }

@@ -18,7 +18,7 @@ struct HooksCommandTests {
         #expect(try runGeomon(["hooks", "fire", "--event", "enter"]).exitCode == 64)
         let bad = try runGeomon(["hooks", "fire", "--profile", "p.yaml", "--event", "arrive"])
         #expect(bad.exitCode == 64)
-        #expect(bad.stderr.contains("option '--event' must be one of enter, exit, dwell, location, approach, moving, still, trip_start, trip_end, arrival, departure, overspeed, overspeed_end (got 'arrive')"))
+        #expect(bad.stderr.contains("option '--event' must be one of enter, exit, dwell, location, approach, moving, still, trip_start, trip_end, arrival, departure, overspeed, overspeed_end, mode (got 'arrive')"))
     }
 
     @Test func fireWithAMissingProfileExits66() throws {

@@ -1,4 +1,5 @@
 import Foundation
+import GeomonCore
 import GeomonTestSupport
 import Testing
 #if canImport(Glibc)
@@ -228,8 +229,8 @@ struct ReplayCommandTests {
     }
 
     /// The drive's profile with the time rules on every fence (approach bands, and a dwell
-    /// after 20 s repeated every minute where the fence reports dwell) and the movement rules
-    /// (motion, trips, visits).
+    /// after 20 s repeated every minute where the fence reports dwell), the movement rules
+    /// (motion, trips, visits) and modes on the power supply (`supply`).
     static func timeRulesProfile(in dir: TemporaryDirectory) throws -> String {
         // The fixture is JSON after its comment line.
         let text = try String(contentsOfFile: fixture("swiss-drive.profile.yaml"), encoding: .utf8)
@@ -243,6 +244,8 @@ struct ReplayCommandTests {
             return fence
         }
         root["movement"] = ["motion": true, "confirm": "10s", "trips": ["stop_after": "2m"], "visits": ["radius": "100m", "min_duration": "2m"]]
+        root["modes"] = [["name": "driving", "when": ["external_power": true], "mode": "continuous"],
+                         ["name": "parked", "when": ["external_power": false], "mode": "regions", "policy": ["max_sleep": "5m"]]]
         return try dir.write("time-rules.profile.yaml", String(decoding: try JSONSerialization.data(withJSONObject: root, options: [.sortedKeys]), as: UTF8.self))
     }
 
@@ -251,7 +254,15 @@ struct ReplayCommandTests {
         let dir = try TemporaryDirectory()
         defer { dir.remove() }
         let profile = timeRules ? try Self.timeRulesProfile(in: dir) : Self.fixture("swiss-drive.profile.yaml")
-        let args = ["replay", "--profile", profile, Self.fixture("swiss-drive.jsonl"), "--format", "json", "--always-on"]
+        var args = ["replay", "--profile", profile, Self.fixture("swiss-drive.jsonl"), "--format", "json", "--always-on"]
+        if timeRules {
+            // Plugged in and out every 13 minutes over the 3 h drive, the battery falling.
+            let start = try #require(UTCTime(rfc3339: "2010-04-03T11:22:25Z"))
+            let supply = (0..<14).map { k in
+                #"{"time":"\#((start + .seconds(Int64(780 * k))).rfc3339)","capacity":\#(90 - 3 * k),"online":\#(k % 2 == 0)}"#
+            }.joined(separator: "\n") + "\n"
+            args += ["--power-supply", try dir.write("supply.jsonl", supply)]
+        }
         let reference = try runGeomon(args + ["--db", dir.path("ref.db")])
         #expect(reference.exitCode == 0)
         let referenceEvents = try runGeomon(["events", "--db", dir.path("ref.db"), "--format", "json"])
@@ -264,6 +275,8 @@ struct ReplayCommandTests {
             for kind in ["trip_start", "trip_end", "arrival", "departure", "moving", "still"] {
                 #expect(reference.stdout.contains(#""type":"\#(kind)""#), "no \(kind)")
             }
+            // And the 14 switches of mode.
+            #expect(reference.stdout.components(separatedBy: #""type":"mode""#).count == 15, "\(reference.stdout)")
         }
 
         let db = dir.path("killed.db")
@@ -310,6 +323,7 @@ struct ReplayCommandTests {
         #expect(a["fences"] as? [[String: AnyHashable]] == b["fences"] as? [[String: AnyHashable]])
         #expect(a["last_fix_time"] as? String == "2010-04-03T14:19:29Z")
         #expect(a["movement"] as? [String: AnyHashable] == b["movement"] as? [String: AnyHashable])
+        #expect(a["mode"] as? [String: AnyHashable] == b["mode"] as? [String: AnyHashable])
     }
 
     @Test func eventsStatusAndExportReadTheDatabase() throws {

@@ -115,7 +115,7 @@ import Testing
         #expect(try Self.parse(["hooks", "dead", "--db", "d.db"]) is HooksDeadCommand)
         #expect(Self.error(["hooks"]) == "missing subcommand (fire, list, dead, retry)")
         #expect(Self.error(["hooks", "frobnicate"]) == "unknown subcommand 'frobnicate' (expected fire, list, dead, retry)")
-        #expect(Self.error(["hooks", "fire", "--profile", "p"]) == "missing '--event enter|exit|dwell|location|approach|moving|still|trip_start|trip_end|arrival|departure|overspeed|overspeed_end'")
+        #expect(Self.error(["hooks", "fire", "--profile", "p"]) == "missing '--event enter|exit|dwell|location|approach|moving|still|trip_start|trip_end|arrival|departure|overspeed|overspeed_end|mode'")
         #expect(Self.error(["hooks", "list", "--db", "d", "--event", "enter"]) == "unknown option '--event'")
         let bench = try #require(try Self.parse(["bench", "fences", "--synthetic", "1000", "--seed", "3", "--repeat", "2"]) as? BenchFencesCommand)
         #expect(bench.synthetic == 1000 && bench.seed == 3 && bench.repeats == 2)

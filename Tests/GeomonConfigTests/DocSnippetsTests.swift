@@ -17,7 +17,7 @@ struct DocSnippetsTests {
         var testDescription: String { "\(file):\(line)" }
     }
 
-    static let topLevelKeys = ["version", "name", "description", "mode", "sources", "significant_change", "movement", "policy", "transitions", "timezone", "defaults", "fences", "hooks", "publish", "storage"]
+    static let topLevelKeys = ["version", "name", "description", "mode", "sources", "significant_change", "movement", "policy", "modes", "transitions", "timezone", "defaults", "fences", "hooks", "publish", "storage"]
 
     static let snippets: [Snippet] = {
         let root = TestSupport.packageRoot

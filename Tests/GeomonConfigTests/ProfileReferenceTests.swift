@@ -22,6 +22,8 @@ struct ProfileReferenceTests {
         ("policy: {zzz: 1}\n", "policy"),
         ("policy: {stationary: {zzz: 1}}\n", "policy.stationary"),
         ("policy: {receiver: {zzz: 1}}\n", "policy.receiver"),
+        ("modes: [{name: a, when: {}, zzz: 1}]\n", "modes[0]"),
+        ("modes: [{name: a, when: {zzz: 1}}]\n", "modes[0].when"),
         ("transitions: {zzz: 1}\n", "transitions"),
         ("transitions: {confirm: {fixes: 2, zzz: 1}}\n", "transitions.confirm"),
         ("defaults: {zzz: 1}\n", "defaults"),

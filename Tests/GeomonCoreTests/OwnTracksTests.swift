@@ -96,6 +96,34 @@ struct OwnTracksTests {
         #expect(own.messages(for: quiet, inside: []).count == (locations == .none ? 0 : 1))
     }
 
+    @Test func aModeChangeIsALocationWithItsFiguresAndTheModeInEffectPicksTheStream() {
+        let (profile, mqtt) = Self.profile(.all)
+        let own = OwnTracks(settings: mqtt, profile: profile)
+        var change = Self.event(.mode, fence: nil, ms: 1_700_000_000_000)
+        var figures = EventFigures()
+        figures.mode = "low"
+        figures.modeFrom = "parked"
+        figures.modeCause = .battery
+        figures.batteryPercent = 19
+        figures.externalPower = false
+        change.figures = figures
+        var commit = Monitor.Commit()
+        commit.fixes = [Self.fix(1_700_000_000_000)]
+        commit.events = [change]
+        // The profile streams every fix; the mode in effect says none.
+        commit.locations = MQTTSettings.Locations.none
+        #expect(own.messages(for: commit, inside: []).map(\.payload) == [
+            #"{"_type":"location","acc":1,"cog":0,"geomon":{"event":"mode","mode":"low","from":"parked","cause":"battery","battery_pct":19,"external_power":false},"lat":47.1,"lon":8.2,"t":"c","tid":"n1","tst":1700000000,"vel":36}"#,
+        ])
+        commit.locations = nil
+        #expect(own.messages(for: commit, inside: []).count == 2)
+        // Before the first fix a mode change has no position: nothing to publish.
+        change.accuracyMeters = .infinity
+        commit.events = [change]
+        commit.fixes = []
+        #expect(own.messages(for: commit, inside: []).isEmpty)
+    }
+
     /// Home Assistant keeps a transition's speed and course until the next location, and shows
     /// the device's battery: the fix that confirmed the change gives `vel`/`cog`, the battery
     /// `batt`/`bs`.

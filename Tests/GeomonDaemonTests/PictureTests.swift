@@ -339,6 +339,33 @@ struct PictureTests {
         #expect(Self.reduced(week).track.count * 10 < week.track.count)
     }
 
+    @Test func theModesHaveARowOfTheirOwnAndNoMarker() throws {
+        let start = try #require(UTCTime(rfc3339: "2024-05-01T08:00:00Z"))
+        let center = Coordinate(latitude: 46.5, longitude: 6.6)
+        let track = (0..<3600).map { s in
+            RunPicture.TrackPoint(time: start + .seconds(Int64(s)), coordinate: PictureScenario.offset(center, east: 5 * Double(s), north: 0),
+                                  accuracyMeters: 5, receiver: .on, nearestBoundaryMeters: nil)
+        }
+        func mode(_ s: Int64, _ from: String, _ to: String) -> GeoEvent {
+            var figures = EventFigures()
+            figures.mode = to
+            figures.modeFrom = from
+            figures.modeCause = .externalPower
+            var event = GeoEvent(id: "m\(s)", kind: .mode, fenceID: nil, time: start + .seconds(s), coordinate: center,
+                                 accuracyMeters: .infinity, rule: .movement(.mode, figures))
+            event.figures = figures
+            return event
+        }
+        let events = [mode(0, "default", "driving"), mode(1200, "driving", "parked"), mode(2400, "parked", "driving")]
+        let rendering = RunPicture.render(RunPicture.Input(title: "van", track: track, events: events))
+        let svg = rendering.svg
+        // Three spans, the driving ones in one shade, each named; no event marker for them.
+        #expect(Self.count("<rect class=\"mode-a\"", in: svg) == 2 && Self.count("<rect class=\"mode-b\"", in: svg) == 1)
+        #expect(svg.contains("<title>mode parked 2024-05-01T08:20:00Z – 2024-05-01T08:40:00Z</title>"))
+        #expect(rendering.stats.eventMarkers == 0)
+        try Self.validate(svg, name: "modes")
+    }
+
     @Test func flappingReceiverAndEventFloodStayBounded() throws {
         // A day at 1 Hz walking a small loop; the receiver flips every 10 s (the shortest
         // sleep a profile allows) and a location event fires every 10 s: 8,640 of each.

@@ -18,13 +18,20 @@ struct RunCommandTests {
         let stdoutURL: URL
         let stderrURL: URL
 
-        init(_ arguments: [String], in dir: TemporaryDirectory, environment: [String: String]? = nil) throws {
+        /// - Parameter wrapper: a program (and its arguments) that runs `geomon run ARGS` by
+        ///   exec, e.g. in a private namespace; the process is then geomon itself.
+        init(_ arguments: [String], in dir: TemporaryDirectory, environment: [String: String]? = nil, wrapper: [String] = []) throws {
             stdoutURL = dir.url.appendingPathComponent("run-\(UUID().uuidString).out")
             stderrURL = dir.url.appendingPathComponent("run-\(UUID().uuidString).err")
             _ = FileManager.default.createFile(atPath: stdoutURL.path, contents: nil)
             _ = FileManager.default.createFile(atPath: stderrURL.path, contents: nil)
-            process.executableURL = TestSupport.geomonBinary
-            process.arguments = ["run"] + arguments
+            if let program = wrapper.first {
+                process.executableURL = URL(fileURLWithPath: program)
+                process.arguments = Array(wrapper.dropFirst()) + [TestSupport.geomonBinary.path, "run"] + arguments
+            } else {
+                process.executableURL = TestSupport.geomonBinary
+                process.arguments = ["run"] + arguments
+            }
             process.standardOutput = try FileHandle(forWritingTo: stdoutURL)
             process.standardError = try FileHandle(forWritingTo: stderrURL)
             process.standardInput = FileHandle.nullDevice

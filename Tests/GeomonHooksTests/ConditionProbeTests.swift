@@ -26,6 +26,8 @@ struct ConditionProbeTests {
         #expect(ConditionProbe.externalPowerOnline(supplies: [("Mains\n", "1\n")]))
         #expect(ConditionProbe.externalPowerOnline(supplies: [("Battery", nil), ("USB_PD", "1")]))
         #expect(!ConditionProbe.externalPowerOnline(supplies: [("Battery", nil), ("Mains", "0")]))
+        // 2: a programmable USB supply (USB-PD), online.
+        #expect(ConditionProbe.externalPowerOnline(supplies: [("Battery", nil), ("USB", "2")]))
         #expect(!ConditionProbe.externalPowerOnline(supplies: [("Battery", "1")]))
         // No power-supply class at all: a mains-powered machine without a gauge.
         #expect(ConditionProbe.externalPowerOnline(supplies: []))

@@ -51,6 +51,7 @@ struct ReplayCommand: GeomonCommand {
             .option("--svg", "FILE", "draw the run: map and timeline (docs/pictures.md)", completion: .file(["svg"])),
             .option("--policy-log", "FILE", "every policy action with its time and reason, and every GNSS fix the receiver delivered, one per line", completion: .file([])),
             .option("--activity", "KIND|derive|FILE", "what carries the device: foot, bicycle, vehicle, boat, air, any (instead of the profile's policy.activity); derive: sensed from the recording's speeds, each change reported the motion source's latency late (sources.motion.latency, default 10 s; docs/power.md, \"The latency argument\"); or a FILE of what a motion source said, its JSON lines with their times ({\"time\": RFC 3339, \"activity\": KIND})", completion: .file(["jsonl", "json"])),
+            .option("--power-supply", "FILE", "the power supply over the recording, for profiles with modes: JSON lines {\"time\": RFC 3339, \"capacity\": 0-100, \"online\": true|false}, each reading handed to the machine at its time (docs/engine.md, \"Modes\")", completion: .file(["jsonl", "json"])),
             .flag("--motion", "derive a motion sensor from the recording (still where the recorded speed stays under 0.5 m/s for sources.motion.still_after, default 60 s; moving 2.5 s after the last slow fix before it rises): the receiver stays off while still (docs/power.md, \"Wake on motion\"); a profile with sources.motion gets it anyway"),
             .option("--interpolate-gaps", "SECONDS", "the receiver model bridges recorded gaps up to this long by interpolation; a longer gap is an outage, for --compare-always-on too (default 60)"),
             .option("--tracking-interval", "SECONDS", "while on, the modelled receiver delivers a fix at least this often, interpolated between recorded fixes at most --interpolate-gaps apart, as a receiver tracking at 1 Hz does; for --always-on and --compare-always-on too; 0: the recorded fixes only (default 1)"),
@@ -72,6 +73,7 @@ struct ReplayCommand: GeomonCommand {
     var options = ReplayRun.Options()
     var coarsePath: String?
     var activityPath: String?
+    var powerSupplyPath: String?
     var reportPath: String?
     var svgPath: String?
     var policyLogPath: String?
@@ -101,6 +103,7 @@ struct ReplayCommand: GeomonCommand {
             }
         }
         coarsePath = arguments.value("--coarse")
+        powerSupplyPath = arguments.value("--power-supply")
         if let seed = try arguments.int("--seed", in: 0...Int.max) { options.seed = UInt64(seed) }
         reportPath = arguments.value("--report")
         svgPath = arguments.value("--svg")
@@ -128,6 +131,7 @@ struct ReplayCommand: GeomonCommand {
         let coarseTrack = try coarsePath.map(Self.readTrack)
         if let coarseTrack { options.coarse = coarseTrack.fixes }
         if let activityPath { options.activity = .recorded(try Self.readActivities(activityPath)) }
+        if let powerSupplyPath { options.supplies = try Self.readSupplies(powerSupplyPath) }
         let run = ReplayRun(profile: profile, recording: recording, options: options)
         run.keepsDelivered = policyLogPath != nil
         run.keepsActions = policyLogPath != nil || svgPath != nil
@@ -434,6 +438,18 @@ extension ReplayCommand {
             changes.append(ActivitySignal.Change(time: time, activity: activity))
         }
         return changes.sorted { $0.time < $1.time }
+    }
+
+    /// `--power-supply FILE`: the supply's readings in time order. A line geomon cannot read
+    /// is an error naming it.
+    static func readSupplies(_ path: String) throws -> [(time: UTCTime, reading: PowerSupplyReading)] {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw CommandFailure("option '--power-supply': cannot read '\(path)'", exitCode: .noInput)
+        }
+        var parser = PowerSupplyLinesParser()
+        let readings = parser.feed(Array(data)) + parser.finish()
+        if let error = parser.lastError { throw CommandFailure("\(path): \(error)", exitCode: .dataError) }
+        return readings.enumerated().sorted { ($0.element.time, $0.offset) < ($1.element.time, $1.offset) }.map(\.element)
     }
 
     static func readTrack(_ path: String) throws -> Track {

@@ -27,6 +27,7 @@ struct RunCommand: GeomonCommand {
             .flag("--always-on", "keep the receiver on (no power policy; for comparison)"),
             .flag("--print-events", "also print each event as a JSON line on stdout"),
             .option("--exit-after", "SECONDS", "stop by itself after this long (tests and demos)"),
+            .option("--power-supply", "DIR", "the kernel's power-supply class, or a directory laid out like it (default /sys/class/power_supply)", completion: .directory),
             .flag("--insecure-permissions", "accept group/world-writable profiles, hooks and databases (see docs/security.md)"),
         ],
         required: ["--profile"]
@@ -48,6 +49,7 @@ struct RunCommand: GeomonCommand {
         options.alwaysOn = arguments.flag("--always-on")
         options.insecurePermissions = arguments.flag("--insecure-permissions")
         options.exitAfterSeconds = try arguments.double("--exit-after", in: 0...1e9)
+        if let directory = arguments.value("--power-supply") { options.powerSupplyDirectory = directory }
     }
 
     func run() throws -> Int32 {

@@ -75,6 +75,7 @@ struct StatusCommand: GeomonCommand {
             }
             o.add("fences", raw: JSON.array(raw: fences))
             o.add("movement", raw: Self.movementJSON(snapshot.movement))
+            o.add("mode", raw: snapshot.mode.map(Self.modeJSON) ?? "null")
             o.add("events", eventCount)
             o.add("pending_deliveries", pending)
             o.add("dead_deliveries", dead)
@@ -97,6 +98,7 @@ struct StatusCommand: GeomonCommand {
                 "\($0.time.rfc3339)  \(NumberText.short($0.coordinate.latitude, 7)),\(NumberText.short($0.coordinate.longitude, 7))  ±\(NumberText.short($0.horizontalAccuracyMeters, 1)) m"
             } ?? "none"))
             if let line = Self.movementText(snapshot.movement) { print("movement:           " + line) }
+            if let mode = snapshot.mode { print("mode:               " + Self.modeText(mode)) }
             if let power = daemon?.gnss?.power {
                 print("receiver switch:    power: \(power.method), \(power.state); measured on \(NumberText.short(power.measuredOnSeconds, 0)) s since start")
             }
@@ -136,6 +138,25 @@ struct StatusCommand: GeomonCommand {
 }
 
 extension StatusCommand {
+    /// The mode in effect (`modes:`), since when, and the power supply it was chosen on.
+    static func modeJSON(_ m: ModeState) -> String {
+        var o = JSONObject()
+        o.add("name", m.name)
+        o.add("since", m.since?.rfc3339)
+        o.add("battery_pct", m.supply?.capacity)
+        if let online = m.supply?.online { o.add("external_power", online) } else { o.add("external_power", raw: "null") }
+        o.add("battery_thresholds_holding", m.batteryHeld)
+        return o.text
+    }
+
+    /// `parked since 2026-…Z (external power offline, battery 76 %)`.
+    static func modeText(_ m: ModeState) -> String {
+        var supply: [String] = []
+        if let online = m.supply?.online { supply.append(online ? "external power online" : "external power offline") }
+        if let capacity = m.supply?.capacity { supply.append("battery \(capacity) %") }
+        return m.name + (m.since.map { " since \($0.rfc3339)" } ?? "") + (supply.isEmpty ? "" : " (" + supply.joined(separator: ", ") + ")")
+    }
+
     /// The movement rules' state (`movement:`): the motion state, the odometer, the trip and
     /// the visit under way; `null` before the rules took a fix.
     static func movementJSON(_ m: MovementState) -> String {

@@ -22,7 +22,7 @@ struct FenceRecord {
 }
 
 extension ProfileDecoder {
-    static let topLevelKeys = ["version", "name", "description", "mode", "sources", "significant_change", "movement", "policy", "transitions", "timezone", "defaults", "fences", "hooks", "publish", "storage"]
+    static let topLevelKeys = ["version", "name", "description", "mode", "sources", "significant_change", "movement", "policy", "modes", "transitions", "timezone", "defaults", "fences", "hooks", "publish", "storage"]
 
     /// Decodes the whole profile; nil only when the root is not a mapping. Missing or invalid
     /// parts are reported and replaced by defaults so that later rules can still run.
@@ -33,7 +33,7 @@ extension ProfileDecoder {
         }
         var name: String?
         if let node = top["name"], let text = string(node, "name") {
-            if text.isEmpty || text.count > 64 || !text.unicodeScalars.allSatisfy({ ("a"..."z").contains($0) || ("0"..."9").contains($0) || $0 == "-" }) || text.hasPrefix("-") {
+            if !Self.isProfileName(text) {
                 error("'name' must be 1 to 64 lowercase letters, digits and '-', not starting with '-' (got '\(text.clipped)')", node)
             } else {
                 name = text
@@ -63,9 +63,13 @@ extension ProfileDecoder {
             profile.setFences(decodedFences, index: indexBuilder.build())
             decodedFences = []
         }
+        // Before `modes:`, whose entries may change what it publishes.
+        if let node = top["publish"] { decodePublish(node, into: &profile.publish, profileName: profile.name) }
+        // After the sources, `movement:`, the policy and `publish:`, which its entries build on.
+        if let node = top["modes"] { profile.modes = decodeModes(node, profile: profile) }
         if let node = top["timezone"] {
             if let zone = decodeTimeZone(node) { profile.timeZone = zone }
-        } else if profile.fences.contains(where: { $0.active != nil }) {
+        } else if profile.fences.contains(where: { $0.active != nil }) || profile.modes.contains(where: { $0.when.active != nil }) {
             profile.timeZone = Self.systemTimeZone()
         }
         if let node = top["hooks"] {
@@ -79,6 +83,7 @@ extension ProfileDecoder {
                 case .tripStart, .tripEnd: movement.trips != nil ? nil : "'movement:' has no 'trips:'"
                 case .arrival, .departure: movement.visits != nil ? nil : "'movement:' has no 'visits:'"
                 case .overspeed, .overspeedEnd: profile.fences.contains { $0.speedLimit != nil } ? nil : "no fence has 'speed_limit:'"
+                case .mode: profile.modes.isEmpty ? "the profile has no 'modes:'" : nil
                 case .enter, .exit, .dwell, .location: nil
                 }
             }
@@ -88,7 +93,6 @@ extension ProfileDecoder {
                 }
             }
         }
-        if let node = top["publish"] { decodePublish(node, into: &profile.publish, profileName: profile.name) }
         if let node = top["storage"] { decodeStorage(node, into: &profile.storage) }
         return profile
     }
@@ -279,8 +283,9 @@ extension ProfileDecoder {
 
     // MARK: - Policy and transitions
 
-    func decodePolicy(_ node: YAMLNode, into policy: inout PolicySettings) {
-        guard let f = fields(node, path: "policy", allowed: ["activity", "max_speed", "max_acceleration", "wake_margin", "min_sleep", "max_sleep", "fix_timeout", "retry_fix_timeout", "retry_max_interval", "max_latency", "outage", "stationary", "receiver"]) else { return }
+    /// `policy:`, or a mode's `policy:` (`path` "modes[0].policy") set over the profile's.
+    func decodePolicy(_ node: YAMLNode, into policy: inout PolicySettings, path: String = "policy") {
+        guard let f = fields(node, path: path, allowed: ["activity", "max_speed", "max_acceleration", "wake_margin", "min_sleep", "max_sleep", "fix_timeout", "retry_fix_timeout", "retry_max_interval", "max_latency", "outage", "stationary", "receiver"]) else { return }
         if let n = f["activity"], let v = choice(n, "activity", Activity.allCases.map(\.rawValue)), let activity = Activity(rawValue: v) { policy.activity = activity }
         if let n = f["max_speed"], let v = quantity(n, "max_speed", .speed) {
             policy.maxSpeedMetersPerSecond = v
@@ -298,11 +303,11 @@ extension ProfileDecoder {
         if let n = f["retry_max_interval"], let v = duration(n, "retry_max_interval") { policy.retryMaxInterval = v }
         if let n = f["max_latency"], let v = duration(n, "max_latency", .nonNegative) { policy.maxLatency = v }
         if let n = f["outage"], let v = choice(n, "outage", OutageRule.allCases.map(\.rawValue)), let rule = OutageRule(rawValue: v) { policy.outage = rule }
-        if let n = f["stationary"], let s = fields(n, path: "policy.stationary", allowed: ["radius", "timeout"]) {
+        if let n = f["stationary"], let s = fields(n, path: "\(path).stationary", allowed: ["radius", "timeout"]) {
             if let n = s["radius"], let v = quantity(n, "radius", .distance) { policy.stationary.radiusMeters = v }
             if let n = s["timeout"], let v = duration(n, "timeout") { policy.stationary.timeout = v }
         }
-        if let n = f["receiver"], let r = fields(n, path: "policy.receiver", allowed: ["ttff_hot", "ttff_warm", "ttff_cold", "hot_window", "power_acquire", "power_track", "min_off"]) {
+        if let n = f["receiver"], let r = fields(n, path: "\(path).receiver", allowed: ["ttff_hot", "ttff_warm", "ttff_cold", "hot_window", "power_acquire", "power_track", "min_off"]) {
             if let n = r["ttff_hot"], let v = duration(n, "ttff_hot", .nonNegative) { policy.receiver.ttffHot = v }
             if let n = r["ttff_warm"], let v = duration(n, "ttff_warm", .nonNegative) { policy.receiver.ttffWarm = v }
             if let n = r["ttff_cold"], let v = duration(n, "ttff_cold", .nonNegative) { policy.receiver.ttffCold = v }

@@ -24,6 +24,8 @@ public struct EngineSnapshot: Hashable, Sendable {
     public var cooldowns: [CooldownRecord] = []
     /// Speeding in progress in fences with `speed_limit:`.
     public var speeding: [SpeedingRecord] = []
+    /// The mode in effect and its inputs (`modes:`); nil before any was stored.
+    public var mode: ModeState?
 
     public init(
         records: [FenceStateRecord] = [],

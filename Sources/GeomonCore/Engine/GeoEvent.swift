@@ -25,6 +25,10 @@ public struct GeoEvent: Hashable, Sendable {
     /// Stored but not delivered: the fence's cooldown held it back (`Cooldown`).
     public var suppressed = false
 
+    /// Whether the event has a position: a `mode` change before the first fix has none (its
+    /// accuracy is infinite, its coordinate meaningless).
+    public var hasPosition: Bool { accuracyMeters.isFinite }
+
     public init(
         id: String,
         kind: EventKind,

@@ -73,7 +73,10 @@ public struct TransitionEngine: Sendable {
     private var hysteresisMeters: Double { config.hysteresisMeters }
     private var confirm: Int { config.confirm }
     private var minAccuracyMeters: Double { config.minAccuracyMeters }
-    private var locationEnabled: Bool { config.locationEnabled }
+    /// Whether `location` events are decided (the profile's rule; `Monitor` sets it when the
+    /// mode changes).
+    public var locationEvents: Bool
+    private var locationEnabled: Bool { locationEvents }
 
     private var records: [Int: FenceStateRecord] = [:]
     private var dirty: Set<Int> = []
@@ -99,6 +102,7 @@ public struct TransitionEngine: Sendable {
     /// dropped and reported as removals; a reported stay among them is closed by `start(at:)`.
     public init(profile: Profile, index: FenceIndex? = nil, snapshot: EngineSnapshot = EngineSnapshot()) {
         config = Configuration(profile: profile, index: index)
+        locationEvents = config.locationEnabled
         for var record in snapshot.records {
             guard let i = config.indexByID[record.fenceID] else {
                 droppedIDs.append(record.fenceID)

@@ -78,10 +78,18 @@ public struct Monitor: Sendable {
         public var cooldowns: [CooldownRecord]?
         /// Speeding in progress in fences with `speed_limit:`, when it changed (all of it).
         public var speeding: [SpeedingRecord]?
+        /// The mode in effect and its inputs (`modes:`), when they changed.
+        public var mode: ModeState? {
+            get { modeBox?.value }
+            set { modeBox = newValue.map(Boxed.init) }
+        }
+        private var modeBox: Boxed<ModeState>?
+        /// The MQTT location stream the mode in effect asks for (nil: the profile's).
+        public var locations: MQTTSettings.Locations?
 
         public init() {}
 
-        public var isEmpty: Bool { fixes.isEmpty && changes.isEmpty && events.isEmpty && assumptions == nil && movementBox == nil && cooldowns == nil && speeding == nil }
+        public var isEmpty: Bool { fixes.isEmpty && changes.isEmpty && events.isEmpty && assumptions == nil && movementBox == nil && cooldowns == nil && speeding == nil && modeBox == nil }
     }
 
     /// Index lookups made, for `replay --stats` and the benchmarks.
@@ -106,6 +114,10 @@ public struct Monitor: Sendable {
     public private(set) var cooldown: Cooldown
     /// Speed in fences with `speed_limit:`.
     public private(set) var speedWatch: SpeedWatch
+    /// The mode in effect (`modes:`).
+    public private(set) var modes: ModeSelector
+    /// The policy's settings in each mode, by name (`ModeRule.fallbackName`: the profile's).
+    private let modeConfigurations: [String: PowerConfiguration]
     public private(set) var lookups = Lookups()
     private var cache: ProbeCache?
     /// The fences the device is inside after the last commit.
@@ -128,11 +140,21 @@ public struct Monitor: Sendable {
                 configuration: PowerConfiguration? = nil) {
         self.profile = profile
         engine = TransitionEngine(profile: profile, index: index, snapshot: snapshot)
-        policy = PowerPolicy(configuration: configuration ?? PowerConfiguration(profile: profile), assumptions: snapshot.assumptions)
+        let base = configuration ?? PowerConfiguration(profile: profile)
+        var configurations = [ModeRule.fallbackName: base]
+        for rule in profile.modes {
+            var c = PowerConfiguration(profile: profile.applying(rule))
+            c.alwaysOn = base.alwaysOn
+            configurations[rule.name] = c
+        }
+        modeConfigurations = configurations
+        modes = ModeSelector(rules: profile.modes, zone: profile.timeZone, state: snapshot.mode)
+        policy = PowerPolicy(configuration: configurations[modes.current?.name ?? ModeRule.fallbackName] ?? base, assumptions: snapshot.assumptions)
         movement = MovementTracker(settings: profile.movement, profileName: profile.name, state: snapshot.movement)
         cooldown = Cooldown(profile: profile, records: snapshot.cooldowns)
         speedWatch = SpeedWatch(profile: profile, records: snapshot.speeding)
         inside = reportedInside()
+        if modes.isEnabled { engine.locationEvents = locationEventsWanted }
         inputDone()
     }
 
@@ -162,6 +184,7 @@ public struct Monitor: Sendable {
             return min(a, b)
         }
         nextDeadline = earliest(earliest(engine.nextDeadline, policy.nextDeadline), earliest(movement.nextDeadline, cooldown.nextDeadline))
+        if modes.isEnabled { nextDeadline = earliest(nextDeadline, modes.nextDeadline) }
         isReceiverOn = policy.isGNSSOn
     }
 
@@ -197,8 +220,75 @@ public struct Monitor: Sendable {
         var effects: [Effect] = []
         var commit = Commit()
         commit.events = engine.start(at: now)
+        // The mode the stored inputs choose, before the policy starts in it (an idle policy
+        // only takes the settings: no actions).
+        if modes.isEnabled, let change = modes.start(now: now) { _ = switchMode(change, now: now, into: &commit.events) }
+        engine.locationEvents = locationEventsWanted
         finish(&commit, into: &effects)
         return effects + policy.start(now: now).map { .power($0) }
+    }
+
+    /// The power supply's reading (`run`: the kernel's power-supply class; `replay
+    /// --power-supply`): the mode may change.
+    public mutating func supplyReported(_ supply: PowerSupplyReading, now: UTCTime) -> [Effect] {
+        defer { inputDone() }
+        guard modes.isEnabled else { return [] }
+        return modeChanged(modes.supplyReported(supply, now: now), now: now)
+    }
+
+    /// The mode in effect: its entry, nil for the profile's own settings.
+    public var mode: ModeRule? { modes.current }
+
+    /// Whether the device moves, for `moving:` conditions: the movement rules' motion state
+    /// when they run, else the motion source's word.
+    private var movingNow: Bool? {
+        if movement.isEnabled, let motion = movement.state.motion { return motion == .moving }
+        return policy.motion.map { $0 == .moving }
+    }
+
+    /// `location` events: with `hooks.location`, MQTT's `significant` stream, or in
+    /// significant-change mode (the profile's or the mode's).
+    private var locationEventsWanted: Bool {
+        guard configuration.mode != .significantChange, profile.hooks.location.isEmpty else { return true }
+        guard let mqtt = profile.publish.mqtt else { return false }
+        return (modes.current?.mqttLocations ?? mqtt.locations) == .significant
+    }
+
+    /// After an input that may change whether the device moves (with `moving:` conditions).
+    private mutating func movingMayHaveChanged(now: UTCTime) -> [Effect] {
+        modeChanged(modes.movingChanged(movingNow, now: now), now: now)
+    }
+
+    /// A change of mode: its event and state committed, then the policy's switches.
+    private mutating func modeChanged(_ change: ModeChange?, now: UTCTime) -> [Effect] {
+        guard let change else { return [] }
+        var effects: [Effect] = []
+        var commit = Commit()
+        let actions = switchMode(change, now: now, into: &commit.events)
+        finish(&commit, into: &effects)
+        return effects + actions.map { .power($0) }
+    }
+
+    /// Switches the policy to the mode `change` chose and adds the `mode` event: at the last
+    /// fix's position (none before the first fix: infinite accuracy).
+    private mutating func switchMode(_ change: ModeChange, now: UTCTime, into events: inout [GeoEvent]) -> [PowerAction] {
+        var figures = EventFigures()
+        figures.mode = change.to
+        figures.modeFrom = change.from
+        figures.modeCause = change.cause
+        figures.batteryPercent = change.supply?.capacity
+        figures.externalPower = change.supply?.online
+        let last = policy.lastFix.map { TrackPoint(time: $0.time, coordinate: $0.coordinate, accuracyMeters: $0.horizontalAccuracyMeters) } ?? movement.state.last
+        var event = GeoEvent(id: EventID.make(profile: profile.name, fenceID: change.to, kind: .mode, time: now),
+                             kind: .mode, fenceID: nil, time: now,
+                             coordinate: last?.coordinate ?? Coordinate(latitude: 0, longitude: 0),
+                             accuracyMeters: last?.accuracyMeters ?? .infinity, rule: .movement(.mode, figures))
+        event.figures = figures
+        events.append(event)
+        let configuration = modeConfigurations[change.to] ?? modeConfigurations[ModeRule.fallbackName]!
+        let actions = policy.switchMode(to: configuration, now: now)
+        engine.locationEvents = locationEventsWanted
+        return actions
     }
 
     /// One fix from any source.
@@ -251,6 +341,7 @@ public struct Monitor: Sendable {
         finish(&commit, into: &effects)
         effects += actions.map { .power($0) }
         effects.append(.took(last, decision: decides(last) ? policy.lastDecision : nil))
+        if modes.readsMoving { effects += movingMayHaveChanged(now: now) }
         return effects
     }
 
@@ -261,13 +352,17 @@ public struct Monitor: Sendable {
         var commit = Commit()
         commit.events = movement.motionReported(motion, now: now)
         finish(&commit, into: &effects)
-        return effects + policy.motionReported(motion, now: now).map { .power($0) }
+        effects += policy.motionReported(motion, now: now).map { .power($0) }
+        if modes.readsMoving { effects += movingMayHaveChanged(now: now) }
+        return effects
     }
 
     /// The motion source's activity (`PowerPolicy.activitySensed`); nil: none, or it went silent.
     public mutating func activitySensed(_ activity: Activity?, now: UTCTime) -> [Effect] {
         defer { inputDone() }
-        return policy.activitySensed(activity, now: now).map { .power($0) }
+        let actions: [Effect] = policy.activitySensed(activity, now: now).map { .power($0) }
+        guard modes.isEnabled else { return actions }
+        return actions + modeChanged(modes.activitySensed(policy.sensedActivity, now: now), now: now)
     }
 
     /// A fix is wanted now (`PowerPolicy.wakeRequested`).
@@ -297,6 +392,9 @@ public struct Monitor: Sendable {
         if let due = policy.nextDeadline, due <= now {
             effects += policy.deadlineReached(now: now).map { .power($0) }
         }
+        if modes.isEnabled, let due = modes.nextDeadline, due <= now {
+            effects += modeChanged(modes.deadlineReached(now: now), now: now)
+        }
         return effects
     }
 
@@ -309,11 +407,13 @@ public struct Monitor: Sendable {
             commit.cooldowns = cooldown.takeRecords()
         }
         if speedWatch.isEnabled { commit.speeding = speedWatch.takeRecords() }
+        if modes.isEnabled { commit.mode = modes.takeState() }
         guard !commit.isEmpty else { return }
         commit.usableFixCount = engine.usableFixCount
         commit.lastFixTime = engine.lastFixTime
         commit.location = engine.location
         commit.implicitState = engine.implicitState
+        if modes.isEnabled { commit.locations = modes.current?.mqttLocations }
         // Recomputed only when fence records changed (a commit of fixes alone keeps it).
         if !commit.changes.isEmpty || commit.cooldowns != nil { inside = reportedInside() }
         commit.inside = inside

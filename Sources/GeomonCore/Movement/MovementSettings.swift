@@ -79,6 +79,13 @@ public struct EventFigures: Hashable, Sendable {
     public var radiusMeters: Double?
     /// `overspeed`, `overspeed_end`: the fence's speed limit.
     public var limitMetersPerSecond: Double?
+    /// `mode`: the entry now in effect, the one before, what changed, and the power supply
+    /// as last reported.
+    public var mode: String?
+    public var modeFrom: String?
+    public var modeCause: ModeCause?
+    public var batteryPercent: Int?
+    public var externalPower: Bool?
 
     public init() {}
 

@@ -20,9 +20,9 @@ public struct PowerPolicy: Sendable {
     /// activity's, a sensed one's, or those widened after a violation.
     public private(set) var configuration: PowerConfiguration
     /// `wake_margin` as the profile sets it (a sensed activity adds its switch reserve).
-    private let baseWakeMarginMeters: Double
+    private var baseWakeMarginMeters: Double
     /// `ttff_hot` as the profile (or the power method) sets it; the measured one may replace it.
-    private let baseTTFFHot: Duration
+    private var baseTTFFHot: Duration
     private var state: State
     private var memory: Memory
     /// The reason of the last regions or continuous decision after a GNSS fix (staying on or
@@ -287,6 +287,52 @@ public struct PowerPolicy: Sendable {
         memory.shortListen = ttff == configuration.ttffHot
         memory.checkInterval = nil
         return [.gnssOn(PowerReason(.activity, ttff: ttff))]
+    }
+
+    /// The mode changed (`modes:`): plan with `configuration` from now on. What the policy
+    /// learnt carries over (the last fix, the motion source's word, the sensed activity,
+    /// widened bounds, the measured hot starts); what belonged to the old mode's plan does not
+    /// (a scheduled wake, a stationary schedule, a retry backoff). Continuous and regions
+    /// switch the receiver on if it is off — the new plan starts from a fix, as at start —
+    /// and regions runs the coarse source when the profile has one; significant-change
+    /// switches the receiver off and runs the coarse source. Before `start(now:)`, only the
+    /// settings change.
+    public mutating func switchMode(to configuration: PowerConfiguration, now: UTCTime) -> [PowerAction] {
+        self.configuration = configuration
+        baseWakeMarginMeters = configuration.wakeMarginMeters
+        baseTTFFHot = configuration.ttffHot
+        applyBounds()
+        if memory.ttffSamples.count >= Self.ttffMinimumSamples, let median = measuredTTFF {
+            self.configuration.ttffHot = min(max(median, baseTTFFHot / 2), baseTTFFHot * 2)
+        }
+        guard state != .idle else { return [] }
+        memory.checkInterval = nil
+        memory.timeoutRetry = nil
+        memory.failedRetries = 0
+        memory.sleepLeft = nil
+        var actions: [PowerAction] = []
+        let wantsCoarse: Bool
+        if configuration.alwaysOn || configuration.mode != .significantChange {
+            if case .off = state {
+                let ttff = expectedTTFF(at: now)
+                state = .on(since: now, timeoutBase: now)
+                memory.shortListen = ttff == self.configuration.ttffHot
+                actions.append(.gnssOn(PowerReason(.mode, ttff: ttff)))
+            }
+            wantsCoarse = !configuration.alwaysOn && configuration.mode == .regions && configuration.coarseConfigured
+        } else {
+            if case .on = state {
+                memory.lastGnssOffAt = now
+                actions.append(.gnssOff(PowerReason(.mode)))
+            }
+            state = .off(wakeAt: nil, wakeReason: .mode)
+            wantsCoarse = true
+        }
+        if wantsCoarse != memory.coarseOn {
+            memory.coarseOn = wantsCoarse
+            actions.append(wantsCoarse ? .coarseOn(PowerReason(.mode)) : .coarseOff(PowerReason(.mode)))
+        }
+        return actions
     }
 
     // MARK: - Events
@@ -635,6 +681,9 @@ public struct PowerPolicy: Sendable {
 
     /// Whether any fix has passed the screen yet.
     public var hasTakenFix: Bool { memory.lastAccepted != nil }
+
+    /// The last fix that passed the screen.
+    public var lastFix: Fix? { memory.lastAccepted }
 
     /// The time to first fix to expect when switching on at `now`: hot if the receiver was off
     /// for less than `hot_window`, else warm (also when it was never on).

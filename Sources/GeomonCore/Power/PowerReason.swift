@@ -60,6 +60,9 @@ public struct PowerReason: Hashable, Sendable {
         /// The motion source sensed an activity with wider bounds than the sleep was planned
         /// with: the receiver is woken at once (docs/power.md, "The latency argument").
         case activity
+        /// The mode changed (`modes:`): the receiver and the coarse source as the new
+        /// monitoring mode needs them.
+        case mode
     }
 
     /// Which reachability bound decided a sleep.

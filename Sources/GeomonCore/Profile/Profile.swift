@@ -13,6 +13,9 @@ public struct Profile: Sendable {
     /// Events about movement itself (`movement:`): motion, trips, visits.
     public var movement: MovementSettings = MovementSettings()
     public var policy: PolicySettings = PolicySettings()
+    /// `modes:`: the entries that change the profile's settings while their conditions hold,
+    /// in order (docs/engine.md, "Modes").
+    public var modes: [ModeRule] = []
     public var transitions: TransitionSettings = TransitionSettings()
     /// The places to watch. Setting them drops `fenceIndex` (it described the old ones).
     public var fences: [Fence] = [] {
@@ -67,6 +70,18 @@ public struct Profile: Sendable {
         if let shape = fences[i].shape { return shape }
         guard let fenceIndex else { preconditionFailure("fence '\(fences[i].id)' has no shape and the profile no index") }
         return fenceIndex.shape(of: i)
+    }
+
+    /// The profile as the mode `rule` runs it: its monitoring mode, policy, MQTT location
+    /// stream and coarse source over the profile's own.
+    public func applying(_ rule: ModeRule?) -> Profile {
+        guard let rule else { return self }
+        var profile = self
+        if let mode = rule.mode { profile.mode = mode }
+        if let policy = rule.policy { profile.policy = policy }
+        if let locations = rule.mqttLocations { profile.publish.mqtt?.locations = locations }
+        if rule.coarse == false { profile.sources.coarse = nil }
+        return profile
     }
 
     /// Every fence with its geometry (for pictures and listings; a large file costs its shapes).
@@ -481,13 +496,15 @@ public enum EventKind: String, Hashable, Sendable, CaseIterable, Comparable {
     /// The speed in a fence with `speed_limit:` stayed above it, and then no longer did.
     case overspeed
     case overspeedEnd = "overspeed_end"
+    /// The mode changed (`modes:`).
+    case mode
 
     /// The events about movement (`movement:`, and `speed_limit:` on fences): published as a
     /// location with their figures.
     public var isMovement: Bool {
         switch self {
         case .moving, .still, .tripStart, .tripEnd, .arrival, .departure, .overspeed, .overspeedEnd: true
-        case .enter, .exit, .dwell, .location, .approach: false
+        case .enter, .exit, .dwell, .location, .approach, .mode: false
         }
     }
 
@@ -677,6 +694,8 @@ public struct HookSettings: Sendable {
     public var departure: [HookSpec] = []
     public var overspeed: [HookSpec] = []
     public var overspeedEnd: [HookSpec] = []
+    /// `hooks.mode`: the mode changed (`modes:`).
+    public var mode: [HookSpec] = []
     public var heartbeat: [HookSpec] = []
     public var heartbeatEvery: Duration = .seconds(1800)
     public var retry: RetrySettings = RetrySettings()
@@ -700,6 +719,7 @@ public struct HookSettings: Sendable {
         case .departure: \.departure
         case .overspeed: \.overspeed
         case .overspeedEnd: \.overspeedEnd
+        case .mode: \.mode
         }
     }
 }

@@ -138,6 +138,7 @@ public final class Journal {
         if let movement = commit.movement { batch.movement = movement }
         if let cooldowns = commit.cooldowns { batch.cooldowns = cooldowns }
         if let speeding = commit.speeding { batch.speeding = speeding }
+        if let mode = commit.mode { batch.mode = mode }
         if (commitEventsImmediately && !commit.events.isEmpty) || batch.fixes.count >= batchSize || batchTimeIsUp() {
             return try flush(now: now)
         }

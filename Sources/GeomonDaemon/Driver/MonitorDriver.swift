@@ -356,6 +356,11 @@ public final class MonitorDriver {
             context.log.info("activity", ["activity": activity?.rawValue ?? "none"])
             try decide(machine.activitySensed(activity, now: clock.now))
             if writesStatus { updatePlanningStatus() }
+        case let .supply(supply):
+            guard !inputEnded else { return }
+            context.log.info("power supply", ["supply.capacity": supply.capacity.map(String.init) ?? "none",
+                                              "supply.online": supply.online.map { $0 ? "true" : "false" } ?? "unknown"])
+            try decide(machine.supplyReported(supply, now: clock.now))
         case let .stop(reason):
             stopReason = reason
         case .reload:

@@ -30,6 +30,9 @@ public enum DriverInput: Equatable, Sendable {
     /// The activity the motion source senses (`{"activity": …}`; replay's derived signal);
     /// nil: none any more.
     case activity(Activity?)
+    /// The power supply: the battery's capacity and whether external power is online (`run`:
+    /// the kernel's power-supply class; `replay --power-supply`).
+    case supply(PowerSupplyReading)
     /// Stop (SIGTERM, SIGINT, `--exit-after`), with what asked for it.
     case stop(String)
     /// Re-read the profile (SIGHUP).

@@ -39,6 +39,11 @@ public final class ReceiverModelService: EventSource, EffectSink {
         return min(wake, catchUpAt.millisecondsSince1970 * 1000)
     }
 
+    /// The mode the machine starts in (the report's time per mode).
+    public func startMode(_ name: String) {
+        receiver.startMode(name)
+    }
+
     public func start(_ driver: DriverContext) throws {
         now = driver.now
         nextTime = receiver.nextFixTime(now: now)

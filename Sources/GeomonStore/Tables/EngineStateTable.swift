@@ -17,11 +17,14 @@ public struct EngineState: Hashable, Sendable {
     public var cooldowns: [CooldownRecord]?
     /// Speeding in progress in fences with `speed_limit:`; nil keeps the stored records.
     public var speeding: [SpeedingRecord]?
+    /// The mode in effect and its inputs; nil keeps the stored one.
+    public var mode: ModeState?
 
     public init(profile: String, usableFixCount: Int = 0, lastFixTime: UTCTime? = nil, location: LocationReference? = nil,
                 implicitState: FenceState? = nil, assumptions: AssumptionState? = nil, movement: MovementState? = nil,
-                cooldowns: [CooldownRecord]? = nil, speeding: [SpeedingRecord]? = nil) {
+                cooldowns: [CooldownRecord]? = nil, speeding: [SpeedingRecord]? = nil, mode: ModeState? = nil) {
         self.speeding = speeding
+        self.mode = mode
         self.assumptions = assumptions
         self.movement = movement
         self.cooldowns = cooldowns
@@ -38,7 +41,7 @@ struct EngineStateTable {
     let db: Connection
 
     func read() throws -> EngineState? {
-        let r = try db.statement("SELECT profile, usable_fix_count, last_fix_ms, location_ms, location_lat, location_lon, implicit_state, widened_speed, widened_acceleration, violations, movement, cooldowns, speeding FROM engine_state WHERE id = 1")
+        let r = try db.statement("SELECT profile, usable_fix_count, last_fix_ms, location_ms, location_lat, location_lon, implicit_state, widened_speed, widened_acceleration, violations, movement, cooldowns, speeding, mode FROM engine_state WHERE id = 1")
         defer { r.reset() }
         guard try r.step() else { return nil }
         var state = EngineState(profile: r.text("profile"), usableFixCount: r.int("usable_fix_count"))
@@ -55,6 +58,7 @@ struct EngineStateTable {
         state.movement = r.optionalText("movement").flatMap(MovementState.init(storedText:))
         state.cooldowns = r.optionalText("cooldowns").map(CooldownRecord.records(storedText:))
         state.speeding = r.optionalText("speeding").map(SpeedingRecord.records(storedText:))
+        state.mode = r.optionalText("mode").flatMap(ModeState.init(storedText:))
         return state
     }
 
@@ -62,8 +66,8 @@ struct EngineStateTable {
     func write(_ state: EngineState) throws {
         let s = try db.statement("""
             INSERT INTO engine_state (id, profile, usable_fix_count, last_fix_ms, location_ms, location_lat, location_lon, implicit_state,
-                                      widened_speed, widened_acceleration, violations, movement, cooldowns, speeding)
-            VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, ?, COALESCE(?, 0), ?12, ?13, ?14)
+                                      widened_speed, widened_acceleration, violations, movement, cooldowns, speeding, mode)
+            VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, ?, COALESCE(?, 0), ?12, ?13, ?14, ?15)
             ON CONFLICT(id) DO UPDATE SET profile = excluded.profile, usable_fix_count = excluded.usable_fix_count,
                 last_fix_ms = COALESCE(excluded.last_fix_ms, last_fix_ms),
                 location_ms = COALESCE(excluded.location_ms, location_ms),
@@ -75,7 +79,8 @@ struct EngineStateTable {
                 violations = CASE WHEN ?11 THEN excluded.violations ELSE violations END,
                 movement = COALESCE(excluded.movement, movement),
                 cooldowns = COALESCE(excluded.cooldowns, cooldowns),
-                speeding = COALESCE(excluded.speeding, speeding)
+                speeding = COALESCE(excluded.speeding, speeding),
+                mode = COALESCE(excluded.mode, mode)
             """)
         Self.bindScalars(s, state)
         s.bind(8, state.assumptions?.widened?.maxSpeedMetersPerSecond)
@@ -85,6 +90,7 @@ struct EngineStateTable {
         s.bind(12, state.movement?.storedText)
         s.bind(13, state.cooldowns.map(CooldownRecord.storedText))
         s.bind(14, state.speeding.map(SpeedingRecord.storedText))
+        s.bind(15, state.mode?.storedText)
         try s.run()
     }
 }

@@ -34,6 +34,12 @@ extension EventFigures {
         if let center { fields.append("center=\(center.latitude),\(center.longitude)") }
         add("radius_m", radiusMeters)
         add("limit", limitMetersPerSecond)
+        // Mode names are [a-z0-9-]: no spaces, no '='.
+        if let mode { fields.append("mode=\(mode)") }
+        if let modeFrom { fields.append("mode_from=\(modeFrom)") }
+        if let modeCause { fields.append("cause=\(modeCause.rawValue)") }
+        if let batteryPercent { fields.append("battery=\(batteryPercent)") }
+        if let externalPower { fields.append("external_power=\(externalPower ? 1 : 0)") }
         return fields.isEmpty ? nil : fields.joined(separator: " ")
     }
 
@@ -62,6 +68,11 @@ extension EventFigures {
             case "center": center = coordinate()
             case "radius_m": radiusMeters = Double(value)
             case "limit": limitMetersPerSecond = Double(value)
+            case "mode": mode = value
+            case "mode_from": modeFrom = value
+            case "cause": modeCause = ModeCause(rawValue: value)
+            case "battery": batteryPercent = Int(value)
+            case "external_power": externalPower = value == "1"
             default: continue
             }
         }
@@ -223,5 +234,50 @@ extension SpeedingRecord {
             r.reported = f[10] == "1"
             return r
         }
+    }
+}
+
+extension ModeState {
+    /// `name=value` pairs separated by spaces (the engine_state table's `mode` column):
+    /// `mode=parked since=MS capacity=76 online=0 supply=1 held=a,b activity=foot moving=1`; a
+    /// field unknown is left out.
+    var storedText: String {
+        var fields = ["mode=\(name)"]
+        if let since { fields.append("since=\(since.millisecondsSince1970)") }
+        if let capacity = supply?.capacity { fields.append("capacity=\(capacity)") }
+        if let online = supply?.online { fields.append("online=\(online ? 1 : 0)") }
+        if supply != nil { fields.append("supply=1") }
+        if !batteryHeld.isEmpty { fields.append("held=" + batteryHeld.joined(separator: ",")) }
+        if let activity { fields.append("activity=\(activity.rawValue)") }
+        if let moving { fields.append("moving=\(moving ? 1 : 0)") }
+        return fields.joined(separator: " ")
+    }
+
+    /// Reads `storedText` back; nil when it is not one.
+    init?(storedText text: String) {
+        self.init()
+        var capacity: Int?
+        var online: Bool?
+        var hasSupply = false
+        var hasMode = false
+        for field in text.split(separator: " ") {
+            guard let eq = field.firstIndex(of: "=") else { return nil }
+            let value = String(field[field.index(after: eq)...])
+            switch field[..<eq] {
+            case "mode":
+                name = value
+                hasMode = true
+            case "since": since = Int64(value).map(UTCTime.init(millisecondsSince1970:))
+            case "capacity": capacity = Int(value)
+            case "online": online = value == "1"
+            case "supply": hasSupply = true
+            case "held": batteryHeld = value.split(separator: ",").map(String.init)
+            case "activity": activity = Activity(rawValue: value)
+            case "moving": moving = value == "1"
+            default: continue
+            }
+        }
+        guard hasMode else { return nil }
+        if hasSupply { supply = PowerSupplyReading(capacity: capacity, online: online) }
     }
 }

@@ -1,17 +1,21 @@
 public import GeomonCore
 public import GeomonEvaluation
 
-/// `geomon replay --motion` and `--activity derive`: what a motion source would have said over
-/// the recording (`MotionSignal`, `ActivitySignal`), handed to the driver at its times on the
-/// virtual clock (at the same instant, motion before activity).
-public final class MotionReplayService: EventSource {
-    public let name = "motion-replay"
+/// `geomon replay`'s inputs besides the fixes: what a motion source would have said over the
+/// recording (`--motion`, `--activity derive`: `MotionSignal`, `ActivitySignal`; or an
+/// `--activity FILE`) and the power supply's readings (`--power-supply FILE`), handed to the
+/// driver at their times on the virtual clock (at the same instant: motion, then activity,
+/// then the supply).
+public final class RecordedInputsService: EventSource {
+    public let name = "recorded-inputs"
     private let inputs: [(time: UTCTime, input: DriverInput)]
     private var next = 0
 
-    public init(changes: [MotionSignal.Change], activities: [ActivitySignal.Change] = []) {
+    public init(changes: [MotionSignal.Change], activities: [ActivitySignal.Change] = [],
+                supplies: [(time: UTCTime, reading: PowerSupplyReading)] = []) {
         let all = changes.map { (time: $0.time, input: DriverInput.motion($0.motion)) }
             + activities.map { (time: $0.time, input: DriverInput.activity($0.activity)) }
+            + supplies.map { (time: $0.time, input: DriverInput.supply($0.reading)) }
         // A stable sort: the concatenation's order breaks ties.
         inputs = all.enumerated().sorted { ($0.element.time, $0.offset) < ($1.element.time, $1.offset) }.map(\.element)
     }
