@@ -250,3 +250,30 @@ extension GeometryLimitProblem {
         }
     }
 }
+
+extension ModeCondition {
+    /// `external power online, battery below 20 %, active in windows`; `always` without a
+    /// condition.
+    public var text: String {
+        var parts: [String] = []
+        if let externalPower { parts.append(externalPower ? "external power online" : "external power offline") }
+        if let batteryBelow { parts.append("battery below \(batteryBelow) %") }
+        if let batteryAbove { parts.append("battery above \(batteryAbove) %") }
+        if let activity { parts.append("activity \(activity.rawValue)") }
+        if let moving { parts.append(moving ? "moving" : "still") }
+        if active != nil { parts.append("within its active: windows") }
+        return parts.isEmpty ? "always" : parts.joined(separator: ", ")
+    }
+}
+
+extension ModeRule {
+    /// `driving: continuous when external power online` — what the entry changes and when.
+    public var text: String {
+        var changes: [String] = []
+        if let mode { changes.append(mode.rawValue) }
+        if policy != nil { changes.append("its policy") }
+        if let mqttLocations { changes.append("MQTT locations \(mqttLocations.rawValue)") }
+        if coarse == false { changes.append("no coarse source") }
+        return "\(name): \(changes.isEmpty ? "the profile's settings" : changes.joined(separator: ", ")) when \(when.text)"
+    }
+}

@@ -45,12 +45,13 @@ public enum GeoJSONText {
     }
 
     /// A Feature.
-    public static func feature(id: String?, properties: JSONObject, geometry: JSONObject) -> String {
+    /// A Feature; a nil `geometry` is `null` (RFC 7946 §3.2: an unlocated feature).
+    public static func feature(id: String?, properties: JSONObject, geometry: JSONObject?) -> String {
         var o = JSONObject()
         o.add("type", "Feature")
         if let id { o.add("id", id) }
         o.add("properties", properties)
-        o.add("geometry", geometry)
+        if let geometry { o.add("geometry", geometry) } else { o.add("geometry", raw: "null") }
         return o.text
     }
 

@@ -109,6 +109,43 @@ struct ModeCommandTests {
         #expect(listed.stdout.contains("mode: parked -> low, battery 15 % (external power offline)"), "\(listed.stdout)")
     }
 
+    @Test func validateSaysHowItUnderstoodTheModes() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let (hook, _) = try dir.recordingHook("mode", ["GEOMON_MODE"])
+        let (profile, _) = try Self.van(dir, hook: hook)
+        let result = try runGeomon(["validate", profile])
+        #expect(result.exitCode == 0, "\(result.stderr)")
+        #expect(result.stdout.contains("van.yaml: mode driving: continuous when external power online\n"), "\(result.stdout)")
+        #expect(result.stdout.contains("van.yaml: mode low: significant-change when battery below 20 %\n"))
+        #expect(result.stdout.contains("van.yaml: mode parked: regions when external power offline\n"))
+        #expect(result.stdout.contains("van.yaml: mode default: the profile's own settings when no mode holds\n"))
+    }
+
+    /// A reading before the recording's first fix switches the mode before any position is
+    /// known: the event has none, and `export` writes it without one.
+    @Test func aSwitchBeforeTheFirstFixHasNoPositionAndIsExportedWithoutOne() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let (hook, hookLog) = try dir.recordingHook("mode", ["GEOMON_MODE", "GEOMON_LAT"])
+        let (profile, _) = try Self.van(dir, hook: hook)
+        let drive = (0..<60).map { k in (t: Double(k), x: 12 * Double(k), speed: 12.0) }
+        let track = try dir.write("late.jsonl", try MovementCommandTests.track("2026-12-07T07:00:10Z", drive))
+        let supply = try dir.write("supply.jsonl", #"{"time":"2026-12-07T07:00:00Z","capacity":90,"online":true}"# + "\n")
+        let db = dir.path("van.db")
+        let run = try runGeomon(["replay", "--profile", profile, track, "--power-supply", supply, "--format", "json", "--db", db])
+        #expect(run.exitCode == 0, "\(run.stderr)")
+        let first = try #require(try MovementCommandTests.objects(run.stdout).first)
+        #expect(first["type"] as? String == "mode" && first["lat"] is NSNull && first["accuracy_m"] is NSNull, "\(run.stdout)")
+        #expect(try String(contentsOfFile: hookLog, encoding: .utf8) == "driving \n")
+        let geojson = try runGeomon(["export", "--db", db, "--format", "geojson"])
+        #expect(geojson.stdout.contains(#""type":"mode""#) && geojson.stdout.contains(#""geometry":null"#), "\(geojson.stdout)")
+        let gpx = try runGeomon(["export", "--db", db, "--format", "gpx"])
+        #expect(gpx.exitCode == 0 && !gpx.stdout.contains("<type>mode</type>"))
+        let text = try runGeomon(["events", "--db", db])
+        #expect(text.stdout.contains("no position yet"), "\(text.stdout)")
+    }
+
     @Test func aSupplyRecordingGeomonCannotReadIsAnErrorNamingTheLine() throws {
         let dir = try TemporaryDirectory()
         defer { dir.remove() }

@@ -11,9 +11,10 @@ struct ExportCommand: GeomonCommand {
         abstract: "Writes stored fixes and events as GPX, GeoJSON or JSON lines",
         discussion: """
         Writes the recorded fixes (within the retention window) and the events to stdout.
-          gpx       a track of the fixes plus one waypoint per event
+          gpx       a track of the fixes plus one waypoint per event with a position
           geojson   a FeatureCollection (RFC 7946): the fixes as a LineString (a Point when there
-                    is one fix), one Point per event
+                    is one fix), one Point per event (a null geometry for an event without a
+                    position: a mode change before the first fix)
           jsonl     one line per fix ({"time","lat","lon","accuracy_m"}, readable by replay),
                     then one line per event (the fields `replay` prints)
         """,
@@ -61,13 +62,15 @@ struct ExportCommand: GeomonCommand {
                 let e = stored.event
                 var properties = EventEncoding.object(e)
                 properties.add("kind", "event")
-                features.append(GeoJSONText.feature(id: e.id, properties: properties, geometry: GeoJSONText.point(e.coordinate)))
+                // A mode change before the first fix has no position: an unlocated feature.
+                features.append(GeoJSONText.feature(id: e.id, properties: properties, geometry: e.hasPosition ? GeoJSONText.point(e.coordinate) : nil))
             }
             print(GeoJSONText.featureCollection(features))
         default:
             print("<?xml version=\"1.0\" encoding=\"UTF-8\"?>")
             print("<gpx version=\"1.1\" creator=\"geomon\" xmlns=\"http://www.topografix.com/GPX/1/1\">")
-            for stored in events {
+            // A waypoint needs a position (a mode change before the first fix has none).
+            for stored in events where stored.event.hasPosition {
                 let e = stored.event
                 print("  <wpt lat=\"\(Self.degrees(e.coordinate.latitude))\" lon=\"\(Self.degrees(e.coordinate.longitude))\"><time>\(e.time.rfc3339)</time>"
                       + "<name>\(Self.xml(e.kind.rawValue + " " + (e.fenceID ?? "")))</name><desc>\(Self.xml(e.rule.text))</desc><type>\(e.kind.rawValue)</type></wpt>")

@@ -12,7 +12,9 @@ struct ValidateCommand: GeomonCommand {
         cross-field rules, lint warnings) and reports every problem of every file in one run.
         Text diagnostics go to stderr as 'path:line:column: error: message' with the source line
         and a caret, and 'path: ok' to stdout per valid profile, followed by the bounds the power
-        policy plans with ('path: planned for foot (policy.activity): max_speed 4 m/s, ...'); JSON
+        policy plans with ('path: planned for foot (policy.activity): max_speed 4 m/s, ...') and
+        the profile's modes in the order they are tried ('path: mode driving: continuous when
+        external power online'); JSON
         is an array of {file, line,
         column, severity, message} on stdout.
 
@@ -72,7 +74,12 @@ struct ValidateCommand: GeomonCommand {
                 let warningText = warnings == 0 ? "" : " (\(warnings) warning\(warnings == 1 ? "" : "s"))"
                 if errors == 0 {
                     print("\(path): ok\(warningText)")
-                    if let profile = result.profile { print("\(path): \(profile.policy.plannedBoundsText)") }
+                    if let profile = result.profile {
+                        print("\(path): \(profile.policy.plannedBoundsText)")
+                        // The modes in the order they are tried, then the fallback.
+                        for rule in profile.modes { print("\(path): mode \(rule.text)") }
+                        if !profile.modes.isEmpty { print("\(path): mode \(ModeRule.fallbackName): the profile's own settings when no mode holds") }
+                    }
                 } else {
                     writeStderr("\(path): invalid, \(errors) error\(errors == 1 ? "" : "s")\(warnings == 0 ? "" : ", \(warnings) warning\(warnings == 1 ? "" : "s")")")
                 }

@@ -24,7 +24,15 @@ public final class RecordedInputsService: EventSource {
         next < inputs.count ? inputs[next].time.millisecondsSince1970 * 1000 : nil
     }
 
-    public func start(_ driver: DriverContext) throws {}
+    /// What was said before the recording starts is the state the run starts in: handed over
+    /// at once, before the first fix (what is said at the first fix's instant comes after it,
+    /// as the services' order has it).
+    public func start(_ driver: DriverContext) throws {
+        while next < inputs.count, inputs[next].time < driver.now {
+            driver.emit(inputs[next].input)
+            next += 1
+        }
+    }
 
     public func process(revents: Int16, _ driver: DriverContext) throws {
         while next < inputs.count, inputs[next].time <= driver.now {
