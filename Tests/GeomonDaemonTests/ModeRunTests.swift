@@ -104,4 +104,42 @@ extension RunCommandTests {
         let lines = Set(((try? String(contentsOfFile: hookLog, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init))
         #expect(lines == ["parked default external_power", "driving parked external_power", "parked driving external_power"])
     }
+
+    /// A profile that gains `modes:` on SIGHUP is watched from then on: the supply is read at
+    /// once and chooses a mode; unplugging switches again.
+    @Test func aReloadThatAddsModesReadsTheSupplyAtOnce() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        _ = try dir.write("power/AC/type", "Mains\n")
+        _ = try dir.write("power/AC/online", "1\n")
+        let plain = """
+            version: 1
+            name: van
+            mode: regions
+            sources:
+              gnss: {plugin: gpsd}
+            fences:
+              - id: home
+                circle: {lat: 46.8, lon: 7.4, radius: 200m}
+
+            """
+        let profile = try dir.write("van.yaml", plain)
+        let port = try GPSFakeHarness.freePort() // nothing listens: gpsd is away, geomon retries
+        let daemon = try Daemon(["--profile", profile, "--db", dir.path("van.db"), "--gpsd", "127.0.0.1:\(port)",
+                                 "--power-supply", dir.path("power"), "--print-events", "--log-level", "info"], in: dir)
+        #expect(daemon.waitForLog("geomon started"))
+        #expect(!daemon.stderr.contains("power supply"))
+        _ = try dir.write("van.yaml", plain + """
+            modes:
+              - name: driving
+                when: {external_power: true}
+                mode: continuous
+
+            """)
+        daemon.signal(SIGHUP)
+        #expect(waitUntil(within: .seconds(10)) { Self.modeEvents(daemon.stdout) == ["default->driving"] }, "\(daemon.stdout)\n\(daemon.stderr)")
+        _ = try dir.write("power/AC/online", "0\n")
+        #expect(waitUntil(within: .seconds(10)) { Self.modeEvents(daemon.stdout) == ["default->driving", "driving->default"] }, "\(daemon.stdout)")
+        #expect(daemon.stop() == 0, "\(daemon.stderr)")
+    }
 }

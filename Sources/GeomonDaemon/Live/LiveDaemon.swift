@@ -93,13 +93,11 @@ public final class LiveDaemon {
                 if let switcher = service.switcher { services.append(switcher) }
                 services.append(service)
             }
-            if !profile.modes.isEmpty {
-                // The supply for `modes:`: the uevent socket and, listed with it, the directory's
-                // inotify watch.
-                let supply = PowerSupplyService(directory: options.powerSupplyDirectory, log: log)
-                services.append(supply)
-                services.append(supply.files)
-            }
+            // The supply for `modes:` (idle without them, until a reload brings some): the
+            // uevent socket and, listed with it, the directory's inotify watch.
+            let supply = PowerSupplyService(directory: options.powerSupplyDirectory, log: log)
+            services.append(supply)
+            services.append(supply.files)
             if let settings = profile.sources.motion, let sensor = Self.motionService(settings, home: options.environment["HOME"], log: log) {
                 services.append(sensor)
             }

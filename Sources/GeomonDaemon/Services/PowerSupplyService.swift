@@ -8,6 +8,9 @@ public import GeomonSources
 /// directory laid out like it, `--power-supply DIR`) read at start and whenever it may have
 /// changed, each reading that differs from the last handed to the driver (`.supply`).
 ///
+/// Active only while the profile has `modes:` (at start, and after each reload: a profile
+/// that gains modes on SIGHUP is watched from then on, one that loses them closes the watch).
+///
 /// Nothing is polled on a timer (`nextWake` is nil): the service sleeps on the kernel's uevents
 /// (`PowerSupplyWatch`), and its companion `files` on the directory's inotify watch — the
 /// driver polls one descriptor per service, so the second descriptor has a service of its own.
@@ -44,6 +47,26 @@ public final class PowerSupplyService: EventSource, EffectSink {
     var directoryDescriptor: Int32? { watch?.directoryDescriptor }
 
     public func start(_ driver: DriverContext) throws {
+        activate(!driver.profile.modes.isEmpty, driver, trigger: "start")
+    }
+
+    public func reloaded(_ profile: Profile, _ driver: DriverContext) throws {
+        activate(!profile.modes.isEmpty, driver, trigger: "reload")
+    }
+
+    /// Opens the watch and reads the class when the profile has modes; closes it otherwise.
+    private func activate(_ active: Bool, _ driver: DriverContext, trigger: String) {
+        guard active else {
+            watch = nil
+            lastEmitted = nil
+            readAt = nil
+            return
+        }
+        if watch == nil { openWatch() }
+        refresh(driver, trigger: trigger)
+    }
+
+    private func openWatch() {
         do {
             let watch = try PowerSupplyWatch(directory: directory)
             if let failure = watch.ueventFailure {
@@ -58,11 +81,6 @@ public final class PowerSupplyService: EventSource, EffectSink {
             log.warning("power-supply changes unwatched: \(error.description); the class is read at start and at most once a minute while fixes are taken",
                         ["supply.directory": directory])
         }
-        refresh(driver, trigger: "start")
-    }
-
-    public func reloaded(_ profile: Profile, _ driver: DriverContext) throws {
-        refresh(driver, trigger: "reload")
     }
 
     public func stop(_ driver: DriverContext) {
@@ -88,6 +106,7 @@ public final class PowerSupplyService: EventSource, EffectSink {
     /// Reads the class if it was not read for `readInterval` of the driver's clock (gauges that
     /// send no uevent for a percent's change are caught up with this way).
     public func readNow(_ driver: DriverContext) {
+        guard !driver.profile.modes.isEmpty else { return }
         if let readAt, driver.monotonic - readAt < Self.readInterval.wholeMicroseconds { return }
         refresh(driver, trigger: "periodic")
     }
