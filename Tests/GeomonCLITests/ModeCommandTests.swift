@@ -120,6 +120,12 @@ struct ModeCommandTests {
         #expect(result.stdout.contains("van.yaml: mode low: significant-change when battery below 20 %\n"))
         #expect(result.stdout.contains("van.yaml: mode parked: regions when external power offline\n"))
         #expect(result.stdout.contains("van.yaml: mode default: the profile's own settings when no mode holds\n"))
+        // A mode whose policy plans with other bounds says so.
+        let walking = try dir.write("walker.yaml", String(contentsOfFile: profile, encoding: .utf8).replacingOccurrences(
+            of: "mode: regions\nhooks:", with: "mode: regions\n    policy: {max_speed: 4m/s}\nhooks:"))
+        let walker = try runGeomon(["validate", walking])
+        #expect(walker.stdout.contains("walker.yaml: mode parked: regions, its policy when external power offline\n"), "\(walker.stdout)\(walker.stderr)")
+        #expect(walker.stdout.contains("walker.yaml: mode parked: planned for any (policy.max_speed and max_acceleration): max_speed 4 m/s"), "\(walker.stdout)")
     }
 
     /// A reading before the recording's first fix switches the mode before any position is

@@ -77,7 +77,13 @@ struct ValidateCommand: GeomonCommand {
                     if let profile = result.profile {
                         print("\(path): \(profile.policy.plannedBoundsText)")
                         // The modes in the order they are tried, then the fallback.
-                        for rule in profile.modes { print("\(path): mode \(rule.text)") }
+                        for rule in profile.modes {
+                            print("\(path): mode \(rule.text)")
+                            // A mode's own policy may plan with other bounds.
+                            if let policy = rule.policy, policy.plannedBounds != profile.policy.plannedBounds {
+                                print("\(path): mode \(rule.name): \(policy.plannedBoundsText)")
+                            }
+                        }
                         if !profile.modes.isEmpty { print("\(path): mode \(ModeRule.fallbackName): the profile's own settings when no mode holds") }
                     }
                 } else {

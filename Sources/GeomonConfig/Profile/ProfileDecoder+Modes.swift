@@ -30,6 +30,16 @@ extension ProfileDecoder {
                 let line = earlier.location.map { " (line \($0.line))" } ?? ""
                 warning("mode '\(rule.name)' is never chosen: mode '\(earlier.name)'\(line) comes first and holds whenever it does", nameNode)
             }
+            // An entry's activity names bounds that the profile's own max_speed or
+            // max_acceleration, carried over into the entry's policy, override.
+            if let node = nodes["\(path).policy.activity"], let policy = rule.policy {
+                let carried = [("max_speed", policy.maxSpeedSet && profile.policy.maxSpeedSet && nodes["\(path).policy.max_speed"] == nil),
+                               ("max_acceleration", policy.maxAccelerationSet && profile.policy.maxAccelerationSet && nodes["\(path).policy.max_acceleration"] == nil)]
+                    .filter(\.1).map { "'\($0.0)'" }
+                if !carried.isEmpty, policy.activity != .any {
+                    warning("mode '\(rule.name)' sets 'activity: \(policy.activity.rawValue)', but the profile's \(carried.joined(separator: " and ")) \(carried.count == 1 ? "carries" : "carry") over into its policy and \(carried.count == 1 ? "overrides" : "override") the activity's bounds; set \(carried.count == 1 ? "it" : "them") in the mode too", node)
+                }
+            }
             if !changesSomething(rule, path: path, profile: profile) {
                 warning("mode '\(rule.name)' changes nothing: it runs the profile's own settings; give it a 'mode', 'policy', 'publish' or 'coarse' of its own", nameNode)
             }
