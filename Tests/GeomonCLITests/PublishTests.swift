@@ -185,9 +185,12 @@ struct PublishTests {
         #expect(recordedSpan > 5)
         // Arrival follows the recording's pace: spread over the replay, not at its end.
         #expect(last.receivedAt - first.receivedAt > 0.8 * recordedSpan, "\(last.receivedAt - first.receivedAt) s for \(recordedSpan) s")
+        // Each within 3 s of its pace: a debug build sharing two cores with the parallel suite
+        // falls up to about 2 s behind 1000× by the end of the run; a batched send would be off
+        // by up to the whole span (over 5 s).
         for (message, time) in zip(events, tst) {
             let due = first.receivedAt + Double(time - tst[0]) / speed
-            #expect(abs(message.receivedAt - due) < 2, "\(message.payload) arrived \(message.receivedAt - due) s off its pace")
+            #expect(abs(message.receivedAt - due) < 3, "\(message.payload) arrived \(message.receivedAt - due) s off its pace")
         }
         // One connection: online once at the start, the will (offline) only after the end.
         let statuses = messages.filter { $0.topic == Self.topic + "/status" }.compactMap { Self.json($0.payload)?["_type"] as? String }
