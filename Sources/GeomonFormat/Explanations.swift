@@ -103,8 +103,8 @@ extension EventRule {
 
     /// Why the mode changed, in words: the input that changed and what it now says.
     static func modeCauseText(_ f: EventFigures) -> String {
-        let power = f.externalPower.map { $0 ? "external power online" : "external power offline" } ?? "external power unknown"
-        let battery = f.batteryPercent.map { "battery \($0) %" } ?? "no battery reading"
+        let power = PowerSupplyReading.powerText(f.externalPower) ?? "external power unknown"
+        let battery = PowerSupplyReading.batteryText(f.batteryPercent) ?? "no battery reading"
         switch f.modeCause {
         case .start?: return "the first condition that holds at start (\(power), \(battery))"
         case .externalPower?: return power + " (\(battery))"
@@ -251,12 +251,29 @@ extension GeometryLimitProblem {
     }
 }
 
+extension PowerSupplyReading {
+    /// `external power online` / `offline`; nil when unknown.
+    public static func powerText(_ online: Bool?) -> String? {
+        online.map { $0 ? "external power online" : "external power offline" }
+    }
+
+    /// `battery 76 %`; nil without a capacity.
+    public static func batteryText(_ capacity: Int?) -> String? {
+        capacity.map { "battery \($0) %" }
+    }
+
+    /// `external power offline, battery 76 %`: what is known.
+    public var text: String {
+        [Self.powerText(online), Self.batteryText(capacity)].compactMap { $0 }.joined(separator: ", ")
+    }
+}
+
 extension ModeCondition {
     /// `external power online, battery below 20 %, active in windows`; `always` without a
     /// condition.
     public var text: String {
         var parts: [String] = []
-        if let externalPower { parts.append(externalPower ? "external power online" : "external power offline") }
+        if let power = PowerSupplyReading.powerText(externalPower) { parts.append(power) }
         if let batteryBelow { parts.append("battery below \(batteryBelow) %") }
         if let batteryAbove { parts.append("battery above \(batteryAbove) %") }
         if let activity { parts.append("activity \(activity.rawValue)") }

@@ -71,16 +71,10 @@ public struct ConditionProbe: Sendable {
         return false
     }
 
-    /// Decides from (`type`, `online`) pairs of `/sys/class/power_supply/*`.
+    /// Decides from (`type`, `online`) pairs of `/sys/class/power_supply/*`, by the rule modes
+    /// decide by (`PowerSupplyReading.externalPowerOnline`).
     public static func externalPowerOnline(supplies: [(type: String, online: String?)]) -> Bool {
-        if supplies.isEmpty { return true }
-        for supply in supplies {
-            let type = supply.type.trimmingWhitespace()
-            let external = type == "Mains" || type.hasPrefix("USB")
-            // 1: online; 2: online, programmable (USB-PD).
-            if external, let online = supply.online.flatMap({ Int($0.trimmingWhitespace()) }), online > 0 { return true }
-        }
-        return false
+        PowerSupplyReading.externalPowerOnline(supplies: supplies)
     }
 }
 

@@ -14,26 +14,15 @@ public enum PowerSupply {
 
     /// The battery now, nil when there is none (or it reports no capacity).
     public static func battery(in directory: String = defaultDirectory) -> BatteryStatus? {
-        guard let dir = opendir(directory) else { return nil }
-        var names: [String] = []
-        while let entry = readdir(dir) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-            if !name.hasPrefix(".") { names.append(name) }
+        guard let battery = supplies(in: directory)?.first(where: { $0.batteryCapacity != nil }),
+              let capacity = battery.batteryCapacity else { return nil }
+        let state: BatteryStatus.State = switch battery.status {
+        case "Charging": .charging
+        case "Full": .full
+        case "Discharging": .unplugged
+        default: .unknown
         }
-        closedir(dir)
-        for name in names.sorted() {
-            let base = directory + "/" + name + "/"
-            guard read(base + "type") == "Battery", read(base + "scope") != "Device",
-                  let capacity = read(base + "capacity").flatMap({ Int($0) }) else { continue }
-            let state: BatteryStatus.State = switch read(base + "status") {
-            case "Charging": .charging
-            case "Full": .full
-            case "Discharging": .unplugged
-            default: .unknown
-            }
-            return BatteryStatus(percent: capacity, state: state)
-        }
-        return nil
+        return BatteryStatus(percent: capacity, state: state)
     }
 
     /// A small sysfs attribute, trimmed; nil when missing or unreadable.
@@ -65,17 +54,27 @@ extension PowerSupply {
         public var online: String?
         /// `capacity` of a battery, percent.
         public var capacity: String?
+        /// `status` of a battery: `Charging`, `Discharging`, `Full`, …
+        public var status: String?
 
-        public init(name: String, type: String, scope: String? = nil, online: String? = nil, capacity: String? = nil) {
+        public init(name: String, type: String, scope: String? = nil, online: String? = nil, capacity: String? = nil, status: String? = nil) {
             self.name = name
             self.type = type
             self.scope = scope
             self.online = online
             self.capacity = capacity
+            self.status = status
         }
 
         /// A mains or USB supply (`Mains`, `USB`, `USB_C`, `USB_PD`, …).
-        public var isExternal: Bool { type == "Mains" || type.hasPrefix("USB") }
+        public var isExternal: Bool { PowerSupplyReading.isExternal(type: type) }
+
+        /// The capacity of the device's battery: a `Battery` that is not a peripheral's
+        /// (`scope` `Device`) with a whole-number `capacity`; nil for any other supply.
+        public var batteryCapacity: Int? {
+            guard type == "Battery", scope != "Device" else { return nil }
+            return capacity.flatMap { Int($0) }
+        }
     }
 
     /// What the power-supply class says now: the battery's capacity (the battery `battery(in:)`
@@ -85,19 +84,14 @@ extension PowerSupply {
         reading(of: supplies(in: directory) ?? [])
     }
 
-    /// The reading from the supplies' attributes (pure). External power is online when a mains
-    /// or USB supply's `online` is `1`; with supplies but none of them online it is not (a
-    /// battery alone, discharging or not, is not external power); with no supplies at all it is
-    /// — the rule `ConditionProbe.externalPowerOnline` (GeomonHooks) decides hooks' `when:
-    /// {external_power}` by, kept the same. The capacity is the first battery's by name whose
-    /// `scope` is not `Device` and whose `capacity` is a whole number, clamped to 0–100.
+    /// The reading from the supplies' attributes (pure): external power by the one rule
+    /// (`PowerSupplyReading.externalPowerOnline`, which hooks' `when: {external_power}` uses
+    /// too); the capacity of the first battery by name that is the device's
+    /// (`Attributes.batteryCapacity`), clamped to 0–100.
     public static func reading(of supplies: [Attributes]) -> PowerSupplyReading {
         let sorted = supplies.sorted { $0.name < $1.name }
-        let capacity = sorted.lazy
-            .filter { $0.type == "Battery" && $0.scope != "Device" }
-            .compactMap { $0.capacity.flatMap { Int($0) } }
-            .first
-        let online = sorted.isEmpty || sorted.contains { $0.isExternal && Self.isOnline($0.online) }
+        let capacity = sorted.lazy.compactMap(\.batteryCapacity).first
+        let online = PowerSupplyReading.externalPowerOnline(supplies: sorted.map { ($0.type, $0.online) })
         return PowerSupplyReading(capacity: capacity.map { min(max($0, 0), 100) }, online: online)
     }
 
@@ -116,6 +110,7 @@ extension PowerSupply {
             } else if type == "Battery" {
                 supply.scope = read(base + "scope")
                 supply.capacity = read(base + "capacity")
+                supply.status = read(base + "status")
             }
             supplies.append(supply)
         }
@@ -132,12 +127,5 @@ extension PowerSupply {
             if !name.hasPrefix(".") { names.append(name) }
         }
         return names.sorted()
-    }
-
-    /// `online` says the supply supplies: `1` (fixed) or `2` (programmable, USB-PD), any
-    /// non-zero number the kernel may add; `0`, missing or unreadable: not.
-    public static func isOnline(_ online: String?) -> Bool {
-        guard let text = online, let value = Int(text.filter { !$0.isWhitespace }) else { return false }
-        return value > 0
     }
 }

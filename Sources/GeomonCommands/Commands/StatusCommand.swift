@@ -151,10 +151,8 @@ extension StatusCommand {
 
     /// `parked since 2026-…Z (external power offline, battery 76 %)`.
     static func modeText(_ m: ModeState) -> String {
-        var supply: [String] = []
-        if let online = m.supply?.online { supply.append(online ? "external power online" : "external power offline") }
-        if let capacity = m.supply?.capacity { supply.append("battery \(capacity) %") }
-        return m.name + (m.since.map { " since \($0.rfc3339)" } ?? "") + (supply.isEmpty ? "" : " (" + supply.joined(separator: ", ") + ")")
+        let supply = m.supply?.text ?? ""
+        return m.name + (m.since.map { " since \($0.rfc3339)" } ?? "") + (supply.isEmpty ? "" : " (\(supply))")
     }
 
     /// The movement rules' state (`movement:`): the motion state, the odometer, the trip and

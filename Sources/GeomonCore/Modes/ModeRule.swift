@@ -93,6 +93,26 @@ public struct PowerSupplyReading: Hashable, Sendable {
         self.capacity = capacity
         self.online = online
     }
+
+    /// Whether external power is online, from the (`type`, `online`) attributes of the
+    /// power-supply class's entries: a mains or USB supply says `online` 1 (or 2, a
+    /// programmable USB-PD supply; any number above 0); with entries but none such, it is not
+    /// (a battery alone is not external power); with no entries at all it is (a machine without
+    /// a gauge — a desktop, most single-board computers — runs on external power). The one
+    /// rule for `modes:` and hooks' `when: {external_power}`.
+    public static func externalPowerOnline(supplies: [(type: String, online: String?)]) -> Bool {
+        if supplies.isEmpty { return true }
+        return supplies.contains { supply in
+            guard isExternal(type: String(supply.type.trimmingWhitespace())),
+                  let online = supply.online.flatMap({ Int($0.trimmingWhitespace()) }) else { return false }
+            return online > 0
+        }
+    }
+
+    /// A mains or USB supply's `type` (`Mains`, `USB`, `USB_C`, `USB_PD`, …).
+    public static func isExternal(type: String) -> Bool {
+        type == "Mains" || type.hasPrefix("USB")
+    }
 }
 
 /// What changed when the mode did (`mode` events: `cause`).

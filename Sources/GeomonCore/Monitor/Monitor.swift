@@ -223,7 +223,6 @@ public struct Monitor: Sendable {
         // The mode the stored inputs choose, before the policy starts in it (an idle policy
         // only takes the settings: no actions).
         if modes.isEnabled, let change = modes.start(now: now) { _ = switchMode(change, now: now, into: &commit.events) }
-        engine.locationEvents = locationEventsWanted
         finish(&commit, into: &effects)
         return effects + policy.start(now: now).map { .power($0) }
     }

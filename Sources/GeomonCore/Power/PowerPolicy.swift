@@ -246,11 +246,16 @@ public struct PowerPolicy: Sendable {
         memory.ttffSamples.append(ttff)
         if memory.ttffSamples.count > Self.ttffSampleCount { memory.ttffSamples.removeFirst() }
         guard memory.ttffSamples.count >= Self.ttffMinimumSamples, let median = measuredTTFF else { return }
-        let learned = min(max(median, baseTTFFHot / 2), baseTTFFHot * 2)
+        let learned = heldWithinLimits(median)
         let step = max(.milliseconds(250), baseTTFFHot / 10)
         guard abs((learned - configuration.ttffHot).secondsValue) >= step.secondsValue else { return }
         memory.ttffChange = TTFFChange(from: configuration.ttffHot, to: learned, measured: median, samples: memory.ttffSamples.count)
         configuration.ttffHot = learned
+    }
+
+    /// A measured hot start as it may replace `ttff_hot`: within half and twice the profile's.
+    private func heldWithinLimits(_ median: Duration) -> Duration {
+        min(max(median, baseTTFFHot / 2), baseTTFFHot * 2)
     }
 
     /// The median of the last measured first fixes after hot wakes (nil before any).
@@ -303,7 +308,7 @@ public struct PowerPolicy: Sendable {
         baseTTFFHot = configuration.ttffHot
         applyBounds()
         if memory.ttffSamples.count >= Self.ttffMinimumSamples, let median = measuredTTFF {
-            self.configuration.ttffHot = min(max(median, baseTTFFHot / 2), baseTTFFHot * 2)
+            self.configuration.ttffHot = heldWithinLimits(median)
         }
         guard state != .idle else { return [] }
         memory.checkInterval = nil
