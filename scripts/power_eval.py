@@ -434,6 +434,8 @@ def main():
     ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                     help="another policy key for every profile, e.g. --set fix_timeout=30s (repeatable)")
     ap.add_argument("--interpolate-gaps", help="geomon replay --interpolate-gaps S (a what-if; default: the model's 60 s)")
+    ap.add_argument("--receiver-ttff-hot", metavar="SECONDS",
+                    help="geomon replay --receiver-ttff-hot S: the modelled receiver's hot start, against the profile's planned 2 s (the MT3339, SiRFstarIV and u-blox M8 datasheets: about 1 s); the policy measures it and replans")
     ap.add_argument("--tracking-interval", help="geomon replay --tracking-interval S: while on, a fix every S seconds interpolated between recorded ones, for the run and always-on alike (default: the recorded fixes)")
     ap.add_argument("--coarse", metavar="ACCURACY",
                     help="add a coarse source beside GNSS (fixes every 60 s derived from the track, e.g. 500m)")
@@ -477,6 +479,8 @@ def main():
         MODEL_ARGS.extend(["--interpolate-gaps", args.interpolate_gaps])
     if args.tracking_interval:
         MODEL_ARGS.extend(["--tracking-interval", args.tracking_interval])
+    if args.receiver_ttff_hot:
+        MODEL_ARGS.extend(["--receiver-ttff-hot", args.receiver_ttff_hot])
     COARSE = args.coarse
     RETRY = args.retry_fix_timeout
     EXTRA = args.set

@@ -28,6 +28,12 @@ public final class ReplayRun {
         /// at least this often, interpolated between recorded fixes (a receiver tracks at
         /// 1 Hz); nil: the recorded fixes only.
         public var trackingInterval: Duration? = .seconds(1)
+        /// The modelled receiver's hot start (`--receiver-ttff-hot`): how long a wake within
+        /// `hot_window` takes to its first fix; nil: the profile's `ttff_hot` (the receiver
+        /// meets the plan). A receiver faster or slower than planned is what the policy
+        /// measures (docs/power.md, "The time to first fix, measured"). A restart class other
+        /// than hot makes every wake warm or cold: it then changes nothing.
+        public var receiverTTFFHot: Duration?
         /// Derive a motion sensor from the recording (`--motion`); a profile with
         /// `sources.motion` gets one anyway.
         public var motion = false
@@ -162,7 +168,7 @@ public final class ReplayRun {
         guard let baselineSource, let crossings else { return }
         baseline = baselineSource
         match = EventMatch(baseline: baselineSource.receiver.events, candidate: source.receiver.events, window: configuration.maxSleep)
-        oracle = OracleBound(crossings, settings: profile.receiver)
+        oracle = OracleBound(crossings, settings: receiverSettings)
     }
 
     /// The most recorded fixes the shared reading held at once (what lay between its slowest
@@ -189,7 +195,7 @@ public final class ReplayRun {
 
     private func makeSource(_ configuration: PowerConfiguration, feeds: (track: FixFeed, coarse: FixFeed), start: UTCTime,
                             end: UTCTime, keepsHistory: Bool, shared: Bool) -> ReceiverModelService {
-        var receiver = ReplayReceiver(track: feeds.track, coarse: feeds.coarse, settings: profile.receiver,
+        var receiver = ReplayReceiver(track: feeds.track, coarse: feeds.coarse, settings: receiverSettings,
                                       interpolationMaxGap: options.interpolationMaxGap, configuration: configuration,
                                       powerMethod: profile.powerMethod, restart: profile.sources.gnss?.effectiveRestart ?? .hot,
                                       trackingInterval: options.trackingInterval)
@@ -199,6 +205,14 @@ public final class ReplayRun {
         let service = ReceiverModelService(receiver: receiver, start: start, end: end)
         service.catchUpEvery = shared ? Self.catchUpEvery : nil
         return service
+    }
+
+    /// The modelled receiver's figures: the profile's (`Profile.receiver`, as its restart class
+    /// makes them), with `receiverTTFFHot` for its hot starts.
+    var receiverSettings: ReceiverSettings {
+        var settings = profile.receiver
+        if let hot = options.receiverTTFFHot, (profile.sources.gnss?.effectiveRestart ?? .hot) == .hot { settings.ttffHot = hot }
+        return settings
     }
 
     /// How often a sleeping receiver model catches up with its clock (the reading then holds

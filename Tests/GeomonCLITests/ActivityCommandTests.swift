@@ -6,6 +6,18 @@ import Testing
 /// labelled recording (`geomon bench activity`), and `geomon replay --activity` declared,
 /// derived from the recording's speeds, or read from a motion source's recording.
 struct ActivityCommandTests {
+    static let profile = TestSupport.fixture("replay/swiss-drive.profile.yaml").path
+    static let track = TestSupport.fixture("replay/swiss-drive.jsonl").path
+
+    /// The JSON report of a replay of the Swiss drive against always-on, with `extra` options.
+    static func report(_ extra: [String]) throws -> [String: Any] {
+        let result = try runGeomon(["replay", "--profile", profile, track, "--no-hooks", "--format", "json", "--compare-always-on",
+                                    "--report", "-"] + extra)
+        #expect(result.exitCode == 0, "\(result.stderr)")
+        let start = try #require(result.stdout.range(of: "{\n"))
+        return try #require(try JSONSerialization.jsonObject(with: Data(result.stdout[start.lowerBound...].utf8)) as? [String: Any])
+    }
+
     static func lines(_ text: String) throws -> [[String: Any]] {
         try text.split(separator: "\n").map { try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]) }
     }
@@ -33,15 +45,8 @@ struct ActivityCommandTests {
     @Test func replayPlansWithTheActivityDeclaredDerivedOrRecorded() throws {
         let dir = try TemporaryDirectory()
         defer { dir.remove() }
-        let profile = TestSupport.fixture("replay/swiss-drive.profile.yaml").path
-        let track = TestSupport.fixture("replay/swiss-drive.jsonl").path
-        func report(_ extra: [String]) throws -> [String: Any] {
-            let result = try runGeomon(["replay", "--profile", profile, track, "--no-hooks", "--format", "json", "--compare-always-on",
-                                        "--report", "-"] + extra)
-            #expect(result.exitCode == 0, "\(result.stderr)")
-            let start = try #require(result.stdout.range(of: "{\n"))
-            return try #require(try JSONSerialization.jsonObject(with: Data(result.stdout[start.lowerBound...].utf8)) as? [String: Any])
-        }
+        let profile = Self.profile, track = Self.track
+        let report = Self.report
         // A car declared as a walker: the motorway breaks foot's 4 m/s at once; the break is
         // reported with its figures and the bound widens; nothing always-on saw is missed.
         let walker = try report(["--activity", "foot"])
@@ -69,5 +74,26 @@ struct ActivityCommandTests {
         #expect(noTime.exitCode == 65 && noTime.stderr.contains("\"time\""), "\(noTime.stderr)")
         let neither = try runGeomon(["replay", "--profile", profile, track, "--no-hooks", "--activity", "horse"])
         #expect(neither.exitCode == 66 && neither.stderr.contains("no activity"), "\(neither.stderr)")
+    }
+
+    /// `--receiver-ttff-hot`: the modelled receiver's hot start apart from the profile's plan
+    /// (2 s). The policy measures the first fixes after its wakes and replans with them: a
+    /// faster receiver costs less, a slower one more, and neither loses an event always-on sees.
+    @Test func replayModelsAReceiverFasterOrSlowerThanThePlan() throws {
+        let profile = Self.profile, track = Self.track
+        let report = Self.report
+        func on(_ r: [String: Any]) throws -> Double { try #require(r["gnss_on_s"] as? Double) }
+        func recall(_ r: [String: Any]) throws -> Double { try #require((r["match"] as? [String: Any])?["recall"] as? Double) }
+        let planned = try report([]), fast = try report(["--receiver-ttff-hot", "1"]), slow = try report(["--receiver-ttff-hot", "3"])
+        #expect(planned["ttff_hot_learned_s"] as? Double == nil)
+        #expect(fast["ttff_hot_learned_s"] as? Double == 1 && fast["restart_ttff_s"] as? Double == 1)
+        #expect(slow["ttff_hot_learned_s"] as? Double == 3 && slow["restart_ttff_s"] as? Double == 3)
+        #expect(try on(fast) < on(planned) && on(planned) < on(slow))
+        // The oracle's hot starts are the modelled receiver's too.
+        let oracle = { (r: [String: Any]) in (r["oracle"] as? [String: Any])?["gnss_on_s"] as? Double ?? 0 }
+        #expect(oracle(fast) < oracle(planned))
+        #expect(try recall(planned) == 1 && recall(fast) == 1 && recall(slow) == 1)
+        let bad = try runGeomon(["replay", "--profile", profile, track, "--no-hooks", "--receiver-ttff-hot", "0"])
+        #expect(bad.exitCode == 64 && bad.stderr.contains("--receiver-ttff-hot"), "\(bad.stderr)")
     }
 }

@@ -54,6 +54,7 @@ struct ReplayCommand: GeomonCommand {
             .option("--power-supply", "FILE", "the power supply over the recording, for profiles with modes: JSON lines {\"time\": RFC 3339, \"capacity\": 0-100, \"online\": true|false}, each reading handed to the machine at its time (docs/engine.md, \"Modes\")", completion: .file(["jsonl", "json"])),
             .flag("--motion", "derive a motion sensor from the recording (still where the recorded speed stays under 0.5 m/s for sources.motion.still_after, default 60 s; moving 2.5 s after the last slow fix before it rises): the receiver stays off while still (docs/power.md, \"Wake on motion\"); a profile with sources.motion gets it anyway"),
             .option("--interpolate-gaps", "SECONDS", "the receiver model bridges recorded gaps up to this long by interpolation; a longer gap is an outage, for --compare-always-on too (default 60)"),
+            .option("--receiver-ttff-hot", "SECONDS", "the modelled receiver's time to first fix after a wake within hot_window (default: the profile's ttff_hot): a receiver faster or slower than the profile plans, as the policy measures it (docs/power.md, \"The time to first fix, measured\"); the oracle's hot starts take it too; a restart class other than hot (sources.gnss.restart) makes every wake warm or cold, and this changes nothing"),
             .option("--tracking-interval", "SECONDS", "while on, the modelled receiver delivers a fix at least this often, interpolated between recorded fixes at most --interpolate-gaps apart, as a receiver tracking at 1 Hz does; for --always-on and --compare-always-on too; 0: the recorded fixes only (default 1)"),
         ],
         arguments: [ArgumentSpec("TRACK", "recorded tracks (their fixes are merged by time)", arity: .many, completion: .file([]))],
@@ -110,6 +111,9 @@ struct ReplayCommand: GeomonCommand {
         policyLogPath = arguments.value("--policy-log")
         if let gap = try arguments.double("--interpolate-gaps", in: 0...86_400) {
             options.interpolationMaxGap = .milliseconds(Int64((gap * 1000).rounded()))
+        }
+        if let hot = try arguments.double("--receiver-ttff-hot", in: 0.001...600) {
+            options.receiverTTFFHot = .milliseconds(Int64((hot * 1000).rounded()))
         }
         if let interval = try arguments.double("--tracking-interval", in: 0...3600) {
             options.trackingInterval = interval > 0 ? .milliseconds(Int64((interval * 1000).rounded())) : nil
