@@ -197,7 +197,7 @@ public final class ReplayRun {
                             end: UTCTime, keepsHistory: Bool, shared: Bool) -> ReceiverModelService {
         var receiver = ReplayReceiver(track: feeds.track, coarse: feeds.coarse, settings: receiverSettings,
                                       interpolationMaxGap: options.interpolationMaxGap, configuration: configuration,
-                                      powerMethod: profile.powerMethod, restart: profile.sources.gnss?.effectiveRestart ?? .hot,
+                                      powerMethod: profile.powerMethod, restart: profile.restartClass,
                                       trackingInterval: options.trackingInterval)
         receiver.keepsDelivered = keepsHistory && keepsDelivered
         receiver.keepsActions = keepsHistory && keepsActions
@@ -211,7 +211,7 @@ public final class ReplayRun {
     /// makes them), with `receiverTTFFHot` for its hot starts.
     var receiverSettings: ReceiverSettings {
         var settings = profile.receiver
-        if let hot = options.receiverTTFFHot, (profile.sources.gnss?.effectiveRestart ?? .hot) == .hot { settings.ttffHot = hot }
+        if let hot = options.receiverTTFFHot, profile.restartClass == .hot { settings.ttffHot = hot }
         return settings
     }
 

@@ -126,7 +126,7 @@ extension ProfileDecoder {
         }
         // The time to first fix of a wake as the power method's restart class makes it.
         let ttff = profile.receiver.ttffHot
-        let restart = profile.sources.gnss?.effectiveRestart ?? .hot
+        let restart = profile.restartClass
         let start = restart == .hot ? "ttff_hot" : "ttff_\(restart.rawValue), the power method's restart class"
         let confirming = profile.transitions.confirm - 1
         let byFixes = Duration.seconds(Int64(max(0, confirming)))

@@ -46,8 +46,11 @@ public struct Profile: Sendable {
     /// The receiver's figures as its power method's restart class makes them
     /// (`ReceiverSettings.restarting`): what the policy plans with and replay charges.
     public var receiver: ReceiverSettings {
-        policy.receiver.restarting(sources.gnss?.effectiveRestart ?? GNSSPowerMethod.watch.defaultRestart)
+        policy.receiver.restarting(restartClass)
     }
+
+    /// How a wake restarts the receiver: `sources.gnss.restart`, else its power method's class.
+    public var restartClass: RestartClass { sources.gnss?.effectiveRestart ?? powerMethod.defaultRestart }
 
     /// Sets the fences with the index built for them (their order is the index's).
     public mutating func setFences(_ fences: [Fence], index: FenceIndex) {
