@@ -157,8 +157,10 @@ struct MovementCommandTests {
         let db = dir.path("home.db")
         #expect(try runGeomon(["replay", "--profile", profile, track, "--always-on", "--db", db]).exitCode == 0)
         let text = try runGeomon(["fences", "--profile", profile, "--db", db, "--inside", "--at", "2026-12-07T13:00:20Z"])
-        #expect(text.stdout == "home\tHome\tsince 2026-12-07T12:00:20Z\tinside for 1 h 00 min\n", "\(text.stdout)\(text.stderr)")
-        let json = try Self.objects(try runGeomon(["fences", "--profile", profile, "--db", db, "--inside", "--format", "json", "--at", "2026-12-07T12:01:20Z"]).stdout)
+        // The replay's receiver gives a fix a second between the recorded ones: in the circle
+        // from 19 s (50 m from its centre), confirmed at 20 s.
+        #expect(text.stdout == "home\tHome\tsince 2026-12-07T12:00:19Z\tinside for 1 h 00 min\n", "\(text.stdout)\(text.stderr)")
+        let json = try Self.objects(try runGeomon(["fences", "--profile", profile, "--db", db, "--inside", "--format", "json", "--at", "2026-12-07T12:01:19Z"]).stdout)
         #expect(json.count == 1 && json[0]["id"] as? String == "home" && json[0]["inside_s"] as? Double == 60)
         let usage = try runGeomon(["fences", "--profile", profile, "--inside"])
         #expect(usage.exitCode == 64 && usage.stderr.contains("'--inside' needs '--db PATH'"))

@@ -85,7 +85,8 @@ import Testing
         (14, 45),         // 21 m/s: a vehicle's
         (30.66, 45.99),   // a car on the motorway, planned at the default 30 m/s
         (49, 350),        // a glider: flying
-        (2528, 350),      // nothing outruns air: a shared position error
+        (300, 450),       // an airliner in a jet stream faster than air's 350 m/s: 1.5 × it
+        (2528, 3792),     // two fixes that bear each other out, whatever they are: never outrun
     ])
     func aViolationWidensTheSpeedToHalfAgainWhatWasSeenAtLeast(_ observed: Double, _ speed: Double) {
         let widened = Activity.foot.bounds!.widened(observedMetersPerSecond: observed)
@@ -93,7 +94,48 @@ import Testing
         // On the ground the acceleration bound stays; flying takes air's turns too.
         #expect(widened.maxAccelerationMetersPerSecondSquared == (observed > 45 ? 10 : 1))
         // Never narrower than before.
-        #expect(Activity.air.bounds!.widened(observedMetersPerSecond: observed) == Activity.air.bounds)
+        #expect(Activity.air.bounds!.widened(observedMetersPerSecond: observed).maxSpeedMetersPerSecond == max(350, speed))
+    }
+
+    @Test func aViolationFoundWhileTheScreenStillHoldsTheFixIsReportedAndStored() throws {
+        // Foot, the receiver on throughout; 400 m east after 1 s, then 750 m more: 390 and
+        // 740 m/s less both 5 m accuracies. They bear each other out (a factor under 2, moving
+        // on): a violation at 390 m/s, widened to 1.5 × 390 = 585 m/s, which the second jump
+        // still breaks: held, and the violation is reported and stored with it.
+        var profile = MonitorTests.profile(.regions)
+        profile.policy.activity = .foot
+        var m = MonitorTests.machine(profile) { $0.alwaysOn = true }
+        _ = m.start(now: MonitorTests.at(0))
+        var effects: [Monitor.Effect] = []
+        for (t, x) in [(0.0, 0.0), (1, 400), (2, 1150)] { effects = m.fixReceived(MonitorTests.fix(t, x), now: MonitorTests.at(t)) }
+        let violations = effects.compactMap { if case let .violated(v) = $0 { v } else { nil } }
+        #expect(violations.count == 1)
+        #expect(abs((violations.first?.observedMetersPerSecond ?? 0) - 390) < 0.01)
+        #expect(effects.contains { if case let .commit(c) = $0 { c.assumptions?.violations == 1 } else { false } })
+        #expect(effects.last.map { if case .held = $0 { true } else { false } } == true)
+    }
+
+    @Test(arguments: [0.0, -1.0])
+    func aReceiverWhoseSpeedsShowNothingIsJudgedByItsPositions(_ reported: Double) {
+        // Foot (4 m/s); a receiver that reports 0 (or −1) while its fixes race north 20 m a
+        // second (less 2 × 2 m accuracy: 16 m/s). The screen holds the second fix; the third
+        // bears it out by the positions alone: one violation at 16 m/s, widened to 45 m/s,
+        // and every fix reaches the engine instead of being held for ever.
+        var p = Self.started(Self.profile(.foot))
+        let context = FixContext(nearestBoundaryMeters: 5, searchRadiusMeters: 30_000, allCertain: false)
+        var violations: [AssumptionViolation] = []
+        var taken = 0
+        for k in 0..<6 {
+            let f = PowerPolicyTests.fix(Int64(k) * 1000, east: Double(k) * 20, acc: 2, speed: reported)
+            guard case let .pass(passed) = p.screen(f) else { continue }
+            for x in passed { _ = p.fixReceived(x, context: context, now: x.time) }
+            taken += passed.count
+            violations += p.takeViolations()
+        }
+        #expect(taken == 6)
+        #expect(violations.map(\.kind) == [.speed])
+        #expect(abs((violations.first?.observedMetersPerSecond ?? 0) - 16) < 0.01)
+        #expect(p.bounds.maxSpeedMetersPerSecond == 45)
     }
 
     @Test func twoFastFixesThatMoveFastBreakTheSpeedBoundOnce() {
@@ -204,6 +246,24 @@ import Testing
         let last = wakes[wakes.count - 1], before = wakes[wakes.count - 2]
         #expect((last - before - .seconds(1)).wholeMilliseconds == 131_066)
         #expect(p.measuredTTFF == .seconds(1))
+    }
+
+    @Test func aLearnedHotStartResizesTheSwitchReserve() {
+        // Sensed foot with ttff_hot 2 s: 84 m of reserve (below). The receiver's hot starts
+        // take 1 s: once learned, T = 10 + 1 s: 5·11 + 11²/2 − 4·11 = 71.5 m.
+        var p = Self.started(Self.profile(.vehicle))
+        _ = p.activitySensed(.foot, now: PowerPolicyTests.t0)
+        #expect(p.configuration.wakeMarginMeters == 104)
+        let far = FixContext(nearestBoundaryMeters: 5_000, searchRadiusMeters: 30_000)
+        var now = PowerPolicyTests.t0
+        for k in 0..<12 {
+            let f = Fix(time: now + (k == 0 ? .zero : .seconds(1)), coordinate: PowerPolicyTests.point(0), horizontalAccuracyMeters: 5, speedMetersPerSecond: 0)
+            guard let wake = PowerPolicyTests.wake(p.fixReceived(f, context: far, now: f.time)) else { Issue.record("no sleep after fix \(k)"); return }
+            _ = p.deadlineReached(now: wake)
+            now = wake
+        }
+        #expect(p.configuration.ttffHot == .seconds(1))
+        #expect(p.configuration.wakeMarginMeters == 91.5)
     }
 
     // MARK: sensed activity and its latency

@@ -223,6 +223,84 @@ import Testing
         #expect(departure.figures?.durationSeconds == 200)
     }
 
+    @Test func aCoarseFixThatCannotTellLeavesAVisitArrivingByDeadline() {
+        // At the café from 0 s (fixes at 0 and 10 s), the source says still at 15 s and the
+        // receiver sleeps: the arrival is due at 300 s. A coarse fix (500 m) 30 m away cannot
+        // show the device beyond 100 m: the deadline stands. One 5 km away can: it goes.
+        func atCafe() -> MovementTracker {
+            var tracker = MovementTracker(settings: Self.settings(motion: false, trips: false, visits: true), profileName: "p")
+            _ = Self.run(&tracker, [Self.fix(0, 0, speed: 0), Self.fix(10, 0, speed: 0)])
+            _ = tracker.motionReported(.still, now: Self.at(15))
+            return tracker
+        }
+        var tracker = atCafe()
+        #expect(tracker.fixTaken(Self.fix(60, 30, speed: nil, acc: 500)).isEmpty)
+        #expect(tracker.nextDeadline == Self.at(300))
+        #expect(Self.summary(tracker.deadlineReached(now: Self.at(300))) == ["arrival@0"])
+        var away = atCafe()
+        _ = away.fixTaken(Self.fix(60, 5_000, speed: nil, acc: 500))
+        #expect(away.nextDeadline == nil)
+        #expect(away.deadlineReached(now: Self.at(300)).isEmpty)
+        // Kept across a restart.
+        let restored = MovementTracker(settings: tracker.settings, profileName: "p", state: atCafe().state)
+        #expect(restored.state.visitSeen == Self.at(10))
+    }
+
+    @Test func aTripEndedByTheFirstFixBeyondItsStopLeavesThatFixToTheNextTrip() throws {
+        // Standing until 120 s, 12 m/s north 130–300 s (2160 m), stopped there 310–400 s, no
+        // fix until 700 s, then 12 m/s on (2280 m at 700 s, 4680 m at 900 s) and parked. The
+        // 700 s fix ends the first trip (its stop lasted 390 s ≥ 300 s by it) and is the
+        // second's departure: it starts there, and its distance runs from there (2400 m).
+        var fixes = Self.drive().filter { $0.time <= Self.at(400) }
+        for t in stride(from: 700.0, through: 900, by: 10) { fixes.append(Self.fix(t, 2160 + (t - 690) * 12, speed: 12)) }
+        for t in stride(from: 910.0, through: 1300, by: 10) { fixes.append(Self.fix(t, 4680, speed: 0)) }
+        var tracker = MovementTracker(settings: Self.settings(), profileName: "p")
+        let events = Self.run(&tracker, fixes)
+        #expect(Self.summary(events) == ["still@0", "trip_start@130", "moving@130", "still@310", "trip_end@300",
+                                         "trip_start@700", "moving@700", "still@910", "trip_end@900"])
+        let second = try #require(events.last?.figures)
+        let distance = try #require(second.distanceMeters)
+        #expect(abs(distance - 2400) < 0.01, "\(distance)")
+        #expect(second.durationSeconds == 200)
+    }
+
+    @Test func theSourcesWordDropsGNSSEvidenceGatheredBeforeIt() {
+        // Still; one fix at 2 m/s (a candidate for moving); the source says still, and an
+        // hour later falls silent. One more fix at 1.2 m/s is a new candidate, not a change
+        // confirmed at once and dated an hour back.
+        var tracker = MovementTracker(settings: Self.settings(trips: false), profileName: "p")
+        _ = Self.run(&tracker, [Self.fix(0, 0, speed: 0), Self.fix(40, 0, speed: 0), Self.fix(50, 20, speed: 2)])
+        #expect(tracker.state.candidate == .moving)
+        _ = tracker.motionReported(.still, now: Self.at(55))
+        #expect(tracker.state.candidate == nil)
+        _ = tracker.motionReported(nil, now: Self.at(3_655))
+        #expect(tracker.fixTaken(Self.fix(3_660, 40, speed: 1.2)).isEmpty)
+        #expect(tracker.state.candidateSince?.time == Self.at(3_660))
+        // The word itself is not carried into a new process.
+        var state = tracker.state
+        state.sensor = .still
+        state.sensorSince = Self.at(3_700)
+        state.forgetSensor()
+        #expect(state.sensor == nil && state.sensorSince == nil)
+    }
+
+    @Test func anArrivalWithItsDepartureOnOneFixIsNamedAfterTheFenceTheDeviceWasIn() throws {
+        var profile = MonitorTests.profile(.continuous)
+        profile.movement.visits = VisitSettings(radiusMeters: 50, minDuration: .seconds(60))
+        var m = MonitorTests.machine(profile)
+        var events: [GeoEvent] = []
+        // In home at 0 and 10 s, no fix until 100 s, 300 m east then (outside every fence)
+        // and standing there: the home stay lasted 100 s by the first fix beyond it, so that
+        // fix reports its arrival and its departure; the stay it begins arrives unnamed.
+        for t in [0.0, 10] + Array(stride(from: 100.0, through: 200, by: 10)) {
+            events += MonitorTests.events(m.fixReceived(MonitorTests.fix(t, t < 100 ? 0 : 300), now: MonitorTests.at(t)))
+        }
+        let visits = events.filter { $0.kind == .arrival || $0.kind == .departure }
+        #expect(visits.map { "\($0.kind.rawValue)@\(Int(($0.time - MonitorTests.t0).secondsValue)):\($0.fenceID ?? "-")" }
+                == ["arrival@0:home", "departure@100:home", "arrival@100:-"])
+        #expect(visits[1].id == EventID.make(profile: "m", fenceID: "home", kind: .departure, time: MonitorTests.at(100)))
+    }
+
     @Test func anExitCarriesTheTimeInsideAndMovementEventsComeInTheMachinesCommits() throws {
         var profile = MonitorTests.profile(.continuous)
         profile.movement = Self.settings(motion: true, trips: false)

@@ -102,6 +102,27 @@ struct ScheduleTests {
         #expect(Self.nights.nextChange(after: try Self.utc("2026-03-31T12:00:00Z"), zone: zurich) == (try Self.utc("2026-03-31T20:00:00Z")))
     }
 
+    @Test func aWindowEdgeInTheRepeatedHourComesTwiceAndTheJumpBackIsAChange() throws {
+        // Daily 22:00–02:30 in Zurich; 2026-10-25 01:00Z the clocks go back from 03:00 CEST to
+        // 02:00 CET, so 02:30 local is 00:30Z and again 01:30Z. Active until 00:30Z, inactive
+        // at 02:30–02:59 CEST, active again from the jump (02:00 CET, 01:00Z), and inactive
+        // from the second 02:30 (01:30Z) until 22:00 CET (21:00Z).
+        let zurich = try Self.zone("Europe-Zurich", "Europe/Zurich")
+        let s = FenceSchedule(windows: [FenceSchedule.Window(days: Set(0..<7), start: 22 * 60, end: 150)])
+        let twice = Int64(try Self.utc("2026-10-25T02:30:00Z").millisecondsSince1970 / 1000)
+        #expect(zurich.utcInstants(fromLocal: twice) == [try Self.utc("2026-10-25T00:30:00Z"), try Self.utc("2026-10-25T01:30:00Z")].map { $0.millisecondsSince1970 / 1000 })
+        var at = try Self.utc("2026-10-24T23:50:00Z")
+        var changes: [UTCTime] = []
+        for _ in 0..<4 {
+            guard let next = s.nextChange(after: at, zone: zurich) else { break }
+            #expect(s.isActive(at: next, zone: zurich) != s.isActive(at: at, zone: zurich))
+            changes.append(next)
+            at = next
+        }
+        #expect(changes == [try Self.utc("2026-10-25T00:30:00Z"), try Self.utc("2026-10-25T01:00:00Z"),
+                            try Self.utc("2026-10-25T01:30:00Z"), try Self.utc("2026-10-25T21:00:00Z")])
+    }
+
     // MARK: - The engine
 
     static func profile(initial: InitialReport, zone: TimeZoneRules = .utc) -> Profile {

@@ -93,6 +93,23 @@ import Testing
         #expect(s.driver.machine.policy.sensedActivity == .vehicle)
     }
 
+    /// A reload (SIGHUP, `geomon fences here`) builds a new machine from the stored state;
+    /// the source's word and activity are not stored, so the service hands them over again.
+    @Test func aReloadKeepsWhatTheSourceSaidAndSensed() throws {
+        let s = try Sensor()
+        defer { s.dir.remove() }
+        try s.run(seconds: 10) { $0 % 2 == 0 ? 1400 : 600 }
+        #expect(s.driver.machine.policy.sensedActivity == .foot)
+        #expect(s.driver.machine.motion == .moving)
+        var profile = Profile(name: "motion", mode: .regions)
+        profile.sources.gnss = GNSSSourceSettings()
+        s.driver.context.replaceProfile(profile)
+        try s.driver.runUntilIdle()
+        #expect(s.driver.machine.policy.sensedActivity == .foot)
+        #expect(s.driver.machine.policy.bounds == Activity.foot.bounds)
+        #expect(s.driver.machine.motion == .moving)
+    }
+
     @Test func anAccelerometerThatCannotBeReadGoesSilentAndCountsAsAbsent() throws {
         let s = try Sensor()
         defer { s.dir.remove() }

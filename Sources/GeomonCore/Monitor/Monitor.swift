@@ -203,8 +203,16 @@ public struct Monitor: Sendable {
     }
 
     /// Arrivals among `events` named after a fence the device is inside (the first by id).
-    private mutating func named(_ events: [GeoEvent]) -> [GeoEvent] {
-        guard events.contains(where: { $0.kind == .arrival }), let id = engine.insideFenceIDs.first else { return events }
+    private mutating func named(_ events: [GeoEvent], insideBefore: String? = nil) -> [GeoEvent] {
+        guard let arrival = events.firstIndex(where: { $0.kind == .arrival }) else { return events }
+        // An arrival with its departure on one fix: the visit is over. Both are named after
+        // the fence the device was in before this fix; the stay the fix begins is not named.
+        if events[arrival...].contains(where: { $0.kind == .departure }) {
+            guard let id = insideBefore else { return events }
+            let fence = (id: id, name: profile.fences.first { $0.id == id }?.name)
+            return events.map { $0.kind == .arrival || $0.kind == .departure ? movement.named($0, fence) : $0 }
+        }
+        guard let id = engine.insideFenceIDs.first else { return events }
         let fence = (id: id, name: profile.fences.first { $0.id == id }?.name)
         movement.nameVisit(fence)
         return events.map { $0.kind == .arrival ? movement.named($0, fence) : $0 }
@@ -303,7 +311,11 @@ public struct Monitor: Sendable {
             return [.dropped(fix, .stale)]
         }
         guard case let .pass(passed) = policy.screen(fix), let last = passed.last else {
-            return [.held(fix)]
+            // A violation the screen found while it holds the fix is reported and stored now.
+            var effects: [Effect] = policy.takeViolations().map { .violated($0) }
+            var commit = Commit()
+            finish(&commit, into: &effects)
+            return effects + [.held(fix)]
         }
         var effects: [Effect] = []
         var commit = Commit()
@@ -312,6 +324,8 @@ public struct Monitor: Sendable {
         // The speed rule wants the receiver kept on (`watchSpeed`), as of the last fix.
         var speedWatchWantsFixes = false
         for f in passed {
+            // Where the device was before this fix, for a visit this fix both confirms and ends.
+            let insideBefore = movement.isEnabled && movement.mayArriveLeaving(at: f.time) ? engine.insideFenceIDs.first : nil
             exact = needsDistances(f)
             let geometry = lookUp(f, exact: exact)
             let outcome = engine.fixReceived(f, geometry: geometry)
@@ -324,7 +338,7 @@ public struct Monitor: Sendable {
             }
             commit.events += outcome.events
             if outcome.accepted, engine.isUsable(f) {
-                if movement.isEnabled { commit.events += named(movement.fixTaken(f)) }
+                if movement.isEnabled { commit.events += named(movement.fixTaken(f), insideBefore: insideBefore) }
                 if speedWatch.isEnabled, f.source == .gnss {
                     let (events, wantsFixes) = watchSpeed(f)
                     commit.events += events

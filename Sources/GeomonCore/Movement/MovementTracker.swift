@@ -112,8 +112,18 @@ public struct MovementState: Hashable, Sendable {
     /// The stay the trips' stop rule watches, and the one the visits' rule watches.
     public var stop: Stay?
     public var visit: Stay?
+    /// The last fix that could show the device beyond the visit under way: one used for stays,
+    /// or a less accurate one certainly beyond it (a coarse fix near the stay leaves it
+    /// standing). nil: the last fix (a state stored before it was kept).
+    public var visitSeen: UTCTime?
 
     public init() {}
+
+    /// Drops the motion source's word (a new process has not heard it yet).
+    public mutating func forgetSensor() {
+        sensor = nil
+        sensorSince = nil
+    }
 }
 
 /// The movement rules (docs/engine.md, "Movement"): motion state, trips, visits and the
@@ -141,7 +151,8 @@ public struct MovementState: Hashable, Sendable {
 ///   motion source saying `still` ends it `stop_after` after it said so, without a fix.
 /// - Visits. `arrival` once a stay has lasted `min_duration` (dated at its first fix, placed at
 ///   the mean of its fixes, named after a fence the device is inside), `departure` at the first
-///   fix beyond the radius (a stay that reached `min_duration` only by that fix reports both).
+///   fix beyond the radius (a stay that reached `min_duration` only by that fix reports both;
+///   the caller names them after where the device was before it: `mayArriveLeaving`).
 public struct MovementTracker: Sendable {
     public let settings: MovementSettings
     public private(set) var state: MovementState
@@ -176,7 +187,7 @@ public struct MovementTracker: Sendable {
         var events: [GeoEvent] = []
         let point = TrackPoint(fix)
         let evidence = self.evidence(fix)
-        count(fix, point: point, evidence: evidence)
+        let segment = count(fix, point: point, evidence: evidence)
         switch evidence {
         case .still?:
             state.departure = nil
@@ -189,10 +200,18 @@ public struct MovementTracker: Sendable {
         if state.sensor == nil, let evidence { decideMotion(evidence, point: point, into: &events) }
         if let trips = settings.trips, point.accuracyMeters <= trips.radiusMeters {
             if state.stood == nil, state.trip == nil { stand(at: point) }
-            stepTrips(point, trips, into: &events)
+            stepTrips(point, trips, segment: segment, into: &events)
             startTrip(point, trips, into: &events)
         }
-        if let visits = settings.visits, point.accuracyMeters <= visits.radiusMeters { stepVisits(point, visits, into: &events) }
+        if let visits = settings.visits {
+            if point.accuracyMeters <= visits.radiusMeters {
+                stepVisits(point, visits, into: &events)
+                state.visitSeen = point.time
+            } else if let visit = state.visit,
+                      Geodesy.distanceMeters(from: visit.first.coordinate, to: point.coordinate) - point.accuracyMeters >= visits.radiusMeters {
+                state.visitSeen = point.time
+            }
+        }
         state.last = point
         return events
     }
@@ -207,9 +226,11 @@ public struct MovementTracker: Sendable {
             state.departure = nil
             state.sinceDeparture = TripTotals()
         }
-        guard let motion, motion != state.motion else { return [] }
+        // GNSS evidence gathered before the source spoke (or while it spoke) does not carry
+        // over: once it falls silent, a change needs `confirm` anew.
         state.candidate = nil
         state.candidateSince = nil
+        guard let motion, motion != state.motion else { return [] }
         var events: [GeoEvent] = []
         if let last = state.last {
             confirm(motion, since: TrackPoint(time: now, coordinate: last.coordinate, accuracyMeters: last.accuracyMeters),
@@ -227,11 +248,22 @@ public struct MovementTracker: Sendable {
         guard isEnabled, state.sensor == .still, let since = state.sensorSince else { return nil }
         var due: UTCTime?
         if let trips = settings.trips, state.trip != nil { due = since + trips.stopAfter }
-        if let visits = settings.visits, let visit = state.visit, !visit.confirmed, visit.lastInside == state.last?.time {
+        if let visits = settings.visits, let visit = state.visit, !visit.confirmed, visit.lastInside == lastVisitSeen {
             let arrival = max(visit.first.time + visits.minDuration, since)
             due = due.map { min($0, arrival) } ?? arrival
         }
         return due
+    }
+
+    /// When a fix last could have shown the device beyond the visit (`MovementState.visitSeen`).
+    private var lastVisitSeen: UTCTime? { state.visitSeen ?? state.last?.time }
+
+    /// Whether a fix at `time` may report a visit's arrival together with its departure (a
+    /// stay that reached `min_duration` only by the first fix beyond it): the caller then
+    /// names both after where the device was before that fix.
+    public func mayArriveLeaving(at time: UTCTime) -> Bool {
+        guard let visits = settings.visits, let visit = state.visit else { return false }
+        return !visit.confirmed && time - visit.first.time >= visits.minDuration
     }
 
     public mutating func deadlineReached(now: UTCTime) -> [GeoEvent] {
@@ -244,7 +276,7 @@ public struct MovementTracker: Sendable {
             state.stop?.confirmed = true
             stand(at: end)
         }
-        if let visits = settings.visits, var visit = state.visit, !visit.confirmed, visit.lastInside == last.time,
+        if let visits = settings.visits, var visit = state.visit, !visit.confirmed, visit.lastInside == lastVisitSeen,
            visit.first.time + visits.minDuration <= now, since <= now {
             changed = true
             arrive(&visit, visits, into: &events)
@@ -271,7 +303,7 @@ public struct MovementTracker: Sendable {
     /// The odometer, and the totals of the trip under way (or, before one starts, of the
     /// movement since the departure and since the last fix near where the device stood, one of
     /// which a trip that starts takes over).
-    private mutating func count(_ fix: Fix, point: TrackPoint, evidence: Motion?) {
+    private mutating func count(_ fix: Fix, point: TrackPoint, evidence: Motion?) -> TripTotals {
         var segment = TripTotals()
         if evidence == .moving, let last = state.last { segment.movingSeconds = (point.time - last.time).secondsValue }
         if let speed = fix.speedMetersPerSecond, speed.isFinite { segment.maxSpeedMetersPerSecond = speed }
@@ -294,6 +326,7 @@ public struct MovementTracker: Sendable {
             if state.departure != nil { state.sinceDeparture.add(segment) }
             if state.lastNear != nil { state.sinceNear.add(segment) }
         }
+        return segment
     }
 
     private mutating func decideMotion(_ evidence: Motion, point: TrackPoint, into events: inout [GeoEvent]) {
@@ -321,7 +354,8 @@ public struct MovementTracker: Sendable {
         events.append(event(motion == .moving ? .moving : .still, at: since, figures: figures))
     }
 
-    private mutating func stepTrips(_ point: TrackPoint, _ trips: TripSettings, into events: inout [GeoEvent]) {
+    /// `segment`: what this fix added to the totals (`count`).
+    private mutating func stepTrips(_ point: TrackPoint, _ trips: TripSettings, segment: TripTotals, into events: inout [GeoEvent]) {
         guard var stop = state.stop else {
             state.stop = Stay(first: point, tripAtFirst: state.trip?.totals)
             return
@@ -340,8 +374,16 @@ public struct MovementTracker: Sendable {
         // (unless the fix comes after a long gap), dated where the stop began.
         if let trip = state.trip, !stop.confirmed, point.time - stop.first.time >= trips.stopAfter,
            point.time - stop.lastInside <= MovementSettings.leaveGap {
+            let departure = state.departure
             endTrip(trip, at: stop.first, totals: stop.tripAtFirst ?? trip.totals, into: &events)
             stand(at: stop.first, near: state.last ?? stop.first)
+            // This fix, and the movement it showed, belong to the next trip: its segment counts
+            // from the last fix near the stop; a departure at this fix counts from here.
+            state.sinceNear = segment
+            if let departure, departure.time > stop.lastInside {
+                state.departure = departure
+                state.sinceDeparture = departure.time == point.time ? TripTotals() : segment
+            }
         } else if var trip = state.trip, !trip.announced {
             // The device left the stay where the trip was seen to begin: it is one.
             trip.announced = true
@@ -438,6 +480,8 @@ public struct MovementTracker: Sendable {
         if visit.confirmed {
             var figures = EventFigures()
             figures.since = visit.first.time
+            // To this fix, where the device was first seen beyond: across a gap, the longest
+            // it can have stayed.
             figures.durationSeconds = (point.time - visit.first.time).secondsValue
             figures.center = visit.center
             figures.radiusMeters = visits.radiusMeters

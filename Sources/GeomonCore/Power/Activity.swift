@@ -51,12 +51,13 @@ public struct MotionBounds: Hashable, Sendable {
     /// again); the acceleration bound is not what broke, and stays. A speed beyond a
     /// vehicle's (45 m/s) is flying, or a position error two fixes shared: `air`'s bounds at
     /// once, its turns included (an aircraft climbing out would break every bound in between,
-    /// and banks at up to 1 g). Never lower than before.
+    /// and banks at up to 1 g), and 1.5 × the observed speed where that is more (a bound the
+    /// device still outruns would hold its fixes as jumps). Never lower than before.
     public func widened(observedMetersPerSecond observed: Double) -> MotionBounds {
         var speed = Self.groundRungs.first { $0 >= 1.5 * observed } ?? 1.5 * observed
         var acceleration = maxAccelerationMetersPerSecondSquared
         if observed > Activity.vehicle.bounds!.maxSpeedMetersPerSecond, let air = Activity.air.bounds {
-            speed = air.maxSpeedMetersPerSecond
+            speed = max(air.maxSpeedMetersPerSecond, 1.5 * observed)
             acceleration = max(acceleration, air.maxAccelerationMetersPerSecondSquared)
         }
         return MotionBounds(maxSpeedMetersPerSecond: max(maxSpeedMetersPerSecond, speed), maxAccelerationMetersPerSecondSquared: acceleration)

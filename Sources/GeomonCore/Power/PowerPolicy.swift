@@ -186,13 +186,15 @@ public struct PowerPolicy: Sendable {
     }
 
     /// The speed at which `held` and `fix`, each a jump the bound does not allow, bear each
-    /// other out; nil when they do not. With reported speeds: `fastPair`. Without: the implied
-    /// speeds (less both accuracies) of `last → held` and `held → fix` are both above
-    /// `max_speed`, agree within a factor of 2, and `fix` lies farther from `last` than `held`
-    /// does (progress, not the way back of an out-and-back glitch).
+    /// other out; nil when they do not. With reported speeds: `fastPair`. Otherwise (no
+    /// speeds, or speeds that do not show it: a receiver reporting 0 or nothing useful while
+    /// the positions race on), the implied speeds (less both accuracies) of `last → held` and
+    /// `held → fix` are both above `max_speed`, agree within a factor of 2, and `fix` lies
+    /// farther from `last` than `held` does (progress, not the way back of an out-and-back
+    /// glitch).
     private func fastChain(_ last: Fix, _ held: Fix, _ fix: Fix) -> Double? {
-        if held.speedMetersPerSecond != nil, fix.speedMetersPerSecond != nil {
-            return fastPair(held, fix) ? min(held.speedMetersPerSecond ?? 0, fix.speedMetersPerSecond ?? 0) : nil
+        if fastPair(held, fix), let u = held.speedMetersPerSecond, let v = fix.speedMetersPerSecond {
+            return min(u, v)
         }
         guard last.source == .gnss, held.source == .gnss, fix.source == .gnss else { return nil }
         let dt1 = (held.time - last.time).secondsValue, dt2 = (fix.time - held.time).secondsValue
@@ -251,6 +253,8 @@ public struct PowerPolicy: Sendable {
         guard abs((learned - configuration.ttffHot).secondsValue) >= step.secondsValue else { return }
         memory.ttffChange = TTFFChange(from: configuration.ttffHot, to: learned, measured: median, samples: memory.ttffSamples.count)
         configuration.ttffHot = learned
+        // The switch reserve covers the source's latency plus a hot start.
+        applyBounds()
     }
 
     /// A measured hot start as it may replace `ttff_hot`: within half and twice the profile's.
@@ -306,10 +310,10 @@ public struct PowerPolicy: Sendable {
         self.configuration = configuration
         baseWakeMarginMeters = configuration.wakeMarginMeters
         baseTTFFHot = configuration.ttffHot
-        applyBounds()
         if memory.ttffSamples.count >= Self.ttffMinimumSamples, let median = measuredTTFF {
             self.configuration.ttffHot = heldWithinLimits(median)
         }
+        applyBounds()
         guard state != .idle else { return [] }
         memory.checkInterval = nil
         memory.timeoutRetry = nil

@@ -49,25 +49,27 @@ public struct FenceSchedule: Hashable, Sendable {
     }
 
     /// The first instant after `time` at which the fence's activity changes, within 8 days;
-    /// nil when it never does (always or never active). Window edges are whole local minutes,
-    /// so the answer is the first minute edge (in local time) whose activity differs; a DST
-    /// jump is crossed as the wall clock crosses it.
+    /// nil when it never does (always or never active). The activity changes only where the
+    /// wall clock reaches a window's edge (whole local minutes: each instant that reads it,
+    /// both in the hour repeated when clocks go back; in a gap, the jump) or jumps (the zone's
+    /// offset changes): the answer is the first of those whose activity differs.
     public func nextChange(after time: UTCTime, zone: TimeZoneRules) -> UTCTime? {
         let now = isActive(at: time, zone: zone)
         let local = zone.localSeconds(time)
         let today = TimeZoneRules.floorDiv(local, 86_400)
-        var best: Int64?
+        let seconds = TimeZoneRules.floorDiv(time.millisecondsSince1970, 1000)
+        var candidates = zone.offsetChanges(after: seconds, through: seconds + 9 * 86_400)
         for day in (today - 1)...(today + 8) {
             let weekday = CivilDate.isoWeekday(daysSince1970: day)
             for window in windows where window.days.contains(weekday) {
                 let edges = [day * 86_400 + Int64(window.start) * 60,
                              (window.crossesMidnight ? day + 1 : day) * 86_400 + Int64(window.end) * 60]
-                for edge in edges {
-                    let utc = zone.utcSeconds(fromLocal: edge)
-                    guard utc * 1000 > time.millisecondsSince1970, best.map({ utc < $0 }) ?? true else { continue }
-                    if isActive(localSeconds: zone.localSeconds(UTCTime(millisecondsSince1970: utc * 1000))) != now { best = utc }
-                }
+                for edge in edges { candidates += zone.utcInstants(fromLocal: edge) }
             }
+        }
+        var best: Int64?
+        for utc in candidates where utc * 1000 > time.millisecondsSince1970 && (best.map { utc < $0 } ?? true) {
+            if isActive(localSeconds: zone.localSeconds(UTCTime(millisecondsSince1970: utc * 1000))) != now { best = utc }
         }
         return best.map { UTCTime(millisecondsSince1970: $0 * 1000) }
     }

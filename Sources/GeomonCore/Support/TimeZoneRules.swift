@@ -81,6 +81,37 @@ public struct TimeZoneRules: Hashable, Sendable {
         return low
     }
 
+    /// Every UTC instant whose wall clock reads `local`, in order: one; two in an overlap
+    /// (clocks moved back: the repeated hour); in a gap (moved forward) the instant the wall
+    /// clock jumps past it.
+    public func utcInstants(fromLocal local: Int64) -> [Int64] {
+        let before = Int64(offsetSeconds(atUTC: local - 86_400)), after = Int64(offsetSeconds(atUTC: local + 86_400))
+        let candidates = Set([before, after]).map { local - $0 }.filter { $0 + Int64(offsetSeconds(atUTC: $0)) == local }
+        return candidates.isEmpty ? [utcSeconds(fromLocal: local)] : candidates.sorted()
+    }
+
+    /// The instants in `(from, through]` at which the offset changes (at most one a day is
+    /// found: no zone changes twice within a day).
+    public func offsetChanges(after from: Int64, through: Int64) -> [Int64] {
+        var changes: [Int64] = []
+        var low = from
+        while low < through {
+            let high = min(low + 86_400, through)
+            if offsetSeconds(atUTC: low) != offsetSeconds(atUTC: high) {
+                // The first second whose offset is the later one.
+                let target = offsetSeconds(atUTC: high)
+                var a = low, b = high
+                while a + 1 < b {
+                    let mid = a + (b - a) / 2
+                    if offsetSeconds(atUTC: mid) == target { b = mid } else { a = mid }
+                }
+                changes.append(b)
+            }
+            low = high
+        }
+        return changes
+    }
+
     static func floorDiv(_ a: Int64, _ b: Int64) -> Int64 {
         a >= 0 ? a / b : -((-a + b - 1) / b)
     }

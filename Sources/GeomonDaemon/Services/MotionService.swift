@@ -161,6 +161,13 @@ public final class MotionService: EventSource, EffectSink {
         }
     }
 
+    /// The new machine starts from the stored state: the policy has neither the source's word
+    /// nor its activity (they are not stored), so both are handed over again.
+    public func reloaded(_ profile: Profile, _ driver: DriverContext) throws {
+        if let handedOver { driver.emit(.motion(handedOver)) }
+        if let sensedActivity { driver.emit(.activity(sensedActivity)) }
+    }
+
     public func stop(_ driver: DriverContext) {
         command?.stop()
     }

@@ -103,6 +103,7 @@ extension MovementState {
         if let lastNear { lines.append("near \(point(lastNear)) \(totals(sinceNear)) \(beyond)") }
         if let stop { stay("stop", stop) }
         if let visit { stay("visit", visit) }
+        if let visitSeen { lines.append("visit_seen \(visitSeen.millisecondsSince1970)") }
         return lines.joined(separator: "\n")
     }
 
@@ -177,6 +178,7 @@ extension MovementState {
             case "stop_fence_name": stop?.fenceName = String(rest)
             case "visit_fence": visit?.fenceID = String(rest)
             case "visit_fence_name": visit?.fenceName = String(rest)
+            case "visit_seen": visitSeen = time(0)
             default: continue
             }
         }
