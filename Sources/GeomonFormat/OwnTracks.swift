@@ -185,13 +185,13 @@ public struct OwnTracks: Sendable {
     /// OwnTracks `cog`: whole degrees 0…359.
     static func course(_ fix: Fix) -> Int? {
         guard let course = fix.courseDegrees, course.isFinite, course >= 0 else { return nil }
-        return Int(course.rounded()) % 360
+        return course.truncatingRemainder(dividingBy: 360).roundedClampedToInt % 360
     }
 
     /// OwnTracks `vel`: whole km/h.
     static func velocity(_ fix: Fix) -> Int? {
         guard let speed = fix.speedMetersPerSecond, speed.isFinite, speed >= 0 else { return nil }
-        return Int((speed * 3.6).rounded())
+        return (speed * 3.6).roundedClampedToInt
     }
 
     static func addBattery(_ battery: BatteryStatus?, to o: inout JSONObject) {
@@ -218,7 +218,7 @@ public struct OwnTracks: Sendable {
             w.add("desc", fence.name ?? fence.id)
             w.add("lat", center.latitude, decimals: 7)
             w.add("lon", center.longitude, decimals: 7)
-            w.add("rad", Int(radius.rounded()))
+            w.add("rad", radius.roundedClampedToInt)
             w.add("rid", fence.id)
             w.add("tst", fence.waypointTime.map { Int($0) } ?? waypointTime(fenceID: fence.id))
             items.append(w.text)
@@ -261,7 +261,7 @@ public struct OwnTracks: Sendable {
 
     static func accuracy(_ meters: Double) -> Int {
         guard meters.isFinite else { return 1 }
-        return max(1, Int(meters.rounded()))
+        return max(1, meters.roundedClampedToInt)
     }
 
     static func seconds(_ time: UTCTime) -> Int {

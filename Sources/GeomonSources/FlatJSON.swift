@@ -48,6 +48,7 @@ enum FlatJSON {
     /// Parses `{ "key": value, … }` (surrounding whitespace allowed). Throws with a short reason.
     static func parseObject(_ b: UnsafeBufferPointer<UInt8>) throws(Failure) -> FlatJSONObject {
         var p = Cursor(b: b)
+        p.skipByteOrderMark()
         p.skipSpace()
         guard p.peek == 123 else { throw .invalid("not a JSON object") }
         p.i += 1
@@ -91,6 +92,11 @@ enum FlatJSON {
 
         mutating func skipSpace() {
             while i < b.count, b[i] == 32 || b[i] == 9 || b[i] == 10 || b[i] == 13 { i += 1 }
+        }
+
+        /// Skips a UTF-8 byte order mark (a file's first line may begin with one).
+        mutating func skipByteOrderMark() {
+            if i + 2 < b.count, b[i] == 0xEF, b[i + 1] == 0xBB, b[i + 2] == 0xBF { i += 3 }
         }
 
         mutating func string() throws(Failure) -> String {

@@ -275,7 +275,7 @@ public struct NMEAParser: Sendable {
     private mutating func zda(_ s: UnsafeBufferPointer<UInt8>, into fixes: inout [Fix]) {
         guard let tod = timeOfDay(s, field(s, 1)) else { return }
         guard let d = integer(s, field(s, 2)), let m = integer(s, field(s, 3)), let y = integer(s, field(s, 4)),
-              (1...31).contains(d), (1...12).contains(m), (1980...2200).contains(y) else { return }
+              (1...12).contains(m), (1980...2200).contains(y), d >= 1, d <= UTCTime.daysInMonth(year: y, month: m) else { return }
         begin(tod, into: &fixes)
         epoch?.day = UTCTime.daysFromCivil(year: y, month: m, day: d)
     }
@@ -404,8 +404,9 @@ public struct NMEAParser: Sendable {
     private func date(_ s: UnsafeBufferPointer<UInt8>, _ r: Range<Int>) -> Int64? {
         guard r.count == 6, let v = integer(s, r) else { return nil }
         let d = v / 10000, m = (v / 100) % 100, yy = v % 100
-        guard (1...31).contains(d), (1...12).contains(m) else { return nil }
-        return UTCTime.daysFromCivil(year: yy < 80 ? 2000 + yy : 1900 + yy, month: m, day: d)
+        let year = yy < 80 ? 2000 + yy : 1900 + yy
+        guard (1...12).contains(m), d >= 1, d <= UTCTime.daysInMonth(year: year, month: m) else { return nil }
+        return UTCTime.daysFromCivil(year: year, month: m, day: d)
     }
 
     private func integer(_ s: UnsafeBufferPointer<UInt8>, _ r: Range<Int>) -> Int64? {

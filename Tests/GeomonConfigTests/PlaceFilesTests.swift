@@ -170,6 +170,25 @@ import Testing
         #expect(error.message == "the home zone: 'homeassistant: latitude' is '!secret home_lat', which secrets.yaml does not hold as a number")
     }
 
+    @Test func aBadHomeZoneIsAnErrorAndAZoneNamedHomeIsCheckedLikeAnyZone() throws {
+        // A home location out of range (or a radius that is no radius) is reported, and a
+        // zone named Home is then a zone of its own, not an override of a place never kept.
+        for core in ["latitude: 100\n  longitude: 10", "latitude: 47\n  longitude: 8\n  radius: -5"] {
+            let text = "homeassistant:\n  \(core)\nzone:\n  - name: Home\n    latitude: 48.1\n    longitude: 11.5\n"
+            let read = PlaceFiles.read(Array(text.utf8), file: "configuration.yaml", format: .homeassistant)
+            #expect(read.diagnostics.contains { $0.severity == .error && $0.location?.line == 2 }, "\(read.diagnostics)")
+            #expect(read.places.map(\.id) == ["home"])
+            #expect(try Self.circle(read.places[0]).center == Coordinate(latitude: 48.1, longitude: 11.5))
+        }
+        // An override out of range or with a radius that is none is an error; home stays.
+        for zone in ["latitude: 95\n    longitude: 8", "latitude: 47.1\n    longitude: 8\n    radius: -5"] {
+            let text = "homeassistant:\n  latitude: 47\n  longitude: 8\nzone:\n  - name: Home\n    \(zone)\n"
+            let read = PlaceFiles.read(Array(text.utf8), file: "configuration.yaml", format: .homeassistant)
+            #expect(read.diagnostics.contains { $0.severity == .error && $0.message.hasPrefix("'home': ") }, "\(read.diagnostics)")
+            #expect(try Self.circle(Self.place(read, "home")).center == Coordinate(latitude: 47, longitude: 8))
+        }
+    }
+
     @Test(arguments: [("Home", "home"), ("Work Office", "work_office"), ("Café Müller", "cafe_muller"), ("  --Zürich HB--  ", "zurich_hb"),
                       ("Straße 5", "strasse_5"), ("Ærøskøbing", "aeroskobing"), ("ŁÓDŹ", "lodz"), ("a__b", "a_b"), ("日本", "unknown"), ("", "unknown")])
     func homeAssistantSlugs(name: String, slug: String) {
@@ -314,6 +333,25 @@ import Testing
         ("LINESTRING (66.9494 179.838, 66.9508 -179.8496)", 25,
          [.init(latitude: 66.95, longitude: 180.0)], [.init(latitude: 66.96, longitude: 180.0), .init(latitude: 66.9509, longitude: -179.83)]),
     ]
+
+    @Test func badEntriesInKMLAndTraccarAreErrorsNotCrashesNorSilentDrops() throws {
+        // A KML Point with two tuples: an error naming it; the other placemark is kept.
+        let kml = """
+        <kml xmlns="http://www.opengis.net/kml/2.2"><Document>
+        <Placemark><name>twopoint</name><Point><coordinates>11.5,48.1 11.6,48.2</coordinates></Point></Placemark>
+        <Placemark><name>keep</name><Point><coordinates>11.5,48.1</coordinates></Point></Placemark>
+        </Document></kml>
+        """
+        let k = PlaceFiles.read(Array(kml.utf8), file: "b.kml", format: .kml)
+        #expect(k.diagnostics.contains { $0.severity == .error && $0.message == "'twopoint': a Point has one lon,lat tuple (this one has 2)" }, "\(k.diagnostics)")
+        #expect(k.places.map(\.id) == ["keep"])
+        // Traccar: an unnamed geofence whose id is no integer is numbered by its place; a
+        // longitude far past ±180 (a lost decimal point) is out of range, not wrapped.
+        let traccar = #"[{"id": 1e20, "name": "", "area": "CIRCLE (48.1 11.5, 100)"}, {"name": "typo", "area": "CIRCLE (48.1 1150, 100)"}]"#
+        let t = PlaceFiles.read(Array(traccar.utf8), file: "g.json", format: .traccar)
+        #expect(t.places.map(\.name) == ["geofence 1"])
+        #expect(t.diagnostics.contains { $0.severity == .error && $0.message.contains("out of range") }, "\(t.diagnostics)")
+    }
 
     @Test func traccarGeofencesAsItsOwnTestsDecideThem() throws {
         let items = Self.traccar.enumerated().map { k, g in

@@ -38,6 +38,17 @@ struct OwnTracksTests {
         #expect(bare.payload == #"{"_type":"location","acc":1,"lat":47.1234568,"lon":8.5,"t":"t","tid":"n1","tst":-1}"#)
     }
 
+    @Test func figuresTooLargeForAWholeNumberAreHeldNotATrap() {
+        // A misbehaving receiver's speed and course of 1e300: vel is held at the largest whole
+        // number, cog is still a bearing; an accuracy of 1e300 m likewise.
+        let (profile, mqtt) = Self.profile(.all)
+        let own = OwnTracks(settings: mqtt, profile: profile)
+        let message = own.location(Self.fix(0, accuracy: 1e300, speed: 1e300, course: 1e300), trigger: "t", inside: [])
+        #expect(message.payload.contains(#""vel":\#(Int.max)"#) && message.payload.contains(#""acc":\#(Int.max)"#), "\(message.payload)")
+        let cog = message.payload.split(separator: ",").first { $0.hasPrefix(#""cog":"#) }.flatMap { Int($0.dropFirst(6)) }
+        #expect(cog.map { (0..<360).contains($0) } == true, "\(message.payload)")
+    }
+
     @Test func transitionsGoToTheEventTopicWithAStableRegionTime() {
         let (profile, mqtt) = Self.profile(.significant)
         let own = OwnTracks(settings: mqtt, profile: profile)

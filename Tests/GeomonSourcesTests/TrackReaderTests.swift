@@ -92,6 +92,23 @@ struct TrackReaderTests {
 
     // MARK: NMEA quirks
 
+    @Test func aByteOrderMarkBeforeTheFirstLineLosesNothing() throws {
+        let lines = #"{"time":"2024-01-01T12:00:00Z","lat":48.1,"lon":11.5}"# + "\n" + #"{"time":"2024-01-01T12:00:01Z","lat":48.1,"lon":11.5}"#
+        #expect(try readText("\u{FEFF}" + lines).fixes.count == 2)
+        let gpsd = #"{"class":"TPV","mode":3,"time":"2024-01-01T12:00:00.000Z","lat":48.1,"lon":11.5}"# + "\n"
+            + #"{"class":"TPV","mode":3,"time":"2024-01-01T12:00:01.000Z","lat":48.1,"lon":11.5}"#
+        #expect(try readText("\u{FEFF}" + gpsd).fixes.count == 2)
+    }
+
+    @Test func aDateTheCalendarDoesNotHaveIsNoDate() throws {
+        // 30 February 2020 in an RMC: not read as 1 March.
+        let text = [nmea("GPRMC,120000.00,A,4700.0000,N,00800.0000,E,1.0,90.0,300220,,,A"),
+                    nmea("GPRMC,120001.00,A,4700.0000,N,00800.0000,E,1.0,90.0,290220,,,A")].joined(separator: "\n")
+        let track = try readText(text)
+        #expect(!track.fixes.contains { $0.time.rfc3339.hasPrefix("2020-03-01") }, "\(track.fixes.map(\.time.rfc3339))")
+        #expect(track.fixes.contains { $0.time.rfc3339 == "2020-02-29T12:00:01Z" })
+    }
+
     @Test func garbageIsSkippedAndCountedByReason() throws {
         let good = nmea("GPRMC,120000.00,A,4700.0000,N,00800.0000,E,1.0,90.0,010520,,,A")
         let bad = nmea("GPRMC,120001.00,A,4700.0000,N,00800.0000,E,1.0,90.0,010520,,,A").dropLast(2) + "00"

@@ -162,7 +162,7 @@ extension FencesCommand {
 /// `1 h 05 min`, `4 min 10 s`, `12 s`.
 extension FencesCommand {
     static func span(_ seconds: Double) -> String {
-        let s = Int(seconds.rounded())
+        let s = seconds.roundedClampedToInt
         if s >= 3600 { return "\(s / 3600) h \(s % 3600 / 60 < 10 ? "0" : "")\(s % 3600 / 60) min" }
         if s >= 60 { return "\(s / 60) min \(s % 60) s" }
         return "\(s) s"

@@ -277,9 +277,11 @@ private struct Reader {
                     if let lat, let lon, lat.isFinite, lon.isFinite {
                         // `zone.home`, named "Home" as Home Assistant shows it (`homeassistant:
                         // name` names the installation, not the zone).
+                        let before = result.places.count
                         add(id: "home", name: "Home", shape: .circle(center: Coordinate(latitude: lat, longitude: lon), radiusMeters: radius),
                             at: location(latNode), style: .homeAssistant)
-                        coreHome = result.places.count - 1
+                        // Only a home zone that was kept can be overridden.
+                        if result.places.count > before { coreHome = result.places.count - 1 }
                     } else {
                         for (key, node) in [("latitude", latNode), ("longitude", lonNode)] where scalarValue(node, &secrets).flatMap(Double.init) == nil {
                             error("the home zone: 'homeassistant: \(key)' \(notANumber(node))", location(node))
@@ -384,7 +386,12 @@ private struct Reader {
             let radius = numbers["radius"] ?? 100
             let shape = FenceShape.circle(center: Coordinate(latitude: lat, longitude: lon), radiusMeters: radius)
             if PlaceFiles.slug(name) == "home", let k = coreHome {
-                // Home Assistant: a zone named Home overrides the home zone of `homeassistant:`.
+                // Home Assistant: a zone named Home overrides the home zone of `homeassistant:`,
+                // checked as any zone is.
+                if let problems = shapeProblems(shape) {
+                    error("'home': \(problems)", here)
+                    continue
+                }
                 result.places[k] = PlaceRecord(id: "home", name: name, shape: shape, location: here)
                 coreHome = nil
                 continue
@@ -504,7 +511,12 @@ private struct Reader {
             for geometry in geometries(placemark) {
                 switch geometry.localName {
                 case "Point":
-                    guard let c = coordinates(geometry.child("coordinates"), in: name, at: geometry), c.count == 1 else { bad = true; continue }
+                    guard let c = coordinates(geometry.child("coordinates"), in: name, at: geometry) else { bad = true; continue }
+                    guard c.count == 1 else {
+                        error("'\(name)': a Point has one lon,lat tuple (this one has \(c.count))", at(geometry.offset))
+                        bad = true
+                        continue
+                    }
                     points.append(c[0])
                 case "LineString":
                     guard let c = coordinates(geometry.child("coordinates"), in: name, at: geometry) else { bad = true; continue }
@@ -656,7 +668,7 @@ private struct Reader {
         }
         for (n, item) in items.enumerated() {
             let here = at(item.offset)
-            let name = item["name"]?.string.flatMap { $0.isEmpty ? nil : $0 } ?? item["id"]?.number.map { "geofence \(Int($0))" } ?? "geofence \(n + 1)"
+            let name = item["name"]?.string.flatMap { $0.isEmpty ? nil : $0 } ?? item["id"]?.number.flatMap { Int(exactly: $0) }.map { "geofence \($0)" } ?? "geofence \(n + 1)"
             guard let area = item["area"]?.string else {
                 error("geofence '\(name)' needs an 'area' (WKT)", here)
                 continue
@@ -690,8 +702,9 @@ enum WKT {
             for item in list.split(separator: ",") {
                 let numbers = item.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\n" }).map { Double($0) }
                 guard numbers.count == 2, let lat = numbers[0], let lon = numbers[1], lon.isFinite else { return nil }
-                // Traccar writes longitudes past ±180 near the antimeridian (-180.0014).
-                out.append(Coordinate(latitude: lat, longitude: abs(lon) <= 180 ? lon : Geodesy.normalizedLongitude(lon)))
+                // Traccar writes longitudes just past ±180 near the antimeridian (-180.0014);
+                // farther out is a mistake, left for the range check to report.
+                out.append(Coordinate(latitude: lat, longitude: abs(lon) <= 180 || abs(lon) > 181 ? lon : Geodesy.normalizedLongitude(lon)))
             }
             return out
         }

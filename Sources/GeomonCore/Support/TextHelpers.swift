@@ -28,3 +28,15 @@ public final class Boxed<Value: Hashable & Sendable>: Hashable, Sendable {
     public static func == (a: Boxed, b: Boxed) -> Bool { a === b || a.value == b.value }
     public func hash(into hasher: inout Hasher) { hasher.combine(value) }
 }
+
+extension Double {
+    /// The nearest `Int`, held within `Int`'s range (NaN: 0): for figures written as whole
+    /// numbers, where a converting `Int(_:)` would trap on a value too large.
+    public var roundedClampedToInt: Int {
+        guard !isNaN else { return 0 }
+        let r = rounded()
+        if r >= 9.2e18 { return Int.max }
+        if r <= -9.2e18 { return Int.min }
+        return Int(r)
+    }
+}

@@ -82,7 +82,7 @@ public struct UTCTime: Hashable, Comparable, Sendable, CustomStringConvertible {
               b[10] == 84 || b[10] == 116 || b[10] == 32,
               let year = num(0, 4), let month = num(5, 2), let day = num(8, 2),
               let hour = num(11, 2), let minute = num(14, 2), let second = num(17, 2),
-              (1...12).contains(month), (1...31).contains(day), hour < 24, minute < 60, second <= 60
+              (1...12).contains(month), day >= 1, day <= UTCTime.daysInMonth(year: year, month: month), hour < 24, minute < 60, second <= 60
         else { return nil }
         var i = 19
         var millis: Int64 = 0
@@ -129,6 +129,15 @@ public struct UTCTime: Hashable, Comparable, Sendable, CustomStringConvertible {
     }
 
     /// Days since 1970-01-01 for a proleptic Gregorian date.
+    /// The days of `month` (1–12) in `year` (proleptic Gregorian).
+    public static func daysInMonth(year: Int64, month: Int64) -> Int64 {
+        switch month {
+        case 2: (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 29 : 28
+        case 4, 6, 9, 11: 30
+        default: 31
+        }
+    }
+
     public static func daysFromCivil(year: Int64, month: Int64, day: Int64) -> Int64 {
         let y = month <= 2 ? year - 1 : year
         let era = (y >= 0 ? y : y - 399) / 400
