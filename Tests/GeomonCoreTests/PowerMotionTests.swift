@@ -97,6 +97,43 @@ import Testing
         #expect(!p.isGNSSOn)
     }
 
+    @Test func aStopUndoesASleepThatTheCourseBoundedAndAFasterActivityOneOnSlowerBounds() {
+        // 20 m/s east, the nearest boundary 300 m away and the way ahead ever clearer: the
+        // heading bound plans the sleep. A stop undoes the course it assumed (the device may
+        // set off any way): on moving the receiver is woken at once, not the sleep resumed.
+        var p = PowerPolicyTests.started(PowerPolicyTests.config())
+        var ahead = FixContext(nearestBoundaryMeters: 300, searchRadiusMeters: 30_000)
+        ahead.courseClearance = CourseClearance(stepMeters: 100, clearanceMeters: (0..<20).map { 300 + 100 * Double($0) })
+        let f = PowerPolicyTests.fix(0, speed: 20, course: 90)
+        _ = p.screen(f)
+        let sleep = p.fixReceived(f, context: ahead, now: f.time)
+        let bounds = sleep.compactMap { action -> PowerReason.SleepBound? in
+            if case let .wakeAt(_, reason) = action { return reason.bound }
+            return nil
+        }
+        #expect(bounds == [.heading])
+        _ = p.motionReported(.still, now: Self.at(5_000))
+        #expect(p.motionReported(.moving, now: Self.at(60_000)) == [.gnssOn(PowerReason(.motion, ttff: .seconds(2)))])
+        // The same sleep on the kinematic bound (no course): resumed, as the test above.
+        var k = PowerPolicyTests.started(PowerPolicyTests.config())
+        let g = PowerPolicyTests.fix(0, speed: 5)
+        _ = k.screen(g)
+        _ = k.fixReceived(g, context: ahead, now: g.time)
+        _ = k.motionReported(.still, now: Self.at(5_000))
+        #expect(k.motionReported(.moving, now: Self.at(60_000)).first?.reason.kind == .motion)
+        #expect(!k.isGNSSOn)
+        // Planned on foot's bounds, kept by still; a vehicle sensed while still: on moving the
+        // receiver is woken, not the foot-planned sleep resumed.
+        var w = PowerPolicyTests.started(PowerPolicyTests.config())
+        _ = w.activitySensed(.foot, now: Self.at(0))
+        let h = PowerPolicyTests.fix(0, speed: 1)
+        _ = w.screen(h)
+        _ = w.fixReceived(h, context: ahead, now: h.time)
+        _ = w.motionReported(.still, now: Self.at(5_000))
+        _ = w.activitySensed(.vehicle, now: Self.at(30_000))
+        #expect(w.motionReported(.moving, now: Self.at(60_000)) == [.gnssOn(PowerReason(.motion, ttff: .seconds(2)))])
+    }
+
     @Test func gnssWinsOverASensorThatSaysStillWhileFixesMove() {
         var p = PowerPolicyTests.started(PowerPolicyTests.config())
         let pending = Self.pending

@@ -440,6 +440,32 @@ import Testing
         #expect(a.isGNSSOn)
     }
 
+    @Test func poorFixesCertainlyAwayFromWhereTheDeviceStoodEndTheStand() {
+        // Regions, 20 m from a boundary (the receiver stays on): a good fix at 0 m, then fixes
+        // of 80 m accuracy (poorer than min_accuracy 50 m: they decide nothing) moving east
+        // 200 m every 10 s for 700 s. They cannot anchor a stand, but the first one certainly
+        // beyond 50 m of it (250 m − 80 m) ends it: no stationary check past stationary.timeout.
+        var p = Self.started(Self.config())
+        let near = FixContext(nearestBoundaryMeters: 20, searchRadiusMeters: 30_000)
+        _ = p.fixReceived(Self.fix(0), context: near, now: Self.at(0))
+        var kinds: [PowerReason.Kind] = []
+        for s in stride(from: 10, through: 700, by: 10) {
+            let f = Self.fix(Int64(s) * 1000, east: Double(s) * 20, acc: 80)
+            kinds += p.fixReceived(f, context: near, now: f.time).map(\.reason.kind)
+        }
+        #expect(!kinds.contains(.stationary), "\(kinds)")
+        // Poor fixes that stay within reach of the stand leave it standing: after the timeout
+        // (300 s), a check.
+        var q = Self.started(Self.config())
+        _ = q.fixReceived(Self.fix(0), context: near, now: Self.at(0))
+        var standing: [PowerReason.Kind] = []
+        for s in stride(from: 10, through: 310, by: 10) {
+            let f = Self.fix(Int64(s) * 1000, east: 30, acc: 80)
+            standing += q.fixReceived(f, context: near, now: f.time).map(\.reason.kind)
+        }
+        #expect(standing.contains(.stationary), "\(standing)")
+    }
+
     @Test func continuousStationaryCheckWithoutAFixKeepsTheSchedule() {
         // No fence: the last fix is safe for the search radius, 44 + (29975 − 1012) / 45 = 687.622 s
         // (from 1 m/s up to 45 m/s at 1 m/s², then 45 m/s).

@@ -531,19 +531,20 @@ public struct Monitor: Sendable {
     }
 
     /// With `active:` windows (docs/power.md, "Schedules"): the policy plans with each fence's
-    /// distance as it matters — an active fence's as it is; an inactive one's as if it were
-    /// `max_speed × (time until it becomes active)` farther, since crossing it before then
-    /// reports nothing; a fence never active again not at all. So the receiver is not woken
-    /// for a fence outside its windows, and is woken in time for one about to open.
+    /// distance as it matters — an active fence's as it is; an inactive one's as if it were at
+    /// least as far as the device can go until it opens (a crossing reported comes no sooner
+    /// than the opening, nor sooner than the device can reach the boundary: it may wait at the
+    /// edge); a fence never active again not at all. So the receiver is not woken for a fence
+    /// outside its windows, and is woken in time for one about to open.
     private func scheduledDistances(_ context: inout FixContext, fix: Fix) {
         let radius = configuration.searchRadiusMeters
-        let speed = configuration.maxSpeedMetersPerSecond
+        let reach = configuration.reachability
         var nearest: Double?
         for candidate in index.near(fix.coordinate, within: radius) {
             var d = abs(candidate.signedDistanceMeters)
             if !engine.isActive(fence: candidate.fence, at: fix.time) {
                 guard let opens = engine.nextActivityChange(fence: candidate.fence, after: fix.time) else { continue }
-                d += speed * (opens - fix.time).secondsValue
+                d = max(d, reach.reachMeters(seconds: (opens - fix.time).secondsValue, speedMetersPerSecond: fix.speedMetersPerSecond))
             }
             if d <= radius, nearest.map({ d < $0 }) ?? true { nearest = d }
         }

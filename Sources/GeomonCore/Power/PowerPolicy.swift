@@ -74,6 +74,9 @@ public struct PowerPolicy: Sendable {
         var settled = false
         /// What a bounded sleep had left when the still sensor took over (resumed on moving).
         var sleepLeft: Duration?
+        /// The bound of the sleep under way (`apply`): only a max-speed or kinematic one holds
+        /// from wherever the device stood still (`boundedSleepLeft`).
+        var sleepBound: PowerReason.SleepBound?
         /// The activity the motion source senses (nil: none sensed; the declared one applies).
         var sensed: Activity?
         /// Bounds widened for the rest of the trip, and the violations seen.
@@ -287,9 +290,11 @@ public struct PowerPolicy: Sendable {
         let before = bounds
         memory.sensed = activity
         applyBounds()
-        guard !configuration.alwaysOn, configuration.mode != .significantChange,
-              bounds.maxSpeedMetersPerSecond > before.maxSpeedMetersPerSecond
-                || bounds.maxAccelerationMetersPerSecondSquared > before.maxAccelerationMetersPerSecondSquared,
+        let wider = bounds.maxSpeedMetersPerSecond > before.maxSpeedMetersPerSecond
+            || bounds.maxAccelerationMetersPerSecondSquared > before.maxAccelerationMetersPerSecondSquared
+        // A sleep kept for `moving` was planned on the slower bounds: woken on it instead.
+        if wider { memory.sleepLeft = nil }
+        guard !configuration.alwaysOn, configuration.mode != .significantChange, wider,
               case let .off(wake, kind) = state, wake != nil, kind == .sleep || kind == .bandSleep else { return [] }
         let ttff = expectedTTFF(at: now)
         state = .on(since: now, timeoutBase: now)
@@ -495,7 +500,7 @@ public struct PowerPolicy: Sendable {
                 // The planned wake is dropped; what remained of a bounded sleep is resumed on
                 // `moving`. The receiver is off already: the off action says why it now stays
                 // off (the log, the receiver's record and the picture show the sensor took over).
-                memory.sleepLeft = Self.boundedSleepLeft(kind, until: wakeAt, now: now)
+                memory.sleepLeft = Self.boundedSleepLeft(kind, bound: memory.sleepBound, until: wakeAt, now: now)
                 state = .off(wakeAt: nil, wakeReason: .motionStill)
                 memory.checkInterval = nil
                 return [.gnssOff(PowerReason(.motionStill))]
@@ -570,7 +575,7 @@ public struct PowerPolicy: Sendable {
         memory.settled = !context.transitionPending
         guard memory.motion == .still, !context.transitionPending else { return decision }
         if case let .sleep(until?, reason) = decision {
-            memory.sleepLeft = Self.boundedSleepLeft(reason.kind, until: until, now: now)
+            memory.sleepLeft = Self.boundedSleepLeft(reason.kind, bound: reason.bound, until: until, now: now)
         } else {
             memory.sleepLeft = nil
         }
@@ -578,10 +583,14 @@ public struct PowerPolicy: Sendable {
                                               accuracyMeters: fix.horizontalAccuracyMeters))
     }
 
-    /// What remains at `now` of a sleep the reachability bounds planned (not a stationary check,
-    /// a retry or a still sensor's): the device used none of it while it stood still.
-    private static func boundedSleepLeft(_ kind: PowerReason.Kind, until: UTCTime, now: UTCTime) -> Duration? {
-        guard kind == .sleep || kind == .bandSleep, until > now else { return nil }
+    /// What remains at `now` of a sleep the max-speed or kinematic bound planned (not a
+    /// stationary check, a retry or a still sensor's): the device used none of it while it
+    /// stood still, and from rest it reaches no farther in the rest of it than it could have
+    /// gone on. A sleep on the heading bound or the latency budget assumed the course or the
+    /// path of the fix, which a stop undoes (the device may set off any way), and a dwell's is
+    /// a deadline: on `moving` the receiver is woken instead.
+    private static func boundedSleepLeft(_ kind: PowerReason.Kind, bound: PowerReason.SleepBound?, until: UTCTime, now: UTCTime) -> Duration? {
+        guard kind == .sleep, bound == .maxSpeed || bound == .kinematic, until > now else { return nil }
         return until - now
     }
 
@@ -1066,6 +1075,7 @@ public struct PowerPolicy: Sendable {
                 actions.append(.gnssOff(reason))
             }
             state = .off(wakeAt: until, wakeReason: reason.kind)
+            memory.sleepBound = reason.bound
             if let until { actions.append(.wakeAt(until, reason)) }
             return actions
         }
@@ -1074,7 +1084,17 @@ public struct PowerPolicy: Sendable {
     // MARK: - Helpers
 
     private mutating func updateStationary(with fix: Fix) {
-        guard fix.source == .gnss, fix.horizontalAccuracyMeters <= configuration.minAccuracyMeters else { return }
+        guard fix.source == .gnss else { return }
+        guard fix.horizontalAccuracyMeters <= configuration.minAccuracyMeters else {
+            // Too poor to anchor a stand, but one certainly beyond it ends it.
+            if let anchor = memory.anchor,
+               Geodesy.haversineMeters(anchor, fix.coordinate) - fix.horizontalAccuracyMeters > configuration.stationaryRadiusMeters {
+                memory.anchor = nil
+                memory.anchorSince = nil
+                memory.checkInterval = nil
+            }
+            return
+        }
         if let anchor = memory.anchor, Geodesy.haversineMeters(anchor, fix.coordinate) <= configuration.stationaryRadiusMeters {
             return
         }

@@ -97,6 +97,20 @@ public struct ReachabilityBound: Hashable, Sendable {
         return best
     }
 
+    /// The farthest the device can be from the fix after `seconds`, by the max-speed and
+    /// kinematic bounds (each holds, so the smaller): what `horizon` turns back into a time.
+    public func reachMeters(seconds t: Double, speedMetersPerSecond: Double?) -> Double {
+        guard t > 0 else { return 0 }
+        let reported = speedMetersPerSecond.map { $0.isFinite && $0 >= 0 ? $0 + speedErrorMetersPerSecond : 0 } ?? 0
+        let vmax = max(maxSpeedMetersPerSecond, reported)
+        guard let v = speedMetersPerSecond, v.isFinite, v >= 0 else { return vmax * t }
+        let b = min(v + speedErrorMetersPerSecond, vmax), a = maxAccelerationMetersPerSecondSquared
+        guard a > 0 else { return min(vmax * t, b * t) }
+        let t1 = (vmax - b) / a
+        let kinematic = t <= t1 ? b * t + a * t * t / 2 : b * t1 + a * t1 * t1 / 2 + vmax * (t - t1)
+        return min(vmax * t, kinematic)
+    }
+
     /// The least time to cover `budget` starting at most at `speed` (the reported speed plus
     /// its error), speeding up by at most `acceleration` per second, never above `maxSpeed`:
     /// `b·t + A·t²/2` until the speed reaches `maxSpeed` at `t₁ = (maxSpeed − b)/A`, then
