@@ -35,8 +35,9 @@ public struct NMEAParser: Sendable {
     private var epochEnded = false
     private var fields: [Int] = []
 
-    /// At most this many epochs wait for a date (a day at 1 Hz); older ones are dropped as
-    /// "no date", so a dateless live stream cannot grow memory without bound.
+    /// About this many epochs wait for a date (a day at 1 Hz; an eighth more before the oldest
+    /// go); older ones are dropped as "no date", so a dateless live stream cannot grow memory
+    /// without bound.
     static let maxUndatedEpochs = 86_400
 
     /// Lines longer than this are binary noise, not NMEA (the standard says 82 bytes).
@@ -305,9 +306,12 @@ public struct NMEAParser: Sendable {
             lastTimeOfDayMs = e.timeOfDayMs
         } else if currentDay == nil {
             if e.coordinate != nil { undated.append(e) } else { count("no fix") }
-            if undated.count > Self.maxUndatedEpochs {
-                undated.removeFirst()
-                count("no date")
+            // Dropped an eighth at a time: removing one at a time from the front of a day's
+            // worth is quadratic in a long dateless log.
+            if undated.count > Self.maxUndatedEpochs + Self.maxUndatedEpochs / 8 {
+                let excess = undated.count - Self.maxUndatedEpochs
+                undated.removeFirst(excess)
+                skipped["no date", default: 0] += excess
             }
             return
         }

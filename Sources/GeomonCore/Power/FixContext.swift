@@ -68,7 +68,8 @@ public struct FixContext: Hashable, Sendable {
     public init(fix: Fix, probe: FenceProbe?, configuration: PowerConfiguration,
                 allCertain: Bool, transitionPending: Bool, earliestDwellDeadline: UTCTime?) {
         let radius = configuration.searchRadiusMeters
-        let nearest = probe?.nearestDistanceMeters
+        // A distance that is not a number says nothing: taken as on the boundary (fail safe).
+        let nearest = probe?.nearestDistanceMeters.map { $0.isNaN ? 0 : $0 }
         self.init(nearestBoundaryMeters: nearest.flatMap { $0 <= radius ? $0 : nil }, searchRadiusMeters: radius,
                   allCertain: allCertain, transitionPending: transitionPending, earliestDwellDeadline: earliestDwellDeadline)
         if !configuration.alwaysOn, configuration.mode == .regions, fix.source == .gnss, nearestBoundaryMeters == nil {

@@ -480,9 +480,9 @@ public struct PowerPolicy: Sendable {
     ///   a planned wake is cancelled. The fence states hold: the position has not changed.
     /// - `moving`: a receiver kept off by `still`, or sleeping on the stationary check
     ///   interval, is woken at once (`motion`), unless `still` interrupted a sleep planned from
-    ///   the reachability bounds: that sleep goes on for what it had left (the device starts
-    ///   from where it stood, at rest); such a sleep not interrupted stands too (the bounds
-    ///   already assume the device may move).
+    ///   the max-speed or kinematic bound: that sleep goes on for what it had left (the device
+    ///   starts from where it stood, at rest: `boundedSleepLeft`); such a sleep not interrupted
+    ///   stands too (the bounds already assume the device may move).
     /// - nil: as without a sensor; a receiver kept off by it is woken (`motion-lost`).
     ///
     /// Regions and continuous modes; always-on and significant-change ignore it.
@@ -514,8 +514,8 @@ public struct PowerPolicy: Sendable {
         case .moving:
             memory.motion = .moving
             memory.motionDistrusted = false
-            // A bounded sleep the still sensor interrupted goes on for what it had left: the
-            // device starts from where it stood, at rest.
+            // A max-speed or kinematic sleep the still sensor interrupted goes on for what it
+            // had left: the device starts from where it stood, at rest.
             if case .off(nil, .motionStill) = state, let left = memory.sleepLeft, left > expectedTTFF(at: now) {
                 memory.sleepLeft = nil
                 state = .off(wakeAt: now + left, wakeReason: .sleep)

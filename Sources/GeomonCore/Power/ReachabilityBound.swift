@@ -140,7 +140,8 @@ public struct ReachabilityBound: Hashable, Sendable {
             guard k + 1 < c.count else { return false }
             let farProgress = min(t, Double(k + 1) * step / v)
             let radius = farProgress * (e + a * t - a * farProgress / 2)
-            if (c[k] + c[k + 1] - step) / 2 - reserve <= radius { return false }
+            // Not clear unless certainly clear (a clearance that is not a number is not).
+            if !((c[k] + c[k + 1] - step) / 2 - reserve > radius) { return false }
             if Double(k + 1) * step >= reach { return true }
             k += 1
         }
