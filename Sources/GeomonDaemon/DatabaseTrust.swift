@@ -53,9 +53,9 @@ public enum DatabaseTrust {
     /// One writer per database: takes `path`'s instance lock, or throws the message to show
     /// (another instance holds it; or the lock file cannot be created, said as what it means
     /// for the database: read-only file system, permissions).
-    public static func lock(databasePath path: String) throws(DatabaseLockError) -> InstanceLock {
+    public static func lock(databasePath path: String, role: String = "run") throws(DatabaseLockError) -> InstanceLock {
         do {
-            return try InstanceLock(databasePath: path)
+            return try InstanceLock(databasePath: path, role: role)
         } catch let busy as InstanceLock.Busy {
             throw DatabaseLockError(message: "\(busy)", busy: true)
         } catch let failed as InstanceLock.Failed {

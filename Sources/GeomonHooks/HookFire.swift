@@ -7,6 +7,7 @@ public enum HookFire {
     public enum FireError: Error, CustomStringConvertible, Equatable {
         case unknownFence(String, known: [String])
         case fenceRequired(EventKind)
+        case fenceNotCarried(EventKind)
 
         public var description: String {
             switch self {
@@ -15,6 +16,8 @@ public enum HookFire {
                 return "no fence with id '\(id)' in the profile (\(list))"
             case .fenceRequired(let kind):
                 return "a '\(kind.rawValue)' event needs --fence ID"
+            case .fenceNotCarried(let kind):
+                return "a '\(kind.rawValue)' event carries no fence: leave out --fence"
             }
         }
     }
@@ -34,6 +37,12 @@ public enum HookFire {
     public static func syntheticEvent(profile: Profile, kind: EventKind, fenceID: String?, now: UTCTime) throws -> GeoEvent {
         var coordinate = Coordinate(latitude: 0, longitude: 0)
         var fenceName: String?
+        // A fence's events need one; a visit's may name one; motion, trips, modes and
+        // locations carry none (docs/hooks.md).
+        let needsFence: Set<EventKind> = [.enter, .exit, .dwell, .approach, .overspeed, .overspeedEnd]
+        if fenceID != nil, !needsFence.contains(kind), kind != .arrival, kind != .departure {
+            throw FireError.fenceNotCarried(kind)
+        }
         if let fenceID {
             guard let number = profile.fences.firstIndex(where: { $0.id == fenceID }) else {
                 throw FireError.unknownFence(fenceID, known: profile.fences.map(\.id))
@@ -44,7 +53,7 @@ public enum HookFire {
             case .polygons(let polygons): coordinate = polygons.first?.shell.first ?? coordinate
             case .corridor(let lines, _): coordinate = lines.first?.first ?? coordinate
             }
-        } else if kind != .location {
+        } else if needsFence.contains(kind) {
             throw FireError.fenceRequired(kind)
         }
         var event = GeoEvent(

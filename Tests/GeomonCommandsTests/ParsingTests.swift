@@ -1,6 +1,7 @@
 @testable import GeomonCommands
 import GeomonCore
 import GeomonDaemon
+import Glibc
 import Testing
 
 /// argv → command values, without spawning the binary: every command's options, the errors
@@ -33,6 +34,31 @@ import Testing
         #expect(Self.error(["validate"]) == "missing PROFILE")
         #expect(Self.error(["validate", "--format", "xml", "a.yaml"]) == "option '--format' must be one of text, json (got 'xml')")
         #expect(Self.error(["validate", "--format"]) == "option '--format' needs a value (text|json)")
+    }
+
+    @Test func anOptionWithoutItsValueGivenTwiceOrTooFarBackIsAUsageError() throws {
+        // The next word is an option: the value is missing (not a file named "--stats").
+        #expect(Self.error(["replay", "--profile", "p.yaml", "--db", "--stats", "t.jsonl"])
+                == "option '--db' needs a value (PATH), not the option '--stats'")
+        #expect(Self.error(["fences", "--profile", "--db", "x.db"]) == "option '--profile' needs a value (PROFILE), not the option '--db'")
+        // A value that merely starts with dashes and is no option stays a value.
+        #expect(Self.error(["events", "--db", "--odd-name.db"]) == nil)
+        // Given twice, with two values: which one was meant is not guessed.
+        #expect(Self.error(["events", "--db", "a.db", "--db", "b.db"]) == "option '--db' given twice")
+        #expect(Self.error(["events", "--db", "a.db", "--format=json", "--format", "text"]) == "option '--format' given twice")
+        // A time ago that does not fit the clock: a usage error, not an overflow.
+        for ago in ["999999999999999w", "2000000000000d", "9223372036854775807s"] {
+            #expect(Self.error(["events", "--db", "d.db", "--since", ago]) == "option '--since' goes back too far (got '\(ago)')")
+        }
+        // Arguments a command would silently ignore are refused.
+        #expect(Self.error(["events", "--db", "d.db", "--svg", "x.svg", "--fence", "home"])
+                == "--svg draws every stored fix and event: not with --fence, --since, --limit or --format")
+        #expect(Self.error(["fences", "--profile", "p.yaml", "--db", "d.db", "--inside", "--format", "geojson"])
+                == "option '--inside' lists as text or json (got --format geojson)")
+        #expect(Self.error(["replay", "--profile", "p.yaml", "t.jsonl", "--publish-wait", "5"]) == "option '--publish-wait' belongs to --publish")
+        // `help` finds two-word commands as the dispatcher does, and names one it does not know.
+        #expect(try GeomonCLI.helpText(for: ["fences", "here"]) == FencesHereCommand.spec.help)
+        #expect(throws: GeomonCLI.ParseFailure.self) { try GeomonCLI.helpText(for: ["fences", "bogus"]) }
     }
 
     @Test func replayReadsEveryOption() throws {
@@ -146,5 +172,23 @@ import Testing
             }
             for argument in spec.arguments { #expect(spec.help.contains(argument.name), "\(spec.name): \(argument.name)") }
         }
+    }
+}
+
+/// Commands that signal the daemon holding a database signal only a `geomon run`: a replay
+/// holding it would die of the signal.
+@Suite struct LockRoleTests {
+    @Test func aReplayHoldingTheDatabaseIsNamedAndNotSignalled() throws {
+        let path = "/tmp/geomon-lock-role-\(getpid()).db"
+        defer { unlink(path + ".lock") }
+        do {
+            let lock = try InstanceLock(databasePath: path, role: "replay")
+            let held = try #require(InstanceLock.holderAndRole(databasePath: path))
+            #expect(held.pid == getpid() && held.role == "replay")
+            // Were it signalled, this test process would be the one to get SIGHUP.
+            #expect(FencesRemoveCommand.notifyDaemon(db: path) == 0)
+            withExtendedLifetime(lock) {}
+        }
+        #expect(InstanceLock.holderAndRole(databasePath: path) == nil)
     }
 }

@@ -83,6 +83,33 @@ struct ApproachAndTimeRulesTests {
         #expect(long == [.seconds(120), .seconds(120)])
     }
 
+    @Test func aDeviceFasterThanMaxSpeedGetsItsETABandOncePerApproach() throws {
+        // 40 m/s inbound where max_speed is 30 m/s, a fix a second: s = 5102 − 40 t. The 60 s
+        // band fires at t = 68 (s = 2382: (2382 − 15) / 40 = 59.2 s). Re-armed beyond
+        // max_speed's reach (60 s × 30 m/s = 1800 m, + 360 m reset) it would fire again on
+        // every fix down to s = 2175 (six in all); beyond the closing speed's (2400 m, + 480 m)
+        // it is not re-armed on this approach.
+        var p = T.profile(events: [.enter, .exit], dwell: nil)
+        p.fences[0].approach = ApproachSettings(bandsMeters: [], etaBands: [.seconds(60)])
+        var engine = TransitionEngine(profile: p)
+        let events = T.run(&engine, Self.track(from: 0, to: 125, step: 1) { 5202 - 40 * Double($0) })
+        let eta = events.compactMap(\.approach).filter { $0.bandETA == .seconds(60) }
+        #expect(eta.count == 1, "\(T.summary(events))")
+        // Its lower bound is no later than the ETA itself (max_speed is no bound on this device).
+        let first = try #require(eta.first)
+        #expect(try #require(first.etaLowerBound) <= (try #require(first.eta)))
+    }
+
+    @Test func aCoarseFixBesideGNSSFakesNoApproach() {
+        // Standing 800 m from the boundary (GNSS fixes every 10 s, all alike), and one coarse
+        // fix of 3 km accuracy placed 3.4 km out: no approach. Without it, none either.
+        var engine = TransitionEngine(profile: Self.profile(bands: [1000]))
+        var fixes = Self.track(from: 0, to: 60, step: 10) { _ in 900 }
+        fixes.insert(T.fix(25, 3500, accuracy: 3000, source: .coarse), at: 3)
+        fixes += Self.track(from: 70, to: 200, step: 10) { _ in 900 }
+        #expect(Self.approaches(T.run(&engine, fixes)).isEmpty)
+    }
+
     @Test func aShortDetourDoesNotReportABandAgainButALongOneDoes() {
         // In to s = 800 (band 1000 at t = 90), out to s = 1100 (100 m beyond the band, less
         // than its reset, 200 m), back in: no second band-1000 event; band 500 later.
@@ -198,6 +225,41 @@ struct ApproachAndTimeRulesTests {
         var p = T.profile(events: [.enter, .exit, .dwell], dwell: .seconds(60))
         p.fences[0].dwellEvery = .seconds(120)
         return p
+    }
+
+    @Test func theEarliestPendingChangeIsTheSameInEveryRun() throws {
+        // Two circles about one centre (100 m and 200 m); outside both, then at the centre:
+        // each starts an enter at the same fix. The one the power policy is told of is the
+        // profile's first fence's, whatever the order of the engine's dictionary.
+        var p = T.profile(confirm: 4)
+        p.fences.append(Fence(id: "yard", shape: .circle(center: T.center, radiusMeters: 200), events: [.enter, .exit]))
+        var engine = TransitionEngine(profile: p)
+        _ = T.run(&engine, [T.fix(0, 600), T.fix(1, 600), T.fix(2, 600), T.fix(3, 600), T.fix(4, 600), T.fix(10, 0)])
+        let pending = try #require(engine.earliestPending)
+        #expect(abs(pending.firstSignedDistanceMeters + 100) < 0.5, "\(pending)")
+    }
+
+    @Test func aFixThatDecidesNothingDoesNotPlaceADwell() throws {
+        // In from 0 s (dwell 60 s); the fix that lands on 60 s is 3 km away with 2 km accuracy:
+        // it decides nothing, so the dwell comes in the deadline's form, where the stay began.
+        var engine = TransitionEngine(profile: T.profile())
+        let events = T.run(&engine, [T.fix(0, 0), T.fix(1, 0), T.fix(30, 0), T.fix(60, 3000, accuracy: 2000)])
+        let dwell = try #require(events.first { $0.kind == .dwell })
+        #expect(dwell.time == T.time(60))
+        #expect(dwell.accuracyMeters == 5 && dwell.coordinate == T.at(0))
+    }
+
+    @Test func theStartUpOutsideCountsFixesOnlyAlsoForAFenceTouchedAtStartUp() {
+        // confirm {fixes: 2, time: 60 s}. The first fix is 5 m outside (uncertain: touched);
+        // 30 s of certain outside fixes confirm `outside` by count, so the entry after them is
+        // an enter, and its exit one too; not a silent `unknown → inside` and a lone exit.
+        var p = T.profile(events: [.enter, .exit], dwell: nil)
+        p.transitions.confirmTime = .seconds(60)
+        var engine = TransitionEngine(profile: p)
+        var fixes = [T.fix(0, 105)] + Self.track(from: 10, to: 30, step: 10) { _ in 300 }
+        fixes += Self.track(from: 40, to: 160, step: 10) { _ in 0 }
+        fixes += Self.track(from: 170, to: 300, step: 10) { _ in 300 }
+        #expect(T.summary(T.run(&engine, fixes)) == ["enter@40", "exit@170"])
     }
 
     @Test func aRepeatedDwellFiresAfterTheDwellAndThenEveryPeriod() {

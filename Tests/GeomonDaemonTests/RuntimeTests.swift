@@ -45,8 +45,8 @@ struct InstanceLockTests {
         do {
             _ = try InstanceLock(databasePath: db)
         } catch let busy as InstanceLock.Busy {
-            #expect(busy.holder == String(getpid()))
-            #expect(busy.description.contains("another geomon instance"))
+            #expect(busy.holder == String(getpid()) && busy.role == "run")
+            #expect(busy.description.contains("another geomon instance is already running") && busy.description.hasSuffix(", geomon run)"))
         }
         withExtendedLifetime(first) {}
     }

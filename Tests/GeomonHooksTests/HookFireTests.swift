@@ -59,6 +59,15 @@ struct HookFireTests {
         }
         let location = try HookFire.syntheticEvent(profile: profile, kind: .location, fenceID: nil, now: now)
         #expect(location.fenceID == nil)
+        // Motion, trips and modes carry no fence (as the daemon's do); a visit may name one.
+        for kind in [EventKind.moving, .still, .tripStart, .tripEnd, .mode] {
+            #expect(try HookFire.syntheticEvent(profile: profile, kind: kind, fenceID: nil, now: now).fenceID == nil)
+            #expect(throws: HookFire.FireError.fenceNotCarried(kind)) {
+                try HookFire.syntheticEvent(profile: profile, kind: kind, fenceID: "home", now: now)
+            }
+        }
+        #expect(try HookFire.syntheticEvent(profile: profile, kind: .arrival, fenceID: nil, now: now).fenceID == nil)
+        #expect(try HookFire.syntheticEvent(profile: profile, kind: .departure, fenceID: "home", now: now).fenceID == "home")
     }
 }
 

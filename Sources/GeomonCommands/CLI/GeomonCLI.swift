@@ -230,14 +230,21 @@ public enum GeomonCLI {
     }
 
     static func helpText(for words: [String]) throws -> String {
-        guard let entry = entries.first(where: { $0.name == words[0] }) else {
+        // Two-word commands (`fences here`) first, as `parse` finds them.
+        let pair = words.count > 1 ? entries.first(where: { $0.name == "\(words[0]) \(words[1])" }) : nil
+        guard let entry = pair ?? entries.first(where: { $0.name == words[0] }) else {
             throw ParseFailure(UsageError("unknown command '\(words[0])'"), command: nil)
         }
         switch entry {
         case let .command(c):
+            // `help fences here` matched the pair; a word more than the command has is not one.
+            if words.count > (pair == nil ? 1 : 2) {
+                throw ParseFailure(UsageError("unknown command '\(words.joined(separator: " "))'"), command: nil)
+            }
             return c.spec.help
         case let .group(g):
             if words.count > 1, let i = g.words.firstIndex(of: words[1]) { return g.subcommands[i].spec.help }
+            if words.count > 1 { throw ParseFailure(UsageError("unknown command '\(g.name) \(words[1])'"), group: g) }
             return g.help
         }
     }

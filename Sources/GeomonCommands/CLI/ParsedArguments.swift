@@ -76,12 +76,18 @@ public struct ParsedArguments: Sendable {
                 values[name, default: []].append("")
                 continue
             }
+            if values[name] != nil, !option.repeatable { throw UsageError("option '\(name)' given twice") }
             let value: String
             if let inline {
                 value = inline
             } else {
                 guard i < argv.count else { throw UsageError("option '\(name)' needs a value (\(option.value ?? "VALUE"))") }
                 value = argv[i]
+                // The next word is one of the command's options: the value is missing.
+                let next = value.firstIndex(of: "=").map { String(value[..<$0]) } ?? value
+                if next.hasPrefix("--"), spec.option(named: next) != nil || next == "--help" {
+                    throw UsageError("option '\(name)' needs a value (\(option.value ?? "VALUE")), not the option '\(next)'")
+                }
                 i += 1
             }
             if !option.choices.isEmpty, !option.choices.contains(value) {
@@ -177,22 +183,27 @@ public struct ParsedArguments: Sendable {
         guard let text = value(name) else { return nil }
         if let time = UTCTime(rfc3339: text) { return time }
         if let time = UTCTime(rfc3339: text + "T00:00:00Z") { return time }
-        if let ago = Self.relative(text) { return now - ago }
+        if let ago = Self.relative(text) {
+            // 10,000 years: beyond is no time a store holds, and the arithmetic would overflow.
+            guard ago <= .seconds(10_000 * 31_557_600) else { throw UsageError("option '\(name)' goes back too far (got '\(text)')") }
+            return now - ago
+        }
         throw UsageError("option '\(name)' needs a time: RFC 3339 (2029-11-25T08:00:00Z), a date (2029-11-25) or a time ago (90s, 30m, 2h, 1d) (got '\(text)')")
     }
 
     /// `90s`, `30m`, `2h`, `1d`, `1w`.
     static func relative(_ text: String) -> Duration? {
         guard let unit = text.last, let count = Int64(text.dropLast()), count >= 0 else { return nil }
-        let seconds: Int64
+        let scale: Int64
         switch unit {
-        case "s": seconds = count
-        case "m": seconds = count * 60
-        case "h": seconds = count * 3600
-        case "d": seconds = count * 86_400
-        case "w": seconds = count * 604_800
+        case "s": scale = 1
+        case "m": scale = 60
+        case "h": scale = 3600
+        case "d": scale = 86_400
+        case "w": scale = 604_800
         default: return nil
         }
-        return .seconds(seconds)
+        let (seconds, overflow) = count.multipliedReportingOverflow(by: scale)
+        return .seconds(overflow ? Int64.max : seconds)
     }
 }

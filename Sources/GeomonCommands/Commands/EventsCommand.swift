@@ -58,6 +58,10 @@ struct EventsCommand: GeomonCommand {
     func validate() throws {
         if profile != nil, svg == nil { throw UsageError("--profile belongs to --svg") }
         if commands, svg != nil || fence != nil { throw UsageError("--commands lists commands: not with --svg or --fence") }
+        // The picture draws the whole database: a filter would be silently ignored.
+        if svg != nil, fence != nil || since != nil || limit != nil || json {
+            throw UsageError("--svg draws every stored fix and event: not with --fence, --since, --limit or --format")
+        }
     }
 
     func run() throws -> Int32 {

@@ -68,6 +68,9 @@ struct FencesCommand: GeomonCommand {
         }
         profilePath = try arguments.required("--profile")
         format = arguments.choice("--format", default: "text")
+        if inside, format != "text", format != "json" {
+            throw UsageError("option '--inside' lists as text or json (got --format \(format))")
+        }
         insecurePermissions = arguments.flag("--insecure-permissions")
     }
 

@@ -108,8 +108,12 @@ struct FencesRemoveCommand: GeomonCommand {
     /// Asks the geomon running on `db` to reload (SIGHUP); says so, or that the next run will
     /// pick the change up.
     static func notifyDaemon(db: String) -> Int32 {
-        guard let pid = InstanceLock.holder(databasePath: db) else {
+        guard let (pid, role) = InstanceLock.holderAndRole(databasePath: db) else {
             print("no geomon runs on \(db); the next `geomon run` monitors the change")
+            return 0
+        }
+        guard role == "run" else {
+            print("a geomon \(role) (pid \(pid)) holds \(db) and does not take changes; the next `geomon run` monitors it")
             return 0
         }
         guard kill(pid, SIGHUP) == 0 else {

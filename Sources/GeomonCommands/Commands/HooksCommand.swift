@@ -33,9 +33,11 @@ enum HooksCommand {
     /// Runs `body` on the database opened for writing while this process holds its instance
     /// lock (no daemon runs on it).
     static func withWritableStore<T>(_ path: String, _ body: (EventStore) throws -> T) throws -> T {
+        // A database that is not there gets its error before a lock file is made beside it.
+        if access(path, F_OK) != 0 { _ = try openQueue(path: path, writable: false) }
         let lock: InstanceLock
         do {
-            lock = try DatabaseTrust.lock(databasePath: path)
+            lock = try DatabaseTrust.lock(databasePath: path, role: "maintenance")
         } catch {
             throw CommandFailure(error.message)
         }
@@ -57,7 +59,7 @@ struct HooksFireCommand: GeomonCommand {
         options: [
             .option("--profile", "PROFILE", "the profile whose hooks to run", completion: .file(["yaml", "yml"])),
             .choice("--event", EventKind.allCases.map(\.rawValue), "the event to fire"),
-            .option("--fence", "ID", "the fence (default: the first fence)"),
+            .option("--fence", "ID", "the fence (needed for enter, exit, dwell, approach, overspeed and overspeed_end; optional for arrival and departure)"),
             .flag("--insecure-permissions", "accept group/world-writable profiles and hooks"),
         ],
         required: ["--profile", "--event"]
@@ -165,7 +167,11 @@ struct HooksRetryCommand: GeomonCommand {
     }
 
     func run() throws -> Int32 {
-        if let pid = InstanceLock.holder(databasePath: db) {
+        if let (pid, role) = InstanceLock.holderAndRole(databasePath: db) {
+            // Only a daemon takes the signal (a replay would die of it).
+            guard role == "run" else {
+                throw CommandFailure("a geomon \(role) (pid \(pid)) holds \(db); run this once it has finished", exitCode: .unavailable)
+            }
             let reader = try HooksCommand.openQueue(path: db, writable: false)
             let dead = try reader.deliveryQueue.deliveries(status: .dead).count
             guard dead > 0 else {

@@ -121,7 +121,11 @@ struct PublishRetryCommand: GeomonCommand {
     }
 
     func run() throws -> Int32 {
-        if let pid = InstanceLock.holder(databasePath: db) {
+        if let (pid, role) = InstanceLock.holderAndRole(databasePath: db) {
+            // Only a daemon takes the signal (a replay would die of it).
+            guard role == "run" else {
+                throw CommandFailure("a geomon \(role) (pid \(pid)) holds \(db); run this once it has finished", exitCode: .unavailable)
+            }
             if since != nil {
                 throw CommandFailure("the running geomon (pid \(pid)) owns \(db); stop it to requeue published messages, then start it again")
             }

@@ -88,6 +88,7 @@ struct ReplayCommand: GeomonCommand {
         noHooks = arguments.flag("--no-hooks")
         publish = arguments.flag("--publish")
         if let wait = try arguments.double("--publish-wait", in: 0...86_400) { publishWait = .milliseconds(Int64((wait * 1000).rounded())) }
+        if arguments.has("--publish-wait"), !publish { throw UsageError("option '--publish-wait' belongs to --publish") }
         insecurePermissions = arguments.flag("--insecure-permissions")
         stats = arguments.flag("--stats")
         options.alwaysOn = arguments.flag("--always-on")
@@ -269,7 +270,7 @@ struct ReplayCommand: GeomonCommand {
         var lock: InstanceLock?
         if dbPath != ":memory:" {
             do {
-                lock = try DatabaseTrust.lock(databasePath: dbPath)
+                lock = try DatabaseTrust.lock(databasePath: dbPath, role: "replay")
             } catch {
                 // A --db in a directory that does not exist is input missing (66).
                 let missing = !error.busy && !FileManager.default.fileExists(atPath: directoryPart(of: dbPath))

@@ -276,7 +276,8 @@ public struct TransitionEngine: Sendable {
         lastFixTime = fix.time
         var events: [GeoEvent] = []
         fireWindowChanges(at: fix.time, into: &events)
-        fireDueDwells(at: fix.time, fix: fix, into: &events)
+        // A fix that decides nothing does not place a dwell either: the deadline's form then.
+        fireDueDwells(at: fix.time, fix: isUsable(fix) ? fix : nil, into: &events)
 
         if isUsable(fix) {
             evaluateFences(fix, geometry: geometry, into: &events)
@@ -293,16 +294,21 @@ public struct TransitionEngine: Sendable {
         fix.source == .coarse || fix.horizontalAccuracyMeters <= minAccuracyMeters
     }
 
-    /// The unconfirmed change that started first, if any record holds one.
+    /// The unconfirmed change that started first, if any record holds one (ties: the fence
+    /// first in the profile, so the answer never depends on the dictionary's order).
     public var earliestPending: PendingTransition? {
-        records.values.lazy.compactMap(\.pending).min { $0.firstTime < $1.firstTime }
+        Self.earliest(records.lazy.compactMap { key, record in record.pending.map { (key, $0) } })
+    }
+
+    private static func earliest(_ pending: some Sequence<(Int, PendingTransition)>) -> PendingTransition? {
+        pending.min { ($0.1.firstTime, $0.0) < ($1.1.firstTime, $1.0) }?.1
     }
 
     /// The unconfirmed change that started first among fences active at `time` (all fences
     /// without `active:` windows): what the power policy waits for.
     public func earliestPending(activeAt time: UTCTime) -> PendingTransition? {
         guard config.scheduled else { return earliestPending }
-        return records.lazy.filter { self.isActive(fence: $0.key, at: time) }.compactMap(\.value.pending).min { $0.firstTime < $1.firstTime }
+        return Self.earliest(records.lazy.filter { self.isActive(fence: $0.key, at: time) }.compactMap { key, record in record.pending.map { (key, $0) } })
     }
 
     /// True when a fence with a record is in the `unknown` state (touched during start-up).
@@ -453,7 +459,9 @@ public struct TransitionEngine: Sendable {
                         state: observed, count: 1, firstTime: fix.time, firstCoordinate: point,
                         firstAccuracyMeters: fix.horizontalAccuracyMeters, firstSignedDistanceMeters: s)
                 }
-                if let pending = record.pending, pending.count >= confirm, fix.time - pending.firstTime >= config.confirmTime {
+                // The start-up's `unknown → outside` counts fixes only (docs/engine.md, rule 4).
+                if let pending = record.pending, pending.count >= confirm,
+                   (record.state == .unknown && pending.state == .outside) || fix.time - pending.firstTime >= config.confirmTime {
                     transition(&record, fence: fence, at: i, pending: pending, confirmedAt: fix.time, into: &events)
                 }
                 // A new stay whose dwell is already due, or a pending exit just cleared that
@@ -608,6 +616,10 @@ public struct TransitionEngine: Sendable {
     /// largest band and its reset), so that the fix before the device comes within reach
     /// gives a direction too.
     private mutating func evaluateApproach(_ fix: Fix, into events: inout [GeoEvent]) {
+        // Beside GNSS, a coarse fix would put a scatter of kilometres into a fit that the newest
+        // fix's accuracy judges: one could fake a whole approach. GNSS decides approaches then
+        // (significant-change mode has only coarse fixes, alike).
+        if fix.source == .coarse, profile.sources.gnss != nil, profile.mode != .significantChange { return }
         let tolerance = fix.horizontalAccuracyMeters + hysteresisMeters
         var seen: Set<Int> = []
         let near = config.index.near(fix.coordinate, within: 2 * config.approachReachMeters + tolerance)
@@ -630,14 +642,17 @@ public struct TransitionEngine: Sendable {
                 continue
             } else {
                 record.samples = Self.adding(ApproachSample(time: fix.time, signedDistanceMeters: s), to: record.samples, window: settings.window)
+                let estimate = ApproachEstimate.of(record.samples, toleranceMeters: tolerance, minSpeed: settings.minSpeedMetersPerSecond)
                 // Bits: the distance bands, then the ETA bands (as the distance they are
-                // reachable from at max_speed).
+                // reachable from at max_speed, or at the closing speed when that is faster: a
+                // device outrunning max_speed reaches an ETA band farther out, and must not
+                // re-arm it on every fix of the same approach).
                 let n = settings.bandsMeters.count
+                let fastest = max(config.maxSpeedMetersPerSecond, estimate.closingSpeedMetersPerSecond)
                 for k in 0..<settings.bandCount where record.fired & (1 << UInt32(k)) != 0 {
-                    let band = settings.distance(ofBand: k, maxSpeed: config.maxSpeedMetersPerSecond)
+                    let band = settings.distance(ofBand: k, maxSpeed: k < n ? config.maxSpeedMetersPerSecond : fastest)
                     if s - tolerance >= band + settings.reset(forBand: band) { record.fired &= ~(1 << UInt32(k)) }
                 }
-                let estimate = ApproachEstimate.of(record.samples, toleranceMeters: tolerance, minSpeed: settings.minSpeedMetersPerSecond)
                 if estimate.direction == .towards, s > 0, isActive(fence: i, at: fix.time) {
                     let reached = settings.bandsMeters.indices.filter { record.fired & (1 << UInt32($0)) == 0 && s <= settings.bandsMeters[$0] }
                     // The ETA's lower bound: the certain distance over the closing speed.
@@ -692,7 +707,7 @@ public struct TransitionEngine: Sendable {
         let approach = EventRule.Approach(
             bandMeters: band, bandETA: etaBand, distanceMeters: s, distanceLowerBoundMeters: lower, direction: estimate.direction,
             closingSpeedMetersPerSecond: v, eta: v > 0 ? seconds(s / v) : nil,
-            etaLowerBound: config.maxSpeedMetersPerSecond > 0 ? seconds(lower / config.maxSpeedMetersPerSecond) : nil,
+            etaLowerBound: config.maxSpeedMetersPerSecond > 0 ? seconds(lower / max(config.maxSpeedMetersPerSecond, v)) : nil,
             samples: samples.count, span: (samples.last?.time ?? fix.time) - (samples.first?.time ?? fix.time))
         var event = makeEvent(.approach, fence: fence, time: fix.time, coordinate: fix.coordinate,
                               accuracy: fix.horizontalAccuracyMeters, rule: .approach(approach))

@@ -7,9 +7,11 @@ import Glibc
 public final class InstanceLock {
     public struct Busy: Error, CustomStringConvertible {
         public var path: String
+        /// The holder's pid, and what it is (`run`, `replay`, …).
         public var holder: String?
+        public var role: String?
         public var description: String {
-            "another geomon instance is already running on this database (lock \(path)\(holder.map { ", pid \($0)" } ?? ""))"
+            "another geomon instance is already running on this database (lock \(path)\(holder.map { ", pid \($0)" } ?? "")\(role.map { ", geomon \($0)" } ?? ""))"
         }
     }
 
@@ -22,7 +24,9 @@ public final class InstanceLock {
     public let path: String
     private let fd: Int32
 
-    public init(databasePath: String) throws {
+    /// - Parameter role: what holds it (`run`, `replay`, a maintenance command), written after
+    ///   the pid: other commands signal only a `run` (`daemon(databasePath:)`).
+    public init(databasePath: String, role: String = "run") throws {
         path = databasePath + ".lock"
         let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw Failed(path: path, reason: String(cString: strerror(errno))) }
@@ -32,27 +36,35 @@ public final class InstanceLock {
             let n = read(fd, &buffer, buffer.count)
             close(fd)
             if busy {
-                let holder = n > 0 ? String(decoding: buffer[0..<n], as: UTF8.self).trimmingWhitespace : nil
-                throw Busy(path: path, holder: holder?.isEmpty == false ? holder : nil)
+                let words = n > 0 ? String(decoding: buffer[0..<n], as: UTF8.self).split(whereSeparator: { $0 == " " || $0 == "\n" }) : []
+                throw Busy(path: path, holder: words.first.map(String.init), role: words.count > 1 ? String(words[1]) : nil)
             }
             throw Failed(path: path, reason: String(cString: strerror(errno)))
         }
         _ = ftruncate(fd, 0)
-        let pid = Array("\(getpid())\n".utf8)
+        let pid = Array("\(getpid()) \(role)\n".utf8)
         _ = pid.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }
         self.fd = fd
     }
 
     /// The pid of the process holding the lock of `databasePath`, when one does.
     public static func holder(databasePath: String) -> Int32? {
+        holderAndRole(databasePath: databasePath)?.pid
+    }
+
+    /// The process holding the lock of `databasePath` and its role (`run` for a lock written
+    /// before roles were).
+    public static func holderAndRole(databasePath: String) -> (pid: Int32, role: String)? {
         guard isHeld(databasePath: databasePath) else { return nil }
         let fd = open(databasePath + ".lock", O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
-        var buffer = [UInt8](repeating: 0, count: 32)
+        var buffer = [UInt8](repeating: 0, count: 64)
         let n = read(fd, &buffer, buffer.count)
         guard n > 0 else { return nil }
-        return Int32(String(decoding: buffer[0..<n], as: UTF8.self).trimmingWhitespace)
+        let words = String(decoding: buffer[0..<n], as: UTF8.self).split(whereSeparator: { $0 == " " || $0 == "\n" })
+        guard let first = words.first, let pid = Int32(first) else { return nil }
+        return (pid, words.count > 1 ? String(words[1]) : "run")
     }
 
     /// True when a live process holds the lock of `databasePath` (probe without taking it).
