@@ -56,6 +56,8 @@ import Testing
         #expect(Self.error(["fences", "--profile", "p.yaml", "--db", "d.db", "--inside", "--format", "geojson"])
                 == "option '--inside' lists as text or json (got --format geojson)")
         #expect(Self.error(["replay", "--profile", "p.yaml", "t.jsonl", "--publish-wait", "5"]) == "option '--publish-wait' belongs to --publish")
+        #expect(Self.error(["bench", "fences", "--fences", "f.geojson", "--points", "p.csv", "--seed", "5"])
+                == "options '--seed' and '--track-fixes' belong to --synthetic")
         // `help` finds two-word commands as the dispatcher does, and names one it does not know.
         #expect(try GeomonCLI.helpText(for: ["fences", "here"]) == FencesHereCommand.spec.help)
         #expect(throws: GeomonCLI.ParseFailure.self) { try GeomonCLI.helpText(for: ["fences", "bogus"]) }

@@ -156,6 +156,8 @@ extension RunCommandTests {
         #expect(motion["since"] is String)
         let text = try runGeomon(["status", "--db", dir.path("run.db")])
         #expect(text.stdout.contains("motion:             "), "\(text.stdout)")
+        // The daemon has stopped: its last record is said as such, not as the present.
+        #expect(text.stdout.contains("daemon:             not running; when it last ran: receiver "), "\(text.stdout)")
 
         let result = try runGeomon(["replay", "--profile", profile, log.path, "--format", "json", "--no-hooks",
                                     "--interpolate-gaps", "0", "--motion"])

@@ -71,6 +71,9 @@ struct BenchFencesCommand: GeomonCommand {
         track = arguments.value("--track")
         synthetic = try arguments.int("--synthetic", in: 1...10_000_000)
         seed = UInt64(try arguments.int("--seed", in: 0...Int.max) ?? 1)
+        if arguments.has("--seed") || arguments.has("--track-fixes"), !arguments.has("--synthetic") {
+            throw UsageError("options '--seed' and '--track-fixes' belong to --synthetic")
+        }
         trackFixes = try arguments.int("--track-fixes", in: 0...100_000_000) ?? 1_000_000
         repeats = try arguments.int("--repeat", in: 1...1000) ?? 1
         serve = arguments.flag("--serve")

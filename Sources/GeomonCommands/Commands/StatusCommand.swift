@@ -90,7 +90,9 @@ struct StatusCommand: GeomonCommand {
         } else {
             var daemonLine = running ? "running" : "not running"
             if let daemon {
-                daemonLine += ", receiver \(daemon.receiverOn ? "on" : "off") (\(daemon.receiverReason))"
+                // A daemon that stopped left its last record: said as such, not as the present.
+                let receiver = "receiver \(daemon.receiverOn ? "on" : "off") (\(daemon.receiverReason))"
+                daemonLine += running ? ", " + receiver : "; when it last ran: " + receiver
             }
             print("profile:            \(profile ?? "-")")
             print("daemon:             \(daemonLine)")
@@ -100,7 +102,8 @@ struct StatusCommand: GeomonCommand {
             if let line = Self.movementText(snapshot.movement) { print("movement:           " + line) }
             if let mode = snapshot.mode { print("mode:               " + Self.modeText(mode)) }
             if let power = daemon?.gnss?.power {
-                print("receiver switch:    power: \(power.method), \(power.state); measured on \(NumberText.short(power.measuredOnSeconds, 0)) s since start")
+                print("receiver switch:    power: \(power.method), \(power.state); measured on \(NumberText.short(power.measuredOnSeconds, 0)) s since start"
+                      + (running ? "" : " (when it last ran)"))
             }
             if let planning = daemon?.planning {
                 print("planned for:        \(planning.activity) (\(planning.from)): \(planning.bounds)"
