@@ -45,6 +45,11 @@ enum FlatJSON {
         case invalid(String)
     }
 
+    /// Whether `b` begins with a UTF-8 byte order mark (a file's first line may).
+    static func startsWithByteOrderMark(_ b: UnsafeBufferPointer<UInt8>) -> Bool {
+        b.count >= 3 && b[0] == 0xEF && b[1] == 0xBB && b[2] == 0xBF
+    }
+
     /// Parses `{ "key": value, … }` (surrounding whitespace allowed). Throws with a short reason.
     static func parseObject(_ b: UnsafeBufferPointer<UInt8>) throws(Failure) -> FlatJSONObject {
         var p = Cursor(b: b)
@@ -96,7 +101,7 @@ enum FlatJSON {
 
         /// Skips a UTF-8 byte order mark (a file's first line may begin with one).
         mutating func skipByteOrderMark() {
-            if i + 2 < b.count, b[i] == 0xEF, b[i + 1] == 0xBB, b[i + 2] == 0xBF { i += 3 }
+            if i == 0, FlatJSON.startsWithByteOrderMark(b) { i = 3 }
         }
 
         mutating func string() throws(Failure) -> String {

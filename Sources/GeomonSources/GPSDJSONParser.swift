@@ -44,7 +44,7 @@ public struct GPSDJSONParser: Sendable {
 
     private mutating func parse(_ line: UnsafeBufferPointer<UInt8>, into fixes: inout [Fix]) {
         // A UTF-8 byte order mark may open the file (FlatJSON skips it too).
-        let bom = line.count >= 3 && line[0] == 0xEF && line[1] == 0xBB && line[2] == 0xBF
+        let bom = FlatJSON.startsWithByteOrderMark(line)
         guard let first = line.dropFirst(bom ? 3 : 0).first(where: { $0 != 32 && $0 != 9 && $0 != 0 }) else { return }
         guard first == 123 else {
             count(first == 36 || first == 33 ? "nmea" : "not json") // .chk files interleave NMEA

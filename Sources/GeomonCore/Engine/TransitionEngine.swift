@@ -277,9 +277,10 @@ public struct TransitionEngine: Sendable {
         var events: [GeoEvent] = []
         fireWindowChanges(at: fix.time, into: &events)
         // A fix that decides nothing does not place a dwell either: the deadline's form then.
-        fireDueDwells(at: fix.time, fix: isUsable(fix) ? fix : nil, into: &events)
+        let usable = isUsable(fix)
+        fireDueDwells(at: fix.time, fix: usable ? fix : nil, into: &events)
 
-        if isUsable(fix) {
+        if usable {
             evaluateFences(fix, geometry: geometry, into: &events)
             usableFixCount = min(usableFixCount + 1, 1 << 40)
             if config.approachReachMeters > 0 { evaluateApproach(fix, into: &events) }

@@ -63,14 +63,17 @@ public struct TimeZoneRules: Hashable, Sendable {
     /// The UTC instant of local wall-clock seconds: in a gap (clocks moved forward) the
     /// instant the wall clock passes it; in an overlap (moved back) the first of the two.
     public func utcSeconds(fromLocal local: Int64) -> Int64 {
+        utcInstants(fromLocal: local)[0]
+    }
+
+    /// Every UTC instant whose wall clock reads `local`, in order: one; two in an overlap
+    /// (clocks moved back: the repeated hour); in a gap (moved forward) the instant the wall
+    /// clock jumps past it.
+    public func utcInstants(fromLocal local: Int64) -> [Int64] {
         // The offsets in effect a day either side bound every candidate.
         let before = Int64(offsetSeconds(atUTC: local - 86_400)), after = Int64(offsetSeconds(atUTC: local + 86_400))
-        var candidates: [Int64] = []
-        for offset in Set([before, after]) {
-            let utc = local - offset
-            if Int64(offsetSeconds(atUTC: utc)) == offset { candidates.append(utc) }
-        }
-        if let first = candidates.min() { return first }
+        let candidates = Set([before, after]).map { local - $0 }.filter { $0 + Int64(offsetSeconds(atUTC: $0)) == local }
+        if !candidates.isEmpty { return candidates.sorted() }
         // A gap: the wall clock jumps over `local`; the first instant whose wall clock is at
         // or past it (the jump).
         var low = local - max(before, after), high = local - min(before, after)
@@ -78,16 +81,7 @@ public struct TimeZoneRules: Hashable, Sendable {
             let mid = low + (high - low) / 2
             if mid + Int64(offsetSeconds(atUTC: mid)) >= local { high = mid } else { low = mid + 1 }
         }
-        return low
-    }
-
-    /// Every UTC instant whose wall clock reads `local`, in order: one; two in an overlap
-    /// (clocks moved back: the repeated hour); in a gap (moved forward) the instant the wall
-    /// clock jumps past it.
-    public func utcInstants(fromLocal local: Int64) -> [Int64] {
-        let before = Int64(offsetSeconds(atUTC: local - 86_400)), after = Int64(offsetSeconds(atUTC: local + 86_400))
-        let candidates = Set([before, after]).map { local - $0 }.filter { $0 + Int64(offsetSeconds(atUTC: $0)) == local }
-        return candidates.isEmpty ? [utcSeconds(fromLocal: local)] : candidates.sorted()
+        return [low]
     }
 
     /// The instants in `(from, through]` at which the offset changes (at most one a day is

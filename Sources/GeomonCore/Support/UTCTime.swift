@@ -129,13 +129,9 @@ public struct UTCTime: Hashable, Comparable, Sendable, CustomStringConvertible {
     }
 
     /// Days since 1970-01-01 for a proleptic Gregorian date.
-    /// The days of `month` (1–12) in `year` (proleptic Gregorian).
+    /// The days of `month` (1–12) in `year` (proleptic Gregorian; `CivilDate`'s rule).
     public static func daysInMonth(year: Int64, month: Int64) -> Int64 {
-        switch month {
-        case 2: (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 29 : 28
-        case 4, 6, 9, 11: 30
-        default: 31
-        }
+        Int64(CivilDate.daysIn(month: Int(month), year: Int(year)))
     }
 
     public static func daysFromCivil(year: Int64, month: Int64, day: Int64) -> Int64 {

@@ -36,8 +36,8 @@ public final class InstanceLock {
             let n = read(fd, &buffer, buffer.count)
             close(fd)
             if busy {
-                let words = n > 0 ? String(decoding: buffer[0..<n], as: UTF8.self).split(whereSeparator: { $0 == " " || $0 == "\n" }) : []
-                throw Busy(path: path, holder: words.first.map(String.init), role: words.count > 1 ? String(words[1]) : nil)
+                let (holder, role) = Self.contents(n > 0 ? buffer[0..<n] : [])
+                throw Busy(path: path, holder: holder, role: role)
             }
             throw Failed(path: path, reason: String(cString: strerror(errno)))
         }
@@ -62,9 +62,15 @@ public final class InstanceLock {
         var buffer = [UInt8](repeating: 0, count: 64)
         let n = read(fd, &buffer, buffer.count)
         guard n > 0 else { return nil }
-        let words = String(decoding: buffer[0..<n], as: UTF8.self).split(whereSeparator: { $0 == " " || $0 == "\n" })
-        guard let first = words.first, let pid = Int32(first) else { return nil }
-        return (pid, words.count > 1 ? String(words[1]) : "run")
+        let (holder, role) = contents(buffer[0..<n])
+        guard let pid = holder.flatMap({ Int32($0) }) else { return nil }
+        return (pid, role ?? "run")
+    }
+
+    /// A lock file's `pid role` (either nil when absent).
+    private static func contents(_ bytes: ArraySlice<UInt8>) -> (pid: String?, role: String?) {
+        let words = String(decoding: bytes, as: UTF8.self).split(whereSeparator: { $0 == " " || $0 == "\n" })
+        return (words.first.map(String.init), words.count > 1 ? String(words[1]) : nil)
     }
 
     /// True when a live process holds the lock of `databasePath` (probe without taking it).
