@@ -19,6 +19,9 @@ public struct Diagnostic: Hashable, Sendable, CustomStringConvertible {
     public var location: SourceLocation?
     public var message: String
     public var topic: Topic = .general
+    /// The file a diagnostic without a position is about (a profile that cannot be read);
+    /// with a position, its file is `location.file`.
+    public var file: String?
 
     public init(_ severity: Severity, at location: SourceLocation?, _ message: String) {
         self.severity = severity
@@ -38,6 +41,9 @@ public struct Diagnostic: Hashable, Sendable, CustomStringConvertible {
     public var description: String {
         if let location {
             return "\(location): \(severity.rawValue): \(message)"
+        }
+        if let file {
+            return "\(file): \(severity.rawValue): \(message)"
         }
         return "\(severity.rawValue): \(message)"
     }

@@ -95,7 +95,7 @@ public struct OwnTracks: Sendable {
                 extra.add("event", "dwell")
                 extra.add("rid", event.fenceID)
                 extra.add("desc", event.fenceID.map(name))
-                result.append(location(fix, trigger: "c", inside: inside, battery: battery, extension: extra))
+                result.append(location(fix, trigger: "c", inside: inside, battery: battery, extension: extra, eventID: event.id))
             case .approach:
                 let fix = located(event)
                 var extra = JSONObject()
@@ -103,7 +103,7 @@ public struct OwnTracks: Sendable {
                 extra.add("rid", event.fenceID)
                 extra.add("desc", event.fenceID.map(name))
                 if let approach = event.approach { extra.append(EventRule.approachObject(approach)) }
-                result.append(location(fix, trigger: "c", inside: inside, battery: battery, extension: extra))
+                result.append(location(fix, trigger: "c", inside: inside, battery: battery, extension: extra, eventID: event.id))
             case .location:
                 significant = true
             case .moving, .still, .tripStart, .tripEnd, .arrival, .departure, .overspeed, .overspeedEnd, .mode:
@@ -117,7 +117,7 @@ public struct OwnTracks: Sendable {
                     extra.add("desc", event.fenceName ?? name(id))
                 }
                 event.figures?.add(to: &extra)
-                result.append(location(fix, trigger: "c", inside: inside, battery: battery, extension: extra))
+                result.append(location(fix, trigger: "c", inside: inside, battery: battery, extension: extra, eventID: event.id))
             }
         }
         guard let last = usable.last else { return result }
@@ -134,7 +134,10 @@ public struct OwnTracks: Sendable {
     }
 
     /// A `location` message for `fix`.
-    public func location(_ fix: Fix, trigger: String, inside: Set<String>, battery: BatteryStatus? = nil, extension extra: JSONObject? = nil) -> Publication {
+    /// `eventID`: the event it carries (a dwell, approach, movement or mode event), whose
+    /// message the outbox's bounds never drop while pending.
+    public func location(_ fix: Fix, trigger: String, inside: Set<String>, battery: BatteryStatus? = nil, extension extra: JSONObject? = nil,
+                         eventID: String? = nil) -> Publication {
         var o = JSONObject()
         o.add("_type", "location")
         o.add("acc", Self.accuracy(fix.horizontalAccuracyMeters))
@@ -152,7 +155,7 @@ public struct OwnTracks: Sendable {
         o.add("tid", trackerID)
         o.add("tst", Self.seconds(fix.time))
         if let speed = Self.velocity(fix) { o.add("vel", speed) }
-        return Publication(kind: .location, topic: settings.topic, payload: o.text, retain: true, time: fix.time)
+        return Publication(kind: .location, topic: settings.topic, payload: o.text, retain: true, time: fix.time, eventID: eventID)
     }
 
     /// A `transition` message for an enter or exit event; `fix` (the one that confirmed it)

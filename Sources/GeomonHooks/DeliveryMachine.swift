@@ -58,6 +58,11 @@ public struct DeliveryMachine: Sendable {
         return actions
     }
 
+    /// A selected attempt that did not start (the store could not mark it running).
+    public mutating func abandon(_ delivery: Delivery) {
+        running.remove(delivery.serialKey)
+    }
+
     /// Attempt `attempt` of `delivery` ended with `result` at `now`: its outcome, as the store
     /// records it.
     public mutating func finished(_ delivery: Delivery, attempt: Int, result: HookResult, now: UTCTime) -> (action: Action, decision: DeliveryWorker.Decision) {

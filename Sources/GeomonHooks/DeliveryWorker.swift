@@ -96,6 +96,12 @@ public final class DeliveryWorker {
     /// times are remembered for `poll`'s wake time.
     public func recover() throws {
         try queue.recoverInterrupted()
+        try learnRetries()
+    }
+
+    /// Remembers the retry times the store holds, for `poll`'s wake time (a worker made for a
+    /// reloaded profile, while its predecessor's hooks may still run).
+    public func learnRetries() throws {
         for delivery in try queue.deliveries(status: .retrying) {
             if let at = delivery.nextAttemptAt { machine.knowRetry(at: at) }
         }
@@ -105,6 +111,38 @@ public final class DeliveryWorker {
     /// latest (nil: only when a hook finishes or new events are committed).
     @discardableResult
     public func poll(now: UTCTime) throws -> UTCTime? {
+        try recordFinished(now: now)
+        var conditionCache: [HookConditions: Bool] = [:]
+        let due = try queue.dueDeliveries(now: now, limit: max(settings.batchLimit, settings.maxConcurrent))
+        let actions = machine.select(due: due) { delivery in
+            let conditions = catalog.spec(forKey: delivery.hookKey, kind: delivery.event.kind)?.when ?? HookConditions()
+            if !conditions.network && !conditions.externalPower { return true }
+            if let known = conditionCache[conditions] { return known }
+            let ok = probe.satisfied(conditions)
+            conditionCache[conditions] = ok
+            return ok
+        }
+        for (index, action) in actions.enumerated() {
+            do {
+                try perform(action)
+            } catch {
+                // The store failed before these attempts began: they are not running, and stay
+                // due for the next poll.
+                for case let .start(delivery, _) in actions[index...] { machine.abandon(delivery) }
+                throw error
+            }
+        }
+        return machine.nextWake(now: now)
+    }
+
+    /// Records finished attempts and starts nothing (a worker retiring after a reload, whose
+    /// successor starts what is due): the next retry it scheduled.
+    public func drain(now: UTCTime) throws -> UTCTime? {
+        try recordFinished(now: now)
+        return machine.nextWake(now: now)
+    }
+
+    private func recordFinished(now: UTCTime) throws {
         let finished = inbox.takeAll()
         for (index, item) in finished.enumerated() {
             do {
@@ -115,18 +153,6 @@ public final class DeliveryWorker {
                 throw error
             }
         }
-        var conditionCache: [HookConditions: Bool] = [:]
-        let due = try queue.dueDeliveries(now: now, limit: max(settings.batchLimit, settings.maxConcurrent))
-        let actions = machine.select(due: due) { delivery in
-            let conditions = catalog.spec(forKey: delivery.hookKey)?.when ?? HookConditions()
-            if !conditions.network && !conditions.externalPower { return true }
-            if let known = conditionCache[conditions] { return known }
-            let ok = probe.satisfied(conditions)
-            conditionCache[conditions] = ok
-            return ok
-        }
-        for action in actions { try perform(action) }
-        return machine.nextWake(now: now)
     }
 
     /// Blocks until a running hook finishes or `timeout` passes.
@@ -167,7 +193,7 @@ public final class DeliveryWorker {
     }
 
     private func start(_ delivery: Delivery, attempt: Int) {
-        let spec = catalog.spec(forKey: delivery.hookKey)
+        let spec = catalog.spec(forKey: delivery.hookKey, kind: delivery.event.kind)
         let invocation = HookEnvironment.invocation(
             argv: delivery.argv, timeout: spec?.timeout ?? settings.defaultTimeout, event: delivery.event, profileName: settings.profileName,
             profileDirectory: settings.profileDirectory, attempt: attempt, home: settings.home, extra: spec?.environment ?? [:]

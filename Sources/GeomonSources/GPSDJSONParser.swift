@@ -59,12 +59,22 @@ public struct GPSDJSONParser: Sendable {
               Coordinate(latitude: lat, longitude: lon).isValid
         else { count("invalid coordinate"); return }
         let accuracy = GPSDEpochs.accuracy(eph: object["eph"]?.double, epx: object["epx"]?.double, epy: object["epy"]?.double)
+        var speed: Double?
+        if let value = object["speed"]?.double {
+            speed = ReportedMotion.speed(value)
+            if speed == nil { count("invalid speed") }
+        }
+        var course: Double?
+        if let value = object["track"]?.double {
+            course = ReportedMotion.course(value)
+            if course == nil { count("invalid course") }
+        }
         let fix = Fix(
             time: time,
             coordinate: Coordinate(latitude: lat, longitude: lon),
             horizontalAccuracyMeters: accuracy ?? AccuracyModel.unknownAccuracyMeters,
-            speedMetersPerSecond: object["speed"]?.double.flatMap { $0.isFinite ? $0 : nil },
-            courseDegrees: object["track"]?.double.flatMap { $0.isFinite ? $0 : nil }
+            speedMetersPerSecond: speed,
+            courseDegrees: course
         )
         fixes += epochs.reported(fix, accuracyKnown: accuracy != nil)
     }

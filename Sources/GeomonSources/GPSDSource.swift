@@ -48,7 +48,8 @@ public final class GPSDSource {
     public let host: String
     public let port: String
     public private(set) var state: State = .disconnected(reason: "not connected yet")
-    /// Reconnect timing; call `backoff.nextAttempt(after:)` after a failed `connect()`.
+    /// Reconnect timing; call `backoff.nextAttempt(after:)` after a failed `connect()` or a
+    /// lost connection. It resets when a connection delivers data.
     public var backoff = ReconnectBackoff()
     /// Whether the watch is wanted (re-sent after every reconnect), and for which device.
     public private(set) var watchEnabled = false
@@ -85,9 +86,10 @@ public final class GPSDSource {
         open ? Int32(geomon_gps_fd(data)) : nil
     }
 
-    /// Connects (no-op when connected). On success the state becomes `.connected`, the backoff
-    /// resets and a wanted watch is re-sent. On failure the state is `.disconnected` with the
-    /// reason, and the error is thrown.
+    /// Connects (no-op when connected). On success the state becomes `.connected` and a wanted
+    /// watch is re-sent; the backoff resets only when the connection delivers data
+    /// (`readAvailable()`), so a server that accepts and closes at once is retried ever more
+    /// slowly. On failure the state is `.disconnected` with the reason, and the error is thrown.
     @discardableResult
     public func connect() throws(GPSDError) -> [Event] {
         guard !open else { return [] }
@@ -101,7 +103,6 @@ public final class GPSDSource {
         }
         open = true
         epochs.reset()
-        backoff.succeeded()
         var events = setState(.connected)
         if watchEnabled {
             do throws(GPSDError) {
@@ -152,6 +153,8 @@ public final class GPSDSource {
                 return events
             }
             if rc == 0 { break }
+            // gpsd is talking, not just accepting: the next failure backs off from the start.
+            backoff.succeeded()
             handled += 1
             guard let (fix, accuracyKnown) = currentFix() else { continue }
             events += epochs.reported(fix, accuracyKnown: accuracyKnown).map { .fix($0) }
@@ -232,8 +235,8 @@ public final class GPSDSource {
             time: UTCTime(millisecondsSince1970: timeMs),
             coordinate: coordinate,
             horizontalAccuracyMeters: accuracy,
-            speedMetersPerSecond: speed.isFinite ? speed : nil,
-            courseDegrees: track.isFinite ? track : nil,
+            speedMetersPerSecond: ReportedMotion.speed(speed),
+            courseDegrees: ReportedMotion.course(track),
             source: .gnss
         )
         return (fix, known)

@@ -107,8 +107,9 @@ public enum GPXParser {
                 case "fix":
                     point?.differential = text == "dgps"
                     point?.noFix = text == "none"
-                case "speed": point?.speed = parseDouble(text)
-                case "course": point?.course = parseDouble(text)
+                // Not finite ("inf", "1e999") is kept here and refused by `ReportedMotion`.
+                case "speed": point?.speed = Double(text)
+                case "course": point?.course = Double(text)
                 default: break
                 }
                 textStart = nil
@@ -132,12 +133,22 @@ public enum GPXParser {
             if let hdop = p.hdop, hdop.isFinite, hdop > 0 {
                 accuracy = AccuracyModel.fromHDOP(hdop, differential: p.differential)
             }
+            var speed: Double?
+            if let value = p.speed {
+                speed = ReportedMotion.speed(value)
+                if speed == nil { count("invalid speed") }
+            }
+            var course: Double?
+            if let value = p.course {
+                course = ReportedMotion.course(value)
+                if course == nil { count("invalid course") }
+            }
             var fix = Fix(
                 time: time,
                 coordinate: Coordinate(latitude: lat, longitude: lon),
                 horizontalAccuracyMeters: accuracy,
-                speedMetersPerSecond: p.speed.flatMap { $0.isFinite ? $0 : nil },
-                courseDegrees: p.course.flatMap { $0.isFinite ? $0 : nil }
+                speedMetersPerSecond: speed,
+                courseDegrees: course
             )
             if let previous = fixes.last { Self.deriveMotion(&fix, after: previous) }
             fixes.append(fix)
@@ -157,7 +168,8 @@ public enum GPXParser {
             guard dt > 0, fix.time - previous.time <= derivationMaxGap else { return }
             let distance = Geodesy.localDistanceMeters(from: previous.coordinate, to: fix.coordinate)
             guard distance.isFinite else { return }
-            if fix.speedMetersPerSecond == nil { fix.speedMetersPerSecond = distance / dt }
+            // A derived speed past `ReportedMotion`'s maximum is a position jump: left unknown.
+            if fix.speedMetersPerSecond == nil { fix.speedMetersPerSecond = ReportedMotion.speed(distance / dt) }
             if fix.courseDegrees == nil, distance > 0 {
                 fix.courseDegrees = Geodesy.localBearingDegrees(from: previous.coordinate, to: fix.coordinate)
             }

@@ -41,6 +41,12 @@ struct JSONLineReader: Sendable {
         lastError = "line \(lineNumber): \(message)"
     }
 
+    /// Counts a value the decoding dropped from a line it still uses (a speed out of range).
+    mutating func dropped(_ message: String, reason: String) {
+        skipped[reason, default: 0] += 1
+        lastError = "line \(lineNumber): \(message)"
+    }
+
     private mutating func parse<T>(_ line: [UInt8], _ decode: (inout JSONLineReader, FlatJSONObject) -> T?) -> T? {
         line.withUnsafeBufferPointer { parse($0, decode) }
     }

@@ -55,12 +55,22 @@ public struct JSONLinesParser: Sendable {
             guard let a = value.double, a.isFinite, a >= 0 else { reader.reject("bad \"accuracy_m\"", reason: "invalid accuracy"); return nil }
             accuracy = a
         }
+        var speed: Double?
+        if let value = object["speed_mps"]?.double {
+            speed = ReportedMotion.speed(value)
+            if speed == nil { reader.dropped("\"speed_mps\" out of range, left out", reason: "invalid speed") }
+        }
+        var course: Double?
+        if let value = object["course_deg"]?.double {
+            course = ReportedMotion.course(value)
+            if course == nil { reader.dropped("\"course_deg\" out of range, left out", reason: "invalid course") }
+        }
         return Fix(
             time: time,
             coordinate: coordinate,
             horizontalAccuracyMeters: accuracy,
-            speedMetersPerSecond: object["speed_mps"]?.double.flatMap { $0.isFinite ? $0 : nil },
-            courseDegrees: object["course_deg"]?.double.flatMap { $0.isFinite ? $0 : nil },
+            speedMetersPerSecond: speed,
+            courseDegrees: course,
             source: source
         )
     }

@@ -6,10 +6,11 @@ public import GeomonCore
 ///   Other sentences are ignored. The checksum is verified; lines without one are skipped.
 /// - Lines end at LF, CR or NUL; garbage, binary noise and partial lines are skipped and counted
 ///   in `skipped` by reason.
-/// - An epoch is the group of sentences carrying the same time of day; it becomes a fix when one
-///   of its position sentences reports a fix (GGA quality 1–6, RMC/GLL status A and mode not N,
-///   GNS mode not all N) and the position is a valid coordinate; the last such sentence of the
-///   epoch gives the position (as gpsd does).
+/// - An epoch is the group of sentences carrying the same time of day; it becomes a fix when its
+///   last position sentence reporting fix or no fix reports a fix (GGA quality 1–6, RMC/GLL
+///   status A and mode not N, GNS mode not all N) with a valid coordinate, which gives the
+///   position (as gpsd does). A later RMC V or GGA quality 0 of the epoch cancels its fix.
+/// - Speed and course (RMC) pass `ReportedMotion`'s checks or are dropped and counted.
 /// - The date comes from RMC (or ZDA). Epochs without a date of their own take the last known
 ///   date, moving to the next day when the time of day falls back by more than 12 h. Epochs seen
 ///   before any date is known are held and backfilled from the first date; if the input ends
@@ -131,12 +132,28 @@ public struct NMEAParser: Sendable {
             return
         }
         guard end - start <= Self.maxLineLength else { count("garbage"); return }
-        // Sentences start at '$' or '!'; anything before it is noise from a restart.
+        // Sentences start at '$' or '!'; anything before the first is noise from a restart. A
+        // line may hold more than one: a sentence cut off by a receiver restart, then a whole
+        // one (`$GPRMC,1200$GPRMC,120001.00,…*5D`). Like gpsd, which starts a new sentence at
+        // every '$', each start opens a sentence that ends at the next start or the line end.
         var dollar = start
         while dollar < end, raw[dollar] != 36, raw[dollar] != 33 { dollar += 1 }
         guard dollar < end else { count("garbage"); return }
+        while dollar < end {
+            var next = dollar + 1
+            while next < end, raw[next] != 36, raw[next] != 33 { next += 1 }
+            var last = next
+            while last > dollar, raw[last - 1] == 32 || raw[last - 1] == 9 { last -= 1 }
+            checked(UnsafeBufferPointer(rebasing: raw[dollar..<last]), into: &fixes)
+            dollar = next
+        }
+    }
+
+    /// One sentence from its '$' or '!' to its end: parsed when its `*hh` checksum is right.
+    private mutating func checked(_ raw: UnsafeBufferPointer<UInt8>, into fixes: inout [Fix]) {
+        let end = raw.count
         // Checksum: "*hh" at the very end.
-        guard end - dollar >= 4, raw[end - 3] == 42 else {
+        guard end >= 4, raw[end - 3] == 42 else {
             // A '*' elsewhere or none at all: a cut-off line or a sentence without checksum.
             count("truncated")
             return
@@ -146,7 +163,7 @@ public struct NMEAParser: Sendable {
             return
         }
         var sum: UInt8 = 0
-        var k = dollar + 1
+        var k = 1
         while k < end - 3 {
             let c = raw[k]
             guard c >= 32, c < 127 else { count("garbage"); return }
@@ -154,7 +171,7 @@ public struct NMEAParser: Sendable {
             k += 1
         }
         guard sum == hi << 4 | lo else { count("bad checksum"); return }
-        let body = UnsafeBufferPointer(rebasing: raw[(dollar + 1)..<(end - 3)])
+        let body = UnsafeBufferPointer(rebasing: raw[1..<(end - 3)])
         sentence(body, into: &fixes)
     }
 
@@ -200,10 +217,8 @@ public struct NMEAParser: Sendable {
         guard let tod = timeOfDay(s, field(s, 1)) else { countTimeless(s, quality: char(s, 6)); return }
         begin(tod, into: &fixes)
         let quality = char(s, 6).map { Int($0) - 48 } ?? 0
-        guard (1...6).contains(quality), let coordinate = position(s, 2) else {
-            epoch?.sawNoFix = true
-            return
-        }
+        guard (1...6).contains(quality) else { epoch?.cancelFix(); return }
+        guard let coordinate = position(s, 2) else { return }
         epoch?.set(coordinate)
         epoch?.ggaQuality = quality
         if let hdop = number(s, field(s, 8)) { epoch?.hdop = hdop }
@@ -214,14 +229,18 @@ public struct NMEAParser: Sendable {
         begin(tod, into: &fixes)
         if let day = date(s, field(s, 9)) { epoch?.day = day }
         let mode = char(s, 12)
-        guard char(s, 2) == 65, mode != 78, let coordinate = position(s, 3) else {
-            epoch?.sawNoFix = true
-            return
-        }
+        guard char(s, 2) == 65, mode != 78 else { epoch?.cancelFix(); return }
+        guard let coordinate = position(s, 3) else { return }
         epoch?.set(coordinate)
         if mode == 68 { epoch?.differentialMode = true } // D
-        if let knots = number(s, field(s, 7)) { epoch?.speedMetersPerSecond = knots * 0.514_444_444 }
-        if let course = number(s, field(s, 8)) { epoch?.courseDegrees = course }
+        if let knots = number(s, field(s, 7)) {
+            epoch?.speedMetersPerSecond = ReportedMotion.speed(knots * 0.514_444_444)
+            if epoch?.speedMetersPerSecond == nil { count("invalid speed") }
+        }
+        if let course = number(s, field(s, 8)) {
+            epoch?.courseDegrees = ReportedMotion.course(course)
+            if epoch?.courseDegrees == nil { count("invalid course") }
+        }
     }
 
     private mutating func gns(_ s: UnsafeBufferPointer<UInt8>, into fixes: inout [Fix]) {
@@ -230,10 +249,8 @@ public struct NMEAParser: Sendable {
         let modes = field(s, 6)
         var hasFix = false
         for i in modes where s[i] != 78 { hasFix = true } // any constellation not 'N'
-        guard hasFix, let coordinate = position(s, 2) else {
-            epoch?.sawNoFix = true
-            return
-        }
+        guard hasFix else { epoch?.cancelFix(); return }
+        guard let coordinate = position(s, 2) else { return }
         epoch?.set(coordinate)
         for i in modes where s[i] == 68 { epoch?.differentialMode = true }
         if let hdop = number(s, field(s, 8)) { epoch?.hdop = hdop }
@@ -243,10 +260,8 @@ public struct NMEAParser: Sendable {
         // $xxGLL,lat,N,lon,E,hhmmss.ss,A[,mode]
         guard let tod = timeOfDay(s, field(s, 5)) else { return }
         begin(tod, into: &fixes)
-        guard char(s, 6) == 65, char(s, 7) != 78, let coordinate = position(s, 1) else {
-            epoch?.sawNoFix = true
-            return
-        }
+        guard char(s, 6) == 65, char(s, 7) != 78 else { epoch?.cancelFix(); return }
+        guard let coordinate = position(s, 1) else { return }
         epoch?.set(coordinate)
     }
 
@@ -268,7 +283,8 @@ public struct NMEAParser: Sendable {
     private mutating func gst(_ s: UnsafeBufferPointer<UInt8>, into fixes: inout [Fix]) {
         guard let tod = timeOfDay(s, field(s, 1)) else { return }
         begin(tod, into: &fixes)
-        if let lat = number(s, field(s, 6)), let lon = number(s, field(s, 7)), lat.isFinite, lon.isFinite {
+        // Receivers that do not estimate their error send zero (or empty) sigmas: no accuracy.
+        if let lat = number(s, field(s, 6)), let lon = number(s, field(s, 7)), lat.isFinite, lon.isFinite, lat > 0, lon > 0 {
             epoch?.gstAccuracy = AccuracyModel.fromGST(latitudeSigmaMeters: lat, longitudeSigmaMeters: lon)
         }
     }
@@ -343,7 +359,7 @@ public struct NMEAParser: Sendable {
     private mutating func emit(_ e: Epoch, day: Int64, into fixes: inout [Fix]) {
         guard let coordinate = e.coordinate else { count("no fix"); return }
         let accuracy: Double
-        if let gst = e.gstAccuracy {
+        if let gst = e.gstAccuracy, gst > 0 {
             accuracy = gst
         } else if let hdop = e.hdop ?? e.gsaHDOP, hdop > 0, hdop < 99 {
             accuracy = AccuracyModel.fromHDOP(hdop, differential: e.differential)
@@ -470,7 +486,6 @@ private struct Epoch: Sendable {
     var timeOfDayMs: Int64
     var day: Int64?
     var coordinate: Coordinate?
-    var sawNoFix = false
     /// GGA's fix quality, when the epoch has a GGA with a fix.
     var ggaQuality: Int?
     /// RMC or GNS said "differential" (mode D).
@@ -490,6 +505,18 @@ private struct Epoch: Sendable {
     /// the GGA may carry one more decimal of the same fix).
     mutating func set(_ c: Coordinate) {
         coordinate = c
+    }
+
+    /// A position sentence of the epoch reports no fix (GGA quality 0, RMC/GLL status V or
+    /// mode N, GNS modes all N): the last position sentence decides, so what the earlier ones
+    /// said is void until a later one reports a fix again (a receiver losing its fix sends GGA
+    /// with its last position, then RMC V).
+    mutating func cancelFix() {
+        coordinate = nil
+        ggaQuality = nil
+        differentialMode = false
+        speedMetersPerSecond = nil
+        courseDegrees = nil
     }
 
     /// Differential corrections as gpsd 3.22 counts them: GGA quality 2 (RTK, 4/5, gets the

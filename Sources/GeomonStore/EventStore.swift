@@ -62,11 +62,15 @@ public final class EventStore {
     /// it returns; for `geomon run`); the default `NORMAL` in WAL mode survives a crash or
     /// `kill -9` of the process, and only a power loss may roll back the last commits (the
     /// database stays consistent). Replay uses the default.
-    public init(path: String, readOnly: Bool = false, keepFixes: Duration = .seconds(7 * 86400), syncEveryCommit: Bool = false) throws {
+    ///
+    /// `create`: a writer may make the database (a new file, or an empty one); the maintenance
+    /// commands open only what a run or replay made.
+    public init(path: String, readOnly: Bool = false, create: Bool = true, keepFixes: Duration = .seconds(7 * 86400),
+                syncEveryCommit: Bool = false) throws {
         self.path = path
         self.readOnly = readOnly
         self.keepFixes = keepFixes
-        if path != ":memory:" { try Self.checkHeader(path: path, readOnly: readOnly) }
+        if path != ":memory:" { try Self.checkHeader(path: path, readOnly: readOnly || !create) }
         do {
             db = try Connection(path: path, readOnly: readOnly)
             let version = try Int(db.scalarInt("PRAGMA user_version") ?? 0)
@@ -81,6 +85,15 @@ public final class EventStore {
                                      : "database schema version \(version) is older than \(Migrations.latestVersion); open it once with 'geomon replay' or 'geomon run' to migrate")
                 }
             } else {
+                if version == 0 {
+                    // Another program's SQLite database is left as it is, never merged into.
+                    let tables = try db.scalarInt("SELECT count(*) FROM sqlite_master") ?? 0
+                    if tables > 0 {
+                        throw StoreError(.notADatabase, path: path, message:
+                            "not a geomon database (an SQLite database with tables of another program); the file was left untouched")
+                    }
+                    if !create { throw StoreError(.olderSchema, path: path, message: "not a geomon database (no schema)") }
+                }
                 try db.execute("PRAGMA journal_mode=WAL")
                 try db.execute(syncEveryCommit ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL")
                 try migrate(from: version)

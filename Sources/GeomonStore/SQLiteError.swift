@@ -30,7 +30,11 @@ public struct SQLiteError: Error, CustomStringConvertible, Sendable {
 
     public var description: String {
         var text = "SQLite error \(code) (extended \(extended)): \(message)"
-        if let sql { text += " [\(sql)]" }
+        // The statement's first line names it; a migration's whole script is no error message.
+        if let sql {
+            let lines = sql.split(whereSeparator: \.isNewline).map { String($0.drop(while: \.isWhitespace)) }.filter { !$0.isEmpty }
+            if let first = lines.first { text += " [\(first)\(lines.count > 1 ? " …" : "")]" }
+        }
         return text
     }
 }

@@ -99,6 +99,10 @@ struct OwnTracksTests {
         case .significant: #expect(kinds == ["transition", "dwell", "location c"])
         case .all: #expect(kinds == ["transition", "dwell", "location t", "location c"])
         }
+        // A message that carries an event names it: the outbox's bounds never drop it while
+        // pending, and a commit replayed after a crash does not queue it twice.
+        let carried = own.messages(for: commit, inside: ["home"]).compactMap(\.eventID)
+        #expect(carried == commit.events.map(\.id))
         // No event, no significant change: only `all` publishes.
         var quiet = Monitor.Commit()
         quiet.fixes = [Self.fix(3000)]

@@ -201,6 +201,45 @@ import Testing
         #expect(p.nextDeadline.map { ($0 - retry).wholeMilliseconds } == 17_000)
     }
 
+    @Test func aLongOutageListensShortAgainEveryMaxSleepForAReceiverSlowerThanTheProbe() {
+        // As above: the last listen longer than a probe is the retry at 269.287 s. Probes follow
+        // every 33 s (306.287, 339.287, …); the first retry max_sleep (600 s) after 269.287 s,
+        // at 306.287 + 18·33 = 900.287 s, listens the short 17 s again, so a receiver whose hot
+        // start takes longer than the 5 s probe (a degraded sky, a slower unit than planned) is
+        // still found; then probes from 945.287 s, and the next short listen at
+        // 945.287 + 17·33 = 1506.287 s, the first retry 600 s after 900.287 s.
+        var p = PowerPolicyTests.started(Self.config())
+        let f = Self.fix(0, speed: 0)
+        _ = p.fixReceived(f, context: FixContext(nearestBoundaryMeters: 10_000, searchRadiusMeters: 30_000), now: f.time)
+        _ = p.deadlineReached(now: Self.at(242_287))
+        var now = Self.at(259_287)
+        var long: [Int64] = []
+        for _ in 0..<45 {
+            guard let wake = PowerPolicyTests.wake(p.deadlineReached(now: now)) else { break }
+            _ = p.deadlineReached(now: wake)
+            guard let timeout = p.nextDeadline else { break }
+            if timeout - wake > .seconds(5) { long.append((wake - Self.t0).wholeMilliseconds) }
+            now = timeout
+        }
+        #expect(long == [269_287, 900_287, 1_506_287])
+        // A receiver that takes 7 s: the probes get nothing, the short listen its fix.
+        let late = Self.fix(907_287)
+        var q = PowerPolicyTests.started(Self.config())
+        _ = q.fixReceived(f, context: FixContext(nearestBoundaryMeters: 10_000, searchRadiusMeters: 30_000), now: f.time)
+        _ = q.deadlineReached(now: Self.at(242_287))
+        now = Self.at(259_287)
+        while now < Self.at(900_287) {
+            guard let wake = PowerPolicyTests.wake(q.deadlineReached(now: now)) else { break }
+            _ = q.deadlineReached(now: wake)
+            guard let timeout = q.nextDeadline else { break }
+            now = timeout
+        }
+        #expect(q.isGNSSOn && q.onSince == Self.at(900_287))
+        _ = q.screen(late)
+        _ = q.fixReceived(late, context: FixContext(nearestBoundaryMeters: 10_000, searchRadiusMeters: 30_000), now: late.time)
+        #expect(q.lastFix == late)
+    }
+
     // MARK: stationary checks
 
     @Test func stationaryChecksWithinReachOfABoundaryStayWithinTheBudget() {

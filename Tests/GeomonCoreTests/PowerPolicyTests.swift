@@ -331,11 +331,41 @@ import Testing
         // At start (warm, 30 s TTFF) the receiver waits fix_timeout, 90 s.
         let p = Self.started(Self.config())
         #expect(p.nextDeadline == Self.at(90_000))
-        // Retries after a fix timeout listen short (17 s).
+        // Before any fix nothing says the receiver's ephemerides are current: a retry after a
+        // fix timeout starts warm too, and listens as long beyond ttff_warm as a short listen
+        // does beyond ttff_hot: 30 + 15 = 45 s.
         var q = p
         _ = q.deadlineReached(now: Self.at(90_000))
-        _ = q.deadlineReached(now: Self.at(100_000))
-        #expect(q.nextDeadline == Self.at(117_000))
+        #expect(q.deadlineReached(now: Self.at(100_000)) == [.gnssOn(PowerReason(.retry, ttff: .seconds(30)))])
+        #expect(q.nextDeadline == Self.at(145_000))
+        // After a fix, retries start hot and listen short (17 s).
+        let f = Self.fix(160_000)
+        _ = q.deadlineReached(now: Self.at(145_000))
+        _ = q.deadlineReached(now: Self.at(155_000))
+        _ = q.fixReceived(f, context: FixContext(nearestBoundaryMeters: 0, searchRadiusMeters: 30000, allCertain: false), now: f.time)
+        #expect(q.nextDeadline == Self.at(250_000))
+        _ = q.deadlineReached(now: Self.at(250_000))
+        #expect(q.deadlineReached(now: Self.at(260_000)) == [.gnssOn(PowerReason(.retry, ttff: .seconds(2)))])
+        #expect(q.nextDeadline == Self.at(277_000))
+    }
+
+    @Test func ephemeridesAgeFromTheLastFixNotFromASwitchOff() {
+        // hot_window 60 s. A fix at 0, then an outage: retries switch the receiver on and off
+        // every few seconds, but no fix refreshes what the receiver knows. From 60 s after the
+        // fix every start is warm (30 s), and a retry listens 30 + 15 = 45 s.
+        var p = Self.started(Self.config { $0.hotWindow = .seconds(60) })
+        let f = Self.fix(0)
+        _ = p.fixReceived(f, context: FixContext(nearestBoundaryMeters: 0, searchRadiusMeters: 30000, allCertain: false), now: f.time)
+        #expect(p.nextDeadline == Self.at(90_000))
+        _ = p.deadlineReached(now: Self.at(90_000))
+        #expect(p.expectedTTFF(at: Self.at(100_000)) == .seconds(30))
+        #expect(p.deadlineReached(now: Self.at(100_000)) == [.gnssOn(PowerReason(.retry, ttff: .seconds(30)))])
+        #expect(p.nextDeadline == Self.at(145_000))
+        // A fix at 120 s ends it: hot again.
+        let g = Self.fix(120_000)
+        _ = p.fixReceived(g, context: FixContext(nearestBoundaryMeters: 0, searchRadiusMeters: 30000, allCertain: false), now: g.time)
+        #expect(p.expectedTTFF(at: Self.at(179_999)) == .seconds(2))
+        #expect(p.expectedTTFF(at: Self.at(180_000)) == .seconds(30))
     }
 
     @Test func warmStartAfterHotWindow() {
@@ -392,8 +422,8 @@ import Testing
         let first = p.deadlineReached(now: Self.at(90_000))
         #expect(first == [.gnssOff(PowerReason(.fixTimeout, sleep: .seconds(10))), .wakeAt(Self.at(100_000), PowerReason(.fixTimeout, sleep: .seconds(10)))])
         _ = p.deadlineReached(now: Self.at(100_000))
-        #expect(p.nextDeadline == Self.at(117_000))
-        #expect(Self.wake(p.deadlineReached(now: Self.at(117_000))) == Self.at(127_000))
+        #expect(p.nextDeadline == Self.at(145_000))
+        #expect(Self.wake(p.deadlineReached(now: Self.at(145_000))) == Self.at(155_000))
     }
 
     /// Drives deadlines from `start` while each one schedules a wake: the wake times (ms from t0)
@@ -411,11 +441,12 @@ import Testing
     }
 
     @Test func continuousOutagesBackOffOnlyWhileNoBoundaryIsReachable() {
-        // No fix yet: regions' retries, every min_sleep (the 10 s cap), listening 17 s.
+        // No fix yet: regions' retries, every min_sleep (the 10 s cap), each a warm start
+        // listening ttff_warm + 15 s = 45 s.
         var p = Self.started(Self.config(.continuous))
         #expect(p.nextDeadline == Self.at(90_000))
         let first = Self.retryWakes(&p, from: Self.at(90_000))
-        #expect(first.wakes.prefix(3) == [100_000, 127_000, 154_000])
+        #expect(first.wakes.prefix(3) == [100_000, 155_000, 210_000])
 
         // At rest 10 km from the nearest boundary: no boundary reachable for 243.178 s (1 m/s
         // speeding up at 1 m/s² to 45 m/s: 44 s and 1012 m, then 8963 m at 45 m/s). Tracking

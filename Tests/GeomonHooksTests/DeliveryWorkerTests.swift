@@ -1,6 +1,7 @@
 import Foundation
 import GeomonCore
 import GeomonHooks
+import GeomonStore
 import GeomonSystem
 import GeomonTestSupport
 import Testing
@@ -44,15 +45,41 @@ struct DeliveryWorkerTests {
         #expect(decisions.last == .delivered)
     }
 
-    @Test func pollReportsTheRetryTimeAsItsNextWake() throws {
+    @Test func anAttemptTheStoreCouldNotMarkRunningStaysDueForTheNextPoll() throws {
+        // Another writer holds the database past the busy timeout (5 s): marking the attempt
+        // running fails, the hook does not start, and its (hook, fence) queue is not left
+        // blocked behind an attempt that never ran.
         let dir = try TemporaryDirectory()
         defer { dir.remove() }
+        let hook = HookSpec(exec: ["./fail_until.sh", dir.url.path, "1"])
+        let queue = SQLiteDeliveryQueue()
+        let id = queue.enqueue(Hooks.event(id: "ev-busy"), hooks: [hook])[0]
+        let worker = worker(queue, hooks: [hook])
+        let blocker = try Connection(path: queue.path, busyTimeoutMilliseconds: 0)
+        try blocker.execute("BEGIN IMMEDIATE")
+        #expect(throws: SQLiteError.self) { try worker.poll(now: WallClock.now()) }
+        #expect(worker.runningCount == 0)
+        try blocker.execute("COMMIT")
+        #expect(try worker.runUntilSettled(timeout: .seconds(20)))
+        #expect(queue.row(id)?.status == .delivered)
+        #expect(try String(contentsOfFile: dir.path("log"), encoding: .utf8) == "ev-busy 1\n")
+    }
+
+    /// One delivery to a hook that fails its first attempt, retried after 30–60 s.
+    private static func failingOnce(in dir: TemporaryDirectory) -> (hook: HookSpec, queue: any TestDeliveryQueue, id: Int64, retry: RetrySettings) {
         let hook = HookSpec(exec: ["./fail_until.sh", dir.url.path, "2"])
         let queue = QueueFactory.make()
         let id = queue.enqueue(Hooks.event(), hooks: [hook])[0]
         var retry = Hooks.fastRetry(attempts: 3)
         retry.backoff = .seconds(60)
         retry.maxBackoff = .seconds(60)
+        return (hook, queue, id, retry)
+    }
+
+    @Test func pollReportsTheRetryTimeAsItsNextWake() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let (hook, queue, id, retry) = Self.failingOnce(in: dir)
         let worker = worker(queue, hooks: [hook], retry: retry)
         let t0 = UTCTime(millisecondsSince1970: 1_714_564_800_000)
         #expect(try worker.poll(now: t0) == nil, "nothing scheduled while the hook runs")
@@ -71,6 +98,38 @@ struct DeliveryWorkerTests {
         }
         #expect(try worker.poll(now: t0 + .seconds(2)) != nil)
         #expect(worker.runningCount == 0, "not due before its retry time")
+    }
+
+    /// A reload (SIGHUP) replaces the worker while a retry waits in the store, and a hook the
+    /// old worker started may still fail into a retry: the new worker learns the stored
+    /// retries, and the retiring one, which starts nothing, says when its retry is due.
+    @Test func aWorkerForAReloadedProfileWakesForRetriesTheStoreAndItsPredecessorHold() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let (hook, queue, id, retry) = Self.failingOnce(in: dir)
+        let old = worker(queue, hooks: [hook], retry: retry)
+        let t0 = UTCTime(millisecondsSince1970: 1_714_564_800_000)
+        _ = try old.poll(now: t0)
+        #expect(old.runningCount == 1)
+        // Reloaded while attempt 1 runs: the old worker only records it.
+        let successor = worker(queue, hooks: [hook], retry: retry)
+        try successor.learnRetries()
+        var retiringWake: UTCTime?
+        while old.runningCount > 0 {
+            old.waitForActivity(timeout: .seconds(5))
+            retiringWake = try old.drain(now: t0 + .seconds(1))
+        }
+        let due = try #require(queue.row(id)?.nextAttemptAt)
+        #expect(retiringWake == due)
+        #expect(try old.drain(now: t0 + .seconds(2)) == due)
+        #expect(old.runningCount == 0)
+        // A worker made now (the next reload) knows the stored retry at once.
+        let next = worker(queue, hooks: [hook], retry: retry)
+        #expect(try next.poll(now: t0 + .seconds(2)) == nil)
+        try next.learnRetries()
+        #expect(try next.poll(now: t0 + .seconds(2)) == due)
+        #expect(try next.runUntilSettled(timeout: .seconds(20)) { due })
+        #expect(queue.row(id)?.status == .delivered)
     }
 
     @Test func missingAndNonExecutableHooksAreDeadLetteredAfterTheLastAttempt() throws {

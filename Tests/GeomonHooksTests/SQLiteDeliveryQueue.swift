@@ -24,6 +24,9 @@ final class SQLiteDeliveryQueue: TestDeliveryQueue, @unchecked Sendable {
 
     deinit { directory.remove() }
 
+    /// The database file (another connection may lock it).
+    var path: String { directory.path("queue.db") }
+
     @discardableResult
     func enqueue(_ event: GeoEvent, hooks: [HookSpec]) -> [Int64] {
         lock.lock()

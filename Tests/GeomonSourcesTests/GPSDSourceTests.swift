@@ -77,10 +77,11 @@ struct GPSDSourceTests {
         defer { gpsfake.stop() }
         #expect(try source.connect() == [.stateChanged(.connected)])
         #expect(source.state == .connected)
-        #expect(source.backoff.failures == 0)
+        #expect(source.backoff.failures == 1, "a connection resets the backoff once it delivers data")
         #expect(source.fileDescriptor != nil)
         let got = fixes(pump(source) { !fixes($0).isEmpty })
         #expect(!got.isEmpty, "the remembered watch was sent on connect")
+        #expect(source.backoff.failures == 0)
     }
 
     @Test func gpsdKilledMidStreamGivesDisconnectedAndARestartedGPSDIsReconnected() throws {
@@ -119,6 +120,56 @@ struct GPSDSourceTests {
         #expect(fixes(whileOff).isEmpty)
         try source.watch(enabled: true)
         #expect(!fixes(pump(source) { !fixes($0).isEmpty }).isEmpty)
+    }
+}
+
+/// GPSDSource against a TCP server that accepts each connection and closes it at once (a
+/// gpsd crashing on every client, a wrong service on the port): no gpsd needed.
+struct GPSDSourceBackoffTests {
+    @Test func aServerThatAcceptsAndClosesAtOnceIsRetriedEverMoreSlowly() throws {
+        let listener = try AcceptingSocket()
+        defer { close(listener.fd) }
+        let source = GPSDSource(port: String(listener.port))
+        var delays: [Duration] = []
+        for _ in 0..<6 {
+            #expect(try source.connect() == [.stateChanged(.connected)])
+            listener.acceptAndClose()
+            let events = pump(source, timeout: .seconds(10)) { $0.contains { if case .stateChanged(.disconnected) = $0 { true } else { false } } }
+            #expect(events.contains { if case .stateChanged(.disconnected) = $0 { true } else { false } })
+            delays.append(source.backoff.failed()) // what the daemon does on `.disconnected`
+        }
+        #expect(delays == [.milliseconds(250), .milliseconds(500), .seconds(1), .seconds(2), .seconds(4), .seconds(4)])
+    }
+}
+
+/// A listening TCP socket on a free loopback port.
+private struct AcceptingSocket {
+    let fd: Int32
+    let port: UInt16
+
+    init() throws {
+        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        try #require(fd >= 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = 0
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let fd = fd
+        let listening = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
+                bind(fd, pointer, length) == 0 && listen(fd, 8) == 0 && getsockname(fd, pointer, &length) == 0
+            }
+        }
+        if !listening { close(fd) }
+        try #require(listening, "bind/listen: \(String(cString: strerror(errno)))")
+        port = UInt16(bigEndian: address.sin_port)
+    }
+
+    /// Takes the connection waiting in the backlog and closes it.
+    func acceptAndClose() {
+        let client = accept(fd, nil, nil)
+        if client >= 0 { close(client) }
     }
 }
 

@@ -220,6 +220,60 @@ struct TrackReaderTests {
         #expect(track.skipped["no fix"] == 1)
     }
 
+    /// The receiver lost its fix within the epoch: GGA with its last position, then RMC V. The
+    /// last position sentence of an epoch decides whether it is a fix.
+    @Test func aLaterNoFixSentenceOfTheEpochCancelsItsFix() throws {
+        let text = [
+            nmea("GPRMC,120000.00,A,4700.0000,N,00800.0000,E,0.0,0.0,010520,,,A"),
+            nmea("GPGGA,120000.00,4700.0000,N,00800.0000,E,0,00,99.9,500.0,M,48.0,M,,"),
+            nmea("GPGGA,120001.00,4900.0000,N,00800.0000,E,1,08,1.0,500.0,M,48.0,M,,"),
+            nmea("GPRMC,120001.00,V,4700.0000,N,00800.0000,E,0.0,0.0,010520,,,N"),
+            nmea("GPRMC,120002.00,A,4700.0000,N,00800.0000,E,0.0,0.0,010520,,,A"),
+            nmea("GPGLL,4600.0000,N,00800.0000,E,120002.00,V,N"),
+            nmea("GNGGA,120003.00,4700.0000,N,00800.0000,E,1,08,1.0,500.0,M,48.0,M,,"),
+            nmea("GNGNS,120003.00,4700.0000,N,00800.0000,E,NN,00,,,,,"),
+            // A fix reported after the no-fix sentence stands.
+            nmea("GPGGA,120004.00,4700.0000,N,00800.0000,E,0,00,99.9,500.0,M,48.0,M,,"),
+            nmea("GPRMC,120004.00,A,4700.0000,N,00800.0000,E,0.0,0.0,010520,,,A"),
+        ].joined(separator: "\n")
+        let track = try readText(text)
+        #expect(track.fixes.map(\.time.rfc3339) == ["2020-05-01T12:00:04Z"])
+        #expect(track.skipped["no fix"] == 4)
+    }
+
+    /// GST with zero sigmas (a receiver that does not estimate its error) says nothing about
+    /// the accuracy: HDOP or the unknown default is used, never 0 m.
+    @Test func gstWithZeroOrNegativeSigmasLeavesTheAccuracyToHDOP() throws {
+        let text = [
+            nmea("GPGGA,120000.00,4700.0000,N,00800.0000,E,1,08,2.0,500.0,M,48.0,M,,"),
+            nmea("GPGST,120000.00,0.0,0.0,0.0,0.0,0.0,0.0,0.0"),
+            nmea("GPRMC,120000.00,A,4700.0000,N,00800.0000,E,0.0,0.0,010520,,,A"),
+            nmea("GPRMC,120001.00,A,4700.0000,N,00800.0000,E,0.0,0.0,010520,,,A"),
+            nmea("GPGST,120001.00,0.0,0.0,0.0,0.0,0.0,0.0,0.0"),
+            nmea("GPRMC,120002.00,A,4700.0000,N,00800.0000,E,0.0,0.0,010520,,,A"),
+            nmea("GPGST,120002.00,1.0,1.0,1.0,0.0,-3.0,4.0,1.0"),
+            nmea("GPRMC,120003.00,A,4700.0000,N,00800.0000,E,0.0,0.0,010520,,,A"),
+            nmea("GPGST,120003.00,1.0,1.0,1.0,0.0,3.0,0.0,1.0"),
+        ].joined(separator: "\n")
+        let fixes = try readText(text).fixes
+        let unknown = AccuracyModel.unknownAccuracyMeters
+        #expect(fixes.map(\.horizontalAccuracyMeters) == [38, unknown, unknown, unknown]) // HDOP 2.0 × 19 m
+    }
+
+    /// A receiver restart cuts a sentence off and the next one follows on the same line (the
+    /// line end was lost): each '$' starts a sentence, as in gpsd.
+    @Test func aWholeSentenceAfterACutOffOneOnTheSameLineIsRead() throws {
+        let text = [
+            nmea("GPRMC,120000.00,A,4700.0000,N,00800.0000,E,0.0,0.0,010520,,,A"),
+            "$GPRMC,1200" + nmea("GPRMC,120001.00,A,4700.0010,N,00800.0000,E,0.0,0.0,010520,,,A"),
+            nmea("GPRMC,120002.00,A,4700.0020,N,00800.0000,E,0.0,0.0,010520,,,A")
+                + nmea("GPRMC,120003.00,A,4700.0030,N,00800.0000,E,0.0,0.0,010520,,,A"),
+        ].joined(separator: "\r\n")
+        let track = try readText(text)
+        #expect(track.fixes.map(\.time.rfc3339) == ["2020-05-01T12:00:00Z", "2020-05-01T12:00:01Z", "2020-05-01T12:00:02Z", "2020-05-01T12:00:03Z"])
+        #expect(track.skipped == ["truncated": 1])
+    }
+
     /// The streaming parser gives the same fixes whatever the chunk size.
     @Test(arguments: [1, 7, 4096])
     func streamingInChunksEqualsWholeFile(chunk: Int) throws {
@@ -292,6 +346,140 @@ struct TrackReaderTests {
         #expect(track.skipped == ["no time": 1, "invalid coordinate": 1, "bad time": 1, "no fix": 1])
         #expect(track.skippedText == "4 skipped (1 bad time, 1 invalid coordinate, 1 no fix, 1 no time)")
         #expect(track.noFixError == nil)
+    }
+
+    // MARK: speed and course
+
+    /// The same four fixes in every track format: speed −5 kn (−2.57 m/s) with course 400°, a
+    /// speed of 5·10¹³ m/s with course 12°, a valid speed with course −90°, and a valid speed
+    /// with course 360° (north, given as 0°). Impossible values are dropped and counted; the
+    /// fixes are kept.
+    static let motionTracks: [(format: String, text: String)] = [
+        ("nmea", [
+            nmea("GPRMC,120000.00,A,4700.0000,N,00800.0000,E,-5.0,400.0,010520,,,A"),
+            nmea("GPRMC,120200.00,A,4700.0000,N,00800.0000,E,99999999999999,12.0,010520,,,A"),
+            nmea("GPRMC,120400.00,A,4700.0000,N,00800.0000,E,1.0,-90,010520,,,A"),
+            nmea("GPRMC,120600.00,A,4700.0000,N,00800.0000,E,2.0,360.0,010520,,,A"),
+        ].joined(separator: "\n")),
+        ("jsonl", """
+        {"time":"2020-05-01T12:00:00Z","lat":47,"lon":8,"speed_mps":-2.57,"course_deg":400}
+        {"time":"2020-05-01T12:02:00Z","lat":47,"lon":8,"speed_mps":5e13,"course_deg":12}
+        {"time":"2020-05-01T12:04:00Z","lat":47,"lon":8,"speed_mps":0.51,"course_deg":-90}
+        {"time":"2020-05-01T12:06:00Z","lat":47,"lon":8,"speed_mps":1.03,"course_deg":360}
+        """),
+        ("gpx", """
+        <gpx version="1.0"><trk><trkseg>
+          <trkpt lat="47" lon="8"><time>2020-05-01T12:00:00Z</time><speed>-2.57</speed><course>400</course></trkpt>
+          <trkpt lat="47" lon="8"><time>2020-05-01T12:02:00Z</time><speed>5e13</speed><course>12</course></trkpt>
+          <trkpt lat="47" lon="8"><time>2020-05-01T12:04:00Z</time><speed>0.51</speed><course>-90</course></trkpt>
+          <trkpt lat="47" lon="8"><time>2020-05-01T12:06:00Z</time><speed>1.03</speed><course>360</course></trkpt>
+        </trkseg></trk></gpx>
+        """),
+        ("gpsd-json", """
+        {"class":"TPV","mode":3,"time":"2020-05-01T12:00:00.000Z","lat":47,"lon":8,"eph":10,"speed":-2.57,"track":400}
+        {"class":"TPV","mode":3,"time":"2020-05-01T12:02:00.000Z","lat":47,"lon":8,"eph":10,"speed":5e13,"track":12}
+        {"class":"TPV","mode":3,"time":"2020-05-01T12:04:00.000Z","lat":47,"lon":8,"eph":10,"speed":0.51,"track":-90}
+        {"class":"TPV","mode":3,"time":"2020-05-01T12:06:00.000Z","lat":47,"lon":8,"eph":10,"speed":1.03,"track":360}
+        """),
+    ]
+
+    @Test(arguments: motionTracks)
+    func impossibleSpeedsAndCoursesAreDroppedAndCounted(format: String, text: String) throws {
+        let track = try readText(text)
+        #expect(track.format == format)
+        #expect(track.fixes.count == 4)
+        #expect(track.fixes.map { $0.speedMetersPerSecond != nil } == [false, false, true, true])
+        #expect(track.fixes.map(\.courseDegrees) == [nil, 12, nil, 0])
+        #expect(track.skipped == ["invalid speed": 2, "invalid course": 2])
+    }
+
+    @Test func speedLimitIsAboveEveryAircraftAndCourseIsWithinACircle() {
+        #expect(ReportedMotion.speed(0) == 0)
+        #expect(ReportedMotion.speed(300) == 300) // an airliner
+        #expect(ReportedMotion.speed(ReportedMotion.maxSpeedMetersPerSecond + 1) == nil)
+        #expect(ReportedMotion.speed(-0.1) == nil)
+        #expect(ReportedMotion.speed(.nan) == nil)
+        #expect(ReportedMotion.speed(.infinity) == nil)
+        #expect(ReportedMotion.course(0) == 0)
+        #expect(ReportedMotion.course(359.9) == 359.9)
+        #expect(ReportedMotion.course(360) == 0)
+        #expect(ReportedMotion.course(360.1) == nil)
+        #expect(ReportedMotion.course(-1) == nil)
+        #expect(ReportedMotion.course(.nan) == nil)
+    }
+
+    // MARK: wrong dates
+
+    /// One fix dated far from both neighbours, in every track format: an RMC of a receiver
+    /// after a GPS week-number rollover (1999 between 2019 fixes), a JSON line in 2204. It is
+    /// counted as `time jump`; the rest of the track is kept.
+    static let timeJumpTracks: [(format: String, text: String)] = [
+        ("nmea", [
+            nmea("GPRMC,120000.00,A,4700.0000,N,00800.0000,E,0.0,,010419,,,A"),
+            nmea("GPRMC,120001.00,A,4700.0000,N,00800.0000,E,0.0,,010419,,,A"),
+            nmea("GPRMC,120002.00,A,4700.0000,N,00800.0000,E,0.0,,170899,,,A"),
+            nmea("GPRMC,120003.00,A,4700.0000,N,00800.0000,E,0.0,,010419,,,A"),
+        ].joined(separator: "\n")),
+        ("jsonl", """
+        {"time":"2019-04-01T12:00:00Z","lat":47,"lon":8}
+        {"time":"2019-04-01T12:00:01Z","lat":47,"lon":8}
+        {"time":"2204-04-01T12:00:02Z","lat":47,"lon":8}
+        {"time":"2019-04-01T12:00:03Z","lat":47,"lon":8}
+        """),
+        ("gpx", """
+        <gpx><trk><trkseg>
+          <trkpt lat="47" lon="8"><time>2019-04-01T12:00:00Z</time></trkpt>
+          <trkpt lat="47" lon="8"><time>2019-04-01T12:00:01Z</time></trkpt>
+          <trkpt lat="47" lon="8"><time>1999-08-17T12:00:02Z</time></trkpt>
+          <trkpt lat="47" lon="8"><time>2019-04-01T12:00:03Z</time></trkpt>
+        </trkseg></trk></gpx>
+        """),
+        ("gpsd-json", """
+        {"class":"TPV","mode":3,"time":"2019-04-01T12:00:00.000Z","lat":47,"lon":8,"eph":10}
+        {"class":"TPV","mode":3,"time":"2019-04-01T12:00:01.000Z","lat":47,"lon":8,"eph":10}
+        {"class":"TPV","mode":3,"time":"1999-08-17T12:00:02.000Z","lat":47,"lon":8,"eph":10}
+        {"class":"TPV","mode":3,"time":"2019-04-01T12:00:03.000Z","lat":47,"lon":8,"eph":10}
+        """),
+    ]
+
+    @Test(arguments: timeJumpTracks)
+    func aFixDatedFarFromBothNeighboursIsATimeJump(format: String, text: String) throws {
+        let track = try readText(text)
+        #expect(track.format == format)
+        #expect(track.fixes.map(\.time.rfc3339) == ["2019-04-01T12:00:00Z", "2019-04-01T12:00:01Z", "2019-04-01T12:00:03Z"])
+        #expect(track.skipped == ["time jump": 1])
+    }
+
+    /// The first and the last fix have one neighbour each: a wrong first date is dropped when
+    /// the next two fixes agree with each other, a wrong last one when it is far from the one
+    /// before. Two consecutive fixes that agree confirm a new time, however far it jumped.
+    @Test func wrongFirstAndLastDatesAreDroppedAndTwoAgreeingFixesConfirmAJump() throws {
+        let text = """
+        {"time":"2204-05-01T12:00:00Z","lat":47,"lon":8}
+        {"time":"2024-05-01T12:00:01Z","lat":47,"lon":8}
+        {"time":"2024-05-01T12:00:02Z","lat":47,"lon":8}
+        {"time":"2024-09-01T08:00:00Z","lat":47,"lon":8}
+        {"time":"2024-09-01T08:00:01Z","lat":47,"lon":8}
+        {"time":"1980-01-06T00:00:00Z","lat":47,"lon":8}
+        """
+        let track = try readText(text)
+        #expect(track.fixes.map(\.time.rfc3339) == ["2024-05-01T12:00:01Z", "2024-05-01T12:00:02Z", "2024-09-01T08:00:00Z", "2024-09-01T08:00:01Z"])
+        #expect(track.skipped == ["time jump": 2])
+        // A wrong second date does not cost the first fix.
+        let second = try readText("""
+        {"time":"2024-05-01T12:00:00Z","lat":47,"lon":8}
+        {"time":"2204-05-01T12:00:01Z","lat":47,"lon":8}
+        {"time":"2024-05-01T12:00:02Z","lat":47,"lon":8}
+        """)
+        #expect(second.fixes.map(\.time.rfc3339) == ["2024-05-01T12:00:00Z", "2024-05-01T12:00:02Z"])
+    }
+
+    /// A logger switched off for days: a fix alone between silences of less than a week keeps.
+    @Test func aSparseLoggerKeepsEveryFix() throws {
+        let text = (0..<5).map { #"{"time":"2024-05-0\#(1 + 2 * $0)T12:00:00Z","lat":47,"lon":8}"# }.joined(separator: "\n")
+        let track = try readText(text)
+        #expect(track.fixes.count == 5)
+        #expect(track.skipped.isEmpty)
     }
 
     // MARK: JSON

@@ -135,6 +135,29 @@ struct EventStoreTests {
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == Data(bytes))
     }
 
+    /// Another program's SQLite database is never turned into geomon's; an empty file becomes
+    /// one only where the caller may create a database (not for the maintenance commands).
+    @Test func anotherProgramsDatabaseIsRefusedAndAnEmptyFileIsMadeOnlyWhereAllowed() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let foreign = dir.path("foreign.db")
+        try Connection(path: foreign).execute("CREATE TABLE mydata(a)")
+        for create in [true, false] {
+            #expect {
+                _ = try EventStore(path: foreign, create: create)
+            } throws: { ($0 as? StoreError)?.kind == .notADatabase && "\($0)".contains("left untouched") }
+        }
+        let tables = try Connection(path: foreign).scalarInt("SELECT count(*) FROM sqlite_master")
+        #expect(tables == 1)
+        let empty = dir.path("empty.db")
+        try Data().write(to: URL(fileURLWithPath: empty))
+        #expect {
+            _ = try EventStore(path: empty, create: false)
+        } throws: { "\($0)".contains("not a geomon database") }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: empty)).isEmpty)
+        #expect(try EventStore(path: empty).userVersion() > 0)
+    }
+
     @Test func aReadOnlyOpenOfAMissingFileFailsWithoutCreatingIt() throws {
         let dir = try TemporaryDirectory()
         defer { dir.remove() }
@@ -353,6 +376,28 @@ struct PublicationOutboxTests {
         late.publications = [Self.location(5000)]
         try store.commit(late)
         #expect(try store.outbox.publications(includingPublished: true, limit: 100).map(\.publication.payload) == ["{}", "{\"tst\":5000}"])
+    }
+
+    /// The waypoints message is dated by the system clock, here years after the receiver's
+    /// dates: the age bound counts from the newest of the other messages, so it does not drop
+    /// the pending locations.
+    @Test func theAgeBoundCountsInTheReceiversTimeNotTheWaypointsMessages() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let store = try EventStore(path: dir.path("o.db"))
+        store.publicationLimits = PublicationLimits(maxRows: 100, maxAge: .seconds(1000))
+        var first = EventStoreTests.batch()
+        first.publications = [Self.location(100), Self.location(200)]
+        try store.commit(first)
+        let now = UTCTime(millisecondsSince1970: 1_800_000_000_000)
+        try store.outbox.enqueue([Publication(kind: .waypoints, topic: "w", payload: "{\"n\":1}", retain: true, time: now)], at: now)
+        let pending = try store.outbox.pendingPublications(after: 0, limit: 10).map(\.publication.payload)
+        #expect(pending == ["{\"tst\":100}", "{\"tst\":200}", "{\"n\":1}"])
+        // The receiver's own later message still ages the first out.
+        var late = EventStoreTests.batch()
+        late.publications = [Self.location(1150)]
+        try store.commit(late)
+        #expect(try store.outbox.pendingPublications(after: 0, limit: 10).map(\.publication.payload) == ["{\"tst\":200}", "{\"n\":1}", "{\"tst\":1150}"])
     }
 
     @Test func aNewWaypointsMessageReplacesOneStillPending() throws {

@@ -22,7 +22,7 @@ enum HooksCommand {
             throw CommandFailure("cannot read database '\(path)': \(String(cString: strerror(errno)))", exitCode: .noInput)
         }
         do {
-            return try EventStore(path: path, readOnly: !writable)
+            return try EventStore(path: path, readOnly: !writable, create: false)
         } catch let error as StoreError {
             throw CommandFailure("\(error)", exitCode: error.kind == .missing ? .noInput : .dataError)
         }
@@ -178,13 +178,18 @@ struct HooksRetryCommand: GeomonCommand {
                 print("no dead deliveries")
                 return 0
             }
-            // The daemon requeues at once; wait (briefly) to report what it did, signalling
-            // again each second (a daemon still starting ignores the signal).
+            // The daemon requeues at once; wait (briefly) to report what it did. A daemon still
+            // starting ignores the signal, so it is sent again each second until the daemon's
+            // status says it runs (its handler is then installed): once more would run the
+            // requeued hooks again.
             let deadline = ContinuousClock.now + .seconds(5)
             var left = dead
             var nextSignal = ContinuousClock.now
-            while left > 0, ContinuousClock.now < deadline {
-                if ContinuousClock.now >= nextSignal {
+            var handled = false
+            while left == dead, ContinuousClock.now < deadline {
+                if !handled, ContinuousClock.now >= nextSignal {
+                    let status = (try? reader.daemonStatus.read()) ?? nil
+                    handled = status.map { $0.running && $0.pid == pid } ?? false
                     guard kill(pid, SIGUSR1) == 0 else {
                         throw CommandFailure("cannot ask the running geomon (pid \(pid)) to requeue: \(String(cString: strerror(errno))); run this as its user or root")
                     }
@@ -193,9 +198,12 @@ struct HooksRetryCommand: GeomonCommand {
                 usleep(50_000)
                 left = try HooksCommand.openQueue(path: db, writable: false).deliveryQueue.deliveries(status: .dead).count
             }
-            let done = dead - left
-            print("asked the running geomon (pid \(pid)) to requeue \(dead) dead \(dead == 1 ? "delivery" : "deliveries"); \(done) requeued so far")
-            return left == 0 ? 0 : ExitCode.failure.code
+            guard left < dead || handled else {
+                print("asked the running geomon (pid \(pid)) to requeue \(dead) dead \(dead == 1 ? "delivery" : "deliveries"); none requeued yet")
+                return ExitCode.failure.code
+            }
+            print("asked the running geomon (pid \(pid)) to requeue \(dead) dead \(dead == 1 ? "delivery" : "deliveries"); it runs them now")
+            return 0
         }
         let count = try HooksCommand.withWritableStore(db) { try $0.deliveryQueue.requeueDead() }
         print("requeued \(count) dead \(count == 1 ? "delivery" : "deliveries")")

@@ -92,7 +92,7 @@ struct PublishRetryCommand: GeomonCommand {
         abstract: "Reconnects to the broker now, or publishes again the messages since a time",
         discussion: """
         Without --since: when a `geomon run` owns the database, asks it to skip its reconnect
-        backoff and send what is pending now (SIGUSR1 to the pid in the lock file; run it as
+        backoff and send what is pending now (SIGUSR2 to the pid in the lock file; run it as
         the daemon's user or root); otherwise prints how many messages wait for the next
         `geomon run` (or `geomon replay --publish --db`).
 
@@ -129,7 +129,7 @@ struct PublishRetryCommand: GeomonCommand {
             if since != nil {
                 throw CommandFailure("the running geomon (pid \(pid)) owns \(db); stop it to requeue published messages, then start it again")
             }
-            guard kill(pid, SIGUSR1) == 0 else {
+            guard kill(pid, SIGUSR2) == 0 else {
                 throw CommandFailure("cannot ask the running geomon (pid \(pid)) to reconnect: \(String(cString: strerror(errno))); run this as its user or root")
             }
             let pending = try HooksCommand.openQueue(path: db, writable: false).outbox.pendingPublicationCount()

@@ -56,9 +56,11 @@ struct RunCommand: GeomonCommand {
         var options = options
         options.environment = ProcessInfo.processInfo.environment
         let log = Log(level: options.logLevel)
-        // `geomon hooks retry` signals whoever holds the instance lock; until the daemon's
-        // handler is installed, a SIGUSR1 must not kill it (the command signals again).
+        // `geomon hooks retry` and `publish retry` signal whoever holds the instance lock; until
+        // the daemon's handler is installed, a SIGUSR1 or SIGUSR2 must not kill it (the
+        // commands signal again).
         signal(SIGUSR1, SIG_IGN)
+        signal(SIGUSR2, SIG_IGN)
         let daemon: LiveDaemon
         do {
             daemon = try LiveDaemon(options: options, log: log)

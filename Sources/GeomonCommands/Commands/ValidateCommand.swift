@@ -58,7 +58,9 @@ struct ValidateCommand: GeomonCommand {
             } catch {
                 missing = true
                 if json {
-                    all.append(.error(error.description, at: nil))
+                    var diagnostic = Diagnostic.error(error.description, at: nil)
+                    diagnostic.file = path
+                    all.append(diagnostic)
                 } else {
                     writeStderr("geomon: error: \(error.description)")
                 }

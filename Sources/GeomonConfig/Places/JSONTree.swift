@@ -38,6 +38,11 @@ struct JSONTree {
             return nil
         }
 
+        var isNull: Bool {
+            if case .null = value { return true }
+            return false
+        }
+
         var isObject: Bool {
             if case .object = value { return true }
             return false

@@ -129,7 +129,15 @@ public struct OwnTracksCommand: Sendable {
         guard let lat = item["lat"]?.number, let lon = item["lon"]?.number else {
             return .failure(WaypointProblem(message: "'\(desc.clipped)' needs numbers 'lat' and 'lon'"))
         }
-        let rad = item["rad"]?.number ?? 0
+        // A missing (or null) `rad` is 0: no region. One that is there must be metres, 0 or more.
+        var rad = 0.0
+        if let radNode = item["rad"], !radNode.isNull {
+            guard let number = radNode.number, number >= 0 else {
+                let got = radNode.number.map(formatNumber) ?? radNode.string.map { "the string \"\($0.clipped)\"" } ?? radNode.kind
+                return .failure(WaypointProblem(message: "'\(desc.clipped)': 'rad' must be a number of metres, 0 or more (got \(got))"))
+            }
+            rad = number
+        }
         let center = Coordinate(latitude: lat, longitude: lon)
         if !center.isValid || rad <= 0 {
             return .success(Waypoint(key: key, fenceID: fenceID, name: desc, center: center, radiusMeters: rad, tst: tst, removes: true))

@@ -28,6 +28,19 @@ public enum PlaceFileFormat: String, CaseIterable, Sendable {
         return sniffJSON(bytes)
     }
 
+    /// The format's name in messages ("Home Assistant", "GPX").
+    var displayName: String {
+        switch self {
+        case .geojson: "GeoJSON"
+        case .homeassistant: "Home Assistant"
+        case .owntracks: "OwnTracks"
+        case .kml: "KML"
+        case .kmz: "KMZ"
+        case .gpx: "GPX"
+        case .traccar: "Traccar"
+        }
+    }
+
     /// GeoJSON has `"type"`, OwnTracks `"_type"`, Traccar's list objects an `"area"`, Home
     /// Assistant's zones made in its UI (`.storage/zone`) `"key": "zone"`.
     static func sniffJSON(_ bytes: [UInt8]) -> PlaceFileFormat? {
@@ -273,8 +286,13 @@ private struct Reader {
                 func value(_ key: String) -> YAMLNode? { settings.last { $0.key.scalar == key }?.value }
                 if let latNode = value("latitude"), let lonNode = value("longitude") {
                     let lat = scalarValue(latNode, &secrets).flatMap(Double.init), lon = scalarValue(lonNode, &secrets).flatMap(Double.init)
-                    let radius = value("radius").flatMap { scalarValue($0, &secrets) }.flatMap(Double.init) ?? 100
-                    if let lat, let lon, lat.isFinite, lon.isFinite {
+                    // Home Assistant's default radius is for a missing one only.
+                    var radius: Double? = 100
+                    if let radiusNode = value("radius") {
+                        radius = scalarValue(radiusNode, &secrets).flatMap(Double.init).flatMap { $0.isFinite ? $0 : nil }
+                        if radius == nil { error("the home zone: 'homeassistant: radius' \(notANumber(radiusNode))", location(radiusNode)) }
+                    }
+                    if let lat, let lon, let radius, lat.isFinite, lon.isFinite {
                         // `zone.home`, named "Home" as Home Assistant shows it (`homeassistant:
                         // name` names the installation, not the zone).
                         let before = result.places.count
@@ -423,7 +441,15 @@ private struct Reader {
                 error("zone '\(name)' needs numbers 'latitude' and 'longitude'", here)
                 continue
             }
-            let radius = item["radius"]?.number ?? 100
+            // Home Assistant's default radius is for a missing one only.
+            var radius = 100.0
+            if let radiusNode = item["radius"] {
+                guard let number = radiusNode.number else {
+                    error("zone '\(name)': 'radius' must be a number of metres (got \(radiusNode.string.map { "the string \"\($0.clipped)\"" } ?? radiusNode.kind))", at(radiusNode.offset))
+                    continue
+                }
+                radius = number
+            }
             add(id: PlaceFiles.slug(name), name: name, shape: .circle(center: Coordinate(latitude: lat, longitude: lon), radiusMeters: radius),
                 at: here, style: .homeAssistant)
         }

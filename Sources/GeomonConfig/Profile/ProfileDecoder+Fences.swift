@@ -14,6 +14,10 @@ extension ProfileDecoder {
                                   "overrides"]
     /// Keys of a GeoJSON file only (not of the other formats).
     static let geojsonPropertyKeys = ["id_property", "name_property", "width_property", "radius_property", "strict"]
+    /// The formats other than GeoJSON that take a file entry's `radius` (for points without
+    /// one) and `width` (for lines without one).
+    static let radiusFormats: [PlaceFileFormat] = [.kml, .kmz, .gpx]
+    static let widthFormats: [PlaceFileFormat] = [.kml, .kmz, .traccar]
     /// The most a fence file other than GeoJSON may hold (it is read whole).
     static let maxPlaceFileBytes = 64 << 20
 
@@ -419,12 +423,16 @@ extension ProfileDecoder {
             if let node = f.key(key) { error("'\(key)' can only be used with a GeoJSON file (this one is \(format.rawValue))", node) }
         }
         if format == .homeassistant { homeAssistantZones = true }
+        for (key, users) in [("radius", Self.radiusFormats), ("width", Self.widthFormats)] where !users.contains(format) {
+            guard let node = f.key(key) else { continue }
+            error("'\(key)' has no effect for \(format.displayName) files (only \(users.map(\.displayName).joined(separator: ", ")) and GeoJSON files use it)", node)
+        }
         var options = PlaceFiles.Options()
-        if let p = f["radius"] {
+        if let p = f["radius"], Self.radiusFormats.contains(format) {
             guard let v = quantity(p, "radius", .distance, maximum: (geometryMaxCircleRadiusMeters, "1000km")) else { return }
             options.radius = v
         }
-        if let p = f["width"] {
+        if let p = f["width"], Self.widthFormats.contains(format) {
             guard let v = quantity(p, "width", .distance, maximum: (2 * geometryMaxCircleRadiusMeters, "2000km")) else { return }
             options.width = v
         }
@@ -447,7 +455,7 @@ extension ProfileDecoder {
         guard var overrides = decodeOverrides(f, base: rules) else { return }
         for place in read.places {
             let id = idPrefix + place.id
-            guard registerFenceID(id, at: place.location, geojsonFile: shown) else { continue }
+            guard registerFenceID(id, at: place.location, geojsonFile: shown, entry: location(n)) else { continue }
             var fence = Fence(id: id, name: place.name, shape: place.shape)
             let own = overrides.take(id) ?? rules
             own.apply(to: &fence)
@@ -549,8 +557,14 @@ extension ProfileDecoder {
             idProperty = text
         }
         var options = GeoJSONFences.Options(idProperty: idProperty, strict: strictGeoJSON)
+        // An empty property name would name no property: every one is reported.
+        var emptyProperty = false
         if let p = f["name_property"] {
-            guard let text = string(p, "name_property"), !text.isEmpty else { return }
+            guard let text = string(p, "name_property") else { return }
+            if text.isEmpty {
+                error("'name_property' must not be empty: it names a property of the features", p)
+                emptyProperty = true
+            }
             options.nameProperty = text
         }
         if let p = f["strict"], let v = boolean(p, "strict") { options.strict = options.strict || v }
@@ -564,9 +578,14 @@ extension ProfileDecoder {
         }
         for (key, path) in [("width_property", \GeoJSONFences.Options.widthProperty), ("radius_property", \GeoJSONFences.Options.radiusProperty)] {
             guard let p = f[key] else { continue }
-            guard let text = string(p, key), !text.isEmpty else { return }
+            guard let text = string(p, key) else { return }
+            if text.isEmpty {
+                error("'\(key)' must not be empty: it names a property of the features", p)
+                emptyProperty = true
+            }
             options[keyPath: path] = text
         }
+        guard !emptyProperty else { return }
         guard let idPrefix = decodeIDPrefix(f) else { return }
         if relative.isEmpty {
             error("'\(key)' must name a file", n)
@@ -594,6 +613,7 @@ extension ProfileDecoder {
         // The fences before this file's (of the profile and its earlier files).
         let before = decodedFences.count
         guard var overrides = decodeOverrides(f, base: rules) else { return }
+        let entry = location(n)
         let result = GeoJSONFences.read(mapped, file: shown, options: options) { fence, shape in
             if self.decodedFences.count == self.decodedFences.capacity {
                 let room = before + StreamGrowth.room(count: self.decodedFences.count - before, capacity: self.decodedFences.capacity - before,
@@ -605,7 +625,7 @@ extension ProfileDecoder {
             }
             var fence = fence
             fence.id = idPrefix + fence.id
-            guard self.registerFenceID(fence.id, at: fence.location ?? self.location(n), geojsonFile: shown) else { return }
+            guard self.registerFenceID(fence.id, at: fence.location ?? entry, geojsonFile: shown, entry: entry) else { return }
             let own = overrides.isEmpty ? rules : overrides.take(fence.id) ?? rules
             own.apply(to: &fence)
             if fence.location == nil { fence.location = self.location(n) }

@@ -16,6 +16,8 @@ extension ProfileDecoder {
         if let n = m["host"], let v = string(n, "host") {
             if v.isEmpty || v.contains(where: { $0 == " " || $0 == "/" }) {
                 error("'host' must be a host name or address such as broker.lan or 192.0.2.10 (got '\(v.clipped)')", n)
+            } else if let (name, port) = Self.hostWithPort(v) {
+                error("'host' must not include a port (got '\(v.clipped)'); write 'host: \(name.clipped)' and 'port: \(port.clipped)'", n)
             } else {
                 mqtt.host = v
             }
@@ -93,10 +95,19 @@ extension ProfileDecoder {
                 mqtt.keepalive = v
             }
         }
-        if mqtt.trackerID == nil, mqtt.effectiveTrackerID(profile: profileName).count < 2, let n = m["topic"] {
+        if m["tracker_id"] == nil, mqtt.effectiveTrackerID(profile: profileName).count < 2, let n = m["topic"] {
             warning("no 'tracker_id': OwnTracks wants a 2-character 'tid'; set one (e.g. 'tracker_id: \(String((profileName + "gm").prefix(2)))')", n)
         }
         publish.mqtt = mqtt
+    }
+
+    /// `broker:1883` split into the name and the port; nil for anything else (an IPv6 address
+    /// has more than one colon).
+    static func hostWithPort(_ host: String) -> (name: String, port: String)? {
+        let parts = host.split(separator: ":", omittingEmptySubsequences: false)
+        guard parts.count == 2, !parts[0].isEmpty, !parts[1].isEmpty,
+              parts[1].unicodeScalars.allSatisfy({ ("0"..."9").contains($0) }) else { return nil }
+        return (String(parts[0]), String(parts[1]))
     }
 
     /// Why `topic` cannot be a base topic to publish under, or nil.
@@ -188,11 +199,17 @@ extension ProfileDecoder {
         }
         if let env {
             if case .mapping(let pairs) = env.kind {
+                var seen: [String: YAMLNode] = [:]
                 for pair in pairs {
                     guard case .scalar(let name, _) = pair.key.kind else {
                         error("'env' names must be plain strings", pair.key)
                         continue
                     }
+                    if let first = seen[name] {
+                        error("duplicate key '\(name)' (first at \(position(first)))", pair.key)
+                        continue
+                    }
+                    seen[name] = pair.key
                     if let problem = Self.environmentNameProblem(name) {
                         error(problem, pair.key)
                         continue

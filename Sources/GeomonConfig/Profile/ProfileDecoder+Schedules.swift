@@ -79,7 +79,8 @@ extension ProfileDecoder {
             return nil
         }
         let parts = text.split(separator: ":", omittingEmptySubsequences: false)
-        guard parts.count == 2, (1...2).contains(parts[0].count), parts[1].count == 2,
+        let digits = parts.allSatisfy { $0.unicodeScalars.allSatisfy { ("0"..."9").contains($0) } }
+        guard parts.count == 2, digits, (1...2).contains(parts[0].count), parts[1].count == 2,
               let h = Int(parts[0]), let m = Int(parts[1]), (0...59).contains(m),
               (0...23).contains(h) || (allowMidnightEnd && h == 24 && m == 0) else {
             error("'\(name)' must be a local time of day HH:MM such as \"07:30\"\(allowMidnightEnd ? " (or \"24:00\")" : "") (got '\(text.clipped)')", n)

@@ -27,6 +27,12 @@ extension ProfileDecoder {
     /// Decodes the whole profile; nil only when the root is not a mapping. Missing or invalid
     /// parts are reported and replaced by defaults so that later rules can still run.
     func decodeProfile(_ root: YAMLNode, fences records: inout [FenceRecord]) -> Profile? {
+        // A document that is only `---`, `...` or `~`.
+        if root.isNull {
+            diagnostics.append(.error("profile is empty", at: SourceLocation(file: file, line: 1, column: 1)))
+            return nil
+        }
+        checkUnsupportedYAML(root)
         guard let top = fields(root, path: "", allowed: Self.topLevelKeys, required: ["version", "name", "mode"]) else { return nil }
         if let node = top["version"], let version = integer(node, "version", range: Int.min...Int.max), version != 1 {
             error("unsupported profile version \(version) (this geomon reads version 1)", node)

@@ -17,8 +17,9 @@ final class ProfileDecoder {
     var nodes: [String: YAMLNode] = [:]
     /// False when 'mode' was missing or invalid (mode rules are then skipped).
     var modeIsKnown = false
-    /// Where each fence id was first defined, and the GeoJSON file it came from.
-    var fenceIDs: [String: (location: SourceLocation, geojsonFile: String?)] = [:]
+    /// Where each fence id was first defined, the fence file it came from, and where the
+    /// `fences:` entry that read that file names it (nil for an inline fence).
+    var fenceIDs: [String: (location: SourceLocation, geojsonFile: String?, entry: SourceLocation?)] = [:]
     /// Permission and ownership checks for referenced files (docs/security.md).
     var trust = FileTrust()
     /// Unknown keys that look like a misspelled known key, by the dotted path of the key they
@@ -65,22 +66,38 @@ final class ProfileDecoder {
 
     /// Records a fence id; reports a duplicate (at `location`, naming the first definition).
     /// Returns false for a duplicate. `alias` names the YAML alias the entry was written as.
-    func registerFenceID(_ id: String, at location: SourceLocation, geojsonFile: String?, alias: String? = nil) -> Bool {
+    /// `entry` is where a file entry names its file: ids repeated inside the file that one
+    /// entry reads were already reported by the file's reader; a file read again by another
+    /// entry repeats all of its ids.
+    func registerFenceID(_ id: String, at location: SourceLocation, geojsonFile: String?, entry: SourceLocation? = nil,
+                         alias: String? = nil) -> Bool {
         guard let first = fenceIDs[id] else {
-            fenceIDs[id] = (location, geojsonFile)
+            fenceIDs[id] = (location, geojsonFile, entry)
             return true
         }
-        // Duplicates inside one GeoJSON file were already reported by its reader.
-        if geojsonFile == nil || geojsonFile != first.geojsonFile {
-            let firstText = first.location.file == location.file ? "line \(first.location.line), column \(first.location.column)" : first.location.description
-            var message = "duplicate fence id '\(id)' (first defined at \(firstText))"
-            if let alias {
-                message += "; this entry is the alias '*\(alias)', which repeats that fence"
-            } else if let file = geojsonFile ?? first.geojsonFile {
-                message += "; to keep the fences of GeoJSON files apart, give the entry of '\(file)' an 'id_prefix' (e.g. 'id_prefix: \(Self.prefixSuggestion(file))')"
-            }
-            diagnostics.append(.error(message, at: location))
+        if geojsonFile != nil, entry != nil, first.entry == entry { return false }
+        // The same place of the same file, read by a second entry: reported at that entry.
+        let again = first.entry != nil && first.location == location
+        let at = again ? entry ?? location : location
+        func text(_ other: SourceLocation) -> String {
+            other.file == at.file ? "line \(other.line), column \(other.column)" : other.description
         }
+        var message = "duplicate fence id '\(id)' (first defined at \(text(first.location)))"
+        if again, let firstEntry = first.entry {
+            message = "duplicate fence id '\(id)' (first defined at \(text(first.location)), read by the entry at \(text(firstEntry)))"
+        }
+        if let alias {
+            message += "; this entry is the alias '*\(alias)', which repeats that fence"
+        } else if let fenceFile = geojsonFile ?? first.geojsonFile {
+            let example = "(e.g. 'id_prefix: \(Self.prefixSuggestion(fenceFile))')"
+            if geojsonFile == first.geojsonFile {
+                message += "; to read '\(fenceFile)' twice, give one of its entries an 'id_prefix' \(example)"
+            } else {
+                let kind = fenceFile.lowercased().hasSuffix(".geojson") ? "GeoJSON files" : "files"
+                message += "; to keep the fences of \(kind) apart, give the entry of '\(fenceFile)' an 'id_prefix' \(example)"
+            }
+        }
+        diagnostics.append(.error(message, at: at))
         return false
     }
 
@@ -133,11 +150,18 @@ final class ProfileDecoder {
         }
         let context = path.isEmpty ? "at the top level" : "in '\(path)'"
         var seen: [String: YAMLNode] = [:]
+        // A merge key (`<<: *base`) was reported by `checkUnsupportedYAML`; the keys it meant
+        // to bring are unknown, so none is reported missing.
+        var merges = false
         // Required keys a misspelt key was taken for: its error says so, once.
         var suggested: Set<String> = []
         for pair in pairs {
             guard case .scalar(let key, _) = pair.key.kind else {
                 error("keys must be plain strings (got \(pair.key.kindDescription))", pair.key)
+                continue
+            }
+            if pair.key.isMergeKey {
+                merges = true
                 continue
             }
             if let first = seen[key] {
@@ -158,7 +182,7 @@ final class ProfileDecoder {
             result.entries[key] = pair
             nodes[path.isEmpty ? key : "\(path).\(key)"] = pair.value
         }
-        for key in required where result.entries[key] == nil && !suggested.contains(key) {
+        for key in required where result.entries[key] == nil && !suggested.contains(key) && !merges {
             if path.isEmpty {
                 error("missing required key '\(key)'", node)
             } else {
@@ -166,6 +190,35 @@ final class ProfileDecoder {
             }
         }
         return result
+    }
+
+    /// Reports the YAML features a profile is not read with, anywhere in it: tags (`!secret`,
+    /// `!!int`: a profile's values are read by the key they belong to, as written) and merge
+    /// keys (`<<: *base`). Text reached through an alias is checked where it is anchored.
+    func checkUnsupportedYAML(_ node: YAMLNode) {
+        if let tag = node.tag {
+            error("YAML tags such as '\(Self.writtenTag(tag))' are not supported in a profile: write the value itself", node)
+        }
+        switch node.kind {
+        case .scalar:
+            break
+        case .sequence(let items):
+            for item in items where item.alias == nil { checkUnsupportedYAML(item) }
+        case .mapping(let pairs):
+            for pair in pairs {
+                if pair.key.isMergeKey {
+                    error("YAML merge keys ('<<') are not supported in a profile: write the keys out", pair.key)
+                }
+                if pair.key.alias == nil { checkUnsupportedYAML(pair.key) }
+                if pair.value.alias == nil { checkUnsupportedYAML(pair.value) }
+            }
+        }
+    }
+
+    /// A tag as it was written: libyaml gives `!!int` as `tag:yaml.org,2002:int`.
+    static func writtenTag(_ tag: String) -> String {
+        let prefix = "tag:yaml.org,2002:"
+        return (tag.hasPrefix(prefix) ? "!!" + tag.dropFirst(prefix.count) : tag).clipped
     }
 
     /// The items of a list; null counts as empty.

@@ -60,6 +60,12 @@ public struct YAMLNode: Sendable {
         return false
     }
 
+    /// True for YAML's merge key: a plain, untagged `<<`.
+    public var isMergeKey: Bool {
+        if case .scalar("<<", .plain) = kind { return tag == nil }
+        return false
+    }
+
     /// A short noun for the node's kind, used in "expected X, got Y" messages.
     public var kindDescription: String {
         switch kind {

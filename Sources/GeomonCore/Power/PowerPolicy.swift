@@ -43,6 +43,8 @@ public struct PowerPolicy: Sendable {
     private struct Memory: Hashable, Sendable {
         var coarseOn = false
         var lastGnssOffAt: UTCTime?
+        /// The last GNSS fix: the receiver's ephemerides are as fresh as it (`expectedTTFF`).
+        var lastGnssFixAt: UTCTime?
         var lastAccepted: Fix?
         /// The previous usable GNSS fix a regions decision was made on (course trust).
         var previousDecided: Fix?
@@ -55,6 +57,9 @@ public struct PowerPolicy: Sendable {
         var timeoutRetry: Duration?
         /// Retries after a fix timeout that got no fix either (reset by a fix).
         var failedRetries = 0
+        /// The switch-on of the last listen in this run of fix timeouts that was not a probe
+        /// (`probing`); nil once a fix came.
+        var lastLongListenAt: UTCTime?
         /// The current listen is a short one (`retryFixTimeout`): a hot start, or waiting for
         /// the next fix with nothing undecided.
         var shortListen = false
@@ -437,12 +442,14 @@ public struct PowerPolicy: Sendable {
     public mutating func fixReceived(_ fix: Fix, context: FixContext, now: UTCTime) -> [PowerAction] {
         if fix.source == .gnss, case let .on(since, timeoutBase) = state {
             // The first fix since a hot wake (no timeout since the switch-on): its TTFF.
-            if timeoutBase == since, let off = memory.lastGnssOffAt, since - off < configuration.hotWindow, fix.time >= since {
+            if timeoutBase == since, let last = memory.lastGnssFixAt, since - last < configuration.hotWindow, fix.time >= since {
                 learnTTFF(fix.time - since)
             }
             state = .on(since: since, timeoutBase: now)
+            memory.lastGnssFixAt = max(memory.lastGnssFixAt ?? fix.time, fix.time)
             memory.timeoutRetry = nil
             memory.failedRetries = 0
+            memory.lastLongListenAt = nil
             // Continuous tracking waits the full `fix_timeout` between fixes (a gap under trees
             // is no reason to give up); its checks and retries after an outage listen briefly.
             memory.shortListen = configuration.mode != .continuous && !context.transitionPending && context.allCertain
@@ -640,6 +647,7 @@ public struct PowerPolicy: Sendable {
             return []
         }
         let cap = max(configuration.minSleep, min(configuration.maxSleep, configuration.maxFixTimeoutRetry))
+        if !probing { memory.lastLongListenAt = since }
         if memory.timeoutRetry != nil { memory.failedRetries += 1 }
         var retry = memory.timeoutRetry.map { $0 * 2 } ?? configuration.minSleep
         retry = waits || slack > cap ? min(retry, configuration.maxSleep, slack) : min(retry, cap)
@@ -670,13 +678,38 @@ public struct PowerPolicy: Sendable {
     /// How long to wait for a fix now: `retryFixTimeout` (when shorter than `fix_timeout`) while
     /// retrying after a fix timeout (no fix since), after a hot start, and after a fix that left
     /// nothing undecided; otherwise `fix_timeout` (a warm start, a pending transition, a side
-    /// still uncertain).
+    /// still uncertain); `probeListen` while `probing`. A retry that starts warm
+    /// (`acquiringWarm`) listens as long beyond `ttff_warm` as a short listen does beyond
+    /// `ttff_hot`.
     private var currentFixTimeout: Duration {
-        guard memory.timeoutRetry != nil || memory.shortListen, let retry = configuration.retryFixTimeout else { return configuration.fixTimeout }
-        if memory.failedRetries > 0, configuration.maxLatency > .zero {
-            return min(retry, configuration.fixTimeout, configuration.probeListen)
+        guard let retry = configuration.retryFixTimeout else { return configuration.fixTimeout }
+        if probing { return min(retry, configuration.fixTimeout, configuration.probeListen) }
+        guard memory.timeoutRetry != nil || memory.shortListen else { return configuration.fixTimeout }
+        if case let .on(since, _) = state, acquiringWarm(since: since) {
+            return min(configuration.fixTimeout, configuration.ttffWarm + max(.zero, retry - configuration.ttffHot))
         }
         return min(retry, configuration.fixTimeout)
+    }
+
+    /// Whether the current listen only probes for the sky (`probeListen`, sized for a hot
+    /// start): with a latency budget, once a retry's listen has also got no fix. A receiver
+    /// the probe is too short for (a degraded sky, a slower unit than planned, ephemerides
+    /// gone stale in an outage longer than `hot_window`) would never be caught by probes
+    /// alone, so once `max_sleep` has passed since the last longer listen, a retry listens as
+    /// its start needs again (`currentFixTimeout`: short when hot, longer when warm).
+    private var probing: Bool {
+        guard memory.failedRetries > 0, configuration.maxLatency > .zero, case let .on(since, _) = state else { return false }
+        guard let long = memory.lastLongListenAt else { return true }
+        return since - long < configuration.maxSleep
+    }
+
+    /// Whether the receiver, on since `since`, is acquiring from a warm start: no fix since,
+    /// and none within `hot_window` before (none at all since the start: nothing says its
+    /// ephemerides are current). Ephemerides age from the last fix, not from a switch-off: a
+    /// receiver that retried through an outage longer than `hot_window` starts warm.
+    private func acquiringWarm(since: UTCTime) -> Bool {
+        guard let last = memory.lastGnssFixAt else { return true }
+        return last < since && since - last >= configuration.hotWindow
     }
 
     /// Whether the policy currently wants the GNSS receiver on.
@@ -703,10 +736,10 @@ public struct PowerPolicy: Sendable {
     /// The last fix that passed the screen.
     public var lastFix: Fix? { memory.lastAccepted }
 
-    /// The time to first fix to expect when switching on at `now`: hot if the receiver was off
-    /// for less than `hot_window`, else warm (also when it was never on).
+    /// The time to first fix to expect when switching on at `now`: hot within `hot_window` of
+    /// the last GNSS fix, else warm (also before the first fix).
     public func expectedTTFF(at now: UTCTime) -> Duration {
-        guard let off = memory.lastGnssOffAt, now - off < configuration.hotWindow else { return configuration.ttffWarm }
+        guard let last = memory.lastGnssFixAt, now - last < configuration.hotWindow else { return configuration.ttffWarm }
         return configuration.ttffHot
     }
 

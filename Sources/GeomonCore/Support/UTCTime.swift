@@ -125,6 +125,11 @@ public struct UTCTime: Hashable, Comparable, Sendable, CustomStringConvertible {
         guard i == b.count else { return nil }
         let days = UTCTime.daysFromCivil(year: year, month: month, day: day)
         let seconds = days * 86400 + hour * 3600 + minute * 60 + second - offsetMinutes * 60
+        // A leap second or an offset must not carry the instant out of the years 0000–9999,
+        // which `rfc3339` could not write back (`9999-12-31T23:59:60Z`).
+        let first = UTCTime.daysFromCivil(year: 0, month: 1, day: 1) * 86400
+        let last = UTCTime.daysFromCivil(year: 9999, month: 12, day: 31) * 86400 + 86399
+        guard seconds >= first, seconds <= last else { return nil }
         self.millisecondsSince1970 = seconds * 1000 + millis
     }
 

@@ -368,6 +368,8 @@ public final class MonitorDriver {
         case .requeueDead:
             for service in services { try (service as? any DeadLetters)?.requeueDead(context) }
             context.statusChanged()
+        case .publishNow:
+            for service in services { try (service as? any PublishesNow)?.publishNow(context) }
         case .end:
             inputEnded = true
             clock.inputsEnded()

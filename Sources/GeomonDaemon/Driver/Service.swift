@@ -39,6 +39,9 @@ public enum DriverInput: Equatable, Sendable {
     case reload
     /// Dead deliveries back in the queue (SIGUSR1 from `geomon hooks retry`).
     case requeueDead
+    /// Skip the broker's reconnect backoff and publish what is pending (SIGUSR2 from `geomon
+    /// publish retry`).
+    case publishNow
     /// No input comes after this (replay: the recording ended).
     case end
     /// A fix is wanted now (`reportLocation`): the receiver is woken if off.
@@ -101,8 +104,14 @@ public protocol ClockHolding: Service {
 
 /// A service with a dead letter queue (`geomon hooks retry`, SIGUSR1).
 public protocol DeadLetters: Service {
-    /// Dead deliveries are back in the queue: run them, reconnect.
+    /// Put the dead deliveries back in the queue and run them.
     func requeueDead(_ driver: DriverContext) throws
+}
+
+/// A service that publishes to a broker (`geomon publish retry`, SIGUSR2).
+public protocol PublishesNow: Service {
+    /// Skip the reconnect backoff and publish what is pending.
+    func publishNow(_ driver: DriverContext) throws
 }
 
 extension Service {

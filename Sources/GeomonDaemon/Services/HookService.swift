@@ -96,6 +96,7 @@ public final class HookService: EventSource, EffectSink, ClockHolding, DeadLette
         if worker.runningCount > 0 { retiring.append(worker) }
         worker = makeWorker(profile, wake)
         worker.onOutcome = { [unowned self] in self.onOutcome?($0) }
+        try worker.learnRetries()
         try poll(driver)
     }
 
@@ -120,14 +121,14 @@ public final class HookService: EventSource, EffectSink, ClockHolding, DeadLette
 
     /// Records what finished, starts what is due, and schedules the next retry.
     private func poll(_ driver: DriverContext) throws {
-        for old in retiring { _ = try old.poll(now: driver.wall) }
-        retiring.removeAll { $0.runningCount == 0 }
         do {
-            if let wake = try worker.poll(now: driver.wall) {
-                wakeAt = driver.monotonic(atWall: wake)
-            } else {
-                wakeAt = nil
-            }
+            // A retiring worker records the hooks it started; a retry it schedules is the
+            // store's, started by the current worker, which must wake for it too.
+            var wakes: [UTCTime] = []
+            for old in retiring { if let wake = try old.drain(now: driver.wall) { wakes.append(wake) } }
+            retiring.removeAll { $0.runningCount == 0 }
+            if let wake = try worker.poll(now: driver.wall) { wakes.append(wake) }
+            wakeAt = wakes.min().map { driver.monotonic(atWall: $0) }
         } catch {
             driver.log.error("hook delivery failed to update the store", ["error": "\(error)"])
             wakeAt = driver.monotonic(after: .seconds(5))

@@ -13,7 +13,7 @@ public import GeomonStore
 /// the broker acknowledged them. Its socket is polled by the driver; its own timers (keepalive,
 /// the connect timeout, reconnect backoff) are on the kernel's monotonic clock whatever the
 /// driver's, so a replay's virtual clock never stretches a network protocol's time.
-public final class MQTTService: EventSource, EffectSink, ClockHolding, DeadLetters {
+public final class MQTTService: EventSource, EffectSink, ClockHolding, PublishesNow {
     public let name = "mqtt"
     private let store: EventStore
     /// The MQTT messages the commits write (the driver's journal holds it among its outboxes).
@@ -119,7 +119,7 @@ public final class MQTTService: EventSource, EffectSink, ClockHolding, DeadLette
         step(revents: 0, driver)
     }
 
-    public func requeueDead(_ driver: DriverContext) throws {
+    public func publishNow(_ driver: DriverContext) throws {
         guard let publisher else { return }
         publisher.reconnectNow()
         publisher.poke()

@@ -31,6 +31,8 @@ public final class SignalService: EventSource {
                 driver.emit(.reload)
             case SignalForwarding.byte(for: SIGUSR1):
                 driver.emit(.requeueDead)
+            case SignalForwarding.byte(for: SIGUSR2):
+                driver.emit(.publishNow)
             default:
                 break
             }
@@ -88,12 +90,13 @@ public final class WakePipe: @unchecked Sendable {
     }
 }
 
-/// Turns SIGTERM, SIGINT, SIGHUP and SIGUSR1 into bytes on a pipe.
+/// Turns SIGTERM, SIGINT, SIGHUP, SIGUSR1 and SIGUSR2 into bytes on a pipe.
 public enum SignalForwarding {
     nonisolated(unsafe) private static var targetFD: Int32 = -1
 
-    /// Stop (TERM, INT), reload (HUP), requeue dead deliveries (USR1, from `geomon hooks retry`).
-    public static let defaultSignals = [SIGTERM, SIGINT, SIGHUP, SIGUSR1]
+    /// Stop (TERM, INT), reload (HUP), requeue dead deliveries (USR1, from `geomon hooks
+    /// retry`), publish now (USR2, from `geomon publish retry`).
+    public static let defaultSignals = [SIGTERM, SIGINT, SIGHUP, SIGUSR1, SIGUSR2]
 
     /// The byte written for a signal: 0x80 | signo.
     public static func byte(for signal: Int32) -> UInt8 { UInt8(0x80 | (signal & 0x7F)) }

@@ -47,13 +47,16 @@ public final class PublicationTable: PublicationOutbox {
             try insert.run()
         }
         guard let limits else { return }
-        let newest = publications.map(\.time).max() ?? time
-        let cutoff = (newest - limits.maxAge).millisecondsSince1970
-        let old = try db.statement("""
-            DELETE FROM publications WHERE time_ms < ? AND (published_at_ms IS NOT NULL OR (event_id IS NULL AND kind = 'location'))
-            """)
-        old.bind(1, cutoff)
-        try old.run()
+        // Ages count in the receiver's time: a waypoints message is dated with the system clock,
+        // which may be years from it, so the newest of the other messages is "now".
+        if let newest = try db.scalarInt("SELECT max(time_ms) FROM publications WHERE kind != 'waypoints'") {
+            let cutoff = (UTCTime(millisecondsSince1970: newest) - limits.maxAge).millisecondsSince1970
+            let old = try db.statement("""
+                DELETE FROM publications WHERE time_ms < ? AND (published_at_ms IS NOT NULL OR (event_id IS NULL AND kind = 'location'))
+                """)
+            old.bind(1, cutoff)
+            try old.run()
+        }
         let count = try Int(db.scalarInt("SELECT count(*) FROM publications") ?? 0)
         if count > limits.maxRows {
             let excess = try db.statement("""
