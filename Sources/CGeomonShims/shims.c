@@ -7,6 +7,7 @@
 #include <spawn.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
@@ -58,6 +59,22 @@ int geomon_pidfd_open(pid_t pid) {
     errno = ENOSYS;
     return -1;
 #endif
+}
+
+int geomon_epoll_watching(const int *fds, int n) {
+    int ep = epoll_create1(EPOLL_CLOEXEC);
+    if (ep < 0) return -1;
+    for (int i = 0; i < n; i++) {
+        if (fds[i] < 0) continue;
+        struct epoll_event event = { .events = EPOLLIN, .data.fd = fds[i] };
+        if (epoll_ctl(ep, EPOLL_CTL_ADD, fds[i], &event) != 0) {
+            int saved = errno;
+            close(ep);
+            errno = saved;
+            return -1;
+        }
+    }
+    return ep;
 }
 
 int geomon_set_nonblocking(int fd) {

@@ -155,6 +155,12 @@ public final class DeliveryWorker {
         }
     }
 
+    /// Ends the hooks running now (SIGTERM to each group, SIGKILL after the runner's grace):
+    /// their attempts finish as failed, and are recorded by the next `poll` or `drain`.
+    public func stopHooks() {
+        runner.stopAll()
+    }
+
     /// Blocks until a running hook finishes or `timeout` passes.
     public func waitForActivity(timeout: Duration) {
         inbox.wait(timeout: timeout)

@@ -13,9 +13,18 @@ import Glibc
 /// `start(_:completion:)` runs it on a dedicated thread so a loop can run several at once.
 public struct HookRunner: Sendable {
     public var limits: HookLimits
+    /// Ends every hook this runner (and its copies) is running: `stopAll()`.
+    private let stopper = HookStopper()
 
     public init(limits: HookLimits = HookLimits()) {
         self.limits = limits
+    }
+
+    /// Ends the hooks running now and any started later, as their timeout would (SIGTERM to
+    /// the group, SIGKILL after `killGrace`): the daemon stops, and a hook left running would
+    /// overlap the same delivery run again after the restart.
+    public func stopAll() {
+        stopper.stop()
     }
 
     /// Runs the invocation to completion on the calling thread.
@@ -100,6 +109,10 @@ public struct HookRunner: Sendable {
                 process.signalGroup(SIGTERM)
                 phase = .terminating(killAt: now + limits.killGrace)
                 continue
+            case .running where stopper.isStopped:
+                process.signalGroup(SIGTERM)
+                phase = .terminating(killAt: now + limits.killGrace)
+                continue
             case .terminating(let killAt) where now >= killAt:
                 process.signalGroup(SIGKILL)
                 phase = .killed
@@ -116,6 +129,7 @@ public struct HookRunner: Sendable {
             var leaderRunning = true
             if case .exited = phase { leaderRunning = false }
             if leaderRunning && process.pidfd >= 0 { fds.append(pollfd(fd: process.pidfd, events: Int16(POLLIN), revents: 0)) }
+            if case .running = phase { fds.append(pollfd(fd: stopper.fd, events: Int16(POLLIN), revents: 0)) }
 
             var wait: Duration
             switch phase {
@@ -158,6 +172,39 @@ public struct HookRunner: Sendable {
             stdoutTruncated: child.stdoutTruncated, stderrTruncated: child.stderrTruncated,
             executablePath: path, pid: pid
         )
+    }
+}
+
+/// A flag every supervising thread of one runner polls: a pipe whose read end becomes
+/// readable, for good, once `stop()` wrote to it.
+private final class HookStopper: @unchecked Sendable {
+    let fd: Int32
+    private let writeFD: Int32
+
+    init() {
+        var fds: [Int32] = [-1, -1]
+        if geomon_pipe_cloexec(&fds) == 0 {
+            _ = geomon_set_nonblocking(fds[0])
+            _ = geomon_set_nonblocking(fds[1])
+        }
+        fd = fds[0]
+        writeFD = fds[1]
+    }
+
+    deinit {
+        if fd >= 0 { close(fd) }
+        if writeFD >= 0 { close(writeFD) }
+    }
+
+    func stop() {
+        var byte: UInt8 = 1
+        if writeFD >= 0 { _ = write(writeFD, &byte, 1) }
+    }
+
+    var isStopped: Bool {
+        guard fd >= 0 else { return false }
+        var entry = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        return poll(&entry, 1, 0) > 0
     }
 }
 

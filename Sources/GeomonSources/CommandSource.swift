@@ -61,6 +61,9 @@ public final class CommandSource {
 
     private var process: ChildProcess?
     private var readFD: Int32 = -1
+    /// Readable when the program printed or ended: an epoll instance over its stdout and its
+    /// pidfd (-1 without: then stdout alone, whose end is the program's only sign of ending).
+    private var watchFD: Int32 = -1
     private var parser = JSONLinesParser(source: .coarse)
     private var motionParser = MotionLinesParser()
     private var totalMalformed = 0
@@ -90,8 +93,13 @@ public final class CommandSource {
     /// The process id while running.
     public var processIdentifier: Int32? { process?.pid }
 
-    /// The read end of the program's stdout while running (non-blocking): wait on it.
-    public var fileDescriptor: Int32? { readFD >= 0 ? readFD : nil }
+    /// What to wait on while the program runs: readable when it printed (its stdout is read
+    /// without blocking) or when it ended, even if a process it left behind still holds its
+    /// stdout open.
+    public var fileDescriptor: Int32? {
+        guard readFD >= 0 else { return nil }
+        return watchFD >= 0 ? watchFD : readFD
+    }
 
     /// When to start again after an exit seen at `exitedAt`.
     public func nextStart<Instant: InstantProtocol>(after exitedAt: Instant) -> Instant where Instant.Duration == Duration {
@@ -123,13 +131,15 @@ public final class CommandSource {
         }
         _ = geomon_set_nonblocking(fds[0])
         readFD = fds[0]
+        let watched = [readFD, process?.pidfd ?? -1]
+        watchFD = watched[1] >= 0 ? geomon_epoll_watching(watched, Int32(watched.count)) : -1
         parser = JSONLinesParser(source: .coarse)
         motionParser = MotionLinesParser()
         starts += 1
     }
 
     /// Reads what the program printed, without blocking. Returns its fixes, and `.exited` once
-    /// its stdout closed and it was reaped.
+    /// its stdout closed or it ended, and it was reaped.
     public func readAvailable() -> [Event] {
         guard readFD >= 0 else { return [] }
         var events: [Event] = []
@@ -141,7 +151,16 @@ public final class CommandSource {
                 continue
             }
             if n < 0, errno == EINTR { continue }
-            if n < 0, errno == EAGAIN || errno == EWOULDBLOCK { return events }
+            if n < 0, errno == EAGAIN || errno == EWOULDBLOCK {
+                // Nothing to read: the program may have ended while something it started keeps
+                // its stdout open (`sleep 1000 &`). Ended, it is reaped and the rest of its
+                // group killed; what it printed was read above, and its end is reported as if
+                // its stdout had closed (a process that left its group may hold the pipe).
+                guard process?.reapIfExited() == true else { return events }
+                events += absorb(nil)
+                events.append(.exited(status: reap(grace: .zero)))
+                return events
+            }
             // End of stream (or a read error): the program is done with us.
             events += absorb(nil)
             events.append(.exited(status: reap(grace: .milliseconds(500))))
@@ -179,6 +198,8 @@ public final class CommandSource {
         if !process.wait(timeout: grace) { process.terminate(grace: grace) }
         if readFD >= 0 { close(readFD) }
         readFD = -1
+        if watchFD >= 0 { close(watchFD) }
+        watchFD = -1
         self.process = nil
         totalMalformed += skippedNow
         parser = JSONLinesParser(source: .coarse)

@@ -161,6 +161,35 @@ struct FencesCommandTests {
         #expect(try circles(back.stdout).count == 3)
     }
 
+    /// Across the antimeridian the box is RFC 7946's: west edge greater than the east edge,
+    /// every longitude within ±180.
+    @Test func boxesAcrossTheAntimeridianAreWrittenWestToEast() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let profile = try dir.write("fiji.yaml", """
+            version: 1
+            name: fiji
+            mode: regions
+            sources: {gnss: {}}
+            fences:
+              - id: fiji
+                polygon: [{lat: -17, lon: 179.9}, {lat: -17, lon: -179.9}, {lat: -16.9, lon: -179.9}, {lat: -16.9, lon: 179.9}]
+              - id: c
+                circle: {lat: -17, lon: 179.999, radius: 1km}
+
+            """)
+        let result = try runGeomon(["fences", "--profile", profile, "--format", "json"])
+        #expect(result.exitCode == 0, "\(result.stderr)")
+        var boxes: [String: [Double]] = [:]
+        for line in result.stdout.split(separator: "\n") {
+            let o = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+            boxes[try #require(o["id"] as? String)] = try #require(o["bbox"] as? [Double])
+        }
+        #expect(boxes["fiji"] == [179.9, -17, -179.9, -16.9])
+        let circle = try #require(boxes["c"])
+        #expect(circle[0] > 179.98 && circle[0] < 179.999 && circle[2] < -179.99 && circle[2] > -180)
+    }
+
     @Test func aMissingOrInvalidProfileExits66Or65() throws {
         let dir = try TemporaryDirectory()
         defer { dir.remove() }

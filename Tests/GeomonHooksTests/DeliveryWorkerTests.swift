@@ -132,6 +132,31 @@ struct DeliveryWorkerTests {
         #expect(queue.row(id)?.status == .delivered)
     }
 
+    /// The daemon stops: hooks still running are ended as their timeout would end them, and
+    /// the attempt is recorded as failed (retried after the restart), so no hook outlives the
+    /// daemon to overlap its own delivery run again.
+    @Test func stoppedHooksEndAsTheirTimeoutWouldAndTheirAttemptIsRecorded() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let pidFile = dir.path("pid")
+        let hook = HookSpec(exec: ["/bin/sh", "-c", #"echo $$ > "$0"; exec sleep 60"#, pidFile])
+        let queue = QueueFactory.make()
+        let id = queue.enqueue(Hooks.event(id: "ev-stop"), hooks: [hook])[0]
+        let worker = worker(queue, hooks: [hook])
+        _ = try worker.poll(now: WallClock.now())
+        #expect(worker.runningCount == 1)
+        #expect(waitUntil(within: .seconds(10)) { (try? String(contentsOfFile: pidFile, encoding: .utf8))?.hasSuffix("\n") == true })
+        let pid = try #require(Int32(String(contentsOfFile: pidFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)))
+        worker.stopHooks()
+        #expect(waitUntil(within: .seconds(10)) {
+            _ = try? worker.drain(now: WallClock.now())
+            return worker.runningCount == 0
+        })
+        let row = try #require(queue.row(id))
+        #expect(row.status == .retrying && row.attempt == 1, "\(row)")
+        #expect(kill(pid, 0) != 0, "the hook outlived the stop")
+    }
+
     @Test func missingAndNonExecutableHooksAreDeadLetteredAfterTheLastAttempt() throws {
         let missing = HookSpec(exec: ["./no-such-hook.sh"])
         let notExecutable = HookSpec(exec: ["./not_executable.sh"])

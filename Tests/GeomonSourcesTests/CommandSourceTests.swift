@@ -65,6 +65,28 @@ struct CommandSourceTests {
         #expect(source.malformedLines == 2)
     }
 
+    /// A plugin that exits while a process it started keeps its stdout open is still seen to
+    /// end (the daemon restarts it), and what it left behind in its group is killed.
+    @Test func aPluginThatExitsLeavingAChildOnItsStdoutIsSeenToEnd() throws {
+        let script = #"echo '{"time":"2024-05-01T12:00:00Z","lat":1,"lon":2}'; sleep 1000 & echo $! > "$0"; exit 4"#
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let pidFile = dir.path("child.pid")
+        let source = CommandSource(arguments: ["/bin/sh", "-c", script, pidFile], restartInterval: .seconds(30))
+        try source.start()
+        let events = runToExit(source, timeout: .seconds(10))
+        #expect(events.compactMap { if case .fix(let f) = $0 { f } else { nil } }.count == 1)
+        #expect(events.last == .exited(status: 4))
+        #expect(!source.isRunning && source.fileDescriptor == nil)
+        let child = try #require(Int32(String(contentsOfFile: pidFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)))
+        // Gone, or a zombie waiting for whoever adopted it.
+        func ended() -> Bool {
+            guard let stat = try? String(contentsOfFile: "/proc/\(child)/stat", encoding: .utf8) else { return true }
+            return stat.split(separator: ")").last?.split(separator: " ").first == "Z"
+        }
+        #expect(waitUntil(within: .seconds(5), ended), "the plugin's background child lives on")
+    }
+
     @Test func aMissingProgramIsAClearError() {
         let source = CommandSource(arguments: ["/nonexistent/geomon-coarse"], restartInterval: .seconds(1))
         #expect { try source.start() } throws: { ($0 as? CommandSourceError)?.code == .notFound }

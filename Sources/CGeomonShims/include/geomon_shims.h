@@ -24,6 +24,11 @@ int geomon_spawn(pid_t *pid, const char *path, char *const argv[], char *const e
 /* pidfd_open(2) through syscall(2); -1 with errno set when unsupported. */
 int geomon_pidfd_open(pid_t pid);
 
+/* One descriptor that is readable when any of `fds` (count `n`, -1 entries skipped) is:
+ * an epoll instance (close-on-exec) with each watched for input, level-triggered. -1 with
+ * errno set on failure. (struct epoll_event is packed, which Swift does not import.) */
+int geomon_epoll_watching(const int *fds, int n);
+
 /* fcntl helpers (variadic fcntl does not import into Swift). */
 int geomon_set_nonblocking(int fd);
 int geomon_set_cloexec(int fd);

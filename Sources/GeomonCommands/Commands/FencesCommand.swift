@@ -194,7 +194,7 @@ struct FenceSummary {
             areaSquareMeters = Double.pi * radius * radius
             let k = Geodesy.metersPerDegree(atLatitude: center.latitude)
             let dLat = radius / k.latitude, dLon = radius / max(k.longitude, 1)
-            box = (center.longitude - dLon, center.latitude - dLat, center.longitude + dLon, center.latitude + dLat)
+            box = (Self.wrapped(center.longitude - dLon), center.latitude - dLat, Self.wrapped(center.longitude + dLon), center.latitude + dLat)
         case let .polygons(members):
             let rings = members.flatMap { [$0.shell] + $0.holes }
             vertices = rings.reduce(0) { $0 + $1.count - ($1.first == $1.last && $1.count > 1 ? 1 : 0) }
@@ -218,7 +218,7 @@ struct FenceSummary {
             let lat = max(abs(b.minLat), abs(b.maxLat))
             let k = Geodesy.metersPerDegree(atLatitude: lat)
             let dLat = width / 2 / k.latitude, dLon = width / 2 / max(k.longitude, 1)
-            box = (b.minLon - dLon, b.minLat - dLat, b.maxLon + dLon, b.maxLat + dLat)
+            box = (Self.wrapped(b.minLon - dLon), b.minLat - dLat, Self.wrapped(b.maxLon + dLon), b.maxLat + dLat)
         }
     }
 
@@ -237,14 +237,23 @@ struct FenceSummary {
         return sum / 2
     }
 
+    /// The bounding box as RFC 7946 §5.2 writes it: west and east edges, with west greater
+    /// than east for a shape across the antimeridian (longitudes taken the short way from the
+    /// first point, as the fence's geometry takes them).
     static func box(_ points: [Coordinate]) -> (minLon: Double, minLat: Double, maxLon: Double, maxLat: Double) {
         guard let first = points.first else { return (0, 0, 0, 0) }
-        var b = (minLon: first.longitude, minLat: first.latitude, maxLon: first.longitude, maxLat: first.latitude)
+        var b = (west: 0.0, minLat: first.latitude, east: 0.0, maxLat: first.latitude)
         for p in points {
-            b.minLon = min(b.minLon, p.longitude); b.maxLon = max(b.maxLon, p.longitude)
+            let d = Geodesy.longitudeDelta(first.longitude, p.longitude)
+            b.west = min(b.west, d); b.east = max(b.east, d)
             b.minLat = min(b.minLat, p.latitude); b.maxLat = max(b.maxLat, p.latitude)
         }
-        return b
+        return (wrapped(first.longitude + b.west), b.minLat, wrapped(first.longitude + b.east), b.maxLat)
+    }
+
+    /// A longitude in [-180, 180].
+    static func wrapped(_ longitude: Double) -> Double {
+        longitude > 180 ? longitude - 360 : longitude < -180 ? longitude + 360 : longitude
     }
 
     var source: String? { fence.pushed ?? fence.location.map { "\($0.file):\($0.line)" } }

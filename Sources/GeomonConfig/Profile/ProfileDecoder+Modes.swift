@@ -93,6 +93,9 @@ extension ProfileDecoder {
             decodePolicy(n, into: &policy, path: "\(path).policy")
             checkModeOrder("min_sleep", policy.minSleep, "max_sleep", policy.maxSleep, path: "\(path).policy")
             checkModeOrder("ttff_hot", policy.receiver.ttffHot, "ttff_warm", policy.receiver.ttffWarm, path: "\(path).policy.receiver")
+            if nodes["\(path).policy.receiver.ttff_cold"] != nil || nodes["policy.receiver.ttff_cold"] != nil {
+                checkModeOrder("ttff_warm", policy.receiver.ttffWarm, "ttff_cold", policy.receiver.ttffCold, path: "\(path).policy.receiver")
+            }
             rule.policy = policy
         }
         if let n = f["publish"] {

@@ -101,13 +101,23 @@ public final class HookService: EventSource, EffectSink, ClockHolding, DeadLette
     }
 
     public func stop(_ driver: DriverContext) {
-        // Running hooks get their time; they are already durable, so a hook cut short runs
+        // Running hooks get their time; then they are ended as their timeout would end them
+        // (a hook left running would overlap its delivery run again after a restart). They are
+        // durable: an attempt cut short is recorded as failed, or, not recorded in time, run
         // again after the restart with the same event id.
-        let end = SystemHostClock.monotonicMicroseconds() + 2_000_000
-        while runningCount > 0, SystemHostClock.monotonicMicroseconds() < end {
-            worker.waitForActivity(timeout: .milliseconds(100))
-            try? poll(driver)
+        // Nothing new starts meanwhile: what finishes is only recorded.
+        let workers = retiring + [worker]
+        func record(until end: Int64) {
+            while runningCount > 0, SystemHostClock.monotonicMicroseconds() < end {
+                worker.waitForActivity(timeout: .milliseconds(100))
+                for each in workers { _ = try? each.drain(now: driver.wall) }
+            }
         }
+        record(until: SystemHostClock.monotonicMicroseconds() + 2_000_000)
+        guard runningCount > 0 else { return }
+        for each in workers { each.stopHooks() }
+        record(until: SystemHostClock.monotonicMicroseconds() + 7_000_000)
+        driver.updateStatus(\.hooksRunning, runningCount)
     }
 
     /// Waits (in real time, at most `timeout`) until running hooks finished, recording them.
