@@ -133,12 +133,13 @@ public final class HookService: EventSource, EffectSink, ClockHolding, DeadLette
     private func poll(_ driver: DriverContext) throws {
         do {
             // A retiring worker records the hooks it started; a retry it schedules is the
-            // store's, started by the current worker, which must wake for it too.
-            var wakes: [UTCTime] = []
-            for old in retiring { if let wake = try old.drain(now: driver.wall) { wakes.append(wake) } }
-            retiring.removeAll { $0.runningCount == 0 }
-            if let wake = try worker.poll(now: driver.wall) { wakes.append(wake) }
-            wakeAt = wakes.min().map { driver.monotonic(atWall: $0) }
+            // store's, started by the current worker, which learns it to wake for it.
+            if !retiring.isEmpty {
+                for old in retiring { _ = try old.drain(now: driver.wall) }
+                retiring.removeAll { $0.runningCount == 0 }
+                try worker.learnRetries()
+            }
+            wakeAt = try worker.poll(now: driver.wall).map { driver.monotonic(atWall: $0) }
         } catch {
             driver.log.error("hook delivery failed to update the store", ["error": "\(error)"])
             wakeAt = driver.monotonic(after: .seconds(5))
