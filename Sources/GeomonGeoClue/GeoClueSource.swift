@@ -467,8 +467,8 @@ public final class GeoClueSource {
         let time = UTCTime(millisecondsSince1970: Int64(seconds) * 1000 + Int64(micros / 1000))
         return Fix(time: time, coordinate: Coordinate(latitude: latitude, longitude: longitude),
                    horizontalAccuracyMeters: accuracyMeters,
-                   speedMetersPerSecond: speed.flatMap { $0.isFinite && $0 >= 0 ? $0 : nil },
-                   courseDegrees: heading.flatMap { $0.isFinite && $0 >= 0 && $0 <= 360 ? $0 : nil },
+                   speedMetersPerSecond: speed.flatMap(ReportedMotion.speed),
+                   courseDegrees: heading.flatMap(ReportedMotion.course),
                    source: .coarse)
     }
 

@@ -48,9 +48,9 @@ public final class PublicationTable: PublicationOutbox {
         }
         guard let limits else { return }
         // Ages count in the receiver's time: a waypoints message is dated with the system clock,
-        // which may be years from it, so the newest of the other messages is "now".
-        if let newest = try db.scalarInt("SELECT max(time_ms) FROM publications WHERE kind != 'waypoints'") {
-            let cutoff = (UTCTime(millisecondsSince1970: newest) - limits.maxAge).millisecondsSince1970
+        // which may be years from it, so the newest of the other messages written is "now".
+        if let newest = publications.lazy.filter({ $0.kind != .waypoints }).map(\.time).max() {
+            let cutoff = (newest - limits.maxAge).millisecondsSince1970
             let old = try db.statement("""
                 DELETE FROM publications WHERE time_ms < ? AND (published_at_ms IS NOT NULL OR (event_id IS NULL AND kind = 'location'))
                 """)

@@ -1,5 +1,5 @@
 /// The checks every source applies to a reported speed and course, so that NMEA, GPX, JSON
-/// lines, gpsd's JSON and libgps agree on what a usable value is. A value that fails is
+/// lines, gpsd's JSON, libgps and GeoClue agree on what a usable value is. A value that fails is
 /// dropped (unknown, nil) and the fix is kept: the power policy then assumes the profile's
 /// `max_speed` in any direction, the safe side.
 public enum ReportedMotion {
