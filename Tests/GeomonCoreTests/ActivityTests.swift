@@ -76,6 +76,35 @@ import Testing
         #expect(wake == PowerPolicyTests.at(80_142))
     }
 
+    @Test func aSpeedTheFixBeforeContradictsIsNotPlannedWith() {
+        // A vehicle tracked at 30 m/s; one second later, 30 m on, the receiver reports 0 m/s (a
+        // glitch of its velocity, or of a recording's). No braking short of a collision takes
+        // off more than 1 g in that second: the device still moves at least 30 − 1 − 9.81 =
+        // 19.19 m/s (its positions show (30 − 5 − 5)/1 − 9.81/2 = 15.1), more than the report
+        // and its error allow. The plan drops the report and rests on the max-speed bound: 575 m
+        // at 45 m/s is 12.777 s; the wake 2 s before, at 11.777 s. The report alone (1 m/s with
+        // its error, then 1 m/s²) would have given 32.926 s.
+        var p = Self.started(Self.profile(.vehicle))
+        let moving = PowerPolicyTests.fix(0, east: 0, speed: 30)
+        _ = p.fixReceived(moving, context: FixContext(nearestBoundaryMeters: 30, searchRadiusMeters: 30_000), now: moving.time)
+        let glitch = PowerPolicyTests.fix(1000, east: 30, speed: 0)
+        let wake = PowerPolicyTests.wake(p.fixReceived(glitch, context: FixContext(nearestBoundaryMeters: 600, searchRadiusMeters: 30_000), now: glitch.time))
+        #expect(wake == PowerPolicyTests.at(11_777))
+        // A minute later the same report stands on its own: 32.926 s after the fix, less 2 s.
+        var q = Self.started(Self.profile(.vehicle))
+        _ = q.fixReceived(moving, context: FixContext(nearestBoundaryMeters: 30, searchRadiusMeters: 30_000), now: moving.time)
+        let later = PowerPolicyTests.fix(60_000, east: 30, speed: 0)
+        let plain = PowerPolicyTests.wake(q.fixReceived(later, context: FixContext(nearestBoundaryMeters: 600, searchRadiusMeters: 30_000), now: later.time))
+        #expect(plain == PowerPolicyTests.at(90_926))
+        // A fix that reports no speed is planned at the max-speed bound whatever the fix before
+        // showed: a speed the positions show is a least, never a most.
+        var r = Self.started(Self.profile(.vehicle))
+        _ = r.fixReceived(moving, context: FixContext(nearestBoundaryMeters: 30, searchRadiusMeters: 30_000), now: moving.time)
+        let silent = PowerPolicyTests.fix(1000, east: 30)
+        let unknown = PowerPolicyTests.wake(r.fixReceived(silent, context: FixContext(nearestBoundaryMeters: 600, searchRadiusMeters: 30_000), now: silent.time))
+        #expect(unknown == PowerPolicyTests.at(11_777))
+    }
+
     // MARK: widening
 
     @Test(arguments: [

@@ -47,6 +47,35 @@ struct PolygonValidityTests {
         #expect(PolygonValidity.problems(ofRing: Self.ring([(0, 0), (.nan, 1), (1, 1)])) == [.invalidCoordinate(index: 1)])
     }
 
+    @Test func holesMustNotOverlap() {
+        let shell = Self.ring([(0, 0), (20, 0), (20, 20), (0, 20)])
+        let a = Self.ring([(2, 2), (8, 2), (8, 8), (2, 8)])
+        let crossing = Self.ring([(6, 6), (12, 6), (12, 12), (6, 12)])
+        let nested = Self.ring([(3, 3), (5, 3), (5, 5)])
+        let apart = Self.ring([(12, 2), (16, 2), (16, 6)])
+        let cornerTouch = Self.ring([(8, 8), (12, 8), (12, 12)])
+        let edgeSharing = Self.ring([(8, 2), (11, 2), (11, 8), (8, 8)])
+        func problems(_ holes: [[Coordinate]]) -> [PolygonValidity.PolygonProblem] {
+            PolygonValidity.problems(of: PolygonRings(shell: shell, holes: holes))
+        }
+        #expect(problems([a, crossing]) == [.holesOverlap(0, 1)])
+        #expect(problems([nested, apart, a]) == [.holesOverlap(0, 2)])
+        #expect(problems([a, a]) == [.holesOverlap(0, 1)])
+        #expect(problems([a, Array(a.reversed())]) == [.holesOverlap(0, 1)])
+        // Touching at a corner or along an edge from outside leaves the common part empty.
+        #expect(problems([a, apart, cornerTouch, edgeSharing]) == [])
+        // An L-shaped hole and a triangle in its notch whose corners lie on the L's edges.
+        let lShape = Self.ring([(2, 2), (10, 2), (10, 5), (5, 5), (5, 10), (2, 10)])
+        let inNotch = Self.ring([(10, 5), (5, 10), (5, 5)])
+        #expect(problems([lShape, inNotch]) == [])
+        #expect(problems([lShape, Self.ring([(3, 3), (4, 3), (4, 4)])]) == [.holesOverlap(0, 1)])
+        // Each pair once, in index order, however many overlap.
+        #expect(problems([crossing, a, nested]) == [.holesOverlap(0, 1), .holesOverlap(1, 2)])
+        // A hole outside the shell is reported as such, not also as overlapping.
+        let outside = Self.ring([(30, 30), (34, 30), (34, 34)])
+        #expect(problems([outside, outside]) == [.holeOutsideShell(0), .holeOutsideShell(1)])
+    }
+
     @Test func holesMustBeInsideTheShell() {
         let shell = Self.ring([(0, 0), (10, 0), (10, 10), (0, 10)])
         let inside = Self.ring([(2, 2), (4, 2), (4, 4)])

@@ -600,6 +600,8 @@ final class GeoJSONReader {
                     if !reportRing(ringProblem, ringOffset: ringOffsets[h + 1], what: "hole \(h + 1)") { bad = true }
                 case .holeOutsideShell(let h):
                     if !defect("hole \(h + 1) is not inside the polygon's outer ring (or crosses it)", at: ringOffsets[h + 1]) { bad = true }
+                case .holesOverlap(let a, let b):
+                    if !defect("holes \(a + 1) and \(b + 1) overlap (their common part counts as inside)", at: ringOffsets[b + 1]) { bad = true }
                 }
             }
             for (r, survey) in surveys.enumerated() { noteCosmetics(survey, isShell: r == 0, offset: ringOffsets[r]) }

@@ -229,6 +229,7 @@ private struct Reader {
         case .shell(let p): p.text("the polygon")
         case .hole(let h, let p): p.text("hole \(h + 1)")
         case .holeOutsideShell(let h): "hole \(h + 1) is not inside the polygon"
+        case .holesOverlap(let a, let b): "holes \(a + 1) and \(b + 1) overlap"
         }
     }
 

@@ -354,6 +354,8 @@ extension ProfileDecoder {
                 reportRing(ring, what: "hole \(h + 1)", node: holes[h].node, points: holes[h].nodes)
             case .holeOutsideShell(let h):
                 error("hole \(h + 1) is not inside the polygon", holes[h].node)
+            case .holesOverlap(let a, let b):
+                error("holes \(a + 1) and \(b + 1) overlap (their common part would count as inside)", holes[b].node)
             }
         }
         return problems.isEmpty ? .polygons([polygon]) : nil

@@ -30,6 +30,10 @@ public enum PolygonValidity {
         case hole(Int, RingProblem)
         /// A hole (by index) is not inside the shell.
         case holeOutsideShell(Int)
+        /// Two holes (by index, the first the lower) overlap: their edges cross, one lies inside
+        /// the other, or they are one ring twice. The even-odd rule reads their common part as
+        /// inside the polygon. Holes that touch at points are fine.
+        case holesOverlap(Int, Int)
     }
 
     /// One ring read in two passes (one when its positions are not all valid): its problems, as
@@ -55,14 +59,63 @@ public enum PolygonValidity {
     public static func problems(of polygon: PolygonRings, surveys: [RingSurvey]) -> [PolygonProblem] {
         let shellProblems = surveys[0].problems
         var result = shellProblems.map(PolygonProblem.shell)
+        var placed: [Int] = []
         for (n, hole) in polygon.holes.enumerated() {
             let holeProblems = surveys[n + 1].problems
             result += holeProblems.map { PolygonProblem.hole(n, $0) }
-            if shellProblems.isEmpty && holeProblems.isEmpty && !holeIsInside(hole, polygon.shell) {
-                result.append(.holeOutsideShell(n))
+            guard shellProblems.isEmpty && holeProblems.isEmpty else { continue }
+            if holeIsInside(hole, polygon.shell) { placed.append(n) } else { result.append(.holeOutsideShell(n)) }
+        }
+        result += overlappingHoles(polygon.holes, among: placed).map { PolygonProblem.holesOverlap($0.0, $0.1) }
+        return result
+    }
+
+    /// The pairs of `holes` (of those at `indices`) that overlap, in index order. Only pairs
+    /// whose bounding boxes meet are compared: boxes sorted by their west edge, each against
+    /// the ones that start before it ends.
+    static func overlappingHoles(_ holes: [[Coordinate]], among indices: [Int]) -> [(Int, Int)] {
+        guard indices.count >= 2 else { return [] }
+        struct Box { var index: Int; var minX, maxX, minY, maxY: Double }
+        let boxes = indices.map { n in
+            var box = Box(index: n, minX: .infinity, maxX: -.infinity, minY: .infinity, maxY: -.infinity)
+            for p in holes[n] {
+                box.minX = min(box.minX, p.longitude); box.maxX = max(box.maxX, p.longitude)
+                box.minY = min(box.minY, p.latitude); box.maxY = max(box.maxY, p.latitude)
+            }
+            return box
+        }.sorted { ($0.minX, $0.index) < ($1.minX, $1.index) }
+        var pairs: [(Int, Int)] = []
+        for a in boxes.indices {
+            for b in boxes.indices[(a + 1)...] {
+                if boxes[b].minX > boxes[a].maxX { break }
+                guard boxes[b].minY <= boxes[a].maxY, boxes[a].minY <= boxes[b].maxY else { continue }
+                let i = boxes[a].index, j = boxes[b].index
+                if ringsOverlap(holes[i], holes[j]) { pairs.append((min(i, j), max(i, j))) }
             }
         }
-        return result
+        return pairs.sorted { $0 < $1 }
+    }
+
+    /// True when the areas of two simple rings overlap: an edge of one properly crosses one of
+    /// the other, or a vertex or edge midpoint of either lies strictly inside the other, or
+    /// neither has such a point off the other's boundary (the same ring twice). Rings that
+    /// touch at points, or share stretches of edge from outside, do not overlap. Very large
+    /// pairs (over 4 million edge pairs) are not checked.
+    static func ringsOverlap(_ a: [Coordinate], _ b: [Coordinate]) -> Bool {
+        guard a.count >= 3, b.count >= 3, a.count * b.count <= 4_000_000 else { return false }
+        if ringsCross(a, b) { return true }
+        var off = false
+        for (ring, other) in [(b, a), (a, b)] {
+            for i in ring.indices {
+                let p = ring[i], q = ring[(i + 1) % ring.count]
+                let midpoint = Coordinate(latitude: (p.latitude + q.latitude) / 2, longitude: (p.longitude + q.longitude) / 2)
+                for point in [p, midpoint] where !isOnBoundary(point, ring: other) {
+                    if pointIsInsideOrOn(point, ring: other) { return true }
+                    off = true
+                }
+            }
+        }
+        return !off
     }
 
     /// Problems of one ring; at most one self-intersection is reported.

@@ -35,6 +35,11 @@ public struct PowerConfiguration: Hashable, Sendable {
     public var maxAccelerationMetersPerSecondSquared: Double = 1.0
     /// Largest error of a fix's reported speed.
     public var speedErrorMetersPerSecond: Double = 1.0
+    /// Hardest braking outside a collision, used only to judge a fix's reported speed against
+    /// the fix before (`PowerPolicy.withoutContradictedSpeed`): 1 g, about what tyres grip on
+    /// dry asphalt (friction coefficient 0.8–1.0) and beyond what a runner stopping or an
+    /// aircraft in flight reaches. A harder stop makes a plan more cautious, never less.
+    public var maxDecelerationMetersPerSecondSquared: Double = 9.81
     /// Largest error of a fix's reported course.
     public var courseErrorDegrees: Double = 20
     /// Cap of the retry interval after fix timeouts (it doubles from `min_sleep`;

@@ -461,12 +461,13 @@ public struct PowerPolicy: Sendable {
         switch configuration.mode {
         case .regions:
             guard fix.source == .gnss else { return coarseInRegions(fix, context: context, now: now) }
-            let decision = regionsDecision(fix, context: context, now: now)
+            let planned = withoutContradictedSpeed(fix)
+            let decision = regionsDecision(planned, context: context, now: now)
             if fix.horizontalAccuracyMeters <= configuration.minAccuracyMeters { memory.previousDecided = fix }
             // A fix that keeps the receiver on leaves a boundary reachable at once.
             memory.safeUntil = fix.time
             if case let .sleep(_, reason) = decision, reason.kind == .sleep {
-                memory.safeUntil = fix.time + outageHorizon(fix, context: context)
+                memory.safeUntil = fix.time + outageHorizon(planned, context: context)
             }
             return apply(whileStill(decision, fix, context: context, now: now), now: now)
         case .continuous:
@@ -952,6 +953,35 @@ public struct PowerPolicy: Sendable {
         // x·(b + A·x) = meters
         let kinematic = accel > 0 ? (-b + (b * b + 4 * accel * meters).squareRoot()) / (2 * accel) : (b > 0 ? meters / b : .infinity)
         return max(atMaxSpeed, kinematic)
+    }
+
+    /// `fix` without its reported speed (and course) when the previous fix decided on shows the
+    /// device moving faster than the report allows (a glitch of the receiver's velocity, or a
+    /// recording's): the plan then rests on the max-speed bound alone, as for a fix that reports
+    /// none. From the previous fix `p`, `Δ` earlier, no device short of a collision slows faster
+    /// than `PowerConfiguration.maxDecelerationMetersPerSecondSquared` (`D`), so now it moves at
+    /// least `v_p − speed_error − D·Δ`, and at least `(distance − both accuracies)/Δ − D·Δ/2`
+    /// (the mean speed between the two, less what braking took off since); a report below that
+    /// by more than its error is contradicted. Both bounds fade within seconds (`D·Δ` outgrows
+    /// any speed on foot or wheels), so only fixes a tracking receiver gives in a row are
+    /// compared; where `D` fails (a crash) the plan is only more cautious than it had to be.
+    func withoutContradictedSpeed(_ fix: Fix) -> Fix {
+        guard fix.source == .gnss, let reported = fix.speedMetersPerSecond, reported.isFinite,
+              let previous = memory.previousDecided, previous.source == .gnss else { return fix }
+        let dt = (fix.time - previous.time).secondsValue
+        guard dt > 0 else { return fix }
+        let braking = configuration.maxDecelerationMetersPerSecondSquared * dt
+        let distance = Geodesy.haversineMeters(previous.coordinate, fix.coordinate)
+            - previous.horizontalAccuracyMeters - fix.horizontalAccuracyMeters
+        var known = distance / dt - braking / 2
+        if let vp = previous.speedMetersPerSecond, vp.isFinite {
+            known = max(known, vp - configuration.speedErrorMetersPerSecond - braking)
+        }
+        guard known.isFinite, known > reported + configuration.speedErrorMetersPerSecond else { return fix }
+        var planned = fix
+        planned.speedMetersPerSecond = nil
+        planned.courseDegrees = nil
+        return planned
     }
 
     /// The reachability bound for a decision on `fix`: the configured one, with the course
