@@ -241,9 +241,8 @@ public final class EventStore {
         try receiverSwitchLog.prune(before: cutoff)
     }
 
-    /// A stored delivery names an event the store does not have (a damaged database).
-    public struct MissingEvent: Error, CustomStringConvertible, Sendable {
-        public var deliveryID: Int64
-        public var description: String { "delivery #\(deliveryID) refers to an event that is not stored" }
-    }
+    /// The error a delivery is marked dead with when its event is not stored (a damaged
+    /// database): such a row is left out of every listing and never run.
+    public static let missingEventError = "its event is not stored (a damaged database)"
+
 }

@@ -103,6 +103,16 @@ import Testing
         let silent = PowerPolicyTests.fix(1000, east: 30)
         let unknown = PowerPolicyTests.wake(r.fixReceived(silent, context: FixContext(nearestBoundaryMeters: 600, searchRadiusMeters: 30_000), now: silent.time))
         #expect(unknown == PowerPolicyTests.at(11_777))
+        // Known to move faster than max_speed: planned at what it is known to move. 100 m/s,
+        // then 60 m/s a second later: at least 100 − 1 − 9.81 = 89.19 m/s; 1975 m (2000 m less
+        // accuracy and margin) at 89.19 m/s is 22.143 s, the wake at 21.143 s. The report
+        // would have given 1975 / 61 = 32.377 s.
+        var fast = Self.started(Self.profile(.vehicle))
+        let flying = PowerPolicyTests.fix(0, east: 0, speed: 100)
+        _ = fast.fixReceived(flying, context: FixContext(nearestBoundaryMeters: 30, searchRadiusMeters: 30_000), now: flying.time)
+        let slower = PowerPolicyTests.fix(1000, east: 40, speed: 60)
+        let known = PowerPolicyTests.wake(fast.fixReceived(slower, context: FixContext(nearestBoundaryMeters: 2000, searchRadiusMeters: 30_000), now: slower.time))
+        #expect(known == PowerPolicyTests.at(21_143))
     }
 
     // MARK: widening

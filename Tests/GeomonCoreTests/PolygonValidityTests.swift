@@ -69,6 +69,18 @@ struct PolygonValidityTests {
         let inNotch = Self.ring([(10, 5), (5, 10), (5, 5)])
         #expect(problems([lShape, inNotch]) == [])
         #expect(problems([lShape, Self.ring([(3, 3), (4, 3), (4, 4)])]) == [.holesOverlap(0, 1)])
+        // A square whose corners and edge middles all lie on a pinwheel's edges, wholly inside
+        // it: the pieces of its edges between the pinwheel's vertices show it.
+        let pinwheel = Self.ring([(2, 0), (6, 0), (4, 2), (4, 6), (2, 4), (-2, 4), (0, 2), (0, -2)])
+        let square = Self.ring([(0, 0), (4, 0), (4, 4), (0, 4)])
+        let wide = Self.ring([(-5, -5), (10, -5), (10, 10), (-5, 10)])
+        #expect(PolygonValidity.problems(of: PolygonRings(shell: wide, holes: [pinwheel, square])) == [.holesOverlap(0, 1)])
+        // Two holes meeting where a vertex of one lies on an edge of the other in the file's
+        // decimals, a rounding error beside it in binary: a touch.
+        let decimalShell = Self.ring([(6.6, 46.73), (6.66, 46.73), (6.66, 46.76), (6.6, 46.76)])
+        let t1 = Self.ring([(6.6229, 46.7418), (6.6319, 46.7514), (6.6133, 46.7508)])
+        let t2 = Self.ring([(6.6274, 46.7466), (6.637, 46.7376), (6.646, 46.7472)])
+        #expect(PolygonValidity.problems(of: PolygonRings(shell: decimalShell, holes: [t1, t2])) == [])
         // Each pair once, in index order, however many overlap.
         #expect(problems([crossing, a, nested]) == [.holesOverlap(0, 1), .holesOverlap(1, 2)])
         // A hole outside the shell is reported as such, not also as overlapping.

@@ -342,6 +342,38 @@ struct RunCommandTests {
         #expect(stored.allSatisfy { span.contains($0.time) }, "receiver log \(stored.first.map(\.time.rfc3339) ?? "-") … outside the fixes' \(span)")
     }
 
+    /// A gpsd that accepts every connection and closes it at once (a broken socket activation,
+    /// a wrong port behind a proxy): one warning, then each retry at `info` only, at the
+    /// backoff's growing intervals; `connected` at `notice` only for a connection that reports.
+    @Test func aGpsdThatAcceptsAndClosesIsOneWarningNotTwoLinesPerRetry() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let profile = try Self.profileCopy(dir)
+        let port = try GPSFakeHarness.freePort()
+        let script = try dir.write("accept-close.py", """
+            import socket, sys
+            s = socket.socket()
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            s.bind(("127.0.0.1", int(sys.argv[1])))
+            s.listen(16)
+            while True:
+                c, _ = s.accept()
+                c.close()
+            """)
+        let server = try SpawnedProcess(["/usr/bin/python3", script, "\(port)"])
+        defer { server.stop() }
+        let daemon = try Daemon(["--profile", profile, "--db", dir.path("run.db"), "--gpsd", "127.0.0.1:\(port)", "--log-level", "info"], in: dir)
+        func count(_ text: String) -> Int { daemon.stderr.components(separatedBy: text).count - 1 }
+        #expect(waitUntil(within: .seconds(30), every: .milliseconds(50)) { count("gpsd disconnected again before reporting") >= 3 || !daemon.process.isRunning })
+        let log = daemon.stderr
+        #expect(daemon.stop() == 0)
+        let lines = log.split(separator: "\n").filter { $0.contains("gpsd ") }
+        // One warning: "disconnected", or "unavailable" had the daemon come before the listener.
+        #expect(lines.filter { $0.contains(" warning gpsd ") }.count == 1, "\(log)")
+        #expect(lines.filter { $0.contains(" notice ") }.count <= 1, "\(log)")
+        #expect(lines.filter { $0.contains(" info gpsd disconnected again before reporting") }.count >= 3, "\(log)")
+    }
+
     @Test func gpsdKilledAndRestartedMidRunIsReconnectedAndNothingIsLost() throws {
         let dir = try TemporaryDirectory()
         defer { dir.remove() }
@@ -366,8 +398,9 @@ struct RunCommandTests {
         let again = try GPSFakeHarness(log: URL(fileURLWithPath: second), port: port, cycleSeconds: 0.01, lingerSeconds: 1)
         defer { again.stop() }
         #expect(again.waitForExit(timeout: .seconds(60)))
-        let connects = daemon.stderr.components(separatedBy: "gpsd connected").count - 1
+        let connects = daemon.stderr.components(separatedBy: " notice gpsd connected").count - 1
         #expect(daemon.stop() == 0)
+        // Announced at `notice` again once the restarted gpsd reports.
         #expect(connects >= 2, "\(daemon.stderr)")
         #expect(daemon.process.isRunning == false)
 

@@ -258,6 +258,30 @@ struct EventStoreTests {
         #expect(times == Array(140...200))
     }
 
+    /// A damaged database whose deliveries name events that are gone: listings and counts leave
+    /// the rows out, the hook poll marks them all dead at once so the deliveries behind them
+    /// in their queue go on, and requeueing the dead does not revive them.
+    @Test func deliveriesWhoseEventIsGoneAreDeadNotABlockForTheirQueue() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let path = dir.path("damaged.db")
+        let store = try EventStore(path: path)
+        let lost = [Self.event("a", .enter, 1), Self.event("a", .exit, 2)], kept = Self.event("a", .enter, 3)
+        try store.commit(Self.batch(events: lost + [kept], hooks: ["h#0"]))
+        let damage = try Connection(path: path)
+        try damage.execute("PRAGMA foreign_keys = OFF")
+        try damage.execute("DELETE FROM events WHERE id IN ('\(lost[0].id)', '\(lost[1].id)')")
+        #expect(try store.deliveryQueue.deliveries().map(\.eventID) == [kept.id])
+        #expect(try store.deliveryQueue.pendingDeliveryCount() == 1)
+        let now = UTCTime(millisecondsSince1970: 10_000)
+        // One poll retires both and finds the delivery they held back.
+        #expect(try store.deliveryQueue.dueDeliveries(now: now).map(\.eventID) == [kept.id])
+        let dead = try damage.scalarInt("SELECT count(*) FROM deliveries WHERE status = 'dead' AND last_error = '\(EventStore.missingEventError)'")
+        #expect(dead == 2)
+        #expect(try store.deliveryQueue.requeueDead() == 0)
+        #expect(try store.deliveryQueue.pendingDeliveryCount() == 1)
+    }
+
     @Test func theDeliveryQueueKeepsEventOrderPerHookAndFence() throws {
         let dir = try TemporaryDirectory()
         defer { dir.remove() }

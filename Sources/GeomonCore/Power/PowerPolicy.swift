@@ -958,7 +958,7 @@ public struct PowerPolicy: Sendable {
     /// `fix` without its reported speed (and course) when the previous fix decided on shows the
     /// device moving faster than the report allows (a glitch of the receiver's velocity, or a
     /// recording's): the plan then rests on the max-speed bound alone, as for a fix that reports
-    /// none. From the previous fix `p`, `Δ` earlier, no device short of a collision slows faster
+    /// none, at no less than the speed the device is known to move. From the previous fix `p`, `Δ` earlier, no device short of a collision slows faster
     /// than `PowerConfiguration.maxDecelerationMetersPerSecondSquared` (`D`), so now it moves at
     /// least `v_p − speed_error − D·Δ`, and at least `(distance − both accuracies)/Δ − D·Δ/2`
     /// (the mean speed between the two, less what braking took off since); a report below that
@@ -977,9 +977,13 @@ public struct PowerPolicy: Sendable {
         if let vp = previous.speedMetersPerSecond, vp.isFinite {
             known = max(known, vp - configuration.speedErrorMetersPerSecond - braking)
         }
-        guard known.isFinite, known > reported + configuration.speedErrorMetersPerSecond else { return fix }
+        let error = configuration.speedErrorMetersPerSecond
+        guard known.isFinite, known > reported + error else { return fix }
+        // Without a speed the plan takes `max_speed`; a device known to move faster than that
+        // is planned at what it is known to move (the report, had it been higher, would have
+        // been planned at its own speed plus the error: never a longer sleep than that).
         var planned = fix
-        planned.speedMetersPerSecond = nil
+        planned.speedMetersPerSecond = known >= configuration.maxSpeedMetersPerSecond ? known - error : nil
         planned.courseDegrees = nil
         return planned
     }

@@ -29,6 +29,11 @@ public final class GNSSService: EventSource, EffectSink {
     private let powerSwitch: ReceiverPowerSwitch
     private let log: Log
     private var reconnectAt: Int64?
+    /// Whether the current connection has been announced at `notice`: at once when it is the
+    /// first since a connection that delivered data, else once it delivers data itself. A gpsd
+    /// that accepts and closes at once (a broken socket activation, a wrong port behind a
+    /// proxy) so logs one warning, not a pair of lines every backoff.
+    private var announced = false
     private var epochAt: Int64?
     /// Connection attempts (the first one included).
     public private(set) var attempts = 0
@@ -264,15 +269,34 @@ public final class GNSSService: EventSource, EffectSink {
                 received(fix, driver)
                 driver.emit(.fix(fix))
             case .stateChanged(.connected):
-                log.notice("gpsd connected", ["gpsd.endpoint": feed.endpoint])
+                announced = feed.backoff.failures == 0
+                if announced {
+                    log.notice("gpsd connected", ["gpsd.endpoint": feed.endpoint])
+                } else {
+                    log.info("gpsd accepted the connection; connected once it reports", ["gpsd.endpoint": feed.endpoint, "failures": "\(feed.backoff.failures)"])
+                }
                 updateStatus(driver)
             case let .stateChanged(.disconnected(reason)):
-                log.warning("gpsd disconnected", ["gpsd.endpoint": feed.endpoint, "reason": reason])
+                if feed.backoff.failures == 0 {
+                    log.warning("gpsd disconnected", ["gpsd.endpoint": feed.endpoint, "reason": reason])
+                } else {
+                    log.info("gpsd disconnected again before reporting", ["gpsd.endpoint": feed.endpoint, "reason": reason])
+                }
+                announced = false
                 epochAt = nil
                 reconnectAt = driver.monotonic(after: feed.backoff.failed())
                 updateStatus(driver)
             }
         }
+        announceIfTalking()
+    }
+
+    /// A connection opened during a run of failures that has since delivered data (the
+    /// source's backoff reset): gpsd is back.
+    private func announceIfTalking() {
+        guard !announced, feed.backoff.failures == 0, case .connected = feed.state else { return }
+        announced = true
+        log.notice("gpsd connected", ["gpsd.endpoint": feed.endpoint])
     }
 
     private func updateStatus(_ driver: DriverContext) {

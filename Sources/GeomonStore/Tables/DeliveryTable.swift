@@ -17,10 +17,11 @@ public struct DeliveryTable: DeliveryQueue {
     }
     static let from = "FROM deliveries d LEFT JOIN events e ON e.id = d.event_id"
 
-    /// A delivery row with its event (the columns of `selectList`).
-    static func read(_ r: Statement) throws -> Delivery {
+    /// A delivery row with its event (the columns of `selectList`); nil when the event is not
+    /// stored (a damaged database: the row cannot be run or shown).
+    static func read(_ r: Statement) -> Delivery? {
         let id = r.int64("id")
-        guard r.optionalText("e_id") != nil else { throw EventStore.MissingEvent(deliveryID: id) }
+        guard r.optionalText("e_id") != nil else { return nil }
         let status = DeliveryStatus(rawValue: r.text("status")) ?? .pending
         let next = r.int64("next_attempt_at_ms")
         return Delivery(
@@ -31,10 +32,19 @@ public struct DeliveryTable: DeliveryQueue {
             lastError: r.optionalText("last_error"))
     }
 
-    private func read(_ r: Statement) throws -> [Delivery] {
+    /// The rows of `r` with their events; rows whose event is missing are left out, their ids
+    /// in `orphans`.
+    private func read(_ r: Statement, orphans: inout [Int64]) throws -> [Delivery] {
         var result: [Delivery] = []
-        while try r.step() { result.append(try Self.read(r)) }
+        while try r.step() {
+            if let delivery = Self.read(r) { result.append(delivery) } else { orphans.append(r.int64("id")) }
+        }
         return result
+    }
+
+    private func read(_ r: Statement) throws -> [Delivery] {
+        var orphans: [Int64] = []
+        return try read(r, orphans: &orphans)
     }
 
     /// Parses a JSON array of strings (nil when it is anything else).
@@ -72,8 +82,34 @@ public struct DeliveryTable: DeliveryQueue {
             """)
         statement.bind(1, now.millisecondsSince1970)
         statement.bind(2, limit)
-        return try read(statement)
+        var orphans: [Int64] = []
+        let due = try read(statement, orphans: &orphans)
+        // A row whose event is gone (a damaged database) cannot run: every such row is marked
+        // dead in one statement, so none heads its queue, and the deliveries behind them are
+        // looked up again.
+        guard orphans.isEmpty else {
+            try retireOrphans()
+            return try dueDeliveries(now: now, limit: limit)
+        }
+        return due
     }
+
+    /// Marks dead every open delivery whose event is not stored (a damaged database), with
+    /// `EventStore.missingEventError`; returns how many.
+    @discardableResult
+    func retireOrphans() throws -> Int {
+        let statement = try db.statement("""
+            UPDATE deliveries SET status = 'dead', last_error = ?1, updated_at_ms = ?2
+            WHERE status IN ('pending','running','retrying') AND \(Self.eventMissing)
+            """)
+        statement.bind(1, EventStore.missingEventError)
+        statement.bind(2, nowMilliseconds())
+        try statement.run()
+        return db.changes
+    }
+
+    /// SQL: the row's event is not stored.
+    static let eventMissing = "NOT EXISTS (SELECT 1 FROM events e WHERE e.id = deliveries.event_id)"
 
     /// The earliest `next_attempt_at` among queue heads waiting for a retry or start, for
     /// scheduling the worker's next wake-up.
@@ -124,7 +160,7 @@ public struct DeliveryTable: DeliveryQueue {
 
     /// Deliveries not yet delivered or dead.
     public func pendingDeliveryCount() throws -> Int {
-        try Int(db.scalarInt("SELECT count(*) FROM deliveries WHERE status IN ('pending','running','retrying')") ?? 0)
+        try Int(db.scalarInt("SELECT count(*) FROM deliveries WHERE status IN ('pending','running','retrying') AND NOT \(Self.eventMissing)") ?? 0)
     }
 
     private func update(_ sql: String, id: Int64, bind: (Statement) -> Void) throws {
@@ -179,7 +215,7 @@ public struct DeliveryTable: DeliveryQueue {
     public func requeueDead() throws -> Int {
         try db.transaction {
             let statement = try db.statement(
-                "UPDATE deliveries SET status = 'pending', attempt = 0, next_attempt_at_ms = 0, updated_at_ms = ?1 WHERE status = 'dead'")
+                "UPDATE deliveries SET status = 'pending', attempt = 0, next_attempt_at_ms = 0, updated_at_ms = ?1 WHERE status = 'dead' AND NOT \(Self.eventMissing)")
             statement.bind(1, nowMilliseconds())
             try statement.run()
             return db.changes
