@@ -244,5 +244,4 @@ public final class EventStore {
     /// The error a delivery is marked dead with when its event is not stored (a damaged
     /// database): such a row is left out of every listing and never run.
     public static let missingEventError = "its event is not stored (a damaged database)"
-
 }

@@ -84,35 +84,25 @@ import Testing
         // and its error allow. The plan drops the report and rests on the max-speed bound: 575 m
         // at 45 m/s is 12.777 s; the wake 2 s before, at 11.777 s. The report alone (1 m/s with
         // its error, then 1 m/s²) would have given 32.926 s.
-        var p = Self.started(Self.profile(.vehicle))
+        // The wake a vehicle plans on `second`, after `first` near a boundary kept it on.
+        func wake(after first: Fix, _ second: Fix, boundary: Double) -> UTCTime? {
+            var policy = Self.started(Self.profile(.vehicle))
+            _ = policy.fixReceived(first, context: FixContext(nearestBoundaryMeters: 30, searchRadiusMeters: 30_000), now: first.time)
+            return PowerPolicyTests.wake(policy.fixReceived(second, context: FixContext(nearestBoundaryMeters: boundary, searchRadiusMeters: 30_000), now: second.time))
+        }
         let moving = PowerPolicyTests.fix(0, east: 0, speed: 30)
-        _ = p.fixReceived(moving, context: FixContext(nearestBoundaryMeters: 30, searchRadiusMeters: 30_000), now: moving.time)
-        let glitch = PowerPolicyTests.fix(1000, east: 30, speed: 0)
-        let wake = PowerPolicyTests.wake(p.fixReceived(glitch, context: FixContext(nearestBoundaryMeters: 600, searchRadiusMeters: 30_000), now: glitch.time))
-        #expect(wake == PowerPolicyTests.at(11_777))
+        #expect(wake(after: moving, PowerPolicyTests.fix(1000, east: 30, speed: 0), boundary: 600) == PowerPolicyTests.at(11_777))
         // A minute later the same report stands on its own: 32.926 s after the fix, less 2 s.
-        var q = Self.started(Self.profile(.vehicle))
-        _ = q.fixReceived(moving, context: FixContext(nearestBoundaryMeters: 30, searchRadiusMeters: 30_000), now: moving.time)
-        let later = PowerPolicyTests.fix(60_000, east: 30, speed: 0)
-        let plain = PowerPolicyTests.wake(q.fixReceived(later, context: FixContext(nearestBoundaryMeters: 600, searchRadiusMeters: 30_000), now: later.time))
-        #expect(plain == PowerPolicyTests.at(90_926))
+        #expect(wake(after: moving, PowerPolicyTests.fix(60_000, east: 30, speed: 0), boundary: 600) == PowerPolicyTests.at(90_926))
         // A fix that reports no speed is planned at the max-speed bound whatever the fix before
         // showed: a speed the positions show is a least, never a most.
-        var r = Self.started(Self.profile(.vehicle))
-        _ = r.fixReceived(moving, context: FixContext(nearestBoundaryMeters: 30, searchRadiusMeters: 30_000), now: moving.time)
-        let silent = PowerPolicyTests.fix(1000, east: 30)
-        let unknown = PowerPolicyTests.wake(r.fixReceived(silent, context: FixContext(nearestBoundaryMeters: 600, searchRadiusMeters: 30_000), now: silent.time))
-        #expect(unknown == PowerPolicyTests.at(11_777))
+        #expect(wake(after: moving, PowerPolicyTests.fix(1000, east: 30), boundary: 600) == PowerPolicyTests.at(11_777))
         // Known to move faster than max_speed: planned at what it is known to move. 100 m/s,
         // then 60 m/s a second later: at least 100 − 1 − 9.81 = 89.19 m/s; 1975 m (2000 m less
         // accuracy and margin) at 89.19 m/s is 22.143 s, the wake at 21.143 s. The report
         // would have given 1975 / 61 = 32.377 s.
-        var fast = Self.started(Self.profile(.vehicle))
         let flying = PowerPolicyTests.fix(0, east: 0, speed: 100)
-        _ = fast.fixReceived(flying, context: FixContext(nearestBoundaryMeters: 30, searchRadiusMeters: 30_000), now: flying.time)
-        let slower = PowerPolicyTests.fix(1000, east: 40, speed: 60)
-        let known = PowerPolicyTests.wake(fast.fixReceived(slower, context: FixContext(nearestBoundaryMeters: 2000, searchRadiusMeters: 30_000), now: slower.time))
-        #expect(known == PowerPolicyTests.at(21_143))
+        #expect(wake(after: flying, PowerPolicyTests.fix(1000, east: 40, speed: 60), boundary: 2000) == PowerPolicyTests.at(21_143))
     }
 
     // MARK: widening

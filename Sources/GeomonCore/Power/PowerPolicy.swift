@@ -958,8 +958,9 @@ public struct PowerPolicy: Sendable {
     /// `fix` without its reported speed (and course) when the previous fix decided on shows the
     /// device moving faster than the report allows (a glitch of the receiver's velocity, or a
     /// recording's): the plan then rests on the max-speed bound alone, as for a fix that reports
-    /// none, at no less than the speed the device is known to move. From the previous fix `p`, `Δ` earlier, no device short of a collision slows faster
-    /// than `PowerConfiguration.maxDecelerationMetersPerSecondSquared` (`D`), so now it moves at
+    /// none, at no less than the speed the device is known to move. From the previous fix `p`,
+    /// `Δ` earlier, no device short of a collision slows faster than
+    /// `PowerConfiguration.maxDecelerationMetersPerSecondSquared` (`D`), so now it moves at
     /// least `v_p − speed_error − D·Δ`, and at least `(distance − both accuracies)/Δ − D·Δ/2`
     /// (the mean speed between the two, less what braking took off since); a report below that
     /// by more than its error is contradicted. Both bounds fade within seconds (`D·Δ` outgrows
@@ -974,10 +975,8 @@ public struct PowerPolicy: Sendable {
         let distance = Geodesy.haversineMeters(previous.coordinate, fix.coordinate)
             - previous.horizontalAccuracyMeters - fix.horizontalAccuracyMeters
         var known = distance / dt - braking / 2
-        if let vp = previous.speedMetersPerSecond, vp.isFinite {
-            known = max(known, vp - configuration.speedErrorMetersPerSecond - braking)
-        }
         let error = configuration.speedErrorMetersPerSecond
+        if let vp = previous.speedMetersPerSecond, vp.isFinite { known = max(known, vp - error - braking) }
         guard known.isFinite, known > reported + error else { return fix }
         // Without a speed the plan takes `max_speed`; a device known to move faster than that
         // is planned at what it is known to move (the report, had it been higher, would have

@@ -87,10 +87,7 @@ public struct DeliveryTable: DeliveryQueue {
         // A row whose event is gone (a damaged database) cannot run: every such row is marked
         // dead in one statement, so none heads its queue, and the deliveries behind them are
         // looked up again.
-        guard orphans.isEmpty else {
-            try retireOrphans()
-            return try dueDeliveries(now: now, limit: limit)
-        }
+        if !orphans.isEmpty, try retireOrphans() > 0 { return try dueDeliveries(now: now, limit: limit) }
         return due
     }
 
