@@ -105,7 +105,7 @@ public enum PolygonValidity {
     /// written in decimals and read back in binary. Very large pairs (over 4 million edge pairs) are not checked.
     static func ringsOverlap(_ a: [Coordinate], _ b: [Coordinate]) -> Bool {
         guard a.count >= 3, b.count >= 3, a.count * b.count <= 4_000_000 else { return false }
-        if ringsCrossProperly(a, b) { return true }
+        if ringsCross(a, b, touch: touchDegrees) { return true }
         var off = false
         for (ring, other) in [(b, a), (a, b)] {
             for i in ring.indices {
@@ -142,33 +142,14 @@ public enum PolygonValidity {
     /// errs only within it.
     static let touchDegrees = 1e-6
 
-    /// Whether `point` is within `touchDegrees` of the segment a–b.
-    private static func isNear(_ point: Coordinate, segment a: Coordinate, _ b: Coordinate) -> Bool {
+    /// Whether `point` is within `tolerance` degrees of the segment a–b.
+    private static func isNear(_ point: Coordinate, segment a: Coordinate, _ b: Coordinate, within tolerance: Double = touchDegrees) -> Bool {
         let dx = b.longitude - a.longitude, dy = b.latitude - a.latitude
         let px = point.longitude - a.longitude, py = point.latitude - a.latitude
         let length2 = dx * dx + dy * dy
         let t = length2 > 0 ? min(1, max(0, (px * dx + py * dy) / length2)) : 0
         let ex = px - t * dx, ey = py - t * dy
-        return ex * ex + ey * ey <= touchDegrees * touchDegrees
-    }
-
-    /// True when an edge of `a` crosses an edge of `b` at a point away from both their ends by
-    /// more than `touchDegrees` (a T-junction within rounding is a touch).
-    private static func ringsCrossProperly(_ a: [Coordinate], _ b: [Coordinate]) -> Bool {
-        for i in a.indices {
-            let p = a[i], q = a[(i + 1) % a.count]
-            for k in b.indices {
-                let r = b[k], t = b[(k + 1) % b.count]
-                if max(p.longitude, q.longitude) < min(r.longitude, t.longitude) || max(r.longitude, t.longitude) < min(p.longitude, q.longitude)
-                    || max(p.latitude, q.latitude) < min(r.latitude, t.latitude) || max(r.latitude, t.latitude) < min(p.latitude, q.latitude) { continue }
-                let o1 = sign(orientation(p, q, r)), o2 = sign(orientation(p, q, t))
-                let o3 = sign(orientation(r, t, p)), o4 = sign(orientation(r, t, q))
-                guard o1 * o2 < 0, o3 * o4 < 0 else { continue }
-                if isNear(r, segment: p, q) || isNear(t, segment: p, q) || isNear(p, segment: r, t) || isNear(q, segment: r, t) { continue }
-                return true
-            }
-        }
-        return false
+        return ex * ex + ey * ey <= tolerance * tolerance
     }
 
     /// Problems of one ring; at most one self-intersection is reported.
@@ -335,9 +316,11 @@ public enum PolygonValidity {
         return false
     }
 
-    /// True when an edge of `a` properly crosses an edge of `b` (touching does not count).
-    /// Very large pairs (over 4 million edge pairs) are not checked.
-    static func ringsCross(_ a: [Coordinate], _ b: [Coordinate]) -> Bool {
+    /// True when an edge of `a` properly crosses an edge of `b` (touching does not count, nor,
+    /// with a `touch` distance, a crossing with an end of either edge within it of the other:
+    /// a T-junction a rounding error off). Very large pairs (over 4 million edge pairs) are not
+    /// checked.
+    static func ringsCross(_ a: [Coordinate], _ b: [Coordinate], touch: Double = 0) -> Bool {
         guard a.count >= 2, b.count >= 2, a.count * b.count <= 4_000_000 else { return false }
         // Only edges of `a` that reach into `b`'s box can cross it.
         var minX = Double.infinity, maxX = -Double.infinity, minY = Double.infinity, maxY = -Double.infinity
@@ -354,7 +337,10 @@ public enum PolygonValidity {
                 if max(p.longitude, q.longitude) < min(r.longitude, t.longitude) || max(r.longitude, t.longitude) < min(p.longitude, q.longitude) { continue }
                 let o1 = sign(orientation(p, q, r)), o2 = sign(orientation(p, q, t))
                 let o3 = sign(orientation(r, t, p)), o4 = sign(orientation(r, t, q))
-                if o1 * o2 < 0 && o3 * o4 < 0 { return true }
+                guard o1 * o2 < 0, o3 * o4 < 0 else { continue }
+                if touch > 0, isNear(r, segment: p, q, within: touch) || isNear(t, segment: p, q, within: touch)
+                    || isNear(p, segment: r, t, within: touch) || isNear(q, segment: r, t, within: touch) { continue }
+                return true
             }
         }
         return false

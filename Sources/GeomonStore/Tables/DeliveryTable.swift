@@ -97,7 +97,7 @@ public struct DeliveryTable: DeliveryQueue {
     func retireOrphans() throws -> Int {
         let statement = try db.statement("""
             UPDATE deliveries SET status = 'dead', last_error = ?1, updated_at_ms = ?2
-            WHERE status IN ('pending','running','retrying') AND \(Self.eventMissing)
+            WHERE status IN ('pending','running','retrying') AND NOT \(Self.eventStored)
             """)
         statement.bind(1, EventStore.missingEventError)
         statement.bind(2, nowMilliseconds())
@@ -105,8 +105,8 @@ public struct DeliveryTable: DeliveryQueue {
         return db.changes
     }
 
-    /// SQL: the row's event is not stored.
-    static let eventMissing = "NOT EXISTS (SELECT 1 FROM events e WHERE e.id = deliveries.event_id)"
+    /// SQL: the row's event is stored.
+    static let eventStored = "EXISTS (SELECT 1 FROM events e WHERE e.id = deliveries.event_id)"
 
     /// The earliest `next_attempt_at` among queue heads waiting for a retry or start, for
     /// scheduling the worker's next wake-up.
@@ -157,7 +157,7 @@ public struct DeliveryTable: DeliveryQueue {
 
     /// Deliveries not yet delivered or dead.
     public func pendingDeliveryCount() throws -> Int {
-        try Int(db.scalarInt("SELECT count(*) FROM deliveries WHERE status IN ('pending','running','retrying') AND NOT \(Self.eventMissing)") ?? 0)
+        try Int(db.scalarInt("SELECT count(*) FROM deliveries WHERE status IN ('pending','running','retrying') AND \(Self.eventStored)") ?? 0)
     }
 
     private func update(_ sql: String, id: Int64, bind: (Statement) -> Void) throws {
@@ -212,7 +212,7 @@ public struct DeliveryTable: DeliveryQueue {
     public func requeueDead() throws -> Int {
         try db.transaction {
             let statement = try db.statement(
-                "UPDATE deliveries SET status = 'pending', attempt = 0, next_attempt_at_ms = 0, updated_at_ms = ?1 WHERE status = 'dead' AND NOT \(Self.eventMissing)")
+                "UPDATE deliveries SET status = 'pending', attempt = 0, next_attempt_at_ms = 0, updated_at_ms = ?1 WHERE status = 'dead' AND \(Self.eventStored)")
             statement.bind(1, nowMilliseconds())
             try statement.run()
             return db.changes
