@@ -73,6 +73,66 @@ struct EngineStateTests {
         #expect(snapshot.assumptions == AssumptionState(widened: nil, violations: 2))
     }
 
+    /// Every part of the movement rules' state, set, comes back as it was written (a restart
+    /// continues the trip, the stay and the stand under way).
+    @Test func theMovementStateRoundTripsWhole() throws {
+        func point(_ s: Int64, _ lat: Double, _ acc: Double) -> TrackPoint {
+            TrackPoint(time: Self.t0 + .milliseconds(s), coordinate: Coordinate(latitude: lat, longitude: 8.123456789), accuracyMeters: acc)
+        }
+        func totals(_ d: Double) -> TripTotals {
+            var t = TripTotals()
+            t.distanceMeters = d
+            t.movingSeconds = d / 3
+            t.maxSpeedMetersPerSecond = 1.7
+            return t
+        }
+        func stay(_ s: Int64, fence: String) -> Stay {
+            var stay = Stay(first: point(s, 47.5, 4.5), tripAtFirst: totals(12.25))
+            stay.lastInside = Self.t0 + .milliseconds(s + 9_000)
+            stay.sumLatitude = 0.000123
+            stay.sumLongitude = -0.000045
+            stay.count = 4
+            stay.confirmed = true
+            stay.fenceID = fence
+            stay.fenceName = "The \(fence)"
+            return stay
+        }
+        var m = MovementState()
+        m.motion = .moving
+        m.motionSince = Self.t0 + .milliseconds(1_500)
+        m.candidate = .still
+        m.candidateSince = point(2_000, 47.1, 3)
+        m.sensor = .still
+        m.sensorSince = Self.t0 + .milliseconds(2_500)
+        m.last = point(3_000, 47.2, 6.5)
+        m.odometerMeters = 1234.5
+        m.odometerAnchor = point(2_800, 47.3, 5)
+        m.departure = point(1_000, 47.4, 7)
+        m.sinceDeparture = totals(88.5)
+        m.standSince = Self.t0 + .milliseconds(2_900)
+        m.trip = TripProgress(start: point(900, 47.45, 8))
+        m.trip?.totals = totals(640)
+        m.trip?.announced = true
+        m.stood = point(100, 47.0, 4)
+        m.lastNear = point(200, 47.01, 4)
+        m.sinceNear = totals(9)
+        m.beyond = 1
+        m.stop = stay(2_100, fence: "yard")
+        m.visit = stay(2_200, fence: "home")
+        m.visitSeen = Self.t0 + .milliseconds(2_950)
+
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let path = dir.path("m.db")
+        do {
+            let store = try EventStore(path: path)
+            var batch = CommitBatch(profileName: "p", committedAt: Self.t0)
+            batch.movement = m
+            try store.commit(batch)
+        }
+        #expect(try EventStore(path: path, readOnly: true).loadSnapshot().movement == m)
+    }
+
     @Test func anApproachEventKeepsItsFiguresInTheStore() throws {
         let dir = try TemporaryDirectory()
         defer { dir.remove() }

@@ -95,10 +95,17 @@ public struct MovementState: Hashable, Sendable {
     /// Distance covered, all trips and none (`geomon status`), and the fix it was last counted to.
     public var odometerMeters = 0.0
     public var odometerAnchor: TrackPoint?
-    /// The first fix showing movement since the last one showing the device still: where a
-    /// trip that starts now departed, and what was covered since (a trip starts with it).
-    public var departure: TrackPoint?
+    /// The first fix showing movement since the device was last seen still for `confirm`:
+    /// where a trip that starts now departed, and what was covered since (a trip starts with
+    /// it). A shorter stand (a slow walker's speed dipping below `moving_speed`, a pause at a
+    /// crossing) keeps it.
+    public var departure: TrackPoint? {
+        didSet { if departure == nil { standSince = nil } }
+    }
     public var sinceDeparture = TripTotals()
+    /// The first fix of the stand under way (fixes showing the device still since), while it
+    /// has held for less than `confirm` and a departure is kept.
+    public var standSince: UTCTime?
     public var trip: TripProgress?
     /// Where the device stood when no trip is under way: the first fix of the stop that ended
     /// the last trip (or the first fix of all); a trip starts once it is seen beyond the stop
@@ -146,8 +153,8 @@ public struct MovementState: Hashable, Sendable {
 ///   accurate than the radius are not used for stays.
 /// - Trips. One starts when the device is seen beyond the stop radius of the place it stood and
 ///   moves (its motion state) or is seen beyond it on the next fix too, dated at the first fix
-///   that showed movement since it last showed a stand, else at the last fix within the radius; it ends once a
-///   stay has lasted `stop_after`, dated at the stay's first fix with the totals as of then. A
+///   that showed movement since it was last seen still for `confirm`, else at the last fix
+///   within the radius; it ends once a stay has lasted `stop_after`, dated at the stay's first fix with the totals as of then. A
 ///   motion source saying `still` ends it `stop_after` after it said so, without a fix.
 /// - Visits. `arrival` once a stay has lasted `min_duration` (dated at its first fix, placed at
 ///   the mean of its fixes, named after a fence the device is inside), `departure` at the first
@@ -190,9 +197,15 @@ public struct MovementTracker: Sendable {
         let segment = count(fix, point: point, evidence: evidence)
         switch evidence {
         case .still?:
-            state.departure = nil
-            state.sinceDeparture = TripTotals()
+            let since = state.standSince ?? point.time
+            if state.departure == nil || point.time - since >= settings.confirm {
+                state.departure = nil
+                state.sinceDeparture = TripTotals()
+            } else {
+                state.standSince = since
+            }
         case .moving?:
+            state.standSince = nil
             if state.departure == nil { state.departure = point }
         case nil:
             break
@@ -406,9 +419,9 @@ public struct MovementTracker: Sendable {
 
     /// A trip starts once the device is seen beyond the stop radius of where it stood, and
     /// either moves (its motion state) or is seen beyond it again on the next fix (a slow walk
-    /// below `moving_speed`; one fix alone may be a jump). It is dated at the first fix that
-    /// showed movement since the last one that showed a stand, else at the last fix within the
-    /// radius, and takes over what was covered since.
+    /// below `moving_speed`; one fix alone may be a jump). It is dated at the departure (the
+    /// first fix that showed movement since the device was last seen still for `confirm`),
+    /// else at the last fix within the radius, and takes over what was covered since.
     private mutating func startTrip(_ point: TrackPoint, _ trips: TripSettings, into events: inout [GeoEvent]) {
         guard state.trip == nil, let stood = state.stood else { return }
         guard Geodesy.distanceMeters(from: stood.coordinate, to: point.coordinate) >= trips.radiusMeters else {
