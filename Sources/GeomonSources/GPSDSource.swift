@@ -49,7 +49,7 @@ public final class GPSDSource {
     public let port: String
     public private(set) var state: State = .disconnected(reason: "not connected yet")
     /// Reconnect timing; call `backoff.nextAttempt(after:)` after a failed `connect()` or a
-    /// lost connection. It resets when a connection delivers data.
+    /// lost connection. It resets when a connection delivers more than gpsd's greeting.
     public var backoff = ReconnectBackoff()
     /// Whether the watch is wanted (re-sent after every reconnect), and for which device.
     public private(set) var watchEnabled = false
@@ -57,6 +57,8 @@ public final class GPSDSource {
 
     private let data: UnsafeMutablePointer<gps_data_t>
     private var open = false
+    /// Messages read on the current connection (the first is gpsd's VERSION banner).
+    private var messagesSinceConnect = 0
     /// The epoch logic: when a report's accuracy is known (`GPSDEpochs`).
     private var epochs = GPSDEpochs()
 
@@ -87,9 +89,9 @@ public final class GPSDSource {
     }
 
     /// Connects (no-op when connected). On success the state becomes `.connected` and a wanted
-    /// watch is re-sent; the backoff resets only when the connection delivers data
-    /// (`readAvailable()`), so a server that accepts and closes at once is retried ever more
-    /// slowly. On failure the state is `.disconnected` with the reason, and the error is thrown.
+    /// watch is re-sent; the backoff resets only when the connection delivers more than gpsd's
+    /// greeting (`readAvailable()`), so a server that accepts and closes at once, with or
+    /// without its VERSION banner, is retried ever more slowly. On failure the state is `.disconnected` with the reason, and the error is thrown.
     @discardableResult
     public func connect() throws(GPSDError) -> [Event] {
         guard !open else { return [] }
@@ -102,6 +104,7 @@ public final class GPSDSource {
             throw GPSDError(code: .connectFailed, endpoint: endpoint, message: message)
         }
         open = true
+        messagesSinceConnect = 0
         epochs.reset()
         var events = setState(.connected)
         if watchEnabled {
@@ -153,8 +156,10 @@ public final class GPSDSource {
                 return events
             }
             if rc == 0 { break }
-            // gpsd is talking, not just accepting: the next failure backs off from the start.
-            backoff.succeeded()
+            // gpsd is serving, not just greeting (its VERSION banner comes on every accept, from
+            // a gpsd that closes at once too): the next failure backs off from the start.
+            messagesSinceConnect += 1
+            if messagesSinceConnect > 1 { backoff.succeeded() }
             handled += 1
             guard let (fix, accuracyKnown) = currentFix() else { continue }
             events += epochs.reported(fix, accuracyKnown: accuracyKnown).map { .fix($0) }

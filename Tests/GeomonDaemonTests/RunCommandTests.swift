@@ -345,11 +345,15 @@ struct RunCommandTests {
     /// A gpsd that accepts every connection and closes it at once (a broken socket activation,
     /// a wrong port behind a proxy): one warning, then each retry at `info` only, at the
     /// backoff's growing intervals; `connected` at `notice` only for a connection that reports.
-    @Test func aGpsdThatAcceptsAndClosesIsOneWarningNotTwoLinesPerRetry() throws {
+    /// A listener that accepts and closes at once; `greeting`: after sending gpsd's VERSION
+    /// banner, as gpsd does on every accept.
+    @Test(arguments: [false, true])
+    func aGpsdThatAcceptsAndClosesIsOneWarningNotTwoLinesPerRetry(greeting: Bool) throws {
         let dir = try TemporaryDirectory()
         defer { dir.remove() }
         let profile = try Self.profileCopy(dir)
         let port = try GPSFakeHarness.freePort()
+        let banner = #"{"class":"VERSION","release":"3.22","rev":"3.22","proto_major":3,"proto_minor":14}"#
         let script = try dir.write("accept-close.py", """
             import socket, sys
             s = socket.socket()
@@ -358,9 +362,11 @@ struct RunCommandTests {
             s.listen(16)
             while True:
                 c, _ = s.accept()
+                if sys.argv[2] == "1":
+                    c.sendall(b'\(banner)\\r\\n')
                 c.close()
             """)
-        let server = try SpawnedProcess(["/usr/bin/python3", script, "\(port)"])
+        let server = try SpawnedProcess(["/usr/bin/python3", script, "\(port)", greeting ? "1" : "0"])
         defer { server.stop() }
         let daemon = try Daemon(["--profile", profile, "--db", dir.path("run.db"), "--gpsd", "127.0.0.1:\(port)", "--log-level", "info"], in: dir)
         func count(_ text: String) -> Int { daemon.stderr.components(separatedBy: text).count - 1 }

@@ -126,14 +126,17 @@ struct GPSDSourceTests {
 /// GPSDSource against a TCP server that accepts each connection and closes it at once (a
 /// gpsd crashing on every client, a wrong service on the port): no gpsd needed.
 struct GPSDSourceBackoffTests {
-    @Test func aServerThatAcceptsAndClosesAtOnceIsRetriedEverMoreSlowly() throws {
+    /// `greeting`: the server sends gpsd's VERSION banner before closing, as gpsd does on
+    /// every accept; a greeting alone is no connection that serves.
+    @Test(arguments: [false, true])
+    func aServerThatAcceptsAndClosesAtOnceIsRetriedEverMoreSlowly(greeting: Bool) throws {
         let listener = try AcceptingSocket()
         defer { close(listener.fd) }
         let source = GPSDSource(port: String(listener.port))
         var delays: [Duration] = []
         for _ in 0..<6 {
             #expect(try source.connect() == [.stateChanged(.connected)])
-            listener.acceptAndClose()
+            listener.acceptAndClose(sending: greeting ? #"{"class":"VERSION","release":"3.22","rev":"3.22","proto_major":3,"proto_minor":14}"# + "\r\n" : "")
             let events = pump(source, timeout: .seconds(10)) { $0.contains { if case .stateChanged(.disconnected) = $0 { true } else { false } } }
             #expect(events.contains { if case .stateChanged(.disconnected) = $0 { true } else { false } })
             delays.append(source.backoff.failed()) // what the daemon does on `.disconnected`
@@ -166,10 +169,12 @@ private struct AcceptingSocket {
         port = UInt16(bigEndian: address.sin_port)
     }
 
-    /// Takes the connection waiting in the backlog and closes it.
-    func acceptAndClose() {
+    /// Takes the connection waiting in the backlog, sends it `text` and closes it.
+    func acceptAndClose(sending text: String = "") {
         let client = accept(fd, nil, nil)
-        if client >= 0 { close(client) }
+        guard client >= 0 else { return }
+        if !text.isEmpty { _ = Array(text.utf8).withUnsafeBytes { send(client, $0.baseAddress, $0.count, 0) } }
+        close(client)
     }
 }
 
