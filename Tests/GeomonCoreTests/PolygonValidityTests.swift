@@ -101,6 +101,20 @@ struct PolygonValidityTests {
         #expect(PolygonValidity.problems(of: PolygonRings(shell: cShape, holes: [bridging])) == [.holeOutsideShell(0)])
     }
 
+    /// A hole touching its shell at one point (valid: OGC Simple Features allows it) whose
+    /// vertex, written with six decimals, lands 3·10⁻⁷° outside the shell's slanted edge.
+    @Test func aHoleTouchingItsShellAtAPointWrittenInDecimalsIsInside() {
+        // The shell's south edge runs from (8.0, 47.0) to (8.3, 47.1); a third of the way along
+        // it lies (8.1, 47.0333…), written 47.033333: south of the edge, outside the shell.
+        let shell = Self.ring([(8.0, 47.0), (8.3, 47.1), (8.3, 47.5), (8.0, 47.5)])
+        let touching = Self.ring([(8.1, 47.033333), (8.2, 47.3), (8.05, 47.3)])
+        #expect(!PolygonValidity.pointIsInsideOrOn(touching[0], ring: shell))
+        #expect(PolygonValidity.problems(of: PolygonRings(shell: shell, holes: [touching])) == [])
+        // 10⁻⁴° (about 10 m) outside is a hole that leaves its shell.
+        let leaving = Self.ring([(8.1, 47.0332), (8.2, 47.3), (8.05, 47.3)])
+        #expect(PolygonValidity.problems(of: PolygonRings(shell: shell, holes: [leaving])) == [.holeOutsideShell(0)])
+    }
+
     /// 10,000-vertex rings go through the sweep; a crossing added at the end is still found.
     @Test func largeRingsAreChecked() {
         var circle: [Coordinate] = []

@@ -298,22 +298,15 @@ public enum PolygonValidity {
 
     /// True when `hole` lies inside `shell` (touching allowed): no edges cross, and then the
     /// hole is on one side, so one vertex off the shell's boundary decides (all on it: inside).
+    /// As between holes, a vertex within `touchDegrees` of the shell's edge is on it: a hole
+    /// touching its shell at a point written in decimals lies a rounding error outside.
     static func holeIsInside(_ hole: [Coordinate], _ shell: [Coordinate]) -> Bool {
         // The shell first: only its few edges near the (smaller) hole are tested.
-        if ringsCross(shell, hole) { return false }
-        for vertex in hole where !isOnBoundary(vertex, ring: shell) {
+        if ringsCross(shell, hole, touch: touchDegrees) { return false }
+        for vertex in hole where !shell.indices.contains(where: { isNear(vertex, segment: shell[$0], shell[($0 + 1) % shell.count]) }) {
             return pointIsInsideOrOn(vertex, ring: shell)
         }
         return true
-    }
-
-    static func isOnBoundary(_ point: Coordinate, ring: [Coordinate]) -> Bool {
-        var j = ring.count - 1
-        for i in ring.indices {
-            if orientation(ring[j], ring[i], point) == 0 && between(ring[j], ring[i], point) { return true }
-            j = i
-        }
-        return false
     }
 
     /// True when an edge of `a` properly crosses an edge of `b` (touching does not count, nor,
