@@ -97,6 +97,9 @@ extension ProfileDecoder {
                 checkModeOrder("ttff_warm", policy.receiver.ttffWarm, "ttff_cold", policy.receiver.ttffCold, path: "\(path).policy.receiver")
             }
             rule.policy = policy
+            if let mode = rule.mode ?? (modeIsKnown ? profile.mode : nil) {
+                checkLatencyBudget(policy, mode: mode, path: "\(path).policy", profile: profile)
+            }
         }
         if let n = f["publish"] {
             if let p = fields(n, path: "\(path).publish", allowed: ["mqtt"], required: ["mqtt"]), let m = p["mqtt"],

@@ -117,15 +117,22 @@ extension ProfileDecoder {
     /// `policy.max_latency` acts in regions only, and needs room for a hot start and the
     /// confirming fixes after it (docs/power.md, "Sleeping within a latency budget").
     private func checkLatencyBudget(_ profile: Profile) {
-        guard let node = nodes["policy.max_latency"], modeIsKnown else { return }
-        let budget = profile.policy.maxLatency
+        guard modeIsKnown else { return }
+        checkLatencyBudget(profile.policy, mode: profile.mode, path: "policy", profile: profile)
+    }
+
+    /// The same for `policy` (the profile's, or a `modes:` entry's at `path`) in `mode`, when
+    /// `path` sets `max_latency` itself.
+    func checkLatencyBudget(_ policy: PolicySettings, mode: MonitoringMode, path: String, profile: Profile) {
+        guard let node = nodes["\(path).max_latency"] else { return }
+        let budget = policy.maxLatency
         guard budget > .zero else { return }
-        if profile.mode != .regions {
-            warning("'max_latency' has effect in mode 'regions' only (mode is '\(profile.mode.rawValue)')", node)
+        if mode != .regions {
+            warning("'max_latency' has effect in mode 'regions' only (mode is '\(mode.rawValue)')", node)
             return
         }
         // The time to first fix of a wake as the power method's restart class makes it.
-        let ttff = profile.receiver.ttffHot
+        let ttff = policy.receiver.restarting(profile.restartClass).ttffHot
         let restart = profile.restartClass
         let start = restart == .hot ? "ttff_hot" : "ttff_\(restart.rawValue), the power method's restart class"
         let confirming = profile.transitions.confirm - 1
