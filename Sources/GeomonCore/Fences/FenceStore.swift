@@ -86,13 +86,14 @@ struct FenceStore: Sendable {
     var cellMargin = 0.0
     static let cellMargins = [0.3, 0.2, 0.1]
 
-    /// Allocated bytes: capacities, except the vertices' reserve a streamed build leaves
-    /// unwritten (never touched, so never resident), which counts by what is stored.
+    /// The bytes the index holds: what its arrays store. Their capacities are left out: an
+    /// array's capacity is what the allocator rounded its request up to, which depends on the
+    /// heap (huge pages or not) and not on the fences.
     var bytes: Int {
-        fences.capacity * MemoryLayout<FenceRecord>.stride + internalIDs.capacity * 4
-            + polygons.capacity * MemoryLayout<PolygonRecord>.stride
-            + vertices.count * 4 + stripStarts.capacity * 4 + stripEdges.capacity * 2
-            + cellStarts.capacity * 4 + cellFences.capacity * MemoryLayout<CellEntry>.stride
+        fences.count * MemoryLayout<FenceRecord>.stride + internalIDs.count * 4
+            + polygons.count * MemoryLayout<PolygonRecord>.stride
+            + vertices.count * 4 + stripStarts.count * 4 + stripEdges.count * 2
+            + cellStarts.count * 4 + cellFences.count * MemoryLayout<CellEntry>.stride
     }
 
     var count: Int { fences.count }
