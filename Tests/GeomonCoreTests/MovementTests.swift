@@ -143,6 +143,56 @@ import Testing
         #expect(end.durationSeconds == 350)
     }
 
+    /// Stands that a departure must not outlast (fixes every 10 s, 5 m accurate).
+    enum Stand: CaseIterable {
+        /// Standing at 0 m for an hour, a speed spike of 1.2 m/s every 30 s from 100 s on: each
+        /// spike is followed by still fixes where it was (no progress). It walks off at 3610 s.
+        case spikes
+        /// 1.3 m/s reported at 110 s (2 m), still at 120 s (20 m on), then the receiver asleep
+        /// until 3600 s, when the device drives off: the stand may have lasted the gap.
+        case gap
+        /// A motion source says `still` at 130 s; a fix at 160 s reports 1.3 m/s, one at 760 s
+        /// still; the source says `moving` at 1190 s and the device drives off at 1200 s.
+        case motionSource
+    }
+
+    @Test(arguments: Stand.allCases)
+    func aDepartureDoesNotOutlastAStand(_ stand: Stand) throws {
+        var tracker = MovementTracker(settings: Self.settings(motion: false), profileName: "p")
+        var events: [GeoEvent] = []
+        let leave: Double
+        switch stand {
+        case .spikes:
+            leave = 3610
+            for t in stride(from: 0.0, to: leave, by: 10) {
+                events += tracker.fixTaken(Self.fix(t, 0, speed: t >= 100 && Int(t) % 30 == 10 ? 1.2 : 0.2))
+            }
+        case .gap:
+            leave = 3600
+            for t in stride(from: 0.0, through: 100, by: 10) { events += tracker.fixTaken(Self.fix(t, 0, speed: 0)) }
+            events += tracker.fixTaken(Self.fix(110, 2, speed: 1.3))
+            events += tracker.fixTaken(Self.fix(120, 20, speed: 0))
+        case .motionSource:
+            leave = 1200
+            for t in stride(from: 0.0, through: 120, by: 10) { events += tracker.fixTaken(Self.fix(t, 0, speed: 0)) }
+            events += tracker.motionReported(.still, now: Self.at(130))
+            events += tracker.fixTaken(Self.fix(160, 0, speed: 1.3))
+            events += tracker.fixTaken(Self.fix(760, 0, speed: 0))
+            events += tracker.motionReported(.moving, now: Self.at(1190))
+        }
+        // Off at 10 m/s (from 20 m in the gap case) for 300 s, then standing there for 400 s.
+        let from: Double = stand == .gap ? 20 : 0
+        for t in stride(from: leave, through: leave + 700, by: 10) {
+            let moving = t < leave + 300
+            events += tracker.fixTaken(Self.fix(t, from + 10 * min(t - leave, 300), speed: moving ? 10 : 0))
+        }
+        // Each trip departs with the drive, not at a fix of the stand before it.
+        let start = try #require(events.first { $0.kind == .tripStart })
+        #expect(start.time == Self.at(leave), "\(Self.summary(events))")
+        let end = try #require(events.first { $0.kind == .tripEnd }?.figures)
+        #expect(try #require(end.durationSeconds) < 400)
+    }
+
     /// A walk to a café (at 0 m) and a stay there, fixes every 10 s: from 460 m south at
     /// 2.3 m/s until 200 s, standing at the café until 1000 s, then north at 2.2 m/s.
     static func cafe(outage: ClosedRange<Double>? = nil) -> [Fix] {
