@@ -113,6 +113,24 @@ struct PolygonValidityTests {
         // 10⁻⁴° (about 10 m) outside is a hole that leaves its shell.
         let leaving = Self.ring([(8.1, 47.0332), (8.2, 47.3), (8.05, 47.3)])
         #expect(PolygonValidity.problems(of: PolygonRings(shell: shell, holes: [leaving])) == [.holeOutsideShell(0)])
+        // A hole that leaves through two of its vertices, each within the touch distance of the
+        // edge: the stretch between them lies outside, whichever vertex the ring starts at.
+        let square = Self.ring([(0, 0), (10, 0), (10, 10), (0, 10)])
+        let through = Self.ring([(5, 5), (9.9999995, 5), (20, 5), (20, 6), (9.9999995, 6)])
+        for start in through.indices {
+            let rotated = Array(through[start...] + through[..<start])
+            #expect(PolygonValidity.problems(of: PolygonRings(shell: square, holes: [rotated])) == [.holeOutsideShell(0)], "from \(start)")
+        }
+        // A hole on the shell's boundary all round (the shell again, 5·10⁻⁷° out) has no inside.
+        let again = Self.ring([(-0.0000005, -0.0000005), (10.0000005, -0.0000005), (10.0000005, 10.0000005), (-0.0000005, 10.0000005)])
+        #expect(PolygonValidity.problems(of: PolygonRings(shell: square, holes: [again])) == [.holeOutsideShell(0)])
+        // A hole filling a notch cut into the shell, its edges on the shell's: outside.
+        let notched = Self.ring([(0, 0), (10, 0), (10, 4), (6, 4), (6, 6), (10, 6), (10, 10), (0, 10)])
+        let notch = Self.ring([(6, 4), (10, 4), (10, 6), (6, 6)])
+        #expect(PolygonValidity.problems(of: PolygonRings(shell: notched, holes: [notch])) == [.holeOutsideShell(0)])
+        // Touching the shell at two corners from inside is still inside.
+        let corners = Self.ring([(0, 0), (5, 2), (10, 10), (2, 5)])
+        #expect(PolygonValidity.problems(of: PolygonRings(shell: square, holes: [corners])) == [])
     }
 
     /// 10,000-vertex rings go through the sweep; a crossing added at the end is still found.

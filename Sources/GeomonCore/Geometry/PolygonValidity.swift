@@ -296,17 +296,69 @@ public enum PolygonValidity {
         return true
     }
 
-    /// True when `hole` lies inside `shell` (touching allowed): no edges cross, and then the
-    /// hole is on one side, so one vertex off the shell's boundary decides (all on it: inside).
-    /// As between holes, a vertex within `touchDegrees` of the shell's edge is on it: a hole
-    /// touching its shell at a point written in decimals lies a rounding error outside.
+    /// True when `hole` lies inside `shell`, touching it at points allowed: no edges cross,
+    /// and then each stretch of the hole's boundary between the points where it touches the
+    /// shell lies wholly on one side, so one point of it off the shell's boundary decides. As
+    /// between holes, a point within `touchDegrees` of the shell's edge is on it (a hole
+    /// touching its shell at a point written in decimals lies a rounding error outside). A hole
+    /// with no point off the shell's boundary covers no part of the shell's inside: false.
     static func holeIsInside(_ hole: [Coordinate], _ shell: [Coordinate]) -> Bool {
         // The shell first: only its few edges near the (smaller) hole are tested.
         if ringsCross(shell, hole, touch: touchDegrees) { return false }
-        for vertex in hole where !shell.indices.contains(where: { isNear(vertex, segment: shell[$0], shell[($0 + 1) % shell.count]) }) {
-            return pointIsInsideOrOn(vertex, ring: shell)
+        guard hole.count >= 3, shell.count >= 3 else { return false }
+        // The shell's edges that come within the touch distance of the hole's box.
+        var minX = Double.infinity, maxX = -Double.infinity, minY = Double.infinity, maxY = -Double.infinity
+        for point in hole {
+            minX = min(minX, point.longitude); maxX = max(maxX, point.longitude)
+            minY = min(minY, point.latitude); maxY = max(maxY, point.latitude)
         }
-        return true
+        let near = shell.indices.filter { k in
+            let a = shell[k], b = shell[(k + 1) % shell.count]
+            return max(a.longitude, b.longitude) >= minX - touchDegrees && min(a.longitude, b.longitude) <= maxX + touchDegrees
+                && max(a.latitude, b.latitude) >= minY - touchDegrees && min(a.latitude, b.latitude) <= maxY + touchDegrees
+        }
+        // Not near the shell's boundary anywhere: one vertex decides.
+        guard !near.isEmpty else { return pointIsInsideOrOn(hole[0], ring: shell) }
+        func onShell(_ point: Coordinate) -> Bool {
+            near.contains { isNear(point, segment: shell[$0], shell[($0 + 1) % shell.count]) }
+        }
+        // Walk the hole's boundary, its edges cut at the shell's vertices on them; a point on
+        // the shell's boundary starts a new stretch, whose first point off it is tested.
+        var untested = true, off = false
+        for i in hole.indices {
+            let p = hole[i], q = hole[(i + 1) % hole.count]
+            var cuts: [Double] = [0, 1]
+            let dx = q.longitude - p.longitude, dy = q.latitude - p.latitude
+            let length2 = dx * dx + dy * dy
+            if length2 > 0 {
+                for k in near {
+                    let v = shell[k]
+                    guard isNear(v, segment: p, q) else { continue }
+                    let t = ((v.longitude - p.longitude) * dx + (v.latitude - p.latitude) * dy) / length2
+                    if t > 0, t < 1 { cuts.append(t) }
+                }
+            }
+            cuts.sort()
+            var points = [(point: p, cut: false)]
+            for k in 1..<cuts.count where cuts[k] > cuts[k - 1] {
+                let t = (cuts[k - 1] + cuts[k]) / 2
+                points.append((Coordinate(latitude: p.latitude + t * dy, longitude: p.longitude + t * dx), false))
+                if k < cuts.count - 1 {
+                    points.append((Coordinate(latitude: p.latitude + cuts[k] * dy, longitude: p.longitude + cuts[k] * dx), true))
+                }
+            }
+            for (point, cut) in points {
+                if cut || onShell(point) {
+                    untested = true
+                    continue
+                }
+                off = true
+                guard untested else { continue }
+                if !pointIsInsideOrOn(point, ring: shell) { return false }
+                untested = false
+            }
+        }
+        return off
     }
 
     /// True when an edge of `a` properly crosses an edge of `b` (touching does not count, nor,
