@@ -40,6 +40,11 @@ extension ProfileDecoder {
                     warning("mode '\(rule.name)' sets 'activity: \(policy.activity.rawValue)', but the profile's \(carried.joined(separator: " and ")) \(carried.count == 1 ? "carries" : "carry") over into its policy and \(carried.count == 1 ? "overrides" : "override") the activity's bounds; set \(carried.count == 1 ? "it" : "them") in the mode too", node)
                 }
             }
+            // The entry's own latency budget, in the mode it runs (a `mode` of its own that
+            // decoded, else the profile's).
+            if let policy = rule.policy, let mode = rule.mode ?? (nodes["\(path).mode"] == nil && modeIsKnown ? profile.mode : nil) {
+                checkLatencyBudget(policy, mode: mode, path: "\(path).policy", profile: profile)
+            }
             if !changesSomething(rule, path: path, profile: profile) {
                 warning("mode '\(rule.name)' changes nothing: it runs the profile's own settings; give it a 'mode', 'policy', 'publish' or 'coarse' of its own", nameNode)
             }
@@ -97,9 +102,6 @@ extension ProfileDecoder {
                 checkModeOrder("ttff_warm", policy.receiver.ttffWarm, "ttff_cold", policy.receiver.ttffCold, path: "\(path).policy.receiver")
             }
             rule.policy = policy
-            if let mode = rule.mode ?? (modeIsKnown ? profile.mode : nil) {
-                checkLatencyBudget(policy, mode: mode, path: "\(path).policy", profile: profile)
-            }
         }
         if let n = f["publish"] {
             if let p = fields(n, path: "\(path).publish", allowed: ["mqtt"], required: ["mqtt"]), let m = p["mqtt"],

@@ -118,7 +118,11 @@ extension ProfileDecoder {
     /// confirming fixes after it (docs/power.md, "Sleeping within a latency budget").
     private func checkLatencyBudget(_ profile: Profile) {
         guard modeIsKnown else { return }
-        checkLatencyBudget(profile.policy, mode: profile.mode, path: "policy", profile: profile)
+        // A `modes:` entry that runs regions with the profile's budget makes it count.
+        let inherited = profile.modes.contains { rule in
+            (rule.mode ?? profile.mode) == .regions && (rule.policy?.maxLatency ?? profile.policy.maxLatency) == profile.policy.maxLatency
+        }
+        checkLatencyBudget(profile.policy, mode: inherited ? .regions : profile.mode, path: "policy", profile: profile)
     }
 
     /// The same for `policy` (the profile's, or a `modes:` entry's at `path`) in `mode`, when
