@@ -13,6 +13,11 @@ public protocol GNSSFeed: AnyObject {
     @discardableResult
     func connect() throws(GPSDError) -> [GPSDSource.Event]
     func watch(enabled: Bool, device: String?) throws(GPSDError)
+    /// Whether the watch is wanted (the last `watch(enabled:)`).
+    var watchEnabled: Bool { get }
+    /// Sends the watch's state again on an open connection (gpsd drops clients that neither
+    /// watch nor send commands).
+    func keepAlive() throws(GPSDError)
     func readAvailable() -> [GPSDSource.Event]
     @discardableResult
     func disconnect(reason: String) -> [GPSDSource.Event]

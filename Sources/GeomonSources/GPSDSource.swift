@@ -88,8 +88,8 @@ public final class GPSDSource {
         open ? Int32(geomon_gps_fd(data)) : nil
     }
 
-    /// Connects (no-op when connected). On success the state becomes `.connected` and a wanted
-    /// watch is re-sent; the backoff resets only when the connection delivers more than gpsd's
+    /// Connects (no-op when connected). On success the state becomes `.connected` and the
+    /// watch's state (on or off) is sent; the backoff resets only when the connection delivers more than gpsd's
     /// greeting (`readAvailable()`), so a server that accepts and closes at once, with or
     /// without its VERSION banner, is retried ever more slowly. On failure the state is `.disconnected` with the reason, and the error is thrown.
     @discardableResult
@@ -107,13 +107,13 @@ public final class GPSDSource {
         messagesSinceConnect = 0
         epochs.reset()
         var events = setState(.connected)
-        if watchEnabled {
-            do throws(GPSDError) {
-                try sendWatch()
-            } catch {
-                events += disconnect(reason: error.message)
-                throw error
-            }
+        // The watch's state, on or off: gpsd answers either, so a connection that serves says
+        // more than its greeting even while the receiver is off.
+        do throws(GPSDError) {
+            try sendWatch()
+        } catch {
+            events += disconnect(reason: error.message)
+            throw error
         }
         return events
     }
@@ -125,6 +125,11 @@ public final class GPSDSource {
         watchEnabled = enabled
         watchDevice = device
         guard open else { return }
+        try sendWatch()
+    }
+
+    public func keepAlive() throws(GPSDError) {
+        guard open else { throw GPSDError(code: .watchFailed, endpoint: endpoint, message: "not connected") }
         try sendWatch()
     }
 

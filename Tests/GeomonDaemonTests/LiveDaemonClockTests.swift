@@ -48,7 +48,17 @@ final class ModelFeed: GNSSFeed {
         return [.stateChanged(.connected)]
     }
 
+    private(set) var watchEnabled = false
+    /// The watch's switches and keepalives, on the receiver's clock.
+    private(set) var watchLog: [(time: UTCTime, what: String)] = []
+
+    func keepAlive() throws(GPSDError) {
+        watchLog.append((now(), "keepalive"))
+    }
+
     func watch(enabled: Bool, device: String?) throws(GPSDError) {
+        watchEnabled = enabled
+        watchLog.append((now(), enabled ? "on" : "off"))
         if enabled {
             // The recording starts with the receiver on and its first fix in hand.
             if started { model.turnOn(at: now()) } else { model.start(at: now()) }
@@ -108,6 +118,8 @@ struct LiveDaemonClockTests {
         var stored: [ReceiverSwitch] = []
         /// The MQTT messages waiting in its outbox (the broker is never reachable here).
         var outbox: [Publication] = []
+        /// The watch's switches and keepalives (`ModelFeed.watchLog`).
+        var watchLog: [(time: UTCTime, what: String)] = []
     }
 
     /// Runs the daemon on a manual clock over `track`, the receiver model as its GNSS, until the
@@ -152,6 +164,7 @@ struct LiveDaemonClockTests {
         _ = daemon.finish(code: 0)
         run.stored = try daemon.eventStore.receiverSwitchLog.all()
         run.outbox = try daemon.eventStore.outbox.pendingPublications(after: 0, limit: 100_000).map(\.publication)
+        run.watchLog = feed.watchLog
         return run
     }
 
@@ -248,6 +261,34 @@ struct LiveDaemonClockTests {
         #expect(live.stored.map { "\($0.time.rfc3339) \($0.on ? "on" : "off") \($0.reason)" } == replaySwitches)
         if c.mode == .continuous {
             #expect(try #require(replay.source).receiver.held > 0, "the screen held no jump")
+        }
+    }
+
+    /// Sleeps of up to 30 min (the default `max_sleep`) with the watch off: gpsd would drop the
+    /// idle client after 15 min, so the watch's state is sent again every 10 min while it is
+    /// off, and never while it is on.
+    @Test func aLongSleepWithTheWatchOffKeepsTheGpsdConnection() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let track = try TrackReader.read(path: TestSupport.fixture("tracks/gpxpy_cerknicko-jezero.gpx").path).fixes.sorted { $0.time < $1.time }
+        var profile = Self.evaluationProfile(maxSpeed: 10)
+        profile.policy.maxSleep = .seconds(1800)
+        // One fence 100 km away: every sleep is `max_sleep` long.
+        let far = Geodesy.destination(from: track[0].coordinate, bearingDegrees: 90, distanceMeters: 100_000)
+        let fences: [FenceShape] = [.circle(center: far, radiusMeters: 500)]
+        let path = try Self.writeProfile(profile, fences: fences, in: dir)
+        profile.fences = [Fence(id: "f0", shape: fences[0])]
+        let live = try Self.runLive(profilePath: path, profile: profile, track: track, dir: dir)
+        let log = live.watchLog
+        #expect(log.filter { $0.what == "keepalive" }.count >= 2, "\(log)")
+        var watching = false
+        for (previous, next) in zip(log, log.dropFirst()) {
+            if previous.what == "on" { watching = true }
+            if previous.what == "off" { watching = false }
+            #expect(!(watching && next.what == "keepalive"), "a keepalive while watching at \(next.time.rfc3339)")
+            if !watching {
+                #expect(next.time - previous.time <= .seconds(601), "off from \(previous.time.rfc3339) to \(next.time.rfc3339) without a word to gpsd")
+            }
         }
     }
 

@@ -107,6 +107,20 @@ struct GPSDSourceTests {
 
     /// Disabling the watch stops the reports (so gpsd may power the receiver down); enabling it
     /// again brings them back.
+    /// A connection opened while the watch is off (the receiver switched off) after a failure:
+    /// gpsd's answer to the watch's state resets the backoff, not the greeting alone.
+    @Test func aConnectionWithTheWatchOffResetsTheBackoffOnceGpsdAnswers() throws {
+        let gpsfake = try GPSFakeHarness(log: TestSupport.fixture("tracks/telit-he910.log"), cycleSeconds: 0.01)
+        defer { gpsfake.stop() }
+        let source = GPSDSource(port: String(gpsfake.port))
+        _ = source.backoff.failed()
+        try source.connect()
+        #expect(source.watchEnabled == false)
+        let events = pump(source, timeout: .seconds(10)) { _ in source.backoff.failures == 0 }
+        #expect(source.backoff.failures == 0, "gpsd answered the watch's state")
+        #expect(fixes(events).isEmpty && source.state == .connected)
+    }
+
     @Test func disablingTheWatchStopsFixes() throws {
         let gpsfake = try GPSFakeHarness(log: TestSupport.fixture("tracks/telit-he910.log"), cycleSeconds: 0.01)
         defer { gpsfake.stop() }

@@ -35,6 +35,13 @@ public final class GNSSService: EventSource, EffectSink {
     /// proxy) so logs one warning, not a pair of lines every backoff.
     private var announced = false
     private var epochAt: Int64?
+    /// When the watch's state is next sent again while it is off (`unwatchedKeepalive`).
+    private var keepaliveAt: Int64?
+    /// gpsd drops a client that neither watches nor has sent a command for 15 minutes
+    /// (`COMMAND_TIMEOUT` in gpsd.c, logged "timed out on command wait"). While the watch is off
+    /// (the `watch` method's receiver off, for sleeps of up to `max_sleep`: 30 min by default)
+    /// its state is sent again this often, so the connection is kept, not dropped and reopened.
+    static let unwatchedKeepalive: Duration = .seconds(600)
     /// Connection attempts (the first one included).
     public private(set) var attempts = 0
     /// How long a receiver may go on reporting after it was switched off (what it had
@@ -102,7 +109,7 @@ public final class GNSSService: EventSource, EffectSink {
     }
 
     public var nextWake: Int64? {
-        [reconnectAt, epochAt].compactMap { $0 }.min()
+        [reconnectAt, epochAt, keepaliveAt].compactMap { $0 }.min()
     }
 
     public func start(_ driver: DriverContext) throws {
@@ -118,6 +125,18 @@ public final class GNSSService: EventSource, EffectSink {
         if let at = epochAt, at <= now {
             epochAt = nil
             handle(feed.flushPendingFix(), driver)
+        }
+        if let at = keepaliveAt, at <= now {
+            keepaliveAt = nil
+            if case .connected = feed.state, !feed.watchEnabled {
+                do {
+                    try feed.keepAlive()
+                    scheduleKeepalive(driver)
+                } catch {
+                    log.warning("cannot send the gpsd watch", ["error": error.message])
+                    handle(feed.disconnect(reason: error.message), driver)
+                }
+            }
         }
         if revents != 0 {
             handle(feed.readAvailable(), driver)
@@ -239,9 +258,19 @@ public final class GNSSService: EventSource, EffectSink {
     private func setWatch(_ enabled: Bool, _ driver: DriverContext) {
         do {
             try feed.watch(enabled: enabled, device: powerSwitch.device)
+            scheduleKeepalive(driver)
         } catch {
             log.warning("cannot change the gpsd watch", ["error": error.message])
             handle(feed.disconnect(reason: error.message), driver)
+        }
+    }
+
+    /// The next keepalive while connected with the watch off; none otherwise.
+    private func scheduleKeepalive(_ driver: DriverContext) {
+        if case .connected = feed.state, !feed.watchEnabled {
+            keepaliveAt = driver.monotonic(after: Self.unwatchedKeepalive)
+        } else {
+            keepaliveAt = nil
         }
     }
 
@@ -275,6 +304,7 @@ public final class GNSSService: EventSource, EffectSink {
                 } else {
                     log.info("gpsd accepted the connection; connected once it reports", ["gpsd.endpoint": feed.endpoint, "failures": "\(feed.backoff.failures)"])
                 }
+                scheduleKeepalive(driver)
                 updateStatus(driver)
             case let .stateChanged(.disconnected(reason)):
                 if feed.backoff.failures == 0 {
@@ -284,6 +314,7 @@ public final class GNSSService: EventSource, EffectSink {
                 }
                 announced = false
                 epochAt = nil
+                keepaliveAt = nil
                 reconnectAt = driver.monotonic(after: feed.backoff.failed())
                 updateStatus(driver)
             }
