@@ -110,39 +110,6 @@ import Testing
         #expect(end.movingSeconds == 0)
     }
 
-    /// A walk off from a stand at 0 m (fixes every 10 s, speed 0), at 1.2 m/s reported and
-    /// walked, to 480 m, then standing there for 400 s. `dip`: the walk starts at 300 s and its
-    /// 340 s fix reports 0.8 m/s, below `moving_speed`. Otherwise the device reports 1.2 m/s at
-    /// 310 s where it stands (a fidget), stands 320–350 s (30 s: `confirm`) and walks from 350 s.
-    static func walkOff(dip: Bool) -> [Fix] {
-        let start = dip ? 300.0 : 350
-        var fixes: [Fix] = []
-        for t in stride(from: 0.0, through: start + 800, by: 10) {
-            let m = min(max(0, 1.2 * (t - start)), 480)
-            let walking = t > start && m < 480
-            let speed = walking ? (t == 340 ? 0.8 : 1.2) : (!dip && t == 310 ? 1.2 : 0)
-            fixes.append(fix(t, m, speed: speed))
-        }
-        return fixes
-    }
-
-    @Test(arguments: [true, false])
-    func aTripDepartsAtTheFirstMovementSinceAStandHeldForConfirm(dip: Bool) throws {
-        var tracker = MovementTracker(settings: Self.settings(motion: false), profileName: "p")
-        let events = Self.run(&tracker, Self.walkOff(dip: dip))
-        // `dip`: one fix below 1 m/s is no stand (it held 0 s of `confirm`): the departure stays
-        // the walk's first fix, 310 s (12 m). The trip is seen at 390 s (108 m, moving since
-        // 380 s); the stop windows restart at 390, 480, 570 and 660 s (108, 216, 324, 432 m),
-        // the last within 100 m of 480 m, which ends the trip dated 660 s: 432 − 12 m in 350 s.
-        // Otherwise the stand of 320–350 s held 30 s and drops the fidget at 310 s: departure
-        // at 360 s (12 m), the windows from 440 s to 710 s (432 m): 420 m in 350 s.
-        let depart = dip ? 310 : 360
-        #expect(Self.summary(events) == ["trip_start@\(depart)", "trip_end@\(depart + 350)"])
-        let end = try #require(events.last?.figures)
-        #expect(abs(try #require(end.distanceMeters) - 420) < 0.01)
-        #expect(end.durationSeconds == 350)
-    }
-
     /// Stands that a departure must not outlast (fixes every 10 s, 5 m accurate).
     enum Stand: CaseIterable {
         /// Standing at 0 m for an hour, a speed spike of 1.2 m/s every 30 s from 100 s on: each

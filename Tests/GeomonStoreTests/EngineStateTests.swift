@@ -109,8 +109,6 @@ struct EngineStateTests {
         m.odometerAnchor = point(2_800, 47.3, 5)
         m.departure = point(1_000, 47.4, 7)
         m.sinceDeparture = totals(88.5)
-        m.movedAt = Self.t0 + .milliseconds(2_700)
-        m.standSince = Self.t0 + .milliseconds(2_900)
         m.trip = TripProgress(start: point(900, 47.45, 8))
         m.trip?.totals = totals(640)
         m.trip?.announced = true

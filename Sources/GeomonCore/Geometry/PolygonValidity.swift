@@ -322,6 +322,12 @@ public enum PolygonValidity {
         func onShell(_ point: Coordinate) -> Bool {
             near.contains { isNear(point, segment: shell[$0], shell[($0 + 1) % shell.count]) }
         }
+        // Very large pairs (as for the crossing test, over 4 million edge pairs): the first
+        // vertex off the shell's boundary decides, as for a hole that touches it nowhere.
+        guard hole.count * near.count <= 4_000_000 else {
+            for vertex in hole where !onShell(vertex) { return pointIsInsideOrOn(vertex, ring: shell) }
+            return false
+        }
         // Walk the hole's boundary, its edges cut at the shell's vertices on them; a point on
         // the shell's boundary starts a new stretch, whose first point off it is tested.
         var untested = true, off = false

@@ -95,22 +95,10 @@ public struct MovementState: Hashable, Sendable {
     /// Distance covered, all trips and none (`geomon status`), and the fix it was last counted to.
     public var odometerMeters = 0.0
     public var odometerAnchor: TrackPoint?
-    /// The first fix showing movement since the device was last seen still (`departure`
-    /// rules in `fixTaken`): where a trip that starts now departed, and what was covered since
-    /// (a trip starts with it).
-    public var departure: TrackPoint? {
-        didSet {
-            if departure == nil {
-                movedAt = nil
-                standSince = nil
-            }
-        }
-    }
+    /// The first fix showing movement since the last one showing the device still: where a
+    /// trip that starts now departed, and what was covered since (a trip starts with it).
+    public var departure: TrackPoint?
     public var sinceDeparture = TripTotals()
-    /// The last fix showing movement since the departure, and the first showing the device
-    /// still since that one (nil: none yet).
-    public var movedAt: UTCTime?
-    public var standSince: UTCTime?
     public var trip: TripProgress?
     /// Where the device stood when no trip is under way: the first fix of the stop that ended
     /// the last trip (or the first fix of all); a trip starts once it is seen beyond the stop
@@ -158,9 +146,8 @@ public struct MovementState: Hashable, Sendable {
 ///   accurate than the radius are not used for stays.
 /// - Trips. One starts when the device is seen beyond the stop radius of the place it stood and
 ///   moves (its motion state) or is seen beyond it on the next fix too, dated at the first fix
-///   that showed movement since it was last seen still (a stand shorter than `confirm` after
-///   the device got beyond both accuracies of where it set off does not count), else at the
-///   last fix within the radius; it ends once a stay has lasted `stop_after`, dated at the stay's first fix with the totals as of then. A
+///   that showed movement since it last showed a stand, else at the last fix within the radius; it ends once a
+///   stay has lasted `stop_after`, dated at the stay's first fix with the totals as of then. A
 ///   motion source saying `still` ends it `stop_after` after it said so, without a fix.
 /// - Visits. `arrival` once a stay has lasted `min_duration` (dated at its first fix, placed at
 ///   the mean of its fixes, named after a fence the device is inside), `departure` at the first
@@ -203,28 +190,10 @@ public struct MovementTracker: Sendable {
         let segment = count(fix, point: point, evidence: evidence)
         switch evidence {
         case .still?:
-            guard let departure = state.departure else { break }
-            // A stand keeps the departure only while it is shorter than `confirm` since the
-            // last movement and the device has got beyond both accuracies of where it departed
-            // (a slow walker's speed dipping below `moving_speed` for a fix): else the device
-            // may have stood, and the movement starts again at the next fix that shows it.
-            let progressed = Geodesy.distanceMeters(from: departure.coordinate, to: point.coordinate)
-                > departure.accuracyMeters + point.accuracyMeters
-            if point.time - (state.movedAt ?? departure.time) >= settings.confirm || !progressed {
-                state.departure = nil
-                state.sinceDeparture = TripTotals()
-            } else if state.standSince == nil {
-                state.standSince = point.time
-            }
+            state.departure = nil
+            state.sinceDeparture = TripTotals()
         case .moving?:
-            // A stand seen before a gap of `confirm` or more may have lasted through it.
-            if let since = state.standSince, point.time - since >= settings.confirm {
-                state.departure = nil
-                state.sinceDeparture = TripTotals()
-            }
             if state.departure == nil { state.departure = point }
-            state.movedAt = point.time
-            state.standSince = nil
         case nil:
             break
         }
@@ -405,7 +374,7 @@ public struct MovementTracker: Sendable {
         // (unless the fix comes after a long gap), dated where the stop began.
         if let trip = state.trip, !stop.confirmed, point.time - stop.first.time >= trips.stopAfter,
            point.time - stop.lastInside <= MovementSettings.leaveGap {
-            let departure = state.departure, movedAt = state.movedAt, standSince = state.standSince
+            let departure = state.departure
             endTrip(trip, at: stop.first, totals: stop.tripAtFirst ?? trip.totals, into: &events)
             stand(at: stop.first, near: state.last ?? stop.first)
             // This fix, and the movement it showed, belong to the next trip: its segment counts
@@ -413,8 +382,6 @@ public struct MovementTracker: Sendable {
             state.sinceNear = segment
             if let departure, departure.time > stop.lastInside {
                 state.departure = departure
-                state.movedAt = movedAt
-                state.standSince = standSince
                 state.sinceDeparture = departure.time == point.time ? TripTotals() : segment
             }
         } else if var trip = state.trip, !trip.announced {
@@ -439,9 +406,9 @@ public struct MovementTracker: Sendable {
 
     /// A trip starts once the device is seen beyond the stop radius of where it stood, and
     /// either moves (its motion state) or is seen beyond it again on the next fix (a slow walk
-    /// below `moving_speed`; one fix alone may be a jump). It is dated at the departure (the
-    /// first fix that showed movement since the device was last seen still), else at the last
-    /// fix within the radius, and takes over what was covered since.
+    /// below `moving_speed`; one fix alone may be a jump). It is dated at the first fix that
+    /// showed movement since the last one that showed a stand, else at the last fix within the
+    /// radius, and takes over what was covered since.
     private mutating func startTrip(_ point: TrackPoint, _ trips: TripSettings, into events: inout [GeoEvent]) {
         guard state.trip == nil, let stood = state.stood else { return }
         guard Geodesy.distanceMeters(from: stood.coordinate, to: point.coordinate) >= trips.radiusMeters else {

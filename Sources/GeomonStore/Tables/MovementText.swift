@@ -98,8 +98,6 @@ extension MovementState {
         lines.append("odometer \(odometerMeters)")
         if let odometerAnchor { lines.append("odometer_anchor \(point(odometerAnchor))") }
         if let departure { lines.append("departure \(point(departure)) \(totals(sinceDeparture))") }
-        if let movedAt { lines.append("moved_at \(movedAt.millisecondsSince1970)") }
-        if let standSince { lines.append("stand_since \(standSince.millisecondsSince1970)") }
         if let trip { lines.append("trip \(point(trip.start)) \(totals(trip.totals)) \(trip.announced ? 1 : 0)") }
         if let stood { lines.append("stood \(point(stood))") }
         if let lastNear { lines.append("near \(point(lastNear)) \(totals(sinceNear)) \(beyond)") }
@@ -163,8 +161,6 @@ extension MovementState {
             case "departure":
                 departure = point(0)
                 sinceDeparture = totals(4) ?? TripTotals()
-            case "moved_at": movedAt = time(0)
-            case "stand_since": standSince = time(0)
             case "trip":
                 guard let start = point(0), let t = totals(4) else { return nil }
                 var trip = TripProgress(start: start)
