@@ -105,8 +105,6 @@ struct GPSDSourceTests {
         #expect(!fixes(pump(source) { !fixes($0).isEmpty }).isEmpty)
     }
 
-    /// Disabling the watch stops the reports (so gpsd may power the receiver down); enabling it
-    /// again brings them back.
     /// A connection opened while the watch is off (the receiver switched off) after a failure:
     /// gpsd's answer to the watch's state resets the backoff, not the greeting alone.
     @Test func aConnectionWithTheWatchOffResetsTheBackoffOnceGpsdAnswers() throws {
@@ -121,6 +119,8 @@ struct GPSDSourceTests {
         #expect(fixes(events).isEmpty && source.state == .connected)
     }
 
+    /// Disabling the watch stops the reports (so gpsd may power the receiver down); enabling it
+    /// again brings them back.
     @Test func disablingTheWatchStopsFixes() throws {
         let gpsfake = try GPSFakeHarness(log: TestSupport.fixture("tracks/telit-he910.log"), cycleSeconds: 0.01)
         defer { gpsfake.stop() }
