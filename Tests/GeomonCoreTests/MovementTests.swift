@@ -110,6 +110,19 @@ import Testing
         #expect(end.movingSeconds == 0)
     }
 
+    /// The drive parks at 4560 m from 610 s; at 890 s, 10 s before its stop reaches
+    /// `stop_after` (300 s from the 600 s fix), the device walks off north at 1.5 m/s.
+    @Test func aWalkOffAsTheStopEndsTheTripDepartsTheNextOne() throws {
+        var fixes = Self.drive().filter { $0.time < Self.at(890) }
+        for t in stride(from: 890.0, through: 1100, by: 10) { fixes.append(Self.fix(t, 4560 + 1.5 * (t - 880), speed: 1.5)) }
+        var tracker = MovementTracker(settings: Self.settings(motion: false), profileName: "p")
+        let events = Self.run(&tracker, fixes)
+        // The stop is confirmed at 900 s by a fix within 100 m (30 m): the drive ends, dated
+        // 600 s. The walk passes 100 m from where the device stood at 950 s (105 m) and is a
+        // trip (moving since 890 s, confirmed at 920 s), dated at its first fix, 890 s.
+        #expect(Self.summary(events) == ["trip_start@130", "trip_end@600", "trip_start@890"])
+    }
+
     /// Stands that a departure must not outlast (fixes every 10 s, 5 m accurate).
     enum Stand: CaseIterable {
         /// Standing at 0 m for an hour, a speed spike of 1.2 m/s every 30 s from 100 s on: each

@@ -363,9 +363,16 @@ public struct MovementTracker: Sendable {
         if Geodesy.distanceMeters(from: stop.first.coordinate, to: point.coordinate) < trips.radiusMeters {
             stop.add(point)
             if let trip = state.trip, !stop.confirmed, point.time - stop.first.time >= trips.stopAfter {
+                let departure = state.departure
                 endTrip(trip, at: stop.first, totals: stop.tripAtFirst ?? trip.totals, into: &events)
                 stop.confirmed = true
                 stand(at: stop.first, near: point)
+                // Movement since the stop's last still fix (a walk off that began as the stop
+                // reached `stop_after`) departs the next trip.
+                if let departure, departure.time > stop.first.time {
+                    state.departure = departure
+                    state.sinceDeparture = departure.time == point.time ? TripTotals() : segment
+                }
             }
             state.stop = stop
             return
