@@ -89,9 +89,10 @@ public final class GPSDSource {
     }
 
     /// Connects (no-op when connected). On success the state becomes `.connected` and the
-    /// watch's state (on or off) is sent; the backoff resets only when the connection delivers more than gpsd's
-    /// greeting (`readAvailable()`), so a server that accepts and closes at once, with or
-    /// without its VERSION banner, is retried ever more slowly. On failure the state is `.disconnected` with the reason, and the error is thrown.
+    /// watch's state (on or off) is sent; the backoff resets only when the connection delivers
+    /// more than gpsd's greeting (`readAvailable()`), so a server that accepts and closes at
+    /// once, with or without its VERSION banner, is retried ever more slowly. On failure the
+    /// state is `.disconnected` with the reason, and the error is thrown.
     @discardableResult
     public func connect() throws(GPSDError) -> [Event] {
         guard !open else { return [] }
