@@ -112,20 +112,10 @@ public enum PolygonValidity {
                 let p = ring[i], q = ring[(i + 1) % ring.count]
                 // The edge cut at the other ring's vertices on it: each piece lies wholly inside,
                 // outside or on the other ring, so its middle decides for it.
-                var cuts: [Double] = [0, 1]
-                let dx = q.longitude - p.longitude, dy = q.latitude - p.latitude
-                let length2 = dx * dx + dy * dy
-                if length2 > 0 {
-                    for v in other where isNear(v, segment: p, q) {
-                        let t = ((v.longitude - p.longitude) * dx + (v.latitude - p.latitude) * dy) / length2
-                        if t > 0, t < 1 { cuts.append(t) }
-                    }
-                }
-                cuts.sort()
+                let cuts = Self.cuts(p, q, by: other)
                 var points = [p]
                 for k in 1..<cuts.count where cuts[k] > cuts[k - 1] {
-                    let t = (cuts[k - 1] + cuts[k]) / 2
-                    points.append(Coordinate(latitude: p.latitude + t * dy, longitude: p.longitude + t * dx))
+                    points.append(along(p, q, (cuts[k - 1] + cuts[k]) / 2))
                 }
                 for point in points where !other.indices.contains(where: { isNear(point, segment: other[$0], other[($0 + 1) % other.count]) }) {
                     if pointIsInsideOrOn(point, ring: other) { return true }
@@ -141,6 +131,28 @@ public enum PolygonValidity {
     /// 5·10⁻⁷° beside it. An overlap thinner than this is left alone: the even-odd rule then
     /// errs only within it.
     static let touchDegrees = 1e-6
+
+    /// Where `vertices` lying on the segment p–q (within `touchDegrees`) cut it: their
+    /// parameters along it, with 0 and 1, in order.
+    private static func cuts<Vertices: Sequence>(_ p: Coordinate, _ q: Coordinate, by vertices: Vertices) -> [Double]
+        where Vertices.Element == Coordinate
+    {
+        var cuts: [Double] = [0, 1]
+        let dx = q.longitude - p.longitude, dy = q.latitude - p.latitude
+        let length2 = dx * dx + dy * dy
+        if length2 > 0 {
+            for v in vertices where isNear(v, segment: p, q) {
+                let t = ((v.longitude - p.longitude) * dx + (v.latitude - p.latitude) * dy) / length2
+                if t > 0, t < 1 { cuts.append(t) }
+            }
+        }
+        return cuts.sorted()
+    }
+
+    /// The point at parameter `t` along the segment p–q.
+    private static func along(_ p: Coordinate, _ q: Coordinate, _ t: Double) -> Coordinate {
+        Coordinate(latitude: p.latitude + t * (q.latitude - p.latitude), longitude: p.longitude + t * (q.longitude - p.longitude))
+    }
 
     /// Whether `point` is within `tolerance` degrees of the segment a–b.
     private static func isNear(_ point: Coordinate, segment a: Coordinate, _ b: Coordinate, within tolerance: Double = touchDegrees) -> Bool {
@@ -333,25 +345,11 @@ public enum PolygonValidity {
         var untested = true, off = false
         for i in hole.indices {
             let p = hole[i], q = hole[(i + 1) % hole.count]
-            var cuts: [Double] = [0, 1]
-            let dx = q.longitude - p.longitude, dy = q.latitude - p.latitude
-            let length2 = dx * dx + dy * dy
-            if length2 > 0 {
-                for k in near {
-                    let v = shell[k]
-                    guard isNear(v, segment: p, q) else { continue }
-                    let t = ((v.longitude - p.longitude) * dx + (v.latitude - p.latitude) * dy) / length2
-                    if t > 0, t < 1 { cuts.append(t) }
-                }
-            }
-            cuts.sort()
+            let cuts = Self.cuts(p, q, by: near.lazy.map { shell[$0] })
             var points = [(point: p, cut: false)]
             for k in 1..<cuts.count where cuts[k] > cuts[k - 1] {
-                let t = (cuts[k - 1] + cuts[k]) / 2
-                points.append((Coordinate(latitude: p.latitude + t * dy, longitude: p.longitude + t * dx), false))
-                if k < cuts.count - 1 {
-                    points.append((Coordinate(latitude: p.latitude + cuts[k] * dy, longitude: p.longitude + cuts[k] * dx), true))
-                }
+                points.append((along(p, q, (cuts[k - 1] + cuts[k]) / 2), false))
+                if k < cuts.count - 1 { points.append((along(p, q, cuts[k]), true)) }
             }
             for (point, cut) in points {
                 if cut || onShell(point) {
