@@ -123,6 +123,24 @@ import Testing
         #expect(Self.summary(events) == ["trip_start@130", "trip_end@600", "trip_start@890"])
     }
 
+    /// A walk at 0.8 m/s reported, below `moving_speed` (fixes every 10 s), from a stand at 0 m
+    /// until 300 s; one fix, at 440 s, reports 1.2 m/s. Walking until 700 s (320 m), then
+    /// standing there.
+    @Test func aTripIsDatedNoLaterThanTheFirstFixBeyondTheStopRadius() throws {
+        var fixes: [Fix] = []
+        for t in stride(from: 0.0, through: 1100, by: 10) {
+            let m = min(max(0, 0.8 * (t - 300)), 320)
+            fixes.append(Self.fix(t, m, speed: t > 300 && t <= 700 ? (t == 440 ? 1.2 : 0.8) : 0))
+        }
+        var tracker = MovementTracker(settings: Self.settings(motion: false), profileName: "p")
+        let events = Self.run(&tracker, fixes)
+        // 100 m from where it stood is passed at 425 s: 420 s (96 m) is the last fix within,
+        // 430 s (104 m) the first beyond, 440 s the second and the trip's start. The only fix
+        // showing movement (440 s) came after the first one beyond: the trip is dated 420 s.
+        let start = try #require(events.first { $0.kind == .tripStart })
+        #expect(start.time == Self.at(420), "\(Self.summary(events))")
+    }
+
     /// Stands that a departure must not outlast (fixes every 10 s, 5 m accurate).
     enum Stand: CaseIterable {
         /// Standing at 0 m for an hour, a speed spike of 1.2 m/s every 30 s from 100 s on: each

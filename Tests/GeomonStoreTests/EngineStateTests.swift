@@ -116,6 +116,7 @@ struct EngineStateTests {
         m.lastNear = point(200, 47.01, 4)
         m.sinceNear = totals(9)
         m.beyond = 1
+        m.firstBeyond = Self.t0 + .milliseconds(2_600)
         m.stop = stay(2_100, fence: "yard")
         m.visit = stay(2_200, fence: "home")
         m.visitSeen = Self.t0 + .milliseconds(2_950)

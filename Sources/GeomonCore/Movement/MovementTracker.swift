@@ -104,11 +104,12 @@ public struct MovementState: Hashable, Sendable {
     /// the last trip (or the first fix of all); a trip starts once it is seen beyond the stop
     /// radius of it while moving.
     public var stood: TrackPoint?
-    /// The last fix within the stop radius of `stood`, what was covered since, and how many
-    /// fixes in a row have been beyond it.
+    /// The last fix within the stop radius of `stood`, what was covered since, how many
+    /// fixes in a row have been beyond it, and when the first of those was taken.
     public var lastNear: TrackPoint?
     public var sinceNear = TripTotals()
     public var beyond = 0
+    public var firstBeyond: UTCTime?
     /// The stay the trips' stop rule watches, and the one the visits' rule watches.
     public var stop: Stay?
     public var visit: Stay?
@@ -146,7 +147,8 @@ public struct MovementState: Hashable, Sendable {
 ///   accurate than the radius are not used for stays.
 /// - Trips. One starts when the device is seen beyond the stop radius of the place it stood and
 ///   moves (its motion state) or is seen beyond it on the next fix too, dated at the first fix
-///   that showed movement since it last showed a stand, else at the last fix within the radius; it ends once a
+///   that showed movement since it last showed a stand if that came no later than the first
+///   fix beyond, else at the last fix within the radius; it ends once a
 ///   stay has lasted `stop_after`, dated at the stay's first fix with the totals as of then. A
 ///   motion source saying `still` ends it `stop_after` after it said so, without a fix.
 /// - Visits. `arrival` once a stay has lasted `min_duration` (dated at its first fix, placed at
@@ -409,25 +411,30 @@ public struct MovementTracker: Sendable {
         state.lastNear = near ?? stood
         state.sinceNear = TripTotals()
         state.beyond = 0
+        state.firstBeyond = nil
     }
 
     /// A trip starts once the device is seen beyond the stop radius of where it stood, and
     /// either moves (its motion state) or is seen beyond it again on the next fix (a slow walk
     /// below `moving_speed`; one fix alone may be a jump). It is dated at the first fix that
-    /// showed movement since the last one that showed a stand, else at the last fix within the
-    /// radius, and takes over what was covered since.
+    /// showed movement since the last one that showed a stand, unless that came after the
+    /// device was first seen beyond the radius (a walk whose speed hovers around
+    /// `moving_speed`), else at the last fix within the radius, and takes over what was
+    /// covered since.
     private mutating func startTrip(_ point: TrackPoint, _ trips: TripSettings, into events: inout [GeoEvent]) {
         guard state.trip == nil, let stood = state.stood else { return }
         guard Geodesy.distanceMeters(from: stood.coordinate, to: point.coordinate) >= trips.radiusMeters else {
             state.lastNear = point
             state.sinceNear = TripTotals()
             state.beyond = 0
+            state.firstBeyond = nil
             return
         }
         state.beyond += 1
+        if state.beyond == 1 { state.firstBeyond = point.time }
         guard state.motion == .moving || state.beyond >= 2 else { return }
         var trip: TripProgress
-        if let departure = state.departure, departure.time >= stood.time {
+        if let departure = state.departure, departure.time >= stood.time, departure.time <= state.firstBeyond ?? departure.time {
             trip = TripProgress(start: departure)
             trip.totals = state.sinceDeparture
         } else {
@@ -441,6 +448,7 @@ public struct MovementTracker: Sendable {
         state.lastNear = nil
         state.sinceNear = TripTotals()
         state.beyond = 0
+        state.firstBeyond = nil
         // The stop window restarts here: `trip_start` is reported once the device leaves it.
         state.stop = Stay(first: point, tripAtFirst: trip.totals)
     }

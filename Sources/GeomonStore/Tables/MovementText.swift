@@ -101,6 +101,7 @@ extension MovementState {
         if let trip { lines.append("trip \(point(trip.start)) \(totals(trip.totals)) \(trip.announced ? 1 : 0)") }
         if let stood { lines.append("stood \(point(stood))") }
         if let lastNear { lines.append("near \(point(lastNear)) \(totals(sinceNear)) \(beyond)") }
+        if let firstBeyond { lines.append("first_beyond \(firstBeyond.millisecondsSince1970)") }
         if let stop { stay("stop", stop) }
         if let visit { stay("visit", visit) }
         if let visitSeen { lines.append("visit_seen \(visitSeen.millisecondsSince1970)") }
@@ -172,6 +173,7 @@ extension MovementState {
                 lastNear = point(0)
                 sinceNear = totals(4) ?? TripTotals()
                 beyond = f.count > 7 ? Int(f[7]) ?? 0 : 0
+            case "first_beyond": firstBeyond = time(0)
             case "stop": stop = stay()
             case "visit": visit = stay()
             case "stop_fence": stop?.fenceID = String(rest)
