@@ -77,12 +77,8 @@ public enum PolygonValidity {
         guard indices.count >= 2 else { return [] }
         struct Box { var index: Int; var minX, maxX, minY, maxY: Double }
         let boxes = indices.map { n in
-            var box = Box(index: n, minX: .infinity, maxX: -.infinity, minY: .infinity, maxY: -.infinity)
-            for p in holes[n] {
-                box.minX = min(box.minX, p.longitude); box.maxX = max(box.maxX, p.longitude)
-                box.minY = min(box.minY, p.latitude); box.maxY = max(box.maxY, p.latitude)
-            }
-            return box
+            let (minX, maxX, minY, maxY) = bounds(holes[n])
+            return Box(index: n, minX: minX, maxX: maxX, minY: minY, maxY: maxY)
         }.sorted { ($0.minX, $0.index) < ($1.minX, $1.index) }
         var pairs: [(Int, Int)] = []
         for a in boxes.indices {
@@ -147,6 +143,16 @@ public enum PolygonValidity {
             }
         }
         return cuts.sorted()
+    }
+
+    /// The ring's box: least and greatest longitude, then latitude.
+    private static func bounds(_ ring: [Coordinate]) -> (minX: Double, maxX: Double, minY: Double, maxY: Double) {
+        var minX = Double.infinity, maxX = -Double.infinity, minY = Double.infinity, maxY = -Double.infinity
+        for point in ring {
+            minX = min(minX, point.longitude); maxX = max(maxX, point.longitude)
+            minY = min(minY, point.latitude); maxY = max(maxY, point.latitude)
+        }
+        return (minX, maxX, minY, maxY)
     }
 
     /// The point at parameter `t` along the segment p–q.
@@ -319,11 +325,7 @@ public enum PolygonValidity {
         if ringsCross(shell, hole, touch: touchDegrees) { return false }
         guard hole.count >= 3, shell.count >= 3 else { return false }
         // The shell's edges that come within the touch distance of the hole's box.
-        var minX = Double.infinity, maxX = -Double.infinity, minY = Double.infinity, maxY = -Double.infinity
-        for point in hole {
-            minX = min(minX, point.longitude); maxX = max(maxX, point.longitude)
-            minY = min(minY, point.latitude); maxY = max(maxY, point.latitude)
-        }
+        let (minX, maxX, minY, maxY) = bounds(hole)
         let near = shell.indices.filter { k in
             let a = shell[k], b = shell[(k + 1) % shell.count]
             return max(a.longitude, b.longitude) >= minX - touchDegrees && min(a.longitude, b.longitude) <= maxX + touchDegrees
@@ -372,11 +374,7 @@ public enum PolygonValidity {
     static func ringsCross(_ a: [Coordinate], _ b: [Coordinate], touch: Double = 0) -> Bool {
         guard a.count >= 2, b.count >= 2, a.count * b.count <= 4_000_000 else { return false }
         // Only edges of `a` that reach into `b`'s box can cross it.
-        var minX = Double.infinity, maxX = -Double.infinity, minY = Double.infinity, maxY = -Double.infinity
-        for point in b {
-            minX = min(minX, point.longitude); maxX = max(maxX, point.longitude)
-            minY = min(minY, point.latitude); maxY = max(maxY, point.latitude)
-        }
+        let (minX, maxX, minY, maxY) = bounds(b)
         for i in a.indices {
             let p = a[i], q = a[(i + 1) % a.count]
             if max(p.longitude, q.longitude) < minX || min(p.longitude, q.longitude) > maxX

@@ -371,10 +371,7 @@ public struct MovementTracker: Sendable {
                 stand(at: stop.first, near: point)
                 // Movement since the stop's last still fix (a walk off that began as the stop
                 // reached `stop_after`) departs the next trip.
-                if let departure, departure.time > stop.first.time {
-                    state.departure = departure
-                    state.sinceDeparture = departure.time == point.time ? TripTotals() : segment
-                }
+                keep(departure, after: stop.first.time, at: point, segment: segment)
             }
             state.stop = stop
             return
@@ -389,10 +386,7 @@ public struct MovementTracker: Sendable {
             // This fix, and the movement it showed, belong to the next trip: its segment counts
             // from the last fix near the stop; a departure at this fix counts from here.
             state.sinceNear = segment
-            if let departure, departure.time > stop.lastInside {
-                state.departure = departure
-                state.sinceDeparture = departure.time == point.time ? TripTotals() : segment
-            }
+            keep(departure, after: stop.lastInside, at: point, segment: segment)
         } else if var trip = state.trip, !trip.announced {
             // The device left the stay where the trip was seen to begin: it is one.
             trip.announced = true
@@ -402,6 +396,14 @@ public struct MovementTracker: Sendable {
             events.append(event(.tripStart, at: trip.start, figures: figures))
         }
         state.stop = Stay(first: point, tripAtFirst: state.trip?.totals)
+    }
+
+    /// A departure taken after `time`, which the trip that just ended at `point` dropped: it
+    /// departs the next trip, with what this fix added (nothing when it is this fix).
+    private mutating func keep(_ departure: TrackPoint?, after time: UTCTime, at point: TrackPoint, segment: TripTotals) {
+        guard let departure, departure.time > time else { return }
+        state.departure = departure
+        state.sinceDeparture = departure.time == point.time ? TripTotals() : segment
     }
 
     /// Where the device stands (no trip under way): `stood`, and `near` the last fix within
