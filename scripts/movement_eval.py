@@ -14,7 +14,10 @@ Fixes less accurate than the radius are left out for both (geomon uses none of t
 Visits: a staypoint and an arrival match when the arrival's `time` (the stay's first fix) lies
 within --tolerance seconds of the staypoint's `started_at`; pairs are taken closest first, each
 staypoint and each arrival at most once. Recall is the share of staypoints matched, precision
-the share of arrivals matched.
+the share of arrivals matched. With a gap threshold (the default), the staypoints are also made
+without one, and the summary gives recall against the first and precision against the second:
+a stay trackintel finds even where it refuses to bridge a gap needs an arrival, and an arrival
+needs a stay trackintel finds where it may bridge gaps, as geomon does.
 
 Trips: a `trip_end` (from `since` to `time`) and a tripleg (`started_at` to `finished_at`) match
 when their intervals overlap; pairs are taken largest overlap first, each at most once. For
@@ -22,7 +25,10 @@ each pair the ratios geomon/trackintel of the distance (`distance_m` against the
 length on WGS84 of the path through the tripleg's fixes, from `started_at` to `finished_at`;
 and, in a column of its own, against the length of trackintel's `overlap_staypoints` geometry,
 which also runs from the last staypoint's centre and to the next one's) and of the duration;
-"within" is the share of pairs whose ratio lies within ±--within. A tripleg after the last
+"within" is the share of pairs whose ratio lies within ±--within; the summary splits the pairs at
+2 × radius ÷ within of the tripleg's path (1000 m by default): the ends of both lie within the
+radius of a stay, so they can differ by a radius at each end, inside the band only from that
+length on. A tripleg after the last
 staypoint (the track ends moving) has no `trip_end`
 to match: the table counts those triplegs, and whether geomon's last trip is still open.
 
@@ -67,6 +73,8 @@ KINDS = {name: kind for name, kind, _ in TRACK_TABLE}
 NONSTOP = {"traffic_airfrance_b787_flight", "traffic_rega_helicopter", "traffic_survey_aircraft_mercantour"}
 STOPS = [name for name, _, _ in TRACK_TABLE if name not in NONSTOP]
 GEOD = Geod(ellps="WGS84")
+# trackintel's gap_threshold (minutes) that no gap in the shared tracks reaches: no threshold.
+NO_GAP = 1000000
 
 PROFILE = """version: 1
 name: movement-eval
@@ -114,9 +122,10 @@ def run_geomon(geomon, profile, track, work):
     return arrivals, trips, open_trip
 
 
-def run_trackintel(pts, args):
-    """trackintel's staypoints [(started_at, finished_at, last fix inside, fixes)] and triplegs
-    [(started_at, finished_at, geodesic length m)] on `pts`."""
+def run_trackintel(pts, args, gap, triplegs=True):
+    """trackintel's staypoints [(started_at, finished_at, last fix inside, fixes)] and (with
+    `triplegs`) triplegs [(started_at, finished_at, path length m, geometry length m)] on `pts`,
+    with `gap` minutes as its gap_threshold."""
     df = pd.DataFrame({
         "user_id": 0,
         "tracked_at": pd.to_datetime([t for t, _, _ in pts], unit="s", utc=True),
@@ -129,15 +138,15 @@ def run_trackintel(pts, args):
         warnings.simplefilter("ignore")
         pfs, sp = pfs.generate_staypoints(
             method="sliding", dist_threshold=args.radius, time_threshold=args.min_duration / 60,
-            gap_threshold=args.gap, include_last=True)
+            gap_threshold=gap, include_last=True)
         stays = []
         if len(sp):
             last = pfs.dropna(subset=["staypoint_id"]).groupby("staypoint_id")["tracked_at"].agg(["max", "count"])
             for sid, row in sp.iterrows():
                 stays.append((row.started_at.timestamp(), row.finished_at.timestamp(),
                               last.loc[sid, "max"].timestamp(), int(last.loc[sid, "count"])))
-        if len(sp) and pfs["staypoint_id"].isna().any():
-            _, tpls = pfs.generate_triplegs(sp, method=args.tripleg_method, gap_threshold=args.gap)
+        if triplegs and len(sp) and pfs["staypoint_id"].isna().any():
+            _, tpls = pfs.generate_triplegs(sp, method=args.tripleg_method, gap_threshold=gap)
         else:
             tpls = []
     if not len(tpls):
@@ -191,6 +200,11 @@ def median(xs):
         return None
     n = len(xs)
     return xs[n // 2] if n % 2 else (xs[n // 2 - 1] + xs[n // 2]) / 2
+
+
+def share(part, whole):
+    """`part` of `whole` as a share with both counts."""
+    return f"{fmt(part / whole if whole else None)} ({part} of {whole})"
 
 
 def fmt(x, spec=".2f"):
@@ -281,7 +295,11 @@ def evaluate(args, names, work):
           f"arrival within {args.tolerance:g} s of a staypoint's start; trips within ±{100 * args.within:g} %\n")
     print("| track | kind | fixes | staypoints | arrivals | matched | recall | precision | triplegs | after the last staypoint | trips | open at the end | matched | distance ratio p50 | within ±% | within ±%, the centres' leg | duration ratio p50 | within ±% | geomon s | trackintel s |")
     print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-    tot = dict(fixes=0, sp=0, arr=0, vm=0, legs=0, trail=0, trips=0, open=0, tm=0, dist=[], drawn=[], dur=[], tg=0.0, tt=0.0)
+    tot = dict(fixes=0, sp=0, arr=0, vm=0, open_vm=0, legs=0, trail=0, trips=0, open=0, tm=0, dist=[], drawn=[], dur=[],
+               long=[], short=[], tg=0.0, tt=0.0)
+    # A trip's ends lie within the stop radius of a stay by both definitions, so the two can
+    # differ by up to a radius at each end: ±within is a fair band for trips at least this long.
+    fair = 2 * args.radius / args.within
     details = []
     for name in names:
         track = os.path.join(FIXTURES, name + ".jsonl")
@@ -294,8 +312,13 @@ def evaluate(args, names, work):
         t0 = time.monotonic()
         arrivals, trips, open_trip = run_geomon(args.geomon, profile, track, work)
         t1 = time.monotonic()
-        stays, legs = run_trackintel(pts, args)
+        stays, legs = run_trackintel(pts, args, args.gap)
         t2 = time.monotonic()
+        if args.gap < NO_GAP:
+            open_stays, _ = run_trackintel(pts, args, NO_GAP, triplegs=False)
+            open_matched = len(match_visits(open_stays, arrivals, args.tolerance))
+        else:
+            open_matched = None
         vpairs = match_visits(stays, arrivals, args.tolerance)
         tpairs = match_trips(legs, trips)
         dist = [trips[j][2] / legs[i][2] for i, j in tpairs if legs[i][2] > 0]
@@ -315,6 +338,11 @@ def evaluate(args, names, work):
         tot["dist"] += dist
         tot["drawn"] += drawn
         tot["dur"] += dur
+        tot["open_vm"] += open_matched or 0
+        for i, j in tpairs:
+            if legs[i][2] > 0 and legs[i][1] > legs[i][0]:
+                tot["long" if legs[i][2] >= fair else "short"].append(
+                    (trips[j][2] / legs[i][2], trips[j][3] / (legs[i][1] - legs[i][0])))
         if args.mismatches:
             details += mismatches(name, pts, stays, arrivals, vpairs, legs, trips, tpairs, args.within)
     t = tot
@@ -322,6 +350,15 @@ def evaluate(args, names, work):
           f"**{fmt(t['vm'] / t['sp'] if t['sp'] else None)}** | **{fmt(t['vm'] / t['arr'] if t['arr'] else None)}** | "
           f"{t['legs']} | {t['trail']} | {t['trips']} | {t['open']} | {t['tm']} | {fmt(median(t['dist']))} | **{fmt(share_within(t['dist'], args.within))}** | {fmt(share_within(t['drawn'], args.within))} | "
           f"{fmt(median(t['dur']))} | **{fmt(share_within(t['dur'], args.within))}** | {t['tg']:.2f} | {t['tt']:.2f} |")
+    print("\n| summary | share |\n|---|---:|")
+    if args.gap < NO_GAP:
+        print(f"| recall: staypoints (gap_threshold {args.gap:g} min) with an arrival | {share(t['vm'], t['sp'])} |")
+        print(f"| precision: arrivals that are a staypoint without a gap threshold | {share(t['open_vm'], t['arr'])} |")
+    for key, label in (("long", f"at least {fair:g} m"), ("short", f"shorter than {fair:g} m")):
+        pairs = t[key]
+        print(f"| trips matched to a tripleg {label}: distance / duration within ±{100 * args.within:g} % | "
+              f"{share(sum(abs(d - 1) <= args.within for d, _ in pairs), len(pairs))} / "
+              f"{share(sum(abs(u - 1) <= args.within for _, u in pairs), len(pairs))} |")
     if details:
         print("\n### Mismatches\n")
         print("\n".join(details))
