@@ -44,6 +44,7 @@ extension ProfileDecoder {
             // decoded, else the profile's).
             if let policy = rule.policy, let mode = rule.mode ?? (nodes["\(path).mode"] == nil && modeIsKnown ? profile.mode : nil) {
                 checkLatencyBudget(policy, mode: mode, path: "\(path).policy", profile: profile)
+                checkInheritedLatencyRoom(policy, mode: mode, path: "\(path).policy", profile: profile)
             }
             if !changesSomething(rule, path: path, profile: profile) {
                 warning("mode '\(rule.name)' changes nothing: it runs the profile's own settings; give it a 'mode', 'policy', 'publish' or 'coarse' of its own", nameNode)

@@ -135,6 +135,24 @@ extension ProfileDecoder {
             warning("'max_latency' has effect in mode 'regions' only (mode is '\(mode.rawValue)')", node)
             return
         }
+        checkLatencyRoom(policy, profile: profile, node: node, subject: "'max_latency' (\(budget.profileText))", fix: "use at least that")
+    }
+
+    /// A `modes:` entry at `path` that plans with a receiver of its own under the profile's
+    /// budget, in `mode`: the room for a sleep with its receiver, at the receiver's key.
+    func checkInheritedLatencyRoom(_ policy: PolicySettings, mode: MonitoringMode, path: String, profile: Profile) {
+        guard nodes["\(path).max_latency"] == nil, mode == .regions, policy.maxLatency > .zero else { return }
+        let restart = profile.restartClass
+        guard policy.receiver.restarting(restart).ttffHot != profile.policy.receiver.restarting(restart).ttffHot,
+              let node = nodes["\(path).receiver.ttff_\(restart.rawValue)"] ?? nodes["\(path).receiver"] else { return }
+        checkLatencyRoom(policy, profile: profile, node: node,
+                         subject: "the profile's 'max_latency' (\(policy.maxLatency.profileText)), which this mode keeps,",
+                         fix: "set 'max_latency' in this mode's policy to at least that")
+    }
+
+    /// Warns at `node` when `policy`'s budget is shorter than the shortest sleep, the start
+    /// after it and the confirmation.
+    private func checkLatencyRoom(_ policy: PolicySettings, profile: Profile, node: YAMLNode, subject: String, fix: String) {
         // The time to first fix of a wake as the power method's restart class makes it.
         let ttff = policy.receiver.restarting(profile.restartClass).ttffHot
         let restart = profile.restartClass
@@ -143,11 +161,11 @@ extension ProfileDecoder {
         let byFixes = Duration.seconds(Int64(max(0, confirming)))
         let confirmTime = profile.transitions.confirmTime
         let least = ttff * 2 + max(byFixes, confirmTime)
-        if budget < least {
+        if policy.maxLatency < least {
             let confirmation = confirmTime > byFixes
                 ? "the \(confirmTime.profileText) a change must be held ('confirm.time')"
                 : "\(confirming) more confirming fix\(confirming == 1 ? "" : "es") 1 s apart"
-            warning("'max_latency' (\(budget.profileText)) leaves no room for a sleep: the shortest sleep (\(start), \(ttff.profileText)), the \(restart.rawValue) start after it and \(confirmation) need \(least.profileText); use at least that, or 0 to turn the budget off", node)
+            warning("\(subject) leaves no room for a sleep: the shortest sleep (\(start), \(ttff.profileText)), the \(restart.rawValue) start after it and \(confirmation) need \(least.profileText); \(fix), or 0 to turn the budget off", node)
         }
     }
 
