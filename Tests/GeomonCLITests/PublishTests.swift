@@ -275,6 +275,60 @@ struct PublishTests {
         #expect(try broker.retained(Self.topic) == location)
     }
 
+    /// A lost session requeues what the profile publishes now: a topic it no longer uses is
+    /// not given its retained messages back (a ghost device, zones imported twice).
+    @Test func aLostSessionRequeuesOnlyTheTopicsTheProfilePublishesNow() throws {
+        let broker = try MosquittoBroker(persistence: false)
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let db = dir.path("r.db")
+        #expect(try runGeomon(["replay", "--profile", try Self.profile(in: dir, port: broker.port), "--publish", "--db", db, Self.track]).exitCode == 0)
+        let location = try broker.retained(Self.topic)
+        let waypoints = try broker.retained(Self.topic + "/waypoints")
+        #expect(location != nil && waypoints != nil)
+        broker.stop()
+        try broker.start()
+        // The same database under a new topic, without waypoints: the broker has no session.
+        let moved = try Self.profile(in: dir, port: broker.port, mqtt: ["topic": Self.topic + "-2", "waypoints": false])
+        let again = try runGeomon(["replay", "--profile", moved, "--publish", "--db", db, Self.track])
+        #expect(again.exitCode == 0, "\(again.stderr)")
+        #expect(try broker.retained(Self.topic) == nil)
+        #expect(try broker.retained(Self.topic + "/waypoints") == nil)
+        #expect(try broker.retained(Self.topic + "-2/waypoints") == nil)
+        // Back on the first topic: its last location is published again.
+        broker.stop()
+        try broker.start()
+        let back = try Self.profile(in: dir, port: broker.port)
+        #expect(try runGeomon(["replay", "--profile", back, "--publish", "--db", db, Self.track]).exitCode == 0)
+        #expect(try broker.retained(Self.topic) == location)
+    }
+
+    /// A replay with `commands: true` neither reads the commands the broker keeps for the
+    /// daemon's session (they would be acknowledged and lost) nor throws the daemon off: it
+    /// connects as a client of its own, with a clean session.
+    @Test func aReplayLeavesTheDaemonsQueuedCommandsAlone() throws {
+        let broker = try MosquittoBroker()
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let profile = try Self.profile(in: dir, port: broker.port, mqtt: ["commands": true])
+        let daemonSession = ["-h", "127.0.0.1", "-p", String(broker.port), "-u", "geomon", "-P", "s3cret",
+                             "-i", "geomon-swiss-drive", "-c", "-q", "1", "-t", Self.topic + "/cmd"]
+        // The daemon's persistent session, subscribed, then away; a command waits in it.
+        let subscribed = try runProcess(URL(fileURLWithPath: "/usr/bin/timeout"), ["-s", "KILL", "5", "/usr/bin/mosquitto_sub"] + daemonSession + ["-E"])
+        #expect(subscribed.exitCode == 0, "\(subscribed.stderr)")
+        let command = #"{"_type":"cmd","action":"reportLocation"}"#
+        let sent = try runProcess(URL(fileURLWithPath: "/usr/bin/timeout"),
+                                  ["-s", "KILL", "5", "/usr/bin/mosquitto_pub", "-h", "127.0.0.1", "-p", String(broker.port), "-u", "recorder", "-P", "r3corder",
+                                   "-q", "1", "-t", Self.topic + "/cmd", "-m", command])
+        #expect(sent.exitCode == 0, "\(sent.stderr)")
+        let replay = try runGeomon(["replay", "--profile", profile, "--publish", "--db", dir.path("r.db"), Self.track])
+        #expect(replay.exitCode == 0, "\(replay.stderr)")
+        #expect(broker.log.contains("geomon-swiss-drive-replay"), "\(broker.log.suffix(2000))")
+        // The daemon comes back to its session: the command is still there.
+        let received = try runProcess(URL(fileURLWithPath: "/usr/bin/timeout"), ["-s", "KILL", "3", "/usr/bin/mosquitto_sub"] + daemonSession + ["-C", "1"])
+        #expect(received.stdout.contains("reportLocation"), "\(received.stdout) \(received.stderr)")
+    }
+
     @Test func aBrokerDownForAStretchOfTheTrackLosesNothing() throws {
         let broker = try MosquittoBroker()
         let dir = try TemporaryDirectory()

@@ -43,6 +43,8 @@ public final class MQTTService: EventSource, EffectSink, ClockHolding, Publishes
     private var reportNextFix = false
     private var subscribedLogged = false
 
+    /// Appended to the client id of a replay's connection (`acceptsCommands` off).
+    public static let replayClientSuffix = "-replay"
     /// The most fences the server may have pushed at once.
     public static let maxPushedFences = 1000
     /// `reportLocation`: a fix this recent is the answer; older, the receiver is woken.
@@ -146,7 +148,17 @@ public final class MQTTService: EventSource, EffectSink, ClockHolding, Publishes
         }
         if publisher == nil {
             let own = OwnTracks(settings: mqtt, profile: driver.profile)
-            let publisher = MQTTPublisher(settings: .init(settings: mqtt, profile: profileName, statusTopic: own.statusTopic), outbox: store.outbox)
+            var publisherSettings = MQTTPublisher.Settings(settings: mqtt, profile: profileName, statusTopic: own.statusTopic)
+            if !acceptsCommands {
+                // A replay reads no commands and must not take the daemon's session (the
+                // commands the broker keeps for it) or throw it off: a client id of its own,
+                // with a clean session.
+                publisherSettings.commandTopic = nil
+                publisherSettings.clientID += Self.replayClientSuffix
+            }
+            let publisher = MQTTPublisher(settings: publisherSettings, outbox: store.outbox)
+            // What a lost session requeues: the retained topics these settings publish.
+            let retainedTopics = [mqtt.topic] + (mqtt.waypoints ? [own.waypointsTopic] : [])
             let broker = "\(mqtt.host):\(mqtt.effectivePort)"
             publisher.onReport = { [log, store, weak publisher] report in
                 switch report {
@@ -158,7 +170,7 @@ public final class MQTTService: EventSource, EffectSink, ClockHolding, Publishes
                     // (restarted without persistence): the last waypoints and location go again.
                     if !sessionPresent {
                         do {
-                            let requeued = try store.outbox.requeueRetained(at: WallClock.now())
+                            let requeued = try store.outbox.requeueRetained(at: WallClock.now(), topics: retainedTopics)
                             if requeued > 0 {
                                 log.info("MQTT session not kept by the broker: its retained messages are published again", ["requeued": "\(requeued)"])
                                 publisher?.poke()

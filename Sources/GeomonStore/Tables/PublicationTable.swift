@@ -126,22 +126,26 @@ public final class PublicationTable: PublicationOutbox {
     }
 
     /// The broker lost geomon's session (and maybe its retained messages: a broker restarted
-    /// without persistence): the newest published retained message of each topic is queued
-    /// again, unless one for that topic is pending. Returns how many.
-    public func requeueRetained(at time: UTCTime) throws -> Int {
-        try db.transaction { try requeueRetainedRows(at: time) }
+    /// without persistence): the newest published retained message of each of `topics` (the
+    /// retained topics the current settings publish: never one a changed profile left) is
+    /// queued again, unless one for that topic is pending. Returns how many.
+    public func requeueRetained(at time: UTCTime, topics: [String]) throws -> Int {
+        guard !topics.isEmpty else { return 0 }
+        return try db.transaction { try requeueRetainedRows(at: time, topics: topics) }
     }
 
-    private func requeueRetainedRows(at time: UTCTime) throws -> Int {
+    private func requeueRetainedRows(at time: UTCTime, topics: [String]) throws -> Int {
+        let list = topics.indices.map { "?\($0 + 2)" }.joined(separator: ", ")
         let copy = try db.statement("""
             INSERT INTO publications (kind, topic, payload, retain, time_ms, event_id, created_at_ms)
             SELECT p.kind, p.topic, p.payload, 1, p.time_ms, NULL, ?1 FROM publications p
-            WHERE p.retain = 1 AND p.published_at_ms IS NOT NULL AND p.refused IS NULL
+            WHERE p.retain = 1 AND p.published_at_ms IS NOT NULL AND p.refused IS NULL AND p.topic IN (\(list))
               AND p.seq = (SELECT max(q.seq) FROM publications q WHERE q.topic = p.topic AND q.retain = 1 AND q.published_at_ms IS NOT NULL AND q.refused IS NULL)
               AND NOT EXISTS (SELECT 1 FROM publications r WHERE r.topic = p.topic AND r.published_at_ms IS NULL)
             ORDER BY p.seq
             """)
         copy.bind(1, time.millisecondsSince1970)
+        for (index, topic) in topics.enumerated() { copy.bind(Int32(index + 2), topic) }
         try copy.run()
         return db.changes
     }
