@@ -27,6 +27,10 @@ public final class EventStore {
     public static var schemaVersion: Int { Migrations.latestVersion }
 
     private var oldestFixMilliseconds: Int64?
+    /// `geomon run`'s rule: commits carrying events are synced to the disk (`init`).
+    public let syncEventCommits: Bool
+    /// Commits made with `synchronous=FULL` (carrying events, with `syncEventCommits`).
+    public private(set) var syncedCommits = 0
 
     // One typed repository per table, over the one connection.
     var engineStateTable: EngineStateTable { EngineStateTable(db: db) }
@@ -58,16 +62,20 @@ public final class EventStore {
     /// Never overwrites a file that is not a geomon database: such a file gives
     /// `StoreError(.notADatabase)`; a newer schema gives `StoreError(.newerSchema)`.
     ///
-    /// `syncEveryCommit` selects `PRAGMA synchronous=FULL` (every commit reaches the disk before
-    /// it returns; for `geomon run`); the default `NORMAL` in WAL mode survives a crash or
-    /// `kill -9` of the process, and only a power loss may roll back the last commits (the
-    /// database stays consistent). Replay uses the default.
+    /// `synchronous=NORMAL` in WAL mode survives a crash or `kill -9` of the process; only a
+    /// power loss may roll back the last commits (the database stays consistent).
+    /// `syncEventCommits` (`geomon run`) makes every commit that carries events reach the disk
+    /// before it returns (`synchronous=FULL` for that transaction): hooks and the broker act on
+    /// an event only once a power cut can no longer take it back, so it is never decided again
+    /// under another id. Fix-only commits stay unsynced (at most the last second of fixes is
+    /// decided again after a power cut). Replay uses neither.
     ///
     /// `create`: a writer may make the database (a new file, or an empty one); the maintenance
     /// commands open only what a run or replay made.
     public init(path: String, readOnly: Bool = false, create: Bool = true, keepFixes: Duration = .seconds(7 * 86400),
-                syncEveryCommit: Bool = false) throws {
+                syncEventCommits: Bool = false) throws {
         self.path = path
+        self.syncEventCommits = syncEventCommits
         self.readOnly = readOnly
         self.keepFixes = keepFixes
         if path != ":memory:" { try Self.checkHeader(path: path, readOnly: readOnly || !create) }
@@ -77,6 +85,15 @@ public final class EventStore {
             if version > Migrations.latestVersion {
                 throw StoreError(.newerSchema, path: path, message:
                     "database schema version \(version) is newer than this geomon supports (\(Migrations.latestVersion)); use a newer geomon")
+            }
+            if version > 0 {
+                // A schema version without geomon's first tables: another program's file that
+                // sets `user_version`; refused before any pragma or migration changes it.
+                let own = try db.scalarInt("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN ('kv', 'fence_state', 'events')") ?? 0
+                if own < 3 {
+                    throw StoreError(.notADatabase, path: path, message:
+                        "not a geomon database (an SQLite database with schema version \(version) but without geomon's tables); the file was left untouched")
+                }
             }
             if readOnly {
                 if version < Migrations.latestVersion {
@@ -95,7 +112,7 @@ public final class EventStore {
                     if !create { throw StoreError(.olderSchema, path: path, message: "not a geomon database (no schema)") }
                 }
                 try db.execute("PRAGMA journal_mode=WAL")
-                try db.execute(syncEveryCommit ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL")
+                try db.execute("PRAGMA synchronous=NORMAL")
                 try migrate(from: version)
             }
             oldestFixMilliseconds = try FixChunkTable(db: db).oldestMilliseconds()
@@ -202,7 +219,10 @@ public final class EventStore {
     /// messages), so an event can never be stored twice. Returns the events that were newly
     /// stored, with their sequence numbers.
     public func commit(_ batch: CommitBatch) throws -> [StoredEvent] {
-        try db.transaction {
+        let synced = syncEventCommits && !batch.events.isEmpty
+        if synced { try db.execute("PRAGMA synchronous=FULL") }
+        defer { if synced { try? db.execute("PRAGMA synchronous=NORMAL") } }
+        let stored = try db.transaction {
             // All fixes of the batch in one chunk row (fixes are strictly increasing in time).
             try fixLog.insert(batch.fixes)
             for record in batch.changes.upserts { try fenceStateTable.upsert(record) }
@@ -228,6 +248,8 @@ public final class EventStore {
             if let newest = batch.fixes.last?.time { try pruneFixes(newest: newest) }
             return stored
         }
+        if synced { syncedCommits += 1 }
+        return stored
     }
 
     /// Deletes fixes (and the receiver's history) older than `keepFixes` before `newest`.

@@ -158,6 +158,42 @@ struct EventStoreTests {
         #expect(try EventStore(path: empty).userVersion() > 0)
     }
 
+    /// A file that sets a schema version but lacks geomon's tables (another program's, or one
+    /// that looks newer than it is) is refused before any pragma or migration touches it.
+    @Test(arguments: [1, 2, 13])
+    func anotherProgramsDatabaseWithASchemaVersionIsLeftUntouched(_ version: Int) throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let foreign = dir.path("foreign.db")
+        try Connection(path: foreign).execute("PRAGMA user_version=\(version); CREATE TABLE notes(a)")
+        let before = try Data(contentsOf: URL(fileURLWithPath: foreign))
+        for readOnly in [false, true] {
+            #expect {
+                _ = try EventStore(path: foreign, readOnly: readOnly)
+            } throws: { $0 is StoreError }
+        }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: foreign)) == before)
+        #expect(!FileManager.default.fileExists(atPath: foreign + "-wal"))
+    }
+
+    /// `geomon run`'s store syncs the commits that carry events (hooks and the broker act on
+    /// them) and only those; replay's syncs none.
+    @Test func commitsCarryingEventsAreSyncedForARun() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let run = try EventStore(path: dir.path("run.db"), syncEventCommits: true)
+        try run.commit(Self.batch(fixes: [Self.fix(1)]))
+        #expect(run.syncedCommits == 0)
+        try run.commit(Self.batch(fixes: [Self.fix(2)], events: [Self.event("home", .enter, 2)]))
+        #expect(run.syncedCommits == 1)
+        try run.commit(Self.batch(fixes: [Self.fix(3)]))
+        #expect(run.syncedCommits == 1)
+        #expect(try run.eventLog.events().count == 1)
+        let replay = try EventStore(path: dir.path("replay.db"))
+        try replay.commit(Self.batch(fixes: [Self.fix(2)], events: [Self.event("home", .enter, 2)]))
+        #expect(replay.syncedCommits == 0)
+    }
+
     @Test func aReadOnlyOpenOfAMissingFileFailsWithoutCreatingIt() throws {
         let dir = try TemporaryDirectory()
         defer { dir.remove() }

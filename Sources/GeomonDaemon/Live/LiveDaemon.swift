@@ -69,7 +69,7 @@ public final class LiveDaemon {
         let journal: Journal
         let ownTracks: OwnTracksOutbox
         do {
-            store = try EventStore(path: databasePath, keepFixes: profile.storage.keepFixes, syncEveryCommit: false)
+            store = try EventStore(path: databasePath, keepFixes: profile.storage.keepFixes, syncEventCommits: true)
             profile = try withPushedFences(profile, store: store, log: log)
             ownTracks = OwnTracksOutbox(profile: profile, store: store)
             journal = try Journal(profile: profile, store: store, outboxes: [HookOutbox(profile: profile), ownTracks])
