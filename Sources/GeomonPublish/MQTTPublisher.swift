@@ -393,6 +393,13 @@ public final class MQTTPublisher {
             let rc = p.payload.withCString { bytes in
                 mosquitto_publish(handle, &mid, p.topic, Int32(strlen(bytes)), bytes, Int32(settings.qos), p.retain)
             }
+            if rc == MOSQ_ERR_OVERSIZE_PACKET.rawValue || rc == MOSQ_ERR_PAYLOAD_SIZE.rawValue {
+                // This message can never go (larger than the broker's maximum packet, or than
+                // MQTT allows): refused, so the messages after it are not held up for ever.
+                session.refusedUnsent(seq: row.seq, reason: "\(describe(rc)) (\(p.payload.utf8.count) bytes)")
+                topics[row.seq] = p.topic
+                continue
+            }
             if rc != MOSQ_ERR_SUCCESS.rawValue {
                 lostReason = describe(rc)
                 return
@@ -400,7 +407,7 @@ public final class MQTTPublisher {
             session.sent(seq: row.seq, mid: mid)
             if settings.qos > 0 { topics[row.seq] = p.topic }
         }
-        if settings.qos == 0 { markAcknowledged(at: now.wall) }
+        markAcknowledged(at: now.wall)
     }
 
     private func publishRaw(_ handle: OpaquePointer, topic: String, payload: String, retain: Bool) -> Int32 {

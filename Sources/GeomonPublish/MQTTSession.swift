@@ -88,14 +88,20 @@ public struct MQTTSession: Sendable {
         drained = false
     }
 
-    /// The broker accepted the connection.
+    /// The broker accepted the connection. The backoff and the outage end only once the
+    /// connection makes progress (`progressed`): a broker that accepts and then drops every
+    /// connection as a message arrives is retried ever more slowly, as one outage.
     public mutating func accepted(now: Int64, pending: Int, sessionPresent: Bool = false) -> Report {
         state = .connected
         lastError = nil
-        failures = 0
         let outage = outageStart.map { Double(now - $0) / 1e6 }
-        outageStart = nil
         return .connected(pending: pending, outageSeconds: outage, sessionPresent: sessionPresent)
+    }
+
+    /// The connection did what one is for: a message acknowledged, or nothing left to send.
+    private mutating func progressed() {
+        failures = 0
+        outageStart = nil
     }
 
     /// The attempt or the connection failed: back off. The handle is to be destroyed.
@@ -146,6 +152,14 @@ public struct MQTTSession: Sendable {
     /// `count` rows came back for a window of `limit`: fewer means the outbox is drained.
     public mutating func read(_ count: Int, of limit: Int) {
         if count < limit { drained = true }
+        if count == 0, inFlight.isEmpty { progressed() }
+    }
+
+    /// Outbox row `seq` cannot be sent at all (larger than the broker takes): refused as a
+    /// message the broker refused, and the window moves past it.
+    public mutating func refusedUnsent(seq: Int64, reason: String) {
+        lastSentSeq = seq
+        refused.append((seq, reason))
     }
 
     /// Outbox row `seq` went out as message `mid`.
@@ -153,6 +167,7 @@ public struct MQTTSession: Sendable {
         lastSentSeq = seq
         if settings.qos == 0 {
             acknowledged.append(seq)
+            progressed()
         } else {
             inFlight[mid] = seq
         }
@@ -163,6 +178,7 @@ public struct MQTTSession: Sendable {
     /// from 0x80 it refused it (`refusal` words it).
     public mutating func acknowledged(mid: Int32, reason: Int = 0, refusal: String? = nil) {
         guard let seq = inFlight.removeValue(forKey: mid) else { return }
+        progressed()
         if reason >= 0x80 {
             refused.append((seq, refusal ?? "reason code 0x\(String(reason, radix: 16))"))
         } else {

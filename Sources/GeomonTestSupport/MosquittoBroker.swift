@@ -37,7 +37,8 @@ public final class MosquittoBroker: @unchecked Sendable {
     private var process: SpawnedProcess?
     private let lock = NSLock()
 
-    public init(tls: Bool = false, persistence: Bool = true, acl: String? = nil) throws {
+    /// - Parameter config: more lines for the broker's configuration (`max_packet_size 2000`).
+    public init(tls: Bool = false, persistence: Bool = true, acl: String? = nil, config extra: String = "") throws {
         guard Self.isAvailable else { throw MosquittoError(message: "not installed (apt-get install mosquitto mosquitto-clients openssl)") }
         directory = try TemporaryDirectory(prefix: "geomon-mqtt")
         port = try GPSFakeHarness.freePort()
@@ -58,6 +59,7 @@ public final class MosquittoBroker: @unchecked Sendable {
             listener \(port) 127.0.0.1
 
             """
+        config += extra.isEmpty || extra.hasSuffix("\n") ? extra : extra + "\n"
         if let acl {
             config += "acl_file \(try directory.write("acl", acl))\n"
         }

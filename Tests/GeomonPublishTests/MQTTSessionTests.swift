@@ -63,8 +63,46 @@ struct MQTTSessionTests {
         session.connecting(now: now)
         #expect(session.accepted(now: now + Self.second, pending: 0) == .connected(pending: 0, outageSeconds: 12, sessionPresent: false))
         #expect(session.lastError == nil)
-        // The next outage starts the backoff afresh.
+        // Nothing to send: the connection serves, and the next outage starts the backoff afresh.
+        session.read(0, of: 16)
         #expect(session.failed("lost", now: now) == .unreachable(reason: "lost", retryIn: .seconds(1)))
+    }
+
+    /// A broker that accepts and then drops the connection as a message arrives (an MQTT
+    /// 3.1.1 broker refusing it) is one outage retried ever more slowly, not a reconnect a
+    /// second; the first acknowledgement ends it.
+    @Test func aConnectionLostBeforeItsFirstAcknowledgementKeepsBackingOff() {
+        var session = MQTTSession(settings: .init(minBackoff: .seconds(1), maxBackoff: .seconds(60)))
+        var now: Int64 = 0
+        var reports: [MQTTSession.Report] = []
+        for _ in 0..<4 {
+            session.connecting(now: now)
+            _ = session.accepted(now: now, pending: 1)
+            session.read(1, of: 16)
+            session.sent(seq: 1, mid: 1)
+            reports.append(session.failed("lost", now: now))
+            now += 100 * Self.second
+        }
+        #expect(reports == [.unreachable(reason: "lost", retryIn: .seconds(1)), .retrying(reason: "lost", retryIn: .seconds(2)),
+                            .retrying(reason: "lost", retryIn: .seconds(4)), .retrying(reason: "lost", retryIn: .seconds(8))])
+        session.connecting(now: now)
+        _ = session.accepted(now: now, pending: 1)
+        session.read(1, of: 16)
+        session.sent(seq: 1, mid: 1)
+        session.acknowledged(mid: 1)
+        #expect(session.failed("lost", now: now) == .unreachable(reason: "lost", retryIn: .seconds(1)))
+    }
+
+    /// A row that cannot be sent at all is refused and the window moves past it.
+    @Test func aMessageThatCannotBeSentIsRefusedAndTheWindowMovesOn() {
+        var session = MQTTSession(settings: .init())
+        session.connecting(now: 0)
+        _ = session.accepted(now: 0, pending: 2)
+        session.read(2, of: 16)
+        session.refusedUnsent(seq: 1, reason: "too large")
+        session.sent(seq: 2, mid: 1)
+        #expect(session.takeRefused().map(\.seq) == [1])
+        #expect(session.sendWindow! == (2, 15))
     }
 
     @Test func messagesInFlightWhenTheConnectionDiesAreSentAgainOnTheNext() {
