@@ -64,9 +64,10 @@ public func loadProfile(path: String, insecurePermissions: Bool = false, warn: (
 }
 
 extension Profile {
-    /// The profile's own fences and, after them, `pushed` (fences pushed over MQTT): a pushed
-    /// fence whose id a profile fence has is left out and handed to `refused` (a pushed fence
-    /// never replaces the profile's). Fences pushed before (`Fence.pushed`) are replaced by
+    /// The profile's own fences and, after them, `pushed` (fences pushed over MQTT) and
+    /// `placed` (`geomon fences here`): a pushed fence whose id a profile fence or a placed one
+    /// has is left out and handed to `refused` (a server's waypoint never replaces either), a
+    /// placed one with a profile fence's id to `refusedPlaced`. Fences pushed before (`Fence.pushed`) are replaced by
     /// `pushed`. Fences streamed from files keep their geometry in the index only; the index is
     /// built again for the merged set.
     public func withPushed(_ pushed: [PushedFence], placed: [PlacedFence] = [], refused: (PushedFence) -> Void = { _ in },
@@ -82,8 +83,17 @@ extension Profile {
             merged.append(fence)
             shapes.append(.circle(center: center, radiusMeters: radius))
         }
-        for fence in pushed { add(fence.fence, fence.center, fence.radiusMeters) { refused(fence) } }
-        ids.formUnion(pushed.map(\.fenceID))
+        // A fence placed on the device (the anchor watch) outranks a pushed one with its id:
+        // a server's waypoint never silently moves it.
+        let placedIDs = Set(placed.map(\.fenceID)).subtracting(ids)
+        for fence in pushed {
+            if placedIDs.contains(fence.fenceID) {
+                refused(fence)
+            } else {
+                add(fence.fence, fence.center, fence.radiusMeters) { refused(fence) }
+                ids.insert(fence.fenceID)
+            }
+        }
         for fence in placed { add(fence.fence, fence.center, fence.radiusMeters) { refusedPlaced(fence) } }
         var profile = self
         profile.setFences(merged, index: FenceIndex(shapes: shapes))
@@ -93,7 +103,8 @@ extension Profile {
 
 /// `profile` with the fences pushed over MQTT that `store` holds, in place of any it had, when
 /// it accepts commands (`publish.mqtt.commands`); without, stored ones are kept but not
-/// monitored (one warning). A pushed fence with a profile fence's id is left out with a warning.
+/// monitored (one warning). A pushed fence with a profile or placed fence's id is left out with
+/// a warning.
 /// `geomon run` at start and at every reload, and after every command that changed them.
 public func withPushedFences(_ profile: Profile, store: EventStore, log: Log) throws -> Profile {
     var pushed = try store.pushedFenceList.all()
@@ -108,8 +119,8 @@ public func withPushedFences(_ profile: Profile, store: EventStore, log: Log) th
         log.info("fences pushed over MQTT", ["pushed": "\(pushed.count)"])
     }
     return profile.withPushed(pushed, placed: placed, refused: { fence in
-        log.warning("a pushed fence has the id of a profile fence and is not monitored", ["fence.id": fence.fenceID, "pushed": fence.origin])
+        log.warning("a pushed fence has the id of a profile fence or of a placed one and is not monitored", ["fence.id": fence.fenceID, "pushed": fence.origin])
     }, refusedPlaced: { fence in
-        log.warning("a placed fence has the id of another fence and is not monitored", ["fence.id": fence.fenceID, "placed": fence.origin])
+        log.warning("a placed fence has the id of a profile fence and is not monitored", ["fence.id": fence.fenceID, "placed": fence.origin])
     })
 }

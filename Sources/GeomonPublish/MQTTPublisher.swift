@@ -104,6 +104,8 @@ public final class MQTTPublisher {
     private var received: [Received] = []
     /// Whether the command topic's subscription was acknowledged on this connection.
     public private(set) var subscribed = false
+    /// Why the broker refused the command subscription on this connection (its SUBACK code).
+    public private(set) var subscriptionRefused: String?
 
     /// The messages received on the command topic since the last call, in order.
     public func takeReceived() -> [Received] {
@@ -285,9 +287,17 @@ public final class MQTTPublisher {
             let me = Unmanaged<MQTTPublisher>.fromOpaque(obj).takeUnretainedValue()
             if me.lostReason == nil, me.refusedReason == nil { me.lostReason = me.describe(rc) }
         }
-        mosquitto_subscribe_callback_set(m) { _, obj, _, _, _ in
+        mosquitto_subscribe_callback_set(m) { _, obj, _, count, granted in
             guard let obj else { return }
-            Unmanaged<MQTTPublisher>.fromOpaque(obj).takeUnretainedValue().subscribed = true
+            let me = Unmanaged<MQTTPublisher>.fromOpaque(obj).takeUnretainedValue()
+            // A SUBACK whose return code is 0x80 or more refused the subscription (an ACL).
+            let code = count > 0 ? granted?[0] ?? 0 : 0
+            if code >= 0x80 {
+                me.subscriptionRefused = "\(String(cString: mosquitto_reason_string(code))) (0x\(String(code, radix: 16)))"
+            } else {
+                me.subscribed = true
+                me.subscriptionRefused = nil
+            }
         }
         mosquitto_message_callback_set(m) { _, obj, message in
             guard let obj, let message, let topic = message.pointee.topic else { return }

@@ -200,6 +200,37 @@ struct MQTTCommandsTests {
         #expect(actions == ["placeFence accepted", "removeFence accepted", "removeFence refused"], "\(commands.stdout)")
     }
 
+    /// A fence placed on the device outranks the server's: a waypoint with its id is left out
+    /// (the anchor watch is never silently moved), and `placeFence` with a profile fence's id
+    /// is refused. Waypoints apply in order: one set and removed in the same command leaves
+    /// nothing.
+    @Test func aPlacedFenceOutranksPushedOnesAndWaypointsApplyInOrder() throws {
+        let broker = try MosquittoBroker()
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let profile = try Self.vanProfile(dir, broker: broker)
+        let gpsd = try GPSFakeHarness(log: RunCommandTests.shortSwiss, cycleSeconds: 0.1, lingerSeconds: 2)
+        defer { gpsd.stop() }
+        let db = dir.path("van.db")
+        let daemon = try Daemon(["--profile", profile, "--db", db, "--gpsd", "127.0.0.1:\(gpsd.port)", "--always-on", "--log-level", "info"], in: dir)
+        #expect(daemon.waitForLog("MQTT commands subscribed"), "\(daemon.stderr)")
+        #expect(waitUntil(within: .seconds(30)) { (try? runGeomon(["status", "--db", db, "--format", "json"]).stdout.contains("\"last_fix\":{")) == true })
+        try Self.publish(broker, #"{"_type":"cmd","action":"placeFence","id":"anchor","radius":40}"#)
+        #expect(daemon.waitForLog("pushed fences changed"), "\(daemon.stderr)")
+        try Self.publish(broker, Self.setWaypoints([("Far away", "anchor", Coordinate(latitude: 47.5, longitude: 8.5), 5000)]))
+        #expect(daemon.waitForLog("a fence placed on the device"), "\(daemon.stderr)")
+        try Self.publish(broker, #"{"_type":"cmd","action":"placeFence","id":"depot","radius":40}"#)
+        #expect(daemon.waitForLog("'depot' is a fence of the profile"), "\(daemon.stderr)")
+        let ghost = Coordinate(latitude: 46.1, longitude: 7.1)
+        try Self.publish(broker, Self.setWaypoints([("Ghost", "ghost", ghost, 100), ("Ghost", "ghost", ghost, 0)]))
+        #expect(daemon.waitForLog("set 0 (), removed 0"), "\(daemon.stderr)")
+        #expect(daemon.stop() == 0, "\(daemon.stderr)")
+        let listed = try runGeomon(["fences", "--profile", profile, "--db", db])
+        let anchor = listed.stdout.split(separator: "\n").filter { $0.hasPrefix("anchor") }
+        #expect(anchor.count == 1 && anchor.allSatisfy { $0.contains("by MQTT command 1") && !$0.contains("Far away") }, "\(listed.stdout)")
+        #expect(!listed.stdout.contains("ghost") && listed.stdout.contains("depot"), "\(listed.stdout)")
+    }
+
     /// A fence the device is in, renamed and then cleared by the server: Home Assistant gets a
     /// leave for the old name, an enter for the new, and a leave when it goes, on the event
     /// topic like any transition; none is left "inside".

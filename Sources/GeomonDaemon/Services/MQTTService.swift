@@ -42,6 +42,7 @@ public final class MQTTService: EventSource, EffectSink, ClockHolding, Publishes
     /// A `reportLocation` found no fresh fix and woke the receiver: its next fix is the answer.
     private var reportNextFix = false
     private var subscribedLogged = false
+    private var subscriptionRefusedLogged: String?
 
     /// Appended to the client id of a replay's connection (`acceptsCommands` off).
     public static let replayClientSuffix = "-replay"
@@ -225,6 +226,13 @@ public final class MQTTService: EventSource, EffectSink, ClockHolding, Publishes
             subscribedLogged = publisher.subscribed
             if subscribedLogged { log.notice("MQTT commands subscribed", ["mqtt.topic": mqtt.commandTopic]) }
         }
+        if publisher.subscriptionRefused != subscriptionRefusedLogged {
+            subscriptionRefusedLogged = publisher.subscriptionRefused
+            if let reason = subscriptionRefusedLogged {
+                log.warning("MQTT broker refused the command subscription: no command will arrive (check the broker's ACL for the topic)",
+                            ["mqtt.topic": mqtt.commandTopic, "reason": reason])
+            }
+        }
         for message in publisher.takeReceived() { command(message, driver) }
     }
 
@@ -262,6 +270,10 @@ public final class MQTTService: EventSource, EffectSink, ClockHolding, Publishes
             case let .setWaypoints(waypoints, skipped):
                 try setWaypoints(waypoints, skipped: skipped, message, driver)
             case let .placeFence(id, name, radius):
+                if driver.profile.fences.contains(where: { $0.id == id && $0.pushed == nil }) {
+                    refuse(message, action: command.name, "'\(id)' is a fence of the profile: a placed fence cannot replace it", driver)
+                    return
+                }
                 guard let found = try AnchorPosition.find(in: store) else {
                     refuse(message, action: command.name, "no fix is stored yet to place '\(id)' at", driver)
                     return
@@ -321,13 +333,12 @@ public final class MQTTService: EventSource, EffectSink, ClockHolding, Publishes
         var byKey: [String: PushedFence] = [:]
         for fence in existing { byKey[fence.key] = fence }
         let profileIDs = Set(driver.profile.fences.filter { $0.pushed == nil }.map(\.id))
-        var setting: [PushedFence] = [], removing: [String] = [], notes = skipped
+        let placedIDs = Set(try store.placedFenceList.all().map(\.fenceID))
+        var setOrder: [String] = [], notes = skipped
         var unchanged = 0
         for w in waypoints {
             if w.removes {
-                if byKey.removeValue(forKey: w.key) != nil {
-                    removing.append(w.key)
-                } else {
+                if byKey.removeValue(forKey: w.key) == nil {
                     notes.append("'\(w.name)': no pushed fence \(w.key) to remove")
                 }
                 continue
@@ -336,20 +347,31 @@ public final class MQTTService: EventSource, EffectSink, ClockHolding, Publishes
                 notes.append("'\(w.fenceID)' is a fence of the profile: a pushed fence cannot replace it")
                 continue
             }
+            if placedIDs.contains(w.fenceID) {
+                notes.append("'\(w.fenceID)' is a fence placed on the device (geomon fences here): a pushed fence cannot replace it")
+                continue
+            }
             if let other = byKey.values.first(where: { $0.fenceID == w.fenceID && $0.key != w.key }) {
                 notes.append("'\(w.fenceID)' is the id of another pushed waypoint (\(other.key))")
                 continue
             }
             let fence = PushedFence(key: w.key, fenceID: w.fenceID, name: w.name, center: w.center, radiusMeters: w.radiusMeters,
                                     pushedAt: driver.wall, command: 0, waypointTime: w.tst)
-            if let old = byKey[w.key], old.fenceID == fence.fenceID, old.name == fence.name, old.center == fence.center,
-               old.radiusMeters == fence.radiusMeters, old.waypointTime == fence.waypointTime {
+            if let old = byKey[w.key], Self.same(old, fence) {
                 unchanged += 1
                 continue
             }
             byKey[w.key] = fence
-            setting.append(fence)
+            if !setOrder.contains(w.key) { setOrder.append(w.key) }
         }
+        // The net change, the waypoints applied in order: one set and then removed in the same
+        // command leaves nothing; removed and then set, the new one.
+        let before = Dictionary(existing.map { ($0.key, $0) }, uniquingKeysWith: { _, last in last })
+        let setting = setOrder.compactMap { key -> PushedFence? in
+            guard let fence = byKey[key] else { return nil }
+            return before[key].map { Self.same($0, fence) } == true ? nil : fence
+        }
+        let removing = existing.map(\.key).filter { byKey[$0] == nil }
         if byKey.count > Self.maxPushedFences {
             refuse(message, action: "setWaypoints", "it would make \(byKey.count) pushed fences, more than the \(Self.maxPushedFences) allowed", driver)
             return
@@ -367,6 +389,11 @@ public final class MQTTService: EventSource, EffectSink, ClockHolding, Publishes
         } else {
             try pushedFencesChanged(driver)
         }
+    }
+
+    /// Whether two pushed fences are the same waypoint (when and by which command aside).
+    private static func same(_ a: PushedFence, _ b: PushedFence) -> Bool {
+        a.fenceID == b.fenceID && a.name == b.name && a.center == b.center && a.radiusMeters == b.radiusMeters && a.waypointTime == b.waypointTime
     }
 
     /// The pushed fences changed: the running profile with the stored ones, from now on (the
