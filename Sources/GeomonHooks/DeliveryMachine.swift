@@ -58,6 +58,13 @@ public struct DeliveryMachine: Sendable {
         return actions
     }
 
+    /// An attempt geomon cut short by stopping (`HookResult.interrupted`): no longer running
+    /// here, and left `running` in the store, so the next start runs it again (as after a
+    /// crash).
+    public mutating func interrupted(_ delivery: Delivery) {
+        running.remove(delivery.serialKey)
+    }
+
     /// A selected attempt that did not start (the store could not mark it running).
     public mutating func abandon(_ delivery: Delivery) {
         running.remove(delivery.serialKey)

@@ -51,6 +51,8 @@ public final class DeliveryWorker {
         case delivered
         case retry(at: UTCTime)
         case dead
+        /// Cut short by geomon stopping: left `running`, it runs again after the restart.
+        case interrupted
     }
 
     private struct Finished: Sendable {
@@ -156,7 +158,9 @@ public final class DeliveryWorker {
     }
 
     /// Ends the hooks running now (SIGTERM to each group, SIGKILL after the runner's grace):
-    /// their attempts finish as failed, and are recorded by the next `poll` or `drain`.
+    /// their attempts are interrupted, not failed: left `running` in the store, they run
+    /// again after the restart, as after a crash (a hook that exits 0 all the same is
+    /// delivered).
     public func stopHooks() {
         runner.stopAll()
     }
@@ -211,6 +215,11 @@ public final class DeliveryWorker {
     }
 
     private func record(_ finished: Finished, now: UTCTime) throws {
+        if finished.result.interrupted {
+            machine.interrupted(finished.delivery)
+            onOutcome?(Outcome(delivery: finished.delivery, attempt: finished.attempt, result: finished.result, decision: .interrupted))
+            return
+        }
         let (action, decision) = machine.finished(finished.delivery, attempt: finished.attempt, result: finished.result, now: now)
         try perform(action)
         onOutcome?(Outcome(delivery: finished.delivery, attempt: finished.attempt, result: finished.result, decision: decision))

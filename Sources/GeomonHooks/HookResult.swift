@@ -10,8 +10,15 @@ public struct HookResult: Sendable, Equatable {
     }
 
     public var termination: Termination
+
+    /// Stopped by geomon before the hook said it had delivered (exit 0): not a failure of the
+    /// hook; the delivery runs again after the restart.
+    public var interrupted: Bool { stopped && termination != .exited(0) }
     /// The run exceeded its timeout and its process group was signalled.
     public var timedOut: Bool
+    /// The runner was stopped (geomon stopping) and signalled the run's group: cut short by
+    /// geomon, not failed by the hook (`interrupted`).
+    public var stopped: Bool
     /// Wall time from spawn to the leader's exit (monotonic clock).
     public var duration: Duration
     /// The first `outputLimitBytes` of stdout / stderr.
@@ -28,10 +35,11 @@ public struct HookResult: Sendable, Equatable {
     public init(
         termination: Termination, timedOut: Bool = false, duration: Duration = .zero,
         stdout: [UInt8] = [], stderr: [UInt8] = [], stdoutTruncated: Bool = false, stderrTruncated: Bool = false,
-        executablePath: String = "", pid: Int32? = nil
+        executablePath: String = "", pid: Int32? = nil, stopped: Bool = false
     ) {
         self.termination = termination
         self.timedOut = timedOut
+        self.stopped = stopped
         self.duration = duration
         self.stdout = stdout
         self.stderr = stderr

@@ -98,6 +98,7 @@ public struct HookRunner: Sendable {
     private func supervise(_ process: ChildProcess, child: inout ChildIO, timeout: Duration, started: ContinuousClock.Instant, path: String) -> HookResult {
         var phase = Phase.running(deadline: started + timeout)
         var timedOut = false
+        var stopped = false
         var endedAt = started
 
         while true {
@@ -110,6 +111,7 @@ public struct HookRunner: Sendable {
                 phase = .terminating(killAt: now + limits.killGrace)
                 continue
             case .running where stopper.isStopped:
+                stopped = true
                 process.signalGroup(SIGTERM)
                 phase = .terminating(killAt: now + limits.killGrace)
                 continue
@@ -118,7 +120,9 @@ public struct HookRunner: Sendable {
                 phase = .killed
                 continue
             case .exited(let drainUntil) where now >= drainUntil || !child.hasOpenOutput:
-                return makeResult(status: process.status, timedOut: timedOut, duration: endedAt - started, child: child, path: path, pid: process.pid)
+                var result = makeResult(status: process.status, timedOut: timedOut, duration: endedAt - started, child: child, path: path, pid: process.pid)
+                result.stopped = stopped
+                return result
             default:
                 break
             }

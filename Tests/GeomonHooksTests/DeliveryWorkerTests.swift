@@ -132,29 +132,41 @@ struct DeliveryWorkerTests {
         #expect(queue.row(id)?.status == .delivered)
     }
 
-    /// The daemon stops: hooks still running are ended as their timeout would end them, and
-    /// the attempt is recorded as failed (retried after the restart), so no hook outlives the
-    /// daemon to overlap its own delivery run again.
-    @Test func stoppedHooksEndAsTheirTimeoutWouldAndTheirAttemptIsRecorded() throws {
+    /// Stopping ends running hooks as their timeout would (SIGTERM to the group, SIGKILL after
+    /// the grace), so no hook outlives the daemon to overlap its own delivery run again. The
+    /// attempt is interrupted, not failed: even the last one is left `running`, never
+    /// dead-lettered, and runs again after the restart (as after a crash).
+    @Test func stoppedHooksEndAsTheirTimeoutWouldAndTheirAttemptRunsAgainAfterTheRestart() throws {
         let dir = try TemporaryDirectory()
         defer { dir.remove() }
         let pidFile = dir.path("pid")
-        let hook = HookSpec(exec: ["/bin/sh", "-c", #"echo $$ > "$0"; exec sleep 60"#, pidFile])
+        let slow = dir.path("slow")
+        FileManager.default.createFile(atPath: slow, contents: Data())
+        let hook = HookSpec(exec: ["/bin/sh", "-c", #"echo $$ > "$0"; if [ -e "$1" ]; then exec sleep 60; fi"#, pidFile, slow])
         let queue = QueueFactory.make()
         let id = queue.enqueue(Hooks.event(id: "ev-stop"), hooks: [hook])[0]
-        let worker = worker(queue, hooks: [hook])
-        _ = try worker.poll(now: WallClock.now())
-        #expect(worker.runningCount == 1)
+        let first = worker(queue, hooks: [hook], retry: Hooks.fastRetry(attempts: 1))
+        var decisions: [DeliveryWorker.Decision] = []
+        first.onOutcome = { decisions.append($0.decision) }
+        _ = try first.poll(now: WallClock.now())
+        #expect(first.runningCount == 1)
         #expect(waitUntil(within: .seconds(10)) { (try? String(contentsOfFile: pidFile, encoding: .utf8))?.hasSuffix("\n") == true })
         let pid = try #require(Int32(String(contentsOfFile: pidFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)))
-        worker.stopHooks()
+        first.stopHooks()
         #expect(waitUntil(within: .seconds(10)) {
-            _ = try? worker.drain(now: WallClock.now())
-            return worker.runningCount == 0
+            _ = try? first.drain(now: WallClock.now())
+            return first.runningCount == 0
         })
+        #expect(decisions == [.interrupted])
         let row = try #require(queue.row(id))
-        #expect(row.status == .retrying && row.attempt == 1, "\(row)")
+        #expect(row.status == .running && row.attempt == 1, "\(row)")
         #expect(kill(pid, 0) != 0, "the hook outlived the stop")
+        // The restart: the delivery runs again and is delivered.
+        try FileManager.default.removeItem(atPath: slow)
+        let next = worker(queue, hooks: [hook], retry: Hooks.fastRetry(attempts: 1))
+        try next.recover()
+        #expect(try next.runUntilSettled(timeout: .seconds(20)))
+        #expect(queue.row(id)?.status == .delivered)
     }
 
     @Test func missingAndNonExecutableHooksAreDeadLetteredAfterTheLastAttempt() throws {

@@ -314,6 +314,7 @@ struct ReplayCommand: GeomonCommand {
                 case .delivered: break
                 case let .retry(at): writeStderr("geomon: \(what): attempt \(outcome.attempt) failed (\(outcome.result.summary)); retry at \(at.rfc3339)")
                 case .dead: writeStderr("geomon: \(what): attempt \(outcome.attempt) failed (\(outcome.result.summary)); dead-lettered")
+                case .interrupted: writeStderr("geomon: \(what): attempt \(outcome.attempt) stopped with geomon; it runs again when the replay resumes this database")
                 }
             }
             service.onHeldBack = { count in

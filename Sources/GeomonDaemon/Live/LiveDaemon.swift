@@ -181,6 +181,7 @@ public final class LiveDaemon {
         case .delivered: log.info("hook delivered", metadata)
         case .retry: log.warning("hook failed, will retry", metadata)
         case .dead: log.error("hook failed for the last time, dead-lettered", metadata)
+        case .interrupted: log.notice("hook stopped with geomon; it runs again after the restart", metadata)
         }
         // What the hook printed goes to the log (under systemd: the journal), bounded.
         for (stream, bytes) in [("stdout", outcome.result.stdout), ("stderr", outcome.result.stderr)] where !bytes.isEmpty {
