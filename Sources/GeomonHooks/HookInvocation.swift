@@ -29,6 +29,9 @@ public struct HookLimits: Sendable {
     /// After the hook's leader exited and its group was killed, how long we keep reading
     /// output pipes still held open by a process that escaped the group (called `setsid`).
     public var drainAfterExit: Duration = .milliseconds(500)
+    /// Bytes of stderr kept from its end as well, when it is longer than `outputLimitBytes`:
+    /// the last line is what a failure is reported with.
+    public static let stderrTailBytes = 4096
 
     public init(outputLimitBytes: Int = 64 * 1024, killGrace: Duration = .seconds(5), drainAfterExit: Duration = .milliseconds(500)) {
         self.outputLimitBytes = outputLimitBytes

@@ -27,6 +27,9 @@ public struct HookResult: Sendable, Equatable {
     /// True when more output was produced than kept.
     public var stdoutTruncated: Bool
     public var stderrTruncated: Bool
+    /// When stderr was truncated: its last bytes (at most `HookLimits.stderrTailBytes`), where
+    /// a hook that wrote much says what went wrong in the end.
+    public var stderrTail: [UInt8] = []
     /// The resolved executable path that was (or would have been) run.
     public var executablePath: String
     /// The child's pid (also its process group and session id); nil when spawning failed.
@@ -64,7 +67,7 @@ public struct HookResult: Sendable, Equatable {
         case .spawnFailed(_, let message): text = "cannot run \(executablePath): \(message)"
         }
         if timedOut { text = "timed out; " + text }
-        if !succeeded, let line = OutputText.lastLine(stderr) {
+        if !succeeded, let line = OutputText.lastLine(stderrTail.isEmpty ? stderr : stderrTail) {
             text += ": " + line
         }
         return text

@@ -122,6 +122,7 @@ public struct HookRunner: Sendable {
             case .exited(let drainUntil) where now >= drainUntil || !child.hasOpenOutput:
                 var result = makeResult(status: process.status, timedOut: timedOut, duration: endedAt - started, child: child, path: path, pid: process.pid)
                 result.stopped = stopped
+                result.stderrTail = child.stderrTail
                 return result
             default:
                 break
@@ -226,8 +227,14 @@ private struct ChildIO {
     var stderr: [UInt8] = []
     var stdoutTruncated = false
     var stderrTruncated = false
+    /// The last `tailLimit` bytes of stderr beyond the first `limit`.
+    var stderrTail: [UInt8] = []
+    let tailLimit: Int
 
-    init(limit: Int) { self.limit = max(0, limit) }
+    init(limit: Int, tailLimit: Int = HookLimits.stderrTailBytes) {
+        self.limit = max(0, limit)
+        self.tailLimit = max(0, tailLimit)
+    }
 
     var hasOpenOutput: Bool { stdoutRead >= 0 || stderrRead >= 0 }
 
@@ -268,7 +275,13 @@ private struct ChildIO {
                 let chunk = buffer[0..<count]
                 switch stream {
                 case .stdout: keep(chunk, into: &stdout, truncated: &stdoutTruncated)
-                case .stderr: keep(chunk, into: &stderr, truncated: &stderrTruncated)
+                case .stderr:
+                    let room = max(0, limit - stderr.count)
+                    keep(chunk, into: &stderr, truncated: &stderrTruncated)
+                    if chunk.count > room {
+                        stderrTail.append(contentsOf: chunk.dropFirst(room).suffix(tailLimit))
+                        if stderrTail.count > tailLimit { stderrTail.removeFirst(stderrTail.count - tailLimit) }
+                    }
                 }
                 continue
             }

@@ -148,9 +148,10 @@ struct HookRunnerTests {
             """, mode: 0o755)
         let result = runner.run(Hooks.invocation([script]))
         #expect(result.termination == .exited(3))
-        // The runner keeps the first 64 KiB; the log line shows 300 bytes of its last line.
+        // The runner keeps the first 64 KiB and the last 4 KiB; the log line shows 300 bytes of
+        // the last line, as far as the kept end holds it.
         #expect(result.stderrTruncated)
-        #expect(result.summary == "exit status 3: " + String(repeating: "x", count: 300) + "… (\(65_536 - 17 - 300) more bytes)")
+        #expect(result.summary == "exit status 3: " + String(repeating: "x", count: 300) + "… (\(HookLimits.stderrTailBytes - 300) more bytes)")
         let first = OutputText.excerpt(result.stderr)[0]
         #expect(first == "café \\xFF\\x1B[31m red")
     }
@@ -229,6 +230,17 @@ struct HookRunnerTests {
 
         let small = limited.run(Hooks.invocation(["./chatty.sh", "10"]))
         #expect(small.stdout.count == 10 && !small.stdoutTruncated && !small.stderrTruncated)
+    }
+
+    /// A hook that writes more to stderr than is kept is reported with its real last line,
+    /// not a line cut off where the kept part ends.
+    @Test func aFailureAfterMuchStderrIsReportedWithItsLastLine() {
+        let script = #"i=0; while [ $i -lt 3000 ]; do echo "progress line $i ........................" >&2; i=$((i+1)); done; echo "FATAL: upload rejected (HTTP 403)" >&2; exit 3"#
+        let result = runner.run(Hooks.invocation(["/bin/sh", "-c", script]))
+        #expect(result.termination == .exited(3))
+        #expect(result.stderrTruncated && result.stderr.count == HookLimits().outputLimitBytes)
+        #expect(result.stderrTail.count == HookLimits.stderrTailBytes)
+        #expect(result.summary == "exit status 3: FATAL: upload rejected (HTTP 403)", "\(result.summary)")
     }
 
     @Test func hookThatNeverReadsStdinCannotBlockUs() {
