@@ -24,6 +24,14 @@ struct UTCTimeTests {
         #expect(UTCTime(rfc3339: text)?.millisecondsSince1970 == millis)
     }
 
+    /// Any stored value is written, however damaged (a database edited by hand): no overflow.
+    @Test(arguments: [Int64.min, Int64.min + 1, -1, 0, Int64.max - 1, Int64.max])
+    func extremeTimesAreWrittenWithoutOverflow(_ ms: Int64) {
+        let text = UTCTime(millisecondsSince1970: ms).rfc3339
+        #expect(text.hasSuffix("Z") && text.contains("T"))
+        if ms == -1 { #expect(text == "1969-12-31T23:59:59.999Z") }
+    }
+
     @Test(arguments: ["2024-02-29T23:59:59.250Z", "1970-01-01T00:00:00Z", "2099-12-31T00:00:01.001Z", "1969-12-31T23:59:59Z"])
     func formatsRoundTrip(text: String) {
         #expect(UTCTime(rfc3339: text)?.rfc3339 == text)

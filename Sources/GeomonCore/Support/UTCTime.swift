@@ -34,9 +34,14 @@ public struct UTCTime: Hashable, Comparable, Sendable, CustomStringConvertible {
     /// RFC 3339 in UTC with millisecond precision when needed: `2024-05-01T12:00:00Z`,
     /// `2024-05-01T12:00:00.250Z`.
     public var rfc3339: String {
-        let ms = millisecondsSince1970
-        var days = ms >= 0 ? ms / 86_400_000 : (ms - 86_399_999) / 86_400_000
-        let msOfDay = ms - days * 86_400_000
+        // Floor division by the day, without an intermediate that could overflow: any stored
+        // value, however damaged, is written (years far out of range included).
+        var days = millisecondsSince1970 / 86_400_000
+        var msOfDay = millisecondsSince1970 % 86_400_000
+        if msOfDay < 0 {
+            msOfDay += 86_400_000
+            days -= 1
+        }
         // Civil from days (Howard Hinnant's algorithm).
         days += 719_468
         let era = (days >= 0 ? days : days - 146_096) / 146_097
