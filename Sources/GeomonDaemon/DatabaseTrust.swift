@@ -25,6 +25,15 @@ public enum DatabaseTrust {
         return nil
     }
 
+    /// A warning when the database at `path` (it holds the location history) may be read by
+    /// other users: group or world read permission. Nil for a private one, or none yet.
+    public static func exposure(path: String) -> String? {
+        guard path != ":memory:" else { return nil }
+        var info = stat()
+        guard stat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_mode & 0o044 != 0 else { return nil }
+        return "\(path) is readable by other users (mode \(String(info.st_mode & 0o777, radix: 8))) and holds the location history; 'chmod 600 \(path)' (its -wal and -shm files follow the database's mode)"
+    }
+
     private static func directoryOf(_ path: String) -> String {
         guard let slash = path.lastIndex(of: "/") else { return "." }
         if slash == path.startIndex { return "/" }

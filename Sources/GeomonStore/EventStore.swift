@@ -136,7 +136,12 @@ public final class EventStore {
             close(fd)
             return
         }
-        guard info.st_size > 0 else { return }
+        guard info.st_size > 0 else {
+            // An empty file becomes a database (location history): private, as one geomon
+            // creates, whatever the umask made it.
+            if !readOnly, info.st_mode & S_IFMT == S_IFREG, info.st_mode & 0o077 != 0 { _ = chmod(path, 0o600) }
+            return
+        }
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else {
             throw StoreError(.missing, path: path, message: "cannot open database: \(String(cString: strerror(errno)))")

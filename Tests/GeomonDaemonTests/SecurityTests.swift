@@ -66,6 +66,21 @@ struct SecurityTests {
         #expect(replay.stderr.contains("is group- or world-writable"))
     }
 
+    /// A database other users may read (it holds the location history) is used, with a
+    /// warning saying how to make it private; a private one draws none.
+    @Test func aDatabaseOthersMayReadDrawsAWarning() throws {
+        let (directory, profile) = try Self.setUp()
+        defer { directory.remove() }
+        let track = try directory.write("t.jsonl", #"{"time":"2024-05-01T12:00:00Z","lat":46.0,"lon":7.0,"accuracy_m":5}"# + "\n")
+        let db = directory.path("r.db")
+        let first = try runGeomon(["replay", "--profile", profile, "--db", db, "--no-hooks", track])
+        #expect(first.exitCode == 0 && !first.stderr.contains("readable by other users"), "\(first.stderr)")
+        chmod(db, 0o644)
+        let again = try runGeomon(["replay", "--profile", profile, "--db", db, "--no-hooks", track])
+        #expect(again.exitCode == 0, "\(again.stderr)")
+        #expect(again.stderr.contains("geomon: warning: \(db) is readable by other users (mode 644)"), "\(again.stderr)")
+    }
+
     @Test func aWritableGeoJSONFileIsRefusedAtItsLine() throws {
         let (directory, profile) = try Self.setUp()
         defer { directory.remove() }

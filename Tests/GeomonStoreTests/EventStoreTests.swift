@@ -194,6 +194,21 @@ struct EventStoreTests {
         #expect(replay.syncedCommits == 0)
     }
 
+    /// An empty file made into a database becomes private (mode 0600) whatever the umask made
+    /// it: it will hold the location history, and its -wal and -shm follow its mode.
+    @Test func anEmptyFileMadeIntoADatabaseBecomesPrivate() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let path = dir.path("touched.db")
+        #expect(FileManager.default.createFile(atPath: path, contents: Data(), attributes: [.posixPermissions: 0o644]))
+        let store = try EventStore(path: path)
+        try store.commit(Self.batch(fixes: [Self.fix(1)]))
+        for file in [path, path + "-wal"] {
+            let mode = try #require(try FileManager.default.attributesOfItem(atPath: file)[.posixPermissions] as? Int)
+            #expect(mode == 0o600, "\(file): \(String(mode, radix: 8))")
+        }
+    }
+
     @Test func aReadOnlyOpenOfAMissingFileFailsWithoutCreatingIt() throws {
         let dir = try TemporaryDirectory()
         defer { dir.remove() }

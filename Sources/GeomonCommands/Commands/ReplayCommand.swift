@@ -266,6 +266,7 @@ struct ReplayCommand: GeomonCommand {
         if let problem = DatabaseTrust.problem(path: dbPath, insecurePermissions: insecurePermissions) {
             throw CommandFailure(problem)
         }
+        if let exposure = DatabaseTrust.exposure(path: dbPath) { writeStderr("geomon: warning: \(exposure)") }
         // One writer per database: the same instance lock as `geomon run`.
         var lock: InstanceLock?
         if dbPath != ":memory:" {

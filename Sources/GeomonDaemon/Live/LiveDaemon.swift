@@ -61,6 +61,7 @@ public final class LiveDaemon {
         if let problem = DatabaseTrust.problem(path: databasePath, insecurePermissions: options.insecurePermissions) {
             throw LiveDaemonError(message: problem, exitCode: Exit.failure)
         }
+        if let exposure = DatabaseTrust.exposure(path: databasePath) { log.warning(exposure) }
         do {
             lock = try DatabaseTrust.lock(databasePath: databasePath)
         } catch {
