@@ -13,7 +13,7 @@ public final class HeartbeatDriver {
     private let profileName: String
     private let profileDirectory: String
     private let home: String?
-    private let startedAt: UTCTime
+    private var startedAt: UTCTime
     private var lastBeat: UTCTime?
     private let inbox: CompletionInbox<HeartbeatResult>
     private var busy: Set<String> = []
@@ -45,12 +45,11 @@ public final class HeartbeatDriver {
 
     /// Starts a beat when one is due; returns the next beat time (nil when there are no hooks).
     /// `status` is one JSON object describing the daemon (built by the caller).
+    /// `busyElsewhere`: hooks whose beat still runs in a driver this one replaced (a reload):
+    /// skipped like its own running ones.
     @discardableResult
-    public func poll(now: UTCTime, status: () -> String) -> UTCTime? {
-        for finished in inbox.takeAll() {
-            busy.remove(finished.hookKey)
-            onResult?(finished)
-        }
+    public func poll(now: UTCTime, busyElsewhere: Set<String> = [], status: () -> String) -> UTCTime? {
+        drain()
         guard !hooks.isEmpty else { return nil }
         let due = HeartbeatSchedule.nextBeat(lastBeat: lastBeat, startedAt: startedAt, now: now, every: every, firstDelay: firstDelay)
         guard now >= due else { return due }
@@ -58,7 +57,7 @@ public final class HeartbeatDriver {
         let body = status()
         for spec in hooks {
             let key = HookCatalog.key(for: spec)
-            guard busy.insert(key).inserted else { continue }
+            guard !busyElsewhere.contains(key), busy.insert(key).inserted else { continue }
             var env = HookEnvironment.base(home: home, extra: spec.environment)
             env["GEOMON_EVENT"] = "heartbeat"
             env["GEOMON_EVENT_ID"] = "heartbeat-\(now.millisecondsSince1970)"
@@ -75,6 +74,29 @@ public final class HeartbeatDriver {
             }
         }
         return HeartbeatSchedule.nextBeat(lastBeat: lastBeat, startedAt: startedAt, now: now, every: every, firstDelay: firstDelay)
+    }
+
+    /// Reports the beats that finished, and starts nothing.
+    public func drain() {
+        for finished in inbox.takeAll() {
+            busy.remove(finished.hookKey)
+            onResult?(finished)
+        }
+    }
+
+    /// Goes on with `previous`'s schedule (a reload): the next beat is due when it would have
+    /// been, not `firstDelay` after the reload.
+    public func continueSchedule(of previous: HeartbeatDriver) {
+        startedAt = previous.startedAt
+        lastBeat = previous.lastBeat
+    }
+
+    /// The hooks whose beat is running.
+    public var busyKeys: Set<String> { busy }
+
+    /// Ends the running beats (SIGTERM to each group, SIGKILL after the grace): geomon stops.
+    public func stopBeats() {
+        runner.stopAll()
     }
 
     /// Blocks until a beat finishes or `timeout` passes.

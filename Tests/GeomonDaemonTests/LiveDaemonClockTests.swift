@@ -544,6 +544,35 @@ struct LiveDaemonClockTests {
         _ = daemon.finish(code: 0)
     }
 
+    /// A beat still running when the profile is reloaded is not started again beside itself,
+    /// the schedule goes on, and stopping ends it: no beat outlives the daemon.
+    @Test func aLongBeatIsNotDoubledByAReloadAndEndsWithTheDaemon() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let lines = Lines()
+        let track = Self.walkIn()
+        let clock = ManualClock(wall: track[0].time)
+        let feed = ModelFeed(track: track, settings: ReceiverSettings())
+        _ = try dir.write("slow-beat.sh", "#!/bin/sh\necho $$ >> \"\(dir.path("pids"))\"\nexec sleep 60\n", mode: 0o755)
+        let yaml = try Self.hookProfile(dir: dir, heartbeat: "heartbeat: {every: 20s, run: [{exec: [\"./slow-beat.sh\"], timeout: 5m}]}")
+        _ = try dir.write("p.yaml", yaml)
+        let daemon = try Self.daemon(profileYAML: yaml, in: dir, lines: lines, clock: clock, gnss: feed)
+        let startMicros = clock.monotonicMicroseconds
+        feed.now = { track[0].time + .microseconds(clock.monotonicMicroseconds - startMicros) }
+        try daemon.begin()
+        try Self.drive(daemon, feed, clock, seconds: 10)
+        #expect(waitUntil(within: .seconds(10)) { (try? String(contentsOfFile: dir.path("pids"), encoding: .utf8))?.hasSuffix("\n") == true })
+        daemon.requestReload()
+        try daemon.runUntilIdle()
+        #expect(lines.count("profile reloaded") == 1)
+        // Two more periods: the first beat still runs, so none starts beside it.
+        try Self.drive(daemon, feed, clock, seconds: 45)
+        let pids = try String(contentsOfFile: dir.path("pids"), encoding: .utf8).split(separator: "\n").compactMap { Int32($0) }
+        #expect(pids.count == 1, "\(pids)")
+        _ = daemon.finish(code: 0)
+        for pid in pids { #expect(kill(pid, 0) != 0, "the beat \(pid) outlived the daemon") }
+    }
+
     @Test func aReloadTakesTheNewProfileAndKeepsTheFenceStates() throws {
         let dir = try TemporaryDirectory()
         defer { dir.remove() }

@@ -22,7 +22,11 @@ public final class HeartbeatService: EventSource {
         completions.register { [unowned self] driver in poll(driver) }
     }
 
-    public var runningCount: Int { heartbeat.runningCount }
+    /// Drivers replaced by a reload whose beats still run: their results are reported, and a
+    /// hook busy in one is not started again until its beat ends.
+    private var retiring: [HeartbeatDriver] = []
+
+    public var runningCount: Int { ([heartbeat] + retiring).reduce(0) { $0 + $1.runningCount } }
     public var nextWake: Int64? { wakeAt }
 
     public func start(_ driver: DriverContext) throws { poll(driver) }
@@ -32,8 +36,23 @@ public final class HeartbeatService: EventSource {
     }
 
     public func reloaded(_ profile: Profile, _ driver: DriverContext) throws {
+        let previous = heartbeat
         heartbeat = make(profile, wake)
+        heartbeat.continueSchedule(of: previous)
+        if previous.runningCount > 0 { retiring.append(previous) }
         poll(driver)
+    }
+
+    /// Ends running beats (they are not durable; none outlives the daemon) and reports them.
+    public func stop(_ driver: DriverContext) {
+        let drivers = [heartbeat] + retiring
+        guard runningCount > 0 else { return }
+        for each in drivers { each.stopBeats() }
+        let end = SystemHostClock.monotonicMicroseconds() + 7_000_000
+        while runningCount > 0, SystemHostClock.monotonicMicroseconds() < end {
+            heartbeat.waitForActivity(timeout: .milliseconds(100))
+            for each in drivers { each.drain() }
+        }
     }
 
     /// Waits (in real time, at most `timeout`) until running beats finished (tests).
@@ -46,7 +65,10 @@ public final class HeartbeatService: EventSource {
     }
 
     private func poll(_ driver: DriverContext) {
-        if let next = heartbeat.poll(now: driver.wall, status: { RuntimeStatusText.json(driver.status) }) {
+        for each in retiring { each.drain() }
+        retiring.removeAll { $0.runningCount == 0 }
+        let elsewhere = retiring.reduce(into: Set<String>()) { $0.formUnion($1.busyKeys) }
+        if let next = heartbeat.poll(now: driver.wall, busyElsewhere: elsewhere, status: { RuntimeStatusText.json(driver.status) }) {
             wakeAt = driver.monotonic(atWall: next)
         } else {
             wakeAt = nil
