@@ -115,14 +115,24 @@ public final class DeliveryWorker {
     public func poll(now: UTCTime) throws -> UTCTime? {
         try recordFinished(now: now)
         var conditionCache: [HookConditions: Bool] = [:]
-        let due = try queue.dueDeliveries(now: now, limit: max(settings.batchLimit, settings.maxConcurrent))
-        let actions = machine.select(due: due) { delivery in
+        func isReady(_ delivery: Delivery) -> Bool {
             let conditions = catalog.spec(forKey: delivery.hookKey, kind: delivery.event.kind)?.when ?? HookConditions()
             if !conditions.network && !conditions.externalPower { return true }
             if let known = conditionCache[conditions] { return known }
             let ok = probe.satisfied(conditions)
             conditionCache[conditions] = ok
             return ok
+        }
+        var limit = max(settings.batchLimit, settings.maxConcurrent)
+        var actions: [DeliveryMachine.Action] = []
+        while true {
+            let due = try queue.dueDeliveries(now: now, limit: limit)
+            actions += machine.select(due: due, isReady: isReady)
+            // A full page whose heads their conditions held back (a hook waiting for the
+            // network across many fences) may hide ready ones behind it: a larger page, while
+            // there is room to start one.
+            guard due.count == limit, machine.heldBack > 0, machine.running.count < settings.maxConcurrent, limit < 1 << 20 else { break }
+            limit *= 2
         }
         for (index, action) in actions.enumerated() {
             do {

@@ -262,6 +262,30 @@ struct DeliveryWorkerTests {
         #expect(row.lastError?.hasPrefix("attempt 2/2: timed out; killed by signal 15") == true)
     }
 
+    /// More held-back heads than one read returns (a hook waiting for the network across many
+    /// fences) do not hide a ready delivery behind them.
+    @Test func manyHeldBackDeliveriesDoNotStarveAReadyOne() throws {
+        let root = try TemporaryDirectory()
+        defer { root.remove() }
+        let out = try TemporaryDirectory()
+        defer { out.remove() }
+        _ = try root.write("proc/net/route", "Iface\tDestination\tGateway \tFlags\tRefCnt\tUse\tMetric\tMask\t\tMTU\tWindow\tIRTT\n")
+        let probe = ConditionProbe(procRoot: root.path("proc"), sysRoot: root.path("sys"))
+        let upload = HookSpec(exec: ["./record.sh", out.url.path + "/upload"], when: HookConditions(network: true))
+        let local = HookSpec(exec: ["./record.sh", out.url.path])
+        let queue = QueueFactory.make()
+        for fence in 0..<300 { _ = queue.enqueue(Hooks.event(id: "ev-\(fence)", fence: "f\(fence)"), hooks: [upload]) }
+        let id = queue.enqueue(Hooks.event(id: "ev-local", fence: "home"), hooks: [local])[0]
+        let worker = worker(queue, hooks: [upload, local], probe: probe)
+        _ = try worker.poll(now: WallClock.now())
+        #expect(worker.heldBack == 300)
+        #expect(worker.runningCount == 1)
+        #expect(waitUntil(within: .seconds(10)) {
+            _ = try? worker.poll(now: WallClock.now())
+            return queue.row(id)?.status == .delivered
+        })
+    }
+
     @Test func conditionsHoldDeliveriesBackUntilRouteAndPowerAppear() throws {
         let root = try TemporaryDirectory()
         defer { root.remove() }
