@@ -533,6 +533,26 @@ struct RunCommandTests {
         #expect(daemon.stop() == 0)
     }
 
+    /// Another writer holding the database past the busy timeout does not stop the daemon:
+    /// the commit waits in memory, is tried again, and goes through once the lock is gone.
+    @Test func aDatabaseLockedByAnotherWriterDelaysTheCommitAndStopsNothing() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let profile = try Self.profileCopy(dir)
+        let port = try GPSFakeHarness.freePort() // nothing listens: gpsd is away, geomon retries
+        let db = dir.path("run.db")
+        let daemon = try Daemon(["--profile", profile, "--db", db, "--gpsd", "127.0.0.1:\(port)", "--log-level", "info"], in: dir)
+        #expect(daemon.waitForLog("geomon started"))
+        let blocker = try Connection(path: db, busyTimeoutMilliseconds: 10_000)
+        try blocker.execute("BEGIN IMMEDIATE")
+        daemon.signal(SIGHUP) // the reload changes the status: a commit
+        #expect(daemon.waitForLog("cannot commit to the database", timeout: 20), "\(daemon.stderr)")
+        #expect(daemon.process.isRunning)
+        try blocker.execute("COMMIT")
+        #expect(daemon.waitForLog("database commits resumed", timeout: 20), "\(daemon.stderr)")
+        #expect(daemon.stop() == 0, "\(daemon.stderr)")
+    }
+
     @Test func aSecondInstanceOnTheSameDatabaseIsRefused() throws {
         let dir = try TemporaryDirectory()
         defer { dir.remove() }

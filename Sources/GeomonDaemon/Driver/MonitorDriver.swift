@@ -128,6 +128,13 @@ public final class MonitorDriver {
 
     /// Whether the run's status is stored (`geomon run`; a replay has none).
     public var writesStatus = false
+    /// When set (`geomon run`), a commit the store refuses (another writer holding it past the
+    /// busy timeout, a full disk, an I/O error) is logged and tried again this much later,
+    /// the batch held in memory (nothing acts on its events before); a replay stops instead
+    /// and decides the same inputs again when resumed.
+    public var commitRetry: Duration?
+    /// Commits are failing (logged once until one succeeds).
+    private var commitFailing = false
     /// Loads and validates the profile again (SIGHUP), logging why when it cannot; nil: reload
     /// is ignored.
     public var reloader: ((DriverContext) throws -> Profile)?
@@ -321,7 +328,24 @@ public final class MonitorDriver {
             context.status.loopWakeups = waits
             journal.setRuntimeStatus(context.status)
         }
-        if let events = try journal.flush(now: clock.now), notifying { try committed(events) }
+        let events: [StoredEvent]?
+        do {
+            events = try journal.flush(now: clock.now)
+        } catch let error as SQLiteError where !stopped && commitRetry != nil {
+            let retry = commitRetry ?? .seconds(5)
+            if !commitFailing {
+                context.log.error("cannot commit to the database; the decisions wait in memory and the commit is tried again",
+                                  ["error": "\(error)", "retry_s": "\(retry.components.seconds)"])
+            }
+            commitFailing = true
+            flushAt = clock.monotonic + retry.wholeMicroseconds
+            return
+        }
+        if commitFailing, events != nil {
+            commitFailing = false
+            context.log.notice("database commits resumed")
+        }
+        if let events, notifying { try committed(events) }
     }
 
     // MARK: - Inputs

@@ -134,6 +134,7 @@ public final class LiveDaemon {
         }
         driver.commit(at: .live)
         driver.writesStatus = true
+        driver.commitRetry = .seconds(5)
         driver.reloader = { [options, log, store] context in
             log.notice("reloading profile", ["profile.path": options.profilePath])
             let next: Profile
