@@ -189,6 +189,12 @@ public final class EventStore {
     }
 
     /// The engine snapshot last committed (empty for a new database).
+    /// Runs `body`'s reads in one read transaction: one commit's state, whatever a running
+    /// daemon commits meanwhile (`geomon status`).
+    public func consistentRead<T>(_ body: () throws -> T) throws -> T {
+        try db.transaction(immediate: false, body)
+    }
+
     public func loadSnapshot() throws -> EngineSnapshot {
         var snapshot = EngineSnapshot()
         snapshot.records = try fenceStateTable.all()

@@ -28,21 +28,19 @@ struct StatusCommand: GeomonCommand {
 
     func run() throws -> Int32 {
         let store = try openReadOnlyStore(try database.path())
-        let snapshot = try store.loadSnapshot()
-        let state = try store.engineState()
+        // One commit's state throughout, whatever a running daemon commits meanwhile.
+        let (snapshot, state, lastFix, pending, dead, eventCount, pendingMessages, refusedMessages, daemon) = try store.consistentRead {
+            (try store.loadSnapshot(), try store.engineState(), try store.fixLog.last(), try store.deliveryQueue.pendingDeliveryCount(),
+             try store.deliveryQueue.deliveries(status: .dead).count, try store.eventLog.count(), try store.outbox.pendingPublicationCount(),
+             try store.outbox.refusedPublicationCount(),
+             // The daemon's last written status; "running" is decided by the instance lock, so
+             // a killed daemon is not reported as running.
+             try store.daemonStatus.read())
+        }
         let profile = state?.profile
-        let lastFix = try store.fixLog.last()
-        let pending = try store.deliveryQueue.pendingDeliveryCount()
-        let dead = try store.deliveryQueue.deliveries(status: .dead).count
-        let eventCount = try store.eventLog.count()
-        let pendingMessages = try store.outbox.pendingPublicationCount()
-        let refusedMessages = try store.outbox.refusedPublicationCount()
         // Fences without a row are in the engine's implicit state (outside once confirmed).
         let implicit = state?.implicitState?.rawValue ?? "unknown"
         let running = InstanceLock.isHeld(databasePath: store.path)
-        // The daemon's last written status; "running" is decided by the instance lock, so a
-        // killed daemon is not reported as running.
-        let daemon = try store.daemonStatus.read()
         if json {
             var o = JSONObject()
             o.add("profile", profile)
