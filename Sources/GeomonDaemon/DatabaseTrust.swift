@@ -30,7 +30,8 @@ public enum DatabaseTrust {
     public static func exposure(path: String) -> String? {
         guard path != ":memory:" else { return nil }
         var info = stat()
-        guard stat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_mode & 0o044 != 0 else { return nil }
+        // An empty file is made private when it becomes a database (`EventStore`).
+        guard stat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_size > 0, info.st_mode & 0o044 != 0 else { return nil }
         return "\(path) is readable by other users (mode \(String(info.st_mode & 0o777, radix: 8))) and holds the location history; 'chmod 600 \(path)' (its -wal and -shm files follow the database's mode)"
     }
 

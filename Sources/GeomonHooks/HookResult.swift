@@ -27,8 +27,8 @@ public struct HookResult: Sendable, Equatable {
     /// True when more output was produced than kept.
     public var stdoutTruncated: Bool
     public var stderrTruncated: Bool
-    /// When stderr was truncated: its last bytes (at most `HookLimits.stderrTailBytes`), where
-    /// a hook that wrote much says what went wrong in the end.
+    /// When stderr was truncated: the last bytes of the whole stream (at most
+    /// `HookLimits.stderrTailBytes`), where a hook that wrote much says what went wrong.
     public var stderrTail: [UInt8] = []
     /// The resolved executable path that was (or would have been) run.
     public var executablePath: String

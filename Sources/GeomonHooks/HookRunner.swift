@@ -279,6 +279,8 @@ private struct ChildIO {
                     let room = max(0, limit - stderr.count)
                     keep(chunk, into: &stderr, truncated: &stderrTruncated)
                     if chunk.count > room {
+                        // The end of the whole stream: the kept start's end, then what follows.
+                        if stderrTail.isEmpty { stderrTail = Array(stderr.suffix(tailLimit)) }
                         stderrTail.append(contentsOf: chunk.dropFirst(room).suffix(tailLimit))
                         if stderrTail.count > tailLimit { stderrTail.removeFirst(stderrTail.count - tailLimit) }
                     }

@@ -181,6 +181,7 @@ public final class MQTTPublisher {
                 }
             }
             markAcknowledged(at: now.wall)
+            session.serving(now: mono)
             if let reason = refusedReason ?? lostReason ?? (mosquitto_socket(handle) < 0 ? "connection closed" : nil) {
                 failed(reason, now: now)
             } else if session.state == .connected {

@@ -17,6 +17,9 @@ public struct MQTTSession: Sendable {
         /// `sessionPresent`: the broker kept geomon's session (false: it may have lost its
         /// retained messages too, which are then published again).
         case connected(pending: Int, outageSeconds: Double?, sessionPresent: Bool)
+        /// Accepted again in an outage whose earlier connection was accepted and dropped
+        /// before it served (logged quietly; the session may be new all the same).
+        case reconnected(pending: Int, sessionPresent: Bool)
         /// The broker refused `count` messages (MQTT 5 PUBACK reasons), the first with `reason`
         /// on `topic`: they are kept as refused, not sent again.
         case refused(count: Int, reason: String, topic: String)
@@ -53,6 +56,12 @@ public struct MQTTSession: Sendable {
     /// When to connect again; nil: at once.
     private var reconnectAt: Int64?
     private var outageStart: Int64?
+    /// When the current connection was accepted.
+    private var connectedAt: Int64 = 0
+    /// A connection was accepted since the outage began (and dropped before it served).
+    private var acceptedInOutage = false
+    /// A drop after acceptance was reported in this outage.
+    private var droppedReported = false
     private var connectStarted: Int64 = 0
     /// mid → outbox seq of the messages sent on this connection and not yet acknowledged.
     private var inFlight: [Int32: Int64] = [:]
@@ -89,23 +98,39 @@ public struct MQTTSession: Sendable {
     }
 
     /// The broker accepted the connection. The backoff and the outage end only once the
-    /// connection makes progress (`progressed`): a broker that accepts and then drops every
-    /// connection as a message arrives is retried ever more slowly, as one outage.
+    /// connection serves (`progressed`): a broker that accepts and then drops every connection
+    /// (as a message arrives, or for a client that took its id) is retried ever more slowly, as
+    /// one outage, with one notice for its first acceptance and `reconnected` after.
     public mutating func accepted(now: Int64, pending: Int, sessionPresent: Bool = false) -> Report {
         state = .connected
         lastError = nil
+        connectedAt = now
+        if acceptedInOutage { return .reconnected(pending: pending, sessionPresent: sessionPresent) }
+        acceptedInOutage = outageStart != nil
         let outage = outageStart.map { Double(now - $0) / 1e6 }
         return .connected(pending: pending, outageSeconds: outage, sessionPresent: sessionPresent)
     }
 
-    /// The connection did what one is for: a message acknowledged, or nothing left to send.
+    /// The connection serves: a message acknowledged by the broker, or connected for a
+    /// keepalive period (`serving(now:)`).
     private mutating func progressed() {
         failures = 0
         outageStart = nil
+        acceptedInOutage = false
+        droppedReported = false
+    }
+
+    /// Called as time passes: a connection up for a keepalive period serves, even with nothing
+    /// to send (a PING went both ways).
+    public mutating func serving(now: Int64) {
+        if state == .connected, failures > 0 || outageStart != nil, now - connectedAt >= Int64(settings.keepaliveSeconds) * 1_000_000 {
+            progressed()
+        }
     }
 
     /// The attempt or the connection failed: back off. The handle is to be destroyed.
     public mutating func failed(_ reason: String, now: Int64) -> Report {
+        let wasConnected = state == .connected
         state = .disconnected
         inFlight = [:]
         lastError = reason
@@ -117,6 +142,11 @@ public struct MQTTSession: Sendable {
         if outageStart == nil {
             outageStart = now
             return .unreachable(reason: reason, retryIn: delay)
+        }
+        if wasConnected, !droppedReported {
+            // Accepted, then dropped before serving: said once an outage.
+            droppedReported = true
+            return .unreachable(reason: reason + " (the broker accepted the connection and dropped it before it served)", retryIn: delay)
         }
         return .retrying(reason: reason, retryIn: delay)
     }
@@ -152,7 +182,6 @@ public struct MQTTSession: Sendable {
     /// `count` rows came back for a window of `limit`: fewer means the outbox is drained.
     public mutating func read(_ count: Int, of limit: Int) {
         if count < limit { drained = true }
-        if count == 0, inFlight.isEmpty { progressed() }
     }
 
     /// Outbox row `seq` cannot be sent at all (larger than the broker takes): refused as a
@@ -167,7 +196,6 @@ public struct MQTTSession: Sendable {
         lastSentSeq = seq
         if settings.qos == 0 {
             acknowledged.append(seq)
-            progressed()
         } else {
             inFlight[mid] = seq
         }

@@ -82,10 +82,6 @@ public final class EventStore {
         do {
             db = try Connection(path: path, readOnly: readOnly)
             let version = try Int(db.scalarInt("PRAGMA user_version") ?? 0)
-            if version > Migrations.latestVersion {
-                throw StoreError(.newerSchema, path: path, message:
-                    "database schema version \(version) is newer than this geomon supports (\(Migrations.latestVersion)); use a newer geomon")
-            }
             if version > 0 {
                 // A schema version without geomon's first tables: another program's file that
                 // sets `user_version`; refused before any pragma or migration changes it.
@@ -94,6 +90,10 @@ public final class EventStore {
                     throw StoreError(.notADatabase, path: path, message:
                         "not a geomon database (an SQLite database with schema version \(version) but without geomon's tables); the file was left untouched")
                 }
+            }
+            if version > Migrations.latestVersion {
+                throw StoreError(.newerSchema, path: path, message:
+                    "database schema version \(version) is newer than this geomon supports (\(Migrations.latestVersion)); use a newer geomon")
             }
             if readOnly {
                 if version < Migrations.latestVersion {

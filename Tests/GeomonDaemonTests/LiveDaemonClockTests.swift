@@ -544,6 +544,55 @@ struct LiveDaemonClockTests {
         _ = daemon.finish(code: 0)
     }
 
+    /// An event decided while another writer holds the database is held in memory, not lost
+    /// and not acted on: the daemon goes on, retries, and commits it once when the lock goes.
+    /// The lock is taken just before the fix that decides the enter, so the event's own commit
+    /// is the first to fail (an undisturbed walk first, for the moment).
+    @Test func anEventDecidedWhileTheDatabaseIsLockedIsCommittedOnceItIsFree() throws {
+        let track = Self.walkIn()
+        func walk(_ dir: TemporaryDirectory, lockFrom: Double?) throws -> (daemon: LiveDaemon, lines: Lines, clock: ManualClock, feed: ModelFeed, entered: Double?) {
+            let lines = Lines()
+            let clock = ManualClock(wall: track[0].time)
+            let feed = ModelFeed(track: track, settings: ReceiverSettings())
+            let daemon = try Self.daemon(profileYAML: try Self.hookProfile(dir: dir, heartbeat: ""), in: dir, lines: lines, clock: clock, gnss: feed)
+            let startMicros = clock.monotonicMicroseconds
+            feed.now = { track[0].time + .microseconds(clock.monotonicMicroseconds - startMicros) }
+            try daemon.begin()
+            if let lockFrom {
+                try Self.drive(daemon, feed, clock, seconds: lockFrom)
+                return (daemon, lines, clock, feed, nil)
+            }
+            var elapsed = 0.0
+            while daemon.machine.engine.state(of: "home") != .inside, elapsed < 60 {
+                try Self.drive(daemon, feed, clock, seconds: 0.25)
+                elapsed += 0.25
+            }
+            return (daemon, lines, clock, feed, elapsed)
+        }
+        let dry = try TemporaryDirectory()
+        defer { dry.remove() }
+        let undisturbed = try walk(dry, lockFrom: nil)
+        let entered = try #require(undisturbed.entered)
+        _ = undisturbed.daemon.finish(code: 0)
+
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let (daemon, lines, clock, feed, _) = try walk(dir, lockFrom: entered - 0.5)
+        #expect(daemon.machine.engine.state(of: "home") != .inside)
+        let blocker = try Connection(path: dir.path("d.db"), busyTimeoutMilliseconds: 0)
+        try blocker.execute("BEGIN IMMEDIATE")
+        try Self.drive(daemon, feed, clock, seconds: 6)
+        #expect(daemon.machine.engine.state(of: "home") == .inside)
+        #expect(lines.count("cannot commit to the database") == 1)
+        #expect(try blocker.scalarInt("SELECT count(*) FROM events") == 0)
+        #expect(!FileManager.default.fileExists(atPath: dir.path("tried")), "a hook ran on an event not committed")
+        try blocker.execute("COMMIT")
+        try Self.drive(daemon, feed, clock, seconds: 10)
+        #expect(lines.count("database commits resumed") == 1)
+        #expect(try blocker.scalarInt("SELECT count(*) FROM events WHERE kind = 'enter'") == 1)
+        #expect(daemon.finish(code: 0) == 0)
+    }
+
     /// A beat still running when the profile is reloaded is not started again beside itself,
     /// the schedule goes on, and stopping ends it: no beat outlives the daemon.
     @Test func aLongBeatIsNotDoubledByAReloadAndEndsWithTheDaemon() throws {

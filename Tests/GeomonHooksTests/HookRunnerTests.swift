@@ -241,6 +241,11 @@ struct HookRunnerTests {
         #expect(result.stderrTruncated && result.stderr.count == HookLimits().outputLimitBytes)
         #expect(result.stderrTail.count == HookLimits.stderrTailBytes)
         #expect(result.summary == "exit status 3: FATAL: upload rejected (HTTP 403)", "\(result.summary)")
+        // The last line straddling the kept start's end: whole, from the end of the stream.
+        let straddling = #"head -c 65530 /dev/zero | tr '\0' 'p' >&2; printf '\nupload failed\n' >&2; exit 4"#
+        let short = runner.run(Hooks.invocation(["/bin/sh", "-c", straddling]))
+        #expect(short.stderrTruncated)
+        #expect(short.summary == "exit status 4: upload failed", "\(short.summary)")
     }
 
     @Test func hookThatNeverReadsStdinCannotBlockUs() {

@@ -63,8 +63,10 @@ struct MQTTSessionTests {
         session.connecting(now: now)
         #expect(session.accepted(now: now + Self.second, pending: 0) == .connected(pending: 0, outageSeconds: 12, sessionPresent: false))
         #expect(session.lastError == nil)
-        // Nothing to send: the connection serves, and the next outage starts the backoff afresh.
-        session.read(0, of: 16)
+        // Connected for a keepalive: the connection serves, and the next outage starts the
+        // backoff afresh.
+        now += 61 * Self.second
+        session.serving(now: now)
         #expect(session.failed("lost", now: now) == .unreachable(reason: "lost", retryIn: .seconds(1)))
     }
 
@@ -77,14 +79,18 @@ struct MQTTSessionTests {
         var reports: [MQTTSession.Report] = []
         for _ in 0..<4 {
             session.connecting(now: now)
-            _ = session.accepted(now: now, pending: 1)
+            reports.append(session.accepted(now: now, pending: 1))
             session.read(1, of: 16)
             session.sent(seq: 1, mid: 1)
-            reports.append(session.failed("lost", now: now))
+            session.serving(now: now + Self.second)
+            reports.append(session.failed("lost", now: now + Self.second))
             now += 100 * Self.second
         }
-        #expect(reports == [.unreachable(reason: "lost", retryIn: .seconds(1)), .retrying(reason: "lost", retryIn: .seconds(2)),
-                            .retrying(reason: "lost", retryIn: .seconds(4)), .retrying(reason: "lost", retryIn: .seconds(8))])
+        let dropped = "lost (the broker accepted the connection and dropped it before it served)"
+        #expect(reports == [.connected(pending: 1, outageSeconds: nil, sessionPresent: false), .unreachable(reason: "lost", retryIn: .seconds(1)),
+                            .connected(pending: 1, outageSeconds: 99, sessionPresent: false), .unreachable(reason: dropped, retryIn: .seconds(2)),
+                            .reconnected(pending: 1, sessionPresent: false), .retrying(reason: "lost", retryIn: .seconds(4)),
+                            .reconnected(pending: 1, sessionPresent: false), .retrying(reason: "lost", retryIn: .seconds(8))])
         session.connecting(now: now)
         _ = session.accepted(now: now, pending: 1)
         session.read(1, of: 16)

@@ -54,6 +54,9 @@ public final class Journal {
     /// with events is written at once. When false, events ride with their batch: only for
     /// callers that do nothing with an event before it is committed anyway (replay without hooks).
     public var commitEventsImmediately = true
+    /// The store refuses commits (`geomon run` retrying): `add` only buffers, and `flush` alone
+    /// commits; the batch grows past `batchSize` meanwhile.
+    public var holdsCommits = false
     /// The engine state stored when the journal opened (what a restart continues from).
     public let snapshot: EngineSnapshot
     private var batch: CommitBatch
@@ -139,7 +142,7 @@ public final class Journal {
         if let cooldowns = commit.cooldowns { batch.cooldowns = cooldowns }
         if let speeding = commit.speeding { batch.speeding = speeding }
         if let mode = commit.mode { batch.mode = mode }
-        if (commitEventsImmediately && !commit.events.isEmpty) || batch.fixes.count >= batchSize || batchTimeIsUp() {
+        if !holdsCommits, (commitEventsImmediately && !commit.events.isEmpty) || batch.fixes.count >= batchSize || batchTimeIsUp() {
             return try flush(now: now)
         }
         return nil

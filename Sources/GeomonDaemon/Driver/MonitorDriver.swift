@@ -133,8 +133,14 @@ public final class MonitorDriver {
     /// the batch held in memory (nothing acts on its events before); a replay stops instead
     /// and decides the same inputs again when resumed.
     public var commitRetry: Duration?
-    /// Commits are failing (logged once until one succeeds).
-    private var commitFailing = false
+    /// Commits are failing (logged once until one succeeds); the journal holds its batch and
+    /// only the retry timer commits.
+    private var commitFailing = false {
+        didSet { journal?.holdsCommits = commitFailing }
+    }
+    /// A reload that came while commits were failing: applied once one succeeds (the new
+    /// machine starts from the store's state, which must hold the batch first).
+    private var reloadWhenCommitted: Profile?
     /// Loads and validates the profile again (SIGHUP), logging why when it cannot; nil: reload
     /// is ignored.
     public var reloader: ((DriverContext) throws -> Profile)?
@@ -332,20 +338,34 @@ public final class MonitorDriver {
         do {
             events = try journal.flush(now: clock.now)
         } catch let error as SQLiteError where !stopped && commitRetry != nil {
-            let retry = commitRetry ?? .seconds(5)
-            if !commitFailing {
-                context.log.error("cannot commit to the database; the decisions wait in memory and the commit is tried again",
-                                  ["error": "\(error)", "retry_s": "\(retry.components.seconds)"])
-            }
-            commitFailing = true
-            flushAt = clock.monotonic + retry.wholeMicroseconds
+            commitFailed(error)
             return
         }
-        if commitFailing, events != nil {
-            commitFailing = false
-            context.log.notice("database commits resumed")
-        }
+        commitSucceeded(events)
         if let events, notifying { try committed(events) }
+    }
+
+    /// A commit the store refused, with `commitRetry`: held, logged once, tried again later.
+    private func commitFailed(_ error: SQLiteError) {
+        let retry = commitRetry ?? .seconds(5)
+        if !commitFailing {
+            context.log.error("cannot commit to the database; the decisions wait in memory and the commit is tried again",
+                              ["error": "\(error)", "retry_s": "\(retry.components.seconds)"])
+        }
+        commitFailing = true
+        flushAt = clock.monotonic + retry.wholeMicroseconds
+    }
+
+    /// A flush went through (`events` nil: nothing was buffered): the end of a failing stretch,
+    /// and a reload that waited for it.
+    private func commitSucceeded(_ events: [StoredEvent]?) {
+        guard commitFailing, events != nil else { return }
+        commitFailing = false
+        context.log.notice("database commits resumed")
+        if let profile = reloadWhenCommitted {
+            reloadWhenCommitted = nil
+            context.replaceProfile(profile)
+        }
     }
 
     // MARK: - Inputs
@@ -424,7 +444,15 @@ public final class MonitorDriver {
                         context.statusChanged()
                     }
                     if let journal {
-                        if let events = try journal.add(commit, now: now) { try committed(events) }
+                        let events: [StoredEvent]?
+                        do {
+                            events = try journal.add(commit, now: now)
+                        } catch let error as SQLiteError where !stopped && commitRetry != nil {
+                            commitFailed(error)
+                            events = nil
+                        }
+                        commitSucceeded(events)
+                        if let events { try committed(events) }
                         scheduleFlush()
                     } else if !commit.events.isEmpty {
                         let profile = machine.profile.name
@@ -485,7 +513,8 @@ public final class MonitorDriver {
     }
 
     private func scheduleFlush() {
-        guard let flushDelay, journal != nil else { return }
+        // While commits fail, only the retry timer tries again.
+        guard let flushDelay, journal != nil, !commitFailing else { return }
         let at = clock.monotonic + flushDelay.wholeMicroseconds
         if flushAt.map({ $0 <= at }) ?? false { return }
         flushAt = at
@@ -507,6 +536,12 @@ public final class MonitorDriver {
             }
         }
         try flush()
+        if commitFailing {
+            // The new machine starts from the store's state, which lacks the held batch.
+            reloadWhenCommitted = next
+            context.log.notice("the reload waits until the database accepts commits")
+            return
+        }
         let snapshot = try journal?.store.loadSnapshot() ?? EngineSnapshot()
         journal?.reload(profile: next)
         context.profile = next

@@ -48,7 +48,8 @@ public final class HeartbeatService: EventSource {
         let drivers = [heartbeat] + retiring
         guard runningCount > 0 else { return }
         for each in drivers { each.stopBeats() }
-        let end = SystemHostClock.monotonicMicroseconds() + 7_000_000
+        // The runner's grace (SIGTERM, then SIGKILL 5 s later) and a second to reap.
+        let end = SystemHostClock.monotonicMicroseconds() + 6_000_000
         while runningCount > 0, SystemHostClock.monotonicMicroseconds() < end {
             heartbeat.waitForActivity(timeout: .milliseconds(100))
             for each in drivers { each.drain() }

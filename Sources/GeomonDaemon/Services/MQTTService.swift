@@ -162,24 +162,28 @@ public final class MQTTService: EventSource, EffectSink, ClockHolding, Publishes
             let retainedTopics = [mqtt.topic] + (mqtt.waypoints ? [own.waypointsTopic] : [])
             let broker = "\(mqtt.host):\(mqtt.effectivePort)"
             publisher.onReport = { [log, store, weak publisher] report in
+                // A broker without geomon's session may have lost its retained messages too
+                // (restarted without persistence): the last waypoints and location go again.
+                func requeueRetained() {
+                    do {
+                        let requeued = try store.outbox.requeueRetained(at: WallClock.now(), topics: retainedTopics)
+                        if requeued > 0 {
+                            log.info("MQTT session not kept by the broker: its retained messages are published again", ["requeued": "\(requeued)"])
+                            publisher?.poke()
+                        }
+                    } catch {
+                        log.error("MQTT outbox failed", ["error": "\(error)"])
+                    }
+                }
                 switch report {
                 case let .connected(pending, outage, sessionPresent):
                     var metadata: KeyValuePairs<String, String> = ["mqtt.broker": broker, "pending": "\(pending)"]
                     if let outage { metadata = ["mqtt.broker": broker, "pending": "\(pending)", "outage_s": NumberText.short(outage, 1)] }
                     log.notice("MQTT connected", metadata)
-                    // A broker without geomon's session may have lost its retained messages too
-                    // (restarted without persistence): the last waypoints and location go again.
-                    if !sessionPresent {
-                        do {
-                            let requeued = try store.outbox.requeueRetained(at: WallClock.now(), topics: retainedTopics)
-                            if requeued > 0 {
-                                log.info("MQTT session not kept by the broker: its retained messages are published again", ["requeued": "\(requeued)"])
-                                publisher?.poke()
-                            }
-                        } catch {
-                            log.error("MQTT outbox failed", ["error": "\(error)"])
-                        }
-                    }
+                    if !sessionPresent { requeueRetained() }
+                case let .reconnected(pending, sessionPresent):
+                    log.info("MQTT connected again", ["mqtt.broker": broker, "pending": "\(pending)"])
+                    if !sessionPresent { requeueRetained() }
                 case let .refused(count, reason, topic):
                     log.warning("MQTT broker refused messages; they are kept as refused and not sent again ('geomon publish list' shows them)",
                                 ["mqtt.broker": broker, "mqtt.topic": topic, "refused": "\(count)", "reason": reason])
