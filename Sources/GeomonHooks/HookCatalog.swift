@@ -35,6 +35,37 @@ public struct HookCatalog: Sendable {
         return byKind[kind] ?? EventKind.allCases.lazy.compactMap { byKind[$0] }.first
     }
 
+    /// Commands an edit of the profile replaced (a reload): an old command the new profile no
+    /// longer lists, paired with the new command at its place in the list of every event kind
+    /// that listed it — when each of those lists is as long as before (an edit in place), all
+    /// those places hold the same command, one the old profile did not list, and no other old
+    /// command pairs with it. The deliveries queued for the old
+    /// command follow the new one (its `exec`, `env`, `when`, `timeout`, and its place in the
+    /// per-fence order); anything less clear is left as it was.
+    public static func replacements(from old: HookSettings, to new: HookSettings) -> [(from: String, to: String, argv: [String])] {
+        let oldKeys = Set(EventKind.allCases.flatMap { targets(for: $0, in: old).map(\.key) })
+        let newKeys = Set(EventKind.allCases.flatMap { targets(for: $0, in: new).map(\.key) })
+        var pairing: [String: (key: String, argv: [String])?] = [:]
+        var order: [String] = []
+        for kind in EventKind.allCases {
+            let before = targets(for: kind, in: old)
+            let after = targets(for: kind, in: new)
+            for (index, entry) in before.enumerated() where !newKeys.contains(entry.key) {
+                // An edit in place: the list as long as before, the new command new.
+                let candidate = after.count == before.count && !oldKeys.contains(after[index].key) ? (after[index].key, after[index].spec.exec) : nil
+                if !order.contains(entry.key) { order.append(entry.key) }
+                if let known = pairing[entry.key] {
+                    if known?.key != candidate?.0 { pairing[entry.key] = .some(nil) }
+                } else {
+                    pairing[entry.key] = candidate.map { (key: $0.0, argv: $0.1) }
+                }
+            }
+        }
+        let pairs = order.compactMap { key in pairing[key].flatMap { $0 }.map { (from: key, to: $0.key, argv: $0.argv) } }
+        let targetsCount = Dictionary(grouping: pairs, by: \.to).mapValues(\.count)
+        return pairs.filter { targetsCount[$0.to] == 1 }
+    }
+
     /// The hooks an event of `kind` must be delivered to, one per distinct command, in profile
     /// order: the store writes one delivery row per entry, in the event's transaction.
     public static func targets(for kind: EventKind, in settings: HookSettings) -> [(key: String, spec: HookSpec)] {

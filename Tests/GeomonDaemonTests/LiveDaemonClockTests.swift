@@ -496,6 +496,29 @@ struct LiveDaemonClockTests {
         _ = daemon.finish(code: 0)
     }
 
+    /// A hook whose command the user fixes and reloads takes its waiting retry along: the
+    /// retry runs the new command, with the new entry's settings, and is delivered.
+    @Test func aFixedHookCommandTakesItsWaitingRetryAlong() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let (daemon, lines, clock, feed) = try Self.failedFirstAttempt(dir)
+        #expect(lines.count("hook failed, will retry") == 1)
+        _ = try dir.write("fixed.sh", "#!/bin/sh\necho \"$GEOMON_EVENT_ID $FIXED\" >> \"\(dir.path("fixed"))\"\n", mode: 0o755)
+        var yaml = try Self.hookProfile(dir: dir, heartbeat: "")
+        yaml = yaml.replacingOccurrences(of: #"enter: [{exec: ["./flaky.sh"], timeout: 5s}]"#,
+                                         with: #"enter: [{exec: ["./fixed.sh"], timeout: 5s, env: {FIXED: "yes"}}]"#)
+        _ = try dir.write("p.yaml", yaml)
+        daemon.requestReload()
+        try daemon.runUntilIdle()
+        #expect(lines.count("hook command changed; its deliveries not yet made follow it") == 1, "\(lines.all.suffix(5))")
+        try Self.drive(daemon, feed, clock, seconds: 11)
+        daemon.waitForHooks(timeout: .seconds(10))
+        #expect(lines.count("hook delivered") == 1, "\(lines.all.filter { $0.contains("hook") })")
+        let fixed = try String(contentsOfFile: dir.path("fixed"), encoding: .utf8)
+        #expect(fixed.split(separator: "\n").count == 1 && fixed.hasSuffix(" yes\n"), "\(fixed)")
+        _ = daemon.finish(code: 0)
+    }
+
     /// Stopping commits first, while the services still run, and then stops them: a retry
     /// that came due is started before the hook service stops, which waits for it and records
     /// it; no hook starts after the service stopped (it would run unrecorded and again after a

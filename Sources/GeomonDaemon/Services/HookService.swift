@@ -26,6 +26,8 @@ public final class HookService: EventSource, EffectSink, ClockHolding, DeadLette
     private let makeWorker: (Profile, @escaping @Sendable () -> Void) -> DeliveryWorker
     private var wakeAt: Int64?
     private var heldBackNoticed = false
+    /// The hooks of the profile running now (a reload compares the new ones with them).
+    private var hooks: HookSettings
     /// Told each recorded attempt (logging; the replay's summary).
     public var onOutcome: ((DeliveryWorker.Outcome) -> Void)?
     /// Told once when deliveries wait for their `when:` conditions at the end of a replay.
@@ -37,6 +39,7 @@ public final class HookService: EventSource, EffectSink, ClockHolding, DeadLette
     public init(profile: Profile, store: EventStore, completions: CompletionService,
                 makeWorker: @escaping (Profile, @escaping @Sendable () -> Void) -> DeliveryWorker) {
         self.store = store
+        hooks = profile.hooks
         wake = completions.wake
         self.makeWorker = makeWorker
         worker = makeWorker(profile, wake)
@@ -92,6 +95,16 @@ public final class HookService: EventSource, EffectSink, ClockHolding, DeadLette
     }
 
     public func reloaded(_ profile: Profile, _ driver: DriverContext) throws {
+        // A command the edit replaced takes its queued deliveries along (its settings, its
+        // place in each fence's order), rather than leaving them on a command no longer listed.
+        for change in HookCatalog.replacements(from: hooks, to: profile.hooks) {
+            let moved = try store.deliveryQueue.rekey(from: change.from, to: change.to, argv: change.argv)
+            if moved > 0 {
+                driver.log.notice("hook command changed; its deliveries not yet made follow it",
+                                  ["hook.before": change.from, "hook.after": change.to, "deliveries": "\(moved)"])
+            }
+        }
+        hooks = profile.hooks
         // Hooks already running finish and are recorded by the worker that started them.
         if worker.runningCount > 0 { retiring.append(worker) }
         worker = makeWorker(profile, wake)

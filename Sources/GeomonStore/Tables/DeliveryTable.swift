@@ -219,6 +219,23 @@ public struct DeliveryTable: DeliveryQueue {
         }
     }
 
+    /// The profile replaced hook command `from` by `to` (`HookCatalog.replacements`): the
+    /// deliveries not yet delivered (waiting, running, dead) follow the new command. Returns how
+    /// many.
+    @discardableResult
+    public func rekey(from: String, to: String, argv: [String]) throws -> Int {
+        try db.transaction {
+            let statement = try db.statement(
+                "UPDATE deliveries SET hook_key = ?1, argv = ?2, updated_at_ms = ?3 WHERE hook_key = ?4 AND status IN ('pending','running','retrying','dead')")
+            statement.bind(1, to)
+            statement.bind(2, JSON.array(argv))
+            statement.bind(3, nowMilliseconds())
+            statement.bind(4, from)
+            try statement.run()
+            return db.changes
+        }
+    }
+
     /// After a crash: deliveries left `running` become `retrying`, due at once (same event id,
     /// same attempt count, so the next attempt is numbered after it). Returns how many.
     public func recoverInterrupted() throws {
