@@ -293,6 +293,27 @@ import Testing
         #expect(try !Self.contains(multi, "placemark 1", Coordinate(latitude: 43.5, longitude: 6.5)))
     }
 
+    /// A small archive cannot get round the 64 MiB a place file may be by expanding: a member
+    /// larger than that is refused before it is inflated.
+    @Test func aKMZMemberLargerThanAPlaceFileMayBeIsRefused() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let kmz = dir.path("bomb.kmz")
+        let script = """
+            import sys, zipfile
+            with zipfile.ZipFile(sys.argv[1], "w", zipfile.ZIP_DEFLATED) as z:
+                z.writestr("doc.kml", '<kml><Placemark><name>a</name><Point><coordinates>8,47</coordinates></Point></Placemark>' + ' ' * (65 << 20) + '</kml>')
+            """
+        let made = try runProcess(URL(fileURLWithPath: "/usr/bin/python3"), ["-c", script, kmz])
+        #expect(made.exitCode == 0, "\(made.stderr)")
+        let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: kmz)))
+        #expect(bytes.count < 1 << 20)
+        let read = PlaceFiles.read(bytes, file: "bomb.kmz", format: .kmz, options: .init()) { _ in nil }
+        #expect(read.places.isEmpty)
+        #expect(read.diagnostics.contains { "\($0)".contains("more than the 64 MiB a member may") }, "\(read.diagnostics)")
+    }
+
+    // MARK: GPX
     // MARK: GPX
 
     @Test func gpxWaypointsWithGarminProximity() throws {

@@ -16,7 +16,9 @@ struct ZipArchive {
         let message: String
     }
 
-    static let maxMemberBytes = 256 << 20
+    /// As much as a place file may be (`ProfileDecoder.maxPlaceFileBytes`, 64 MiB): a small
+    /// archive does not get round that limit by expanding.
+    static let maxMemberBytes = 64 << 20
 
     let bytes: [UInt8]
     let members: [Member]
