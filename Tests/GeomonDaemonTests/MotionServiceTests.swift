@@ -14,6 +14,15 @@ import Testing
         let clock = ManualClock()
         let driver: MonitorDriver
         let service: MotionService
+        /// Every line the service logged.
+        let logged = LogLines()
+
+        final class LogLines: @unchecked Sendable {
+            private let lock = NSLock()
+            private var lines: [String] = []
+            func append(_ line: String) { lock.lock(); lines.append(line); lock.unlock() }
+            func count(_ text: String) -> Int { lock.lock(); defer { lock.unlock() }; return lines.filter { $0.contains(text) }.count }
+        }
 
         init(mode: MonitoringMode = .regions) throws {
             dir = try TemporaryDirectory()
@@ -26,7 +35,7 @@ import Testing
             settings.stillAfter = .seconds(60)
             settings.staleAfter = .seconds(300)
             service = MotionService(settings: settings, accelerometer: try IIOAccelerometer(directory: dir.path("iio:device0")),
-                                    home: nil, log: Log(level: .error))
+                                    home: nil, log: Log(level: .info, journald: false, sink: { [logged] in logged.append($0) }))
             var profile = Profile(name: "motion", mode: mode)
             profile.sources.gnss = GNSSSourceSettings()
             driver = MonitorDriver(machine: Monitor(profile: profile), journal: nil, clock: LiveClock(host: clock), services: [service])
@@ -123,6 +132,9 @@ import Testing
         }
         #expect(s.state == "silent")
         #expect(s.driver.machine.motion == nil)
+        // One warning for the stretch of failed reads, and one when it went silent.
+        #expect(s.logged.count("motion sensor unreadable") == 1)
+        #expect(s.logged.count("motion sensor silent") == 1)
         // Back: it speaks again.
         _ = try s.dir.write("iio:device0/in_accel_z_raw", "1000\n")
         try s.run(seconds: 1) { $0 % 2 == 0 ? 1080 : 920 }

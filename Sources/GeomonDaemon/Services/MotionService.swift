@@ -34,6 +34,8 @@ public final class MotionService: EventSource, EffectSink {
     private var restartAt: Int64?
     private var lastWord: Int64?
     private var stale = false
+    /// The accelerometer's last read failed (warned once for the stretch).
+    private var unreadable = false
     private var handedOver: Motion?
     private var sensedActivity: Activity?
 
@@ -124,7 +126,11 @@ public final class MotionService: EventSource, EffectSink {
                     hand(detector.sample(magnitude: magnitude, at: .microseconds(now)), driver)
                     sensed(detector.activity, driver)
                 } catch {
-                    if !stale { log.warning("motion sensor unreadable", ["motion.device": accelerometer.directory, "error": error.description]) }
+                    // Once a stretch of failed reads (the next good one ends it).
+                    if !unreadable, !stale {
+                        log.warning("motion sensor unreadable", ["motion.device": accelerometer.directory, "error": error.description])
+                    }
+                    unreadable = true
                 }
             }
         }
@@ -174,6 +180,7 @@ public final class MotionService: EventSource, EffectSink {
 
     private func heard(_ driver: DriverContext) {
         lastWord = driver.monotonic
+        unreadable = false
         if stale {
             stale = false
             log.info("motion sensor speaks again", ["motion.plugin": settings.plugin.rawValue])
