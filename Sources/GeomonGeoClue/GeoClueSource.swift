@@ -54,6 +54,10 @@ public final class GeoClueSource {
     private var pending: [Event] = []
     private var failures = 0
     private var retryAt: UInt64?
+    /// The client is wanted (between `start` and `stop`), connected or not.
+    private var wanted = false
+    /// A request for a client (AddAgent, GetClient) waits for its answer.
+    private var requesting = false
     private var inOutage = false
     /// Bumped whenever the client is dropped: replies to an older generation are ignored.
     private var generation = 0
@@ -81,7 +85,8 @@ public final class GeoClueSource {
 
     /// When `process()` must run without input (CLOCK_MONOTONIC µs): a call's timeout or the retry.
     public var timeoutMicroseconds: UInt64? {
-        guard bus != nil else { return nil }
+        // Without a connection: the reconnect, while the client is wanted.
+        guard bus != nil else { return wanted ? retryAt : nil }
         let earliest = min(BusPolling.timeout(bus) ?? .max, retryAt ?? .max)
         return earliest == .max ? nil : earliest
     }
@@ -89,6 +94,7 @@ public final class GeoClueSource {
     /// Connects to the system bus (`DBUS_SYSTEM_BUS_ADDRESS`, else /run/dbus/system_bus_socket)
     /// and asks GeoClue for a client; the answer comes through `process()`.
     public func start() throws(GeoClueError) {
+        wanted = true
         guard bus == nil else { return }
         var b: OpaquePointer?
         let r = sd_bus_open_system_with_description(&b, "geomon")
@@ -108,6 +114,14 @@ public final class GeoClueSource {
 
     /// Stops the client (Stop, DeleteClient) and closes the connection.
     public func stop() {
+        wanted = false
+        retryAt = nil
+        close()
+    }
+
+    /// Stops the client and closes the connection; a wanted client is connected again at the
+    /// retry (`process`).
+    private func close() {
         guard let bus else { return }
         if let client {
             send(client, Self.clientInterface, "Stop")
@@ -119,16 +133,28 @@ public final class GeoClueSource {
         sd_bus_flush_close_unref(bus)
         self.bus = nil
         retryAt = nil
+        agentRegistered = false
     }
 
     /// Reads and dispatches what the bus has; returns the events since the last call.
     public func process(nowMicroseconds now: UInt64 = GeoClueSource.monotonic()) -> [Event] {
-        guard let bus else { return [] }
+        guard let bus else {
+            // The connection failed: connect again at the retry while the client is wanted.
+            if wanted, let retryAt, now >= retryAt {
+                self.retryAt = nil
+                do {
+                    try start()
+                } catch {
+                    fail(error.message)
+                }
+            }
+            return take()
+        }
         while true {
             let r = sd_bus_process(bus, nil)
             if r < 0 {
                 let reason = "the D-Bus connection failed: \(Self.errno(r))"
-                stop()
+                close()
                 fail(reason)
                 return take()
             }
@@ -149,6 +175,7 @@ public final class GeoClueSource {
     // MARK: - The client
 
     private func requestClient() {
+        requesting = true
         let generation = self.generation
         call(Self.manager, "org.freedesktop.GeoClue2.Manager", "GetClient") { [unowned self] reply, error in
             guard generation == self.generation else { return }
@@ -172,6 +199,7 @@ public final class GeoClueSource {
 
     private func configure(_ path: String, generation: Int) {
         client = path
+        requesting = false
         var steps: [(String, SetValue)] = [
             ("DesktopId", .string(settings.desktopID)),
             ("RequestedAccuracyLevel", .uint32(settings.level.value)),
@@ -221,6 +249,7 @@ public final class GeoClueSource {
             fail("cannot subscribe to GeoClue's LocationUpdated: \(Self.errno(r))")
             return
         }
+        if let locationSlot { sd_bus_slot_unref(locationSlot) }
         locationSlot = slot
         call(path, Self.clientInterface, "Start") { [unowned self] _, error in
             guard generation == self.generation else { return }
@@ -257,7 +286,9 @@ public final class GeoClueSource {
             pending.append(.vanished)
             // In production the next call starts GeoClue again (bus activation).
             retryAt = Self.monotonic() + 1_000_000
-        } else if client == nil {
+        } else if client == nil, !requesting {
+            // GeoClue (re)appeared: ask it now, unless our own call, which started it by bus
+            // activation, is still waiting for its answer.
             retryAt = nil
             if settings.agent { registerAgent() } else { requestClient() }
         }
@@ -266,6 +297,7 @@ public final class GeoClueSource {
     private func dropClient() {
         generation += 1
         client = nil
+        requesting = false
         if let locationSlot { sd_bus_slot_unref(locationSlot) }
         locationSlot = nil
     }
@@ -276,7 +308,7 @@ public final class GeoClueSource {
         var delay = Duration.seconds(5)
         for _ in 1..<min(failures, 10) where delay < .seconds(300) { delay = delay * 2 }
         delay = min(delay, .seconds(300))
-        if bus != nil { retryAt = Self.monotonic() + UInt64(delay.components.seconds) * 1_000_000 }
+        if bus != nil || wanted { retryAt = Self.monotonic() + UInt64(delay.components.seconds) * 1_000_000 }
         pending.append(.failed(reason: reason, first: !inOutage, retryIn: delay))
         inOutage = true
     }
@@ -290,6 +322,7 @@ public final class GeoClueSource {
     /// before it answers.
     private func registerAgent() {
         guard let bus else { return }
+        requesting = true
         if !agentRegistered {
             var slot: OpaquePointer?
             let r = sd_bus_add_object(bus, &slot, "/org/freedesktop/GeoClue2/Agent", { message, userdata, _ in

@@ -111,6 +111,21 @@ public final class GeoClueHarness: @unchecked Sendable {
         while hasOwner(), ContinuousClock.now < deadline { usleep(50_000) }
     }
 
+    /// Kills the bus, as a crash of dbus-daemon would (GeoClue and the agent die with it),
+    /// and starts the bus and GeoClue again at the same address.
+    public func restartBus() throws {
+        for process in [agent, service, bus] { process?.stop(signal: SIGKILL) }
+        agent = nil
+        service = nil
+        bus = nil
+        unlink(directory.path("system_bus_socket"))
+        unlink(directory.path("bus.addr"))
+        bus = try SpawnedProcess(["/usr/bin/dbus-daemon", "--config-file=\(directory.path("bus.conf"))", "--nofork", "--print-address=1"],
+                                 stdout: directory.path("bus.addr"))
+        try Self.wait("the private system bus") { (try? String(contentsOfFile: self.directory.path("bus.addr"), encoding: .utf8))?.isEmpty == false }
+        try startGeoClue()
+    }
+
     public func restartGeoClue() throws {
         killGeoClue()
         try startGeoClue()

@@ -117,6 +117,34 @@ struct GeoClueTests {
         #expect(daemon.stderr.components(separatedBy: "GeoClue left the bus").count - 1 == rounds.count - 1)
     }
 
+    /// The D-Bus connection itself fails (dbus-daemon restarted): geomon connects again at its
+    /// retry and asks the new GeoClue for a client; the coarse source does not stay dead.
+    @Test func aRestartedSystemBusIsConnectedAgain() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let profile = try dir.write("city.yaml", """
+            version: 1
+            name: geoclue-bus
+            mode: significant-change
+            sources:
+              coarse: {plugin: geoclue, accuracy: city}
+            significant_change: {distance: 20km, min_interval: 1s}
+            fences:
+              - {id: ljubljana, name: Ljubljana, circle: {lat: 46.0569, lon: 14.5058, radius: 20km}}
+
+            """)
+        let geoclue = try GeoClueHarness(answer: (46.0569, 14.5058, 5000))
+        try geoclue.startAgent()
+        let daemon = try Daemon(["--profile", profile, "--db", dir.path("c.db"), "--log-level", "info"], in: dir, environment: geoclue.environment)
+        #expect(Self.wait { daemon.stderr.contains("GeoClue started") }, "\(daemon.stderr.suffix(2000))")
+        try geoclue.restartBus()
+        try geoclue.startAgent()
+        #expect(Self.wait { daemon.stderr.contains("the D-Bus connection failed") }, "\(daemon.stderr.suffix(2000))")
+        #expect(Self.wait(timeout: .seconds(30)) { daemon.stderr.components(separatedBy: "GeoClue started").count - 1 >= 2 },
+                "\(daemon.stderr.suffix(3000))")
+        #expect(daemon.stop() == 0)
+    }
+
     @Test func withoutAnAgentTheLogSaysWhatToDoAndGeomonsOwnAgentWorks() throws {
         let dir = try TemporaryDirectory()
         defer { dir.remove() }
