@@ -35,6 +35,9 @@ public protocol DriverClock: AnyObject {
     /// Returns how far the time base moved when it left the system clock (what was recorded
     /// before is on the old base), else nil.
     func fixArrived(_ time: UTCTime) -> Duration?
+    /// Whether a fix dated `time` may be taken at all (a live clock refuses a date far ahead
+    /// of it: `DaemonClock.admits`).
+    func admits(_ time: UTCTime) -> Bool
     /// Waits for `polls` until `deadline` (this clock's monotonic) or `realDeadline` (the
     /// kernel's monotonic), whichever comes first. `holding`: work under way that the clock
     /// must not run past (a virtual clock then waits in real time for the descriptors).
@@ -59,6 +62,7 @@ public final class LiveClock: DriverClock {
     public var wall: UTCTime { host.wall }
     public func monotonic(at time: UTCTime) -> Int64 { daemonClock.monotonic(at: time) }
     public func fixArrived(_ time: UTCTime) -> Duration? { daemonClock.fixArrived(time) }
+    public func admits(_ time: UTCTime) -> Bool { daemonClock.admits(time) }
     public func inputsEnded() {}
 
     public func wait(_ polls: inout [pollfd], until deadline: Int64?, realDeadline: Int64?, holding: Bool) -> WaitOutcome {
@@ -117,6 +121,7 @@ public final class VirtualClock: DriverClock {
     public var wall: UTCTime { now }
     public func monotonic(at time: UTCTime) -> Int64 { time.millisecondsSince1970 * 1000 }
     public func fixArrived(_ time: UTCTime) -> Duration? { nil }
+    public func admits(_ time: UTCTime) -> Bool { true }
 
     public func wait(_ polls: inout [pollfd], until deadline: Int64?, realDeadline: Int64?, holding: Bool) -> WaitOutcome {
         // The kernel's clock only when real time matters (a jump of virtual time reads none).

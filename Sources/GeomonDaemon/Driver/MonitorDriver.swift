@@ -133,6 +133,8 @@ public final class MonitorDriver {
     /// the batch held in memory (nothing acts on its events before); a replay stops instead
     /// and decides the same inputs again when resumed.
     public var commitRetry: Duration?
+    /// A fix dated far ahead of the clock was ignored (logged once a stretch).
+    private var implausibleDateLogged = false
     /// Commits are failing (logged once until one succeeds); the journal holds its batch and
     /// only the retry timer commits.
     private var commitFailing = false {
@@ -385,6 +387,17 @@ public final class MonitorDriver {
         switch input {
         case let .fix(fix):
             guard !inputEnded else { return }
+            guard clock.admits(fix.time) else {
+                // Dated far ahead of the clock: taken, it would move the time base there and
+                // every rightly dated fix after it would be older than the last one taken.
+                if !implausibleDateLogged {
+                    implausibleDateLogged = true
+                    context.log.warning("a fix dated far ahead of the clock is ignored (a bad date from its source); fixes agreeing on it move the clock",
+                                        ["fix.time": fix.time.rfc3339, "clock": clock.now.rfc3339, "fix.source": fix.source.rawValue])
+                }
+                return
+            }
+            implausibleDateLogged = false
             // The clock anchors on the fixes the machine will take.
             if fix.source == .coarse || machine.isReceiverOn, let shift = clock.fixArrived(fix.time) {
                 journal?.timeBaseMoved(by: shift)

@@ -35,6 +35,33 @@ public struct DaemonClock: Sendable {
 
     /// How far back a fix's time may move the clock (its delivery latency).
     public static let maxStepBack: Duration = .seconds(2)
+    /// How far ahead of the anchored clock a fix may be dated: a fix arrives within a second or
+    /// two of its time, and the clock drifts from the receiver's by well under a second between
+    /// fixes. Further is a bad date (a receiver's glitch, a coarse source writing local time as
+    /// UTC) — unless `aheadRun` fixes in a row say so with the same offset (within
+    /// `maxStepBack` of each other): then the clock was behind (a system suspend, which the
+    /// monotonic clock does not count), and it moves on.
+    public static let maxStepAhead: Duration = .seconds(60)
+    public static let aheadRun = 3
+    /// The offsets of the fixes in a row dated beyond `maxStepAhead`.
+    private var aheadOffsets: [Duration] = []
+
+    /// Whether a fix dated `time` may be taken (and the clock anchor on it): always before the
+    /// first anchor; after it, not when dated beyond `maxStepAhead` of the clock, unless the
+    /// `aheadRun`-th such fix in a row with the same offset.
+    public mutating func admits(_ time: UTCTime) -> Bool {
+        guard anchor != nil else { return true }
+        let offset = time - now
+        guard offset > Self.maxStepAhead else {
+            aheadOffsets = []
+            return true
+        }
+        if let last = aheadOffsets.last, offset - last > Self.maxStepBack || last - offset > Self.maxStepBack { aheadOffsets = [] }
+        aheadOffsets.append(offset)
+        guard aheadOffsets.count >= Self.aheadRun else { return false }
+        aheadOffsets = []
+        return true
+    }
 
     /// Re-anchors on a fix that just arrived: at its time, unless that is more than
     /// `maxStepBack` before the clock (then the clock keeps going). Returns how far the first

@@ -1,0 +1,63 @@
+import Foundation
+import GeomonCore
+import GeomonDaemon
+import GeomonStore
+import GeomonTestSupport
+import Testing
+
+/// The live time base against fixes dated far ahead of it.
+struct DaemonClockTests {
+    static let t0 = UTCTime(millisecondsSince1970: 1_800_000_000_000)
+
+    /// A fix east of the fence's centre by `meters`, at `t0 + seconds`.
+    static func fix(_ seconds: Double, east meters: Double) -> Fix {
+        Fix(time: t0 + .milliseconds(Int64(seconds * 1000)), coordinate: Coordinate(latitude: 0, longitude: meters / 111_319.49),
+            horizontalAccuracyMeters: 5)
+    }
+
+    /// One fix dated two hours ahead (a coarse source writing local time as UTC, a receiver's
+    /// glitch) is ignored: the clock stays, and the rightly dated fixes after it still decide.
+    @Test func aSingleFixDatedHoursAheadIsIgnored() throws {
+        let host = ManualClock(wall: Self.t0)
+        var profile = Profile(name: "clock", mode: .continuous)
+        profile.sources.gnss = GNSSSourceSettings()
+        profile.transitions.confirm = 1
+        profile.fences = [Fence(id: "home", shape: .circle(center: Coordinate(latitude: 0, longitude: 0), radiusMeters: 100))]
+        let driver = MonitorDriver(machine: Monitor(profile: profile), journal: nil, clock: LiveClock(host: host), services: [])
+        var events: [String] = []
+        driver.onCommitted = { stored, _ in events += stored.map { "\($0.event.kind.rawValue) \($0.event.fenceID ?? "-") \($0.event.time.rfc3339)" } }
+        try driver.start()
+        func feed(_ fix: Fix) throws {
+            host.advance(by: .seconds(1))
+            driver.context.emit(.fix(fix))
+            try driver.runUntilIdle()
+        }
+        for s in 0..<5 { try feed(Self.fix(Double(s), east: 300)) }
+        try feed(Self.fix(7200 + 5, east: 0))
+        #expect(driver.machine.engine.state(of: "home") != .inside)
+        #expect(driver.clock.now < Self.t0 + .seconds(60))
+        for s in 6..<12 { try feed(Self.fix(Double(s), east: 0)) }
+        #expect(driver.machine.engine.state(of: "home") == .inside)
+        #expect(events.contains("enter home \((Self.t0 + .seconds(6)).rfc3339)"), "\(events)")
+    }
+
+    /// Fixes that agree on a date far ahead (the clock was behind: a system suspend) move the
+    /// clock after `aheadRun` of them.
+    @Test func fixesThatAgreeOnALaterTimeMoveTheClock() throws {
+        var clock = DaemonClock(host: ManualClock(wall: Self.t0))
+        func admits(_ time: UTCTime) -> Bool { clock.admits(time) }
+        #expect(admits(Self.t0))
+        _ = clock.fixArrived(Self.t0)
+        let later = Self.t0 + .seconds(3600)
+        #expect(!admits(later))
+        #expect(!admits(later + .milliseconds(900)))
+        #expect(admits(later + .milliseconds(1800)))
+        _ = clock.fixArrived(later + .milliseconds(1800))
+        #expect(clock.now == later + .milliseconds(1800))
+        // Two that disagree start the count again.
+        #expect(!admits(later + .seconds(7200)))
+        #expect(!admits(later + .seconds(9000)))
+        #expect(!admits(later + .seconds(9000)))
+        #expect(admits(later + .seconds(9000)))
+    }
+}
