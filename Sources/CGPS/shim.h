@@ -61,6 +61,15 @@ static inline int geomon_gps_send(struct gps_data_t *data, const char *command) 
 /* The device the last report came from (TPV's "device"), "" when none was named. */
 static inline const char *geomon_gps_device_path(const struct gps_data_t *data) { return data->dev.path; }
 
+/* The devices gpsd's last DEVICES message listed (the watch's answer). */
+static inline int geomon_gps_listed_device_count(const struct gps_data_t *data) {
+    int n = data->devices.ndevices;
+    return n < 0 ? 0 : (n > MAXUSERDEVS ? MAXUSERDEVS : n);
+}
+static inline const char *geomon_gps_listed_device_path(const struct gps_data_t *data, int index) {
+    return data->devices.list[index].path;
+}
+
 /* What the last message set. */
 static inline bool geomon_gps_has_mode(const struct gps_data_t *data) { return (data->set & MODE_SET) != 0; }
 static inline bool geomon_gps_has_time(const struct gps_data_t *data) { return (data->set & TIME_SET) != 0; }

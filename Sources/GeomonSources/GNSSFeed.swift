@@ -27,6 +27,8 @@ public protocol GNSSFeed: AnyObject {
     func flushPendingFix() -> [GPSDSource.Event]
     /// The device the last report came from, if gpsd named it.
     var reportingDevice: String? { get }
+    /// The one device gpsd lists (DEVICES), before any report named it; nil otherwise.
+    var listedDevice: String? { get }
     /// Writes raw bytes to the receiver through gpsd (the power methods' commands).
     func sendToDevice(_ bytes: [UInt8], device: String) throws(GPSDError)
 }

@@ -179,6 +179,15 @@ public final class GPSDSource {
         return path.isEmpty ? nil : path
     }
 
+    /// The one device gpsd's last DEVICES message listed (its answer to the watch), if it listed
+    /// exactly one: the receiver to switch before it has reported (a receiver left off sends
+    /// nothing, so no report ever names it).
+    public var listedDevice: String? {
+        guard open, geomon_gps_listed_device_count(data) == 1 else { return nil }
+        let path = String(cString: geomon_gps_listed_device_path(data, 0))
+        return path.isEmpty ? nil : path
+    }
+
     /// Writes `bytes` to the receiver at `device` through gpsd (`?DEVICE={"path":…,"hexdata":…}`:
     /// gpsd must not run read-only, `-b`). gpsd answers with the device's settings, not with
     /// whether the receiver obeyed: the receiver's own reports say that.

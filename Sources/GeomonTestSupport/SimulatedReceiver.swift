@@ -56,6 +56,21 @@ public final class SimulatedReceiver: @unchecked Sendable {
     /// Starts the recording (once the daemon watches).
     public func play() { kill(sim.pid, SIGUSR1) }
 
+    /// Writes `hex` to the receiver through gpsd (`?DEVICE`), as a client of its own would;
+    /// returns gpsd's answer.
+    public func sendThroughGpsd(hex: String) throws -> String {
+        let script = """
+            import socket, sys, time
+            s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+            s.settimeout(3)
+            s.sendall(('?DEVICE={"path":"%s","hexdata":"%s"};\\n' % (sys.argv[2], sys.argv[3])).encode())
+            time.sleep(1)
+            print(s.recv(65536).decode())
+            """
+        let result = try runProcess(URL(fileURLWithPath: "/usr/bin/python3"), ["-c", script, String(port), link, hex])
+        return result.stdout
+    }
+
     /// Waits for the recording (and the linger after it) to end.
     public func waitForEnd(timeout: Duration) -> Bool {
         let deadline = ContinuousClock.now + timeout

@@ -40,6 +40,7 @@ final class ModelFeed: GNSSFeed {
     var fileDescriptor: Int32? { state == .connected ? pipeFDs[0] : nil }
     /// A model has no device to write to: its power is the watch.
     var reportingDevice: String? { nil }
+    var listedDevice: String? { nil }
     func sendToDevice(_ bytes: [UInt8], device: String) throws(GPSDError) {}
 
     func connect() throws(GPSDError) -> [GPSDSource.Event] {

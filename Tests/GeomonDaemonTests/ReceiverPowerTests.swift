@@ -1,6 +1,7 @@
 import Foundation
 import GeomonCore
 import GeomonDaemon
+import GeomonSources
 import GeomonStore
 import GeomonTestSupport
 import Testing
@@ -144,6 +145,24 @@ struct ReceiverPowerTests {
             // Its measured on-time is nearly the whole recording, not the policy's wish.
             let measured = try #require(power["measured_on_s"] as? Double)
             #expect(measured >= 0.8 * receiver.onSeconds(), "measured \(measured) s, receiver on \(receiver.onSeconds()) s")
+        }
+    }
+
+    /// A receiver a run left stopped (killed while it was off) reports nothing, so no report on
+    /// the next run's connection names its device: that run wakes it through the device gpsd,
+    /// which kept running and knows it, lists.
+    @Test func ubxWakesAReceiverLeftStoppedThatNoReportNames() throws {
+        try Self.scenario(obey: "ubx", power: { _ in "ubx" }) { profile, receiver, dir in
+            // gpsd meets the receiver while it reports, then another client stops it.
+            receiver.play()
+            #expect(waitUntil(within: .seconds(10)) { (try? receiver.sendThroughGpsd(hex: "").contains("\"driver\"")) == true })
+            let stopped = try receiver.sendThroughGpsd(hex: ReceiverCommands.off(.ubx).map { $0.map { String(format: "%02x", $0) }.joined() } ?? "")
+            #expect(!stopped.contains("ERROR"), "\(stopped)")
+            #expect(waitUntil(within: .seconds(5)) { receiver.states().last.map { !$0.on } == true })
+            let daemon = try Daemon(["--profile", profile, "--db", dir.path("run.db"), "--gpsd", "127.0.0.1:\(receiver.port)", "--log-level", "info"], in: dir)
+            #expect(waitUntil(within: .seconds(15)) { receiver.states().last.map { $0.on && $0.why == "ubx gnss start" } == true },
+                    "\(receiver.states())\n\(daemon.stderr.suffix(2000))")
+            #expect(daemon.stop() == 0)
         }
     }
 

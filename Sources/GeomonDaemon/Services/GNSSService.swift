@@ -37,6 +37,8 @@ public final class GNSSService: EventSource, EffectSink {
     private var epochAt: Int64?
     /// When the watch's state is next sent again while it is off (`unwatchedKeepalive`).
     private var keepaliveAt: Int64?
+    /// A switch on found no device to write to (gpsd had named none yet): sent once it does.
+    private var unnamedOnSwitch = false
     /// gpsd drops a client that neither watches nor has sent a command for 15 minutes
     /// (`COMMAND_TIMEOUT` in gpsd.c, logged "timed out on command wait"). While the watch is off
     /// (the `watch` method's receiver off, for sleeps of up to `max_sleep`: 30 min by default)
@@ -140,6 +142,7 @@ public final class GNSSService: EventSource, EffectSink {
         }
         if revents != 0 {
             handle(feed.readAvailable(), driver)
+            switchOnOnceNamed()
             // An epoch whose accuracy gpsd has not sent yet: taken as it is after the budget.
             if feed.hasPendingFix {
                 if epochAt == nil { epochAt = driver.monotonic(after: GPSDSource.epochBudget) }
@@ -205,8 +208,20 @@ public final class GNSSService: EventSource, EffectSink {
             switcher.submit(on: on)
             return false
         }
-        report(powerSwitch.set(on: on, feed: feed), on: on)
+        let outcome = powerSwitch.set(on: on, feed: feed)
+        // ubx/mtk before gpsd named any device: the switch on follows once it does (its DEVICES
+        // answer to the watch), for a receiver left stopped that would never report.
+        unnamedOnSwitch = on && outcome == .nothing && power.switchesReceiver && powerSwitch.device == nil
+            && feed.reportingDevice == nil && feed.listedDevice == nil
+        report(outcome, on: on)
         return true
+    }
+
+    /// The switch on that waited for gpsd to name the device, once it did.
+    private func switchOnOnceNamed() {
+        guard unnamedOnSwitch, !switchedOff, feed.reportingDevice != nil || feed.listedDevice != nil else { return }
+        unnamedOnSwitch = false
+        report(powerSwitch.set(on: true, feed: feed), on: true)
     }
 
     private func report(_ outcome: ReceiverPowerSwitch.Outcome, on: Bool) {

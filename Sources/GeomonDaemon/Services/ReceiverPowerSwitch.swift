@@ -45,8 +45,9 @@ public struct ReceiverPowerSwitch: Sendable {
             return .nothing
         case .ubx, .mtk:
             guard let bytes = on ? ReceiverCommands.on(method) : ReceiverCommands.off(method) else { return .nothing }
-            guard let path = device ?? feed.reportingDevice else {
-                // Before gpsd's first report the receiver is as it was found: on.
+            // The profile's device, else the one that reported, else the one gpsd lists (a
+            // receiver left off by a run that ended never reports: only its listing names it).
+            guard let path = device ?? feed.reportingDevice ?? feed.listedDevice else {
                 return on ? .nothing : .failed("gpsd has not named the receiver's device yet; set sources.gnss.device")
             }
             do {
