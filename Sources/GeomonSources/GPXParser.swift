@@ -121,6 +121,12 @@ public enum GPXParser {
             }
         }
 
+        /// `YYYY-MM-DDTHH:MM:SS[.fff]` without a zone, as UTC.
+        static func utcWithoutZone(_ text: String) -> UTCTime? {
+            guard text.count >= 19, text.count <= 26, !text.hasSuffix("Z"), !text.dropFirst(19).contains(where: { $0 == "+" || $0 == "-" }) else { return nil }
+            return UTCTime(rfc3339: text + "Z")
+        }
+
         mutating func finish(_ p: Point) {
             guard let lat = p.lat, let lon = p.lon, Coordinate(latitude: lat, longitude: lon).isValid else {
                 count("invalid coordinate")
@@ -128,7 +134,8 @@ public enum GPXParser {
             }
             guard !p.noFix else { count("no fix"); return }
             guard let timeText = p.time else { count("no time"); return }
-            guard let time = UTCTime(rfc3339: timeText) else { count("bad time"); return }
+            // GPX times are UTC (the GPX 1.1 schema); some writers leave the zone out.
+            guard let time = UTCTime(rfc3339: timeText) ?? Self.utcWithoutZone(timeText) else { count("bad time"); return }
             var accuracy = AccuracyModel.unknownAccuracyMeters
             if let hdop = p.hdop, hdop.isFinite, hdop > 0 {
                 accuracy = AccuracyModel.fromHDOP(hdop, differential: p.differential)
@@ -224,11 +231,20 @@ public enum GPXParser {
             return String(decoding: b[start..<e].map { $0 >= 65 && $0 <= 90 ? $0 + 32 : $0 }, as: UTF8.self)
         }
 
+        /// The element's text: comments left out and CDATA sections unwrapped, then trimmed.
         func trimmed(_ s: Int, _ e: Int) -> String {
-            var s = s, e = e
-            while s < e, isSpace(b[s]) { s += 1 }
-            while e > s, isSpace(b[e - 1]) { e -= 1 }
-            return String(decoding: b[s..<e], as: UTF8.self)
+            var text = String(decoding: b[s..<e], as: UTF8.self)
+            if text.contains("<") {
+                while let open = text.firstRange(of: "<!--") {
+                    let close = text[open.upperBound...].firstRange(of: "-->")
+                    text.removeSubrange(open.lowerBound..<(close?.upperBound ?? text.endIndex))
+                }
+                while let open = text.firstRange(of: "<![CDATA["), let close = text[open.upperBound...].firstRange(of: "]]>") {
+                    text = String(text[..<open.lowerBound]) + text[open.upperBound..<close.lowerBound] + text[close.upperBound...]
+                }
+            }
+            let space: (Character) -> Bool = { $0 == " " || $0 == "\t" || $0 == "\n" || $0 == "\r" || $0 == "\r\n" }
+            return String(text.drop(while: space).reversed().drop(while: space).reversed())
         }
 
         /// The value of attribute `name` (no namespace) in a start tag's attribute bytes.

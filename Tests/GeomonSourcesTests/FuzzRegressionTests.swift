@@ -70,6 +70,26 @@ struct FuzzRegressionTests {
         #expect(skipped["bad time"] == 1)
     }
 
+    /// GPX times are UTC: a time without a zone is read as UTC; a comment or a CDATA section
+    /// inside `<time>` is markup, not part of the time.
+    @Test func gpxTimesWithoutAZoneOrWithMarkupAreRead() {
+        let gpx = Array("""
+            <gpx><trk><trkseg>
+            <trkpt lat="1" lon="2"><time>2024-05-01T12:00:00</time></trkpt>
+            <trkpt lat="1" lon="2"><time><![CDATA[2024-05-01T12:00:01Z]]></time></trkpt>
+            <trkpt lat="1" lon="2"><time>2024-05-01T12:00:02Z<!-- c --></time></trkpt>
+            <trkpt lat="1" lon="2"><time> 2024-05-01T12:00:03.500 </time></trkpt>
+            <trkpt lat="1" lon="2"><time>2024-05-01T12:00:04+02:00</time></trkpt>
+            <trkpt lat="1" lon="2"><time>2024-05-01 noon</time></trkpt>
+            </trkseg></trk></gpx>
+            """.utf8)
+        let (fixes, skipped) = GPXParser.parse(gpx)
+        // In file order (a reader keeps it; the +02:00 one is 10:00:04 UTC).
+        #expect(fixes.map(\.time.rfc3339) == ["2024-05-01T12:00:00Z", "2024-05-01T12:00:01Z", "2024-05-01T12:00:02Z", "2024-05-01T12:00:03.500Z",
+                                              "2024-05-01T10:00:04Z"])
+        #expect(skipped == ["bad time": 1])
+    }
+
     /// gpsd's epx/epy are error estimates: negative ones are not an accuracy.
     @Test func negativeEpxEpyFallBackToUnknownAccuracy() {
         var parser = GPSDJSONParser()
