@@ -313,6 +313,22 @@ import Testing
         #expect(read.diagnostics.contains { "\($0)".contains("more than the 64 MiB a member may") }, "\(read.diagnostics)")
     }
 
+    /// A KML file declared ISO-8859-1 or windows-1252 (older Windows tools) is read as written:
+    /// its names, and the ids made from them, are not mangled into replacement characters.
+    @Test(arguments: [("ISO-8859-1", [UInt8]([0x43, 0x61, 0x66, 0xE9]), "Café"), ("windows-1252", [0x80, 0x20, 0x7A, 0x6F, 0x6E, 0x65], "€ zone")])
+    func aKMLInALatinEncodingIsReadAsWritten(_ encoding: String, _ name: [UInt8], _ expected: String) throws {
+        let head = Array("<?xml version=\"1.0\" encoding=\"\(encoding)\"?>\n<kml><Document>\n<Placemark><name>".utf8)
+        let tail = Array("</name><Point><coordinates>8,47</coordinates></Point></Placemark>\n<Placemark><name>".utf8)
+        let second = name.dropLast() + [0xE8]
+        let end = Array("</name><Point><coordinates>9,47</coordinates></Point></Placemark>\n</Document></kml>\n".utf8)
+        let read = PlaceFiles.read(head + name + tail + second + end, file: "latin.kml", format: .kml, options: .init()) { _ in nil }
+        #expect(read.diagnostics.isEmpty, "\(read.diagnostics)")
+        #expect(read.places.map(\.id) == [expected, String(expected.dropLast()) + "è"])
+        // The second placemark keeps its line: lines and columns are the file's.
+        #expect(read.places.last?.location.line == 4)
+    }
+
+    // MARK: GPX
     // MARK: GPX
     // MARK: GPX
 

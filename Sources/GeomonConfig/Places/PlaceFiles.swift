@@ -166,6 +166,8 @@ private struct Reader {
 
     init(file: String, bytes: [UInt8], options: PlaceFiles.Options) {
         self.file = file
+        // An XML file declared in a Latin encoding is read as written (names, ids).
+        let bytes = XMLEncoding.utf8(bytes)
         self.bytes = bytes
         self.options = options
         positions = TextPositions(file: file, bytes: bytes)
