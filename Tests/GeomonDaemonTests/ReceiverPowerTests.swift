@@ -203,6 +203,19 @@ struct ReceiverPowerTests {
 }
 
 extension ReceiverPowerTests {
+    /// An off program that fails leaves the receiver on: each failure is said, and its fixes
+    /// are not taken for a method without effect (the receiver was never switched off).
+    @Test func aFailedSwitchOffIsNotTakenForAMethodWithoutEffect() throws {
+        try Self.scenario(obey: "none", power: { dir in
+            let script = try dir.write("profiles/receiver-power.sh", "#!/bin/sh\n[ \"$1\" = on ] || { echo 'relay busy' >&2; exit 1; }\n", mode: 0o755)
+            return "{method: command, on: [\(script), 'on'], off: [\(script), 'off'], restart: hot}"
+        }) { profile, receiver, dir in
+            let (daemon, _, _) = try Self.run(profile: profile, receiver: receiver, dir: dir)
+            #expect(daemon.stderr.contains("cannot switch the receiver off"), "\(daemon.stderr.suffix(2000))")
+            #expect(!daemon.stderr.contains("has no effect"), "\(daemon.stderr.suffix(2000))")
+        }
+    }
+
     /// A slow switch program (a USB hub cycling a port takes seconds) runs off the loop: the
     /// daemon reloads its profile while the off program is still running, logs the switch when
     /// the program is done, and starts the "no effect" grace only then.

@@ -201,7 +201,8 @@ public final class GNSSService: EventSource, EffectSink {
     }
 
     /// The method's switch: bytes to the receiver through gpsd at once, or the switch handed
-    /// to `switcher` (a program, ModemManager). Whether the switch is done now.
+    /// to `switcher` (a program, ModemManager). Whether the switch is done now (a switch that
+    /// failed is not: fixes after it say nothing about the method's effect).
     @discardableResult
     private func switchReceiver(on: Bool, _ driver: DriverContext) -> Bool {
         if let switcher {
@@ -214,6 +215,7 @@ public final class GNSSService: EventSource, EffectSink {
         unnamedOnSwitch = on && outcome == .nothing && power.switchesReceiver && powerSwitch.device == nil
             && feed.reportingDevice == nil && feed.listedDevice == nil
         report(outcome, on: on)
+        if case .failed = outcome { return false }
         return true
     }
 
@@ -241,7 +243,10 @@ public final class GNSSService: EventSource, EffectSink {
     private func switchFinished(on: Bool, _ outcome: ReceiverPowerSwitch.Outcome, idle: Bool, _ driver: DriverContext) {
         report(outcome, on: on)
         lastSwitchWasOff = !on
-        if idle, lastSwitchWasOff, switchedOff, offSince == nil {
+        var failed = false
+        if case .failed = outcome { failed = true }
+        // A failed off leaves the receiver on: no grace, and its fixes count as on.
+        if idle, lastSwitchWasOff, switchedOff, offSince == nil, !failed {
             offSince = driver.monotonic
             switchedOffDone(at: driver.monotonic)
         }
