@@ -75,6 +75,8 @@ public final class GeoClueSource {
     deinit { stop() }
 
     public var isRunning: Bool { bus != nil }
+    /// The client is wanted (between `start` and `stop`): connected, or connecting again.
+    public var isWanted: Bool { wanted }
 
     /// The client's object path while one is started.
     public var clientPath: String? { client }
@@ -99,6 +101,9 @@ public final class GeoClueSource {
         var b: OpaquePointer?
         let r = sd_bus_open_system_with_description(&b, "geomon")
         guard r >= 0, let b else {
+            // Tried again at the retry's backoff while wanted.
+            fail("cannot connect to the D-Bus system bus: \(Self.errno(r))")
+            _ = take()
             throw GeoClueError("cannot connect to the D-Bus system bus: \(Self.errno(r)) (is dbus running? geomon reads DBUS_SYSTEM_BUS_ADDRESS, else /run/dbus/system_bus_socket)")
         }
         bus = b
@@ -160,7 +165,7 @@ public final class GeoClueSource {
             }
             if r == 0 { break }
         }
-        if let retryAt, now >= retryAt, client == nil {
+        if let retryAt, now >= retryAt, client == nil, !requesting {
             self.retryAt = nil
             if settings.agent { registerAgent() } else { requestClient() }
         }

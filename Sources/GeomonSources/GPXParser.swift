@@ -233,8 +233,13 @@ public enum GPXParser {
 
         /// The element's text: comments left out and CDATA sections unwrapped, then trimmed.
         func trimmed(_ s: Int, _ e: Int) -> String {
+            var s = s, e = e
+            while s < e, isSpace(b[s]) { s += 1 }
+            while e > s, isSpace(b[e - 1]) { e -= 1 }
+            // Plain text (nearly always): no markup to take out.
+            guard b[s..<e].contains(0x3C) else { return String(decoding: b[s..<e], as: UTF8.self) }
             var text = String(decoding: b[s..<e], as: UTF8.self)
-            if text.contains("<") {
+            do {
                 while let open = text.firstRange(of: "<!--") {
                     let close = text[open.upperBound...].firstRange(of: "-->")
                     text.removeSubrange(open.lowerBound..<(close?.upperBound ?? text.endIndex))

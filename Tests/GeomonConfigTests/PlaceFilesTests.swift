@@ -326,6 +326,10 @@ import Testing
         #expect(read.places.map(\.id) == [expected, String(expected.dropLast()) + "è"])
         // The second placemark keeps its line: lines and columns are the file's.
         #expect(read.places.last?.location.line == 4)
+        // A UTF-8 byte order mark says UTF-8, whatever the declaration says (a file re-saved).
+        let utf8 = [0xEF, 0xBB, 0xBF] + head + Array(expected.utf8) + tail + Array("x".utf8) + end
+        let bom = PlaceFiles.read(utf8, file: "bom.kml", format: .kml, options: .init()) { _ in nil }
+        #expect(bom.diagnostics.isEmpty && bom.places.map(\.id) == [expected, "x"], "\(bom.diagnostics) \(bom.places.map(\.id))")
     }
 
     // MARK: GPX

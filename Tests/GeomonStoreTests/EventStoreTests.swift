@@ -209,6 +209,19 @@ struct EventStoreTests {
         }
     }
 
+    /// A hook command replaced by one the events already have deliveries for (a command used
+    /// before): those events keep theirs under the old command, the others move, nothing throws.
+    @Test func rekeyingSkipsEventsThatHaveADeliveryForTheNewCommand() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let store = try EventStore(path: dir.path("rekey.db"))
+        try store.commit(Self.batch(fixes: [Self.fix(1)], events: [Self.event("home", .enter, 1)], hooks: ["a", "b"]))
+        try store.commit(Self.batch(fixes: [Self.fix(2)], events: [Self.event("home", .exit, 2)], hooks: ["a"]))
+        #expect(try store.deliveryQueue.rekey(from: "a", to: "b", argv: ["./b.sh"]) == 1)
+        let keys = try store.deliveryQueue.deliveries(status: .pending).map { "\($0.event.kind.rawValue) \($0.hookKey) \($0.argv)" }
+        #expect(keys.sorted() == ["enter a [\"/bin/echo\", \"a b\", \"$(x)\"]", "enter b [\"/bin/echo\", \"a b\", \"$(x)\"]", "exit b [\"./b.sh\"]"], "\(keys)")
+    }
+
     @Test func aReadOnlyOpenOfAMissingFileFailsWithoutCreatingIt() throws {
         let dir = try TemporaryDirectory()
         defer { dir.remove() }

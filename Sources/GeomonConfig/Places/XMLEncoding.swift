@@ -1,4 +1,4 @@
-/// The text of an XML place file (KML, GPX) as UTF-8: a file whose declaration names a Latin
+/// The text of an XML place file (KML, GPX) as UTF-8: a file that opens with a declaration naming a Latin
 /// encoding (`<?xml version="1.0" encoding="ISO-8859-1"?>`, windows-1252, as older Windows
 /// tools write) is transcoded, so its names are read as written; anything else is taken as
 /// UTF-8. Line breaks stay where they were, and every character stays one column.
@@ -26,11 +26,13 @@ enum XMLEncoding {
         return out
     }
 
-    /// The `encoding` of the XML declaration, lowercased; nil without one.
+    /// The `encoding` of the XML declaration that opens the file, lowercased; nil without one,
+    /// and for a file with a UTF-8 byte order mark (it is UTF-8, whatever it declares).
     static func declaredEncoding(_ bytes: [UInt8]) -> String? {
+        guard bytes.starts(with: Array("<?xml".utf8)) else { return nil }
         let head = bytes.prefix(256)
         guard let declaration = String(decoding: head, as: UTF8.self).split(separator: ">", maxSplits: 1).first,
-              declaration.contains("<?xml"), let at = declaration.firstRange(of: "encoding") else { return nil }
+              let at = declaration.firstRange(of: "encoding") else { return nil }
         var rest = declaration[at.upperBound...].drop(while: { $0 == " " || $0 == "=" })
         guard let quote = rest.first, quote == "\"" || quote == "'" else { return nil }
         rest = rest.dropFirst()

@@ -387,7 +387,8 @@ public final class MonitorDriver {
         switch input {
         case let .fix(fix):
             guard !inputEnded else { return }
-            guard clock.admits(fix.time) else {
+            // A receiver's date only: a coarse source's time may be the age of its location.
+            guard fix.source != .gnss || clock.admits(fix.time) else {
                 // Dated far ahead of the clock: taken, it would move the time base there and
                 // every rightly dated fix after it would be older than the last one taken.
                 if !implausibleDateLogged {

@@ -37,7 +37,7 @@ public final class GeoClueService: EventSource, EffectSink {
     public func perform(_ effect: Monitor.Effect, _ driver: DriverContext) throws {
         guard case let .power(action) = effect else { return }
         switch action {
-        case .coarseOn where !source.isRunning:
+        case .coarseOn where !source.isWanted:
             do {
                 try source.start()
                 log.info("GeoClue client requested", ["geoclue.accuracy": source.settings.level.rawValue])
@@ -45,7 +45,7 @@ public final class GeoClueService: EventSource, EffectSink {
                 log.error("GeoClue unavailable", ["error": error.message])
             }
             run(driver)
-        case .coarseOff where source.isRunning:
+        case .coarseOff where source.isWanted:
             source.stop()
             run(driver)
         default:

@@ -98,7 +98,13 @@ public final class HookService: EventSource, EffectSink, ClockHolding, DeadLette
         // A command the edit replaced takes its queued deliveries along (its settings, its
         // place in each fence's order), rather than leaving them on a command no longer listed.
         for change in HookCatalog.replacements(from: hooks, to: profile.hooks) {
-            let moved = try store.deliveryQueue.rekey(from: change.from, to: change.to, argv: change.argv)
+            let moved: Int
+            do {
+                moved = try store.deliveryQueue.rekey(from: change.from, to: change.to, argv: change.argv)
+            } catch {
+                driver.log.error("the deliveries of a changed hook command stay with the old one", ["hook.before": change.from, "error": "\(error)"])
+                continue
+            }
             if moved > 0 {
                 driver.log.notice("hook command changed; its deliveries not yet made follow it",
                                   ["hook.before": change.from, "hook.after": change.to, "deliveries": "\(moved)"])

@@ -220,13 +220,17 @@ public struct DeliveryTable: DeliveryQueue {
     }
 
     /// The profile replaced hook command `from` by `to` (`HookCatalog.replacements`): the
-    /// deliveries not yet delivered (waiting, running, dead) follow the new command. Returns how
-    /// many.
+    /// deliveries not yet delivered (waiting, running, dead) follow the new command, but for an
+    /// event that already has one for it (a command used before). Returns how many.
     @discardableResult
     public func rekey(from: String, to: String, argv: [String]) throws -> Int {
         try db.transaction {
             let statement = try db.statement(
-                "UPDATE deliveries SET hook_key = ?1, argv = ?2, updated_at_ms = ?3 WHERE hook_key = ?4 AND status IN ('pending','running','retrying','dead')")
+                """
+                UPDATE deliveries SET hook_key = ?1, argv = ?2, updated_at_ms = ?3
+                WHERE hook_key = ?4 AND status IN ('pending','running','retrying','dead')
+                  AND NOT EXISTS (SELECT 1 FROM deliveries o WHERE o.event_id = deliveries.event_id AND o.hook_key = ?1)
+                """)
             statement.bind(1, to)
             statement.bind(2, JSON.array(argv))
             statement.bind(3, nowMilliseconds())
