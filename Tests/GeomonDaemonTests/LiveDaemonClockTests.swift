@@ -432,6 +432,20 @@ struct LiveDaemonClockTests {
             """
     }
 
+    /// A daemon on the manual clock over `walkIn()` (the receiver's clock is the recording's
+    /// time going on at the monotonic rate), begun.
+    static func walking(_ dir: TemporaryDirectory, profileYAML: String) throws -> (daemon: LiveDaemon, lines: Lines, clock: ManualClock, feed: ModelFeed) {
+        let lines = Lines()
+        let track = Self.walkIn()
+        let clock = ManualClock(wall: track[0].time)
+        let feed = ModelFeed(track: track, settings: ReceiverSettings())
+        let daemon = try Self.daemon(profileYAML: profileYAML, in: dir, lines: lines, clock: clock, gnss: feed)
+        let startMicros = clock.monotonicMicroseconds
+        feed.now = { track[0].time + .microseconds(clock.monotonicMicroseconds - startMicros) }
+        try daemon.begin()
+        return (daemon, lines, clock, feed)
+    }
+
     static func walkIn() -> [Fix] {
         (0...60).map { s in
             Fix(time: UTCTime(millisecondsSince1970: 1_800_000_000_000 + Int64(s) * 1000),
@@ -459,15 +473,7 @@ struct LiveDaemonClockTests {
     /// The walk-in with the flaky hook, driven up to the enter's first attempt, whenever the
     /// policy's fixes decide it: the hook has run once and failed (exit 3).
     static func failedFirstAttempt(_ dir: TemporaryDirectory) throws -> (daemon: LiveDaemon, lines: Lines, clock: ManualClock, feed: ModelFeed) {
-        let lines = Lines()
-        let track = Self.walkIn()
-        let clock = ManualClock(wall: track[0].time)
-        let feed = ModelFeed(track: track, settings: ReceiverSettings())
-        let daemon = try Self.daemon(profileYAML: try Self.hookProfile(dir: dir, heartbeat: ""), in: dir, lines: lines, clock: clock, gnss: feed)
-        // The receiver's own clock: the recording's time, going on at the monotonic rate.
-        let startMicros = clock.monotonicMicroseconds
-        feed.now = { track[0].time + .microseconds(clock.monotonicMicroseconds - startMicros) }
-        try daemon.begin()
+        let (daemon, lines, clock, feed) = try Self.walking(dir, profileYAML: try Self.hookProfile(dir: dir, heartbeat: ""))
         var driven = 0.0
         while lines.count("hook failed, will retry") == 0, driven < 60 {
             try Self.drive(daemon, feed, clock, seconds: 0.5)
@@ -544,16 +550,8 @@ struct LiveDaemonClockTests {
     @Test func heartbeatsRunOnTheManualClock() throws {
         let dir = try TemporaryDirectory()
         defer { dir.remove() }
-        let lines = Lines()
-        let track = Self.walkIn()
-        let clock = ManualClock(wall: track[0].time)
-        let feed = ModelFeed(track: track, settings: ReceiverSettings())
         let yaml = try Self.hookProfile(dir: dir, heartbeat: "heartbeat: {every: 1m, run: [{exec: [\"./beat.sh\"]}]}")
-        let daemon = try Self.daemon(profileYAML: yaml, in: dir, lines: lines, clock: clock, gnss: feed)
-        // The receiver's own clock: the recording's time, going on at the monotonic rate.
-        let startMicros = clock.monotonicMicroseconds
-        feed.now = { track[0].time + .microseconds(clock.monotonicMicroseconds - startMicros) }
-        try daemon.begin()
+        let (daemon, lines, clock, feed) = try Self.walking(dir, profileYAML: yaml)
         // The first beat comes 5 s after the start, then one a minute.
         for minute in 1...3 {
             try Self.drive(daemon, feed, clock, seconds: 60)
@@ -622,17 +620,10 @@ struct LiveDaemonClockTests {
     @Test func aLongBeatIsNotDoubledByAReloadAndEndsWithTheDaemon() throws {
         let dir = try TemporaryDirectory()
         defer { dir.remove() }
-        let lines = Lines()
-        let track = Self.walkIn()
-        let clock = ManualClock(wall: track[0].time)
-        let feed = ModelFeed(track: track, settings: ReceiverSettings())
         _ = try dir.write("slow-beat.sh", "#!/bin/sh\necho $$ >> \"\(dir.path("pids"))\"\nexec sleep 60\n", mode: 0o755)
         let yaml = try Self.hookProfile(dir: dir, heartbeat: "heartbeat: {every: 20s, run: [{exec: [\"./slow-beat.sh\"], timeout: 5m}]}")
         _ = try dir.write("p.yaml", yaml)
-        let daemon = try Self.daemon(profileYAML: yaml, in: dir, lines: lines, clock: clock, gnss: feed)
-        let startMicros = clock.monotonicMicroseconds
-        feed.now = { track[0].time + .microseconds(clock.monotonicMicroseconds - startMicros) }
-        try daemon.begin()
+        let (daemon, lines, clock, feed) = try Self.walking(dir, profileYAML: yaml)
         try Self.drive(daemon, feed, clock, seconds: 10)
         #expect(waitUntil(within: .seconds(10)) { (try? String(contentsOfFile: dir.path("pids"), encoding: .utf8))?.hasSuffix("\n") == true })
         daemon.requestReload()
@@ -649,15 +640,7 @@ struct LiveDaemonClockTests {
     @Test func aReloadTakesTheNewProfileAndKeepsTheFenceStates() throws {
         let dir = try TemporaryDirectory()
         defer { dir.remove() }
-        let lines = Lines()
-        let track = Self.walkIn()
-        let clock = ManualClock(wall: track[0].time)
-        let feed = ModelFeed(track: track, settings: ReceiverSettings())
-        let daemon = try Self.daemon(profileYAML: try Self.hookProfile(dir: dir, heartbeat: ""), in: dir, lines: lines, clock: clock, gnss: feed)
-        // The receiver's own clock: the recording's time, going on at the monotonic rate.
-        let startMicros = clock.monotonicMicroseconds
-        feed.now = { track[0].time + .microseconds(clock.monotonicMicroseconds - startMicros) }
-        try daemon.begin()
+        let (daemon, lines, clock, feed) = try Self.walking(dir, profileYAML: try Self.hookProfile(dir: dir, heartbeat: ""))
         try Self.drive(daemon, feed, clock, seconds: 60)
         #expect(daemon.machine.engine.state(of: "home") == .inside)
         // A second fence, and an invalid edit first: the invalid one is refused.

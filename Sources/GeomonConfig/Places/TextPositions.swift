@@ -60,14 +60,7 @@ struct TextPositions {
     /// (every byte that does not continue a UTF-8 sequence); a leading byte order mark does
     /// not count.
     static func column(in p: UnsafeBufferPointer<UInt8>, lineStart: Int, offset: Int) -> Int {
-        var column = 1
-        var k = lineStart
-        if k == 0, p.count >= 3, p[0] == 0xEF, p[1] == 0xBB, p[2] == 0xBF { k = 3 }
-        let end = min(offset, p.count)
-        while k < end {
-            if p[k] & 0xC0 != 0x80 { column += 1 }
-            k += 1
-        }
-        return column
+        let bom = lineStart == 0 && p.count >= 3 && p[0] == 0xEF && p[1] == 0xBB && p[2] == 0xBF
+        return 1 + scalars(in: p, from: bom ? 3 : lineStart, to: offset)
     }
 }

@@ -336,38 +336,36 @@ public final class MonitorDriver {
             context.status.loopWakeups = waits
             journal.setRuntimeStatus(context.status)
         }
+        if let events = try committing({ try journal.flush(now: clock.now) }), notifying { try committed(events) }
+    }
+
+    /// Runs a journal call that may commit; what it committed (nil: nothing). With
+    /// `commitRetry`, a commit the store refuses is held, logged once and tried again later
+    /// (nil then too); the first that goes through ends the failing stretch, and applies a
+    /// reload that waited for it.
+    private func committing(_ body: () throws -> [StoredEvent]?) throws -> [StoredEvent]? {
         let events: [StoredEvent]?
         do {
-            events = try journal.flush(now: clock.now)
+            events = try body()
         } catch let error as SQLiteError where !stopped && commitRetry != nil {
-            commitFailed(error)
-            return
+            let retry = commitRetry ?? .seconds(5)
+            if !commitFailing {
+                context.log.error("cannot commit to the database; the decisions wait in memory and the commit is tried again",
+                                  ["error": "\(error)", "retry_s": "\(retry.components.seconds)"])
+            }
+            commitFailing = true
+            flushAt = clock.monotonic + retry.wholeMicroseconds
+            return nil
         }
-        commitSucceeded(events)
-        if let events, notifying { try committed(events) }
-    }
-
-    /// A commit the store refused, with `commitRetry`: held, logged once, tried again later.
-    private func commitFailed(_ error: SQLiteError) {
-        let retry = commitRetry ?? .seconds(5)
-        if !commitFailing {
-            context.log.error("cannot commit to the database; the decisions wait in memory and the commit is tried again",
-                              ["error": "\(error)", "retry_s": "\(retry.components.seconds)"])
+        if commitFailing, events != nil {
+            commitFailing = false
+            context.log.notice("database commits resumed")
+            if let profile = reloadWhenCommitted {
+                reloadWhenCommitted = nil
+                context.replaceProfile(profile)
+            }
         }
-        commitFailing = true
-        flushAt = clock.monotonic + retry.wholeMicroseconds
-    }
-
-    /// A flush went through (`events` nil: nothing was buffered): the end of a failing stretch,
-    /// and a reload that waited for it.
-    private func commitSucceeded(_ events: [StoredEvent]?) {
-        guard commitFailing, events != nil else { return }
-        commitFailing = false
-        context.log.notice("database commits resumed")
-        if let profile = reloadWhenCommitted {
-            reloadWhenCommitted = nil
-            context.replaceProfile(profile)
-        }
+        return events
     }
 
     // MARK: - Inputs
@@ -458,15 +456,7 @@ public final class MonitorDriver {
                         context.statusChanged()
                     }
                     if let journal {
-                        let events: [StoredEvent]?
-                        do {
-                            events = try journal.add(commit, now: now)
-                        } catch let error as SQLiteError where !stopped && commitRetry != nil {
-                            commitFailed(error)
-                            events = nil
-                        }
-                        commitSucceeded(events)
-                        if let events { try committed(events) }
+                        if let events = try committing({ try journal.add(commit, now: now) }) { try committed(events) }
                         scheduleFlush()
                     } else if !commit.events.isEmpty {
                         let profile = machine.profile.name

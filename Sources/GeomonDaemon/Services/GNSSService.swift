@@ -212,8 +212,7 @@ public final class GNSSService: EventSource, EffectSink {
         let outcome = powerSwitch.set(on: on, feed: feed)
         // ubx/mtk before gpsd named any device: the switch on follows once it does (its DEVICES
         // answer to the watch), for a receiver left stopped that would never report.
-        unnamedOnSwitch = on && outcome == .nothing && power.switchesReceiver && powerSwitch.device == nil
-            && feed.reportingDevice == nil && feed.listedDevice == nil
+        unnamedOnSwitch = on && outcome == .nothing && power.switchesReceiver && powerSwitch.devicePath(feed) == nil
         report(outcome, on: on)
         if case .failed = outcome { return false }
         return true
@@ -221,7 +220,7 @@ public final class GNSSService: EventSource, EffectSink {
 
     /// The switch on that waited for gpsd to name the device, once it did.
     private func switchOnOnceNamed() {
-        guard unnamedOnSwitch, !switchedOff, feed.reportingDevice != nil || feed.listedDevice != nil else { return }
+        guard unnamedOnSwitch, !switchedOff, powerSwitch.devicePath(feed) != nil else { return }
         unnamedOnSwitch = false
         report(powerSwitch.set(on: true, feed: feed), on: true)
     }

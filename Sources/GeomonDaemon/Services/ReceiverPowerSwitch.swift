@@ -45,9 +45,7 @@ public struct ReceiverPowerSwitch: Sendable {
             return .nothing
         case .ubx, .mtk:
             guard let bytes = on ? ReceiverCommands.on(method) : ReceiverCommands.off(method) else { return .nothing }
-            // The profile's device, else the one that reported, else the one gpsd lists (a
-            // receiver left off by a run that ended never reports: only its listing names it).
-            guard let path = device ?? feed.reportingDevice ?? feed.listedDevice else {
+            guard let path = devicePath(feed) else {
                 return on ? .nothing : .failed("gpsd has not named the receiver's device yet; set sources.gnss.device")
             }
             do {
@@ -67,6 +65,13 @@ public struct ReceiverPowerSwitch: Sendable {
             guard let invocation = commandInvocation(on: on) else { return .nothing }
             return Self.outcome(of: invocation, HookRunner().run(invocation))
         }
+    }
+
+    /// Where `ubx`/`mtk` bytes go: the profile's device, else the one that reported, else the
+    /// one gpsd lists (a receiver left off by a run that ended never reports: only its listing
+    /// names it); nil while gpsd has named none.
+    public func devicePath(_ feed: any GNSSFeed) -> String? {
+        device ?? feed.reportingDevice ?? feed.listedDevice
     }
 
     /// The `command` method's program for switching on or off, run with the hook runner's
