@@ -43,7 +43,7 @@ let package = Package(
         .target(name: "GeomonPictures", dependencies: ["GeomonCore", "GeomonFormat"], swiftSettings: strict),
 
         // Adapters: each wraps one outside thing.
-        .target(name: "GeomonConfig", dependencies: ["GeomonCore", "GeomonFormat", "CYAML", "CZlib"], swiftSettings: strict),
+        .target(name: "GeomonConfig", dependencies: ["GeomonCore", "GeomonFormat", "CYAML", "CZlib", "CGeomonShims"], swiftSettings: strict),
         .target(name: "GeomonStore", dependencies: ["GeomonCore", "GeomonSystem", "GeomonFormat", "CSQLite"], swiftSettings: strict),
         .target(name: "GeomonSources", dependencies: ["GeomonCore", "GeomonSystem", "GeomonFormat", "CGPS", "CGeomonShims"], swiftSettings: strict),
         .target(name: "GeomonHooks", dependencies: ["GeomonCore", "GeomonSystem", "GeomonFormat", "CGeomonShims"], swiftSettings: strict),

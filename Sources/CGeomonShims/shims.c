@@ -2,6 +2,9 @@
 #include "geomon_shims.h"
 
 #include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
@@ -141,4 +144,88 @@ int geomon_memfd_with_bytes(const void *bytes, size_t len) {
 
 void geomon_name_this_thread(const char *name) {
     prctl(PR_SET_NAME, (unsigned long)name, 0, 0, 0);
+}
+
+/* Mapped files that may shrink under the reader (geomon_mapping_guard). */
+
+#define GEOMON_GUARD_SLOTS 64
+
+static struct {
+    _Atomic uintptr_t base;
+    _Atomic size_t size;
+    _Atomic int faulted;
+} guard_slots[GEOMON_GUARD_SLOTS];
+
+static struct sigaction guard_previous;
+static uintptr_t guard_page_size;
+static pthread_once_t guard_once = PTHREAD_ONCE_INIT;
+static int guard_installed;
+
+static void guard_handler(int sig, siginfo_t *info, void *context) {
+    uintptr_t address = (uintptr_t)info->si_addr;
+    for (int i = 0; i < GEOMON_GUARD_SLOTS; i++) {
+        uintptr_t base = atomic_load(&guard_slots[i].base);
+        if (base == 0 || address < base || address - base >= atomic_load(&guard_slots[i].size)) continue;
+        void *page = (void *)(address & ~(guard_page_size - 1));
+        if (mmap(page, guard_page_size, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) != MAP_FAILED) {
+            atomic_store(&guard_slots[i].faulted, 1);
+            return;    /* the access is retried and reads zeros */
+        }
+        break;
+    }
+    /* Not a guarded page: what would have happened without the guard. */
+    if (guard_previous.sa_flags & SA_SIGINFO) {
+        if (guard_previous.sa_sigaction != NULL) {
+            guard_previous.sa_sigaction(sig, info, context);
+            return;
+        }
+    } else if (guard_previous.sa_handler != SIG_DFL && guard_previous.sa_handler != SIG_IGN) {
+        guard_previous.sa_handler(sig);
+        return;
+    }
+    /* The default: returning re-runs the access, which now kills the process with SIGBUS. */
+    struct sigaction fallback;
+    memset(&fallback, 0, sizeof fallback);
+    fallback.sa_handler = SIG_DFL;
+    sigemptyset(&fallback.sa_mask);
+    sigaction(SIGBUS, &fallback, NULL);
+}
+
+static void guard_install(void) {
+    guard_page_size = (uintptr_t)sysconf(_SC_PAGESIZE);
+    struct sigaction action;
+    memset(&action, 0, sizeof action);
+    action.sa_sigaction = guard_handler;
+    action.sa_flags = SA_SIGINFO | SA_ONSTACK;
+    sigemptyset(&action.sa_mask);
+    guard_installed = sigaction(SIGBUS, &action, &guard_previous) == 0;
+}
+
+int geomon_mapping_guard(const void *base, size_t size) {
+    if (base == NULL || size == 0) return -1;
+    pthread_once(&guard_once, guard_install);
+    if (!guard_installed) return -1;
+    for (int i = 0; i < GEOMON_GUARD_SLOTS; i++) {
+        uintptr_t expected = 0;
+        if (atomic_compare_exchange_strong(&guard_slots[i].base, &expected, (uintptr_t)-1)) {
+            atomic_store(&guard_slots[i].faulted, 0);
+            atomic_store(&guard_slots[i].size, size);
+            atomic_store(&guard_slots[i].base, (uintptr_t)base);
+            return i;
+        }
+    }
+    return -1;
+}
+
+int geomon_mapping_faulted(int slot) {
+    if (slot < 0 || slot >= GEOMON_GUARD_SLOTS) return 0;
+    return atomic_load(&guard_slots[slot].faulted);
+}
+
+int geomon_mapping_unguard(int slot) {
+    if (slot < 0 || slot >= GEOMON_GUARD_SLOTS) return 0;
+    int faulted = atomic_load(&guard_slots[slot].faulted);
+    atomic_store(&guard_slots[slot].size, 0);
+    atomic_store(&guard_slots[slot].base, 0);
+    return faulted;
 }

@@ -54,4 +54,18 @@ int geomon_wtermsig(int status);
 
 /* Names the calling thread (at most 15 bytes kept), as ps and top show it. */
 void geomon_name_this_thread(const char *name);
+
+/*
+ * Mapped files that may shrink under the reader. A read-only mapping of a file that another
+ * process truncates (an editor or `>` rewriting it in place) raises SIGBUS on the first touch
+ * of a page beyond the new end. A registered range gets such a page replaced by a page of
+ * zeros (the reader then sees the text end early) and is marked faulted, instead of the
+ * process dying. Faults outside every registered range go to the disposition there was
+ * before (the default: the process dies as it would have).
+ * geomon_mapping_guard returns a slot (>= 0), or -1 when all are taken (the mapping is then
+ * unguarded); geomon_mapping_unguard frees the slot and returns 1 when a page was replaced.
+ */
+int geomon_mapping_guard(const void *base, size_t size);
+int geomon_mapping_unguard(int slot);
+int geomon_mapping_faulted(int slot);
 #endif

@@ -1,3 +1,4 @@
+import CGeomonShims
 import GeomonFormat
 public import GeomonCore
 #if canImport(Glibc)
@@ -26,10 +27,23 @@ public enum StreamGrowth {
 /// dropped as it goes (`release(before:)`), so a file of any size costs a window of its pages,
 /// not its size. Dropped pages come back from the page cache if they are read again (error
 /// positions), so nothing is lost, only re-read.
+///
+/// A file rewritten in place while it is read (truncated by an editor or a shell's `>`)
+/// would kill the process with SIGBUS at the first page past its new end. The mapping is
+/// guarded (`geomon_mapping_guard`): such a page reads as zeros, and `changedWhileRead`
+/// says the bytes read are not one version of the file, as it does for a file whose size
+/// or modification time changed since it was opened. A file renamed over is no change:
+/// the mapping keeps the version that was opened.
 public final class MappedFile {
     public let size: Int
     private let base: UnsafeMutableRawPointer?
     private var released = 0
+    /// The open file (kept for `changedWhileRead`); -1 for a copy.
+    private let descriptor: Int32
+    /// The file's modification time when it was opened.
+    private let modified: timespec
+    /// The guard's slot (-1: none).
+    private let guardSlot: Int32
     /// Pages kept behind the reader (re-reads of a feature's own bytes stay in memory).
     static let window = 4 << 20
 
@@ -37,24 +51,32 @@ public final class MappedFile {
     public static func open(_ path: String) -> Result<MappedFile, MappedFile.Failure> {
         let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return .failure(Failure(reason: String(cString: strerror(errno)))) }
-        defer { close(fd) }
         var info = stat()
-        guard fstat(fd, &info) == 0 else { return .failure(Failure(reason: String(cString: strerror(errno)))) }
-        if info.st_mode & S_IFMT == S_IFDIR { return .failure(Failure(reason: "is a directory")) }
-        guard info.st_mode & S_IFMT == S_IFREG else {
-            // A pipe or device: read it whole.
-            switch FileBytes.read(path) {
-            case .success(let bytes): return .success(MappedFile(copying: bytes))
-            case .failure(let reason): return .failure(Failure(reason: reason))
-            }
+        guard fstat(fd, &info) == 0 else {
+            let reason = String(cString: strerror(errno))
+            close(fd)
+            return .failure(Failure(reason: reason))
         }
         let size = Int(info.st_size)
-        guard size > 0 else { return .success(MappedFile(copying: [])) }
+        guard info.st_mode & S_IFMT == S_IFREG, size > 0 else {
+            close(fd)
+            if info.st_mode & S_IFMT == S_IFDIR { return .failure(Failure(reason: "is a directory")) }
+            guard info.st_mode & S_IFMT == S_IFREG else {
+                // A pipe or device: read it whole.
+                switch FileBytes.read(path) {
+                case .success(let bytes): return .success(MappedFile(copying: bytes))
+                case .failure(let reason): return .failure(Failure(reason: reason))
+                }
+            }
+            return .success(MappedFile(copying: []))
+        }
         guard let pointer = mmap(nil, size, PROT_READ, MAP_PRIVATE, fd, 0), pointer != MAP_FAILED else {
-            return .failure(Failure(reason: String(cString: strerror(errno))))
+            let reason = String(cString: strerror(errno))
+            close(fd)
+            return .failure(Failure(reason: reason))
         }
         _ = madvise(pointer, size, MADV_SEQUENTIAL)
-        return .success(MappedFile(base: pointer, size: size))
+        return .success(MappedFile(base: pointer, size: size, descriptor: fd, modified: info.st_mtim))
     }
 
     public struct Failure: Error, CustomStringConvertible {
@@ -64,20 +86,39 @@ public final class MappedFile {
 
     private let copy: [UInt8]?
 
-    private init(base: UnsafeMutableRawPointer, size: Int) {
+    private init(base: UnsafeMutableRawPointer, size: Int, descriptor: Int32, modified: timespec) {
         self.base = base
         self.size = size
+        self.descriptor = descriptor
+        self.modified = modified
+        guardSlot = geomon_mapping_guard(base, size)
         copy = nil
     }
 
     private init(copying bytes: [UInt8]) {
         base = nil
         size = bytes.count
+        descriptor = -1
+        modified = timespec()
+        guardSlot = -1
         copy = bytes
     }
 
     deinit {
+        _ = geomon_mapping_unguard(guardSlot)
         if let base { munmap(base, size) }
+        if descriptor >= 0 { close(descriptor) }
+    }
+
+    /// Whether the file changed in place since it was opened: a page past a new end read as
+    /// zeros, or its size or modification time is no longer the one it had. The bytes read
+    /// are then not one version of the file.
+    public var changedWhileRead: Bool {
+        guard descriptor >= 0 else { return false }
+        if geomon_mapping_faulted(guardSlot) != 0 { return true }
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else { return true }
+        return Int(info.st_size) != size || info.st_mtim.tv_sec != modified.tv_sec || info.st_mtim.tv_nsec != modified.tv_nsec
     }
 
     /// The bytes, valid during `body`.

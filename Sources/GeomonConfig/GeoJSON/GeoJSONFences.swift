@@ -102,13 +102,22 @@ public enum GeoJSONFences {
         bytes.withUnsafeBufferPointer { read($0, file: file, options: options, sink: sink) }
     }
 
-    /// Reads a mapped file, handing each fence to `sink` and dropping the pages read.
+    /// Reads a mapped file, handing each fence to `sink` and dropping the pages read. A file
+    /// rewritten in place meanwhile (`MappedFile.changedWhileRead`) gives one error instead
+    /// of what its mixed or cut-off bytes said: the caller uses none of it.
     public static func read(_ mapped: MappedFile, file: String, options: Options, sink: (Fence, FenceShape) -> Void) -> Read {
-        mapped.withBytes { buffer in
+        var read = mapped.withBytes { buffer in
             withoutActuallyEscaping(sink) { sink in
                 run(buffer, file: file, options: options, sink: sink, progress: { mapped.release(before: $0) })
             }
         }
+        if mapped.changedWhileRead {
+            var changed = Diagnostic.error("the file changed while it was read (it was rewritten in place); "
+                + "to replace a fence file safely, write the new version to another file and rename it over this one", at: nil)
+            changed.file = file
+            read.diagnostics = [changed]
+        }
+        return read
     }
 
     private static func run(_ buffer: UnsafeBufferPointer<UInt8>, file: String, options: Options, sink: ((Fence, FenceShape) -> Void)?,
