@@ -14,6 +14,7 @@ public struct DeliveryMachine: Sendable {
         case markDelivered(id: Int64)
         case markRetry(id: Int64, at: UTCTime, error: String)
         case markDead(id: Int64, error: String)
+        case markInterrupted(id: Int64, attempt: Int)
     }
 
     public struct Settings: Hashable, Sendable {
@@ -58,11 +59,13 @@ public struct DeliveryMachine: Sendable {
         return actions
     }
 
-    /// An attempt geomon cut short by stopping (`HookResult.interrupted`): no longer running
-    /// here, and left `running` in the store, so the next start runs it again (as after a
-    /// crash).
-    public mutating func interrupted(_ delivery: Delivery) {
+    /// Attempt `attempt` of `delivery`, cut short by geomon stopping (`HookResult.interrupted`):
+    /// no longer running here, and due again in the store with the attempt not counted, so the
+    /// next start runs it again under the same number (a crash, which records nothing, counts
+    /// it: `DeliveryQueue.recoverInterrupted`).
+    public mutating func interrupted(_ delivery: Delivery, attempt: Int) -> Action {
         running.remove(delivery.serialKey)
+        return .markInterrupted(id: delivery.id, attempt: attempt)
     }
 
     /// A selected attempt that did not start (the store could not mark it running).

@@ -168,9 +168,9 @@ public final class DeliveryWorker {
     }
 
     /// Ends the hooks running now (SIGTERM to each group, SIGKILL after the runner's grace):
-    /// their attempts are interrupted, not failed: left `running` in the store, they run
-    /// again after the restart, as after a crash (a hook that exits 0 all the same is
-    /// delivered).
+    /// their attempts are interrupted, not failed: once recorded (`drain`), due again in the
+    /// store with the attempt not counted, they run again after the restart under the same
+    /// number (a hook that exits 0 all the same is delivered).
     public func stopHooks() {
         runner.stopAll()
     }
@@ -209,6 +209,7 @@ public final class DeliveryWorker {
         case let .markDelivered(id): try queue.markDelivered(id: id)
         case let .markRetry(id, at, error): try queue.markRetry(id: id, nextAttemptAt: at, error: error)
         case let .markDead(id, error): try queue.markDead(id: id, error: error)
+        case let .markInterrupted(id, attempt): try queue.markInterrupted(id: id, attempt: attempt)
         }
     }
 
@@ -226,7 +227,7 @@ public final class DeliveryWorker {
 
     private func record(_ finished: Finished, now: UTCTime) throws {
         if finished.result.interrupted {
-            machine.interrupted(finished.delivery)
+            try perform(machine.interrupted(finished.delivery, attempt: finished.attempt))
             onOutcome?(Outcome(delivery: finished.delivery, attempt: finished.attempt, result: finished.result, decision: .interrupted))
             return
         }

@@ -62,4 +62,22 @@ struct DeliveryQueueContractTests {
         #expect(try q.dueDeliveries(now: t0, limit: 10).map(\.id) == ids)
         #expect(try q.deliveries(status: .running).isEmpty)
     }
+
+    /// An attempt a stop cut short is due again and not counted; a row no longer running that
+    /// attempt (recovered, finished, or on another attempt) is left alone.
+    @Test func markInterruptedUncountsOnlyTheAttemptThatRuns() throws {
+        let q = QueueFactory.make()
+        let ids = q.enqueue(event(1), hooks: [hook, other])
+        try q.markRunning(id: ids[0], attempt: 3)
+        try q.markInterrupted(id: ids[0], attempt: 3)
+        let stopped = try #require(q.row(ids[0]))
+        #expect(stopped.status == .retrying && stopped.attempt == 2)
+        try q.markRunning(id: ids[1], attempt: 2)
+        try q.markInterrupted(id: ids[1], attempt: 1)
+        #expect(q.row(ids[1])?.status == .running && q.row(ids[1])?.attempt == 2)
+        try q.markDelivered(id: ids[1])
+        try q.markInterrupted(id: ids[1], attempt: 2)
+        #expect(q.row(ids[1])?.status == .delivered)
+        #expect(try q.dueDeliveries(now: t0, limit: 10).map(\.id) == [ids[0]])
+    }
 }

@@ -158,15 +158,19 @@ struct DeliveryWorkerTests {
             return first.runningCount == 0
         })
         #expect(decisions == [.interrupted])
+        // Due again, the attempt not counted: its only attempt is still to come.
         let row = try #require(queue.row(id))
-        #expect(row.status == .running && row.attempt == 1, "\(row)")
+        #expect(row.status == .retrying && row.attempt == 0, "\(row)")
         #expect(kill(pid, 0) != 0, "the hook outlived the stop")
-        // The restart: the delivery runs again and is delivered.
+        // The restart: the delivery runs again as attempt 1 of 1 and is delivered.
         try FileManager.default.removeItem(atPath: slow)
         let next = worker(queue, hooks: [hook], retry: Hooks.fastRetry(attempts: 1))
+        var attempts: [Int] = []
+        next.onOutcome = { attempts.append($0.attempt) }
         try next.recover()
         #expect(try next.runUntilSettled(timeout: .seconds(20)))
         #expect(queue.row(id)?.status == .delivered)
+        #expect(attempts == [1])
     }
 
     @Test func missingAndNonExecutableHooksAreDeadLetteredAfterTheLastAttempt() throws {

@@ -83,6 +83,12 @@ final class SQLiteDeliveryQueue: TestDeliveryQueue, @unchecked Sendable {
         return try adapter.deliveryQueue.requeueDead()
     }
 
+    func markInterrupted(id: Int64, attempt: Int) throws {
+        lock.lock()
+        defer { lock.unlock() }
+        try adapter.deliveryQueue.markInterrupted(id: id, attempt: attempt)
+    }
+
     func recoverInterrupted() throws {
         lock.lock()
         defer { lock.unlock() }

@@ -11,6 +11,9 @@
 /// - `requeueDead` turns every `dead` row into `pending` with `attempt` 0, `nextAttemptAt` nil
 ///   (keeps `lastError`), returning how many. `recoverInterrupted` turns `running` rows (a crash
 ///   during an attempt) into `retrying` due now, keeping their attempt count.
+/// - `markInterrupted` turns a `running` row whose attempt geomon itself cut short (a stop)
+///   into `retrying` due now, its attempt not counted (`attempt` one less): the rerun has the
+///   same number.
 /// - `deliveries(status:)` lists rows with that status ordered by `id`.
 public protocol DeliveryQueue {
     func dueDeliveries(now: UTCTime, limit: Int) throws -> [Delivery]
@@ -20,6 +23,7 @@ public protocol DeliveryQueue {
     func markDead(id: Int64, error: String) throws
     func requeueDead() throws -> Int
     func recoverInterrupted() throws
+    func markInterrupted(id: Int64, attempt: Int) throws
     func deliveries(status: DeliveryStatus) throws -> [Delivery]
 }
 

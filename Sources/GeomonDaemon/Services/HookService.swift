@@ -122,8 +122,9 @@ public final class HookService: EventSource, EffectSink, ClockHolding, DeadLette
     public func stop(_ driver: DriverContext) {
         // Running hooks get their time; then they are ended as their timeout would end them
         // (a hook left running would overlap its delivery run again after a restart). An
-        // attempt cut short is interrupted, not failed: left `running` in the store, it runs
-        // again after the restart, as after a crash (`HookResult.interrupted`).
+        // attempt cut short is interrupted, not failed: due again in the store and not
+        // counted, it runs again after the restart under the same number
+        // (`HookResult.interrupted`).
         // Nothing new starts meanwhile: what finishes is only recorded.
         let workers = retiring + [worker]
         func record(until end: Int64) {

@@ -191,6 +191,17 @@ public struct DeliveryTable: DeliveryQueue {
         }
     }
 
+    /// Attempt `attempt` was cut short by a stop: due again now, and not counted (a row no
+    /// longer running that attempt is left alone).
+    public func markInterrupted(id: Int64, attempt: Int) throws {
+        let statement = try db.statement(
+            "UPDATE deliveries SET status = 'retrying', attempt = ?2 - 1, next_attempt_at_ms = 0, updated_at_ms = ?3 WHERE id = ?1 AND status = 'running' AND attempt = ?2")
+        statement.bind(1, id)
+        statement.bind(2, attempt)
+        statement.bind(3, nowMilliseconds())
+        try statement.run()
+    }
+
     public func markRetry(id: Int64, nextAttemptAt: UTCTime, error: String) throws {
         try update("UPDATE deliveries SET status = 'retrying', next_attempt_at_ms = ?2, last_error = ?3, updated_at_ms = ?4 WHERE id = ?1", id: id) {
             $0.bind(2, nextAttemptAt.millisecondsSince1970)
