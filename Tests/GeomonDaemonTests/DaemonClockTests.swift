@@ -41,6 +41,36 @@ struct DaemonClockTests {
         #expect(events.contains("enter home \((Self.t0 + .seconds(6)).rfc3339)"), "\(events)")
     }
 
+    /// A coarse fix dated two hours ahead (a command writing local time as UTC) neither moves
+    /// the clock nor stops the rightly dated GNSS fixes after it from deciding: it is taken at
+    /// the clock's time.
+    @Test func aCoarseFixDatedHoursAheadIsTakenAtTheClocksTime() throws {
+        let host = ManualClock(wall: Self.t0)
+        var profile = Profile(name: "clock", mode: .continuous)
+        profile.sources.gnss = GNSSSourceSettings()
+        profile.sources.coarse = CoarseSourceSettings()
+        profile.transitions.confirm = 1
+        profile.fences = [Fence(id: "home", shape: .circle(center: Coordinate(latitude: 0, longitude: 0), radiusMeters: 100))]
+        let driver = MonitorDriver(machine: Monitor(profile: profile), journal: nil, clock: LiveClock(host: host), services: [])
+        var events: [String] = []
+        driver.onCommitted = { stored, _ in events += stored.map { "\($0.event.kind.rawValue) \($0.event.fenceID ?? "-") \($0.event.time.rfc3339)" } }
+        try driver.start()
+        func feed(_ fix: Fix) throws {
+            host.advance(by: .seconds(1))
+            driver.context.emit(.fix(fix))
+            try driver.runUntilIdle()
+        }
+        for s in 0..<5 { try feed(Self.fix(Double(s), east: 300)) }
+        var coarse = Self.fix(7200 + 5, east: 300)
+        coarse.source = .coarse
+        coarse.horizontalAccuracyMeters = 50
+        try feed(coarse)
+        #expect(driver.clock.now < Self.t0 + .seconds(60))
+        for s in 6..<12 { try feed(Self.fix(Double(s), east: 0)) }
+        #expect(driver.machine.engine.state(of: "home") == .inside)
+        #expect(events.contains("enter home \((Self.t0 + .seconds(6)).rfc3339)"), "\(events)")
+    }
+
     /// Fixes that agree on a date far ahead (the clock was behind: a system suspend) move the
     /// clock after `aheadRun` of them.
     @Test func fixesThatAgreeOnALaterTimeMoveTheClock() throws {

@@ -38,6 +38,9 @@ public protocol DriverClock: AnyObject {
     /// Whether a fix dated `time` may be taken at all (a live clock refuses a date far ahead
     /// of it: `DaemonClock.admits`).
     func admits(_ time: UTCTime) -> Bool
+    /// The time to take a coarse fix dated `time` at (a live clock takes one dated far ahead of
+    /// it at its own time: `DaemonClock.coarseTime`).
+    func coarseTime(_ time: UTCTime) -> UTCTime
     /// Waits for `polls` until `deadline` (this clock's monotonic) or `realDeadline` (the
     /// kernel's monotonic), whichever comes first. `holding`: work under way that the clock
     /// must not run past (a virtual clock then waits in real time for the descriptors).
@@ -63,6 +66,7 @@ public final class LiveClock: DriverClock {
     public func monotonic(at time: UTCTime) -> Int64 { daemonClock.monotonic(at: time) }
     public func fixArrived(_ time: UTCTime) -> Duration? { daemonClock.fixArrived(time) }
     public func admits(_ time: UTCTime) -> Bool { daemonClock.admits(time) }
+    public func coarseTime(_ time: UTCTime) -> UTCTime { daemonClock.coarseTime(time) }
     public func inputsEnded() {}
 
     public func wait(_ polls: inout [pollfd], until deadline: Int64?, realDeadline: Int64?, holding: Bool) -> WaitOutcome {
@@ -122,6 +126,7 @@ public final class VirtualClock: DriverClock {
     public func monotonic(at time: UTCTime) -> Int64 { time.millisecondsSince1970 * 1000 }
     public func fixArrived(_ time: UTCTime) -> Duration? { nil }
     public func admits(_ time: UTCTime) -> Bool { true }
+    public func coarseTime(_ time: UTCTime) -> UTCTime { time }
 
     public func wait(_ polls: inout [pollfd], until deadline: Int64?, realDeadline: Int64?, holding: Bool) -> WaitOutcome {
         // The kernel's clock only when real time matters (a jump of virtual time reads none).

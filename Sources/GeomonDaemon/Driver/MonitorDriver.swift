@@ -135,6 +135,8 @@ public final class MonitorDriver {
     public var commitRetry: Duration?
     /// A fix dated far ahead of the clock was ignored (logged once a stretch).
     private var implausibleDateLogged = false
+    /// The same for coarse fixes (taken at the clock's time instead).
+    private var implausibleCoarseDateLogged = false
     /// Commits are failing (logged once until one succeeds); the journal holds its batch and
     /// only the retry timer commits.
     private var commitFailing = false {
@@ -383,8 +385,18 @@ public final class MonitorDriver {
 
     private func handle(_ input: DriverInput) throws {
         switch input {
-        case let .fix(fix):
+        case var .fix(fix):
             guard !inputEnded else { return }
+            if fix.source == .coarse {
+                let time = clock.coarseTime(fix.time)
+                if time != fix.time, !implausibleCoarseDateLogged {
+                    implausibleCoarseDateLogged = true
+                    context.log.warning("a coarse fix dated far ahead of the clock is taken at the clock's time (a bad date from its source)",
+                                        ["fix.time": fix.time.rfc3339, "clock": time.rfc3339])
+                }
+                if time == fix.time { implausibleCoarseDateLogged = false }
+                fix.time = time
+            }
             // A receiver's date only: a coarse source's time may be the age of its location.
             guard fix.source != .gnss || clock.admits(fix.time) else {
                 // Dated far ahead of the clock: taken, it would move the time base there and

@@ -63,6 +63,17 @@ public struct DaemonClock: Sendable {
         return true
     }
 
+    /// The time to take a coarse fix dated `time` at: its own, unless dated beyond
+    /// `maxStepAhead` of the clock (the system clock before the first anchor). A coarse
+    /// source's date is when it located the device, never after it reported it: one far ahead
+    /// is a bad date (a command writing local time as UTC, a system clock set wrong while the
+    /// receiver's is right), which would move the time base there and leave every rightly
+    /// dated fix after it older than the last one taken. It is taken at the clock's time.
+    public func coarseTime(_ time: UTCTime) -> UTCTime {
+        let now = self.now
+        return time - now > Self.maxStepAhead ? now : time
+    }
+
     /// Re-anchors on a fix that just arrived: at its time, unless that is more than
     /// `maxStepBack` before the clock (then the clock keeps going). Returns how far the first
     /// anchoring moved the time base off the system clock, when by more than `maxStepBack`
