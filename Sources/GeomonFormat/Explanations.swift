@@ -38,6 +38,7 @@ extension EventRule {
             if let lower = a.etaLowerBound { text += " (>= \(Self.tenths(lower.secondsValue)) s at max_speed)" }
             return text
         case let .cooledDown(since, cooldown):
+            if cooldown == .zero { return "enter: inside since \(since.rfc3339); delivered when the fence's cooldown was removed" }
             return "enter: inside since \(since.rfc3339); delivered when the fence's cooldown (\(Self.tenths(cooldown.secondsValue)) s) ended"
         case let .movement(kind, f):
             return Self.movementText(kind, f)

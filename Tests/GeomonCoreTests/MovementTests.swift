@@ -445,4 +445,121 @@ import Testing
         _ = resumed.start(now: M.at(720))
         #expect(resumed.cooldown.records == m.cooldown.records)
     }
+
+    /// Drives `m` with fixes every 10 s at `x(t)` metres east, deadlines first; the events as
+    /// `kind@seconds`, with " suppressed" for those held back.
+    static func drive(_ m: inout Monitor, through end: Double, _ x: (Double) -> Double) -> [String] {
+        var events: [GeoEvent] = []
+        for t in stride(from: 0.0, through: end, by: 10) {
+            while let due = m.nextDeadline, due <= M.at(t) { events += M.events(m.deadlineReached(now: due)) }
+            events += M.events(m.fixReceived(M.fix(t, x(t)), now: M.at(t)))
+        }
+        return events.map { "\($0.kind.rawValue)@\(Int(($0.time - M.t0).secondsValue))\($0.suppressed ? " suppressed" : "")" }
+    }
+
+    /// A fence that reports enters only: a held-back stay that ends before the cooldown does
+    /// has no exit to say so, and is dropped, not delivered when the cooldown ends.
+    @Test func aStayThatEndsWithoutAnExitBeforeItsCooldownIsNotDeliveredLater() {
+        var profile = M.profile(.continuous)
+        profile.fences[0].cooldown = .seconds(600)
+        profile.fences[0].events = [.enter]
+        var m = M.machine(profile)
+        // In at 20 s, out at 40 s, in at 60 s (held back), out for good from 80 s.
+        let events = Self.drive(&m, through: 900) { t in
+            switch t {
+            case 20..<40, 60..<80: 0
+            default: 250
+            }
+        }
+        #expect(events == ["enter@20", "enter@60 suppressed"])
+        #expect(m.cooldown.suppressedFences.isEmpty)
+    }
+
+    /// An exit decided at the very instant the cooldown ends (an `active:` window closing then)
+    /// ends the held-back stay before the cooldown could deliver it: consumers are not left
+    /// inside a fence whose window has closed.
+    @Test func anExitAtTheInstantTheCooldownEndsEndsTheHeldStayFirst() {
+        var profile = M.profile(.continuous)
+        // t0 is 22:13:20 UTC; the window closes at 23:23:00, 4180 s on, as the cooldown of
+        // the exit at 3600 s ends.
+        profile.fences[0].cooldown = .seconds(580)
+        profile.fences[0].active = FenceSchedule(windows: [FenceSchedule.Window(days: Set(0..<7), start: 22 * 60, end: 23 * 60 + 23)])
+        var m = M.machine(profile)
+        // In at 3580 s, out at 3600 s, in again at 3620 s (held back) until after the close.
+        let events = Self.drive(&m, through: 4400) { t in
+            switch t {
+            case 3580..<3600, 3620..<4300: 0
+            default: 250
+            }
+        }
+        #expect(events == ["enter@3580", "exit@3600", "enter@3620 suppressed", "exit@4180 suppressed"])
+        #expect(m.cooldown.suppressedFences.isEmpty)
+    }
+
+    /// A reload that removes a fence whose stay is held back holds back the stay's exit too; one
+    /// that removes only its `cooldown:` delivers the stay at once.
+    @Test func aReloadThatRemovesTheFenceOrItsCooldownKeepsPairs() {
+        var profile = M.profile(.continuous)
+        profile.fences[0].cooldown = .seconds(600)
+        var m = M.machine(profile)
+        let events = Self.drive(&m, through: 100) { t in
+            switch t {
+            case 20..<40, 60...: 0
+            default: 250
+            }
+        }
+        #expect(events == ["enter@20", "exit@40", "enter@60 suppressed"])
+        var snapshot = m.engine.snapshot
+        snapshot.cooldowns = Array(m.cooldown.records.values)
+
+        var without = M.profile(.continuous)
+        without.fences = [Fence(id: "other", shape: .circle(center: M.east(5000), radiusMeters: 100))]
+        var removed = Monitor(profile: without, snapshot: snapshot)
+        let closing = M.events(removed.start(now: M.at(110)))
+        #expect(closing.map { "\($0.kind.rawValue) \($0.fenceID ?? "-") \($0.suppressed)" } == ["exit home true"])
+        #expect(removed.cooldown.records.isEmpty && !removed.cooldown.isEnabled)
+
+        var uncooled = Monitor(profile: M.profile(.continuous), snapshot: snapshot)
+        #expect(M.events(uncooled.start(now: M.at(110))).isEmpty)
+        let due = uncooled.nextDeadline
+        #expect(due != nil && due! <= M.at(110))
+        let released = M.events(uncooled.deadlineReached(now: M.at(110)))
+        #expect(released.map { "\($0.kind.rawValue)@\(Int(($0.time - M.t0).secondsValue)) \($0.suppressed)" } == ["enter@110 false"])
+        if case let .cooledDown(since, cooldown)? = released.first?.rule {
+            #expect(since == M.at(60) && cooldown == .zero)
+        } else {
+            Issue.record("the enter is not the cooldown's")
+        }
+        #expect(uncooled.cooldown.records.isEmpty)
+    }
+}
+
+/// Speed in a zone across a reload: a reported speeding whose fence, or whose limit, is gone
+/// ends then, so consumers told it began are told it ended.
+@Suite struct SpeedWatchReloadTests {
+    typealias M = MonitorTests
+
+    @Test func aReloadThatRemovesTheLimitEndsAReportedSpeeding() {
+        var profile = M.profile(.continuous)
+        profile.fences[0].speedLimit = SpeedLimit(limitMetersPerSecond: 5, duration: .zero)
+        var m = M.machine(profile)
+        var events: [GeoEvent] = []
+        for t in stride(from: 0.0, through: 60, by: 10) {
+            var fix = M.fix(t, t < 20 ? 250 : 0)
+            fix.speedMetersPerSecond = t < 30 ? 2 : 9
+            events += M.events(m.fixReceived(fix, now: M.at(t)))
+        }
+        #expect(events.map { "\($0.kind.rawValue)@\(Int(($0.time - M.t0).secondsValue))" } == ["enter@20", "overspeed@30"])
+        var snapshot = m.engine.snapshot
+        snapshot.speeding = Array(m.speedWatch.records.values)
+        for edit in ["limit", "fence"] {
+            var edited = M.profile(.continuous)
+            if edit == "fence" { edited.fences = [Fence(id: "other", shape: .circle(center: M.east(5000), radiusMeters: 100))] }
+            var reloaded = Monitor(profile: edited, snapshot: snapshot)
+            let ended = M.events(reloaded.start(now: M.at(70))).filter { $0.kind == .overspeedEnd }
+            #expect(ended.map { "\($0.fenceID ?? "-")@\(Int(($0.time - M.t0).secondsValue))" } == ["home@70"], "\(edit)")
+            #expect(ended.first?.figures?.maxSpeedMetersPerSecond == 9 && ended.first?.figures?.durationSeconds == 40, "\(edit)")
+            #expect(reloaded.speedWatch.records.isEmpty && !reloaded.speedWatch.isEnabled, "\(edit)")
+        }
+    }
 }

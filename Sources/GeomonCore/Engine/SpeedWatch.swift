@@ -20,7 +20,8 @@ public struct SpeedingRecord: Hashable, Sendable {
 /// fence (confirmed, and within its `active:` windows), a GNSS speed above `limit + tolerance`
 /// held for `for` reports `overspeed`, dated at the first fix above it; the first fix at or
 /// below it, outside the fence or outside its windows ends it with `overspeed_end`, carrying the
-/// maximum, the duration and the distance (straight segments between the fixes). Pure.
+/// maximum, the duration and the distance (straight segments between the fixes). A reload
+/// that removes the fence or its limit ends a reported speeding then (`start(at:)`). Pure.
 public struct SpeedWatch: Sendable {
     private let limits: [String: (index: Int, limit: SpeedLimit, name: String?)]
     public private(set) var records: [String: SpeedingRecord]
@@ -30,12 +31,35 @@ public struct SpeedWatch: Sendable {
         var limits: [String: (Int, SpeedLimit, String?)] = [:]
         for (i, fence) in profile.fences.enumerated() { if let limit = fence.speedLimit { limits[fence.id] = (i, limit, fence.name) } }
         self.limits = limits
-        isEnabled = !limits.isEmpty
-        self.records = Dictionary(records.filter { limits[$0.fenceID] != nil }.map { ($0.fenceID, $0) }, uniquingKeysWith: { _, b in b })
+        // A reported speeding of a fence that no longer has a limit is kept for `start(at:)`.
+        self.records = Dictionary(records.filter { limits[$0.fenceID] != nil || $0.reported }.map { ($0.fenceID, $0) },
+                                  uniquingKeysWith: { _, b in b })
+        isEnabled = !limits.isEmpty || !self.records.isEmpty
     }
 
     /// Whether any fence has a speed limit (read on every fix: a stored flag).
-    public let isEnabled: Bool
+    public private(set) var isEnabled: Bool
+
+    /// The machine starts (or a reload took effect) at `now`: a reported speeding of a fence
+    /// that is gone or has no limit any more ends, with `overspeed_end` at `now` (consumers
+    /// that were told it began are told it ended, as a removed fence's stay is closed).
+    public mutating func start(at now: UTCTime, profileName: String) -> [GeoEvent] {
+        var events: [GeoEvent] = []
+        for id in records.keys.sorted() where limits[id] == nil {
+            guard let record = records.removeValue(forKey: id) else { continue }
+            changed = true
+            var figures = EventFigures()
+            figures.since = record.since.time
+            figures.durationSeconds = max(0, (now - record.since.time).secondsValue)
+            figures.distanceMeters = record.distanceMeters
+            figures.maxSpeedMetersPerSecond = record.maxSpeedMetersPerSecond
+            events.append(event(.overspeedEnd, fenceID: id, at: TrackPoint(time: now, coordinate: record.last.coordinate,
+                                                                          accuracyMeters: record.last.accuracyMeters),
+                                figures: figures, profileName: profileName))
+        }
+        isEnabled = !limits.isEmpty || !records.isEmpty
+        return events
+    }
 
     /// The records when they changed since the last call (for the store), else nil.
     public mutating func takeRecords() -> [SpeedingRecord]? {

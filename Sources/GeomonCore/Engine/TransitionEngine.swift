@@ -197,6 +197,13 @@ public struct TransitionEngine: Sendable {
         return records[i]?.state ?? implicitState
     }
 
+    /// Whether the device is inside fence `fenceID` and the fence is in one of its `active:`
+    /// windows at `time` (a stay consumers could be told of).
+    public func isInsideActive(_ fenceID: String, at time: UTCTime) -> Bool {
+        guard let i = indexByID[fenceID], (records[i]?.state ?? implicitState) == .inside else { return false }
+        return isActive(fence: i, at: time)
+    }
+
     /// Consecutive certain fixes that confirm a change (`transitions.confirm`).
     public var confirmFixes: Int { confirm }
 

@@ -228,6 +228,7 @@ public struct Monitor: Sendable {
         var effects: [Effect] = []
         var commit = Commit()
         commit.events = engine.start(at: now)
+        if speedWatch.isEnabled { commit.events += speedWatch.start(at: now, profileName: profile.name) }
         // The mode the stored inputs choose, before the policy starts in it (an idle policy
         // only takes the settings: no actions).
         if modes.isEnabled, let change = modes.start(now: now) { _ = switchMode(change, now: now, into: &commit.events) }
@@ -398,10 +399,16 @@ public struct Monitor: Sendable {
         if let due = movement.nextDeadline, due <= now {
             commit.events += named(movement.deadlineReached(now: now))
         }
-        if let due = cooldown.nextDeadline, due <= now {
-            commit.events += cooldown.deadlineReached(now: now, profileName: profile.name)
+        if cooldown.isEnabled {
+            // What the engine decided first: an exit at this instant ends a held-back stay
+            // before its cooldown could deliver it.
+            cooldown.filter(&commit.events)
+            if let due = cooldown.nextDeadline, due <= now {
+                let engine = self.engine
+                commit.events += cooldown.deadlineReached(now: now, profileName: profile.name) { engine.isInsideActive($0, at: now) }
+            }
         }
-        finish(&commit, into: &effects)
+        finish(&commit, into: &effects, filtered: true)
         if let due = policy.nextDeadline, due <= now {
             effects += policy.deadlineReached(now: now).map { .power($0) }
         }
@@ -411,12 +418,13 @@ public struct Monitor: Sendable {
         return effects
     }
 
-    private mutating func finish(_ commit: inout Commit, into effects: inout [Effect]) {
+    /// `filtered`: the cooldown rule has already seen `commit.events`.
+    private mutating func finish(_ commit: inout Commit, into effects: inout [Effect], filtered: Bool = false) {
         commit.changes = engine.takeChanges()
         commit.assumptions = policy.takeAssumptions()
         commit.movement = movement.takeState()
-        if cooldown.isEnabled {
-            cooldown.filter(&commit.events)
+        if cooldown.isEnabled || filtered {
+            if !filtered { cooldown.filter(&commit.events) }
             commit.cooldowns = cooldown.takeRecords()
         }
         if speedWatch.isEnabled { commit.speeding = speedWatch.takeRecords() }
