@@ -10,7 +10,9 @@ struct ActivityCommandTests {
     static let track = TestSupport.fixture("replay/swiss-drive.jsonl").path
 
     /// The JSON report of a replay of the Swiss drive against always-on, with `extra` options.
-    static func report(_ extra: [String]) throws -> [String: Any] {
+    static func report(_ extra: [String]) throws -> [String: Any] { try report(extra, of: profile) }
+
+    static func report(_ extra: [String], of profile: String) throws -> [String: Any] {
         let result = try runGeomon(["replay", "--profile", profile, track, "--no-hooks", "--format", "json", "--compare-always-on",
                                     "--report", "-"] + extra)
         #expect(result.exitCode == 0, "\(result.stderr)")
@@ -46,7 +48,7 @@ struct ActivityCommandTests {
         let dir = try TemporaryDirectory()
         defer { dir.remove() }
         let profile = Self.profile, track = Self.track
-        let report = Self.report
+        let report = { (extra: [String]) in try Self.report(extra) }
         // A car declared as a walker: the motorway breaks foot's 4 m/s at once; the break is
         // reported with its figures and the bound widens; nothing always-on saw is missed.
         let walker = try report(["--activity", "foot"])
@@ -79,9 +81,15 @@ struct ActivityCommandTests {
     /// `--receiver-ttff-hot`: the modelled receiver's hot start apart from the profile's plan
     /// (2 s). The policy measures the first fixes after its wakes and replans with them: a
     /// faster receiver costs less, a slower one more, and neither loses an event always-on sees.
+    /// The receiver is switched (`power: ubx`): with `watch` only wakes after gpsd's 60 s
+    /// release are measured, and the drive's sleeps are shorter.
     @Test func replayModelsAReceiverFasterOrSlowerThanThePlan() throws {
-        let profile = Self.profile, track = Self.track
-        let report = Self.report
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let text = try String(contentsOfFile: Self.profile, encoding: .utf8)
+        let profile = try dir.write("ubx.yaml", text.replacingOccurrences(of: "\"plugin\": \"gpsd\",", with: "\"plugin\": \"gpsd\", \"power\": \"ubx\","))
+        let track = Self.track
+        let report = { (extra: [String]) in try Self.report(extra, of: profile) }
         func on(_ r: [String: Any]) throws -> Double { try #require(r["gnss_on_s"] as? Double) }
         func recall(_ r: [String: Any]) throws -> Double { try #require((r["match"] as? [String: Any])?["recall"] as? Double) }
         let planned = try report([]), fast = try report(["--receiver-ttff-hot", "1"]), slow = try report(["--receiver-ttff-hot", "3"])

@@ -238,6 +238,73 @@ import Testing
         #expect(p.assumptions == AssumptionState(widened: nil, violations: 1))
     }
 
+    /// Setting off from a long stop breaks foot's bound while the device is still within the
+    /// stop's radius: one violation, and the widened bound holds (the stop before it is no end
+    /// of the trip that follows).
+    @Test func aViolationSettingOffFromALongStopIsNotUndoneByThatStop() {
+        var p = Self.started(Self.profile(.foot) { $0.policy.stationary.radiusMeters = 50; $0.policy.stationary.timeout = .seconds(300) })
+        let far = FixContext(nearestBoundaryMeters: 20_000, searchRadiusMeters: 30_000)
+        // 400 s at rest, then 3 m/s² up to 15 m/s, a fix every second.
+        var position = 0.0, speed = 0.0
+        var ms: Int64 = 0
+        while ms <= 430_000 {
+            if ms > 400_000 {
+                speed = min(15, speed + 3)
+                position += speed
+            }
+            let f = PowerPolicyTests.fix(ms, east: position, speed: speed)
+            _ = p.fixReceived(f, context: far, now: f.time)
+            ms += ms < 400_000 ? 10_000 : 1_000
+        }
+        #expect(p.takeViolations().map(\.widened.maxSpeedMetersPerSecond) == [20])
+        #expect(p.bounds.maxSpeedMetersPerSecond == 20)
+        #expect(p.assumptions.violations == 1)
+    }
+
+    /// A sleep planned on a vehicle's bounds, with foot sensed during it: the first fix after
+    /// it is judged by the bound the sleep relied on, not taken for a broken foot bound.
+    @Test func aBoundNarrowedDuringASleepIsNoViolationOfIt() throws {
+        var p = Self.started(Self.profile(.foot))
+        _ = p.activitySensed(.vehicle, now: PowerPolicyTests.t0)
+        let far = FixContext(nearestBoundaryMeters: 20_000, searchRadiusMeters: 30_000)
+        let first = PowerPolicyTests.fix(0, east: 0, speed: 20)
+        #expect(p.screen(first) == .pass([first]))
+        let wake = try #require(PowerPolicyTests.wake(p.fixReceived(first, context: far, now: first.time)))
+        #expect(wake > PowerPolicyTests.at(300_000))
+        _ = p.activitySensed(.foot, now: PowerPolicyTests.at(300_000))
+        #expect(p.bounds.maxSpeedMetersPerSecond == 4)
+        _ = p.deadlineReached(now: wake)
+        // Driven on at 20 m/s all along: within the 45 m/s the sleep relied on.
+        let seconds = (wake - PowerPolicyTests.t0).secondsValue + 2
+        let next = PowerPolicyTests.fix(Int64(seconds * 1000), east: 20 * seconds, speed: 20)
+        #expect(p.screen(next) == .pass([next]))
+        _ = p.fixReceived(next, context: far, now: next.time)
+        #expect(p.takeViolations().isEmpty)
+        #expect(p.assumptions.violations == 0)
+    }
+
+    /// A walker 2.3 km from the nearest boundary sleeps about 547 s on foot's bounds; a vehicle
+    /// sensed at 300 s wakes the receiver, and in the outage that follows (an underground car
+    /// park) the retries no longer back off towards the walker's horizon: every 10 s
+    /// (`retry_max_interval` without a budget), not 10, 20, 40, 80 s.
+    @Test func aFasterActivitySensedBeforeAnOutageKeepsTheRetriesShort() throws {
+        var p = Self.started(Self.profile(.foot))
+        _ = p.activitySensed(.foot, now: PowerPolicyTests.t0)
+        let far = FixContext(nearestBoundaryMeters: 2_300, searchRadiusMeters: 30_000)
+        let first = PowerPolicyTests.fix(0, speed: 0)
+        let wake = try #require(PowerPolicyTests.wake(p.fixReceived(first, context: far, now: first.time)))
+        #expect(wake > PowerPolicyTests.at(500_000))
+        #expect(p.activitySensed(.vehicle, now: PowerPolicyTests.at(300_000)) == [.gnssOn(PowerReason(.activity, ttff: .seconds(2)))])
+        for _ in 0..<4 {
+            let timeout = try #require(p.nextDeadline)
+            _ = p.deadlineReached(now: timeout)
+            #expect(!p.isGNSSOn)
+            let retry = try #require(p.nextDeadline)
+            #expect(retry - timeout <= .seconds(10))
+            _ = p.deadlineReached(now: retry)
+        }
+    }
+
     @Test func widenedBoundsAreRestoredFromTheStoredState() {
         let stored = AssumptionState(widened: MotionBounds(maxSpeedMetersPerSecond: 45, maxAccelerationMetersPerSecondSquared: 1), violations: 3)
         let p = PowerPolicy(configuration: PowerConfiguration(profile: Self.profile(.foot)), assumptions: stored)
@@ -277,6 +344,45 @@ import Testing
         #expect(p.measuredTTFF == .seconds(1))
     }
 
+    /// Only a wake that restarts the receiver times its hot start: not a retry after a fix
+    /// timeout (its first fix times the sky's return), and with `power: watch` not a wake
+    /// within gpsd's 60 s release (the receiver was still tracking).
+    @Test func onlyWakesThatRestartTheReceiverAreMeasured() throws {
+        var p = Self.started(Self.profile(.vehicle) { $0.sources.gnss?.power = .ubx })
+        let far = FixContext(nearestBoundaryMeters: 5_000, searchRadiusMeters: 30_000)
+        let first = Fix(time: PowerPolicyTests.t0, coordinate: PowerPolicyTests.point(0), horizontalAccuracyMeters: 5, speedMetersPerSecond: 0)
+        let wake = try #require(PowerPolicyTests.wake(p.fixReceived(first, context: far, now: first.time)))
+        _ = p.deadlineReached(now: wake)
+        // No fix within the listen: off, and a retry.
+        let timeout = try #require(p.nextDeadline)
+        _ = p.deadlineReached(now: timeout)
+        #expect(!p.isGNSSOn)
+        let retry = try #require(p.nextDeadline)
+        _ = p.deadlineReached(now: retry)
+        #expect(p.isGNSSOn)
+        let back = Fix(time: retry + .seconds(5), coordinate: PowerPolicyTests.point(0), horizontalAccuracyMeters: 5, speedMetersPerSecond: 0)
+        _ = p.fixReceived(back, context: far, now: back.time)
+        #expect(p.ttffSampleCount == 0)
+
+        // `watch`: a wake 30 s after the switch-off finds the receiver tracking.
+        var watch = Self.started(Self.profile(.vehicle))
+        let near = FixContext(nearestBoundaryMeters: 700, searchRadiusMeters: 30_000)
+        let a = Fix(time: PowerPolicyTests.t0, coordinate: PowerPolicyTests.point(0), horizontalAccuracyMeters: 5, speedMetersPerSecond: 0)
+        let soon = try #require(PowerPolicyTests.wake(watch.fixReceived(a, context: near, now: a.time)))
+        #expect(soon - a.time < .seconds(60))
+        _ = watch.deadlineReached(now: soon)
+        let b = Fix(time: soon + .milliseconds(300), coordinate: PowerPolicyTests.point(0), horizontalAccuracyMeters: 5, speedMetersPerSecond: 0)
+        _ = watch.fixReceived(b, context: far, now: b.time)
+        #expect(watch.ttffSampleCount == 0)
+        // The next wake, after more than 60 s off, is measured.
+        let later = try #require(watch.nextDeadline)
+        #expect(later - b.time > .seconds(60))
+        _ = watch.deadlineReached(now: later)
+        let c = Fix(time: later + .seconds(2), coordinate: PowerPolicyTests.point(0), horizontalAccuracyMeters: 5, speedMetersPerSecond: 0)
+        _ = watch.fixReceived(c, context: far, now: c.time)
+        #expect(watch.ttffSampleCount == 1)
+    }
+
     @Test func aLearnedHotStartResizesTheSwitchReserve() {
         // Sensed foot with ttff_hot 2 s: 84 m of reserve (below). The receiver's hot starts
         // take 1 s: once learned, T = 10 + 1 s: 5·11 + 11²/2 − 4·11 = 71.5 m.
@@ -305,6 +411,10 @@ import Testing
         #expect(abs(c.switchReserveMeters(sensed: Activity.foot.bounds!) - 84) < 1e-9)
         // A vehicle sensed needs none: nothing faster is planned for.
         #expect(c.switchReserveMeters(sensed: Activity.vehicle.bounds!) == 0)
+        // A hot_window (5 min) shorter than max_sleep (10 min): the wake may start warm (30 s),
+        // T = 40 s: 5·40 + 40²/2 = 1000 m (under 45·40), of which foot allows 160 m: 840 m.
+        let warm = PowerConfiguration(profile: Self.profile(.any) { $0.policy.receiver.hotWindow = .seconds(300); $0.policy.receiver.ttffWarm = .seconds(30) })
+        #expect(abs(warm.switchReserveMeters(sensed: Activity.foot.bounds!) - 840) < 1e-9)
     }
 
     @Test func aSensedActivityWinsAndAFasterOneWakesTheReceiver() {

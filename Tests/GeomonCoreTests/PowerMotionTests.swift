@@ -97,6 +97,30 @@ import Testing
         #expect(!p.isGNSSOn)
     }
 
+    /// A stop longer than `hot_window`: the resumed sleep's wake starts warm, so it comes
+    /// earlier by the difference (`ttff_warm − ttff_hot`) and its first fix is still due by
+    /// the horizon the sleep was planned to.
+    @Test func aSleepResumedAfterAStopLongerThanTheHotWindowWakesForAWarmStart() {
+        let farther = FixContext(nearestBoundaryMeters: 20_000, searchRadiusMeters: 30_000)
+        var p = PowerPolicyTests.started(PowerPolicyTests.config())
+        let hot = p.configuration.ttffHot, warm = p.configuration.ttffWarm
+        #expect(warm > hot)
+        _ = p.screen(Self.fix(0))
+        let planned = PowerPolicyTests.wake(p.fixReceived(Self.fix(0), context: farther, now: Self.at(0)))!
+        _ = p.motionReported(.still, now: Self.at(2_000))
+        let left = planned - Self.at(2_000)
+        let moving = Self.at(2_000) + p.configuration.hotWindow + .seconds(60)
+        let resumed = p.motionReported(.moving, now: moving)
+        #expect(left > warm + .seconds(60))
+        #expect(PowerPolicyTests.wake(resumed) == moving + left - (warm - hot))
+        // Within the hot window the sleep goes on for all it had left.
+        var q = PowerPolicyTests.started(PowerPolicyTests.config())
+        _ = q.screen(Self.fix(0))
+        _ = q.fixReceived(Self.fix(0), context: farther, now: Self.at(0))
+        _ = q.motionReported(.still, now: Self.at(2_000))
+        #expect(PowerPolicyTests.wake(q.motionReported(.moving, now: Self.at(60_000))) == Self.at(60_000) + left)
+    }
+
     @Test func aStopUndoesASleepThatTheCourseBoundedAndAFasterActivityOneOnSlowerBounds() {
         // 20 m/s east, the nearest boundary 300 m away and the way ahead ever clearer: the
         // heading bound plans the sleep. A stop undoes the course it assumed (the device may

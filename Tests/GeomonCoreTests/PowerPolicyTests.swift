@@ -625,6 +625,11 @@ import Testing
         // Nothing within the search radius: at most max_sleep (600 s) from now.
         let none = Self.fix(20_000, acc: 500, source: .coarse)
         #expect(Self.wake(p.fixReceived(none, context: FixContext(nearestBoundaryMeters: nil, searchRadiusMeters: 30000), now: none.time)) == Self.at(620_000))
+        // A finite but absurd accuracy (10^20 m) with nothing within the search radius: its
+        // circle reaches everything at once, so the planned wake stays (no trap converting it).
+        let absurd = Self.fix(30_000, acc: 1e20, source: .coarse)
+        #expect(p.fixReceived(absurd, context: FixContext(nearestBoundaryMeters: nil, searchRadiusMeters: 30000), now: absurd.time) == [])
+        #expect(p.nextDeadline == Self.at(620_000))
     }
 
     // MARK: significant change

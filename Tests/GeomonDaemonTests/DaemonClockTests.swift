@@ -71,6 +71,37 @@ struct DaemonClockTests {
         #expect(events.contains("enter home \((Self.t0 + .seconds(6)).rfc3339)"), "\(events)")
     }
 
+    /// `geomon status`'s measured hot start follows the median once 20 are held: the count
+    /// stays at 20 while the receiver gets a little slower.
+    @Test func theStatusFollowsTheMeasuredHotStartPastTwentySamples() throws {
+        let host = ManualClock(wall: Self.t0)
+        var profile = Profile(name: "clock", mode: .regions)
+        profile.sources.gnss = GNSSSourceSettings()
+        profile.sources.gnss?.power = .ubx
+        profile.policy.maxLatency = .zero
+        profile.fences = [Fence(id: "far", shape: .circle(center: Coordinate(latitude: 0, longitude: 0.3), radiusMeters: 100))]
+        let driver = MonitorDriver(machine: Monitor(profile: profile), journal: nil, clock: LiveClock(host: host), services: [])
+        driver.writesStatus = true
+        try driver.start()
+        var measured: [Double?] = []
+        for k in 0..<40 {
+            // The receiver answers 1 s after each switch-on, then 1.2 s from the 25th wake on
+            // (too little a change to replace ttff_hot again, so only the status says it).
+            if !driver.machine.isReceiverOn, let due = driver.machine.nextDeadline {
+                host.advance(by: due - driver.clock.now)
+                try driver.runUntilIdle()
+            }
+            host.advance(by: .milliseconds(k < 25 ? 1000 : 1200))
+            driver.context.emit(.fix(Self.fix((driver.clock.now - Self.t0).secondsValue, east: 0)))
+            try driver.runUntilIdle()
+            measured.append(driver.context.status.planning?.ttffMeasuredSeconds)
+        }
+        #expect(driver.machine.policy.ttffSampleCount == 20)
+        #expect(driver.machine.policy.measuredTTFF == .milliseconds(1200))
+        #expect(driver.machine.policy.configuration.ttffHot == .seconds(1))
+        #expect(measured.last == 1.2, "\(measured)")
+    }
+
     /// Fixes that agree on a date far ahead (the clock was behind: a system suspend) move the
     /// clock after `aheadRun` of them.
     @Test func fixesThatAgreeOnALaterTimeMoveTheClock() throws {

@@ -29,6 +29,11 @@ public struct PowerConfiguration: Hashable, Sendable {
     /// The break-even off time: a budget sleep (`band-sleep`) that would switch the receiver
     /// off for less is not taken (`ReceiverSettings.effectiveMinOff`).
     public var minOff: Duration = .zero
+    /// How long the receiver may go on tracking after the policy switched it off: with
+    /// `power: watch`, gpsd closes an unwatched device only after 60 s (`RELEASE_TIMEOUT`), so
+    /// a wake within that finds it tracking and measures no restart. Only first fixes after a
+    /// longer off time are measured for `ttff_hot`.
+    public var tracksOnAfterOff: Duration = .zero
     /// GNSS fixes worse than this decide nothing (the receiver stays on).
     public var minAccuracyMeters: Double
     /// Largest change of the velocity vector per second apart from braking (turns, speeding up).
@@ -117,6 +122,7 @@ public struct PowerConfiguration: Hashable, Sendable {
         ttffWarm = p.receiver.ttffWarm
         hotWindow = p.receiver.hotWindow
         minOff = p.receiver.effectiveMinOff
+        if profile.powerMethod == .watch { tracksOnAfterOff = .seconds(60) }
         minAccuracyMeters = profile.sources.gnss?.minAccuracyMeters ?? GNSSSourceSettings().minAccuracyMeters
         maxAccelerationMetersPerSecondSquared = plannedBounds.maxAccelerationMetersPerSecondSquared
         retryFixTimeout = p.effectiveRetryFixTimeout
@@ -145,13 +151,15 @@ public struct PowerConfiguration: Hashable, Sendable {
     /// the source noticed a change of activity and a fix came (docs/power.md, "The latency
     /// argument"): it moved at most at these bounds' speed, and from the change on sped up at
     /// most as a vehicle (or the profile's `any`, when wider) does, for `activityLatency` plus
-    /// a hot start: `reach = (v + A·T/2)·T` capped at `v_max·T`, less what the sensed bounds
-    /// allow in `T` anyway.
+    /// the start of the wake that follows the report: `reach = (v + A·T/2)·T` capped at
+    /// `v_max·T`, less what the sensed bounds allow in `T` anyway. That start is hot where every
+    /// sleep ends within `hot_window` of the fix before it (`max_sleep ≤ hot_window`, the
+    /// defaults); else it may be warm.
     public func switchReserveMeters(sensed bounds: MotionBounds) -> Double {
         let vehicle = Activity.vehicle.bounds!
         let speed = max(vehicle.maxSpeedMetersPerSecond, anyBounds.maxSpeedMetersPerSecond)
         let acceleration = max(vehicle.maxAccelerationMetersPerSecondSquared, anyBounds.maxAccelerationMetersPerSecondSquared)
-        let t = (activityLatency + ttffHot).secondsValue
+        let t = (activityLatency + (maxSleep <= hotWindow ? ttffHot : max(ttffHot, ttffWarm))).secondsValue
         let v = bounds.maxSpeedMetersPerSecond + speedErrorMetersPerSecond
         let reach = min(speed * t, v * t + acceleration * t * t / 2)
         return max(0, reach - bounds.maxSpeedMetersPerSecond * t)

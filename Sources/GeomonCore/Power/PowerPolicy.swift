@@ -79,6 +79,8 @@ public struct PowerPolicy: Sendable {
         var settled = false
         /// What a bounded sleep had left when the still sensor took over (resumed on moving).
         var sleepLeft: Duration?
+        /// The time to first fix the sleep under way wakes ahead of its horizon for (`apply`).
+        var sleepTTFF: Duration?
         /// The bound of the sleep under way (`apply`): only a max-speed or kinematic one holds
         /// from wherever the device stood still (`boundedSleepLeft`).
         var sleepBound: PowerReason.SleepBound?
@@ -86,6 +88,11 @@ public struct PowerPolicy: Sendable {
         var sensed: Activity?
         /// Bounds widened for the rest of the trip, and the violations seen.
         var assumptions = AssumptionState()
+        /// The speed bound in effect when the receiver last went off: what the off time relied
+        /// on (the bounds may narrow meanwhile: a slower activity sensed).
+        var offMaxSpeed: Double?
+        /// When the bounds last widened (this run; a restart counts the stop from its anchor).
+        var widenedAt: UTCTime?
         /// `assumptions` changed since the shell last took them (`takeAssumptions`).
         var assumptionsChanged = false
         /// Violations not yet taken by the shell (`takeViolations`).
@@ -172,6 +179,7 @@ public struct PowerPolicy: Sendable {
         let planned = bounds
         let widened = planned.widened(observedMetersPerSecond: observed)
         memory.assumptions.widened = widened
+        memory.widenedAt = time
         memory.assumptions.violations += 1
         memory.assumptionsChanged = true
         memory.violations.append(AssumptionViolation(kind: kind, time: time, observedMetersPerSecond: observed,
@@ -236,7 +244,10 @@ public struct PowerPolicy: Sendable {
         } else {
             memory.fastFix = nil
         }
-        if memory.assumptions.widened != nil, let since = memory.anchorSince, fix.time - since >= configuration.stationaryTimeout {
+        // Stood still for the timeout since the bounds widened (a device setting off from a long
+        // stop breaks them while still within the stop's radius: that is no end of the trip).
+        if memory.assumptions.widened != nil, let since = memory.anchorSince,
+           fix.time - max(since, memory.widenedAt ?? since) >= configuration.stationaryTimeout {
             memory.assumptions.widened = nil
             memory.assumptionsChanged = true
             applyBounds()
@@ -297,10 +308,15 @@ public struct PowerPolicy: Sendable {
         applyBounds()
         let wider = bounds.maxSpeedMetersPerSecond > before.maxSpeedMetersPerSecond
             || bounds.maxAccelerationMetersPerSecondSquared > before.maxAccelerationMetersPerSecondSquared
-        // A sleep kept for `moving` was planned on the slower bounds: woken on it instead.
-        if wider { memory.sleepLeft = nil }
+        // A sleep kept for `moving` was planned on the slower bounds: woken on it instead. No
+        // boundary was out of reach for longer than those bounds said: the retries after a
+        // fix timeout no longer back off towards that time.
+        if wider {
+            memory.sleepLeft = nil
+            if let safe = memory.safeUntil { memory.safeUntil = min(safe, now) }
+        }
         guard !configuration.alwaysOn, configuration.mode != .significantChange, wider,
-              case let .off(wake, kind) = state, wake != nil, kind == .sleep || kind == .bandSleep else { return [] }
+              case let .off(wake, kind) = state, wake != nil, kind == .sleep || kind == .bandSleep || kind == .fixTimeout else { return [] }
         let ttff = expectedTTFF(at: now)
         state = .on(since: now, timeoutBase: now)
         memory.shortListen = ttff == configuration.ttffHot
@@ -341,7 +357,7 @@ public struct PowerPolicy: Sendable {
             wantsCoarse = !configuration.alwaysOn && configuration.mode == .regions && configuration.coarseConfigured
         } else {
             if case .on = state {
-                memory.lastGnssOffAt = now
+                switchedOff(at: now)
                 actions.append(.gnssOff(PowerReason(.mode)))
             }
             state = .off(wakeAt: nil, wakeReason: .mode)
@@ -401,13 +417,16 @@ public struct PowerPolicy: Sendable {
                 memory.heldJump = nil
                 memory.lastAccepted = fix
                 // A jump a second fix confirmed, across a sleep: the device covered more than
-                // the bound the sleep relied on allows. (Between fixes a tracking receiver
-                // delivers, position and timing noise decide the implied speed, not motion.)
+                // the bound the sleep relied on allows (`plausible` held it at that bound, or
+                // at a wider one in effect now). (Between fixes a tracking receiver delivers,
+                // position and timing noise decide the implied speed, not motion.)
                 if held.source == .gnss, last.source == .gnss, !configuration.alwaysOn,
                    let off = memory.lastGnssOffAt, last.time <= off, off < held.time {
                     let dt = (held.time - last.time).secondsValue
                     let d = Geodesy.haversineMeters(last.coordinate, held.coordinate) - last.horizontalAccuracyMeters - held.horizontalAccuracyMeters
-                    if dt > 0, d > 0 { violated(.reach, at: held.time, observed: d / dt, distance: d, seconds: dt) }
+                    if dt > 0, d > 0, d / dt > memory.offMaxSpeed ?? configuration.maxSpeedMetersPerSecond {
+                        violated(.reach, at: held.time, observed: d / dt, distance: d, seconds: dt)
+                    }
                 }
                 return .pass([held, fix])
             }
@@ -441,8 +460,11 @@ public struct PowerPolicy: Sendable {
     /// A fix the engine has processed, with what the engine and index know about it.
     public mutating func fixReceived(_ fix: Fix, context: FixContext, now: UTCTime) -> [PowerAction] {
         if fix.source == .gnss, case let .on(since, timeoutBase) = state {
-            // The first fix since a hot wake (no timeout since the switch-on): its TTFF.
-            if timeoutBase == since, let last = memory.lastGnssFixAt, since - last < configuration.hotWindow, fix.time >= since {
+            // The first fix since a hot wake (no timeout since the switch-on, and none before
+            // it: a retry's first fix times the sky's return, not the receiver), after an off
+            // time the receiver did not track through: its TTFF.
+            if timeoutBase == since, memory.timeoutRetry == nil, let last = memory.lastGnssFixAt, since - last < configuration.hotWindow,
+               fix.time >= since, memory.lastGnssOffAt.map({ since - $0 >= configuration.tracksOnAfterOff }) ?? false {
                 learnTTFF(fix.time - since)
             }
             state = .on(since: since, timeoutBase: now)
@@ -523,11 +545,16 @@ public struct PowerPolicy: Sendable {
             memory.motion = .moving
             memory.motionDistrusted = false
             // A max-speed or kinematic sleep the still sensor interrupted goes on for what it
-            // had left: the device starts from where it stood, at rest.
-            if case .off(nil, .motionStill) = state, let left = memory.sleepLeft, left > expectedTTFF(at: now) {
-                memory.sleepLeft = nil
-                state = .off(wakeAt: now + left, wakeReason: .sleep)
-                return [.wakeAt(now + left, PowerReason(.motion, sleep: left))]
+            // had left: the device starts from where it stood, at rest. It woke a time to first
+            // fix ahead of its horizon; a stop longer than `hot_window` makes that wake warm,
+            // which must come earlier by the difference.
+            if case .off(nil, .motionStill) = state, var left = memory.sleepLeft {
+                left -= max(.zero, expectedTTFF(at: now + left) - (memory.sleepTTFF ?? configuration.ttffHot))
+                if left > expectedTTFF(at: now) {
+                    memory.sleepLeft = nil
+                    state = .off(wakeAt: now + left, wakeReason: .sleep)
+                    return [.wakeAt(now + left, PowerReason(.motion, sleep: left))]
+                }
             }
             return wakeIfKeptOff(by: [.motionStill, .stationary], PowerReason.Kind.motion, now: now)
         case nil:
@@ -654,7 +681,7 @@ public struct PowerPolicy: Sendable {
         retry = waits || slack > cap ? min(retry, configuration.maxSleep, slack) : min(retry, cap)
         memory.timeoutRetry = retry
         let reason = PowerReason(.fixTimeout, sleep: retry)
-        memory.lastGnssOffAt = now
+        switchedOff(at: now)
         switch configuration.mode {
         case .significantChange:
             state = .off(wakeAt: nil, wakeReason: .fixTimeout)
@@ -1090,7 +1117,10 @@ public struct PowerPolicy: Sendable {
         guard let wakeAt else { return [] }
         // Beyond the index's search radius nothing can be reached within max_sleep.
         let clearance = (nearest ?? context.searchRadiusMeters) - reach
-        let travel = Duration.milliseconds(Int64((clearance / configuration.maxSpeedMetersPerSecond * 1000).rounded(.down)))
+        // Clamped to [0, ~31 years] before the conversion: a circle far wider than the search
+        // radius (a finite but absurd accuracy) reaches everything at once.
+        let seconds = min(max(clearance / configuration.maxSpeedMetersPerSecond, 0), 1e9)
+        let travel = Duration.milliseconds(Int64((seconds * 1000).rounded(.down)))
         let until = min(fix.time + travel - configuration.ttffHot, now + configuration.maxSleep)
         guard until > wakeAt else { return [] }
         state = .off(wakeAt: until, wakeReason: wakeReason)
@@ -1110,7 +1140,7 @@ public struct PowerPolicy: Sendable {
         case .gnss:
             guard isGNSSOn else { return [] }
             if fix.horizontalAccuracyMeters <= configuration.minAccuracyMeters, context.allCertain, !context.transitionPending {
-                memory.lastGnssOffAt = now
+                switchedOff(at: now)
                 state = .off(wakeAt: nil, wakeReason: .certain)
                 return [.gnssOff(PowerReason(.certain, distanceMeters: context.nearestBoundaryMeters, accuracyMeters: fix.horizontalAccuracyMeters))]
             }
@@ -1137,11 +1167,12 @@ public struct PowerPolicy: Sendable {
             }
             var actions: [PowerAction] = []
             if case .on = state {
-                memory.lastGnssOffAt = now
+                switchedOff(at: now)
                 actions.append(.gnssOff(reason))
             }
             state = .off(wakeAt: until, wakeReason: reason.kind)
             memory.sleepBound = reason.bound
+            memory.sleepTTFF = reason.ttff
             if let until { actions.append(.wakeAt(until, reason)) }
             return actions
         }
@@ -1169,11 +1200,21 @@ public struct PowerPolicy: Sendable {
         memory.checkInterval = nil
     }
 
+    /// Whether `b` is plausible from `a` at the speed bound: the one in effect, or across an
+    /// off time the one it relied on where that was larger.
     private func plausible(from a: Fix, to b: Fix) -> Bool {
         let dt = (b.time - a.time).secondsValue
         let d = Geodesy.haversineMeters(a.coordinate, b.coordinate) - a.horizontalAccuracyMeters - b.horizontalAccuracyMeters
         if d <= 0 { return true }
         guard dt > 0 else { return false }
-        return d / dt <= configuration.maxSpeedMetersPerSecond
+        var limit = configuration.maxSpeedMetersPerSecond
+        if let off = memory.lastGnssOffAt, a.time <= off, off < b.time, let relied = memory.offMaxSpeed { limit = max(limit, relied) }
+        return d / dt <= limit
+    }
+
+    /// The receiver goes off at `now`, on the bounds in effect.
+    private mutating func switchedOff(at now: UTCTime) {
+        memory.lastGnssOffAt = now
+        memory.offMaxSpeed = configuration.maxSpeedMetersPerSecond
     }
 }

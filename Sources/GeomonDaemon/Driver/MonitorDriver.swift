@@ -462,7 +462,8 @@ public final class MonitorDriver {
             if !silent {
                 switch effect {
                 case let .commit(commit):
-                    if writesStatus, commit.assumptions != nil { updatePlanningStatus() }
+                    // Widened bounds, or a mode whose activity or receiver plans otherwise.
+                    if writesStatus, commit.assumptions != nil || commit.mode != nil { updatePlanningStatus() }
                     if writesStatus, context.status.inside != commit.inside {
                         context.status.inside = commit.inside
                         context.statusChanged()
@@ -493,7 +494,9 @@ public final class MonitorDriver {
                 case let .took(fix, _):
                     guard writesStatus else { break }
                     context.status.lastFix = fix
-                    if context.status.planning?.ttffSamples != machine.policy.ttffSampleCount { updatePlanningStatus() }
+                    // A new first fix measured (the count grows to 20, then the median moves).
+                    if context.status.planning?.ttffSamples != machine.policy.ttffSampleCount
+                        || context.status.planning?.ttffMeasuredSeconds != machine.policy.measuredTTFF?.secondsValue { updatePlanningStatus() }
                     context.statusChanged()
                 case .violated, .ttffLearned:
                     if writesStatus { updatePlanningStatus() }
