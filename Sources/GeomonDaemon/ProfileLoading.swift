@@ -23,6 +23,12 @@ public struct ProfileLoadError: Error, CustomStringConvertible, Sendable {
         if diagnostics.isEmpty { return "\(path): \(message)" }
         return DiagnosticRenderer.text(diagnostics) + "\(path): \(message)"
     }
+
+    /// As every command prints it on stderr: the diagnostics as `validate` prints them, then
+    /// `geomon: error: …` (the message names the path).
+    public var commandLineText: String {
+        (diagnostics.isEmpty ? "" : DiagnosticRenderer.text(diagnostics)) + "geomon: error: \(message)"
+    }
 }
 
 /// What a profile's warnings are: the diagnostics, and the fences used despite ring defects.

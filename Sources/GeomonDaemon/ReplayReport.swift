@@ -188,10 +188,13 @@ public enum ReplayReport {
         return out
     }
 
-    /// A line for stderr when the receiver model withheld recorded fixes (nil when it did not).
-    public static func withheldNote(_ run: ReplayRun) -> String? {
-        guard let r = run.report, r.fixesUsed < run.recording.count else { return nil }
-        let withheld = run.recording.count - r.fixesUsed
+    /// A line for stderr when the receiver model withheld recorded fixes (nil when it did not):
+    /// those not used, less `notNewer` (fixes dated at or before the one before them, dropped
+    /// whatever the receiver did).
+    public static func withheldNote(_ run: ReplayRun, notNewer: Int = 0) -> String? {
+        guard let r = run.report, !run.options.alwaysOn else { return nil }
+        let withheld = run.recording.count - r.fixesUsed - notNewer
+        guard withheld > 0 else { return nil }
         return "replay: note: the receiver model withheld \(withheld) of \(run.recording.count) recorded fixes "
             + "(they came while the modelled receiver was off or acquiring its first fix); --always-on uses every fix"
     }

@@ -15,7 +15,7 @@ public enum HookFire {
                 let list = known.isEmpty ? "the profile has no fences" : "known fences: \(known.joined(separator: ", "))"
                 return "no fence with id '\(id)' in the profile (\(list))"
             case .fenceRequired(let kind):
-                return "a '\(kind.rawValue)' event needs --fence ID"
+                return "\(kind.rawValue.first.map { "aeiou".contains($0) } == true ? "an" : "a") '\(kind.rawValue)' event needs --fence ID"
             case .fenceNotCarried(let kind):
                 return "a '\(kind.rawValue)' event carries no fence: leave out --fence"
             }

@@ -81,7 +81,8 @@ public final class GPSDSource {
         geomon_gps_free(data)
     }
 
-    public var endpoint: String { "\(host):\(port)" }
+    /// `HOST:PORT`, an IPv6 address in brackets (`[::1]:2947`).
+    public var endpoint: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
 
     /// The socket to wait on while connected; nil when disconnected.
     public var fileDescriptor: Int32? {

@@ -136,6 +136,7 @@ public final class EventStore {
             close(fd)
             return
         }
+        if info.st_mode & S_IFMT == S_IFDIR { throw StoreError(.missing, path: path, message: "is a directory, not a database") }
         guard info.st_size > 0 else {
             // An empty file becomes a database (location history): private, as one geomon
             // creates, whatever the umask made it.

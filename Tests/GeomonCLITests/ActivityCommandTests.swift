@@ -75,7 +75,9 @@ struct ActivityCommandTests {
         let noTime = try runGeomon(["replay", "--profile", profile, track, "--no-hooks", "--activity", untimed])
         #expect(noTime.exitCode == 65 && noTime.stderr.contains("\"time\""), "\(noTime.stderr)")
         let neither = try runGeomon(["replay", "--profile", profile, track, "--no-hooks", "--activity", "horse"])
-        #expect(neither.exitCode == 66 && neither.stderr.contains("no activity"), "\(neither.stderr)")
+        #expect(neither.exitCode == 64 && neither.stderr.contains("option '--activity' must be foot, bicycle, vehicle, boat, air, any, derive or a recording (got 'horse')"), "\(neither.stderr)")
+        let gone = try runGeomon(["replay", "--profile", profile, track, "--no-hooks", "--activity", "/nonexistent/activity.jsonl"])
+        #expect(gone.exitCode == 66, "\(gone.stderr)")
     }
 
     /// `--receiver-ttff-hot`: the modelled receiver's hot start apart from the profile's plan

@@ -1,3 +1,4 @@
+import Foundation
 import GeomonTestSupport
 import Testing
 
@@ -31,6 +32,23 @@ struct HooksCommandTests {
         #expect(try runGeomon(["hooks", "list"]).exitCode == 64)
         let result = try runGeomon(["hooks", "dead", "--db", "/nonexistent/geomon.db"])
         #expect(result.exitCode == 66)
-        #expect(result.stderr.contains("cannot read database '/nonexistent/geomon.db'"))
+        #expect(result.stderr == "geomon: error: /nonexistent/geomon.db: no such database\n", "\(result.stderr)")
+    }
+
+    /// A directory or a file that is no geomon database: the reading and the writing commands
+    /// say so alike, and no lock file is made beside it.
+    @Test func aDirectoryOrAForeignFileIsRefusedWithoutALockBesideIt() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let folder = dir.path("folder.db")
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: false)
+        let foreign = try dir.write("foreign.db", "not a database\n")
+        for command in [["status"], ["hooks", "dead"], ["hooks", "retry"], ["publish", "retry"]] {
+            let d = try runGeomon(command + ["--db", folder])
+            #expect(d.exitCode == 66 && d.stderr == "geomon: error: \(folder): is a directory, not a database\n", "\(command): \(d.stderr)")
+            let f = try runGeomon(command + ["--db", foreign])
+            #expect(f.exitCode == 65 && f.stderr.contains("not a geomon database (not an SQLite file); the file was left untouched"), "\(command): \(f.stderr)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: folder + ".lock") && !FileManager.default.fileExists(atPath: foreign + ".lock"))
     }
 }

@@ -71,6 +71,22 @@ struct ManualTests {
         #expect(try complete(["geomon", "publish", ""]).sorted() == ["list", "retry"])
         #expect(try complete(["geomon", "replay", "--format", ""]).sorted() == ["json", "text"])
         #expect(try complete(["geomon", "replay", "--pub"]).sorted() == ["--publish", "--publish-wait"])
+        // Two-word commands: their first word once, their second words after it, their own
+        // options after both.
+        #expect(try complete(["geomon", "f"]) == ["fences"])
+        #expect(try complete(["geomon", "h"]) == ["hooks"])
+        #expect(try complete(["geomon", "fences", ""]).sorted() == ["here", "remove"])
+        #expect(try complete(["geomon", "fences", "here", "--na"]) == ["--name"])
+        #expect(try complete(["geomon", "fences", "--pro"]) == ["--profile"])
+    }
+
+    /// A group's subcommand is the first word that is neither an option nor an option's value:
+    /// `publish --db retry list` lists the database named `retry`; it is no `publish retry`.
+    @Test func aGroupsSubcommandIsNoOptionsValue() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let result = try runProcess(TestSupport.geomonBinary, ["publish", "--db", "retry", "list"], currentDirectory: dir.url)
+        #expect(result.exitCode == 66 && result.stderr == "geomon: error: retry: no such database\n", "\(result.stderr)")
     }
 
     /// geomon-profile(5) as a reader sees it (rendered without hyphenation): each bullet of

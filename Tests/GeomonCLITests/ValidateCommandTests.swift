@@ -122,6 +122,24 @@ struct ValidateCommandTests {
         #expect(result.stderr == "geomon: error: cannot read profile '/nonexistent/profile.yaml': No such file or directory\n")
     }
 
+    /// Every command that takes --profile says a missing or invalid one the same way: the
+    /// diagnostics as `validate` prints them, then `geomon: error: …`.
+    @Test func everyCommandSaysAProfileErrorTheSameWay() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let bad = try dir.write("bad.yaml", "version: 1\nname: x\nmode: bogus\n")
+        let track = TestSupport.fixture("replay/swiss-drive.jsonl").path
+        for command in [["run", "--db", dir.path("x.db")], ["fences"], ["replay", track]] {
+            let missing = try runGeomon([command[0], "--profile", "/nonexistent/profile.yaml"] + command.dropFirst())
+            #expect(missing.exitCode == 66 && missing.stderr == "geomon: error: cannot read profile '/nonexistent/profile.yaml': No such file or directory\n",
+                    "\(command[0]): \(missing.stderr)")
+            let invalid = try runGeomon([command[0], "--profile", bad] + command.dropFirst())
+            #expect(invalid.exitCode == 65 && invalid.stderr.hasPrefix("\(bad):3:7: error: 'mode' must be")
+                    && invalid.stderr.hasSuffix("\ngeomon: error: invalid profile (1 error; run 'geomon validate \(bad)')\n"), "\(command[0]): \(invalid.stderr)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: dir.path("x.db")))
+    }
+
     @Test func directoryIsUnreadableInput() throws {
         let result = try runGeomon(["validate", Self.profiles])
         #expect(result.exitCode == 66)

@@ -80,7 +80,7 @@ import Testing
         #expect(Self.error(["replay", "t.nmea"]) == "missing '--profile PROFILE'")
         #expect(Self.error(["replay", "--profile", "p.yaml"]) == "missing TRACK")
         #expect(Self.error(["replay", "--profile", "p.yaml", "t", "--speed", "fast"]) == "option '--speed' needs a number (got 'fast')")
-        #expect(Self.error(["replay", "--profile", "p.yaml", "t", "--speed", "0"]) == "option '--speed' must be greater than 0 (got 0)")
+        #expect(Self.error(["replay", "--profile", "p.yaml", "t", "--speed", "0"]) == "option '--speed' must be in 0.001...1000000 (got 0)")
         #expect(Self.error(["replay", "--profile", "p.yaml", "t", "--seed", "-1"]) == "option '--seed' must be in 0...\(Int.max) (got -1)")
         #expect(Self.error(["replay", "--profile", "p.yaml", "t", "--interpolate-gaps", "1e9"]) == "option '--interpolate-gaps' must be in 0...86400 (got 1e9)")
         #expect(Self.error(["replay", "--profile", "p.yaml", "t", "--always-on", "--compare-always-on"]) == "'--always-on' and '--compare-always-on' exclude each other")
@@ -99,6 +99,16 @@ import Testing
         #expect(c.options.exitAfterSeconds == 2.5)
         #expect(Self.error(["run"]) == "missing '--profile PROFILE'")
         #expect(Self.error(["run", "--profile", "p", "--gpsd", "host:99999"]) == "option '--gpsd' needs HOST:PORT (got 'host:99999')")
+        // An unclosed bracket, colons that are no IPv6 address: no endpoint. An IPv6 address
+        // alone takes the default port.
+        for bad in ["[::1", "[::1]x", "a:b:c", "::1]:80", "ho st:80"] {
+            #expect(Self.error(["run", "--profile", "p", "--gpsd", bad]) == "option '--gpsd' needs HOST:PORT (got '\(bad)')", "\(bad)")
+        }
+        #expect(parseEndpoint("::1")?.host == "::1" && parseEndpoint("::1")?.port == 2947)
+        #expect(parseEndpoint("[fe80::1]:3000")?.host == "fe80::1" && parseEndpoint("[fe80::1]:3000")?.port == 3000)
+        #expect(parseEndpoint("gps.local")?.port == 2947)
+        // An empty value names nothing (an unset shell variable).
+        #expect(Self.error(["status", "--db", ""]) == "option '--db' needs a value (PATH), not an empty one")
         #expect(Self.error(["run", "--profile", "p", "--log-level", "loud"]) == "option '--log-level' must be one of error, warning, notice, info, debug (got 'loud')")
         #expect(Self.error(["run", "--profile", "p", "--exit-after", "-1"]) == "option '--exit-after' must be in 0...1000000000 (got -1)")
     }
@@ -132,6 +142,10 @@ import Testing
         #expect(Self.error(["query", "--profile", "p", "--id-property", "x"]) == "--id-property needs --fences")
         #expect(Self.error(["query", "--profile", "p", "95", "8"]) == "LAT LON must be numbers with latitude in -90...90 and longitude in -180...180 (got '95 8')")
         #expect(Self.error(["query", "--profile", "p", "1", "2", "3"]) == "unexpected argument '3'")
+        // Decimal numbers only: `Double` would read hex, inf and nan.
+        for bad in [["0x10", "0"], ["nan", "0"], ["inf", "1"]] {
+            #expect(Self.error(["query", "--profile", "p"] + bad)?.hasPrefix("LAT LON must be numbers") == true, "\(bad)")
+        }
     }
 
     @Test func groupsNeedAKnownSubcommandAndOptionsMayComeFirst() throws {
@@ -147,7 +161,7 @@ import Testing
         #expect(Self.error(["hooks", "list", "--db", "d", "--event", "enter"]) == "unknown option '--event'")
         let bench = try #require(try Self.parse(["bench", "fences", "--synthetic", "1000", "--seed", "3", "--repeat", "2"]) as? BenchFencesCommand)
         #expect(bench.synthetic == 1000 && bench.seed == 3 && bench.repeats == 2)
-        #expect(Self.error(["bench", "fences", "--synthetic", "10", "--fences", "f"]) == "--synthetic N replaces --fences, --points and --track")
+        #expect(Self.error(["bench", "fences", "--synthetic", "10", "--fences", "f"]) == "--synthetic N replaces --fences, --points, --id-property and --track")
         #expect(Self.error(["bench", "generate", "--fences", "10", "--points", "5", "--seed", "1"]) == "missing '--out DIR'")
     }
 

@@ -132,11 +132,17 @@ public enum GeomonCLI {
         case let .command(c):
             type = c
         case let .group(group):
-            guard let index = rest.firstIndex(where: { group.words.contains($0) }) else {
+            // The subcommand is the first word that is neither an option nor the value of one
+            // (options may come first: `publish --db retry list` is no `publish retry`).
+            guard let index = Self.subcommandIndex(in: rest, of: group) else {
                 if rest.contains("--help") || rest.contains("-h") { return .help(group.help) }
-                let given = rest.first { !$0.hasPrefix("-") }
-                let message = given.map { "unknown subcommand '\($0)' (expected \(group.words.joined(separator: ", ")))" }
-                    ?? "missing subcommand (\(group.words.joined(separator: ", ")))"
+                let expected = group.words.joined(separator: ", ")
+                let message: String
+                if let given = Self.firstWord(in: rest, of: group) {
+                    message = "unknown subcommand '\(given)' (expected \(expected))"
+                } else {
+                    message = "missing subcommand (\(expected))"
+                }
                 throw ParseFailure(UsageError(message), group: group)
             }
             let word = rest.remove(at: index)
@@ -227,6 +233,29 @@ public enum GeomonCLI {
             writeStderr("geomon: error: \(error)")
             return ExitCode.failure.code
         }
+    }
+
+    /// Where the first word of `arguments` that is neither an option nor an option's value
+    /// (any of the group's subcommands' options that take one) is, when it names a subcommand.
+    static func subcommandIndex(in arguments: [String], of group: CommandGroup) -> Int? {
+        guard let i = firstWordIndex(in: arguments, of: group), group.words.contains(arguments[i]) else { return nil }
+        return i
+    }
+
+    static func firstWord(in arguments: [String], of group: CommandGroup) -> String? {
+        firstWordIndex(in: arguments, of: group).map { arguments[$0] }
+    }
+
+    private static func firstWordIndex(in arguments: [String], of group: CommandGroup) -> Int? {
+        let valued = Set(group.subcommands.flatMap { $0.spec.options.filter { !$0.isFlag }.map(\.name) })
+        var i = 0
+        while i < arguments.count {
+            let word = arguments[i]
+            if !word.hasPrefix("-") || word == "-" { return i }
+            if valued.contains(word) { i += 1 }
+            i += 1
+        }
+        return nil
     }
 
     static func helpText(for words: [String]) throws -> String {

@@ -17,21 +17,7 @@ func loadProfileOrExit(_ path: String, insecurePermissions: Bool = false, lint: 
             if lint == .summary { writeStderr("geomon: " + warnings.summary(profilePath: path)) }
         })
     } catch {
-        if error.isMissing {
-            writeStderr("geomon: error: \(error.message)")
-            throw ExitCode.noInput
-        }
-        writeStderr(error.description.replacingLast(line: "geomon: error: \(error.message)"))
-        throw ExitCode.dataError
-    }
-}
-
-private extension String {
-    /// Replaces the final line (the summary) so it carries the `geomon: error:` prefix.
-    func replacingLast(line: String) -> String {
-        var lines = split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
-        while lines.last == "" { lines.removeLast() }
-        if !lines.isEmpty { lines.removeLast() }
-        return (lines + [line]).joined(separator: "\n")
+        writeStderr(error.commandLineText)
+        throw error.isMissing ? ExitCode.noInput : ExitCode.dataError
     }
 }

@@ -97,7 +97,18 @@ enum Manual {
 
             """
         }
-        let commands = GeomonCLI.entries.map(\.name).joined(separator: " ")
+        // First words once (`fences` also begins `fences here` and `fences remove`).
+        var firstWords: [String] = []
+        var seconds: [String: [String]] = [:]
+        for entry in GeomonCLI.entries {
+            let words = entry.name.split(separator: " ").map(String.init)
+            if !firstWords.contains(words[0]) { firstWords.append(words[0]) }
+            if words.count == 2 { seconds[words[0], default: []].append(words[1]) }
+        }
+        let commands = firstWords.joined(separator: " ")
+        let pairs = firstWords.compactMap { first -> String? in
+            seconds[first].map { "        \(first)) pair='\($0.joined(separator: " "))' ;;" }
+        }.joined(separator: "\n")
         let groups = GeomonCLI.entries.compactMap { entry -> String? in
             guard case let .group(group) = entry else { return nil }
             return "        \(group.name)) sub='\(group.words.joined(separator: " "))' ;;"
@@ -130,9 +141,10 @@ enum Manual {
                 COMPREPLY=($(compgen -W '\(commands) --help --version' -- "$cur"))
                 return
             fi
-            local command=${COMP_WORDS[1]} sub=
+            local command=${COMP_WORDS[1]} sub= pair=
             case "$command" in
         \(groups)
+        \(pairs)
             esac
             if [[ -n "$sub" ]]; then
                 if (( COMP_CWORD == 2 )); then
@@ -140,6 +152,13 @@ enum Manual {
                     return
                 fi
                 command="$command ${COMP_WORDS[2]}"
+            elif [[ -n "$pair" ]]; then
+                # A command that two-word commands extend (`fences`, `fences here`).
+                if (( COMP_CWORD == 2 )) && [[ "$cur" != -* ]]; then
+                    COMPREPLY=($(compgen -W "$pair" -- "$cur"))
+                    return
+                fi
+                if (( COMP_CWORD > 2 )) && [[ " $pair " == *" ${COMP_WORDS[2]} "* ]]; then command="$command ${COMP_WORDS[2]}"; fi
             fi
             case "$command" in
         \(cases)    esac

@@ -90,6 +90,8 @@ public struct ParsedArguments: Sendable {
                 }
                 i += 1
             }
+            // An empty value (`--db ""`, an unset shell variable) names nothing.
+            if value.isEmpty { throw UsageError("option '\(name)' needs a value (\(option.value ?? "VALUE")), not an empty one") }
             if !option.choices.isEmpty, !option.choices.contains(value) {
                 throw UsageError("option '\(name)' must be one of \(option.choices.joined(separator: ", ")) (got '\(value)')")
             }

@@ -46,6 +46,7 @@ struct BenchFencesCommand: GeomonCommand {
         options: [
             .option("--fences", "FILE", "the fences (GeoJSON)", completion: .file(["geojson", "json"])),
             .option("--points", "FILE", "the points (`lat,lon` lines)", completion: .file(["csv"])),
+            .option("--id-property", "NAME", "the feature property that holds each fence's id (as the profile's `id_property`)"),
             .option("--track", "FILE", "a track to follow (`lat,lon` lines)", completion: .file(["csv"])),
             .option("--synthetic", "N", "generate N fences in memory instead of reading files"),
             .option("--seed", "S", "with --synthetic: the generator's seed (default 1)"),
@@ -58,6 +59,7 @@ struct BenchFencesCommand: GeomonCommand {
 
     var fences: String?
     var points: String?
+    var idProperty: String?
     var track: String?
     var synthetic: Int?
     var seed: UInt64
@@ -68,6 +70,7 @@ struct BenchFencesCommand: GeomonCommand {
     init(_ arguments: ParsedArguments) throws {
         fences = arguments.value("--fences")
         points = arguments.value("--points")
+        idProperty = arguments.value("--id-property")
         track = arguments.value("--track")
         synthetic = try arguments.int("--synthetic", in: 1...10_000_000)
         seed = UInt64(try arguments.int("--seed", in: 0...Int.max) ?? 1)
@@ -81,8 +84,8 @@ struct BenchFencesCommand: GeomonCommand {
 
     func validate() throws {
         if synthetic != nil {
-            guard fences == nil, points == nil, track == nil else {
-                throw UsageError("--synthetic N replaces --fences, --points and --track")
+            guard fences == nil, points == nil, track == nil, idProperty == nil else {
+                throw UsageError("--synthetic N replaces --fences, --points, --id-property and --track")
             }
         } else if fences == nil || points == nil {
             throw UsageError("bench fences needs --fences F.geojson and --points P.csv (or --synthetic N)")
@@ -99,7 +102,7 @@ struct BenchFencesCommand: GeomonCommand {
             if serve { return Bench.serve(shapes: shapes, points: data.points, load: Bench.Load(seconds: t1 - t0)) }
             return Bench.measure(shapes: shapes, index: nil, points: data.points, track: data.track, load: Bench.Load(seconds: t1 - t0), repeats: repeats)
         }
-        return try Bench.benchFences(fencesPath: fences ?? "", pointsPath: points ?? "", trackPath: track, repeats: repeats, serve: serve)
+        return try Bench.benchFences(fencesPath: fences ?? "", pointsPath: points ?? "", idProperty: idProperty, trackPath: track, repeats: repeats, serve: serve)
     }
 }
 
@@ -161,11 +164,11 @@ enum Bench {
         var parseSeconds: Double?
     }
 
-    static func benchFences(fencesPath: String, pointsPath: String, trackPath: String?, repeats: Int, serve: Bool) throws -> Int32 {
+    static func benchFences(fencesPath: String, pointsPath: String, idProperty: String?, trackPath: String?, repeats: Int, serve: Bool) throws -> Int32 {
         let base = currentRSSMegabytes()
         let t0 = seconds()
         let loaded: FenceLoading.Loaded
-        do { loaded = try FenceLoading.geoJSONFences(path: fencesPath, idProperty: nil) } catch {
+        do { loaded = try FenceLoading.geoJSONFences(path: fencesPath, idProperty: idProperty) } catch {
             for message in error.messages { writeStderr(message.contains(": error: ") ? message : "geomon: error: \(message)") }
             return error.exitCode
         }

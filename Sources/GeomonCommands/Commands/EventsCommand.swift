@@ -62,6 +62,7 @@ struct EventsCommand: GeomonCommand {
         if svg != nil, fence != nil || since != nil || limit != nil || json {
             throw UsageError("--svg draws every stored fix and event: not with --fence, --since, --limit or --format")
         }
+        try OutputPaths.check(outputs: [("--svg", svg)], inputs: [("--db", db), ("--profile", profile)])
     }
 
     func run() throws -> Int32 {

@@ -83,12 +83,8 @@ struct FencesCommand: GeomonCommand {
                 writeStderr("geomon: " + warnings.summary(profilePath: profilePath))
             })
         } catch {
-            if error.isMissing {
-                writeStderr("geomon: error: \(error.message)")
-                return ExitCode.noInput.code
-            }
-            writeStderr(error.description)
-            return ExitCode.dataError.code
+            writeStderr(error.commandLineText)
+            return error.isMissing ? ExitCode.noInput.code : ExitCode.dataError.code
         }
         if let db, !inside {
             let store = try openReadOnlyStore(db)

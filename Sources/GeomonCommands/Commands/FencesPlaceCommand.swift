@@ -29,7 +29,7 @@ struct FencesHereCommand: GeomonCommand {
         options: [
             .option("--db", "PATH", "the database of the run to watch with", completion: .file(["db"])),
             .option("--radius", "DIST", "the circle's radius (metres, or with a unit: 40m, 0.2km; default 50m)"),
-            .option("--name", "NAME", "the fence's name (default: the id)"),
+            .option("--name", "NAME", "the fence's name (default: none; events and lists name it by its id)"),
         ],
         arguments: [ArgumentSpec("ID", "the fence id")],
         required: ["--db"]
@@ -66,7 +66,10 @@ struct FencesHereCommand: GeomonCommand {
         let age = (now - found.last.time).secondsValue
         print("placed \(id): a \(NumberText.short(radius, 1)) m circle at \(NumberText.short(found.center.latitude, 7)),\(NumberText.short(found.center.longitude, 7))"
               + " (the mean of \(found.fixes) fix\(found.fixes == 1 ? "" : "es"), the newest \(found.last.time.rfc3339))")
-        if age > 600 { writeStderr("geomon: warning: the newest fix is \(Int(age / 60)) min old; the fence is placed where the device was then") }
+        if age > 600 {
+            let old = age < 7200 ? "\(Int(age / 60)) min" : age < 172_800 ? "\(Int(age / 3600)) h" : "\(Int(age / 86_400)) days"
+            writeStderr("geomon: warning: the newest fix is \(old) old; the fence is placed where the device was then")
+        }
         return FencesRemoveCommand.notifyDaemon(db: db)
     }
 }

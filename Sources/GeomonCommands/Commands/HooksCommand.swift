@@ -19,6 +19,8 @@ enum HooksCommand {
     /// Opens the delivery store (read-only unless `writable`).
     static func openQueue(path: String, writable: Bool) throws -> EventStore {
         if access(path, R_OK) != 0 {
+            // Worded as the reading commands word it.
+            if errno == ENOENT { throw CommandFailure("\(path): no such database", exitCode: .noInput) }
             throw CommandFailure("cannot read database '\(path)': \(String(cString: strerror(errno)))", exitCode: .noInput)
         }
         do {
@@ -33,8 +35,9 @@ enum HooksCommand {
     /// Runs `body` on the database opened for writing while this process holds its instance
     /// lock (no daemon runs on it).
     static func withWritableStore<T>(_ path: String, _ body: (EventStore) throws -> T) throws -> T {
-        // A database that is not there gets its error before a lock file is made beside it.
-        if access(path, F_OK) != 0 { _ = try openQueue(path: path, writable: false) }
+        // A database that is not there, or is no geomon database (a directory, another
+        // file), gets its error before a lock file is made beside it.
+        _ = try openQueue(path: path, writable: false)
         let lock: InstanceLock
         do {
             lock = try DatabaseTrust.lock(databasePath: path, role: "maintenance")

@@ -149,11 +149,16 @@ struct QueryCommand: GeomonCommand {
         }
     }
 
-    /// `lat lon` or `lat,lon` (spaces or one comma between), range-checked.
+    /// `lat lon` or `lat,lon` (spaces or one comma between), decimal numbers (not hex, `inf`
+    /// or `nan`, which `Double` would read), range-checked.
     static func parsePoint(_ text: Substring) -> Coordinate? {
         let parts = text.split(whereSeparator: { $0 == "," || $0 == " " || $0 == "\t" })
+        func decimal(_ s: Substring) -> Double? {
+            guard s.allSatisfy({ $0.isASCII && ($0.isNumber || "+-.eE".contains($0)) }) else { return nil }
+            return Double(s)
+        }
         guard parts.count == 2, text.filter({ $0 == "," }).count <= 1,
-              let lat = Double(parts[0]), let lon = Double(parts[1]) else { return nil }
+              let lat = decimal(parts[0]), let lon = decimal(parts[1]) else { return nil }
         let p = Coordinate(latitude: lat, longitude: lon)
         return p.isValid ? p : nil
     }

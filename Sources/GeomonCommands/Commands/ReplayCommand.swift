@@ -37,7 +37,7 @@ struct ReplayCommand: GeomonCommand {
             .option("--profile", "PROFILE", "the profile to run", completion: .file(["yaml", "yml"])),
             .option("--db", "PATH", "database to use; replaying into an existing one resumes after its last committed fix (default: a temporary database, removed after; `:memory:` keeps it in memory)", completion: .file(["db"])),
             .choice("--format", ["text", "json"], "events as text (default) or json (one object per line)"),
-            .option("--speed", "X", "play X times real time (default: as fast as possible)"),
+            .option("--speed", "X", "play X times real time, 0.001 to 1000000 (default: as fast as possible)"),
             .flag("--no-hooks", "store events without queueing hook deliveries"),
             .flag("--publish", "send the replay's MQTT messages to the profile's broker (publish.mqtt; off by default): with --speed while the replay runs, then until the broker acknowledged every one; exits 69 when it makes no progress for --publish-wait (docs/publish.md)"),
             .option("--publish-wait", "SECONDS", "with --publish: how long to wait for a broker that makes no progress before giving up (default 30)"),
@@ -84,7 +84,7 @@ struct ReplayCommand: GeomonCommand {
         trackPaths = arguments.positionals
         db = arguments.value("--db")
         json = arguments.choice("--format", default: "text") == "json"
-        speed = try arguments.double("--speed")
+        speed = try arguments.double("--speed", in: 0.001...1_000_000)
         noHooks = arguments.flag("--no-hooks")
         publish = arguments.flag("--publish")
         if let wait = try arguments.double("--publish-wait", in: 0...86_400) { publishWait = .milliseconds(Int64((wait * 1000).rounded())) }
@@ -117,15 +117,25 @@ struct ReplayCommand: GeomonCommand {
             options.receiverTTFFHot = .milliseconds(Int64((hot * 1000).rounded()))
         }
         if let interval = try arguments.double("--tracking-interval", in: 0...3600) {
+            if interval > 0, interval < 0.001 {
+                throw UsageError("option '--tracking-interval' must be 0 (the recorded fixes only) or at least 0.001 (got \(NumberText.shortest(interval)))")
+            }
             options.trackingInterval = interval > 0 ? .milliseconds(Int64((interval * 1000).rounded())) : nil
         }
     }
 
     func validate() throws {
-        if let speed, speed <= 0 { throw UsageError("option '--speed' must be greater than 0 (got \(NumberText.shortest(speed)))") }
+        // A word that is no activity and no file there: a mistyped activity, not missing input.
+        if let activityPath, !activityPath.contains("/"), !activityPath.contains("."), access(activityPath, F_OK) != 0 {
+            let kinds = Activity.allCases.map(\.rawValue).joined(separator: ", ")
+            throw UsageError("option '--activity' must be \(kinds), derive or a recording (got '\(activityPath)')")
+        }
         if options.alwaysOn, options.compareAlwaysOn {
             throw UsageError("'--always-on' and '--compare-always-on' exclude each other")
         }
+        try OutputPaths.check(outputs: [("--report", reportPath == "-" ? nil : reportPath), ("--svg", svgPath), ("--policy-log", policyLogPath)],
+                              inputs: [("--profile", profilePath), ("--db", db), ("--coarse", coarsePath), ("--activity", activityPath),
+                                       ("--power-supply", powerSupplyPath)] + trackPaths.map { ("TRACK", $0) })
     }
 
     func run() throws -> Int32 {
@@ -183,7 +193,10 @@ struct ReplayCommand: GeomonCommand {
         progressBar?.update(percent: 100, "\(run.recording.count) fixes")
         progressBar?.finish()
         try reportDeliveries(store: store, hooks: hooks, publishing: publishing)
-        try writeOutputs(run, profile: profile)
+        try writeOutputs(run, profile: profile, notNewer: counts.notNewer)
+        if let db, let resumeAfter, counts.processed == 0, counts.events == 0 {
+            writeStderr("replay: note: nothing new was decided: \(db) already holds this replay up to \(resumeAfter.rfc3339) (a replay into a database resumes after its last committed fix; the figures above are the whole run's)")
+        }
         if stats {
             let coarse = coarseTrack.map { [TrackSummary(path: $0.path, format: $0.format, count: $0.fixes.count, skippedText: $0.skippedText)] }
             printStats(run, tracks: tracks + (coarse ?? []), counts: counts, elapsed: elapsed, cpu: cpu, journal: journal)
@@ -212,7 +225,7 @@ struct ReplayCommand: GeomonCommand {
     }
 
     /// The report, picture, policy log and summary lines the options ask for.
-    private func writeOutputs(_ run: ReplayRun, profile: Profile) throws {
+    private func writeOutputs(_ run: ReplayRun, profile: Profile, notNewer: Int) throws {
         if let reportPath {
             let text = json ? ReplayReport.json(run) : ReplayReport.table(run)
             if reportPath == "-" {
@@ -228,7 +241,7 @@ struct ReplayCommand: GeomonCommand {
         }
         if let policyLogPath { try writeFile(ReplayReport.policyLog(run), to: policyLogPath) }
         writeStderr(ReplayReport.summaryLine(run))
-        if let note = ReplayReport.withheldNote(run) { writeStderr(note) }
+        if let note = ReplayReport.withheldNote(run, notNewer: notNewer) { writeStderr(note) }
     }
 
     /// `--stats`: what was read, what was processed, how fast, the index's work.

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 public import GeomonCore
+import GeomonConfig
 public import GeomonStore
 public import GeomonSources
 import GeomonHooks
@@ -49,7 +50,7 @@ public final class LiveDaemon {
                 log.notice(warnings.summary(profilePath: options.profilePath))
             })
         } catch {
-            throw LiveDaemonError(message: error.description, exitCode: error.isMissing ? Exit.noInput : Exit.invalidProfile)
+            throw LiveDaemonError(message: error.commandLineText, exitCode: error.isMissing ? Exit.noInput : Exit.invalidProfile)
         }
         let databasePath = options.databasePath ?? profile.storage.path ?? "/var/lib/geomon/\(profile.name).db"
         let directory = directoryPart(of: databasePath)
@@ -143,8 +144,14 @@ public final class LiveDaemon {
                     log.info(warnings.summary(profilePath: options.profilePath))
                 }), store: store, log: log)
             } catch {
-                for line in "\(error)".split(separator: "\n") { log.error(String(line)) }
-                log.error("reload failed; keeping the running profile", ["profile": context.profile.name])
+                // One line per error (`path:line:column: error: …`), not the rendered snippet
+                // and its caret as lines of their own.
+                if let failure = error as? ProfileLoadError {
+                    for diagnostic in failure.diagnostics where diagnostic.severity == .error { log.error(diagnostic.description) }
+                    log.error("reload failed; keeping the running profile", ["profile": context.profile.name, "reason": failure.message])
+                } else {
+                    log.error("reload failed; keeping the running profile", ["profile": context.profile.name, "reason": "\(error)"])
+                }
                 throw error
             }
             guard next.name == context.profile.name else {

@@ -1,3 +1,4 @@
+import Glibc
 public import GeomonSources
 
 /// What `geomon run` was asked to do.
@@ -27,11 +28,14 @@ public struct RunOptions: Sendable {
     }
 }
 
-/// Parses `HOST:PORT` (or `[v6]:PORT`, or `HOST` alone with the default port 2947).
+/// Parses `HOST:PORT` (or `[v6]:PORT`, or `HOST` alone with the default port 2947, an IPv6
+/// address alone too). An unclosed bracket, or colons that are neither one port's nor an IPv6
+/// address's, are no endpoint.
 public func parseEndpoint(_ text: String) -> (host: String, port: Int)? {
     var host = text
     var port = 2947
-    if text.hasPrefix("["), let close = text.firstIndex(of: "]") {
+    if text.hasPrefix("[") {
+        guard let close = text.firstIndex(of: "]") else { return nil }
         host = String(text[text.index(after: text.startIndex)..<close])
         let rest = text[text.index(after: close)...]
         if rest.hasPrefix(":") {
@@ -44,7 +48,15 @@ public func parseEndpoint(_ text: String) -> (host: String, port: Int)? {
         host = String(text[..<colon])
         guard let p = Int(text[text.index(after: colon)...]), (1...65535).contains(p) else { return nil }
         port = p
+    } else if text.contains(":") {
+        // Several colons: an IPv6 address alone, or nothing.
+        var address = in6_addr()
+        guard inet_pton(AF_INET6, text, &address) == 1 else { return nil }
     }
-    guard !host.isEmpty else { return nil }
+    guard !host.isEmpty, !host.contains(where: { $0 == "[" || $0 == "]" || $0.isWhitespace }) else { return nil }
+    if host.contains(":") {
+        var address = in6_addr()
+        guard inet_pton(AF_INET6, host, &address) == 1 else { return nil }
+    }
     return (host, port)
 }
