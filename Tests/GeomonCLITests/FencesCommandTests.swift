@@ -198,4 +198,18 @@ struct FencesCommandTests {
         #expect(try runGeomon(["fences", "--profile", bad]).exitCode == 65)
         #expect(try runGeomon(["fences"]).exitCode == 64)
     }
+
+    /// Another profile's database: `fences --db` refuses the pair, as `run` and `replay` do,
+    /// instead of listing that profile's placed fences under this one.
+    @Test func anotherProfilesDatabaseIsRefused() throws {
+        let (dir, profile) = try Self.setUp()
+        defer { dir.remove() }
+        let db = dir.path("other.db")
+        let other = try dir.write("other.yaml", "version: 1\nname: other\nmode: continuous\nsources: {gnss: {}}\nfences: [{id: a, circle: {lat: 46, lon: 7, radius: 100m}}]\n")
+        let replay = try runGeomon(["replay", "--profile", other, "--db", db, "--no-hooks", TestSupport.fixture("replay/swiss-drive.jsonl").path])
+        #expect(replay.exitCode == 0, "\(replay.stderr)")
+        let result = try runGeomon(["fences", "--profile", profile, "--db", db])
+        #expect(result.exitCode == 65 && result.stderr.hasSuffix("geomon: error: \(db): the database belongs to profile 'other', not 'wellington'\n"), "\(result.stderr)")
+        #expect(try runGeomon(["fences", "--profile", other, "--db", db]).exitCode == 0)
+    }
 }

@@ -88,6 +88,11 @@ struct FencesCommand: GeomonCommand {
         }
         if let db, !inside {
             let store = try openReadOnlyStore(db)
+            // Another profile's database: its fences are not this profile's (`run` and
+            // `replay` refuse the pair).
+            if let owner = try store.engineState()?.profile, owner != profile.name {
+                throw CommandFailure("\(db): the database belongs to profile '\(owner)', not '\(profile.name)'", exitCode: .dataError)
+            }
             var pushed = try store.pushedFenceList.all()
             if profile.publish.mqtt?.commands != true {
                 if !pushed.isEmpty {
