@@ -15,12 +15,14 @@ struct DaemonClockTests {
             horizontalAccuracyMeters: 5)
     }
 
-    /// One fix dated two hours ahead (a coarse source writing local time as UTC, a receiver's
-    /// glitch) is ignored: the clock stays, and the rightly dated fixes after it still decide.
-    @Test func aSingleFixDatedHoursAheadIsIgnored() throws {
+    /// Five rightly dated fixes 300 m east of `home`, then `odd` (a fix dated far ahead), then
+    /// fixes at `home` from 6 s on: whether the clock stayed, and whether `home` was entered at
+    /// 6 s.
+    static func feedAroundABadDate(_ odd: Fix, coarse: Bool) throws -> (clockStayed: Bool, entered: Bool, events: [String]) {
         let host = ManualClock(wall: Self.t0)
         var profile = Profile(name: "clock", mode: .continuous)
         profile.sources.gnss = GNSSSourceSettings()
+        if coarse { profile.sources.coarse = CoarseSourceSettings() }
         profile.transitions.confirm = 1
         profile.fences = [Fence(id: "home", shape: .circle(center: Coordinate(latitude: 0, longitude: 0), radiusMeters: 100))]
         let driver = MonitorDriver(machine: Monitor(profile: profile), journal: nil, clock: LiveClock(host: host), services: [])
@@ -33,42 +35,31 @@ struct DaemonClockTests {
             try driver.runUntilIdle()
         }
         for s in 0..<5 { try feed(Self.fix(Double(s), east: 300)) }
-        try feed(Self.fix(7200 + 5, east: 0))
-        #expect(driver.machine.engine.state(of: "home") != .inside)
-        #expect(driver.clock.now < Self.t0 + .seconds(60))
+        try feed(odd)
+        let stayed = driver.clock.now < Self.t0 + .seconds(60)
         for s in 6..<12 { try feed(Self.fix(Double(s), east: 0)) }
-        #expect(driver.machine.engine.state(of: "home") == .inside)
-        #expect(events.contains("enter home \((Self.t0 + .seconds(6)).rfc3339)"), "\(events)")
+        let entered = driver.machine.engine.state(of: "home") == .inside && events.contains("enter home \((Self.t0 + .seconds(6)).rfc3339)")
+        return (stayed, entered, events)
+    }
+
+    /// One fix dated two hours ahead (a coarse source writing local time as UTC, a receiver's
+    /// glitch) is ignored: the clock stays, and the rightly dated fixes after it still decide.
+    @Test func aSingleFixDatedHoursAheadIsIgnored() throws {
+        let run = try Self.feedAroundABadDate(Self.fix(7200 + 5, east: 0), coarse: false)
+        #expect(run.clockStayed)
+        #expect(run.entered, "\(run.events)")
     }
 
     /// A coarse fix dated two hours ahead (a command writing local time as UTC) neither moves
     /// the clock nor stops the rightly dated GNSS fixes after it from deciding: it is taken at
     /// the clock's time.
     @Test func aCoarseFixDatedHoursAheadIsTakenAtTheClocksTime() throws {
-        let host = ManualClock(wall: Self.t0)
-        var profile = Profile(name: "clock", mode: .continuous)
-        profile.sources.gnss = GNSSSourceSettings()
-        profile.sources.coarse = CoarseSourceSettings()
-        profile.transitions.confirm = 1
-        profile.fences = [Fence(id: "home", shape: .circle(center: Coordinate(latitude: 0, longitude: 0), radiusMeters: 100))]
-        let driver = MonitorDriver(machine: Monitor(profile: profile), journal: nil, clock: LiveClock(host: host), services: [])
-        var events: [String] = []
-        driver.onCommitted = { stored, _ in events += stored.map { "\($0.event.kind.rawValue) \($0.event.fenceID ?? "-") \($0.event.time.rfc3339)" } }
-        try driver.start()
-        func feed(_ fix: Fix) throws {
-            host.advance(by: .seconds(1))
-            driver.context.emit(.fix(fix))
-            try driver.runUntilIdle()
-        }
-        for s in 0..<5 { try feed(Self.fix(Double(s), east: 300)) }
         var coarse = Self.fix(7200 + 5, east: 300)
         coarse.source = .coarse
         coarse.horizontalAccuracyMeters = 50
-        try feed(coarse)
-        #expect(driver.clock.now < Self.t0 + .seconds(60))
-        for s in 6..<12 { try feed(Self.fix(Double(s), east: 0)) }
-        #expect(driver.machine.engine.state(of: "home") == .inside)
-        #expect(events.contains("enter home \((Self.t0 + .seconds(6)).rfc3339)"), "\(events)")
+        let run = try Self.feedAroundABadDate(coarse, coarse: true)
+        #expect(run.clockStayed)
+        #expect(run.entered, "\(run.events)")
     }
 
     /// `geomon status`'s measured hot start follows the median once 20 are held: the count
