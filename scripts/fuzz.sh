@@ -102,7 +102,7 @@ build_target() {
     local t=$1 bin=$OUT/bin/$1
     local libs=(-lGeomonSources -lGeomonSystem -lGeomonFormat -lGeomonCore -lCGeomonShims -lgps -lFoundation -lFoundationEssentials) deps=("$OUT/lib/libGeomonSources.a")
     case $t in
-        profile-yaml|geojson|places) libs=(-lGeomonConfig -lGeomonFormat -lGeomonCore -lyaml -lz -lFoundation -lFoundationEssentials); deps=("$OUT/lib/libGeomonConfig.a") ;;
+        profile-yaml|geojson|places) libs=(-lGeomonConfig -lGeomonFormat -lGeomonCore -lCGeomonShims -lyaml -lz -lFoundation -lFoundationEssentials); deps=("$OUT/lib/libGeomonConfig.a") ;;
     esac
     if stale "$bin" Fuzz/Common "Fuzz/$t" "$OUT/lib/libGeomonCore.a" "${deps[@]}"; then
         echo "fuzz.sh: building fuzzer $t" >&2
@@ -156,7 +156,7 @@ build_lib GeomonSystem "$OUT/lib/libGeomonCore.a" "$OUT/lib/libCGeomonShims.a"
 pids=()
 build_lib GeomonSources "$OUT/lib/libGeomonCore.a" "$OUT/lib/libCGeomonShims.a" "$OUT/lib/libGeomonSystem.a" "$OUT/lib/libGeomonFormat.a" & pids+=($!)
 if [[ -d Fuzz/profile-yaml || -d Fuzz/geojson ]]; then
-    build_lib GeomonConfig "$OUT/lib/libGeomonCore.a" "$OUT/lib/libGeomonFormat.a" & pids+=($!)
+    build_lib GeomonConfig "$OUT/lib/libGeomonCore.a" "$OUT/lib/libGeomonFormat.a" "$OUT/lib/libCGeomonShims.a" & pids+=($!)
 fi
 wait_all "${pids[@]}"
 pids=()

@@ -8,8 +8,17 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 fail() { echo "package-test: FAIL: $*" >&2; exit 1; }
 [ "$(id -u)" = 0 ] || { echo "package-test: skipped (needs root to install the package)" >&2; exit 0; }
+# Written before this test installs the package and removed after the purge: a run killed in
+# between left the package behind, which the next run purges instead of refusing to start.
+marker=/var/tmp/geomon-package-test.installed
 if dpkg-query -W -f='${Status}' geomon 2>/dev/null | grep -q "install ok installed"; then
-    fail "a geomon package is installed on this machine; the test would replace it"
+    if [ -e "$marker" ]; then
+        echo "package-test: purging the package an interrupted run of this test left installed" >&2
+        dpkg --purge geomon >/dev/null 2>&1 || fail "cannot purge the package an earlier run left"
+        rm -f "$marker"
+    else
+        fail "a geomon package is installed on this machine; the test would replace it"
+    fi
 fi
 
 deb=$(bash scripts/package-deb.sh | tail -1)
@@ -56,8 +65,9 @@ systemd-analyze security --offline=yes --threshold=25 dist/systemd/geomon@.servi
     || { cat "$stage/security.txt" >&2; fail "exposure above 2.5"; }
 echo "package-test: $(grep 'Overall exposure' "$stage/security.txt")"
 
-purge() { dpkg --purge geomon >/dev/null 2>&1 || true; }
+purge() { dpkg --purge geomon >/dev/null 2>&1 && rm -f "$marker" || true; }
 trap 'purge; rm -rf "$stage"' EXIT
+touch "$marker"
 dpkg -i "$deb" > "$stage/install.log" 2>&1 || { cat "$stage/install.log" >&2; fail "dpkg -i"; }
 [ "$(/usr/bin/geomon --version)" = "geomon $version" ] || fail "/usr/bin/geomon --version"
 /usr/bin/geomon validate /etc/geomon/geofence-only.yaml > "$stage/validate.txt" 2>&1 || { cat "$stage/validate.txt" >&2; fail "validate of the installed profile"; }
@@ -77,6 +87,7 @@ getent passwd geomon >/dev/null || fail "remove deleted the geomon user"
 [ -e /etc/geomon/geofence-only.yaml ] || fail "remove deleted the conffiles"
 echo "package-test: removed: binary gone; user, /var/lib/geomon and /etc/geomon kept"
 dpkg --purge geomon > "$stage/purge.log" 2>&1 || { cat "$stage/purge.log" >&2; fail "dpkg --purge"; }
+rm -f "$marker"
 trap 'rm -rf "$stage"' EXIT
 [ ! -e /usr/bin/geomon ] || fail "/usr/bin/geomon left after purge"
 [ ! -e /var/lib/geomon ] || fail "/var/lib/geomon left after purge"

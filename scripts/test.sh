@@ -9,8 +9,10 @@ if ! swift build --build-tests > /tmp/geomon-build.log 2>&1; then
     grep -E 'error|warning: unre' /tmp/geomon-build.log || tail -50 /tmp/geomon-build.log
     exit 1
 fi
-echo "== swift test" >&2
-swift test --skip-build
+echo "== swift test (built in ${SECONDS} s so far)" >&2
+# About 10 minutes on two cores; a test that hangs fails the run here, not at CI's limit.
+timeout --kill-after=60 2700 swift test --skip-build
+echo "== tests done after ${SECONDS} s" >&2
 echo "== the README's first command: scripts/demo.sh (about two minutes)" >&2
 if ! bash scripts/demo.sh > /tmp/geomon-demo.out 2>&1; then
     tail -40 /tmp/geomon-demo.out
@@ -27,3 +29,4 @@ echo "== crash torture (short form: 20 kills; long form: python3 scripts/torture
 python3 scripts/torture.py --kills 20 --seed 1
 echo "== fuzzing (each target 60 s; longer: scripts/fuzz.sh all SECONDS)" >&2
 bash scripts/fuzz.sh all 60
+echo "== all done in ${SECONDS} s" >&2

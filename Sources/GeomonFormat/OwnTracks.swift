@@ -36,6 +36,15 @@ public struct OwnTracks: Sendable {
     private let order: [String: Int]
     /// The waypoint identities (`tst`) fences came with (`Fence.waypointTime`).
     private let times: [String: Int]
+    /// The `wtst` of stays entered under an earlier profile whose waypoint is gone or was
+    /// replaced since (a server's `setWaypoints`, a reload): their leave carries the time their
+    /// enter did, so the server matches it to the waypoint the device entered.
+    public var stayTimes: [String: Int] = [:]
+
+    /// The `wtst` a transition of fence `id` carries now.
+    public func waypointTime(of id: String) -> Int {
+        times[id] ?? Self.waypointTime(fenceID: id)
+    }
 
     public init(settings: MQTTSettings, profile: Profile) {
         self.settings = settings
@@ -120,7 +129,18 @@ public struct OwnTracks: Sendable {
                 result.append(location(fix, trigger: "c", inside: inside, battery: battery, extension: extra, eventID: event.id))
             }
         }
-        guard let last = usable.last else { return result }
+        guard let last = usable.last else {
+            // A transition decided without a fix of its own (a reload closing a stay, an
+            // `active:` window closing at its deadline): the retained location would go on
+            // listing the region it left. The newest fix follows it with the new `inregions`.
+            if transitioned, let lastFix {
+                switch commit.locations ?? settings.locations {
+                case .none: break
+                case .significant, .all: result.append(location(lastFix, trigger: "c", inside: inside, battery: battery))
+                }
+            }
+            return result
+        }
         switch commit.locations ?? settings.locations {
         case .none:
             break
@@ -181,7 +201,7 @@ public struct OwnTracks: Sendable {
         o.add("tid", trackerID)
         o.add("tst", Self.seconds(event.time))
         if let fix, let speed = Self.velocity(fix) { o.add("vel", speed) }
-        o.add("wtst", times[id] ?? Self.waypointTime(fenceID: id))
+        o.add("wtst", event.kind == .exit ? stayTimes[id] ?? waypointTime(of: id) : waypointTime(of: id))
         return Publication(kind: .transition, topic: eventTopic, payload: o.text, retain: false, time: event.time, eventID: event.id)
     }
 

@@ -121,6 +121,12 @@ public final class EventStore {
         }
     }
 
+    /// Throws unless `path` is there and an SQLite file (a directory, another file: the
+    /// reason), touching nothing: for a command to check before it makes a lock file beside it.
+    public static func checkIsDatabaseFile(path: String) throws {
+        try checkHeader(path: path, readOnly: true)
+    }
+
     /// Refuses files that are not SQLite databases before SQLite touches them, and creates a
     /// new database file with mode 0600.
     private static func checkHeader(path: String, readOnly: Bool) throws {

@@ -397,4 +397,32 @@ struct ReplayCommandTests {
         #expect(tty.stdout.contains("] 50% of the recording, 2010-04-03T12:5"), "\(tty.stdout.suffix(300))")
         #expect(tty.stdout.contains("] 100% of the recording, 10327 fixes"), "\(tty.stdout.suffix(300))")
     }
+
+    /// An output that names a track (by any path: a hard link too), the profile, the database
+    /// or another output is refused before anything is written; devices are no files to
+    /// protect; `-` is standard output for `--report` only.
+    @Test func outputsThatWouldOverwriteAnInputOrEachOtherAreRefused() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let track = dir.path("drive.jsonl"), hard = dir.path("hard.jsonl")
+        try FileManager.default.copyItem(atPath: Self.fixture("swiss-drive.jsonl"), toPath: track)
+        #expect(link(track, hard) == 0)
+        let profile = Self.fixture("swiss-drive.profile.yaml")
+        let before = try Data(contentsOf: URL(fileURLWithPath: track))
+        func replay(_ extra: [String]) throws -> ProcessResult {
+            try runGeomon(["replay", "--profile", profile, "--no-hooks", track] + extra)
+        }
+        for (extra, message) in [
+            (["--svg", hard], "option '--svg' names '\(hard)', a track, which it would overwrite"),
+            (["--policy-log", profile], "option '--policy-log' names '\(profile)', the file --profile names, which it would overwrite"),
+            (["--svg", dir.path("a"), "--report", dir.path("a")], "options '--report' and '--svg' name the same file"),
+            (["--policy-log", "-"], "option '--policy-log' takes a file name, not '-'"),
+        ] {
+            let result = try replay(extra)
+            #expect(result.exitCode == 64 && result.stderr.contains(message), "\(extra): \(result.stderr)")
+        }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: track)) == before)
+        #expect(!FileManager.default.fileExists(atPath: dir.path("a")))
+        #expect(try replay(["--svg", "/dev/null", "--policy-log", "/dev/null"]).exitCode == 0)
+    }
 }

@@ -107,6 +107,10 @@ import Testing
         #expect(parseEndpoint("::1")?.host == "::1" && parseEndpoint("::1")?.port == 2947)
         #expect(parseEndpoint("[fe80::1]:3000")?.host == "fe80::1" && parseEndpoint("[fe80::1]:3000")?.port == 3000)
         #expect(parseEndpoint("gps.local")?.port == 2947)
+        // Link-local addresses name their zone, as getaddrinfo takes them.
+        #expect(parseEndpoint("[fe80::1%eth0]:2947")?.host == "fe80::1%eth0")
+        #expect(parseEndpoint("fe80::1%eth0")?.port == 2947)
+        #expect(parseEndpoint("fe80::1%") == nil)
         // An empty value names nothing (an unset shell variable).
         #expect(Self.error(["status", "--db", ""]) == "option '--db' needs a value (PATH), not an empty one")
         #expect(Self.error(["run", "--profile", "p", "--log-level", "loud"]) == "option '--log-level' must be one of error, warning, notice, info, debug (got 'loud')")

@@ -496,6 +496,24 @@ import Testing
         #expect(m.cooldown.suppressedFences.isEmpty)
     }
 
+    /// A late tick (the first after a restart, a suspend) that covers the cooldown's end and a
+    /// dwell after it delivers them in time order: the stay at the cooldown's end, then its dwell.
+    @Test func aLateTickDeliversTheStayThenItsDwellInTimeOrder() {
+        var profile = M.profile(.continuous, dwell: .seconds(900))
+        profile.fences[0].cooldown = .seconds(600)
+        var m = M.machine(profile)
+        var events = Self.drive(&m, through: 100) { t in
+            switch t {
+            case 20..<40, 60...: 0
+            default: 250
+            }
+        }
+        #expect(events == ["enter@20", "exit@40", "enter@60 suppressed"])
+        // Nothing until 2000 s: the cooldown ended at 640 s, the dwell was due at 960 s.
+        events = M.events(m.deadlineReached(now: M.at(2000))).map { "\($0.kind.rawValue)@\(Int(($0.time - M.t0).secondsValue))\($0.suppressed ? " suppressed" : "")" }
+        #expect(events == ["enter@640", "dwell@960"])
+    }
+
     /// A reload that removes a fence whose stay is held back holds back the stay's exit too; one
     /// that removes only its `cooldown:` delivers the stay at once.
     @Test func aReloadThatRemovesTheFenceOrItsCooldownKeepsPairs() {
@@ -561,5 +579,44 @@ import Testing
             #expect(ended.first?.figures?.maxSpeedMetersPerSecond == 9 && ended.first?.figures?.durationSeconds == 40, "\(edit)")
             #expect(reloaded.speedWatch.records.isEmpty && !reloaded.speedWatch.isEnabled, "\(edit)")
         }
+    }
+}
+
+/// What consumers are told the device is inside (`inregions`, `fences --inside`): the stays
+/// under way, not one an `active:` window closed.
+@Suite struct ReportedInsideTests {
+    typealias M = MonitorTests
+
+    @Test func aStayClosedByItsWindowIsNoLongerInside() {
+        var profile = M.profile(.continuous)
+        // t0 is 22:13:20 UTC; the window closes at 23:23:00, 4180 s on.
+        profile.fences[0].active = FenceSchedule(windows: [FenceSchedule.Window(days: Set(0..<7), start: 22 * 60, end: 23 * 60 + 23)])
+        var m = M.machine(profile)
+        var inside: [(Int, [String])] = []
+        for t in stride(from: 3500.0, through: 4300, by: 10) {
+            while let due = m.nextDeadline, due <= M.at(t) {
+                for case let .commit(c) in m.deadlineReached(now: due) { inside.append((Int((due - M.t0).secondsValue), c.inside)) }
+            }
+            for case let .commit(c) in m.fixReceived(M.fix(t, t < 3580 ? 250 : 0), now: M.at(t)) { inside.append((Int(t), c.inside)) }
+        }
+        #expect(inside.first { $0.0 == 3600 }?.1 == ["home"])
+        // The window closed at 4180 s: the leave, and no region from then on, though the
+        // device stands inside the circle.
+        #expect(inside.filter { $0.0 >= 4180 }.allSatisfy { $0.1.isEmpty }, "\(inside.filter { $0.0 >= 4170 })")
+        #expect(m.engine.state(of: "home") == .inside)
+    }
+
+    /// `initial: silent` (the default) reports no enter for a stay under way at start, but the
+    /// device is inside and the stay ends with a leave: `inregions` lists it.
+    @Test func aStayBegunSilentlyIsListed() {
+        var profile = M.profile(.continuous)
+        profile.transitions.initial = .silent
+        var m = M.machine(profile)
+        var last: [String]?
+        for t in stride(from: 0.0, through: 60, by: 10) {
+            for case let .commit(c) in m.fixReceived(M.fix(t, 0), now: M.at(t)) { last = c.inside }
+        }
+        #expect(m.engine.state(of: "home") == .inside)
+        #expect(last == ["home"])
     }
 }

@@ -84,6 +84,28 @@ struct OwnTracksTests {
         ])
     }
 
+    /// A leave decided without a fix of its own (a reload closing a stay, a window closing at
+    /// its deadline) is followed by the newest fix with the new `inregions`: the retained
+    /// location no longer lists the region. A leave of a stay entered under a waypoint since
+    /// replaced carries the time its enter did.
+    @Test func aLeaveWithoutAFixIsFollowedByALocationWithoutTheRegion() {
+        let (profile, mqtt) = Self.profile(.significant)
+        var own = OwnTracks(settings: mqtt, profile: profile)
+        var commit = Monitor.Commit()
+        commit.events = [Self.event(.exit, fence: "home", ms: 5000)]
+        own.stayTimes["home"] = 1_600_000_000
+        let messages = own.messages(for: commit, inside: ["yard"], lastFix: Self.fix(4000))
+        #expect(messages.map(\.kind) == [.transition, .location])
+        #expect(messages.first?.payload.contains(#""wtst":1600000000"#) == true, "\(messages[0].payload)")
+        #expect(messages.last?.payload.contains(#""inregions":["yard"]"#) == true && messages.last?.payload.contains(#""t":"c""#) == true)
+        // An enter still carries the waypoint's own time.
+        let enter = own.transition(Self.event(.enter, fence: "home", ms: 6000))
+        #expect(enter.payload.contains("\"wtst\":\(OwnTracks.waypointTime(fenceID: "home"))"))
+        // With `locations: none`, nothing more; with no fix ever, nothing to place it at.
+        #expect(OwnTracks(settings: Self.profile(.none).1, profile: profile).messages(for: commit, inside: [], lastFix: Self.fix(4000)).count == 1)
+        #expect(own.messages(for: commit, inside: []).count == 1)
+    }
+
     @Test(arguments: [MQTTSettings.Locations.none, .significant, .all])
     func aCommitGivesTheMessagesItsLocationsSettingAsksFor(_ locations: MQTTSettings.Locations) {
         let (profile, mqtt) = Self.profile(locations)

@@ -35,9 +35,15 @@ enum HooksCommand {
     /// Runs `body` on the database opened for writing while this process holds its instance
     /// lock (no daemon runs on it).
     static func withWritableStore<T>(_ path: String, _ body: (EventStore) throws -> T) throws -> T {
-        // A database that is not there, or is no geomon database (a directory, another
-        // file), gets its error before a lock file is made beside it.
-        _ = try openQueue(path: path, writable: false)
+        // A database that is not there, or no SQLite file (a directory, another file), gets
+        // its error before a lock file is made beside it; the writable open migrates an older
+        // schema.
+        if access(path, R_OK) != 0 { _ = try openQueue(path: path, writable: false) }
+        do {
+            try EventStore.checkIsDatabaseFile(path: path)
+        } catch let error as StoreError {
+            throw CommandFailure("\(error)", exitCode: error.kind == .missing ? .noInput : .dataError)
+        }
         let lock: InstanceLock
         do {
             lock = try DatabaseTrust.lock(databasePath: path, role: "maintenance")

@@ -113,6 +113,17 @@ public struct Cooldown: Sendable {
         isEnabled = !periods.isEmpty || !records.isEmpty
     }
 
+    /// After the start's events were filtered (a removed fence's closing exit among them): the
+    /// records of fences the profile no longer has go; a held-back stay of one that closed
+    /// without an exit (its fence reported none) would otherwise be kept for good.
+    public mutating func dropRemoved() {
+        let gone = records.keys.filter { !fenceIDs.contains($0) }
+        guard !gone.isEmpty else { return }
+        for id in gone { records[id] = nil }
+        changed = true
+        isEnabled = !periods.isEmpty || !records.isEmpty
+    }
+
     /// When a held-back stay's cooldown ends (at once for a fence that no longer has one).
     public var nextDeadline: UTCTime? {
         guard isEnabled, !records.isEmpty else { return nil }
@@ -122,16 +133,16 @@ public struct Cooldown: Sendable {
         }.min()
     }
 
-    /// The held-back stays whose cooldown ended by `now`: an `enter` each, at that instant, for
-    /// the fences `isInside` says the device is still inside; a stay that ended without an
-    /// exit (its fence does not report exits) is dropped.
-    public mutating func deadlineReached(now: UTCTime, profileName: String, isInside: (String) -> Bool) -> [GeoEvent] {
+    /// The held-back stays whose cooldown ended by `through` (default `now`): an `enter` each,
+    /// at that instant, for the fences `isInside` says the device is still inside; a stay that
+    /// ended without an exit (its fence does not report exits) is dropped.
+    public mutating func deadlineReached(now: UTCTime, through: UTCTime? = nil, profileName: String, isInside: (String) -> Bool) -> [GeoEvent] {
         var events: [GeoEvent] = []
         for id in records.keys.sorted() {
             guard var record = records[id], let since = record.suppressedSince, fenceIDs.contains(id) else { continue }
             let period = periods[id] ?? .zero
             let due = record.lastDelivered + period
-            guard due <= now else { continue }
+            guard due <= through ?? now else { continue }
             changed = true
             guard isInside(id) else {
                 record.suppressedSince = nil

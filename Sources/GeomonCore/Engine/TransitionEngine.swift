@@ -327,6 +327,12 @@ public struct TransitionEngine: Sendable {
         records.values.filter { $0.state == .inside }.map(\.fenceID).sorted()
     }
 
+    /// The fences the device is inside whose stay is open for consumers: not one an `active:`
+    /// window closed (its leave was reported), as of the last input.
+    public var openInsideFenceIDs: [String] {
+        records.compactMap { i, record in record.state == .inside && (activity[i]?.active ?? true) ? record.fenceID : nil }.sorted()
+    }
+
     /// Processes a deadline (the shell's clock, or replay's virtual clock, reached `now`).
     public mutating func deadlineReached(at now: UTCTime) -> [GeoEvent] {
         var events: [GeoEvent] = []

@@ -158,10 +158,10 @@ public struct Monitor: Sendable {
         inputDone()
     }
 
-    /// The fences consumers are told the device is inside: the engine's, less the stays a
-    /// cooldown holds back.
+    /// The fences consumers are told the device is inside: the engine's open stays (not one an
+    /// `active:` window closed), less those a cooldown holds back.
     private func reportedInside() -> [String] {
-        let ids = engine.insideFenceIDs
+        let ids = engine.openInsideFenceIDs
         guard cooldown.isEnabled else { return ids }
         let held = cooldown.suppressedFences
         return held.isEmpty ? ids : ids.filter { !held.contains($0) }
@@ -232,7 +232,11 @@ public struct Monitor: Sendable {
         // The mode the stored inputs choose, before the policy starts in it (an idle policy
         // only takes the settings: no actions).
         if modes.isEnabled, let change = modes.start(now: now) { _ = switchMode(change, now: now, into: &commit.events) }
-        finish(&commit, into: &effects)
+        if cooldown.isEnabled {
+            cooldown.filter(&commit.events)
+            cooldown.dropRemoved()
+        }
+        finish(&commit, into: &effects, filtered: true)
         return effects + policy.start(now: now).map { .power($0) }
     }
 
@@ -400,13 +404,22 @@ public struct Monitor: Sendable {
             commit.events += named(movement.deadlineReached(now: now))
         }
         if cooldown.isEnabled {
-            // What the engine decided first: an exit at this instant ends a held-back stay
-            // before its cooldown could deliver it.
-            cooldown.filter(&commit.events)
-            if let due = cooldown.nextDeadline, due <= now {
-                let engine = self.engine
-                commit.events += cooldown.deadlineReached(now: now, profileName: profile.name) { engine.isInsideActive($0, at: now) }
+            // In time order: the events up to a cooldown's end (an exit at that very instant
+            // ends the held-back stay before the cooldown could deliver it), the stays it
+            // delivers then, the events after it (a late tick covering several deadlines: a
+            // dwell after the end is the delivered stay's).
+            var pending = commit.events
+            var ordered: [GeoEvent] = []
+            let engine = self.engine
+            while let due = cooldown.nextDeadline, due <= now {
+                var upTo = pending.filter { $0.time <= due }
+                pending.removeAll { $0.time <= due }
+                cooldown.filter(&upTo)
+                ordered += upTo
+                ordered += cooldown.deadlineReached(now: now, through: due, profileName: profile.name) { engine.isInsideActive($0, at: now) }
             }
+            cooldown.filter(&pending)
+            commit.events = ordered + pending
         }
         finish(&commit, into: &effects, filtered: true)
         if let due = policy.nextDeadline, due <= now {

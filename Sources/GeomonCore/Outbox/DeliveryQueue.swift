@@ -12,8 +12,10 @@
 ///   (keeps `lastError`), returning how many. `recoverInterrupted` turns `running` rows (a crash
 ///   during an attempt) into `retrying` due now, keeping their attempt count.
 /// - `markInterrupted` turns a `running` row whose attempt geomon itself cut short (a stop)
-///   into `retrying` due now, its attempt not counted (`attempt` one less): the rerun has the
-///   same number.
+///   into `retrying` due now with `note` as `lastError`, its attempt not counted (`attempt`
+///   one less): the rerun has the same number. The same attempt cut short a second time in a
+///   row (its `lastError` is `note` already) counts: a hook that stops geomon every time is
+///   dead-lettered after its attempts, not run for ever.
 /// - `deliveries(status:)` lists rows with that status ordered by `id`.
 public protocol DeliveryQueue {
     func dueDeliveries(now: UTCTime, limit: Int) throws -> [Delivery]
@@ -23,7 +25,7 @@ public protocol DeliveryQueue {
     func markDead(id: Int64, error: String) throws
     func requeueDead() throws -> Int
     func recoverInterrupted() throws
-    func markInterrupted(id: Int64, attempt: Int) throws
+    func markInterrupted(id: Int64, attempt: Int, note: String) throws
     func deliveries(status: DeliveryStatus) throws -> [Delivery]
 }
 

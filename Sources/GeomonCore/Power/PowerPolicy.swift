@@ -611,6 +611,7 @@ public struct PowerPolicy: Sendable {
         guard memory.motion == .still, !context.transitionPending else { return decision }
         if case let .sleep(until?, reason) = decision {
             memory.sleepLeft = Self.boundedSleepLeft(reason.kind, bound: reason.bound, until: until, now: now)
+            memory.sleepTTFF = reason.ttff
         } else {
             memory.sleepLeft = nil
         }
@@ -1172,7 +1173,8 @@ public struct PowerPolicy: Sendable {
             }
             state = .off(wakeAt: until, wakeReason: reason.kind)
             memory.sleepBound = reason.bound
-            memory.sleepTTFF = reason.ttff
+            // The still sensor's off keeps the planned sleep's (`whileStill`), for `moving`.
+            if reason.kind != .motionStill { memory.sleepTTFF = reason.ttff }
             if let until { actions.append(.wakeAt(until, reason)) }
             return actions
         }

@@ -50,13 +50,17 @@ public func parseEndpoint(_ text: String) -> (host: String, port: Int)? {
         port = p
     } else if text.contains(":") {
         // Several colons: an IPv6 address alone, or nothing.
-        var address = in6_addr()
-        guard inet_pton(AF_INET6, text, &address) == 1 else { return nil }
+        guard isIPv6(text) else { return nil }
     }
     guard !host.isEmpty, !host.contains(where: { $0 == "[" || $0 == "]" || $0.isWhitespace }) else { return nil }
-    if host.contains(":") {
-        var address = in6_addr()
-        guard inet_pton(AF_INET6, host, &address) == 1 else { return nil }
-    }
+    if host.contains(":") { guard isIPv6(host) else { return nil } }
     return (host, port)
+}
+
+/// An IPv6 address, with a zone (`fe80::1%eth0`) or without.
+private func isIPv6(_ text: String) -> Bool {
+    let address = text.split(separator: "%", maxSplits: 1, omittingEmptySubsequences: false)
+    guard let first = address.first, address.count == 1 || !address[1].isEmpty else { return false }
+    var bytes = in6_addr()
+    return inet_pton(AF_INET6, String(first), &bytes) == 1
 }

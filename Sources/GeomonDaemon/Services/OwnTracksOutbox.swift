@@ -34,13 +34,25 @@ public final class OwnTracksOutbox: OutboxContributor {
             store.publicationLimits = nil
             return
         }
-        ownTracks = OwnTracks(settings: mqtt, profile: profile)
+        let previous = ownTracks
+        var next = OwnTracks(settings: mqtt, profile: profile)
+        // A stay under way keeps the waypoint time its enter carried, for its leave.
+        if let previous {
+            for id in lastInside {
+                let time = previous.stayTimes[id] ?? previous.waypointTime(of: id)
+                if time != next.waypointTime(of: id) { next.stayTimes[id] = time }
+            }
+        }
+        ownTracks = next
         store.publicationLimits = PublicationLimits(maxRows: mqtt.maxPending, maxAge: mqtt.maxAge)
     }
 
     public func add(_ commit: Monitor.Commit, to batch: inout CommitBatch, events: Range<Int>) {
         guard let ownTracks else { return }
         batch.publications += ownTracks.messages(for: commit, inside: Set(commit.inside), battery: battery, lastFix: lastPublishableFix)
+        for event in commit.events where event.kind == .exit && !event.suppressed {
+            if let id = event.fenceID { self.ownTracks?.stayTimes[id] = nil }
+        }
         lastInside = Set(commit.inside)
         if let fix = commit.fixes.last(where: ownTracks.isPublishable) { lastPublishableFix = fix }
     }
