@@ -496,28 +496,10 @@ import Testing
         #expect(m.cooldown.suppressedFences.isEmpty)
     }
 
-    /// A late tick (the first after a restart, a suspend) that covers the cooldown's end and a
-    /// dwell after it delivers them in time order: the stay at the cooldown's end, then its dwell.
-    @Test func aLateTickDeliversTheStayThenItsDwellInTimeOrder() {
-        var profile = M.profile(.continuous, dwell: .seconds(900))
-        profile.fences[0].cooldown = .seconds(600)
-        var m = M.machine(profile)
-        var events = Self.drive(&m, through: 100) { t in
-            switch t {
-            case 20..<40, 60...: 0
-            default: 250
-            }
-        }
-        #expect(events == ["enter@20", "exit@40", "enter@60 suppressed"])
-        // Nothing until 2000 s: the cooldown ended at 640 s, the dwell was due at 960 s.
-        events = M.events(m.deadlineReached(now: M.at(2000))).map { "\($0.kind.rawValue)@\(Int(($0.time - M.t0).secondsValue))\($0.suppressed ? " suppressed" : "")" }
-        #expect(events == ["enter@640", "dwell@960"])
-    }
-
-    /// A reload that removes a fence whose stay is held back holds back the stay's exit too; one
-    /// that removes only its `cooldown:` delivers the stay at once.
-    @Test func aReloadThatRemovesTheFenceOrItsCooldownKeepsPairs() {
-        var profile = M.profile(.continuous)
+    /// `profile` with a 600 s cooldown, driven to 100 s: in at 20 s, out at 40 s, in again from
+    /// 60 s on, that stay held back (the cooldown runs to 640 s).
+    static func stayHeldBack(_ profile: Profile) -> Monitor {
+        var profile = profile
         profile.fences[0].cooldown = .seconds(600)
         var m = M.machine(profile)
         let events = Self.drive(&m, through: 100) { t in
@@ -527,6 +509,22 @@ import Testing
             }
         }
         #expect(events == ["enter@20", "exit@40", "enter@60 suppressed"])
+        return m
+    }
+
+    /// A late tick (the first after a restart, a suspend) that covers the cooldown's end and a
+    /// dwell after it delivers them in time order: the stay at the cooldown's end, then its dwell.
+    @Test func aLateTickDeliversTheStayThenItsDwellInTimeOrder() {
+        var m = Self.stayHeldBack(M.profile(.continuous, dwell: .seconds(900)))
+        // Nothing until 2000 s: the cooldown ended at 640 s, the dwell was due at 960 s.
+        let events = M.events(m.deadlineReached(now: M.at(2000))).map { "\($0.kind.rawValue)@\(Int(($0.time - M.t0).secondsValue))\($0.suppressed ? " suppressed" : "")" }
+        #expect(events == ["enter@640", "dwell@960"])
+    }
+
+    /// A reload that removes a fence whose stay is held back holds back the stay's exit too; one
+    /// that removes only its `cooldown:` delivers the stay at once.
+    @Test func aReloadThatRemovesTheFenceOrItsCooldownKeepsPairs() {
+        let m = Self.stayHeldBack(M.profile(.continuous))
         var snapshot = m.engine.snapshot
         snapshot.cooldowns = Array(m.cooldown.records.values)
 
