@@ -121,6 +121,27 @@ import Testing
         #expect(PowerPolicyTests.wake(q.motionReported(.moving, now: Self.at(60_000))) == Self.at(60_000) + left)
     }
 
+    /// The still sensor took over at a fix whose planned sleep already woke for a warm start
+    /// (longer than `hot_window`): on `moving` the sleep goes on for all it had left, not
+    /// shortened for a warm start a second time.
+    @Test func aSleepPlannedWarmAndKeptByTheStillSensorIsNotShortenedTwice() {
+        let configuration = PowerPolicyTests.config { $0.hotWindow = .seconds(300) }
+        let farther = FixContext(nearestBoundaryMeters: 20_000, searchRadiusMeters: 30_000)
+        // The same fix without a sensor: the sleep planned.
+        var twin = PowerPolicyTests.started(configuration)
+        _ = twin.screen(Self.fix(0))
+        let planned = PowerPolicyTests.wake(twin.fixReceived(Self.fix(0), context: farther, now: Self.at(0)))!
+        #expect(planned - Self.at(0) > .seconds(300))
+        // Still before the first fix: the fix is decided while still (off, no wake).
+        var p = PowerPolicyTests.started(configuration)
+        _ = p.motionReported(.still, now: Self.at(0))
+        _ = p.screen(Self.fix(0))
+        #expect(p.fixReceived(Self.fix(0), context: farther, now: Self.at(0)).contains(.gnssOff(PowerReason(.motionStill, distanceMeters: 20_000, accuracyMeters: 5))))
+        #expect(p.nextDeadline == nil)
+        let moving = Self.at(2_000_000)
+        #expect(PowerPolicyTests.wake(p.motionReported(.moving, now: moving)) == moving + (planned - Self.at(0)))
+    }
+
     @Test func aStopUndoesASleepThatTheCourseBoundedAndAFasterActivityOneOnSlowerBounds() {
         // 20 m/s east, the nearest boundary 300 m away and the way ahead ever clearer: the
         // heading bound plans the sleep. A stop undoes the course it assumed (the device may
