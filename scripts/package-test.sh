@@ -8,11 +8,13 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 fail() { echo "package-test: FAIL: $*" >&2; exit 1; }
 [ "$(id -u)" = 0 ] || { echo "package-test: skipped (needs root to install the package)" >&2; exit 0; }
-# Written before this test installs the package and removed after the purge: a run killed in
-# between left the package behind, which the next run purges instead of refusing to start.
+# Holds the version this test installed, from the install to the purge: a run killed in
+# between left that package behind, which the next run purges instead of refusing to start
+# (a package installed otherwise, or another version, is left alone).
 marker=/var/tmp/geomon-package-test.installed
 if dpkg-query -W -f='${Status}' geomon 2>/dev/null | grep -q "install ok installed"; then
-    if [ -e "$marker" ]; then
+    installed=$(dpkg-query -W -f='${Version}' geomon 2>/dev/null || true)
+    if [ -s "$marker" ] && [ "$(cat "$marker")" = "$installed" ]; then
         echo "package-test: purging the package an interrupted run of this test left installed" >&2
         dpkg --purge geomon >/dev/null 2>&1 || fail "cannot purge the package an earlier run left"
         rm -f "$marker"
@@ -67,8 +69,8 @@ echo "package-test: $(grep 'Overall exposure' "$stage/security.txt")"
 
 purge() { dpkg --purge geomon >/dev/null 2>&1 && rm -f "$marker" || true; }
 trap 'purge; rm -rf "$stage"' EXIT
-touch "$marker"
 dpkg -i "$deb" > "$stage/install.log" 2>&1 || { cat "$stage/install.log" >&2; fail "dpkg -i"; }
+dpkg-query -W -f='${Version}' geomon > "$marker"
 [ "$(/usr/bin/geomon --version)" = "geomon $version" ] || fail "/usr/bin/geomon --version"
 /usr/bin/geomon validate /etc/geomon/geofence-only.yaml > "$stage/validate.txt" 2>&1 || { cat "$stage/validate.txt" >&2; fail "validate of the installed profile"; }
 getent passwd geomon >/dev/null || fail "no geomon user"

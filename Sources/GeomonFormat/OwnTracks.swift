@@ -82,6 +82,7 @@ public struct OwnTracks: Sendable {
     public func messages(for commit: Monitor.Commit, inside: Set<String>, battery: BatteryStatus? = nil, lastFix: Fix? = nil) -> [Publication] {
         var result: [Publication] = []
         var transitioned = false
+        var transitionTime: UTCTime?
         var significant = false
         let usable = commit.fixes.filter(isPublishable)
         /// The event's position with the speed and course of its fix (or the newest known).
@@ -97,6 +98,7 @@ public struct OwnTracks: Sendable {
             switch event.kind {
             case .enter, .exit:
                 transitioned = true
+                transitionTime = max(transitionTime ?? event.time, event.time)
                 result.append(transition(event, confirmedBy: usable.last ?? lastFix, battery: battery))
             case .dwell:
                 let fix = located(event)
@@ -132,11 +134,14 @@ public struct OwnTracks: Sendable {
         guard let last = usable.last else {
             // A transition decided without a fix of its own (a reload closing a stay, an
             // `active:` window closing at its deadline): the retained location would go on
-            // listing the region it left. The newest fix follows it with the new `inregions`.
-            if transitioned, let lastFix {
+            // listing the region it left. The newest fix's position follows it with the new
+            // `inregions`, dated at the transition (newer than the retained location, and kept
+            // by the outbox's age bound as the transition is).
+            if transitioned, var fix = lastFix, let transitionTime {
+                fix.time = max(fix.time, transitionTime)
                 switch commit.locations ?? settings.locations {
                 case .none: break
-                case .significant, .all: result.append(location(lastFix, trigger: "c", inside: inside, battery: battery))
+                case .significant, .all: result.append(location(fix, trigger: "c", inside: inside, battery: battery))
                 }
             }
             return result

@@ -14,7 +14,7 @@ public struct DeliveryMachine: Sendable {
         case markDelivered(id: Int64)
         case markRetry(id: Int64, at: UTCTime, error: String)
         case markDead(id: Int64, error: String)
-        case markInterrupted(id: Int64, attempt: Int, note: String)
+        case markInterrupted(id: Int64, attempt: Int, attempts: Int, note: String)
     }
 
     public struct Settings: Hashable, Sendable {
@@ -65,7 +65,8 @@ public struct DeliveryMachine: Sendable {
     /// it: `DeliveryQueue.recoverInterrupted`).
     public mutating func interrupted(_ delivery: Delivery, attempt: Int) -> Action {
         running.remove(delivery.serialKey)
-        return .markInterrupted(id: delivery.id, attempt: attempt, note: "attempt \(attempt)/\(settings.retry.attempts): interrupted by a stop")
+        return .markInterrupted(id: delivery.id, attempt: attempt, attempts: settings.retry.attempts,
+                                note: "attempt \(attempt)/\(settings.retry.attempts): interrupted by a stop")
     }
 
     /// A selected attempt that did not start (the store could not mark it running).

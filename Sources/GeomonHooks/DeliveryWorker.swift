@@ -209,7 +209,7 @@ public final class DeliveryWorker {
         case let .markDelivered(id): try queue.markDelivered(id: id)
         case let .markRetry(id, at, error): try queue.markRetry(id: id, nextAttemptAt: at, error: error)
         case let .markDead(id, error): try queue.markDead(id: id, error: error)
-        case let .markInterrupted(id, attempt, note): try queue.markInterrupted(id: id, attempt: attempt, note: note)
+        case let .markInterrupted(id, attempt, attempts, note): try queue.markInterrupted(id: id, attempt: attempt, attempts: attempts, note: note)
         }
     }
 

@@ -521,6 +521,25 @@ import Testing
         #expect(events == ["enter@640", "dwell@960"])
     }
 
+    /// A late tick that covers the cooldown's end (4100 s) and a window closing after it
+    /// (4180 s): the held stay is delivered at its end, as the device was inside and the fence
+    /// active then, and the window's leave closes it: a pair, as a timely tick would give.
+    @Test func aLateTickAcrossTheCooldownsEndAndAWindowsCloseGivesAPair() {
+        var profile = M.profile(.continuous)
+        profile.fences[0].cooldown = .seconds(500)
+        profile.fences[0].active = FenceSchedule(windows: [FenceSchedule.Window(days: Set(0..<7), start: 22 * 60, end: 23 * 60 + 23)])
+        var m = M.machine(profile)
+        let before = Self.drive(&m, through: 3700) { t in
+            switch t {
+            case 3580..<3600, 3620...: 0
+            default: 250
+            }
+        }
+        #expect(before.suffix(3) == ["enter@3580", "exit@3600", "enter@3620 suppressed"])
+        let late = M.events(m.deadlineReached(now: M.at(4300))).map { "\($0.kind.rawValue)@\(Int(($0.time - M.t0).secondsValue))\($0.suppressed ? " suppressed" : "")" }
+        #expect(late == ["enter@4100", "exit@4180"])
+    }
+
     /// A reload that removes a fence whose stay is held back holds back the stay's exit too; one
     /// that removes only its `cooldown:` delivers the stay at once.
     @Test func aReloadThatRemovesTheFenceOrItsCooldownKeepsPairs() {
@@ -602,6 +621,24 @@ import Testing
         // device stands inside the circle.
         #expect(inside.filter { $0.0 >= 4180 }.allSatisfy { $0.1.isEmpty }, "\(inside.filter { $0.0 >= 4170 })")
         #expect(m.engine.state(of: "home") == .inside)
+    }
+
+    /// A silent stay (no enter, so no leave either) in a fence whose window closes: the
+    /// window's edge changes no record, and still the locations after it leave the fence out.
+    @Test func aSilentStayLeavesTheListWhenItsWindowCloses() {
+        var profile = M.profile(.continuous)
+        profile.transitions.initial = .silent
+        profile.fences[0].active = FenceSchedule(windows: [FenceSchedule.Window(days: Set(0..<7), start: 22 * 60, end: 23 * 60 + 23)])
+        var m = M.machine(profile)
+        var inside: [(Int, [String])] = []
+        for t in stride(from: 4000.0, through: 4300, by: 10) {
+            while let due = m.nextDeadline, due <= M.at(t) {
+                for case let .commit(c) in m.deadlineReached(now: due) { inside.append((Int((due - M.t0).secondsValue), c.inside)) }
+            }
+            for case let .commit(c) in m.fixReceived(M.fix(t, 0), now: M.at(t)) { inside.append((Int(t), c.inside)) }
+        }
+        #expect(inside.first { $0.0 == 4100 }?.1 == ["home"])
+        #expect(inside.filter { $0.0 >= 4190 }.allSatisfy { $0.1.isEmpty } && inside.contains { $0.0 >= 4190 }, "\(inside.filter { $0.0 >= 4170 })")
     }
 
     /// `initial: silent` (the default) reports no enter for a stay under way at start, but the

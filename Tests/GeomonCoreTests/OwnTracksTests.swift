@@ -98,6 +98,8 @@ struct OwnTracksTests {
         #expect(messages.map(\.kind) == [.transition, .location])
         #expect(messages.first?.payload.contains(#""wtst":1600000000"#) == true, "\(messages[0].payload)")
         #expect(messages.last?.payload.contains(#""inregions":["yard"]"#) == true && messages.last?.payload.contains(#""t":"c""#) == true)
+        // Dated at the leave (5 s), not at the older fix (4 s): newer than the retained location.
+        #expect(messages.last?.payload.contains(#""tst":5,"#) == true && messages.last?.time == UTCTime(millisecondsSince1970: 5000), "\(messages.last!.payload)")
         // An enter still carries the waypoint's own time.
         let enter = own.transition(Self.event(.enter, fence: "home", ms: 6000))
         #expect(enter.payload.contains("\"wtst\":\(OwnTracks.waypointTime(fenceID: "home"))"))

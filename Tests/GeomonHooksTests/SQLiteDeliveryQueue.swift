@@ -83,10 +83,10 @@ final class SQLiteDeliveryQueue: TestDeliveryQueue, @unchecked Sendable {
         return try adapter.deliveryQueue.requeueDead()
     }
 
-    func markInterrupted(id: Int64, attempt: Int, note: String) throws {
+    func markInterrupted(id: Int64, attempt: Int, attempts: Int, note: String) throws {
         lock.lock()
         defer { lock.unlock() }
-        try adapter.deliveryQueue.markInterrupted(id: id, attempt: attempt, note: note)
+        try adapter.deliveryQueue.markInterrupted(id: id, attempt: attempt, attempts: attempts, note: note)
     }
 
     func recoverInterrupted() throws {

@@ -416,7 +416,9 @@ public struct Monitor: Sendable {
                 pending.removeAll { $0.time <= due }
                 cooldown.filter(&upTo)
                 ordered += upTo
-                ordered += cooldown.deadlineReached(now: now, through: due, profileName: profile.name) { engine.isInsideActive($0, at: now) }
+                // Inside at `due`: no fix came between then and now, and a window may have
+                // closed after it (its exit is among the events after `due`).
+                ordered += cooldown.deadlineReached(now: now, through: due, profileName: profile.name) { engine.isInsideActive($0, at: due) }
             }
             cooldown.filter(&pending)
             commit.events = ordered + pending
@@ -448,8 +450,9 @@ public struct Monitor: Sendable {
         commit.location = engine.location
         commit.implicitState = engine.implicitState
         if modes.isEnabled { commit.locations = modes.current?.mqttLocations }
-        // Recomputed only when fence records changed (a commit of fixes alone keeps it).
-        if !commit.changes.isEmpty || commit.cooldowns != nil { inside = reportedInside() }
+        // Recomputed only when fence records changed (a commit of fixes alone keeps it), and
+        // with `active:` windows on every commit (a window's edge changes no record).
+        if !commit.changes.isEmpty || commit.cooldowns != nil || engine.hasSchedules { inside = reportedInside() }
         commit.inside = inside
         effects.insert(.commit(commit), at: 0)
     }

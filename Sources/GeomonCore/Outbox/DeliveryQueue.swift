@@ -14,8 +14,9 @@
 /// - `markInterrupted` turns a `running` row whose attempt geomon itself cut short (a stop)
 ///   into `retrying` due now with `note` as `lastError`, its attempt not counted (`attempt`
 ///   one less): the rerun has the same number. The same attempt cut short a second time in a
-///   row (its `lastError` is `note` already) counts: a hook that stops geomon every time is
-///   dead-lettered after its attempts, not run for ever.
+///   row (its `lastError` is `note` already) counts, and once that is attempt `attempts` the
+///   row is `dead`: a hook that stops geomon every time is dead-lettered after its attempts,
+///   not run for ever.
 /// - `deliveries(status:)` lists rows with that status ordered by `id`.
 public protocol DeliveryQueue {
     func dueDeliveries(now: UTCTime, limit: Int) throws -> [Delivery]
@@ -25,7 +26,7 @@ public protocol DeliveryQueue {
     func markDead(id: Int64, error: String) throws
     func requeueDead() throws -> Int
     func recoverInterrupted() throws
-    func markInterrupted(id: Int64, attempt: Int, note: String) throws
+    func markInterrupted(id: Int64, attempt: Int, attempts: Int, note: String) throws
     func deliveries(status: DeliveryStatus) throws -> [Delivery]
 }
 

@@ -194,14 +194,16 @@ public struct DeliveryTable: DeliveryQueue {
     /// Attempt `attempt` was cut short by a stop: due again now, and not counted unless the
     /// same attempt was cut short just before (`lastError` already `note`); a row no longer
     /// running that attempt is left alone.
-    public func markInterrupted(id: Int64, attempt: Int, note: String) throws {
+    public func markInterrupted(id: Int64, attempt: Int, attempts: Int, note: String) throws {
         let statement = try db.statement(
-            "UPDATE deliveries SET status = 'retrying', attempt = CASE WHEN last_error IS ?4 THEN ?2 ELSE ?2 - 1 END, last_error = ?4, "
+            "UPDATE deliveries SET status = CASE WHEN last_error IS ?4 AND ?2 >= ?5 THEN 'dead' ELSE 'retrying' END, "
+                + "attempt = CASE WHEN last_error IS ?4 THEN ?2 ELSE ?2 - 1 END, last_error = ?4, "
                 + "next_attempt_at_ms = 0, updated_at_ms = ?3 WHERE id = ?1 AND status = 'running' AND attempt = ?2")
         statement.bind(1, id)
         statement.bind(2, attempt)
         statement.bind(3, nowMilliseconds())
         statement.bind(4, note)
+        statement.bind(5, attempts)
         try statement.run()
     }
 
