@@ -475,16 +475,21 @@ import Testing
         #expect(m.cooldown.suppressedFences.isEmpty)
     }
 
+    /// A fence with `cooldown` whose `active:` window closes at 23:23:00 UTC, 4180 s after t0
+    /// (22:13:20).
+    static func closingAt4180(cooldown: Duration) -> Profile {
+        var profile = M.profile(.continuous)
+        profile.fences[0].cooldown = cooldown
+        profile.fences[0].active = FenceSchedule(windows: [FenceSchedule.Window(days: Set(0..<7), start: 22 * 60, end: 23 * 60 + 23)])
+        return profile
+    }
+
     /// An exit decided at the very instant the cooldown ends (an `active:` window closing then)
     /// ends the held-back stay before the cooldown could deliver it: consumers are not left
     /// inside a fence whose window has closed.
     @Test func anExitAtTheInstantTheCooldownEndsEndsTheHeldStayFirst() {
-        var profile = M.profile(.continuous)
-        // t0 is 22:13:20 UTC; the window closes at 23:23:00, 4180 s on, as the cooldown of
-        // the exit at 3600 s ends.
-        profile.fences[0].cooldown = .seconds(580)
-        profile.fences[0].active = FenceSchedule(windows: [FenceSchedule.Window(days: Set(0..<7), start: 22 * 60, end: 23 * 60 + 23)])
-        var m = M.machine(profile)
+        // The window closes as the cooldown of the exit at 3600 s ends.
+        var m = M.machine(Self.closingAt4180(cooldown: .seconds(580)))
         // In at 3580 s, out at 3600 s, in again at 3620 s (held back) until after the close.
         let events = Self.drive(&m, through: 4400) { t in
             switch t {
@@ -525,10 +530,7 @@ import Testing
     /// (4180 s): the held stay is delivered at its end, as the device was inside and the fence
     /// active then, and the window's leave closes it: a pair, as a timely tick would give.
     @Test func aLateTickAcrossTheCooldownsEndAndAWindowsCloseGivesAPair() {
-        var profile = M.profile(.continuous)
-        profile.fences[0].cooldown = .seconds(500)
-        profile.fences[0].active = FenceSchedule(windows: [FenceSchedule.Window(days: Set(0..<7), start: 22 * 60, end: 23 * 60 + 23)])
-        var m = M.machine(profile)
+        var m = M.machine(Self.closingAt4180(cooldown: .seconds(500)))
         let before = Self.drive(&m, through: 3700) { t in
             switch t {
             case 3580..<3600, 3620...: 0
