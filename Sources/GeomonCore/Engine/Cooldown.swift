@@ -44,6 +44,11 @@ public struct Cooldown: Sendable {
         isEnabled = !periods.isEmpty || !self.records.isEmpty
     }
 
+    /// Enabled while a fence has a cooldown or a held-back stay is kept.
+    private mutating func refreshEnabled() {
+        isEnabled = !periods.isEmpty || !records.isEmpty
+    }
+
     /// Whether any fence has a cooldown or a held-back stay (read on every input: a stored
     /// flag).
     public private(set) var isEnabled: Bool
@@ -110,7 +115,7 @@ public struct Cooldown: Sendable {
             records[id] = record
             changed = true
         }
-        isEnabled = !periods.isEmpty || !records.isEmpty
+        refreshEnabled()
     }
 
     /// After the start's events were filtered (a removed fence's closing exit among them): the
@@ -121,7 +126,7 @@ public struct Cooldown: Sendable {
         guard !gone.isEmpty else { return }
         for id in gone { records[id] = nil }
         changed = true
-        isEnabled = !periods.isEmpty || !records.isEmpty
+        refreshEnabled()
     }
 
     /// When a held-back stay's cooldown ends (at once for a fence that no longer has one).
@@ -163,7 +168,7 @@ public struct Cooldown: Sendable {
             events.append(event)
             records[id] = periods[id] == nil ? nil : CooldownRecord(fenceID: id, lastDelivered: time)
         }
-        isEnabled = !periods.isEmpty || !records.isEmpty
+        refreshEnabled()
         return events
     }
 }

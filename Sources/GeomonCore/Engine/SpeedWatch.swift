@@ -48,14 +48,8 @@ public struct SpeedWatch: Sendable {
         for id in records.keys.sorted() where limits[id] == nil {
             guard let record = records.removeValue(forKey: id) else { continue }
             changed = true
-            var figures = EventFigures()
-            figures.since = record.since.time
-            figures.durationSeconds = max(0, (now - record.since.time).secondsValue)
-            figures.distanceMeters = record.distanceMeters
-            figures.maxSpeedMetersPerSecond = record.maxSpeedMetersPerSecond
-            events.append(event(.overspeedEnd, fenceID: id, at: TrackPoint(time: now, coordinate: record.last.coordinate,
-                                                                          accuracyMeters: record.last.accuracyMeters),
-                                figures: figures, profileName: profileName))
+            events.append(ended(id, record, at: TrackPoint(time: now, coordinate: record.last.coordinate, accuracyMeters: record.last.accuracyMeters),
+                                profileName: profileName))
         }
         isEnabled = !limits.isEmpty || !records.isEmpty
         return events
@@ -104,15 +98,21 @@ public struct SpeedWatch: Sendable {
             changed = true
             guard record.reported else { continue }
             record.distanceMeters += Geodesy.distanceMeters(from: record.last.coordinate, to: point.coordinate)
-            var figures = EventFigures()
-            figures.since = record.since.time
-            figures.durationSeconds = (fix.time - record.since.time).secondsValue
-            figures.distanceMeters = record.distanceMeters
-            figures.maxSpeedMetersPerSecond = record.maxSpeedMetersPerSecond
-            figures.limitMetersPerSecond = limits[id]?.limit.limitMetersPerSecond
-            events.append(event(.overspeedEnd, fenceID: id, at: point, figures: figures, profileName: profileName))
+            events.append(ended(id, record, at: point, profileName: profileName))
         }
         return events
+    }
+
+    /// `overspeed_end` of fence `id`'s speeding `record`, at `point`: since when, for how long,
+    /// how far, how fast at most, and the limit when the fence still has one.
+    private func ended(_ id: String, _ record: SpeedingRecord, at point: TrackPoint, profileName: String) -> GeoEvent {
+        var figures = EventFigures()
+        figures.since = record.since.time
+        figures.durationSeconds = max(0, (point.time - record.since.time).secondsValue)
+        figures.distanceMeters = record.distanceMeters
+        figures.maxSpeedMetersPerSecond = record.maxSpeedMetersPerSecond
+        figures.limitMetersPerSecond = limits[id]?.limit.limitMetersPerSecond
+        return event(.overspeedEnd, fenceID: id, at: point, figures: figures, profileName: profileName)
     }
 
     private mutating func report(_ id: String, limit: SpeedLimit, profileName: String, into events: inout [GeoEvent]) {
