@@ -247,6 +247,8 @@ MOVEMENT = False
 EXTRA = []
 MAX_LATENCY = 30.0
 COARSE = None
+# `sources.motion.creep_speed` for the profiles (`--creep-speed`); None: the default.
+CREEP = None
 MODE = "regions"
 POWER = "ubx"
 RESTART = None
@@ -282,10 +284,12 @@ def motion_eval(args, root, work):
         for name in TRACKS:
             track = shifted(os.path.join(root, "Tests/Fixtures/power", name + ".jsonl"), args.shift, work)
             pts = load(track)
+            bridge(name, pts)
             centres, _ = fences(pts, spacing)
             prof = os.path.join(work, f"{name}-{spacing}.profile.yaml")
+            activity = ACTIVITY[name] if args.activity == "declared" else None
             with open(prof, "w") as f:
-                json.dump(profile(f"eval-{spacing}", centres, args.acceleration), f, indent=1)
+                json.dump(profile(f"eval-{spacing}", centres, args.acceleration, activity), f, indent=1)
             stretches = still_stretches(pts)
             res = []
             for motion in (False, True):
@@ -293,6 +297,7 @@ def motion_eval(args, root, work):
                 log = os.path.join(work, f"{name}-{spacing}{'-motion' if motion else ''}.policy.log")
                 cmd = [args.geomon, "replay", "--profile", prof, track, "--compare-always-on", "--no-hooks",
                        "--report", report, "--format", "json", "--policy-log", log] + (["--motion"] if motion else [])
+                cmd += MODEL_ARGS + track_args(name) + (["--activity", "derive"] if activity == "derive" else [])
                 run_replay(cmd, name)
                 rep = json.load(open(report))
                 end = parse_time(pts[-1][2])
@@ -412,6 +417,9 @@ def profile(name, centres, acceleration, activity=None):
     if COARSE:
         # Replay derives the coarse fixes from the track (docs/power.md, "Receiver model").
         sources["coarse"] = {"exec": ["/bin/true"], "interval": "60s", "accuracy": COARSE}
+    if CREEP is not None:
+        # Replay derives the sensor from the track (`MotionSignal`) as with `--motion`.
+        sources["motion"] = {"plugin": "command", "exec": ["/bin/true"], "creep_speed": CREEP}
     extra = {"movement": {"motion": True, "trips": True, "visits": True}} if MOVEMENT else {}
     return {
         "version": 1, "name": name, "mode": MODE,
@@ -458,6 +466,8 @@ def main():
                          "tables) or all 31 (with buses, a train, mixed days, ships, a standing receiver and aircraft)")
     ap.add_argument("--motion", action="store_true",
                     help="compare each track without and with a motion sensor derived from it (geomon replay --motion)")
+    ap.add_argument("--creep-speed", metavar="SPEED",
+                    help="with --motion: sources.motion.creep_speed, e.g. 0m/s (no check-backs while still; default: geomon's 0.5 m/s)")
     ap.add_argument("--movement", action="store_true",
                     help="every profile with movement: {motion, trips, visits} (docs/engine.md, \"Movement\"): "
                          "their on-time against the same run without")
@@ -471,7 +481,7 @@ def main():
         TRACKS = TRACKS[:ORIGINAL]
     if args.track:
         TRACKS = [n for n in TRACKS if n in args.track]
-    global RETRY, EXTRA, MODE, MAX_LATENCY, COARSE, POWER, RESTART, MOVEMENT
+    global RETRY, EXTRA, MODE, MAX_LATENCY, COARSE, POWER, RESTART, MOVEMENT, CREEP
     MOVEMENT = args.movement
     POWER = args.power
     RESTART = args.restart
@@ -482,6 +492,7 @@ def main():
     if args.receiver_ttff_hot:
         MODEL_ARGS.extend(["--receiver-ttff-hot", args.receiver_ttff_hot])
     COARSE = args.coarse
+    CREEP = args.creep_speed
     RETRY = args.retry_fix_timeout
     EXTRA = args.set
     for item in EXTRA:

@@ -1,10 +1,11 @@
 import GeomonCore
 import Testing
 
-/// Wake on motion (`sources.motion`): a sensor that says still keeps the receiver off with no
-/// check-back; moving wakes it at once; GNSS wins over a sensor that lies; a silent sensor
-/// counts as absent. Scripted fixes and contexts (PowerPolicyTests' configuration: regions,
-/// max_speed 45 m/s, min_sleep 10 s, ttff_hot 2 s, stationary radius 50 m).
+/// Wake on motion (`sources.motion`): a sensor that says still keeps the receiver off until a
+/// boundary could have been reached at `creep_speed` (with `creep_speed: 0`, for good); moving
+/// wakes it at once; GNSS wins over a sensor that lies; a silent sensor counts as absent.
+/// Scripted fixes and contexts (PowerPolicyTests' configuration: regions, max_speed 45 m/s,
+/// min_sleep 10 s, ttff_hot 2 s, stationary radius 50 m; `trusting`: creep_speed 0).
 @Suite struct PowerMotionTests {
     static func at(_ ms: Int64) -> UTCTime { PowerPolicyTests.at(ms) }
     static func fix(_ ms: Int64, east: Double = 0) -> Fix { PowerPolicyTests.fix(ms, east: east) }
@@ -18,16 +19,21 @@ import Testing
         return c
     }
 
+    /// PowerPolicyTests' configuration with `creep_speed: 0`: still is trusted for good.
+    static func trusting(_ mode: MonitoringMode = .regions) -> PowerConfiguration {
+        PowerPolicyTests.config(mode) { $0.stillCreepMetersPerSecond = 0 }
+    }
+
     /// A policy that took one fix near a boundary (the receiver stays on: `boundary-near`).
-    static func onNearABoundary(_ mode: MonitoringMode = .regions) -> PowerPolicy {
-        var p = PowerPolicyTests.started(PowerPolicyTests.config(mode))
+    static func onNearABoundary(_ mode: MonitoringMode = .regions, _ configuration: PowerConfiguration? = nil) -> PowerPolicy {
+        var p = PowerPolicyTests.started(configuration ?? PowerPolicyTests.config(mode))
         _ = p.screen(Self.fix(0))
         _ = p.fixReceived(Self.fix(0), context: near, now: Self.at(0))
         return p
     }
 
-    @Test func stillSwitchesTheReceiverOffWithNoWakeAndMovingWakesItAtOnce() {
-        var p = Self.onNearABoundary()
+    @Test func stillTrustedSwitchesTheReceiverOffWithNoWakeAndMovingWakesItAtOnce() {
+        var p = Self.onNearABoundary(.regions, Self.trusting())
         #expect(p.isGNSSOn)
         let off = p.motionReported(.still, now: Self.at(1_000))
         #expect(off == [.gnssOff(PowerReason(.motionStill))])
@@ -60,7 +66,7 @@ import Testing
     }
 
     @Test func stillWaitsForAPendingChangeToBeConfirmed() {
-        var p = PowerPolicyTests.started(PowerPolicyTests.config())
+        var p = PowerPolicyTests.started(Self.trusting())
         let pending = Self.pending
         _ = p.screen(Self.fix(0))
         _ = p.fixReceived(Self.fix(0), context: pending, now: Self.at(0))
@@ -75,7 +81,7 @@ import Testing
     }
 
     @Test func stillCancelsAPlannedWakeAndMovingLeavesABoundedSleepAlone() {
-        var p = PowerPolicyTests.started(PowerPolicyTests.config())
+        var p = PowerPolicyTests.started(Self.trusting())
         _ = p.screen(Self.fix(0))
         let sleep = p.fixReceived(Self.fix(0), context: Self.far, now: Self.at(0))
         let planned = PowerPolicyTests.wake(sleep)
@@ -125,7 +131,10 @@ import Testing
     /// (longer than `hot_window`): on `moving` the sleep goes on for all it had left, not
     /// shortened for a warm start a second time.
     @Test func aSleepPlannedWarmAndKeptByTheStillSensorIsNotShortenedTwice() {
-        let configuration = PowerPolicyTests.config { $0.hotWindow = .seconds(300) }
+        let configuration = PowerPolicyTests.config {
+            $0.hotWindow = .seconds(300)
+            $0.stillCreepMetersPerSecond = 0
+        }
         let farther = FixContext(nearestBoundaryMeters: 20_000, searchRadiusMeters: 30_000)
         // The same fix without a sensor: the sleep planned.
         var twin = PowerPolicyTests.started(configuration)
@@ -177,6 +186,78 @@ import Testing
         _ = w.motionReported(.still, now: Self.at(5_000))
         _ = w.activitySensed(.vehicle, now: Self.at(30_000))
         #expect(w.motionReported(.moving, now: Self.at(60_000)) == [.gnssOn(PowerReason(.motion, ttff: .seconds(2)))])
+    }
+
+    /// An accelerometer feels changes of velocity, not a steady drift: a boat dragging its
+    /// anchor says still all along. With `creep_speed` 0.5 m/s, 2,000 m from the nearest
+    /// boundary (accuracy 5 m, wake margin 20 m) a boundary is within reach after
+    /// 1,975 / 0.5 = 3,950 s; the check-back wakes a hot start (within `hot_window`) before.
+    /// A check-back fix within the stationary radius keeps still, with the next check from it;
+    /// one that drifted beyond it is GNSS winning (the policy without a sensor); a check-back
+    /// that gets no fix waits as long again as has passed since the last fix.
+    @Test func stillChecksBackWhenABoundaryCouldHaveBeenReachedAtTheCreepSpeed() {
+        var p = PowerPolicyTests.started(PowerPolicyTests.config())
+        let c = p.configuration
+        #expect(c.stillCreepMetersPerSecond == 0.5)
+        _ = p.screen(Self.fix(0))
+        _ = p.fixReceived(Self.fix(0), context: Self.far, now: Self.at(0))
+        let off = p.motionReported(.still, now: Self.at(1_000))
+        let horizon = Self.at(3_950_000)
+        #expect(c.hotWindow > .seconds(3_950))
+        #expect(PowerPolicyTests.wake(off) == horizon - c.ttffHot)
+        #expect(off.first == .gnssOff(PowerReason(.motionStill, sleep: horizon - c.ttffHot - Self.at(1_000))))
+        let on = p.deadlineReached(now: horizon - c.ttffHot)
+        #expect(on == [.gnssOn(PowerReason(.stillCheck, ttff: c.ttffHot))])
+        // 10 m from where it stood, 500 m nearer a boundary: still holds, the next check-back
+        // from this fix (1,475 m at 0.5 m/s).
+        let check = Self.fix(3_950_000, east: 10)
+        _ = p.screen(check)
+        let near = FixContext(nearestBoundaryMeters: 1_500, searchRadiusMeters: 30_000)
+        let again = p.fixReceived(check, context: near, now: check.time)
+        #expect(again.first?.reason.kind == .motionStill)
+        #expect(PowerPolicyTests.wake(again) == check.time + .seconds(2_950) - c.ttffHot)
+        #expect(p.motion == .still)
+        // The next one finds it 300 m off: it drifts, and GNSS decides (a sleep on the bounds).
+        _ = p.deadlineReached(now: PowerPolicyTests.wake(again)!)
+        let drifted = Self.fix(6_900_000, east: 300)
+        _ = p.screen(drifted)
+        let moved = p.fixReceived(drifted, context: near, now: drifted.time)
+        #expect(p.motion != .still)
+        #expect(moved.allSatisfy { $0.reason.kind != .motionStill })
+        // In a garage: the check-back gets no fix; the next waits as long again.
+        var q = PowerPolicyTests.started(PowerPolicyTests.config())
+        _ = q.screen(Self.fix(0))
+        _ = q.fixReceived(Self.fix(0), context: Self.far, now: Self.at(0))
+        _ = q.motionReported(.still, now: Self.at(1_000))
+        let checkAt = q.nextDeadline!
+        _ = q.deadlineReached(now: checkAt)
+        let timeout = q.nextDeadline!
+        let waited = q.deadlineReached(now: timeout)
+        #expect(waited.first == .gnssOff(PowerReason(.motionStill, sleep: timeout - Self.at(0))))
+        #expect(q.nextDeadline == timeout + (timeout - Self.at(0)))
+        // No fences (nothing within any drift): no check-back at all.
+        var r = PowerPolicyTests.started(PowerPolicyTests.config())
+        var none = FixContext(nearestBoundaryMeters: nil, searchRadiusMeters: 30_000)
+        none.boundaryBeyondSearchMeters = .infinity
+        _ = r.screen(Self.fix(0))
+        _ = r.fixReceived(Self.fix(0), context: none, now: Self.at(0))
+        _ = r.motionReported(.still, now: Self.at(1_000))
+        #expect(r.nextDeadline == nil)
+    }
+
+    /// Within reach of a boundary already, with `max_latency` 30 s: the first fix must come
+    /// within what the budget gives a change starting now (30 s less the confirming fix's 1 s),
+    /// and before an excursion of 2 × 10 m hysteresis fits at 0.5 m/s (40 s): 29 s, the wake a
+    /// hot start before.
+    @Test func stillWithinReachOfABoundaryIsCheckedWithinTheLatencyBudget() {
+        var p = PowerPolicyTests.started(PowerPolicyTests.config { $0.maxLatency = .seconds(30) })
+        _ = p.screen(Self.fix(0))
+        _ = p.fixReceived(Self.fix(0), context: Self.near, now: Self.at(0))
+        let off = p.motionReported(.still, now: Self.at(1_000))
+        #expect(PowerPolicyTests.wake(off) == Self.at(29_000) - .seconds(2))
+        // Without a budget the floor is `min_sleep` from now.
+        var q = Self.onNearABoundary()
+        #expect(PowerPolicyTests.wake(q.motionReported(.still, now: Self.at(1_000))) == Self.at(11_000))
     }
 
     @Test func gnssWinsOverASensorThatSaysStillWhileFixesMove() {

@@ -134,6 +134,32 @@ import Testing
     /// and afloat at most 8 % and 9 % of always-on's GNSS time (measured: 6.5 % and 6.0 %),
     /// every event always-on sees found, and every track at most what it costs with a receiver
     /// that meets the plan. One-sided: a policy that does better never fails.
+    /// A ship that waited days at anchor before its transit (AIS every 12–15 min, bridged up
+    /// to three median intervals as `scripts/power-eval.sh` does), with a motion sensor derived
+    /// from the recording: it swings round its anchor across a fence's boundary at under
+    /// 0.5 m/s, which an accelerometer cannot feel. The still check-backs
+    /// (`sources.motion.creep_speed`) see those crossings: recall as without a sensor, no
+    /// extra event, and less on-time than without one.
+    @Test func aShipSwingingAtAnchorIsCheckedOnWhileTheSensorSaysStill() throws {
+        let track = try PowerTracks.load("movingpandas_suez_ship_underway_131")
+        var profile = Self.profile(track: track, spacingMeters: 2000)
+        profile.policy.activity = .boat
+        profile.policy.maxSpeedSet = false
+        var options = ReplayRun.Options()
+        options.compareAlwaysOn = true
+        options.interpolationMaxGap = .seconds(2700)
+        let without = try ReplayRun.evaluate(profile: profile, fixes: track, options: options)
+        options.motion = true
+        let with = try ReplayRun.evaluate(profile: profile, fixes: track, options: options)
+        let m = try #require(with.match), m0 = try #require(without.match)
+        let on = try #require(with.report).gnssOnSeconds, on0 = try #require(without.report).gnssOnSeconds
+        print("suez ship at anchor, then under way: recall \(m.recall) with a sensor (\(m0.recall) without), on \(on) s (\(on0) s)")
+        #expect(m.recall >= 0.99, "missed \(m.missed.map { "\($0.fenceID ?? "-") \($0.kind) \($0.time)" })")
+        #expect(m.recall >= m0.recall)
+        #expect(m.extra == 0)
+        #expect(on < on0)
+    }
+
     @Test func aReceiverFasterThanPlannedIsMeasuredAndPaysLessOnFootAndAfloat() throws {
         var on: [Activity: (fast: Double, planned: Double, base: Double)] = [:]
         print("track | activity | % with a 1 s receiver | % with the planned 2 s | learned ttff_hot s")

@@ -130,10 +130,10 @@ extension ProfileDecoder {
     }
 
     /// `sources.motion`: `{plugin: iio, device:, sample:, window:, threshold:, foot_threshold:,
-    /// still_after:, stale_after:, latency:}` or `{plugin: command, exec: [argv], still_after:,
-    /// stale_after:, latency:}`.
+    /// still_after:, stale_after:, latency:, creep_speed:}` or `{plugin: command, exec: [argv],
+    /// still_after:, stale_after:, latency:, creep_speed:}`.
     func decodeMotion(_ node: YAMLNode, into sources: inout SourceSettings) {
-        let common = ["plugin", "still_after", "stale_after", "latency"]
+        let common = ["plugin", "still_after", "stale_after", "latency", "creep_speed"]
         var plugin = MotionSourceSettings.Plugin.iio
         if case .mapping(let pairs) = node.kind,
            let pair = pairs.first(where: { if case .scalar("plugin", _) = $0.key.kind { true } else { false } }),
@@ -162,6 +162,7 @@ extension ProfileDecoder {
             if let n = m["still_after"], let v = duration(n, "still_after") { motion.stillAfter = v }
             if let n = m["stale_after"], let v = duration(n, "stale_after") { motion.staleAfter = v }
             if let n = m["latency"], let v = duration(n, "latency", .nonNegative) { motion.latency = v }
+            if let n = m["creep_speed"], let v = quantity(n, "creep_speed", .speed, .nonNegative) { motion.creepSpeedMetersPerSecond = v }
         case .command:
             guard let m = fields(node, path: "sources.motion", allowed: common + ["exec", "interval"], required: ["exec"]) else { return }
             if let n = m["exec"], let argv = argv(n, what: "motion program") { motion.exec = argv }
@@ -169,6 +170,7 @@ extension ProfileDecoder {
             if let n = m["still_after"], let v = duration(n, "still_after", .nonNegative) { motion.stillAfter = v }
             if let n = m["stale_after"], let v = duration(n, "stale_after") { motion.staleAfter = v }
             if let n = m["latency"], let v = duration(n, "latency", .nonNegative) { motion.latency = v }
+            if let n = m["creep_speed"], let v = quantity(n, "creep_speed", .speed, .nonNegative) { motion.creepSpeedMetersPerSecond = v }
         }
         sources.motion = motion
     }

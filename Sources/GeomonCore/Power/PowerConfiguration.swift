@@ -18,6 +18,9 @@ public struct PowerConfiguration: Hashable, Sendable {
     public var anyBounds: MotionBounds
     /// How long the motion source may take to notice a change of activity (`sources.motion.latency`).
     public var activityLatency: Duration = .seconds(10)
+    /// How fast the device may drift while the motion sensor says still (`sources.motion.creep_speed`):
+    /// a still device is checked back on when a boundary could be reached at it; 0: never.
+    public var stillCreepMetersPerSecond: Double = MotionSourceSettings.defaultCreepSpeedMetersPerSecond
     public var minSleep: Duration
     public var maxSleep: Duration
     public var fixTimeout: Duration
@@ -111,6 +114,7 @@ public struct PowerConfiguration: Hashable, Sendable {
         plannedBounds = p.plannedBounds
         anyBounds = p.bounds(for: .any)
         activityLatency = profile.sources.motion?.activityLatency ?? activityLatency
+        stillCreepMetersPerSecond = profile.sources.motion?.creepSpeedMetersPerSecond ?? stillCreepMetersPerSecond
         maxSpeedMetersPerSecond = plannedBounds.maxSpeedMetersPerSecond
         wakeMarginMeters = p.wakeMarginMeters
         minSleep = p.minSleep

@@ -77,6 +77,13 @@ public struct PowerPolicy: Sendable {
         var motionDistrusted = false
         /// The last GNSS fix left nothing to confirm (no transition pending).
         var settled = false
+        /// The last usable GNSS fix's time, and its clearance: the best known distance to a
+        /// boundary less its accuracy and the wake margin. A device the sensor says is still
+        /// may drift from there (`stillCheckAt`).
+        var clearanceAt: UTCTime?
+        var clearanceMeters: Double = 0
+        /// The listen under way is a still check-back (`still-check`).
+        var stillChecking = false
         /// What a bounded sleep had left when the still sensor took over (resumed on moving).
         var sleepLeft: Duration?
         /// The time to first fix the sleep under way wakes ahead of its horizon for (`apply`).
@@ -480,6 +487,13 @@ public struct PowerPolicy: Sendable {
         watchAssumptions(fix)
         if configuration.alwaysOn { return [] }
         checkStillAgainst(fix)
+        if fix.source == .gnss {
+            memory.stillChecking = false
+            if fix.horizontalAccuracyMeters <= configuration.minAccuracyMeters {
+                memory.clearanceAt = fix.time
+                memory.clearanceMeters = context.outageDistanceMeters - fix.horizontalAccuracyMeters - baseWakeMarginMeters
+            }
+        }
         switch configuration.mode {
         case .regions:
             guard fix.source == .gnss else { return coarseInRegions(fix, context: context, now: now) }
@@ -531,13 +545,16 @@ public struct PowerPolicy: Sendable {
                 // `moving`. The receiver is off already: the off action says why it now stays
                 // off (the log, the receiver's record and the picture show the sensor took over).
                 memory.sleepLeft = Self.boundedSleepLeft(kind, bound: memory.sleepBound, until: wakeAt, now: now)
-                state = .off(wakeAt: nil, wakeReason: .motionStill)
+                let check = stillCheckAt(now: now)
+                state = .off(wakeAt: check, wakeReason: .motionStill)
                 memory.checkInterval = nil
-                return [.gnssOff(PowerReason(.motionStill))]
+                let reason = PowerReason(.motionStill, sleep: check.map { $0 - now })
+                return [.gnssOff(reason)] + (check.map { [.wakeAt($0, reason)] } ?? [])
             case .on:
                 guard memory.settled else { return [] }
                 memory.sleepLeft = nil
-                return apply(.sleep(until: nil, PowerReason(.motionStill)), now: now)
+                let check = stillCheckAt(now: now)
+                return apply(.sleep(until: check, PowerReason(.motionStill, sleep: check.map { $0 - now })), now: now)
             case .idle:
                 return []
             }
@@ -548,7 +565,7 @@ public struct PowerPolicy: Sendable {
             // had left: the device starts from where it stood, at rest. It woke a time to first
             // fix ahead of its horizon; a stop longer than `hot_window` makes that wake warm,
             // which must come earlier by the difference.
-            if case .off(nil, .motionStill) = state, var left = memory.sleepLeft {
+            if case .off(_, .motionStill) = state, var left = memory.sleepLeft {
                 left -= max(.zero, expectedTTFF(at: now + left) - (memory.sleepTTFF ?? configuration.ttffHot))
                 if left > expectedTTFF(at: now) {
                     memory.sleepLeft = nil
@@ -615,8 +632,31 @@ public struct PowerPolicy: Sendable {
         } else {
             memory.sleepLeft = nil
         }
-        return .sleep(until: nil, PowerReason(.motionStill, distanceMeters: context.nearestBoundaryMeters,
-                                              accuracyMeters: fix.horizontalAccuracyMeters))
+        let check = stillCheckAt(now: now)
+        return .sleep(until: check, PowerReason(.motionStill, distanceMeters: context.nearestBoundaryMeters,
+                                                accuracyMeters: fix.horizontalAccuracyMeters, sleep: check.map { $0 - now }))
+    }
+
+    /// When a device the sensor says is still is looked at again. An accelerometer feels
+    /// changes of velocity, not a steady drift (a boat dragging its anchor, a ship swinging
+    /// round it), so the device may have moved at `creep_speed` since the last usable GNSS fix:
+    /// a boundary is within reach `clearance / creep_speed` after it. The first fix must come by
+    /// then, plus, with `max_latency`, what the budget gives a change that starts then
+    /// (`max_latency` less the confirming fixes), but no more than an excursion (`2h` there and
+    /// back) takes at that speed; the wake is a time to first fix before, and not sooner than
+    /// `min_sleep` from now. nil: no check-back (`creep_speed: 0`, no fix yet, no boundary
+    /// within a year's drift).
+    private func stillCheckAt(now: UTCTime) -> UTCTime? {
+        let creep = configuration.stillCreepMetersPerSecond
+        guard creep > 0, let at = memory.clearanceAt else { return nil }
+        var seconds = max(0, memory.clearanceMeters) / creep
+        if configuration.maxLatency > .zero {
+            let budget = (configuration.maxLatency - configuration.confirmSpan).secondsValue
+            seconds += max(0, min(budget, 2 * configuration.hysteresisMeters / creep))
+        }
+        guard seconds < 366 * 86_400 else { return nil }
+        let fixBy = at + .milliseconds(Int64((seconds * 1000).rounded(.down)))
+        return max(fixBy - expectedTTFF(at: fixBy), now + configuration.minSleep)
     }
 
     /// What remains at `now` of a sleep the max-speed or kinematic bound planned (not a
@@ -640,8 +680,10 @@ public struct PowerPolicy: Sendable {
             let kind: PowerReason.Kind = switch wakeReason {
             case .stationary: .stationaryCheck
             case .fixTimeout: .retry
+            case .motionStill: .stillCheck
             default: .scheduledWake
             }
+            memory.stillChecking = kind == .stillCheck
             let ttff = expectedTTFF(at: now)
             state = .on(since: now, timeoutBase: now)
             memory.shortListen = ttff == configuration.ttffHot
@@ -663,6 +705,13 @@ public struct PowerPolicy: Sendable {
     /// to coarse only. Always-on: keep waiting.
     public mutating func fixTimedOut(now: UTCTime) -> [PowerAction] {
         guard case let .on(since, _) = state else { return [] }
+        if memory.stillChecking, memory.motion == .still {
+            // A check-back that got no fix: the device stands where no sky reaches (a garage).
+            // The next one waits as long again as has passed since the last fix.
+            memory.stillChecking = false
+            let wait = max(configuration.maxSleep, memory.clearanceAt.map { now - $0 } ?? .zero)
+            return apply(.sleep(until: now + wait, PowerReason(.motionStill, sleep: wait)), now: now)
+        }
         if configuration.mode == .continuous, !configuration.alwaysOn, memory.checkInterval != nil {
             let interval = nextCheckInterval(now: now)
             return apply(.sleep(until: now + interval, PowerReason(.stationary, sleep: interval)), now: now)

@@ -46,9 +46,12 @@ public struct PowerReason: Hashable, Sendable {
         case bandSleep = "band-sleep"
         /// The engine is certain again: the GNSS path goes back to sleep (significant-change mode).
         case certain
-        /// The motion sensor says the device stands still: the receiver stays off, with no
-        /// check-back, until it says moving (the fence states hold: the position has not changed).
+        /// The motion sensor says the device stands still: the receiver stays off until it says
+        /// moving, or until a boundary could have been reached at `creep_speed` (`still-check`).
         case motionStill = "motion-still"
+        /// A check-back while the motion sensor says still: the device may have drifted at
+        /// `creep_speed` as far as a boundary since the last fix (docs/power.md, "Wake on motion").
+        case stillCheck = "still-check"
         /// The motion sensor says the device moves again: the receiver is woken at once.
         case motion
         /// The motion sensor went silent (nothing for `stale_after`): the policy goes on as

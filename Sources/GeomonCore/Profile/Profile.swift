@@ -268,6 +268,14 @@ public struct MotionSourceSettings: Sendable {
     /// How long the source may take to notice a change of activity (`latency`); nil: the
     /// default, `activityLatency`.
     public var latency: Duration?
+    /// The fastest the device may move while the sensor says still (`creep_speed`): an
+    /// accelerometer feels changes of velocity, not a steady drift (a boat dragging its anchor,
+    /// a ship swinging round it). While still, GNSS checks back when a boundary could be reached
+    /// at this speed (docs/power.md, "Wake on motion"); 0 trusts still for good.
+    public var creepSpeedMetersPerSecond: Double = MotionSourceSettings.defaultCreepSpeedMetersPerSecond
+    /// 0.5 m/s: the speed below which the replay's sensor model (`MotionSignal`) calls a
+    /// recording still, and about a dragging anchor's 1 kn.
+    public static let defaultCreepSpeedMetersPerSecond = 0.5
     public init() {}
 
     /// `latency`, or its default: the accelerometer's classifier decides over one `window`;
