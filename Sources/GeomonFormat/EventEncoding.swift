@@ -10,7 +10,9 @@ public import GeomonCore
 /// (`eta_s`/`eta_min_s` only when known). An exit adds `inside_s`; the movement events their
 /// figures (`EventFigures.members`: `source`, `since`, `duration_s`, `distance_m`, `moving_s`,
 /// `max_speed_mps`, `mean_speed_mps`, `start_lat`/`start_lon`, `center_lat`/`center_lon`,
-/// `radius_m`). An event a fence's cooldown held back adds `"suppressed":true`. Coordinates have 7 decimals (1 cm),
+/// `radius_m`). An event a fence's cooldown held back adds `"suppressed":true`; an exit the
+/// fence's `events` leave out, sent only to end a reported stay for MQTT consumers,
+/// `"unlisted":true`. Coordinates have 7 decimals (1 cm),
 /// the accuracy one (10 cm). Hook stdin adds `profile`, `attempt`, `test` (and, for one release,
 /// the old names `event` = `type` and `event_id` = `id`).
 public enum EventEncoding {
@@ -29,6 +31,7 @@ public enum EventEncoding {
         if let approach = event.approach { o.add("approach", EventRule.approachObject(approach)) }
         event.figures?.add(to: &o)
         if event.suppressed { o.add("suppressed", true) }
+        if event.unlisted { o.add("unlisted", true) }
         return o
     }
 
@@ -46,6 +49,7 @@ public enum EventEncoding {
                 + "  ±\(NumberText.short(event.accuracyMeters, 1)) m" : "no position yet")
             + "  \(event.id)  \(event.rule.text)"
             + (event.suppressed ? "  (suppressed: cooldown)" : "")
+            + (event.unlisted ? "  (unlisted: ends the stay for MQTT consumers; no hooks)" : "")
     }
 
     public static func line(_ event: GeoEvent, json asJSON: Bool) -> String {

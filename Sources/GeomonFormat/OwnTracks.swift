@@ -25,6 +25,7 @@ public import GeomonCore
 ///   `overspeed`, `overspeed_end`): a `location` whose `geomon` member is `{"event":KIND,…}`
 ///   with the event's figures (and `rid`, `desc` for a visit in a fence and for speeding).
 /// - events a fence's cooldown held back (`GeoEvent.suppressed`): nothing.
+/// - an exit its fence's `events` leave out (`GeoEvent.unlisted`): its `leave`, as any exit.
 /// - `waypoints` on `TOPIC/waypoints`, retained: one `waypoint` per circle fence.
 public struct OwnTracks: Sendable {
     public let settings: MQTTSettings

@@ -69,6 +69,35 @@ struct ClosingTests {
         #expect(engine.state(of: "home") == .inside)
     }
 
+    /// A fence whose `events` leave out `exit` still ends a stay whose enter was reported: its
+    /// exit is `unlisted` (MQTT consumers get their leave; no hook runs for it). The same after
+    /// a reload that took `exit` out while inside. A stay consumers were never told of ends
+    /// silently, and a fence without `enter` reports no enter.
+    @Test func anExitTheFenceDoesNotListStillEndsAReportedStay() {
+        var engine = TransitionEngine(profile: T.profile(events: [.enter]))
+        let events = T.run(&engine, [T.fix(1, 300), T.fix(2, 300), T.fix(10, 0), T.fix(11, 0),
+                                     T.fix(20, 300), T.fix(21, 300), T.fix(30, 0), T.fix(31, 0)])
+        #expect(T.summary(events) == ["enter@10", "exit@20", "enter@30"])
+        #expect(events.map(\.unlisted) == [false, true, false])
+        #expect(EventEncoding.json(events[1]).hasSuffix(",\"unlisted\":true}"))
+        #expect(EventEncoding.text(events[1]).hasSuffix("(unlisted: ends the stay for MQTT consumers; no hooks)"))
+        // `events: [enter, exit]` when the stay was entered, `[enter]` since a reload.
+        let (snapshot, _) = Self.insideHome()
+        var reloaded = TransitionEngine(profile: T.profile(events: [.enter]), snapshot: snapshot)
+        #expect(reloaded.start(at: T.time(100)).isEmpty)
+        let out = T.run(&reloaded, [T.fix(110, 300), T.fix(111, 300)])
+        #expect(T.summary(out) == ["exit@110"])
+        #expect(out.first?.unlisted == true)
+        // Inside from the start with `initial: silent`: never reported, so no exit either.
+        var silent = TransitionEngine(profile: T.profile(events: [.enter]))
+        #expect(T.run(&silent, [T.fix(1, 0), T.fix(2, 0), T.fix(10, 300), T.fix(11, 300)]).isEmpty)
+        // Exits only: no enter, and each exit is listed.
+        var exits = TransitionEngine(profile: T.profile(events: [.exit]))
+        let only = T.run(&exits, [T.fix(1, 300), T.fix(2, 300), T.fix(10, 0), T.fix(11, 0), T.fix(20, 300), T.fix(21, 300)])
+        #expect(T.summary(only) == ["exit@20"])
+        #expect(only.first?.unlisted == false)
+    }
+
     @Test func aStayConsumersWereNotToldOfClosesSilently() {
         // `initial: silent` and the device inside from the start: no enter, so no exit either.
         var engine = TransitionEngine(profile: T.profile(initial: .silent))

@@ -454,11 +454,13 @@ import Testing
             while let due = m.nextDeadline, due <= M.at(t) { events += M.events(m.deadlineReached(now: due)) }
             events += M.events(m.fixReceived(M.fix(t, x(t)), now: M.at(t)))
         }
-        return events.map { "\($0.kind.rawValue)@\(Int(($0.time - M.t0).secondsValue))\($0.suppressed ? " suppressed" : "")" }
+        return events.map { "\($0.kind.rawValue)@\(Int(($0.time - M.t0).secondsValue))\($0.suppressed ? " suppressed" : "")\($0.unlisted ? " unlisted" : "")" }
     }
 
-    /// A fence that reports enters only: a held-back stay that ends before the cooldown does
-    /// has no exit to say so, and is dropped, not delivered when the cooldown ends.
+    /// A fence that reports enters only: its stays end for MQTT consumers with unlisted exits
+    /// (the first delivered, so the cooldown runs from it); a held-back stay that ends before
+    /// the cooldown does is not delivered when the cooldown ends, and its exit is held back
+    /// with it.
     @Test func aStayThatEndsWithoutAnExitBeforeItsCooldownIsNotDeliveredLater() {
         var profile = M.profile(.continuous)
         profile.fences[0].cooldown = .seconds(600)
@@ -471,7 +473,7 @@ import Testing
             default: 250
             }
         }
-        #expect(events == ["enter@20", "enter@60 suppressed"])
+        #expect(events == ["enter@20", "exit@40 unlisted", "enter@60 suppressed", "exit@80 suppressed unlisted"])
         #expect(m.cooldown.suppressedFences.isEmpty)
     }
 

@@ -108,6 +108,20 @@ struct OwnTracksTests {
         #expect(own.messages(for: commit, inside: []).count == 1)
     }
 
+    /// An exit the fence's `events` leave out (`unlisted`) is a leave like any other: Home
+    /// Assistant ignores locations while it holds the device in a region, until its leave.
+    @Test func anUnlistedExitIsALeave() {
+        let (profile, mqtt) = Self.profile(.none)
+        let own = OwnTracks(settings: mqtt, profile: profile)
+        var commit = Monitor.Commit()
+        var exit = Self.event(.exit, fence: "home", ms: 5000)
+        exit.unlisted = true
+        commit.events = [exit]
+        let messages = own.messages(for: commit, inside: [])
+        #expect(messages.map(\.kind) == [.transition])
+        #expect(messages.first?.payload.contains(#""event":"leave""#) == true && messages.first?.eventID == exit.id)
+    }
+
     @Test(arguments: [MQTTSettings.Locations.none, .significant, .all])
     func aCommitGivesTheMessagesItsLocationsSettingAsksFor(_ locations: MQTTSettings.Locations) {
         let (profile, mqtt) = Self.profile(locations)

@@ -91,6 +91,37 @@ struct JournalTests {
         #expect(try store.fixLog.count() == Self.walk.count)
     }
 
+    /// A fence that reports enters only, with `exit` hooks in the profile: its exits end the
+    /// stays for MQTT consumers (`unlisted`), are stored as such (read back from the file), and
+    /// queue no hook delivery; its enters queue theirs.
+    @Test func anUnlistedExitIsStoredAndRunsNoHook() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        var profile = Self.profile()
+        profile.fences[0].events = [.enter]
+        profile.hooks.exit = [HookSpec(exec: ["/bin/echo", "left"])]
+        let store = try EventStore(path: dir.path("u.db"))
+        let journal = try Journal(profile: profile, store: store, outboxes: [HookOutbox(profile: profile)])
+        var configuration = PowerConfiguration(profile: profile)
+        configuration.alwaysOn = true
+        var machine = Monitor(profile: profile, configuration: configuration)
+        for case let .commit(commit) in machine.start(now: Self.fix(1, 300).time) { try journal.add(commit, now: Self.fix(1, 300).time) }
+        for fix in [Self.fix(1, 300), Self.fix(2, 300), Self.fix(10, 0), Self.fix(11, 0), Self.fix(20, 300), Self.fix(21, 300)] {
+            for case let .commit(commit) in machine.fixReceived(fix, now: fix.time) {
+                try journal.add(commit, now: fix.time)
+            }
+        }
+        try journal.flush(now: Self.fix(21, 300).time)
+        let stored = try EventStore(path: dir.path("u.db"), readOnly: true)
+        let events = try stored.eventLog.events().map(\.event)
+        #expect(events.map(\.kind) == [.enter, .exit])
+        #expect(events.map(\.unlisted) == [false, true])
+        #expect(events.map(\.suppressed) == [false, false])
+        let deliveries = try stored.deliveryQueue.deliveries()
+        #expect(deliveries.count == 2)
+        #expect(deliveries.allSatisfy { $0.event.kind == .enter })
+    }
+
     @Test func aRestartMidDwellContinuesTheDwellFromTheStore() throws {
         let dir = try TemporaryDirectory()
         defer { dir.remove() }

@@ -24,6 +24,10 @@ public struct GeoEvent: Hashable, Sendable {
     private var figuresBox: Boxed<EventFigures>?
     /// Stored but not delivered: the fence's cooldown held it back (`Cooldown`).
     public var suppressed = false
+    /// An exit its fence's `events` leave out, decided only to end a stay whose enter was
+    /// reported: published to MQTT (the OwnTracks `leave` that Home Assistant waits for),
+    /// stored and listed, but no hook runs for it.
+    public var unlisted = false
 
     /// Whether the event has a position: a `mode` change before the first fix has none (its
     /// accuracy is infinite, its coordinate meaningless).

@@ -512,6 +512,7 @@ public struct TransitionEngine: Sendable {
     private func transition(_ record: inout FenceStateRecord, fence: Fence, at i: Int, pending: PendingTransition, confirmedAt: UTCTime, into events: inout [GeoEvent]) {
         let old = record.state
         let insideSince = record.stateSince
+        let wasReported = record.reported
         record.state = pending.state
         record.stateSince = pending.firstTime
         record.sinceCoordinate = pending.firstCoordinate
@@ -544,10 +545,16 @@ public struct TransitionEngine: Sendable {
         rule.heldFor = confirmedAt - pending.firstTime
         // A scheduled fence inactive when the change is confirmed reports nothing: a closing
         // already closed the stay for consumers, and an opening reports it.
-        guard fence.events.contains(kind), isActive(fence: i, at: confirmedAt) else { return }
+        guard isActive(fence: i, at: confirmedAt) else { return }
+        // An exit the fence's `events` leave out still ends a stay whose enter was reported
+        // (also under `events` a reload has since changed): MQTT consumers hold the device in
+        // the region until its leave (`GeoEvent.unlisted`; no hook runs for it).
+        let listed = fence.events.contains(kind)
+        guard listed || (kind == .exit && wasReported) else { return }
         record.reported = kind == .enter
         var event = makeEvent(kind, fence: fence, time: pending.firstTime, coordinate: pending.firstCoordinate,
                               accuracy: pending.firstAccuracyMeters, rule: .transition(rule))
+        event.unlisted = !listed
         if kind == .exit { event.figures = Self.timeInside(since: insideSince, until: pending.firstTime) }
         events.append(event)
     }

@@ -28,8 +28,11 @@ public final class HookOutbox: OutboxContributor {
     }
 
     public func add(_ commit: Monitor.Commit, to batch: inout CommitBatch, events: Range<Int>) {
-        // An event a cooldown held back is stored, not delivered.
-        for k in events where !batch.events[k].event.suppressed { batch.events[k].targets = targets.targets(for: batch.events[k].event.kind) }
+        // An event a cooldown held back is stored, not delivered; an exit the fence's `events`
+        // leave out goes to MQTT only.
+        for k in events where !batch.events[k].event.suppressed && !batch.events[k].event.unlisted {
+            batch.events[k].targets = targets.targets(for: batch.events[k].event.kind)
+        }
     }
 
     public func reload(_ profile: Profile, store: EventStore) {

@@ -20,7 +20,10 @@ public struct EventTable {
             accuracyMeters: r.double(c("accuracy_m")), rule: .recorded(r.text(c("rule"))))
         event.approach = r.optionalText(c("approach")).flatMap(EventRule.Approach.init(storedText:))
         event.figures = r.optionalText(c("figures")).flatMap(EventFigures.init(storedText:))
-        event.suppressed = r.int64(c("suppressed")) != 0
+        // 1: held back by a cooldown; 2: an exit its fence's `events` leave out (MQTT only).
+        let delivery = r.int64(c("suppressed"))
+        event.suppressed = delivery == 1
+        event.unlisted = delivery == 2
         return StoredEvent(seq: r.int64(c("seq")), profile: r.text(c("profile")), event: event)
     }
 
@@ -42,7 +45,7 @@ public struct EventTable {
         insert.bind(10, event.rule.text)
         insert.bind(11, event.approach?.storedText)
         insert.bind(12, event.figures?.storedText)
-        insert.bind(13, Int64(event.suppressed ? 1 : 0))
+        insert.bind(13, Int64(event.suppressed ? 1 : event.unlisted ? 2 : 0))
         try insert.run()
         return db.changes == 1 ? db.lastInsertRowID : nil
     }
