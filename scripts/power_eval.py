@@ -286,13 +286,13 @@ def motion_eval(args, root, work):
             pts = load(track)
             bridge(name, pts)
             centres, _ = fences(pts, spacing)
-            prof = os.path.join(work, f"{name}-{spacing}.profile.yaml")
             activity = ACTIVITY[name] if args.activity == "declared" else None
-            with open(prof, "w") as f:
-                json.dump(profile(f"eval-{spacing}", centres, args.acceleration, activity), f, indent=1)
             stretches = still_stretches(pts)
             res = []
             for motion in (False, True):
+                prof = os.path.join(work, f"{name}-{spacing}{'-motion' if motion else ''}.profile.yaml")
+                with open(prof, "w") as f:
+                    json.dump(profile(f"eval-{spacing}", centres, args.acceleration, activity, motion), f, indent=1)
                 report = os.path.join(work, f"{name}-{spacing}{'-motion' if motion else ''}.report.json")
                 log = os.path.join(work, f"{name}-{spacing}{'-motion' if motion else ''}.policy.log")
                 cmd = [args.geomon, "replay", "--profile", prof, track, "--compare-always-on", "--no-hooks",
@@ -395,9 +395,10 @@ def pct(values, q, absolute):
 def share(count, values):
     return f"{100 * count / len(values):.0f} %" if values else "-"
 
-def profile(name, centres, acceleration, activity=None):
+def profile(name, centres, acceleration, activity=None, motion=False):
     """The evaluation profile; with `activity` (not "derive") `policy.activity` names the
-    bounds instead of the default profile's max_speed 45m/s and max_acceleration."""
+    bounds instead of the default profile's max_speed 45m/s and max_acceleration; with
+    `motion` and `--creep-speed`, `sources.motion` with that `creep_speed`."""
     policy = {"max_speed": "45m/s", "max_acceleration": f"{acceleration}m/s2", "wake_margin": "20m",
               "min_sleep": "10s", "max_sleep": "10m", "receiver": {"ttff_hot": "2s"}}
     if activity and activity != "derive":
@@ -417,7 +418,7 @@ def profile(name, centres, acceleration, activity=None):
     if COARSE:
         # Replay derives the coarse fixes from the track (docs/power.md, "Receiver model").
         sources["coarse"] = {"exec": ["/bin/true"], "interval": "60s", "accuracy": COARSE}
-    if CREEP is not None:
+    if motion and CREEP is not None:
         # Replay derives the sensor from the track (`MotionSignal`) as with `--motion`.
         sources["motion"] = {"plugin": "command", "exec": ["/bin/true"], "creep_speed": CREEP}
     extra = {"movement": {"motion": True, "trips": True, "visits": True}} if MOVEMENT else {}

@@ -105,10 +105,10 @@ import Testing
 
     /// A stop longer than `hot_window`: the resumed sleep's wake starts warm, so it comes
     /// earlier by the difference (`ttff_warm − ttff_hot`) and its first fix is still due by
-    /// the horizon the sleep was planned to.
+    /// the horizon the sleep was planned to (`creep_speed: 0`: no drift to allow for).
     @Test func aSleepResumedAfterAStopLongerThanTheHotWindowWakesForAWarmStart() {
         let farther = FixContext(nearestBoundaryMeters: 20_000, searchRadiusMeters: 30_000)
-        var p = PowerPolicyTests.started(PowerPolicyTests.config())
+        var p = PowerPolicyTests.started(Self.trusting())
         let hot = p.configuration.ttffHot, warm = p.configuration.ttffWarm
         #expect(warm > hot)
         _ = p.screen(Self.fix(0))
@@ -120,7 +120,7 @@ import Testing
         #expect(left > warm + .seconds(60))
         #expect(PowerPolicyTests.wake(resumed) == moving + left - (warm - hot))
         // Within the hot window the sleep goes on for all it had left.
-        var q = PowerPolicyTests.started(PowerPolicyTests.config())
+        var q = PowerPolicyTests.started(Self.trusting())
         _ = q.screen(Self.fix(0))
         _ = q.fixReceived(Self.fix(0), context: farther, now: Self.at(0))
         _ = q.motionReported(.still, now: Self.at(2_000))
@@ -243,6 +243,55 @@ import Testing
         _ = r.fixReceived(Self.fix(0), context: none, now: Self.at(0))
         _ = r.motionReported(.still, now: Self.at(1_000))
         #expect(r.nextDeadline == nil)
+    }
+
+    /// A check-back in a car park: its fixes are worse than `min_accuracy` (50 m). They do not
+    /// prolong the listen nor end the check-back at once: at the listen's timeout from the
+    /// switch-on it is a check-back without a fix (the next as long again after the last
+    /// usable fix), not a new check-back `min_sleep` later over and over.
+    @Test func aCheckBackWithFixesTooPoorToTellEndsAtItsTimeout() {
+        var p = PowerPolicyTests.started(PowerPolicyTests.config())
+        _ = p.screen(Self.fix(0))
+        _ = p.fixReceived(Self.fix(0), context: Self.far, now: Self.at(0))
+        _ = p.motionReported(.still, now: Self.at(1_000))
+        let checkAt = p.nextDeadline!
+        _ = p.deadlineReached(now: checkAt)
+        let timeout = p.nextDeadline!
+        #expect(timeout > checkAt)
+        for k in 1...5 {
+            let poor = PowerPolicyTests.fix(checkAt.millisecondsSince1970 - Self.at(0).millisecondsSince1970 + Int64(k) * 1_000, acc: 80)
+            _ = p.screen(poor)
+            #expect(p.fixReceived(poor, context: Self.far, now: poor.time).isEmpty)
+            #expect(p.isGNSSOn && p.nextDeadline == timeout)
+        }
+        let off = p.deadlineReached(now: timeout)
+        #expect(off.first == .gnssOff(PowerReason(.motionStill, sleep: timeout - Self.at(0))))
+    }
+
+    /// A fence outside its `active:` windows counts as at least as far as the drift goes until
+    /// it opens (`FixContext.creepDistanceMeters`), not as far as `max_speed` goes: 100 m off,
+    /// opening in an hour, the check-back is due after (100 − 5 − 20) / 0.5 = 150 s.
+    @Test func aFenceAboutToOpenIsCheckedFromTheDriftNotTheMaxSpeed() {
+        var p = PowerPolicyTests.started(PowerPolicyTests.config())
+        var context = FixContext(nearestBoundaryMeters: nil, searchRadiusMeters: 30_000)
+        context.creepDistanceMeters = 100
+        _ = p.screen(Self.fix(0))
+        _ = p.fixReceived(Self.fix(0), context: context, now: Self.at(0))
+        let off = p.motionReported(.still, now: Self.at(1_000))
+        #expect(PowerPolicyTests.wake(off) == Self.at(150_000) - p.configuration.ttffHot)
+    }
+
+    /// A bounded sleep kept by the still sensor resumes on `moving` shorter by the time
+    /// `max_speed` (45 m/s) takes to cover the drift since the last fix: 0.5 m/s for 900 s is
+    /// 450 m, 10 s.
+    @Test func aResumedSleepAllowsForTheDriftWhileStill() {
+        var p = PowerPolicyTests.started(PowerPolicyTests.config())
+        _ = p.screen(Self.fix(0))
+        let planned = PowerPolicyTests.wake(p.fixReceived(Self.fix(0), context: Self.far, now: Self.at(0)))!
+        _ = p.motionReported(.still, now: Self.at(1_000))
+        let left = planned - Self.at(1_000)
+        let resumed = p.motionReported(.moving, now: Self.at(900_000))
+        #expect(PowerPolicyTests.wake(resumed) == Self.at(900_000) + left - .seconds(10))
     }
 
     /// Within reach of a boundary already, with `max_latency` 30 s: the first fix must come

@@ -127,13 +127,6 @@ import Testing
         #expect(on.budget <= 0.75 * on.none, "\(on.budget) s with the budget, \(on.none) s without")
     }
 
-    /// docs/power.md, "A receiver faster than planned": the walks, the run, the yacht and the
-    /// kayak, each with its activity (foot, boat), fences every 2 km, replayed with a receiver
-    /// whose hot start takes 1 s (the datasheets' figure) against the 2 s the profile plans. The
-    /// policy measures the first fixes after its wakes and replans with their median: on foot
-    /// and afloat at most 8 % and 9 % of always-on's GNSS time (measured: 6.5 % and 6.0 %),
-    /// every event always-on sees found, and every track at most what it costs with a receiver
-    /// that meets the plan. One-sided: a policy that does better never fails.
     /// A ship that waited days at anchor before its transit (AIS every 12–15 min, bridged up
     /// to three median intervals as `scripts/power-eval.sh` does), with a motion sensor derived
     /// from the recording: it swings round its anchor across a fence's boundary at under
@@ -160,6 +153,13 @@ import Testing
         #expect(on < on0)
     }
 
+    /// docs/power.md, "A receiver faster than planned": the walks, the run, the yacht and the
+    /// kayak, each with its activity (foot, boat), fences every 2 km, replayed with a receiver
+    /// whose hot start takes 1 s (the datasheets' figure) against the 2 s the profile plans. The
+    /// policy measures the first fixes after its wakes and replans with their median: on foot
+    /// and afloat at most 8 % and 9 % of always-on's GNSS time (measured: 6.5 % and 6.0 %),
+    /// every event always-on sees found, and every track at most what it costs with a receiver
+    /// that meets the plan. One-sided: a policy that does better never fails.
     @Test func aReceiverFasterThanPlannedIsMeasuredAndPaysLessOnFootAndAfloat() throws {
         var on: [Activity: (fast: Double, planned: Double, base: Double)] = [:]
         print("track | activity | % with a 1 s receiver | % with the planned 2 s | learned ttff_hot s")

@@ -563,15 +563,19 @@ public struct Monitor: Sendable {
     private func scheduledDistances(_ context: inout FixContext, fix: Fix) {
         let radius = configuration.searchRadiusMeters
         let reach = configuration.reachability
-        var nearest: Double?
+        var nearest: Double?, creep: Double?
         for candidate in index.near(fix.coordinate, within: radius) {
-            var d = abs(candidate.signedDistanceMeters)
+            var d = abs(candidate.signedDistanceMeters), c = d
             if !engine.isActive(fence: candidate.fence, at: fix.time) {
                 guard let opens = engine.nextActivityChange(fence: candidate.fence, after: fix.time) else { continue }
-                d = max(d, reach.reachMeters(seconds: (opens - fix.time).secondsValue, speedMetersPerSecond: fix.speedMetersPerSecond))
+                let seconds = (opens - fix.time).secondsValue
+                d = max(d, reach.reachMeters(seconds: seconds, speedMetersPerSecond: fix.speedMetersPerSecond))
+                c = max(c, configuration.stillCreepMetersPerSecond * seconds)
             }
             if d <= radius, nearest.map({ d < $0 }) ?? true { nearest = d }
+            if creep.map({ c < $0 }) ?? true { creep = c }
         }
         context.nearestBoundaryMeters = nearest
+        context.creepDistanceMeters = creep
     }
 }

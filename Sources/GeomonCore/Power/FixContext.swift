@@ -30,6 +30,12 @@ public struct FixContext: Hashable, Sendable {
     /// Inside a fence with `speed_limit:` whose limit the device could pass before the next
     /// fix of a sleep (`SpeedWatch`): the receiver stays on.
     public var speedWatch = false
+    /// With `active:` windows: the nearest boundary within the search radius with a fence
+    /// outside its windows counted as at least as far as a drift at `creep_speed` goes until
+    /// it opens (`nearestBoundaryMeters` counts it at `max_speed`); what a device the motion
+    /// sensor says is still is checked back on from (`PowerPolicy.stillCheckAt`). nil: no
+    /// schedules, or no fence near.
+    public var creepDistanceMeters: Double?
 
     public init(
         nearestBoundaryMeters: Double?,

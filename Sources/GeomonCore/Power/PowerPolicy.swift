@@ -82,8 +82,9 @@ public struct PowerPolicy: Sendable {
         /// may drift from there (`stillCheckAt`).
         var clearanceAt: UTCTime?
         var clearanceMeters: Double = 0
-        /// The listen under way is a still check-back (`still-check`).
-        var stillChecking = false
+        /// The switch-on of the listen under way when it is a still check-back (`still-check`);
+        /// nil once a usable fix came, or for any other listen.
+        var stillCheckSince: UTCTime?
         /// What a bounded sleep had left when the still sensor took over (resumed on moving).
         var sleepLeft: Duration?
         /// The time to first fix the sleep under way wakes ahead of its horizon for (`apply`).
@@ -466,6 +467,7 @@ public struct PowerPolicy: Sendable {
 
     /// A fix the engine has processed, with what the engine and index know about it.
     public mutating func fixReceived(_ fix: Fix, context: FixContext, now: UTCTime) -> [PowerAction] {
+        let usable = fix.source == .gnss && fix.horizontalAccuracyMeters <= configuration.minAccuracyMeters
         if fix.source == .gnss, case let .on(since, timeoutBase) = state {
             // The first fix since a hot wake (no timeout since the switch-on, and none before
             // it: a retry's first fix times the sky's return, not the receiver), after an off
@@ -474,7 +476,9 @@ public struct PowerPolicy: Sendable {
                fix.time >= since, memory.lastGnssOffAt.map({ since - $0 >= configuration.tracksOnAfterOff }) ?? false {
                 learnTTFF(fix.time - since)
             }
-            state = .on(since: since, timeoutBase: now)
+            // A still check-back listens for a usable fix within its own timeout: fixes too poor
+            // to tell (a car park's sky) do not keep it on.
+            state = .on(since: since, timeoutBase: memory.stillCheckSince == since && !usable ? timeoutBase : now)
             memory.lastGnssFixAt = max(memory.lastGnssFixAt ?? fix.time, fix.time)
             memory.timeoutRetry = nil
             memory.failedRetries = 0
@@ -487,12 +491,11 @@ public struct PowerPolicy: Sendable {
         watchAssumptions(fix)
         if configuration.alwaysOn { return [] }
         checkStillAgainst(fix)
-        if fix.source == .gnss {
-            memory.stillChecking = false
-            if fix.horizontalAccuracyMeters <= configuration.minAccuracyMeters {
-                memory.clearanceAt = fix.time
-                memory.clearanceMeters = context.outageDistanceMeters - fix.horizontalAccuracyMeters - baseWakeMarginMeters
-            }
+        if usable {
+            memory.stillCheckSince = nil
+            memory.clearanceAt = fix.time
+            memory.clearanceMeters = min(context.creepDistanceMeters ?? .infinity, context.outageDistanceMeters)
+                - fix.horizontalAccuracyMeters - baseWakeMarginMeters
         }
         switch configuration.mode {
         case .regions:
@@ -520,8 +523,10 @@ public struct PowerPolicy: Sendable {
     /// The motion sensor's word (`sources.motion`), or nil: it went silent and counts as absent.
     ///
     /// - `still`: a receiver that is on goes off once the engine has nothing to confirm (at
-    ///   once when it is settled, else after the fix that settles it), with no wake planned;
-    ///   a planned wake is cancelled. The fence states hold: the position has not changed.
+    ///   once when it is settled, else after the fix that settles it); a planned wake is
+    ///   replaced by the still check-back (`stillCheckAt`: a drift at `creep_speed` may have
+    ///   reached a boundary by then). The fence states hold: the position has not changed but
+    ///   for that drift.
     /// - `moving`: a receiver kept off by `still`, or sleeping on the stationary check
     ///   interval, is woken at once (`motion`), unless `still` interrupted a sleep planned from
     ///   the max-speed or kinematic bound: that sleep goes on for what it had left (the device
@@ -567,6 +572,13 @@ public struct PowerPolicy: Sendable {
             // which must come earlier by the difference.
             if case .off(_, .motionStill) = state, var left = memory.sleepLeft {
                 left -= max(.zero, expectedTTFF(at: now + left) - (memory.sleepTTFF ?? configuration.ttffHot))
+                // It stood, but may have drifted at `creep_speed` since the last usable fix:
+                // that far nearer a boundary, the rest of the sleep is shorter by the time
+                // `max_speed` takes to cover it.
+                if let at = memory.clearanceAt, configuration.maxSpeedMetersPerSecond > 0 {
+                    let drift = configuration.stillCreepMetersPerSecond * (now - at).secondsValue
+                    left -= .milliseconds(Int64((drift / configuration.maxSpeedMetersPerSecond * 1000).rounded(.up)))
+                }
                 if left > expectedTTFF(at: now) {
                     memory.sleepLeft = nil
                     state = .off(wakeAt: now + left, wakeReason: .sleep)
@@ -620,12 +632,17 @@ public struct PowerPolicy: Sendable {
         }
     }
 
-    /// While the sensor says still: after a fix that leaves nothing to confirm, off with no
-    /// wake planned, keeping what the usual `decision` would have slept (resumed on `moving`).
-    /// Otherwise the usual decision.
+    /// While the sensor says still: after a fix that leaves nothing to confirm, off until the
+    /// still check-back, keeping what the usual `decision` would have slept (resumed on
+    /// `moving`). Otherwise the usual decision (also for a check-back's fix too poor to tell:
+    /// it listens on, up to its timeout).
     private mutating func whileStill(_ decision: Decision, _ fix: Fix, context: FixContext, now: UTCTime) -> Decision {
         memory.settled = !context.transitionPending
         guard memory.motion == .still, !context.transitionPending else { return decision }
+        // A check-back whose fixes are too poor to tell listens on, up to its timeout.
+        if memory.stillCheckSince != nil, case .on = state {
+            return .stayOn(PowerReason(.poorAccuracy, accuracyMeters: fix.horizontalAccuracyMeters))
+        }
         if case let .sleep(until?, reason) = decision {
             memory.sleepLeft = Self.boundedSleepLeft(reason.kind, bound: reason.bound, until: until, now: now)
             memory.sleepTTFF = reason.ttff
@@ -683,7 +700,7 @@ public struct PowerPolicy: Sendable {
             case .motionStill: .stillCheck
             default: .scheduledWake
             }
-            memory.stillChecking = kind == .stillCheck
+            memory.stillCheckSince = kind == .stillCheck ? now : nil
             let ttff = expectedTTFF(at: now)
             state = .on(since: now, timeoutBase: now)
             memory.shortListen = ttff == configuration.ttffHot
@@ -705,11 +722,12 @@ public struct PowerPolicy: Sendable {
     /// to coarse only. Always-on: keep waiting.
     public mutating func fixTimedOut(now: UTCTime) -> [PowerAction] {
         guard case let .on(since, _) = state else { return [] }
-        if memory.stillChecking, memory.motion == .still {
-            // A check-back that got no fix: the device stands where no sky reaches (a garage).
-            // The next one waits as long again as has passed since the last fix.
-            memory.stillChecking = false
-            let wait = max(configuration.maxSleep, memory.clearanceAt.map { now - $0 } ?? .zero)
+        if memory.stillCheckSince == since, memory.motion == .still, configuration.mode != .significantChange {
+            // A check-back that got no usable fix: the device stands where no sky reaches (a
+            // garage). The next one waits as long again as has passed since the last usable
+            // fix (at least `min_sleep`).
+            memory.stillCheckSince = nil
+            let wait = max(configuration.minSleep, memory.clearanceAt.map { now - $0 } ?? .zero)
             return apply(.sleep(until: now + wait, PowerReason(.motionStill, sleep: wait)), now: now)
         }
         if configuration.mode == .continuous, !configuration.alwaysOn, memory.checkInterval != nil {
