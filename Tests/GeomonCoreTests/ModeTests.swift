@@ -193,6 +193,37 @@ import Testing
         #expect(Self.modeEvents(still).first?.figures?.modeCause == .moving)
     }
 
+    /// A mode in significant-change (which leaves the receiver alone on the sensor's word)
+    /// still hears it: parked while still, and left when the sensor says moving.
+    @Test func aSignificantChangeModeOnMotionIsLeftWhenTheSensorSaysMoving() {
+        var p = Self.van()
+        p.modes = [ModeRule(name: "parked", when: ModeCondition(moving: false), mode: .significantChange)]
+        var (m, _) = Self.machine(p)
+        #expect(Self.modeEvents(m.motionReported(.still, now: Self.at(1))).map { $0.figures?.mode } == ["parked"])
+        #expect(m.configuration.mode == .significantChange)
+        #expect(Self.modeEvents(m.motionReported(.moving, now: Self.at(60))).map { $0.figures?.mode } == ["default"])
+        #expect(m.configuration.mode == .regions)
+    }
+
+    /// A restart while driving (`moving: true`): the stored mode stands until the sensor
+    /// speaks again; the first fix is no word of the sensor.
+    @Test func aRestartKeepsAMovingModeUntilTheSensorSpeaks() throws {
+        var p = Self.van()
+        p.modes = [ModeRule(name: "driving", when: ModeCondition(moving: true), mode: .continuous)]
+        var (m, _) = Self.machine(p)
+        let effects = m.motionReported(.moving, now: Self.at(1))
+        #expect(Self.modeEvents(effects).map { $0.figures?.mode } == ["driving"])
+        let state = try #require(effects.compactMap { if case let .commit(c) = $0 { return c.mode } else { return nil } }.first)
+        var snapshot = EngineSnapshot()
+        snapshot.mode = state
+        var (resumed, start) = Self.machine(p, snapshot: snapshot)
+        #expect(Self.modeEvents(start).isEmpty && resumed.mode?.name == "driving")
+        #expect(Self.modeEvents(resumed.fixReceived(Self.fix(10, 500), now: Self.at(10))).isEmpty)
+        #expect(resumed.mode?.name == "driving")
+        #expect(Self.modeEvents(resumed.motionReported(.moving, now: Self.at(11))).isEmpty)
+        #expect(Self.modeEvents(resumed.motionReported(.still, now: Self.at(70))).map { $0.figures?.mode } == ["default"])
+    }
+
     @Test func aProfileWithoutModesDecidesAsBefore() {
         var (m, _) = Self.machine(MonitorTests.profile())
         #expect(m.supplyReported(Self.supply(5, false), now: Self.at(1)).isEmpty)

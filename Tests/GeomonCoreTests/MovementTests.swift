@@ -268,6 +268,37 @@ import Testing
         #expect(Self.summary(tracker.fixTaken(Self.fix(660, 2780, speed: 12))) == ["trip_start@620"])
     }
 
+    /// A still word while GNSS fixes go on showing the drive (a smooth train, a false still;
+    /// the policy keeps the receiver on for them): the word alone ends no trip once a fix has
+    /// left the stop it was said in.
+    @Test func aStillWordDoesNotEndATripThatFixesShowGoingOn() {
+        var tracker = MovementTracker(settings: Self.settings(), profileName: "p")
+        _ = Self.run(&tracker, Self.drive().filter { $0.time <= Self.at(300) })
+        _ = tracker.motionReported(.still, now: Self.at(305))
+        #expect(tracker.nextDeadline == Self.at(605))
+        var events: [GeoEvent] = []
+        for t in stride(from: 310.0, through: 900, by: 10) {
+            events += tracker.fixTaken(Self.fix(t, 2160 + (t - 300) * 12, speed: 12))
+            if let due = tracker.nextDeadline, due <= Self.at(t) { events += tracker.deadlineReached(now: Self.at(t)) }
+        }
+        #expect(!Self.summary(events).contains { $0.hasPrefix("trip_end") })
+        #expect(tracker.nextDeadline == nil && tracker.state.trip != nil)
+    }
+
+    /// Coarse fixes ±1.5 km, 900 m apart (a drive at 3 m/s seen every 5 min): no stand
+    /// evidence, as there is none of movement; GNSS-grade fixes as close do show a stand.
+    @Test func coarseFixesCannotShowAStand() {
+        var tracker = MovementTracker(settings: Self.settings(), profileName: "p")
+        var events: [GeoEvent] = []
+        for k in 0..<6 { events += tracker.fixTaken(Self.fix(Double(k) * 300, Double(k) * 900, speed: nil, acc: 1500)) }
+        #expect(events.isEmpty)
+        #expect(tracker.state.motion == nil)
+        var fine = MovementTracker(settings: Self.settings(), profileName: "p")
+        var standing: [GeoEvent] = []
+        for k in 0..<6 { standing += fine.fixTaken(Self.fix(Double(k) * 10, Double(k % 2) * 3, speed: nil, acc: 5)) }
+        #expect(Self.summary(standing) == ["still@10"])
+    }
+
     @Test func aRestartFromTheStateContinuesAsAnUninterruptedRun() {
         let fixes = Self.drive() + Self.cafe().map { f in
             var f = f

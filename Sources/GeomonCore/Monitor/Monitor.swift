@@ -123,6 +123,8 @@ public struct Monitor: Sendable {
     /// The fences the device is inside after the last commit.
     private var inside: [String] = []
     private var probe = FenceProbe()
+    /// The motion source has spoken since this machine was made (`movingMayHaveChanged`).
+    private var motionHeard = false
 
     /// The last probe's answer, valid for points within `clearance − band` of its point.
     private struct ProbeCache: Sendable {
@@ -268,7 +270,11 @@ public struct Monitor: Sendable {
 
     /// After an input that may change whether the device moves (with `moving:` conditions).
     private mutating func movingMayHaveChanged(now: UTCTime) -> [Effect] {
-        modeChanged(modes.movingChanged(movingNow, now: now), now: now)
+        // Until the motion source speaks in this process (or the movement rules decide), the
+        // stored word stands: a restart's first fix is no word of the sensor.
+        let moving = movingNow
+        guard moving != nil || motionHeard else { return [] }
+        return modeChanged(modes.movingChanged(moving, now: now), now: now)
     }
 
     /// A change of mode: its event and state committed, then the policy's switches.
@@ -366,6 +372,7 @@ public struct Monitor: Sendable {
     /// The motion sensor's word (`PowerPolicy.motionReported`); nil: it went silent.
     public mutating func motionReported(_ motion: Motion?, now: UTCTime) -> [Effect] {
         defer { inputDone() }
+        motionHeard = true
         var effects: [Effect] = []
         var commit = Commit()
         commit.events = movement.motionReported(motion, now: now)

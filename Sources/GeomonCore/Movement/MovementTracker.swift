@@ -249,12 +249,18 @@ public struct MovementTracker: Sendable {
     public var nextDeadline: UTCTime? {
         guard isEnabled, state.sensor == .still, let since = state.sensorSince else { return nil }
         var due: UTCTime?
-        if let trips = settings.trips, state.trip != nil { due = since + trips.stopAfter }
+        if let trips = settings.trips, state.trip != nil, stoodSinceTheWord(since) { due = since + trips.stopAfter }
         if let visits = settings.visits, let visit = state.visit, !visit.confirmed, visit.lastInside == lastVisitSeen {
             let arrival = max(visit.first.time + visits.minDuration, since)
             due = due.map { min($0, arrival) } ?? arrival
         }
         return due
+    }
+
+    /// No fix since the still word at `since` left the stop the device stood in: a trip ends
+    /// by the word alone only then (a fix beyond it is GNSS showing movement the sensor missed).
+    private func stoodSinceTheWord(_ since: UTCTime) -> Bool {
+        state.stop.map { $0.first.time <= since } ?? true
     }
 
     /// When a fix last could have shown the device beyond the visit (`MovementState.visitSeen`).
@@ -271,7 +277,7 @@ public struct MovementTracker: Sendable {
     public mutating func deadlineReached(now: UTCTime) -> [GeoEvent] {
         guard state.sensor == .still, let since = state.sensorSince, let last = state.last else { return [] }
         var events: [GeoEvent] = []
-        if let trips = settings.trips, let trip = state.trip, since + trips.stopAfter <= now {
+        if let trips = settings.trips, let trip = state.trip, since + trips.stopAfter <= now, stoodSinceTheWord(since) {
             changed = true
             let end = TrackPoint(time: max(since, trip.start.time), coordinate: last.coordinate, accuracyMeters: last.accuracyMeters)
             endTrip(trip, at: end, totals: trip.totals, into: &events)
@@ -289,6 +295,12 @@ public struct MovementTracker: Sendable {
 
     // MARK: - Rules
 
+    /// The largest accuracy at which a segment without a speed can show a stand: the radius
+    /// the rules measure stays in (the larger of trips' and visits'), 100 m without either.
+    private var standAccuracyMeters: Double {
+        max(settings.trips?.radiusMeters ?? 0, settings.visits?.radiusMeters ?? 0, settings.trips == nil && settings.visits == nil ? 100 : 0)
+    }
+
     private func evidence(_ fix: Fix) -> Motion? {
         let threshold = settings.movingSpeedMetersPerSecond
         if let speed = fix.speedMetersPerSecond, speed.isFinite, speed >= 0 {
@@ -298,7 +310,10 @@ public struct MovementTracker: Sendable {
         let d = Geodesy.distanceMeters(from: last.coordinate, to: fix.coordinate)
         let dt = (fix.time - last.time).secondsValue
         if d > last.accuracyMeters + fix.horizontalAccuracyMeters, dt > 0, d / dt >= threshold { return .moving }
-        if d <= max(last.accuracyMeters, fix.horizontalAccuracyMeters) { return .still }
+        // A stand within the accuracy, where the accuracy is finer than a stay: a coarse fix
+        // ±1.5 km 900 m from the last cannot tell a car from a stand.
+        let larger = max(last.accuracyMeters, fix.horizontalAccuracyMeters)
+        if d <= larger, larger <= standAccuracyMeters { return .still }
         return nil
     }
 

@@ -534,9 +534,22 @@ public struct PowerPolicy: Sendable {
     ///   stands too (the bounds already assume the device may move).
     /// - nil: as without a sensor; a receiver kept off by it is woken (`motion-lost`).
     ///
-    /// Regions and continuous modes; always-on and significant-change ignore it.
+    /// Regions and continuous modes switch the receiver on it; always-on and significant-change
+    /// only keep the word (`moving:` modes choose on it, and a switch back to regions starts
+    /// from it).
     public mutating func motionReported(_ motion: Motion?, now: UTCTime) -> [PowerAction] {
-        guard !configuration.alwaysOn, configuration.mode != .significantChange, state != .idle else { return [] }
+        guard !configuration.alwaysOn, configuration.mode != .significantChange, state != .idle else {
+            switch motion {
+            case .still:
+                guard !memory.motionDistrusted else { break }
+                if memory.motion != .still { memory.stillAnchor = memory.lastAccepted?.coordinate }
+                memory.motion = .still
+            case .moving, nil:
+                memory.motion = motion
+                memory.motionDistrusted = false
+            }
+            return []
+        }
         switch motion {
         case .still:
             guard !memory.motionDistrusted else { return [] }
