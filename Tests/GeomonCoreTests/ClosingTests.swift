@@ -69,12 +69,22 @@ struct ClosingTests {
         #expect(engine.state(of: "home") == .inside)
     }
 
-    /// A fence whose `events` leave out `exit` still ends a stay whose enter was reported: its
-    /// exit is `unlisted` (MQTT consumers get their leave; no hook runs for it). The same after
-    /// a reload that took `exit` out while inside. A stay consumers were never told of ends
-    /// silently, and a fence without `enter` reports no enter.
+    /// `T.profile(events:)` publishing to MQTT (transitions, no location stream).
+    static func published(events: Set<EventKind>) -> Profile {
+        var p = T.profile(events: events)
+        var mqtt = MQTTSettings(host: "broker", topic: "owntracks/u/d")
+        mqtt.locations = MQTTSettings.Locations.none
+        p.publish.mqtt = mqtt
+        return p
+    }
+
+    /// With MQTT, a fence whose `events` leave out `exit` still ends a stay whose enter was
+    /// reported: its exit is `unlisted` (MQTT consumers get their leave; no hook runs for it).
+    /// The same after a reload that took `exit` out while inside, and for a window closing. A
+    /// stay consumers were never told of ends silently, a fence without `enter` reports no
+    /// enter, and without MQTT no exit is decided for such a fence.
     @Test func anExitTheFenceDoesNotListStillEndsAReportedStay() {
-        var engine = TransitionEngine(profile: T.profile(events: [.enter]))
+        var engine = TransitionEngine(profile: Self.published(events: [.enter]))
         let events = T.run(&engine, [T.fix(1, 300), T.fix(2, 300), T.fix(10, 0), T.fix(11, 0),
                                      T.fix(20, 300), T.fix(21, 300), T.fix(30, 0), T.fix(31, 0)])
         #expect(T.summary(events) == ["enter@10", "exit@20", "enter@30"])
@@ -83,13 +93,27 @@ struct ClosingTests {
         #expect(EventEncoding.text(events[1]).hasSuffix("(unlisted: ends the stay for MQTT consumers; no hooks)"))
         // `events: [enter, exit]` when the stay was entered, `[enter]` since a reload.
         let (snapshot, _) = Self.insideHome()
-        var reloaded = TransitionEngine(profile: T.profile(events: [.enter]), snapshot: snapshot)
+        var reloaded = TransitionEngine(profile: Self.published(events: [.enter]), snapshot: snapshot)
         #expect(reloaded.start(at: T.time(100)).isEmpty)
         let out = T.run(&reloaded, [T.fix(110, 300), T.fix(111, 300)])
         #expect(T.summary(out) == ["exit@110"])
         #expect(out.first?.unlisted == true)
+        // A window closing while inside.
+        var windowed = Self.published(events: [.enter])
+        windowed.fences[0].active = FenceSchedule(windows: [FenceSchedule.Window(days: Set(0..<7), start: 0, end: 1)])
+        var closing = TransitionEngine(profile: windowed)
+        let closed = T.run(&closing, [T.fix(1, 300), T.fix(2, 300), T.fix(10, 0), T.fix(11, 0), T.fix(70, 0)])
+        #expect(T.summary(closed) == ["enter@10", "exit@60"])
+        #expect(closed.last?.unlisted == true && Self.closure(closed.last)?.reason == .windowClosed)
+        // Without MQTT: the enter only, whatever ends the stay.
+        var hooksOnly = TransitionEngine(profile: T.profile(events: [.enter]))
+        #expect(T.summary(T.run(&hooksOnly, [T.fix(1, 300), T.fix(2, 300), T.fix(10, 0), T.fix(11, 0), T.fix(20, 300), T.fix(21, 300)])) == ["enter@10"])
+        var windowedHooks = windowed
+        windowedHooks.publish.mqtt = nil
+        var quiet = TransitionEngine(profile: windowedHooks)
+        #expect(T.summary(T.run(&quiet, [T.fix(1, 300), T.fix(2, 300), T.fix(10, 0), T.fix(11, 0), T.fix(70, 0)])) == ["enter@10"])
         // Inside from the start with `initial: silent`: never reported, so no exit either.
-        var silent = TransitionEngine(profile: T.profile(events: [.enter]))
+        var silent = TransitionEngine(profile: Self.published(events: [.enter]))
         #expect(T.run(&silent, [T.fix(1, 0), T.fix(2, 0), T.fix(10, 300), T.fix(11, 300)]).isEmpty)
         // Exits only: no enter, and each exit is listed.
         var exits = TransitionEngine(profile: T.profile(events: [.exit]))

@@ -100,6 +100,9 @@ struct JournalTests {
         var profile = Self.profile()
         profile.fences[0].events = [.enter]
         profile.hooks.exit = [HookSpec(exec: ["/bin/echo", "left"])]
+        var mqtt = MQTTSettings(host: "127.0.0.1", topic: "owntracks/u/d")
+        mqtt.locations = MQTTSettings.Locations.none
+        profile.publish.mqtt = mqtt
         let store = try EventStore(path: dir.path("u.db"))
         let journal = try Journal(profile: profile, store: store, outboxes: [HookOutbox(profile: profile)])
         var configuration = PowerConfiguration(profile: profile)

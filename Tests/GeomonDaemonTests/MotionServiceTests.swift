@@ -24,7 +24,7 @@ import Testing
             func count(_ text: String) -> Int { lock.lock(); defer { lock.unlock() }; return lines.filter { $0.contains(text) }.count }
         }
 
-        init(mode: MonitoringMode = .regions) throws {
+        init(mode: MonitoringMode = .regions, machine: Monitor? = nil, stillAfter: Duration = .seconds(60)) throws {
             dir = try TemporaryDirectory()
             for (file, value) in [("x", "0"), ("y", "0"), ("z", "1000")] { _ = try dir.write("iio:device0/in_accel_\(file)_raw", value + "\n") }
             _ = try dir.write("iio:device0/in_accel_scale", "0.009806\n")
@@ -32,13 +32,13 @@ import Testing
             settings.sampleHertz = 2
             settings.window = .seconds(10)
             settings.thresholdMetersPerSecondSquared = 0.15
-            settings.stillAfter = .seconds(60)
+            settings.stillAfter = stillAfter
             settings.staleAfter = .seconds(300)
             service = MotionService(settings: settings, accelerometer: try IIOAccelerometer(directory: dir.path("iio:device0")),
                                     home: nil, log: Log(level: .info, journald: false, sink: { [logged] in logged.append($0) }))
             var profile = Profile(name: "motion", mode: mode)
             profile.sources.gnss = GNSSSourceSettings()
-            driver = MonitorDriver(machine: Monitor(profile: profile), journal: nil, clock: LiveClock(host: clock), services: [service])
+            driver = MonitorDriver(machine: machine ?? Monitor(profile: profile), journal: nil, clock: LiveClock(host: clock), services: [service])
             try driver.start()
             try driver.runUntilIdle()
         }
@@ -139,6 +139,30 @@ import Testing
         _ = try s.dir.write("iio:device0/in_accel_z_raw", "1000\n")
         try s.run(seconds: 1) { $0 % 2 == 0 ? 1080 : 920 }
         #expect(s.state == "moving")
+    }
+
+    /// A restart in a `moving: true` mode with an accelerometer that cannot be read from the
+    /// start: the stored mode stands until the sensor speaks, and its silence speaks too (the
+    /// mode is left after `stale_after`), not for good.
+    @Test func aSensorSilentFromTheStartEndsAStoredMovingMode() throws {
+        var profile = Profile(name: "motion", mode: .regions)
+        profile.sources.gnss = GNSSSourceSettings()
+        profile.modes = [ModeRule(name: "driving", when: ModeCondition(moving: true), mode: .continuous)]
+        var snapshot = EngineSnapshot()
+        var state = ModeState(name: "driving")
+        state.moving = true
+        snapshot.mode = state
+        // (`still_after` beyond `stale_after`: the one reading at start says nothing before.)
+        let s = try Sensor(machine: Monitor(profile: profile, snapshot: snapshot), stillAfter: .seconds(3600))
+        defer { s.dir.remove() }
+        #expect(s.driver.machine.mode?.name == "driving")
+        try FileManager.default.removeItem(atPath: s.dir.path("iio:device0/in_accel_z_raw"))
+        for _ in 0..<(2 * 301) {
+            s.clock.advance(by: .milliseconds(500))
+            try s.driver.runUntilIdle()
+        }
+        #expect(s.state == "silent")
+        #expect(s.driver.machine.mode == nil)
     }
 
     /// Moving, with the receiver on and giving fixes: the accelerometer is not read (GNSS

@@ -38,6 +38,9 @@ public struct TransitionEngine: Sendable {
         let confirmTime: Duration
         let minAccuracyMeters: Double
         let locationEnabled: Bool
+        /// MQTT consumers are told every enter and exit (`publish.mqtt`): a stay they were told
+        /// of ends with an exit also where the fence's `events` leave it out (`unlisted`).
+        let publishesTransitions: Bool
         /// Fences with `approach:`, and how far from a boundary any of them is tracked.
         let approachReachMeters: Double
         let maxSpeedMetersPerSecond: Double
@@ -55,6 +58,7 @@ public struct TransitionEngine: Sendable {
             confirm = max(1, profile.transitions.confirm)
             confirmTime = max(.zero, profile.transitions.confirmTime)
             minAccuracyMeters = (profile.sources.gnss ?? GNSSSourceSettings()).minAccuracyMeters
+            publishesTransitions = profile.publish.mqtt != nil
             locationEnabled = !profile.hooks.location.isEmpty || profile.mode == .significantChange
                 || profile.publish.mqtt?.locations == .significant
             maxSpeedMetersPerSecond = profile.policy.plannedBounds.maxSpeedMetersPerSecond
@@ -142,7 +146,8 @@ public struct TransitionEngine: Sendable {
     public mutating func start(at now: UTCTime) -> [GeoEvent] {
         var events: [GeoEvent] = []
         for (record, reason) in closures {
-            events.append(closingExit(record, fenceName: record.name, reason: reason, at: now))
+            let fence = config.indexByID[record.fenceID].map { config.profile.fences[$0] }
+            if let exit = closingExit(record, fence: fence, fenceName: record.name, reason: reason, at: now) { events.append(exit) }
         }
         closures = []
         fireWindowChanges(at: now, into: &events)
@@ -153,7 +158,7 @@ public struct TransitionEngine: Sendable {
             let fence = config.profile.fences[i]
             let active = isActive(fence: i, at: now)
             if record.reported, !active {
-                events.append(closingExit(record, fenceName: record.name ?? fence.name, reason: .windowClosed, at: now))
+                if let exit = closingExit(record, fence: fence, fenceName: record.name ?? fence.name, reason: .windowClosed, at: now) { events.append(exit) }
                 record.reported = false
             } else if !record.reported, active, profile.transitions.initial == .report, fence.events.contains(.enter) {
                 events.append(activation(record, fence: fence, at: now))
@@ -368,7 +373,7 @@ public struct TransitionEngine: Sendable {
             let fence = config.profile.fences[i]
             let before = record
             if let closing, record.reported {
-                events.append(closingExit(record, fenceName: record.name ?? fence.name, reason: .windowClosed, at: closing))
+                if let exit = closingExit(record, fence: fence, fenceName: record.name ?? fence.name, reason: .windowClosed, at: closing) { events.append(exit) }
                 record.reported = false
             }
             if let opening, known.active, !record.reported, profile.transitions.initial == .report, fence.events.contains(.enter) {
@@ -392,14 +397,19 @@ public struct TransitionEngine: Sendable {
                   accuracy: record.sinceAccuracyMeters ?? 0, rule: .activated(insideSince: record.stateSince ?? time))
     }
 
-    /// The `exit` that closes `record`'s stay at `time`.
-    private func closingExit(_ record: FenceStateRecord, fenceName: String?, reason: EventRule.ClosureReason, at time: UTCTime) -> GeoEvent {
+    /// The `exit` that closes `record`'s stay at `time` (`fence` as the profile has it now; nil:
+    /// gone, and its `events` with it). Where the fence's `events` leave `exit` out it is
+    /// `unlisted`, for MQTT consumers only; without them, nil.
+    private func closingExit(_ record: FenceStateRecord, fence: Fence?, fenceName: String?, reason: EventRule.ClosureReason, at time: UTCTime) -> GeoEvent? {
+        let unlisted = fence.map { !$0.events.contains(.exit) } ?? false
+        if unlisted, !config.publishesTransitions { return nil }
         var event = GeoEvent(
             id: EventID.make(profile: profile.name, fenceID: record.fenceID, kind: .exit, time: time),
             kind: .exit, fenceID: record.fenceID, fenceName: fenceName, time: time,
             coordinate: record.sinceCoordinate ?? Coordinate(latitude: 0, longitude: 0), accuracyMeters: record.sinceAccuracyMeters ?? 0,
             rule: .closed(EventRule.Closure(reason: reason, insideSince: record.stateSince)))
         event.figures = Self.timeInside(since: record.stateSince, until: time)
+        event.unlisted = unlisted
         return event
     }
 
@@ -550,7 +560,7 @@ public struct TransitionEngine: Sendable {
         // (also under `events` a reload has since changed): MQTT consumers hold the device in
         // the region until its leave (`GeoEvent.unlisted`; no hook runs for it).
         let listed = fence.events.contains(kind)
-        guard listed || (kind == .exit && wasReported) else { return }
+        guard listed || (kind == .exit && wasReported && config.publishesTransitions) else { return }
         record.reported = kind == .enter
         var event = makeEvent(kind, fence: fence, time: pending.firstTime, coordinate: pending.firstCoordinate,
                               accuracy: pending.firstAccuracyMeters, rule: .transition(rule))

@@ -134,7 +134,7 @@ public struct MovementState: Hashable, Sendable {
 /// - Evidence. A fix reporting a speed shows movement at `moving_speed` or more, a stand below
 ///   it. Without a speed, the segment from the last fix shows movement when it is longer than
 ///   both accuracies and covered at `moving_speed` or more, a stand when it is shorter than the
-///   larger accuracy.
+///   larger accuracy and that accuracy is within the stay radius (`standAccuracyMeters`).
 /// - Motion. GNSS evidence of a new state counts once it has held for `confirm` (the event is
 ///   dated at its first fix); a motion source's word counts at once and, while the source
 ///   speaks, decides alone.
@@ -150,7 +150,8 @@ public struct MovementState: Hashable, Sendable {
 ///   that showed movement since it last showed a stand if that came no later than the first
 ///   fix beyond, else at the last fix within the radius; it ends once a
 ///   stay has lasted `stop_after`, dated at the stay's first fix with the totals as of then. A
-///   motion source saying `still` ends it `stop_after` after it said so, without a fix.
+///   motion source saying `still` ends it `stop_after` after it said so, without a fix (after
+///   the stop the last fix began, where a fix since left the one it was said in).
 /// - Visits. `arrival` once a stay has lasted `min_duration` (dated at its first fix, placed at
 ///   the mean of its fixes, named after a fence the device is inside), `departure` at the first
 ///   fix beyond the radius (a stay that reached `min_duration` only by that fix reports both;
@@ -249,7 +250,7 @@ public struct MovementTracker: Sendable {
     public var nextDeadline: UTCTime? {
         guard isEnabled, state.sensor == .still, let since = state.sensorSince else { return nil }
         var due: UTCTime?
-        if let trips = settings.trips, state.trip != nil, stoodSinceTheWord(since) { due = since + trips.stopAfter }
+        if let trips = settings.trips, state.trip != nil { due = stoodSince(since) + trips.stopAfter }
         if let visits = settings.visits, let visit = state.visit, !visit.confirmed, visit.lastInside == lastVisitSeen {
             let arrival = max(visit.first.time + visits.minDuration, since)
             due = due.map { min($0, arrival) } ?? arrival
@@ -257,10 +258,11 @@ public struct MovementTracker: Sendable {
         return due
     }
 
-    /// No fix since the still word at `since` left the stop the device stood in: a trip ends
-    /// by the word alone only then (a fix beyond it is GNSS showing movement the sensor missed).
-    private func stoodSinceTheWord(_ since: UTCTime) -> Bool {
-        state.stop.map { $0.first.time <= since } ?? true
+    /// Since when the device has stood, by the still word at `since` and the fixes after it: a
+    /// fix beyond the stop the word was said in (GNSS showing movement the sensor missed)
+    /// starts the stand again at the stop it began.
+    private func stoodSince(_ since: UTCTime) -> UTCTime {
+        max(since, state.stop?.first.time ?? since)
     }
 
     /// When a fix last could have shown the device beyond the visit (`MovementState.visitSeen`).
@@ -277,9 +279,9 @@ public struct MovementTracker: Sendable {
     public mutating func deadlineReached(now: UTCTime) -> [GeoEvent] {
         guard state.sensor == .still, let since = state.sensorSince, let last = state.last else { return [] }
         var events: [GeoEvent] = []
-        if let trips = settings.trips, let trip = state.trip, since + trips.stopAfter <= now, stoodSinceTheWord(since) {
+        if let trips = settings.trips, let trip = state.trip, stoodSince(since) + trips.stopAfter <= now {
             changed = true
-            let end = TrackPoint(time: max(since, trip.start.time), coordinate: last.coordinate, accuracyMeters: last.accuracyMeters)
+            let end = TrackPoint(time: max(stoodSince(since), trip.start.time), coordinate: last.coordinate, accuracyMeters: last.accuracyMeters)
             endTrip(trip, at: end, totals: trip.totals, into: &events)
             state.stop?.confirmed = true
             stand(at: end)

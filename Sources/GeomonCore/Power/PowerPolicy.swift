@@ -542,18 +542,19 @@ public struct PowerPolicy: Sendable {
             switch motion {
             case .still:
                 guard !memory.motionDistrusted else { break }
-                if memory.motion != .still { memory.stillAnchor = memory.lastAccepted?.coordinate }
+                if memory.motion != .still { memory.stillAnchor = lastGNSSCoordinate }
                 memory.motion = .still
             case .moving, nil:
                 memory.motion = motion
                 memory.motionDistrusted = false
+                memory.stillCheckSince = nil
             }
             return []
         }
         switch motion {
         case .still:
             guard !memory.motionDistrusted else { return [] }
-            if memory.motion != .still { memory.stillAnchor = memory.lastAccepted?.coordinate }
+            if memory.motion != .still { memory.stillAnchor = lastGNSSCoordinate }
             memory.motion = .still
             guard memory.lastAccepted != nil else { return [] }
             switch state {
@@ -579,6 +580,7 @@ public struct PowerPolicy: Sendable {
         case .moving:
             memory.motion = .moving
             memory.motionDistrusted = false
+            memory.stillCheckSince = nil
             // A max-speed or kinematic sleep the still sensor interrupted goes on for what it
             // had left: the device starts from where it stood, at rest. It woke a time to first
             // fix ahead of its horizon; a stop longer than `hot_window` makes that wake warm,
@@ -603,6 +605,7 @@ public struct PowerPolicy: Sendable {
             let was = memory.motion
             memory.motion = nil
             memory.motionDistrusted = false
+            memory.stillCheckSince = nil
             guard was == .still else { return [] }
             return wakeIfKeptOff(by: [.motionStill], .motionLost, now: now)
         }
@@ -630,6 +633,12 @@ public struct PowerPolicy: Sendable {
         return [.gnssOn(PowerReason(kind, ttff: ttff))]
     }
 
+    /// Where the last accepted fix put the device when it was a GNSS one (a coarse fix is no
+    /// anchor for a stand: the first GNSS fix sets it).
+    private var lastGNSSCoordinate: Coordinate? {
+        memory.lastAccepted.flatMap { $0.source == .gnss ? $0.coordinate : nil }
+    }
+
     /// GNSS wins over a sensor that says still: a usable fix farther from where the device
     /// stood than the stationary radius and both accuracies means it moves.
     private mutating func checkStillAgainst(_ fix: Fix) {
@@ -653,7 +662,7 @@ public struct PowerPolicy: Sendable {
         memory.settled = !context.transitionPending
         guard memory.motion == .still, !context.transitionPending else { return decision }
         // A check-back whose fixes are too poor to tell listens on, up to its timeout.
-        if memory.stillCheckSince != nil, case .on = state {
+        if case let .on(since, _) = state, memory.stillCheckSince == since {
             return .stayOn(PowerReason(.poorAccuracy, accuracyMeters: fix.horizontalAccuracyMeters))
         }
         if case let .sleep(until?, reason) = decision {

@@ -37,6 +37,9 @@ public final class MotionService: EventSource, EffectSink {
     /// The accelerometer's last read failed (warned once for the stretch).
     private var unreadable = false
     private var handedOver: Motion?
+    /// Silence was handed over in this process (a machine restored from the store holds the
+    /// stored motion until the source speaks, and silence must say so once).
+    private var silenceHanded = false
     private var sensedActivity: Activity?
 
     /// - Parameters:
@@ -140,8 +143,9 @@ public final class MotionService: EventSource, EffectSink {
             detector.reset()
             log.warning("motion sensor silent: the policy goes on as without one until it speaks again",
                         ["motion.plugin": settings.plugin.rawValue, "stale_after_s": NumberText.short(settings.staleAfter.secondsValue, 3)])
-            if handedOver != nil {
+            if handedOver != nil || !silenceHanded {
                 handedOver = nil
+                silenceHanded = true
                 driver.emit(.motion(nil))
             }
             if sensedActivity != nil {
@@ -168,9 +172,9 @@ public final class MotionService: EventSource, EffectSink {
     }
 
     /// The new machine starts from the stored state: the policy has neither the source's word
-    /// nor its activity (they are not stored), so both are handed over again.
+    /// nor its activity (they are not stored), so both are handed over again (silence too).
     public func reloaded(_ profile: Profile, _ driver: DriverContext) throws {
-        if let handedOver { driver.emit(.motion(handedOver)) }
+        if let handedOver { driver.emit(.motion(handedOver)) } else if stale { driver.emit(.motion(nil)) }
         if let sensedActivity { driver.emit(.activity(sensedActivity)) }
     }
 
