@@ -188,6 +188,18 @@ import Testing
         #expect(w.motionReported(.moving, now: Self.at(60_000)) == [.gnssOn(PowerReason(.motion, ttff: .seconds(2)))])
     }
 
+    /// A policy in a still check-back's listen: a fix 2,000 m from the nearest boundary at 0,
+    /// still from 1 s, woken at `checkAt`; its listen times out at `timeout`.
+    static func checkingBack() -> (PowerPolicy, checkAt: UTCTime, timeout: UTCTime) {
+        var p = PowerPolicyTests.started(PowerPolicyTests.config())
+        _ = p.screen(Self.fix(0))
+        _ = p.fixReceived(Self.fix(0), context: Self.far, now: Self.at(0))
+        _ = p.motionReported(.still, now: Self.at(1_000))
+        let checkAt = p.nextDeadline!
+        _ = p.deadlineReached(now: checkAt)
+        return (p, checkAt, p.nextDeadline!)
+    }
+
     /// An accelerometer feels changes of velocity, not a steady drift: a boat dragging its
     /// anchor says still all along. With `creep_speed` 0.5 m/s, 2,000 m from the nearest
     /// boundary (accuracy 5 m, wake margin 20 m) a boundary is within reach after
@@ -225,13 +237,8 @@ import Testing
         #expect(p.motion != .still)
         #expect(moved.allSatisfy { $0.reason.kind != .motionStill })
         // In a garage: the check-back gets no fix; the next waits as long again.
-        var q = PowerPolicyTests.started(PowerPolicyTests.config())
-        _ = q.screen(Self.fix(0))
-        _ = q.fixReceived(Self.fix(0), context: Self.far, now: Self.at(0))
-        _ = q.motionReported(.still, now: Self.at(1_000))
-        let checkAt = q.nextDeadline!
-        _ = q.deadlineReached(now: checkAt)
-        let timeout = q.nextDeadline!
+        let (garage, _, timeout) = Self.checkingBack()
+        var q = garage
         let waited = q.deadlineReached(now: timeout)
         #expect(waited.first == .gnssOff(PowerReason(.motionStill, sleep: timeout - Self.at(0))))
         #expect(q.nextDeadline == timeout + (timeout - Self.at(0)))
@@ -250,13 +257,8 @@ import Testing
     /// switch-on it is a check-back without a fix (the next as long again after the last
     /// usable fix), not a new check-back `min_sleep` later over and over.
     @Test func aCheckBackWithFixesTooPoorToTellEndsAtItsTimeout() {
-        var p = PowerPolicyTests.started(PowerPolicyTests.config())
-        _ = p.screen(Self.fix(0))
-        _ = p.fixReceived(Self.fix(0), context: Self.far, now: Self.at(0))
-        _ = p.motionReported(.still, now: Self.at(1_000))
-        let checkAt = p.nextDeadline!
-        _ = p.deadlineReached(now: checkAt)
-        let timeout = p.nextDeadline!
+        let (parked, checkAt, timeout) = Self.checkingBack()
+        var p = parked
         #expect(timeout > checkAt)
         for k in 1...5 {
             let poor = PowerPolicyTests.fix(checkAt.millisecondsSince1970 - Self.at(0).millisecondsSince1970 + Int64(k) * 1_000, acc: 80)
