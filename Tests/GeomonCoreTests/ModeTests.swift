@@ -180,6 +180,30 @@ import Testing
         #expect(m.configuration.mode == .significantChange)
     }
 
+    /// A tick that comes half an hour after the window opened (a suspended machine): the
+    /// change is decided at the edge and dated there, its id the one an on-time tick gives.
+    @Test func aLateTickDatesTheChangeAtTheWindowsEdge() throws {
+        var p = Self.van()
+        let night = FenceSchedule(windows: [FenceSchedule.Window(days: Set(0...6), start: 23 * 60, end: 6 * 60)])
+        p.modes = [ModeRule(name: "night", when: ModeCondition(active: night), mode: .significantChange)]
+        let opens = UTCTime(millisecondsSince1970: 1_700_002_800_000)  // 23:00:00Z
+        var onTime = Self.machine(p).0
+        var late = Self.machine(p).0
+        var expected: [GeoEvent] = []
+        while let due = onTime.nextDeadline, due <= opens { expected += Self.modeEvents(onTime.deadlineReached(now: due)) }
+        var events: [GeoEvent] = []
+        let tick = opens + .seconds(1800)
+        var calls = 0
+        while let due = late.nextDeadline, due <= tick, calls < 100 {
+            events += Self.modeEvents(late.deadlineReached(now: tick))
+            calls += 1
+        }
+        let event = try #require(events.first)
+        #expect(event.time == opens && event.figures?.mode == "night")
+        #expect(event.id == expected.first?.id)
+        #expect(late.mode?.name == "night" && late.modes.state.since == opens)
+    }
+
     @Test func movingAndActivityConditionsFollowTheMotionSource() {
         var p = Self.van()
         p.modes = [ModeRule(name: "hiking", when: ModeCondition(activity: .foot, moving: true), mode: .continuous)]

@@ -233,7 +233,7 @@ public struct Monitor: Sendable {
         if speedWatch.isEnabled { commit.events += speedWatch.start(at: now, profileName: profile.name) }
         // The mode the stored inputs choose, before the policy starts in it (an idle policy
         // only takes the settings: no actions).
-        if modes.isEnabled, let change = modes.start(now: now) { _ = switchMode(change, now: now, into: &commit.events) }
+        if modes.isEnabled, let change = modes.start(now: now) { _ = switchMode(change, now: now, at: now, into: &commit.events) }
         if cooldown.isEnabled {
             cooldown.filter(&commit.events)
             cooldown.dropRemoved()
@@ -278,18 +278,19 @@ public struct Monitor: Sendable {
     }
 
     /// A change of mode: its event and state committed, then the policy's switches.
-    private mutating func modeChanged(_ change: ModeChange?, now: UTCTime) -> [Effect] {
+    /// `at`: when the change happened, if before `now` (a window's edge a late tick reached).
+    private mutating func modeChanged(_ change: ModeChange?, now: UTCTime, at: UTCTime? = nil) -> [Effect] {
         guard let change else { return [] }
         var effects: [Effect] = []
         var commit = Commit()
-        let actions = switchMode(change, now: now, into: &commit.events)
+        let actions = switchMode(change, now: now, at: at ?? now, into: &commit.events)
         finish(&commit, into: &effects)
         return effects + actions.map { .power($0) }
     }
 
-    /// Switches the policy to the mode `change` chose and adds the `mode` event: at the last
-    /// fix's position (none before the first fix: infinite accuracy).
-    private mutating func switchMode(_ change: ModeChange, now: UTCTime, into events: inout [GeoEvent]) -> [PowerAction] {
+    /// Switches the policy to the mode `change` chose and adds the `mode` event, dated `at`: at
+    /// the last fix's position (none before the first fix: infinite accuracy).
+    private mutating func switchMode(_ change: ModeChange, now: UTCTime, at: UTCTime, into events: inout [GeoEvent]) -> [PowerAction] {
         var figures = EventFigures()
         figures.mode = change.to
         figures.modeFrom = change.from
@@ -297,8 +298,8 @@ public struct Monitor: Sendable {
         figures.batteryPercent = change.supply?.capacity
         figures.externalPower = change.supply?.online
         let last = policy.lastFix.map { TrackPoint(time: $0.time, coordinate: $0.coordinate, accuracyMeters: $0.horizontalAccuracyMeters) } ?? movement.state.last
-        var event = GeoEvent(id: EventID.make(profile: profile.name, fenceID: change.to, kind: .mode, time: now),
-                             kind: .mode, fenceID: nil, time: now,
+        var event = GeoEvent(id: EventID.make(profile: profile.name, fenceID: change.to, kind: .mode, time: at),
+                             kind: .mode, fenceID: nil, time: at,
                              coordinate: last?.coordinate ?? Coordinate(latitude: 0, longitude: 0),
                              accuracyMeters: last?.accuracyMeters ?? .infinity, rule: .movement(.mode, figures))
         event.figures = figures
@@ -434,8 +435,10 @@ public struct Monitor: Sendable {
         if let due = policy.nextDeadline, due <= now {
             effects += policy.deadlineReached(now: now).map { .power($0) }
         }
+        // A window's edge is decided at the edge, however late the tick (one edge per call:
+        // the next is due at once when it has passed too).
         if modes.isEnabled, let due = modes.nextDeadline, due <= now {
-            effects += modeChanged(modes.deadlineReached(now: now), now: now)
+            effects += modeChanged(modes.deadlineReached(now: due), now: now, at: due)
         }
         return effects
     }
