@@ -522,9 +522,8 @@ import Testing
     /// A fence with `cooldown` whose `active:` window closes at 23:23:00 UTC, 4180 s after t0
     /// (22:13:20).
     static func closingAt4180(cooldown: Duration) -> Profile {
-        var profile = M.profile(.continuous)
+        var profile = ReportedInsideTests.closingAt4180()
         profile.fences[0].cooldown = cooldown
-        profile.fences[0].active = FenceSchedule(windows: [FenceSchedule.Window(days: Set(0..<7), start: 22 * 60, end: 23 * 60 + 23)])
         return profile
     }
 
@@ -650,18 +649,30 @@ import Testing
 @Suite struct ReportedInsideTests {
     typealias M = MonitorTests
 
-    @Test func aStayClosedByItsWindowIsNoLongerInside() {
+    /// The home fence in continuous mode with a window that closes at 23:23:00 UTC, 4180 s
+    /// after t0 (22:13:20).
+    static func closingAt4180() -> Profile {
         var profile = M.profile(.continuous)
-        // t0 is 22:13:20 UTC; the window closes at 23:23:00, 4180 s on.
         profile.fences[0].active = FenceSchedule(windows: [FenceSchedule.Window(days: Set(0..<7), start: 22 * 60, end: 23 * 60 + 23)])
-        var m = M.machine(profile)
+        return profile
+    }
+
+    /// A fix every 10 s from `start` through `end`, `x(t)` metres off, the deadlines between:
+    /// each commit's `inside`, at its time (s after t0).
+    static func inside(_ m: inout Monitor, from start: Double, through end: Double, _ x: (Double) -> Double) -> [(Int, [String])] {
         var inside: [(Int, [String])] = []
-        for t in stride(from: 3500.0, through: 4300, by: 10) {
+        for t in stride(from: start, through: end, by: 10) {
             while let due = m.nextDeadline, due <= M.at(t) {
                 for case let .commit(c) in m.deadlineReached(now: due) { inside.append((Int((due - M.t0).secondsValue), c.inside)) }
             }
-            for case let .commit(c) in m.fixReceived(M.fix(t, t < 3580 ? 250 : 0), now: M.at(t)) { inside.append((Int(t), c.inside)) }
+            for case let .commit(c) in m.fixReceived(M.fix(t, x(t)), now: M.at(t)) { inside.append((Int(t), c.inside)) }
         }
+        return inside
+    }
+
+    @Test func aStayClosedByItsWindowIsNoLongerInside() {
+        var m = M.machine(Self.closingAt4180())
+        let inside = Self.inside(&m, from: 3500, through: 4300) { $0 < 3580 ? 250 : 0 }
         #expect(inside.first { $0.0 == 3600 }?.1 == ["home"])
         // The window closed at 4180 s: the leave, and no region from then on, though the
         // device stands inside the circle.
@@ -672,17 +683,10 @@ import Testing
     /// A silent stay (no enter, so no leave either) in a fence whose window closes: the
     /// window's edge changes no record, and still the locations after it leave the fence out.
     @Test func aSilentStayLeavesTheListWhenItsWindowCloses() {
-        var profile = M.profile(.continuous)
+        var profile = Self.closingAt4180()
         profile.transitions.initial = .silent
-        profile.fences[0].active = FenceSchedule(windows: [FenceSchedule.Window(days: Set(0..<7), start: 22 * 60, end: 23 * 60 + 23)])
         var m = M.machine(profile)
-        var inside: [(Int, [String])] = []
-        for t in stride(from: 4000.0, through: 4300, by: 10) {
-            while let due = m.nextDeadline, due <= M.at(t) {
-                for case let .commit(c) in m.deadlineReached(now: due) { inside.append((Int((due - M.t0).secondsValue), c.inside)) }
-            }
-            for case let .commit(c) in m.fixReceived(M.fix(t, 0), now: M.at(t)) { inside.append((Int(t), c.inside)) }
-        }
+        let inside = Self.inside(&m, from: 4000, through: 4300) { _ in 0 }
         #expect(inside.first { $0.0 == 4100 }?.1 == ["home"])
         #expect(inside.filter { $0.0 >= 4190 }.allSatisfy { $0.1.isEmpty } && inside.contains { $0.0 >= 4190 }, "\(inside.filter { $0.0 >= 4170 })")
     }

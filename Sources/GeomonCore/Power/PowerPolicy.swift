@@ -538,24 +538,10 @@ public struct PowerPolicy: Sendable {
     /// only keep the word (`moving:` modes choose on it, and a switch back to regions starts
     /// from it).
     public mutating func motionReported(_ motion: Motion?, now: UTCTime) -> [PowerAction] {
-        guard !configuration.alwaysOn, configuration.mode != .significantChange, state != .idle else {
-            switch motion {
-            case .still:
-                guard !memory.motionDistrusted else { break }
-                if memory.motion != .still { memory.stillAnchor = lastGNSSCoordinate }
-                memory.motion = .still
-            case .moving, nil:
-                memory.motion = motion
-                memory.motionDistrusted = false
-                memory.stillCheckSince = nil
-            }
-            return []
-        }
+        let was = memory.motion
+        guard keep(motion), !configuration.alwaysOn, configuration.mode != .significantChange, state != .idle else { return [] }
         switch motion {
         case .still:
-            guard !memory.motionDistrusted else { return [] }
-            if memory.motion != .still { memory.stillAnchor = lastGNSSCoordinate }
-            memory.motion = .still
             guard memory.lastAccepted != nil else { return [] }
             switch state {
             case let .off(wakeAt, kind):
@@ -578,9 +564,6 @@ public struct PowerPolicy: Sendable {
                 return []
             }
         case .moving:
-            memory.motion = .moving
-            memory.motionDistrusted = false
-            memory.stillCheckSince = nil
             // A max-speed or kinematic sleep the still sensor interrupted goes on for what it
             // had left: the device starts from where it stood, at rest. It woke a time to first
             // fix ahead of its horizon; a stop longer than `hot_window` makes that wake warm,
@@ -602,13 +585,24 @@ public struct PowerPolicy: Sendable {
             }
             return wakeIfKeptOff(by: [.motionStill, .stationary], PowerReason.Kind.motion, now: now)
         case nil:
-            let was = memory.motion
-            memory.motion = nil
-            memory.motionDistrusted = false
-            memory.stillCheckSince = nil
             guard was == .still else { return [] }
             return wakeIfKeptOff(by: [.motionStill], .motionLost, now: now)
         }
+    }
+
+    /// Keeps the sensor's word, in every mode (`moving:` modes read it); false for a `still`
+    /// GNSS has shown wrong (not believed until the sensor has said moving again).
+    private mutating func keep(_ motion: Motion?) -> Bool {
+        switch motion {
+        case .still:
+            guard !memory.motionDistrusted else { return false }
+            if memory.motion != .still { memory.stillAnchor = lastGNSSCoordinate }
+        case .moving, nil:
+            memory.motionDistrusted = false
+            memory.stillCheckSince = nil
+        }
+        memory.motion = motion
+        return true
     }
 
     /// A fix is wanted now (`reportLocation`): a receiver that is off, for whatever reason, is
