@@ -134,6 +134,25 @@ import Testing
         #expect(m.engine.insideFenceIDs == ["home"])
     }
 
+    @Test func anInputThatChangesNoModeIsCommittedAtOnce() throws {
+        var (m, _) = Self.machine()
+        _ = m.supplyReported(Self.supply(80, true), now: Self.at(1))
+        // Still plugged in, the battery falls below 20 %: `driving` stays, `low` now holds.
+        let effects = m.supplyReported(Self.supply(15, true), now: Self.at(2))
+        #expect(Self.modeEvents(effects).isEmpty && m.mode?.name == "driving")
+        let state = try #require(effects.compactMap { if case let .commit(c) = $0 { return c.mode } else { return nil } }.first)
+        #expect(state.batteryHeld == ["low"] && state.supply == Self.supply(15, true))
+        // Killed now, restarted from what was committed: unplugged at 21 %, the hysteresis
+        // keeps `low` as it does in the process that was not killed.
+        var snapshot = EngineSnapshot()
+        snapshot.mode = state
+        let (resumed, _) = Self.machine(snapshot: snapshot)
+        for var machine in [m, resumed] {
+            let unplugged = machine.supplyReported(Self.supply(21, false), now: Self.at(3))
+            #expect(Self.modeEvents(unplugged).map { $0.figures?.mode } == ["low"])
+        }
+    }
+
     @Test func aRestartResumesInTheStoredModeWithoutAnEvent() throws {
         var (m, _) = Self.machine()
         let effects = m.supplyReported(Self.supply(15, false), now: Self.at(1))

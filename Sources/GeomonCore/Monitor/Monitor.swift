@@ -279,10 +279,15 @@ public struct Monitor: Sendable {
 
     /// A change of mode: its event and state committed, then the policy's switches.
     /// `at`: when the change happened, if before `now` (a window's edge a late tick reached).
+    /// An input that changed no mode is committed too (the reading, the battery's hysteresis):
+    /// a restart after a kill decides on what this process knew.
     private mutating func modeChanged(_ change: ModeChange?, now: UTCTime, at: UTCTime? = nil) -> [Effect] {
-        guard let change else { return [] }
         var effects: [Effect] = []
         var commit = Commit()
+        guard let change else {
+            finish(&commit, into: &effects)
+            return effects
+        }
         let actions = switchMode(change, now: now, at: at ?? now, into: &commit.events)
         finish(&commit, into: &effects)
         return effects + actions.map { .power($0) }
