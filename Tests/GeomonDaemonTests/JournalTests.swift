@@ -99,6 +99,7 @@ struct JournalTests {
         defer { dir.remove() }
         var profile = Self.profile()
         profile.fences[0].events = [.enter]
+        profile.fences[0].cooldown = .seconds(600)
         profile.hooks.exit = [HookSpec(exec: ["/bin/echo", "left"])]
         var mqtt = MQTTSettings(host: "127.0.0.1", topic: "owntracks/u/d")
         mqtt.locations = MQTTSettings.Locations.none
@@ -109,17 +110,21 @@ struct JournalTests {
         configuration.alwaysOn = true
         var machine = Monitor(profile: profile, configuration: configuration)
         for case let .commit(commit) in machine.start(now: Self.fix(1, 300).time) { try journal.add(commit, now: Self.fix(1, 300).time) }
-        for fix in [Self.fix(1, 300), Self.fix(2, 300), Self.fix(10, 0), Self.fix(11, 0), Self.fix(20, 300), Self.fix(21, 300)] {
+        // In, out, and again within the cooldown: the second stay's enter and exit are held
+        // back, and that exit is unlisted too.
+        let fixes = [Self.fix(1, 300), Self.fix(2, 300), Self.fix(10, 0), Self.fix(11, 0), Self.fix(20, 300), Self.fix(21, 300),
+                     Self.fix(30, 0), Self.fix(31, 0), Self.fix(40, 300), Self.fix(41, 300)]
+        for fix in fixes {
             for case let .commit(commit) in machine.fixReceived(fix, now: fix.time) {
                 try journal.add(commit, now: fix.time)
             }
         }
-        try journal.flush(now: Self.fix(21, 300).time)
+        try journal.flush(now: Self.fix(41, 300).time)
         let stored = try EventStore(path: dir.path("u.db"), readOnly: true)
         let events = try stored.eventLog.events().map(\.event)
-        #expect(events.map(\.kind) == [.enter, .exit])
-        #expect(events.map(\.unlisted) == [false, true])
-        #expect(events.map(\.suppressed) == [false, false])
+        #expect(events.map(\.kind) == [.enter, .exit, .enter, .exit])
+        #expect(events.map(\.unlisted) == [false, true, false, true])
+        #expect(events.map(\.suppressed) == [false, false, true, true])
         let deliveries = try stored.deliveryQueue.deliveries()
         #expect(deliveries.count == 2)
         #expect(deliveries.allSatisfy { $0.event.kind == .enter })

@@ -20,10 +20,11 @@ public struct EventTable {
             accuracyMeters: r.double(c("accuracy_m")), rule: .recorded(r.text(c("rule"))))
         event.approach = r.optionalText(c("approach")).flatMap(EventRule.Approach.init(storedText:))
         event.figures = r.optionalText(c("figures")).flatMap(EventFigures.init(storedText:))
-        // 1: held back by a cooldown; 2: an exit its fence's `events` leave out (MQTT only).
+        // Bits: 1, held back by a cooldown; 2, an exit its fence's `events` leave out (MQTT
+        // only). An exit can be both.
         let delivery = r.int64(c("suppressed"))
-        event.suppressed = delivery == 1
-        event.unlisted = delivery == 2
+        event.suppressed = delivery & 1 != 0
+        event.unlisted = delivery & 2 != 0
         return StoredEvent(seq: r.int64(c("seq")), profile: r.text(c("profile")), event: event)
     }
 
@@ -45,7 +46,7 @@ public struct EventTable {
         insert.bind(10, event.rule.text)
         insert.bind(11, event.approach?.storedText)
         insert.bind(12, event.figures?.storedText)
-        insert.bind(13, Int64(event.suppressed ? 1 : event.unlisted ? 2 : 0))
+        insert.bind(13, Int64((event.suppressed ? 1 : 0) | (event.unlisted ? 2 : 0)))
         try insert.run()
         return db.changes == 1 ? db.lastInsertRowID : nil
     }
