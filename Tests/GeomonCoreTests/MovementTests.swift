@@ -417,6 +417,38 @@ import Testing
         #expect(visits[1].id == EventID.make(profile: "m", fenceID: "home", kind: .departure, time: MonitorTests.at(100)))
     }
 
+    /// A sensor that says still on a smooth road: a fix shows the car 144 m on, GNSS wins in
+    /// the policy, and the movement rules stop going by the word too. However long no fix
+    /// comes after it, nothing has shown a stop: no trip ends.
+    @Test func aStillWordThatGNSSOverrulesEndsNoTrip() {
+        var profile = MonitorTests.profile(.continuous)
+        profile.movement = Self.settings()
+        var m = MonitorTests.machine(profile)
+        var events: [GeoEvent] = []
+        func moving(_ t: Double) -> Fix {
+            var f = MonitorTests.fix(t, 5_000 + 12 * t)
+            f.speedMetersPerSecond = 12
+            return f
+        }
+        for t in stride(from: 0.0, through: 200, by: 10) {
+            events += MonitorTests.events(m.fixReceived(moving(t), now: MonitorTests.at(t)))
+        }
+        #expect(m.movement.state.trip != nil)
+        events += MonitorTests.events(m.motionReported(.still, now: MonitorTests.at(205)))
+        #expect(!m.policy.isGNSSOn)
+        _ = m.wakeRequested(now: MonitorTests.at(210))
+        events += MonitorTests.events(m.fixReceived(moving(212), now: MonitorTests.at(212)))
+        #expect(m.policy.motion == nil)
+        while let due = m.nextDeadline, due <= MonitorTests.at(1_100) { events += MonitorTests.events(m.deadlineReached(now: due)) }
+        #expect(!events.contains { $0.kind == .tripEnd })
+        #expect(m.movement.state.trip != nil)
+        // The sensor's next still, after it said moving, is believed again.
+        events += MonitorTests.events(m.motionReported(.moving, now: MonitorTests.at(1_110)))
+        events += MonitorTests.events(m.motionReported(.still, now: MonitorTests.at(1_120)))
+        while let due = m.nextDeadline, due <= MonitorTests.at(1_500) { events += MonitorTests.events(m.deadlineReached(now: due)) }
+        #expect(events.filter { $0.kind == .tripEnd }.map(\.time) == [MonitorTests.at(1_120)])
+    }
+
     @Test func anExitCarriesTheTimeInsideAndMovementEventsComeInTheMachinesCommits() throws {
         var profile = MonitorTests.profile(.continuous)
         profile.movement = Self.settings(motion: true, trips: false)

@@ -194,7 +194,7 @@ import Testing
         var p = PowerPolicyTests.started(PowerPolicyTests.config())
         _ = p.screen(Self.fix(0))
         _ = p.fixReceived(Self.fix(0), context: Self.far, now: Self.at(0))
-        _ = p.motionReported(.still, now: Self.at(1_000))
+        _ = p.motionReported(.still, now: Self.at(0))
         let checkAt = p.nextDeadline!
         _ = p.deadlineReached(now: checkAt)
         return (p, checkAt, p.nextDeadline!)
@@ -203,7 +203,8 @@ import Testing
     /// An accelerometer feels changes of velocity, not a steady drift: a boat dragging its
     /// anchor says still all along. With `creep_speed` 0.5 m/s, 2,000 m from the nearest
     /// boundary (accuracy 5 m, wake margin 20 m) a boundary is within reach after
-    /// 1,975 / 0.5 = 3,950 s; the check-back wakes a hot start (within `hot_window`) before.
+    /// 1,975 / 0.5 = 3,950 s (the sensor says still as the fix comes); the check-back wakes a
+    /// hot start (within `hot_window`) before.
     /// A check-back fix within the stationary radius keeps still, with the next check from it;
     /// one that drifted beyond it is GNSS winning (the policy without a sensor); a check-back
     /// that gets no fix waits as long again as has passed since the last fix.
@@ -213,11 +214,11 @@ import Testing
         #expect(c.stillCreepMetersPerSecond == 0.5)
         _ = p.screen(Self.fix(0))
         _ = p.fixReceived(Self.fix(0), context: Self.far, now: Self.at(0))
-        let off = p.motionReported(.still, now: Self.at(1_000))
+        let off = p.motionReported(.still, now: Self.at(0))
         let horizon = Self.at(3_950_000)
         #expect(c.hotWindow > .seconds(3_950))
         #expect(PowerPolicyTests.wake(off) == horizon - c.ttffHot)
-        #expect(off.first == .gnssOff(PowerReason(.motionStill, sleep: horizon - c.ttffHot - Self.at(1_000))))
+        #expect(off.first == .gnssOff(PowerReason(.motionStill, sleep: horizon - c.ttffHot - Self.at(0))))
         let on = p.deadlineReached(now: horizon - c.ttffHot)
         #expect(on == [.gnssOn(PowerReason(.stillCheck, ttff: c.ttffHot))])
         // 10 m from where it stood, 500 m nearer a boundary: still holds, the next check-back
@@ -252,6 +253,50 @@ import Testing
         #expect(r.nextDeadline == nil)
     }
 
+    /// A still word while the receiver sleeps comes after the device may have gone on at
+    /// `max_speed` from the last fix: 20 km from a boundary at 0, the word at 430 s leaves
+    /// 19,975 − 45 × 430 = 625 m, 1,250 s of drift from the word. The check-back's fix shows
+    /// where it stands, 16 km on and 3,400 m from a boundary: still holds (no anchor before
+    /// it), and the next check-back counts from it.
+    @Test func aStillWordDuringASleepCountsTheWayTheDeviceMayHaveGoneSince() {
+        var p = PowerPolicyTests.started(PowerPolicyTests.config())
+        let ttff = p.configuration.ttffHot
+        _ = p.screen(Self.fix(0))
+        let planned = PowerPolicyTests.wake(p.fixReceived(Self.fix(0), context: FixContext(nearestBoundaryMeters: 20_000, searchRadiusMeters: 30_000), now: Self.at(0)))
+        #expect(planned.map { $0 > Self.at(430_000) } == true)
+        let off = p.motionReported(.still, now: Self.at(430_000))
+        #expect(PowerPolicyTests.wake(off) == Self.at(1_680_000) - ttff)
+        _ = p.deadlineReached(now: Self.at(1_680_000) - ttff)
+        let there = Self.fix(1_680_000, east: 16_000)
+        _ = p.screen(there)
+        let next = p.fixReceived(there, context: FixContext(nearestBoundaryMeters: 3_400, searchRadiusMeters: 30_000), now: there.time)
+        #expect(p.motion == .still)
+        #expect(PowerPolicyTests.wake(next) == there.time + .seconds(6_750) - ttff)
+    }
+
+    /// Before any usable fix the sensor's still changes nothing: nothing bounds the drift and
+    /// the fence states may be unknown. A fix too poor to use is no anchor either: the first
+    /// usable fix, 150 m from a poor one, is where the device stands.
+    @Test func stillPlansFromTheFirstUsableFix() {
+        var p = PowerPolicyTests.started(PowerPolicyTests.config())
+        let poor = PowerPolicyTests.fix(0, east: 150, acc: 80)
+        _ = p.screen(poor)
+        _ = p.fixReceived(poor, context: Self.far, now: poor.time)
+        #expect(p.isGNSSOn)
+        #expect(p.motionReported(.still, now: Self.at(1_000)) == [])
+        #expect(p.isGNSSOn && p.nextDeadline != nil)
+        let again = PowerPolicyTests.fix(2_000, east: 150, acc: 80)
+        _ = p.screen(again)
+        _ = p.fixReceived(again, context: Self.far, now: again.time)
+        #expect(p.isGNSSOn && p.nextDeadline != nil)
+        let good = Self.fix(3_000)
+        _ = p.screen(good)
+        let off = p.fixReceived(good, context: Self.far, now: good.time)
+        #expect(p.motion == .still)
+        #expect(off.first?.reason.kind == .motionStill)
+        #expect(PowerPolicyTests.wake(off) == good.time + .seconds(3_950) - p.configuration.ttffHot)
+    }
+
     /// A check-back in a car park: its fixes are worse than `min_accuracy` (50 m). They do not
     /// prolong the listen nor end the check-back at once: at the listen's timeout from the
     /// switch-on it is a check-back without a fix (the next as long again after the last
@@ -279,7 +324,7 @@ import Testing
         context.creepDistanceMeters = 100
         _ = p.screen(Self.fix(0))
         _ = p.fixReceived(Self.fix(0), context: context, now: Self.at(0))
-        let off = p.motionReported(.still, now: Self.at(1_000))
+        let off = p.motionReported(.still, now: Self.at(0))
         #expect(PowerPolicyTests.wake(off) == Self.at(150_000) - p.configuration.ttffHot)
     }
 
@@ -290,8 +335,8 @@ import Testing
         var p = PowerPolicyTests.started(PowerPolicyTests.config())
         _ = p.screen(Self.fix(0))
         let planned = PowerPolicyTests.wake(p.fixReceived(Self.fix(0), context: Self.far, now: Self.at(0)))!
-        _ = p.motionReported(.still, now: Self.at(1_000))
-        let left = planned - Self.at(1_000)
+        _ = p.motionReported(.still, now: Self.at(0))
+        let left = planned - Self.at(0)
         let resumed = p.motionReported(.moving, now: Self.at(900_000))
         #expect(PowerPolicyTests.wake(resumed) == Self.at(900_000) + left - .seconds(10))
     }

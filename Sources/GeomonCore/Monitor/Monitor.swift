@@ -365,7 +365,11 @@ public struct Monitor: Sendable {
         }
         // `probe` holds the last fix's answer when it was looked up exactly.
         let context = makeContext(for: last, probe: exact ? probe : nil, accepted: accepted, speedWatch: speedWatchWantsFixes && last.source == .gnss)
+        let believedStill = policy.motion == .still
         let actions = policy.fixReceived(last, context: context, now: now)
+        // GNSS won over a sensor that says still: the movement rules no longer go by its word
+        // either (until it speaks again), as when it falls silent.
+        if believedStill, policy.stillDistrusted, movement.isEnabled { commit.events += movement.motionReported(nil, now: now) }
         effects += policy.takeViolations().map { .violated($0) }
         if let change = policy.takeTTFFChange() { effects.append(.ttffLearned(change)) }
         finish(&commit, into: &effects)
@@ -381,7 +385,8 @@ public struct Monitor: Sendable {
         motionHeard = true
         var effects: [Effect] = []
         var commit = Commit()
-        commit.events = movement.motionReported(motion, now: now)
+        // A still GNSS has shown wrong is not believed until the sensor has said moving again.
+        commit.events = movement.motionReported(motion == .still && policy.stillDistrusted ? nil : motion, now: now)
         finish(&commit, into: &effects)
         effects += policy.motionReported(motion, now: now).map { .power($0) }
         if modes.readsMoving { effects += movingMayHaveChanged(now: now) }

@@ -70,7 +70,8 @@ public struct PowerPolicy: Sendable {
         var safeUntil: UTCTime?
         /// What the motion sensor says; nil without one (or once it went silent).
         var motion: Motion?
-        /// Where the device was when the sensor said still (the last accepted fix then).
+        /// Where the device stands while the sensor says still: the usable GNSS fix of the
+        /// listen under way at the word, else the first usable fix after it (`standsFrom`).
         var stillAnchor: Coordinate?
         /// GNSS showed the device moving while the sensor said still: its `still` is not
         /// believed until it has said `moving` again.
@@ -539,10 +540,10 @@ public struct PowerPolicy: Sendable {
     /// from it).
     public mutating func motionReported(_ motion: Motion?, now: UTCTime) -> [PowerAction] {
         let was = memory.motion
-        guard keep(motion), !configuration.alwaysOn, configuration.mode != .significantChange, state != .idle else { return [] }
+        guard keep(motion, now: now), !configuration.alwaysOn, configuration.mode != .significantChange, state != .idle else { return [] }
         switch motion {
         case .still:
-            guard memory.lastAccepted != nil else { return [] }
+            guard memory.lastAccepted != nil, stillPlans else { return [] }
             switch state {
             case let .off(wakeAt, kind):
                 guard let wakeAt, kind != .motionStill else { return [] }
@@ -592,11 +593,11 @@ public struct PowerPolicy: Sendable {
 
     /// Keeps the sensor's word, in every mode (`moving:` modes read it); false for a `still`
     /// GNSS has shown wrong (not believed until the sensor has said moving again).
-    private mutating func keep(_ motion: Motion?) -> Bool {
+    private mutating func keep(_ motion: Motion?, now: UTCTime) -> Bool {
         switch motion {
         case .still:
             guard !memory.motionDistrusted else { return false }
-            if memory.motion != .still { memory.stillAnchor = lastGNSSCoordinate }
+            if memory.motion != .still { standsFrom(now) }
         case .moving, nil:
             memory.motionDistrusted = false
             memory.stillCheckSince = nil
@@ -627,10 +628,29 @@ public struct PowerPolicy: Sendable {
         return [.gnssOn(PowerReason(kind, ttff: ttff))]
     }
 
-    /// Where the last accepted fix put the device when it was a GNSS one (a coarse fix is no
-    /// anchor for a stand: the first GNSS fix sets it).
-    private var lastGNSSCoordinate: Coordinate? {
-        memory.lastAccepted.flatMap { $0.source == .gnss ? $0.coordinate : nil }
+    /// A new still word at `now`: where the device stands, and how far from a boundary. A
+    /// usable GNSS fix of the listen under way shows where: the anchor GNSS is checked against
+    /// (`checkStillAgainst`). An older fix (before a sleep, or too poor to tell) may lie far
+    /// behind: the device may have gone on at `max_speed` from it until the word. Its clearance
+    /// is then that much less, counted from now, and the first usable fix sets the anchor.
+    private mutating func standsFrom(_ now: UTCTime) {
+        if case let .on(since, _) = state, let fix = memory.lastAccepted, fix.source == .gnss, fix.time >= since,
+           fix.horizontalAccuracyMeters <= configuration.minAccuracyMeters {
+            memory.stillAnchor = fix.coordinate
+            return
+        }
+        memory.stillAnchor = nil
+        if let at = memory.clearanceAt, now > at {
+            memory.clearanceMeters -= configuration.maxSpeedMetersPerSecond * (now - at).secondsValue
+            memory.clearanceAt = now
+        }
+    }
+
+    /// Whether the sensor's still plans the receiver: trusted outright (`creep_speed: 0`), or
+    /// from a usable GNSS fix to count the drift from. Before the first such fix, still changes
+    /// nothing (the fence states may not be known, and nothing bounds the drift).
+    private var stillPlans: Bool {
+        configuration.stillCreepMetersPerSecond <= 0 || memory.clearanceAt != nil
     }
 
     /// GNSS wins over a sensor that says still: a usable fix farther from where the device
@@ -654,7 +674,7 @@ public struct PowerPolicy: Sendable {
     /// it listens on, up to its timeout).
     private mutating func whileStill(_ decision: Decision, _ fix: Fix, context: FixContext, now: UTCTime) -> Decision {
         memory.settled = !context.transitionPending
-        guard memory.motion == .still, !context.transitionPending else { return decision }
+        guard memory.motion == .still, !context.transitionPending, stillPlans else { return decision }
         // A check-back whose fixes are too poor to tell listens on, up to its timeout.
         if case let .on(since, _) = state, memory.stillCheckSince == since {
             return .stayOn(PowerReason(.poorAccuracy, accuracyMeters: fix.horizontalAccuracyMeters))
@@ -677,8 +697,8 @@ public struct PowerPolicy: Sendable {
     /// then, plus, with `max_latency`, what the budget gives a change that starts then
     /// (`max_latency` less the confirming fixes), but no more than an excursion (`2h` there and
     /// back) takes at that speed; the wake is a time to first fix before, and not sooner than
-    /// `min_sleep` from now. nil: no check-back (`creep_speed: 0`, no fix yet, no boundary
-    /// within a year's drift).
+    /// `min_sleep` from now. nil: no check-back (`creep_speed: 0`, no usable fix yet, no
+    /// boundary within a year's drift).
     private func stillCheckAt(now: UTCTime) -> UTCTime? {
         let creep = configuration.stillCreepMetersPerSecond
         guard creep > 0, let at = memory.clearanceAt else { return nil }
@@ -841,6 +861,10 @@ public struct PowerPolicy: Sendable {
 
     /// What the motion sensor says, as the policy believes it (nil: no sensor, or silent).
     public var motion: Motion? { memory.motionDistrusted ? nil : memory.motion }
+
+    /// GNSS has shown the sensor's still wrong: its still is not believed until it has said
+    /// moving again.
+    public var stillDistrusted: Bool { memory.motionDistrusted }
 
     /// Whether any fix has passed the screen yet.
     public var hasTakenFix: Bool { memory.lastAccepted != nil }
