@@ -38,7 +38,10 @@ public struct MotionLinesParser: Sendable {
 
     private static func decode(_ reader: inout JSONLineReader, _ object: FlatJSONObject) -> MotionWord? {
         var moving: Bool?
-        if case let .bool(value)? = object["moving"] { moving = value }
+        if let value = object["moving"], value != .null {
+            guard case let .bool(flag) = value else { reader.reject("bad \"moving\" (true or false)", reason: "bad moving"); return nil }
+            moving = flag
+        }
         var time: UTCTime?
         if let value = object["time"], value != .null {
             guard let text = value.string, let parsed = UTCTime(rfc3339: text) else { reader.reject("bad \"time\"", reason: "bad time"); return nil }

@@ -344,6 +344,35 @@ import Testing
         #expect(p.measuredTTFF == .seconds(1))
     }
 
+    /// A policy at rest 5 km from every boundary after 12 fixes, each wake's first fix `ttff`
+    /// after its switch-on (11 hot wakes measured).
+    static func measured(_ ttff: Duration) -> PowerPolicy {
+        var p = Self.started(Self.profile(.vehicle))
+        let far = FixContext(nearestBoundaryMeters: 5_000, searchRadiusMeters: 30_000)
+        var now = PowerPolicyTests.t0
+        for k in 0..<12 {
+            let f = Fix(time: now + (k == 0 ? .zero : ttff), coordinate: PowerPolicyTests.point(0), horizontalAccuracyMeters: 5, speedMetersPerSecond: 0)
+            guard let wake = PowerPolicyTests.wake(p.fixReceived(f, context: far, now: f.time)) else { Issue.record("no sleep after fix \(k)"); return p }
+            _ = p.deadlineReached(now: wake)
+            now = wake
+        }
+        return p
+    }
+
+    /// A median within the step (1.9 s against the 2 s planned) changes nothing, a mode switch
+    /// included; a reload of the same receiver keeps the measurements and what they taught.
+    @Test func aHotStartWithinTheStepIsKeptAndAReloadKeepsTheMeasurements() {
+        var close = Self.measured(.milliseconds(1_900))
+        #expect(close.measuredTTFF == .milliseconds(1_900) && close.configuration.ttffHot == .seconds(2))
+        _ = close.switchMode(to: PowerConfiguration(profile: Self.profile(.vehicle)), now: PowerPolicyTests.t0 + .seconds(86_400))
+        #expect(close.configuration.ttffHot == .seconds(2))
+        let fast = Self.measured(.seconds(1))
+        #expect(fast.configuration.ttffHot == .seconds(1))
+        var reloaded = PowerPolicy(configuration: PowerConfiguration(profile: Self.profile(.vehicle)))
+        reloaded.keepTTFFMeasurements(fast.ttffMeasurements)
+        #expect(reloaded.configuration.ttffHot == .seconds(1) && reloaded.ttffSampleCount == 11)
+    }
+
     /// Only a wake that restarts the receiver times its hot start: not a retry after a fix
     /// timeout (its first fix times the sky's return), and with `power: watch` not a wake
     /// within gpsd's 60 s release (the receiver was still tracking).

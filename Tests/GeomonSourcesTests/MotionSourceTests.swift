@@ -29,6 +29,7 @@ struct MotionSourceTests {
             {"moving": true, "activity": "horse"}
             {"moving": false, "activity": null}
             {"time": "2024-05-01T12:00:01Z"}
+            {"moving": "true", "activity": "foot"}
 
             """.utf8))
         #expect(words == [
@@ -36,7 +37,8 @@ struct MotionSourceTests {
             MotionWord(nil, activity: .foot, time: UTCTime(rfc3339: "2024-05-01T12:00:00Z")),
             MotionWord(.still),
         ])
-        #expect(parser.skipped == ["bad activity": 1, "no moving": 1])
+        // A `moving` that is not true or false spoils the whole line, activity and all.
+        #expect(parser.skipped == ["bad activity": 1, "no moving": 1, "bad moving": 1])
     }
 
     static func device(_ dir: TemporaryDirectory, _ name: String = "iio:device1", x: Int, y: Int, z: Int, scale: String? = "0.009806") throws -> String {

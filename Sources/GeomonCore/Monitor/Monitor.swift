@@ -242,6 +242,12 @@ public struct Monitor: Sendable {
         return effects + policy.start(now: now).map { .power($0) }
     }
 
+    /// The measured hot starts of the machine this one replaces (a reload with the same
+    /// receiver), before `start`: the policy keeps what it learnt.
+    public mutating func keepTTFFMeasurements(_ samples: [Duration]) {
+        policy.keepTTFFMeasurements(samples)
+    }
+
     /// The power supply's reading (`run`: the kernel's power-supply class; `replay
     /// --power-supply`): the mode may change.
     public mutating func supplyReported(_ supply: PowerSupplyReading, now: UTCTime) -> [Effect] {

@@ -275,19 +275,33 @@ public struct PowerPolicy: Sendable {
     private mutating func learnTTFF(_ ttff: Duration) {
         memory.ttffSamples.append(ttff)
         if memory.ttffSamples.count > Self.ttffSampleCount { memory.ttffSamples.removeFirst() }
-        guard memory.ttffSamples.count >= Self.ttffMinimumSamples, let median = measuredTTFF else { return }
-        let learned = heldWithinLimits(median)
-        let step = max(.milliseconds(250), baseTTFFHot / 10)
-        guard abs((learned - configuration.ttffHot).secondsValue) >= step.secondsValue else { return }
+        guard let learned = learnedTTFF(), let median = measuredTTFF else { return }
         memory.ttffChange = TTFFChange(from: configuration.ttffHot, to: learned, measured: median, samples: memory.ttffSamples.count)
         configuration.ttffHot = learned
         // The switch reserve covers the source's latency plus a hot start.
         applyBounds()
     }
 
-    /// A measured hot start as it may replace `ttff_hot`: within half and twice the profile's.
-    private func heldWithinLimits(_ median: Duration) -> Duration {
-        min(max(median, baseTTFFHot / 2), baseTTFFHot * 2)
+    /// The measured hot start that replaces the `ttff_hot` in effect: with at least 10 known,
+    /// their median held within half and twice the profile's, when that differs from the one in
+    /// effect by at least 0.25 s and a tenth of the profile's (nil: keep it).
+    private func learnedTTFF() -> Duration? {
+        guard memory.ttffSamples.count >= Self.ttffMinimumSamples, let median = measuredTTFF else { return nil }
+        let learned = min(max(median, baseTTFFHot / 2), baseTTFFHot * 2)
+        let step = max(.milliseconds(250), baseTTFFHot / 10)
+        return abs((learned - configuration.ttffHot).secondsValue) >= step.secondsValue ? learned : nil
+    }
+
+    /// The measured first fixes after hot wakes, oldest first (at most 20).
+    public var ttffMeasurements: [Duration] { memory.ttffSamples }
+
+    /// Measurements of the same receiver from the policy this one replaces (a reload): kept,
+    /// and `ttff_hot` learnt from them as it was before the reload.
+    public mutating func keepTTFFMeasurements(_ samples: [Duration]) {
+        memory.ttffSamples = Array(samples.suffix(Self.ttffSampleCount))
+        guard let learned = learnedTTFF() else { return }
+        configuration.ttffHot = learned
+        applyBounds()
     }
 
     /// The median of the last measured first fixes after hot wakes (nil before any).
@@ -345,9 +359,7 @@ public struct PowerPolicy: Sendable {
         self.configuration = configuration
         baseWakeMarginMeters = configuration.wakeMarginMeters
         baseTTFFHot = configuration.ttffHot
-        if memory.ttffSamples.count >= Self.ttffMinimumSamples, let median = measuredTTFF {
-            self.configuration.ttffHot = heldWithinLimits(median)
-        }
+        if let learned = learnedTTFF() { self.configuration.ttffHot = learned }
         applyBounds()
         guard state != .idle else { return [] }
         memory.checkInterval = nil

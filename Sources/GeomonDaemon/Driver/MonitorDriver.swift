@@ -563,14 +563,24 @@ public final class MonitorDriver {
         }
         let snapshot = try journal?.store.loadSnapshot() ?? EngineSnapshot()
         journal?.reload(profile: next)
+        let measured = Self.sameReceiver(context.profile, next) ? machine.policy.ttffMeasurements : []
         context.profile = next
         var configuration = PowerConfiguration(profile: next)
         configuration.alwaysOn = machine.configuration.alwaysOn
         machine = Monitor(profile: next, snapshot: snapshot, configuration: configuration)
+        machine.keepTTFFMeasurements(measured)
         for service in services { try service.reloaded(next, context) }
         try perform(machine.start(now: clock.now))
         if writesStatus { updatePlanningStatus() }
         context.statusChanged()
+    }
+
+    /// Whether a reload keeps the receiver its hot starts were measured on: the same source
+    /// and device, switched and restarted the same way, planned with the same `ttff_hot`.
+    static func sameReceiver(_ a: Profile, _ b: Profile) -> Bool {
+        guard let x = a.sources.gnss, let y = b.sources.gnss else { return false }
+        return x.plugin == y.plugin && x.host == y.host && x.port == y.port && x.device == y.device
+            && a.powerMethod == b.powerMethod && a.restartClass == b.restartClass && a.receiver.ttffHot == b.receiver.ttffHot
     }
 
     // MARK: - Polling

@@ -96,6 +96,12 @@ public final class MotionService: EventSource, EffectSink {
             launch(driver)
         }
         if let command, revents != 0 {
+            let before = command.malformedLines
+            defer {
+                if command.malformedLines > before {
+                    log.warning("motion command printed malformed lines", ["count": "\(command.malformedLines - before)", "error": command.lastError ?? "-"])
+                }
+            }
             for event in command.readAvailable() {
                 switch event {
                 case let .motion(word):
