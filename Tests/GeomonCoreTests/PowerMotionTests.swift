@@ -254,10 +254,10 @@ import Testing
     }
 
     /// A still word while the receiver sleeps comes after the device may have gone on at
-    /// `max_speed` from the last fix: 20 km from a boundary at 0, the word at 430 s leaves
-    /// 19,975 − 45 × 430 = 625 m, 1,250 s of drift from the word. The check-back's fix shows
-    /// where it stands, 16 km on and 3,400 m from a boundary: still holds (no anchor before
-    /// it), and the next check-back counts from it.
+    /// `max_speed` from the last fix until `still_after` (60 s) before the word: 20 km from a
+    /// boundary at 0, the word at 430 s leaves 19,975 − 45 × 370 = 3,325 m, 6,650 s of drift
+    /// from 370 s. The check-back's fix shows where it stands, 16.65 km on and 3,400 m from a
+    /// boundary: still holds (no anchor before it), and the next check-back counts from it.
     @Test func aStillWordDuringASleepCountsTheWayTheDeviceMayHaveGoneSince() {
         var p = PowerPolicyTests.started(PowerPolicyTests.config())
         let ttff = p.configuration.ttffHot
@@ -265,9 +265,10 @@ import Testing
         let planned = PowerPolicyTests.wake(p.fixReceived(Self.fix(0), context: FixContext(nearestBoundaryMeters: 20_000, searchRadiusMeters: 30_000), now: Self.at(0)))
         #expect(planned.map { $0 > Self.at(430_000) } == true)
         let off = p.motionReported(.still, now: Self.at(430_000))
-        #expect(PowerPolicyTests.wake(off) == Self.at(1_680_000) - ttff)
-        _ = p.deadlineReached(now: Self.at(1_680_000) - ttff)
-        let there = Self.fix(1_680_000, east: 16_000)
+        #expect(p.configuration.stillAfter == .seconds(60))
+        #expect(PowerPolicyTests.wake(off) == Self.at(7_020_000) - ttff)
+        _ = p.deadlineReached(now: Self.at(7_020_000) - ttff)
+        let there = Self.fix(7_020_000, east: 16_650)
         _ = p.screen(there)
         let next = p.fixReceived(there, context: FixContext(nearestBoundaryMeters: 3_400, searchRadiusMeters: 30_000), now: there.time)
         #expect(p.motion == .still)

@@ -21,6 +21,8 @@ public struct PowerConfiguration: Hashable, Sendable {
     /// How fast the device may drift while the motion sensor says still (`sources.motion.creep_speed`):
     /// a still device is checked back on when a boundary could be reached at it; 0: never.
     public var stillCreepMetersPerSecond: Double = MotionSourceSettings.defaultCreepSpeedMetersPerSecond
+    /// How long the motion source feels no movement before it says still (`sources.motion.still_after`).
+    public var stillAfter: Duration = MotionSourceSettings().stillAfter
     public var minSleep: Duration
     public var maxSleep: Duration
     public var fixTimeout: Duration
@@ -115,6 +117,7 @@ public struct PowerConfiguration: Hashable, Sendable {
         anyBounds = p.bounds(for: .any)
         activityLatency = profile.sources.motion?.activityLatency ?? activityLatency
         stillCreepMetersPerSecond = profile.sources.motion?.creepSpeedMetersPerSecond ?? stillCreepMetersPerSecond
+        stillAfter = profile.sources.motion?.stillAfter ?? stillAfter
         maxSpeedMetersPerSecond = plannedBounds.maxSpeedMetersPerSecond
         wakeMarginMeters = p.wakeMarginMeters
         minSleep = p.minSleep

@@ -643,8 +643,10 @@ public struct PowerPolicy: Sendable {
     /// A new still word at `now`: where the device stands, and how far from a boundary. A
     /// usable GNSS fix of the listen under way shows where: the anchor GNSS is checked against
     /// (`checkStillAgainst`). An older fix (before a sleep, or too poor to tell) may lie far
-    /// behind: the device may have gone on at `max_speed` from it until the word. Its clearance
-    /// is then that much less, counted from now, and the first usable fix sets the anchor.
+    /// behind: the device may have gone on at `max_speed` from it until it stopped, at the
+    /// latest `still_after` before the word (the sensor says still only after that long
+    /// without movement). Its clearance is then that much less, counted from then, and the
+    /// first usable fix sets the anchor.
     private mutating func standsFrom(_ now: UTCTime) {
         if case let .on(since, _) = state, let fix = memory.lastAccepted, fix.source == .gnss, fix.time >= since,
            fix.horizontalAccuracyMeters <= configuration.minAccuracyMeters {
@@ -652,9 +654,10 @@ public struct PowerPolicy: Sendable {
             return
         }
         memory.stillAnchor = nil
-        if let at = memory.clearanceAt, now > at {
-            memory.clearanceMeters -= configuration.maxSpeedMetersPerSecond * (now - at).secondsValue
-            memory.clearanceAt = now
+        if let at = memory.clearanceAt, now - configuration.stillAfter > at {
+            let stopped = now - configuration.stillAfter
+            memory.clearanceMeters -= configuration.maxSpeedMetersPerSecond * (stopped - at).secondsValue
+            memory.clearanceAt = stopped
         }
     }
 
