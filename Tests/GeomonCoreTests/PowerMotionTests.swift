@@ -275,6 +275,49 @@ import Testing
         #expect(PowerPolicyTests.wake(next) == there.time + .seconds(6_750) - ttff)
     }
 
+    /// A bump in a garage (moving, a listen without a fix, still again a minute later) is no
+    /// reason to check back every `min_sleep` again: the check-back after it that gets no fix
+    /// waits as long as has passed since the last usable fix.
+    @Test func aBumpInAGarageKeepsTheCheckBacksBackedOff() throws {
+        let (garage, _, timeout) = Self.checkingBack()
+        var p = garage
+        _ = p.deadlineReached(now: timeout)
+        let bump = timeout + .seconds(100)
+        #expect(p.motionReported(.moving, now: bump).first?.reason.kind == .motion)
+        _ = p.deadlineReached(now: try #require(p.nextDeadline))
+        #expect(!p.isGNSSOn)
+        let still = bump + .seconds(60)
+        _ = p.motionReported(.still, now: still)
+        let check = try #require(p.nextDeadline)
+        _ = p.deadlineReached(now: check)
+        #expect(p.isGNSSOn)
+        let listenEnd = try #require(p.nextDeadline)
+        let off = p.deadlineReached(now: listenEnd)
+        #expect(off.first?.reason.kind == .motionStill)
+        #expect(try #require(p.nextDeadline) - listenEnd >= listenEnd - Self.at(0))
+    }
+
+    /// Continuous tracking in a tunnel (`outage: wait`: on, no fix for 15 minutes), then still:
+    /// the fix at the tunnel's entrance is no anchor, and the drive since it leaves no
+    /// clearance: the receiver checks back after `min_sleep`.
+    @Test func aFixBeforeTheDeviceStoppedIsNoAnchorEvenWithTheReceiverOn() {
+        var p = PowerPolicyTests.started(PowerPolicyTests.config(.continuous))
+        _ = p.screen(Self.fix(0))
+        _ = p.fixReceived(Self.fix(0), context: Self.far, now: Self.at(0))
+        #expect(p.isGNSSOn)
+        let off = p.motionReported(.still, now: Self.at(900_000))
+        #expect(PowerPolicyTests.wake(off) == Self.at(910_000))
+        // A reload keeps the verdict on a sensor GNSS showed wrong.
+        var reloaded = PowerPolicyTests.started(PowerPolicyTests.config())
+        reloaded.keepStillDistrusted()
+        _ = reloaded.screen(Self.fix(0))
+        _ = reloaded.fixReceived(Self.fix(0), context: Self.near, now: Self.at(0))
+        #expect(reloaded.motionReported(.still, now: Self.at(1_000)) == [] && reloaded.motion == nil && reloaded.isGNSSOn)
+        _ = reloaded.motionReported(.moving, now: Self.at(2_000))
+        _ = reloaded.motionReported(.still, now: Self.at(3_000))
+        #expect(reloaded.motion == .still)
+    }
+
     /// Before any usable fix the sensor's still changes nothing: nothing bounds the drift and
     /// the fence states may be unknown. A fix too poor to use is no anchor either: the first
     /// usable fix, 150 m from a poor one, is where the device stands.

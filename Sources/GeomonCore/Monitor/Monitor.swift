@@ -248,6 +248,13 @@ public struct Monitor: Sendable {
         policy.keepTTFFMeasurements(samples)
     }
 
+    /// The machine this one replaces (a reload with the same motion sensor) had found its still
+    /// wrong (`PowerPolicy.stillDistrusted`): neither the policy nor the movement rules believe
+    /// it until it has said moving.
+    public mutating func keepStillDistrusted() {
+        policy.keepStillDistrusted()
+    }
+
     /// The power supply's reading (`run`: the kernel's power-supply class; `replay
     /// --power-supply`): the mode may change.
     public mutating func supplyReported(_ supply: PowerSupplyReading, now: UTCTime) -> [Effect] {

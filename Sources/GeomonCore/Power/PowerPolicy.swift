@@ -83,6 +83,8 @@ public struct PowerPolicy: Sendable {
         /// may drift from there (`stillCheckAt`).
         var clearanceAt: UTCTime?
         var clearanceMeters: Double = 0
+        /// The last usable GNSS fix (a still anchor, and how long a garage's check-backs wait).
+        var usableFix: Fix?
         /// The switch-on of the listen under way when it is a still check-back (`still-check`);
         /// nil once a usable fix came, or for any other listen.
         var stillCheckSince: UTCTime?
@@ -506,6 +508,7 @@ public struct PowerPolicy: Sendable {
         checkStillAgainst(fix)
         if usable {
             memory.stillCheckSince = nil
+            memory.usableFix = fix
             memory.clearanceAt = fix.time
             memory.clearanceMeters = min(context.creepDistanceMeters ?? .infinity, context.outageDistanceMeters)
                 - fix.horizontalAccuracyMeters - baseWakeMarginMeters
@@ -640,25 +643,24 @@ public struct PowerPolicy: Sendable {
         return [.gnssOn(PowerReason(kind, ttff: ttff))]
     }
 
-    /// A new still word at `now`: where the device stands, and how far from a boundary. A
-    /// usable GNSS fix of the listen under way shows where: the anchor GNSS is checked against
-    /// (`checkStillAgainst`). An older fix (before a sleep, or too poor to tell) may lie far
-    /// behind: the device may have gone on at `max_speed` from it until it stopped, at the
-    /// latest `still_after` before the word (the sensor says still only after that long
-    /// without movement). Its clearance is then that much less, counted from then, and the
+    /// A new still word at `now`: where the device stands, and how far from a boundary. The
+    /// sensor says still only after `still_after` without movement, so the device stopped by
+    /// `now − still_after`. A usable GNSS fix since shows where it stands: the anchor GNSS is
+    /// checked against (`checkStillAgainst`). An older one may lie far behind: the device may
+    /// have gone on from it at `max_speed` (the bound the receiver went off on, if wider)
+    /// until it stopped. Its clearance is then that much less, counted from then, and the
     /// first usable fix sets the anchor.
     private mutating func standsFrom(_ now: UTCTime) {
-        if case let .on(since, _) = state, let fix = memory.lastAccepted, fix.source == .gnss, fix.time >= since,
-           fix.horizontalAccuracyMeters <= configuration.minAccuracyMeters {
-            memory.stillAnchor = fix.coordinate
+        memory.stillAnchor = nil
+        guard let at = memory.clearanceAt else { return }
+        let stopped = now - configuration.stillAfter
+        guard at < stopped else {
+            memory.stillAnchor = memory.usableFix?.coordinate
             return
         }
-        memory.stillAnchor = nil
-        if let at = memory.clearanceAt, now - configuration.stillAfter > at {
-            let stopped = now - configuration.stillAfter
-            memory.clearanceMeters -= configuration.maxSpeedMetersPerSecond * (stopped - at).secondsValue
-            memory.clearanceAt = stopped
-        }
+        let speed = max(configuration.maxSpeedMetersPerSecond, memory.offMaxSpeed ?? 0)
+        memory.clearanceMeters -= speed * (stopped - at).secondsValue
+        memory.clearanceAt = stopped
     }
 
     /// Whether the sensor's still plans the receiver: trusted outright (`creep_speed: 0`), or
@@ -778,7 +780,7 @@ public struct PowerPolicy: Sendable {
             // garage). The next one waits as long again as has passed since the last usable
             // fix (at least `min_sleep`).
             memory.stillCheckSince = nil
-            let wait = max(configuration.minSleep, memory.clearanceAt.map { now - $0 } ?? .zero)
+            let wait = max(configuration.minSleep, memory.usableFix.map { now - $0.time } ?? .zero)
             return apply(.sleep(until: now + wait, PowerReason(.motionStill, sleep: wait)), now: now)
         }
         if configuration.mode == .continuous, !configuration.alwaysOn, memory.checkInterval != nil {
@@ -880,6 +882,12 @@ public struct PowerPolicy: Sendable {
     /// GNSS has shown the sensor's still wrong: its still is not believed until it has said
     /// moving again.
     public var stillDistrusted: Bool { memory.motionDistrusted }
+
+    /// The policy this one replaces (a reload) had found the same sensor's still wrong: its
+    /// still stays unbelieved until it has said moving.
+    public mutating func keepStillDistrusted() {
+        memory.motionDistrusted = true
+    }
 
     /// Whether any fix has passed the screen yet.
     public var hasTakenFix: Bool { memory.lastAccepted != nil }

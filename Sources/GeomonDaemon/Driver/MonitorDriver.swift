@@ -564,11 +564,13 @@ public final class MonitorDriver {
         let snapshot = try journal?.store.loadSnapshot() ?? EngineSnapshot()
         journal?.reload(profile: next)
         let measured = Self.sameReceiver(context.profile, next) ? machine.policy.ttffMeasurements : []
+        let distrusted = machine.policy.stillDistrusted && Self.sameSensor(context.profile, next)
         context.profile = next
         var configuration = PowerConfiguration(profile: next)
         configuration.alwaysOn = machine.configuration.alwaysOn
         machine = Monitor(profile: next, snapshot: snapshot, configuration: configuration)
         machine.keepTTFFMeasurements(measured)
+        if distrusted { machine.keepStillDistrusted() }
         for service in services { try service.reloaded(next, context) }
         try perform(machine.start(now: clock.now))
         if writesStatus { updatePlanningStatus() }
@@ -581,6 +583,13 @@ public final class MonitorDriver {
         guard let x = a.sources.gnss, let y = b.sources.gnss else { return false }
         return x.plugin == y.plugin && x.host == y.host && x.port == y.port && x.device == y.device
             && a.powerMethod == b.powerMethod && a.restartClass == b.restartClass && a.receiver.ttffHot == b.receiver.ttffHot
+    }
+
+    /// Whether a reload keeps the motion sensor GNSS may have found wrong: the same plugin,
+    /// device and program.
+    static func sameSensor(_ a: Profile, _ b: Profile) -> Bool {
+        guard let x = a.sources.motion, let y = b.sources.motion else { return false }
+        return x.plugin == y.plugin && x.device == y.device && x.exec == y.exec
     }
 
     // MARK: - Polling

@@ -40,6 +40,8 @@ public final class MotionService: EventSource, EffectSink {
     /// Silence was handed over in this process (a machine restored from the store holds the
     /// stored motion until the source speaks, and silence must say so once).
     private var silenceHanded = false
+    /// The command printed malformed lines since its last good one (warned once).
+    private var malformedStretch = false
     private var sensedActivity: Activity?
 
     /// - Parameters:
@@ -98,13 +100,16 @@ public final class MotionService: EventSource, EffectSink {
         if let command, revents != 0 {
             let before = command.malformedLines
             defer {
-                if command.malformedLines > before {
+                // Once for each stretch of them (a line that parses ends it).
+                if command.malformedLines > before, !malformedStretch {
+                    malformedStretch = true
                     log.warning("motion command printed malformed lines", ["count": "\(command.malformedLines - before)", "error": command.lastError ?? "-"])
                 }
             }
             for event in command.readAvailable() {
                 switch event {
                 case let .motion(word):
+                    malformedStretch = false
                     heard(driver)
                     if let motion = word.motion { hand(detector.said(moving: motion == .moving, at: .microseconds(now)), driver) }
                     sensed(word.activity, driver)
