@@ -70,8 +70,9 @@ public struct PowerPolicy: Sendable {
         var safeUntil: UTCTime?
         /// What the motion sensor says; nil without one (or once it went silent).
         var motion: Motion?
-        /// Where the device stands while the sensor says still: the usable GNSS fix of the
-        /// listen under way at the word, else the first usable fix after it (`standsFrom`).
+        /// Where the device stands while the sensor says still: a usable GNSS fix since it
+        /// stopped (`still_after` before the word), else the first usable fix after the word
+        /// (`standsFrom`).
         var stillAnchor: Coordinate?
         /// GNSS showed the device moving while the sensor said still: its `still` is not
         /// believed until it has said `moving` again.
@@ -79,8 +80,10 @@ public struct PowerPolicy: Sendable {
         /// The last GNSS fix left nothing to confirm (no transition pending).
         var settled = false
         /// The last usable GNSS fix's time, and its clearance: the best known distance to a
-        /// boundary less its accuracy and the wake margin. A device the sensor says is still
-        /// may drift from there (`stillCheckAt`).
+        /// boundary less its accuracy and the wake margin; or, when the sensor said still long
+        /// after that fix, when the device stopped and what the way it may have gone since
+        /// left of it (`standsFrom`). A device the sensor says is still may drift from there
+        /// (`stillCheckAt`).
         var clearanceAt: UTCTime?
         var clearanceMeters: Double = 0
         /// The last usable GNSS fix (a still anchor, and how long a garage's check-backs wait).
