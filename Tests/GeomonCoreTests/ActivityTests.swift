@@ -369,7 +369,7 @@ import Testing
         let fast = Self.measured(.seconds(1))
         #expect(fast.configuration.ttffHot == .seconds(1))
         var reloaded = PowerPolicy(configuration: PowerConfiguration(profile: Self.profile(.vehicle)))
-        reloaded.keepTTFFMeasurements(fast.ttffMeasurements)
+        reloaded.keepLearned(from: fast, sameReceiver: true, sameSensor: false)
         #expect(reloaded.configuration.ttffHot == .seconds(1) && reloaded.ttffSampleCount == 11)
     }
 

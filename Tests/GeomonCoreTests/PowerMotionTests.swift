@@ -307,15 +307,6 @@ import Testing
         #expect(p.isGNSSOn)
         let off = p.motionReported(.still, now: Self.at(900_000))
         #expect(PowerPolicyTests.wake(off) == Self.at(910_000))
-        // A reload keeps the verdict on a sensor GNSS showed wrong.
-        var reloaded = PowerPolicyTests.started(PowerPolicyTests.config())
-        reloaded.keepStillDistrusted()
-        _ = reloaded.screen(Self.fix(0))
-        _ = reloaded.fixReceived(Self.fix(0), context: Self.near, now: Self.at(0))
-        #expect(reloaded.motionReported(.still, now: Self.at(1_000)) == [] && reloaded.motion == nil && reloaded.isGNSSOn)
-        _ = reloaded.motionReported(.moving, now: Self.at(2_000))
-        _ = reloaded.motionReported(.still, now: Self.at(3_000))
-        #expect(reloaded.motion == .still)
     }
 
     /// Before any usable fix the sensor's still changes nothing: nothing bounds the drift and
@@ -412,6 +403,15 @@ import Testing
         let actions = p.fixReceived(Self.fix(1_000, east: 70), context: Self.near, now: Self.at(1_000))
         #expect(actions.allSatisfy { $0.reason.kind != .motionStill })
         #expect(p.motion == nil)
+        // A reload that keeps the sensor keeps the verdict.
+        var reloaded = PowerPolicyTests.started(PowerPolicyTests.config())
+        reloaded.keepLearned(from: p, sameReceiver: false, sameSensor: true)
+        _ = reloaded.screen(Self.fix(0))
+        _ = reloaded.fixReceived(Self.fix(0), context: Self.near, now: Self.at(0))
+        #expect(reloaded.motionReported(.still, now: Self.at(1_000)) == [] && reloaded.motion == nil && reloaded.isGNSSOn)
+        _ = reloaded.motionReported(.moving, now: Self.at(2_000))
+        _ = reloaded.motionReported(.still, now: Self.at(3_000))
+        #expect(reloaded.motion == .still)
         // Its next "still" is not believed until it has said "moving" again.
         #expect(p.motionReported(.still, now: Self.at(2_000)) == [])
         #expect(p.isGNSSOn)

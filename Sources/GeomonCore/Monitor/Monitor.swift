@@ -242,17 +242,11 @@ public struct Monitor: Sendable {
         return effects + policy.start(now: now).map { .power($0) }
     }
 
-    /// The measured hot starts of the machine this one replaces (a reload with the same
-    /// receiver), before `start`: the policy keeps what it learnt.
-    public mutating func keepTTFFMeasurements(_ samples: [Duration]) {
-        policy.keepTTFFMeasurements(samples)
-    }
-
-    /// The machine this one replaces (a reload with the same motion sensor) had found its still
-    /// wrong (`PowerPolicy.stillDistrusted`): neither the policy nor the movement rules believe
-    /// it until it has said moving.
-    public mutating func keepStillDistrusted() {
-        policy.keepStillDistrusted()
+    /// Before `start`, what the machine a reload replaces learnt of the receiver and the motion
+    /// sensor that stay (`PowerPolicy.keepLearned`; a still GNSS showed wrong is then believed
+    /// neither by the policy nor by the movement rules).
+    public mutating func keepLearned(from previous: Monitor, sameReceiver: Bool, sameSensor: Bool) {
+        policy.keepLearned(from: previous.policy, sameReceiver: sameReceiver, sameSensor: sameSensor)
     }
 
     /// The power supply's reading (`run`: the kernel's power-supply class; `replay

@@ -297,13 +297,13 @@ public struct PowerPolicy: Sendable {
         return abs((learned - configuration.ttffHot).secondsValue) >= step.secondsValue ? learned : nil
     }
 
-    /// The measured first fixes after hot wakes, oldest first (at most 20).
-    public var ttffMeasurements: [Duration] { memory.ttffSamples }
-
-    /// Measurements of the same receiver from the policy this one replaces (a reload): kept,
-    /// and `ttff_hot` learnt from them as it was before the reload.
-    public mutating func keepTTFFMeasurements(_ samples: [Duration]) {
-        memory.ttffSamples = Array(samples.suffix(Self.ttffSampleCount))
+    /// What the policy a reload replaces learnt of what stays: the same receiver's measured
+    /// hot starts (and the `ttff_hot` learnt from them), and the same sensor's still GNSS
+    /// showed wrong (not believed until it has said moving).
+    public mutating func keepLearned(from previous: PowerPolicy, sameReceiver: Bool, sameSensor: Bool) {
+        if sameSensor, previous.memory.motionDistrusted { memory.motionDistrusted = true }
+        guard sameReceiver else { return }
+        memory.ttffSamples = previous.memory.ttffSamples
         guard let learned = learnedTTFF() else { return }
         configuration.ttffHot = learned
         applyBounds()
@@ -885,12 +885,6 @@ public struct PowerPolicy: Sendable {
     /// GNSS has shown the sensor's still wrong: its still is not believed until it has said
     /// moving again.
     public var stillDistrusted: Bool { memory.motionDistrusted }
-
-    /// The policy this one replaces (a reload) had found the same sensor's still wrong: its
-    /// still stays unbelieved until it has said moving.
-    public mutating func keepStillDistrusted() {
-        memory.motionDistrusted = true
-    }
 
     /// Whether any fix has passed the screen yet.
     public var hasTakenFix: Bool { memory.lastAccepted != nil }

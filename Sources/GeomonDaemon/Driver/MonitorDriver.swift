@@ -563,14 +563,13 @@ public final class MonitorDriver {
         }
         let snapshot = try journal?.store.loadSnapshot() ?? EngineSnapshot()
         journal?.reload(profile: next)
-        let measured = Self.sameReceiver(context.profile, next) ? machine.policy.ttffMeasurements : []
-        let distrusted = machine.policy.stillDistrusted && Self.sameSensor(context.profile, next)
+        let previous = machine
+        let sameReceiver = Self.sameReceiver(context.profile, next), sameSensor = Self.sameSensor(context.profile, next)
         context.profile = next
         var configuration = PowerConfiguration(profile: next)
         configuration.alwaysOn = machine.configuration.alwaysOn
         machine = Monitor(profile: next, snapshot: snapshot, configuration: configuration)
-        machine.keepTTFFMeasurements(measured)
-        if distrusted { machine.keepStillDistrusted() }
+        machine.keepLearned(from: previous, sameReceiver: sameReceiver, sameSensor: sameSensor)
         for service in services { try service.reloaded(next, context) }
         try perform(machine.start(now: clock.now))
         if writesStatus { updatePlanningStatus() }
