@@ -288,12 +288,12 @@ public struct OwnTracks: Sendable {
         return 1_000_000_000 + Int(hash % 1_000_000_000)
     }
 
-    static func accuracy(_ meters: Double) -> Int {
+    public static func accuracy(_ meters: Double) -> Int {
         guard meters.isFinite else { return 1 }
         return max(1, meters.roundedClampedToInt)
     }
 
-    static func seconds(_ time: UTCTime) -> Int {
+    public static func seconds(_ time: UTCTime) -> Int {
         let ms = time.millisecondsSince1970
         return Int(ms >= 0 ? ms / 1000 : (ms - 999) / 1000)
     }

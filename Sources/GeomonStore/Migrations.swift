@@ -234,6 +234,32 @@ enum Migrations {
         """
         ALTER TABLE engine_state ADD COLUMN mode TEXT;
         """,
+        // 14: the outbox's `clear` messages (empty retained ones that delete what a topic the
+        // profile left kept retained): the table again with the kind allowed, rows, indexes
+        // and the AUTOINCREMENT counter as they were; an index by topic (`unretiredTopics`).
+        """
+        CREATE TABLE publications_new (
+            seq INTEGER PRIMARY KEY AUTOINCREMENT,
+            kind TEXT NOT NULL CHECK (kind IN ('location','transition','waypoints','clear')),
+            topic TEXT NOT NULL,
+            payload TEXT NOT NULL,
+            retain INTEGER NOT NULL,
+            time_ms INTEGER NOT NULL,
+            event_id TEXT,
+            created_at_ms INTEGER NOT NULL,
+            published_at_ms INTEGER,
+            refused TEXT
+        );
+        INSERT INTO publications_new (seq, kind, topic, payload, retain, time_ms, event_id, created_at_ms, published_at_ms, refused)
+            SELECT seq, kind, topic, payload, retain, time_ms, event_id, created_at_ms, published_at_ms, refused FROM publications;
+        DELETE FROM sqlite_sequence WHERE name = 'publications_new';
+        INSERT INTO sqlite_sequence (name, seq) SELECT 'publications_new', seq FROM sqlite_sequence WHERE name = 'publications';
+        DROP TABLE publications;
+        ALTER TABLE publications_new RENAME TO publications;
+        CREATE INDEX publications_pending ON publications(seq) WHERE published_at_ms IS NULL;
+        CREATE INDEX publications_time ON publications(time_ms);
+        CREATE INDEX publications_topic ON publications(topic, kind);
+        """,
     ]
 
     static var latestVersion: Int { all.count }

@@ -117,4 +117,103 @@ struct ClosingRunTests {
         #expect(try store.fenceStates().isEmpty)
         #expect(try store.eventLog.events(limit: 10).map(\.event.kind) == [.enter, .exit])
     }
+
+    /// A profile moved to another `publish.mqtt.topic` is, to the consumers of the old one,
+    /// a device that went away: they see it leave the region it is in, and the broker forgets
+    /// the location and waypoints it kept there (Home Assistant would show it at home for
+    /// ever). Once: a restart on the new topic tells the old one nothing more.
+    @Test(.enabled(if: MosquittoBroker.shouldRun, "mosquitto not installed"))
+    func aProfileMovedToAnotherTopicLeavesTheOldOneEmpty() throws {
+        let broker = try MosquittoBroker()
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        _ = try dir.write("mqtt.secret", "s3cret\n", mode: 0o600)
+        let recorder = try broker.subscribe("owntracks/#")
+        defer { recorder.stop() }
+        let (a, b) = ("owntracks/cl/a", "owntracks/cl/b")
+        func yaml(_ topic: String) throws -> String {
+            try Self.profile(dir: dir, fences: Self.home) + """
+
+                publish:
+                  mqtt: {host: 127.0.0.1, port: \(broker.port), username: geomon, password_file: mqtt.secret, topic: \(topic), tracker_id: cl, locations: all}
+
+                """
+        }
+        let track = Self.walkInAndStay()
+        let clock = ManualClock(wall: track[0].time)
+        let feed = ModelFeed(track: track, settings: ReceiverSettings())
+        let lines = L.Lines()
+        // In a scope of its own: its instance lock goes with it.
+        do {
+            let daemon = try Self.daemon(dir, try yaml(a), lines, clock, feed)
+            let startMicros = clock.monotonicMicroseconds
+            feed.now = { track[0].time + .microseconds(clock.monotonicMicroseconds - startMicros) }
+            try daemon.begin()
+            try L.drive(daemon, feed, clock, seconds: 70)
+            let entered = try waitUntil(within: .seconds(10)) {
+                try daemon.runUntilIdle()
+                return recorder.messages.contains { $0.topic == a + "/event" && $0.payload.contains(#""event":"enter""#) }
+            }
+            #expect(entered, "\(lines.all.suffix(30).joined(separator: "\n"))")
+            #expect(try broker.retained(a)?.contains(#""inrids":["home"]"#) == true)
+            #expect(try broker.retained(a + "/waypoints") != nil)
+
+            _ = try dir.write("p.yaml", try yaml(b))
+            daemon.requestReload()
+            try L.drive(daemon, feed, clock, seconds: 10)
+            let cleared = try waitUntil(within: .seconds(10)) {
+                try daemon.runUntilIdle()
+                return recorder.messages.contains { $0.topic == a && $0.payload.isEmpty }
+            }
+            #expect(cleared, "\(lines.all.suffix(30).joined(separator: "\n"))")
+            // After the enter on the old topic: its leave, then the retained messages cleared.
+            let old = recorder.messages.filter { $0.topic.hasPrefix(a) }
+            let enter = try #require(old.lastIndex { $0.topic == a + "/event" && $0.payload.contains(#""event":"enter""#) })
+            // (Its status went offline as the old connection closed, and its locations came before.)
+            let after = old[(enter + 1)...].filter { !($0.topic == a && !$0.payload.isEmpty) && !($0.topic == a + "/status" && !$0.payload.isEmpty) }
+            #expect(after.map(\.topic) == [a + "/event", a + "/status", a + "/waypoints", a], "\(after)")
+            #expect(after.first?.payload.contains(#""desc":"Home","event":"leave","geomon":{"retired":true}"#) == true)
+            #expect(after.dropFirst().allSatisfy { $0.payload.isEmpty })
+            #expect(try broker.retained(a) == nil)
+            #expect(try broker.retained(a + "/waypoints") == nil)
+            #expect(try broker.retained(a + "/status") == nil)
+            #expect(lines.count("MQTT topic no longer published") == 1)
+            // The new topic has the device, inside.
+            #expect(try waitUntil(within: .seconds(10)) {
+                try daemon.runUntilIdle()
+                return try broker.retained(b)?.contains(#""inrids":["home"]"#) == true
+            })
+            _ = daemon.finish(code: 0)
+        }
+
+        // A restart on the new topic: nothing more for the old one.
+        let rowsOnA = { () throws -> Int in
+            try EventStore(path: dir.path("d.db"), readOnly: true).outbox.publications(includingPublished: true, limit: 10_000)
+                .count { $0.publication.topic.hasPrefix(a) }
+        }
+        let before = try rowsOnA()
+        do {
+            let again = try Self.daemon(dir, try yaml(b), L.Lines(), clock, feed)
+            try again.begin()
+            try L.drive(again, feed, clock, seconds: 5)
+            _ = again.finish(code: 0)
+        }
+        #expect(try rowsOnA() == before)
+
+        // Edited while stopped: the next start leaves the topic the last run published on.
+        let c = "owntracks/cl/c"
+        let last = L.Lines()
+        let edited = try Self.daemon(dir, try yaml(c), last, clock, feed)
+        try edited.begin()
+        try L.drive(edited, feed, clock, seconds: 5)
+        #expect(try waitUntil(within: .seconds(10)) {
+            try edited.runUntilIdle()
+            return recorder.messages.contains { $0.topic == b && $0.payload.isEmpty }
+        })
+        #expect(recorder.messages.contains { $0.topic == b + "/event" && $0.payload.contains(#""event":"leave","geomon":{"retired":true}"#) })
+        #expect(try broker.retained(b) == nil)
+        #expect(last.count("MQTT topic no longer published") == 1)
+        _ = edited.finish(code: 0)
+        #expect(try rowsOnA() == before)
+    }
 }

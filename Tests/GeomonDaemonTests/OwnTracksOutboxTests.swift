@@ -43,4 +43,46 @@ struct OwnTracksOutboxTests {
         let enter = transitions(Self.event(.enter, at: 3000), inside: ["depot"])
         #expect(enter.first?.contains(#""wtst":1700000000"#) == true, "\(enter)")
     }
+
+    /// A topic last published on another broker is only marked retired (geomon cannot reach
+    /// that broker and sends nothing in its name to this one); nothing is sent onto a topic the
+    /// profile publishes on now, and the topic is still marked retired.
+    @Test func aTopicOnAnotherBrokerOrUnderTheCurrentOneIsMarkedRetiredWithoutASend() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let store = try EventStore(path: dir.path("van.db"))
+        var profile = Self.profile(waypointTime: 1_600_000_000)
+        let location = #"{"_type":"location","acc":5,"inregions":["Depot"],"inrids":["depot"],"lat":47,"lon":8,"tst":1}"#
+        func publish(on topic: String) throws {
+            try store.outbox.enqueue([Publication(kind: .location, topic: topic, payload: location, retain: true,
+                                                  time: UTCTime(millisecondsSince1970: 1000))], at: UTCTime(millisecondsSince1970: 1000))
+        }
+        func queued(_ outbox: OwnTracksOutbox) -> [Publication] {
+            var batch = CommitBatch(profileName: "van", committedAt: UTCTime(millisecondsSince1970: 2000))
+            outbox.drainQueued(into: &batch)
+            return batch.publications
+        }
+        let old = "owntracks/geomon/van"
+        try publish(on: old)
+        // Moved to another topic and another broker.
+        profile.publish.mqtt = MQTTSettings(host: "other", topic: "owntracks/geomon/lorry")
+        try store.outbox.recordBroker("broker:1883")
+        let outbox = OwnTracksOutbox(profile: profile, store: store)
+        let moved = try outbox.queueRetirements(store: store, broker: "other:1883")
+        #expect(moved.map(\.topic) == [old] && moved.map(\.sent) == [false])
+        #expect(queued(outbox).isEmpty)
+        #expect(try store.outbox.unretiredTopics(except: "owntracks/geomon/lorry").isEmpty)
+        #expect(try store.outbox.lastBroker() == "other:1883")
+        // Same broker; the new topic is the old one's `/waypoints`: its leave goes, its clear
+        // of `/waypoints` (now the profile's location topic) does not.
+        try publish(on: "owntracks/geomon/lorry")
+        profile.publish.mqtt = MQTTSettings(host: "other", topic: "owntracks/geomon/lorry/waypoints")
+        outbox.reload(profile, store: store)
+        let nested = try outbox.queueRetirements(store: store, broker: "other:1883")
+        #expect(nested.map(\.sent) == [true] && nested.map(\.regions) == [1])
+        #expect(queued(outbox).map(\.topic) == ["owntracks/geomon/lorry/event", "owntracks/geomon/lorry/status", "owntracks/geomon/lorry"])
+        // Again: nothing more (the queued clear is not committed here; the start after a crash
+        // would queue it again, and that is all).
+        #expect(try store.outbox.unretiredTopics(except: "owntracks/geomon/lorry/waypoints").map(\.topic) == ["owntracks/geomon/lorry"])
+    }
 }

@@ -63,7 +63,8 @@ struct PublishListCommand: GeomonCommand {
                     o.add("refused", refused)
                     o.add("refused_at", row.publishedAt?.rfc3339)
                 }
-                o.add("payload", raw: row.publication.payload)
+                // A `clear` is an empty message: no JSON to embed.
+                o.add("payload", raw: row.publication.payload.isEmpty ? "null" : row.publication.payload)
                 print(o.text)
             }
             return 0

@@ -108,6 +108,10 @@ public struct BatteryStatus: Hashable, Sendable {
 public struct Publication: Hashable, Sendable {
     public enum Kind: String, Hashable, Sendable, CaseIterable {
         case location, transition, waypoints
+        /// An empty retained message: deletes what a topic the profile no longer publishes on
+        /// kept retained (the last location, the waypoints), after its consumers were told the
+        /// device left (`OwnTracksRetirement`).
+        case clear
     }
 
     public var kind: Kind

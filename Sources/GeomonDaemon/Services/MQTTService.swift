@@ -143,6 +143,28 @@ public final class MQTTService: EventSource, EffectSink, ClockHolding, Publishes
     /// Queues the waypoints and starts (or keeps) the publisher when the profile publishes.
     private func open(_ driver: DriverContext, queueWaypoints: Bool) throws {
         guard let mqtt = settings, outbox.publishes else { return }
+        // Before anything on the new topic: consumers of one the profile left see the device
+        // leave its regions, and the broker forgets what it kept there.
+        let broker = "\(mqtt.host):\(mqtt.effectivePort)"
+        do {
+            for retired in try outbox.queueRetirements(store: store, broker: broker) {
+                if retired.sent {
+                    log.notice("MQTT topic no longer published: its regions left and its retained messages cleared",
+                               ["mqtt.topic": retired.topic, "regions_left": "\(retired.regions)", "mqtt.topic.now": mqtt.topic])
+                    driver.emit(.commitSoon)
+                } else {
+                    log.notice("MQTT topic no longer published, on another broker than now: left as it was there",
+                               ["mqtt.topic": retired.topic, "mqtt.broker": broker])
+                }
+            }
+            // Back on a topic it left: its last location (and waypoints) are its consumers' again.
+            let own = OwnTracks(settings: mqtt, profile: driver.profile)
+            if try store.outbox.requeueRetained(at: driver.wall, topics: [mqtt.topic, own.waypointsTopic], onlyCleared: true) > 0 {
+                log.info("MQTT topic published on again: its last retained messages are published again", ["mqtt.topic": mqtt.topic])
+            }
+        } catch {
+            log.error("MQTT outbox failed: the topics the profile left are retired at the next start or reload", ["error": "\(error)"])
+        }
         if queueWaypoints {
             outbox.queueWaypoints(at: driver.wall)
             driver.emit(.commitSoon)

@@ -1,6 +1,7 @@
 public import GeomonCore
 public import GeomonStore
 import GeomonFormat
+import GeomonConfig
 
 /// MQTT's messages in the OwnTracks format (`publish.mqtt`), written into the publications
 /// outbox with each commit: the transitions, locations and fixes the profile publishes, with
@@ -68,6 +69,37 @@ public final class OwnTracksOutbox: OutboxContributor {
     public func queueWaypoints(at time: UTCTime) {
         guard let ownTracks, ownTracks.settings.waypoints, let message = ownTracks.waypoints(fences: fences, at: time) else { return }
         queued.append(message)
+    }
+
+    /// A topic the profile left (`queueRetirements`).
+    public struct Retirement {
+        public var topic: String
+        /// The regions its consumers are told the device left.
+        public var regions: Int
+        /// False: its messages went to another broker, which geomon cannot reach now; it is
+        /// only marked retired.
+        public var sent: Bool
+    }
+
+    /// Queues what each topic the profile left gets before it goes quiet (`OwnTracksRetirement`:
+    /// leaves for the regions its consumers were last told the device is in, its retained
+    /// messages cleared), committed with the next flush; `broker` is where messages go now.
+    /// Nothing that would land on a topic the profile publishes on now is sent.
+    public func queueRetirements(store: EventStore, broker: String) throws -> [Retirement] {
+        guard let ownTracks else { return [] }
+        let current: Set = [ownTracks.settings.topic, ownTracks.eventTopic, ownTracks.waypointsTopic, ownTracks.statusTopic]
+        let sameBroker = try store.outbox.lastBroker().map { $0 == broker } ?? true
+        var retired: [Retirement] = []
+        for old in try store.outbox.unretiredTopics(except: ownTracks.settings.topic) {
+            let messages = OwnTracksRetirement.messages(retiring: old.topic, history: old.messages)
+            let sendable = sameBroker ? messages.filter { !current.contains($0.topic) } : []
+            queued += sendable
+            // The clear on the old base topic marks it retired; stored as sent when it is not.
+            if sendable.last?.topic != old.topic, let last = messages.last { try store.outbox.markRetired(old.topic, at: last.time) }
+            retired.append(Retirement(topic: old.topic, regions: sendable.count { $0.kind == .transition }, sent: sameBroker))
+        }
+        try store.outbox.recordBroker(broker)
+        return retired
     }
 
     /// A `location` message for `fix` in answer to a `reportLocation` command (trigger `r`),

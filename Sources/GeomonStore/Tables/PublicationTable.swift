@@ -4,7 +4,8 @@ public import GeomonCore
 /// older than `maxAge` before the newest, are dropped — published ones first, then pending
 /// locations, oldest first. Pending messages that carry an event are never dropped, nor is a
 /// pending `waypoints` message (only a newer one replaces it: its time may be the system
-/// clock's, years from the receiver's that dates the fixes).
+/// clock's, years from the receiver's that dates the fixes), nor any `clear` (one per topic
+/// left: it marks the topic retired, `unretiredTopics`).
 public struct PublicationLimits: Sendable, Hashable {
     public var maxRows: Int
     public var maxAge: Duration
@@ -52,7 +53,7 @@ public final class PublicationTable: PublicationOutbox {
         if let newest = publications.lazy.filter({ $0.kind != .waypoints }).map(\.time).max() {
             let cutoff = (newest - limits.maxAge).millisecondsSince1970
             let old = try db.statement("""
-                DELETE FROM publications WHERE time_ms < ? AND (published_at_ms IS NOT NULL OR (event_id IS NULL AND kind = 'location'))
+                DELETE FROM publications WHERE time_ms < ? AND kind != 'clear' AND (published_at_ms IS NOT NULL OR (event_id IS NULL AND kind = 'location'))
                 """)
             old.bind(1, cutoff)
             try old.run()
@@ -61,7 +62,7 @@ public final class PublicationTable: PublicationOutbox {
         if count > limits.maxRows {
             let excess = try db.statement("""
                 DELETE FROM publications WHERE seq IN (
-                  SELECT seq FROM publications WHERE published_at_ms IS NOT NULL OR (event_id IS NULL AND kind = 'location')
+                  SELECT seq FROM publications WHERE kind != 'clear' AND (published_at_ms IS NOT NULL OR (event_id IS NULL AND kind = 'location'))
                   ORDER BY published_at_ms IS NULL, seq LIMIT ?)
                 """)
             excess.bind(1, count - limits.maxRows)
@@ -128,26 +129,91 @@ public final class PublicationTable: PublicationOutbox {
     /// The broker lost geomon's session (and maybe its retained messages: a broker restarted
     /// without persistence): the newest published retained message of each of `topics` (the
     /// retained topics the current settings publish: never one a changed profile left) is
-    /// queued again, unless one for that topic is pending. Returns how many.
-    public func requeueRetained(at time: UTCTime, topics: [String]) throws -> Int {
+    /// queued again, unless one for that topic is pending. A `clear` is never requeued: the
+    /// topics are published on now, so the message before it is (a profile back on a topic it
+    /// left). `onlyCleared`: only the topics whose newest retained message is a `clear`, at
+    /// start and reload, whatever the broker kept. Returns how many.
+    public func requeueRetained(at time: UTCTime, topics: [String], onlyCleared: Bool = false) throws -> Int {
         guard !topics.isEmpty else { return 0 }
-        return try db.transaction { try requeueRetainedRows(at: time, topics: topics) }
+        return try db.transaction { try requeueRetainedRows(at: time, topics: topics, onlyCleared: onlyCleared) }
     }
 
-    private func requeueRetainedRows(at time: UTCTime, topics: [String]) throws -> Int {
-        let list = topics.indices.map { "?\($0 + 2)" }.joined(separator: ", ")
+    private func requeueRetainedRows(at time: UTCTime, topics: [String], onlyCleared: Bool) throws -> Int {
+        let list = topics.indices.map { "?\($0 + 3)" }.joined(separator: ", ")
         let copy = try db.statement("""
             INSERT INTO publications (kind, topic, payload, retain, time_ms, event_id, created_at_ms)
             SELECT p.kind, p.topic, p.payload, 1, p.time_ms, NULL, ?1 FROM publications p
-            WHERE p.retain = 1 AND p.published_at_ms IS NOT NULL AND p.refused IS NULL AND p.topic IN (\(list))
-              AND p.seq = (SELECT max(q.seq) FROM publications q WHERE q.topic = p.topic AND q.retain = 1 AND q.published_at_ms IS NOT NULL AND q.refused IS NULL)
+            WHERE p.retain = 1 AND p.kind != 'clear' AND p.published_at_ms IS NOT NULL AND p.refused IS NULL AND p.topic IN (\(list))
+              AND p.seq = (SELECT max(q.seq) FROM publications q
+                           WHERE q.topic = p.topic AND q.retain = 1 AND q.kind != 'clear' AND q.published_at_ms IS NOT NULL AND q.refused IS NULL)
               AND NOT EXISTS (SELECT 1 FROM publications r WHERE r.topic = p.topic AND r.published_at_ms IS NULL)
+              AND (NOT ?2 OR (SELECT c.kind FROM publications c WHERE c.topic = p.topic AND c.retain = 1 ORDER BY c.seq DESC LIMIT 1) = 'clear')
             ORDER BY p.seq
             """)
         copy.bind(1, time.millisecondsSince1970)
-        for (index, topic) in topics.enumerated() { copy.bind(Int32(index + 2), topic) }
+        copy.bind(2, onlyCleared ? 1 : 0)
+        for (index, topic) in topics.enumerated() { copy.bind(Int32(index + 3), topic) }
         try copy.run()
         return db.changes
+    }
+
+    /// The OwnTracks base topics (`TOPIC`: locations on it, transitions on `TOPIC/event`,
+    /// waypoints on `TOPIC/waypoints`) other than `current` with messages since their last
+    /// `clear` on `TOPIC`, each with those messages, oldest first: the topics a changed profile
+    /// left that consumers may still follow (`OwnTracksRetirement`).
+    public func unretiredTopics(except current: String) throws -> [(topic: String, messages: [Publication])] {
+        let kinds = try db.statement("SELECT DISTINCT kind, topic FROM publications WHERE kind IN ('location', 'transition', 'waypoints')")
+        var bases = Set<String>()
+        while try kinds.step() {
+            let topic = kinds.text("topic")
+            let base: String? = switch Publication.Kind(rawValue: kinds.text("kind")) {
+            case .transition: topic.hasSuffix("/event") ? String(topic.dropLast(6)) : nil
+            case .waypoints: topic.hasSuffix("/waypoints") ? String(topic.dropLast(10)) : nil
+            default: topic
+            }
+            if let base, base != current { bases.insert(base) }
+        }
+        let family = try db.statement("""
+            SELECT seq, kind, topic, payload, retain, time_ms, event_id, created_at_ms, published_at_ms, refused FROM publications
+            WHERE seq > coalesce((SELECT max(seq) FROM publications WHERE kind = 'clear' AND topic = ?1), 0)
+              AND ((kind = 'location' AND topic = ?1) OR (kind = 'transition' AND topic = ?1 || '/event')
+                   OR (kind = 'waypoints' AND topic = ?1 || '/waypoints'))
+            ORDER BY seq
+            """)
+        var result: [(topic: String, messages: [Publication])] = []
+        for base in bases.sorted() {
+            family.reset()
+            family.bind(1, base)
+            let messages = try readPublications(family).map(\.publication)
+            if !messages.isEmpty { result.append((base, messages)) }
+        }
+        return result
+    }
+
+    /// Marks `topic` retired without sending anything: a `clear` stored as if published (its
+    /// broker is not the one geomon publishes to now, or the message would clear a topic the
+    /// profile publishes on).
+    public func markRetired(_ topic: String, at time: UTCTime) throws {
+        let insert = try db.statement("""
+            INSERT INTO publications (kind, topic, payload, retain, time_ms, event_id, created_at_ms, published_at_ms)
+            VALUES ('clear', ?1, '', 1, ?2, NULL, ?2, ?2)
+            """)
+        insert.bind(1, topic)
+        insert.bind(2, time.millisecondsSince1970)
+        try insert.run()
+    }
+
+    /// The broker (`host:port`) the outbox's messages went to last (`recordBroker`); nil
+    /// before the first start that recorded one.
+    public func lastBroker() throws -> String? {
+        let statement = try db.statement("SELECT value FROM kv WHERE key = 'mqtt.broker'")
+        return try statement.step() ? statement.text(0) : nil
+    }
+
+    public func recordBroker(_ broker: String) throws {
+        let statement = try db.statement("INSERT INTO kv (key, value) VALUES ('mqtt.broker', ?1) ON CONFLICT(key) DO UPDATE SET value = ?1")
+        statement.bind(1, broker)
+        try statement.run()
     }
 
     /// `geomon publish retry --since`: published (or refused) messages whose time is at or

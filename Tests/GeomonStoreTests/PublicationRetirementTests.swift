@@ -1,0 +1,90 @@
+import GeomonCore
+@testable import GeomonStore
+import GeomonTestSupport
+import Testing
+
+/// The outbox's side of leaving a topic: which topics a changed profile left still have
+/// consumers to tell, and the migration that lets it store the `clear` messages.
+struct PublicationRetirementTests {
+    static func message(_ kind: Publication.Kind, _ topic: String, _ payload: String = "{}", at seconds: Int64) -> Publication {
+        Publication(kind: kind, topic: topic, payload: payload, retain: kind != .transition, time: UTCTime(millisecondsSince1970: seconds * 1000))
+    }
+
+    @Test func aTopicIsUnretiredUntilItsBaseIsClearedAndAgainOnceItIsUsedAgain() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let store = try EventStore(path: dir.path("d.db"))
+        let (a, b) = ("owntracks/u/a", "owntracks/u/b")
+        let now = UTCTime(millisecondsSince1970: 2_000_000)
+        try store.outbox.enqueue([Self.message(.waypoints, a + "/waypoints", at: 1), Self.message(.transition, a + "/event", at: 2),
+                                  Self.message(.location, a, at: 3), Self.message(.location, b, at: 4), Self.message(.transition, b + "/event", at: 5)],
+                                 at: now)
+        #expect(try store.outbox.unretiredTopics(except: b).map(\.topic) == [a])
+        #expect(try store.outbox.unretiredTopics(except: b).first?.messages.map(\.kind) == [.waypoints, .transition, .location])
+        #expect(try store.outbox.unretiredTopics(except: a).map(\.topic) == [b])
+        // Cleared: the waypoints' clear alone does not retire it; the base topic's does.
+        try store.outbox.enqueue([Self.message(.clear, a + "/waypoints", "", at: 3)], at: now)
+        #expect(try store.outbox.unretiredTopics(except: b).map(\.topic) == [a])
+        try store.outbox.enqueue([Self.message(.clear, a, "", at: 3)], at: now)
+        #expect(try store.outbox.unretiredTopics(except: b).isEmpty)
+        // Published on again (the profile went back to it, and left it again): only what came since.
+        try store.outbox.enqueue([Self.message(.location, a, at: 9)], at: now)
+        #expect(try store.outbox.unretiredTopics(except: b).map { $0.messages.map(\.time) } == [[UTCTime(millisecondsSince1970: 9000)]])
+    }
+
+    /// A database of schema 13 (before `clear`): its messages, their numbers and the
+    /// AUTOINCREMENT counter (past a deleted newest row) survive; a `clear` is then accepted.
+    @Test func theMigrationKeepsTheOutboxAndItsCounter() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let path = dir.path("old.db")
+        do {
+            let db = try Connection(path: path)
+            for step in Migrations.all.prefix(13) {
+                try db.execute(step.sql)
+                try step.code?(db)
+            }
+            try db.execute("PRAGMA user_version = 13")
+            try db.execute("""
+                INSERT INTO publications (kind, topic, payload, retain, time_ms, event_id, created_at_ms, published_at_ms, refused)
+                VALUES ('location', 'owntracks/u/a', '{"a":1}', 1, 1000, NULL, 5, 6, NULL),
+                       ('transition', 'owntracks/u/a/event', '{"b":2}', 0, 2000, 'e1', 5, 6, 'no'),
+                       ('location', 'owntracks/u/a', '{"c":3}', 1, 3000, NULL, 5, NULL, NULL);
+                DELETE FROM publications WHERE seq = 3;
+                """)
+            #expect(throws: (any Error).self) {
+                try db.execute("INSERT INTO publications (kind, topic, payload, retain, time_ms, created_at_ms) VALUES ('clear', 't', '', 1, 1, 1)")
+            }
+        }
+        let store = try EventStore(path: path)
+        #expect(try store.userVersion() == EventStore.schemaVersion)
+        let rows = try store.outbox.publications(includingPublished: true, limit: 10)
+        #expect(rows.map(\.seq) == [1, 2])
+        #expect(rows.map(\.publication.payload) == [#"{"a":1}"#, #"{"b":2}"#])
+        #expect(rows[1].refused == "no" && rows[1].publication.eventID == "e1" && rows[0].publishedAt != nil)
+        try store.outbox.enqueue([Self.message(.clear, "owntracks/u/a", "", at: 4)], at: UTCTime(millisecondsSince1970: 7))
+        let after = try store.outbox.publications(includingPublished: true, limit: 10)
+        #expect(after.last?.seq == 4)
+        #expect(after.last?.publication.kind == .clear)
+        #expect(try store.outbox.pendingPublications(after: 0, limit: 10).map(\.seq) == [4])
+    }
+
+    /// The outbox's bound drops published messages, never a `clear`: it is what marks its
+    /// topic retired.
+    @Test func theBoundNeverDropsAClear() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let store = try EventStore(path: dir.path("d.db"))
+        store.publicationLimits = PublicationLimits(maxRows: 3, maxAge: .seconds(60))
+        let now = UTCTime(millisecondsSince1970: 0)
+        try store.outbox.enqueue([Self.message(.location, "old", at: 1), Self.message(.clear, "old", "", at: 1)], at: now)
+        try store.outbox.markPublished(try store.outbox.pendingPublications(after: 0, limit: 10).map(\.seq), at: now)
+        for k in 2...6 {
+            try store.outbox.enqueue([Self.message(.location, "new", at: Int64(k) * 100)], at: now)
+            try store.outbox.markPublished(try store.outbox.pendingPublications(after: 0, limit: 10).map(\.seq), at: now)
+        }
+        let kept = try store.outbox.publications(includingPublished: true, limit: 10)
+        #expect(kept.map(\.publication.kind) == [.clear, .location])
+        #expect(try store.outbox.unretiredTopics(except: "new").isEmpty)
+    }
+}
