@@ -383,6 +383,8 @@ public final class MQTTPublisher {
             text += " (\(detail))"
         }
         onReport?(session.failed(text, now: now.monotonicMicroseconds))
+        // A message the drops refused is stored as refused now, not at the next connection.
+        markAcknowledged(at: now.wall)
     }
 
     // MARK: - Sending
@@ -415,7 +417,7 @@ public final class MQTTPublisher {
                 lostReason = describe(rc)
                 return
             }
-            session.sent(seq: row.seq, mid: mid)
+            session.sent(seq: row.seq, mid: mid, now: now.monotonicMicroseconds)
             if settings.qos > 0 { topics[row.seq] = p.topic }
         }
         markAcknowledged(at: now.wall)

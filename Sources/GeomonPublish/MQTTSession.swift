@@ -71,6 +71,19 @@ public struct MQTTSession: Sendable {
     public private(set) var lastSentSeq: Int64 = 0
     /// The outbox had no more than was sent (until `poke`).
     private var drained = false
+    /// A message the broker may not take: the oldest in flight when a connection that had
+    /// acknowledged nothing dropped (an MQTT 3.1.1 broker refuses a message by closing the
+    /// connection, a larger one than its `max_packet_size` say). While it is suspected it goes
+    /// out alone; `drops` counts the connections that dropped soon after it was sent with
+    /// nothing else in flight.
+    private var suspect: (seq: Int64, drops: Int)?
+    /// Whether this connection had a message acknowledged, and when it last sent one.
+    private var acknowledgedHere = false
+    private var lastSentAt: Int64 = 0
+    /// Connections dropped soon after a lone suspect was sent that refuse it.
+    public static let dropsThatRefuse = 3
+    /// How soon after the send a drop counts: a broker refusing a message closes at once.
+    public static let dropWithin: Duration = .seconds(10)
 
     public init(settings: Settings) {
         self.settings = settings
@@ -95,6 +108,7 @@ public struct MQTTSession: Sendable {
         acknowledged = []
         lastSentSeq = 0
         drained = false
+        acknowledgedHere = false
     }
 
     /// The broker accepted the connection. The backoff and the outage end only once the
@@ -131,6 +145,9 @@ public struct MQTTSession: Sendable {
     /// The attempt or the connection failed: back off. The handle is to be destroyed.
     public mutating func failed(_ reason: String, now: Int64) -> Report {
         let wasConnected = state == .connected
+        if wasConnected, !acknowledgedHere, let oldest = inFlight.values.min() {
+            suspectDropped(oldest, alone: inFlight.count == 1 && now - lastSentAt <= Self.dropWithin.microseconds, reason: reason)
+        }
         state = .disconnected
         inFlight = [:]
         lastError = reason
@@ -149,6 +166,21 @@ public struct MQTTSession: Sendable {
             return .unreachable(reason: reason + " (the broker accepted the connection and dropped it before it served)", retryIn: delay)
         }
         return .retrying(reason: reason, retryIn: delay)
+    }
+
+    /// A connection that acknowledged nothing dropped with `seq` the oldest message in flight:
+    /// it is suspected (sent alone from now on), and refused once `dropsThatRefuse`
+    /// connections dropped soon after it went out alone: the messages after it go on, and it
+    /// is kept as a dead letter (`geomon publish retry` sends it again).
+    private mutating func suspectDropped(_ seq: Int64, alone: Bool, reason: String) {
+        let drops = (suspect?.seq == seq ? suspect?.drops ?? 0 : 0) + (alone ? 1 : 0)
+        guard drops >= Self.dropsThatRefuse else {
+            suspect = (seq, drops)
+            return
+        }
+        suspect = nil
+        refused.append((seq, "the broker closed the connection each time it was sent (\(drops) times, alone): a message it does not take "
+                            + "(an MQTT 3.1.1 broker does not say why; larger than its max_packet_size?); last: \(reason)"))
     }
 
     /// A clean stop (no failure, no backoff).
@@ -175,7 +207,7 @@ public struct MQTTSession: Sendable {
     /// What to send now: the rows after `after`, at most `limit`; nil when nothing.
     public var sendWindow: (after: Int64, limit: Int)? {
         guard state == .connected, !drained || !inFlight.isEmpty else { return nil }
-        let room = settings.window - inFlight.count
+        let room = (suspect == nil ? settings.window : 1) - inFlight.count
         return room > 0 ? (lastSentSeq, room) : nil
     }
 
@@ -191,9 +223,10 @@ public struct MQTTSession: Sendable {
         refused.append((seq, reason))
     }
 
-    /// Outbox row `seq` went out as message `mid`.
-    public mutating func sent(seq: Int64, mid: Int32) {
+    /// Outbox row `seq` went out as message `mid` (at `now`).
+    public mutating func sent(seq: Int64, mid: Int32, now: Int64 = 0) {
         lastSentSeq = seq
+        lastSentAt = now
         if settings.qos == 0 {
             acknowledged.append(seq)
         } else {
@@ -207,6 +240,8 @@ public struct MQTTSession: Sendable {
     public mutating func acknowledged(mid: Int32, reason: Int = 0, refusal: String? = nil) {
         guard let seq = inFlight.removeValue(forKey: mid) else { return }
         progressed()
+        acknowledgedHere = true
+        suspect = nil
         if reason >= 0x80 {
             refused.append((seq, refusal ?? "reason code 0x\(String(reason, radix: 16))"))
         } else {

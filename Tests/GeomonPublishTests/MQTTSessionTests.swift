@@ -122,8 +122,12 @@ struct MQTTSessionTests {
         #expect(session.wantsConnect(now: 0))
         session.connecting(now: 0)
         _ = session.accepted(now: 0, pending: 1)
-        // From the oldest message not acknowledged: the outbox after seq 0.
-        #expect(session.sendWindow! == (0, 16))
+        // From the oldest message not acknowledged: the outbox after seq 0; alone until it is
+        // acknowledged (the connection acknowledged nothing before it dropped).
+        #expect(session.sendWindow! == (0, 1))
+        session.sent(seq: 7, mid: 1)
+        session.acknowledged(mid: 1)
+        #expect(session.sendWindow! == (7, 16))
     }
 
     @Test func aBrokerThatNeverAnswersTimesOutAfterTheKeepalive() {
@@ -139,5 +143,66 @@ struct MQTTSessionTests {
         _ = session.accepted(now: 0, pending: 1)
         session.sent(seq: 3, mid: 9)
         #expect(session.takeAcknowledged() == [3] && session.inFlightCount == 0)
+    }
+
+    /// An MQTT 3.1.1 broker refuses a message by closing the connection (one larger than its
+    /// `max_packet_size`, say): the oldest message in flight when a connection that had
+    /// acknowledged nothing dropped is suspected and sent alone; three connections dropped
+    /// soon after it went out alone refuse it, and the window opens again for the rest.
+    @Test func aMessageTheBrokerDropsTheConnectionForIsRefusedAfterThreeLoneDrops() {
+        var session = MQTTSession(settings: .init())
+        var now: Int64 = 0
+        func attempt(sending seqs: [Int64], dropAfter: Int64 = Self.second / 10) {
+            session.reconnectNow()
+            session.connecting(now: now)
+            _ = session.accepted(now: now, pending: 2)
+            for (k, seq) in seqs.enumerated() { session.sent(seq: seq, mid: Int32(k + 1), now: now) }
+            _ = session.failed("connection lost", now: now + dropAfter)
+            now += 100 * Self.second
+        }
+        session.connecting(now: now)
+        _ = session.accepted(now: now, pending: 2)
+        #expect(session.sendWindow! == (0, 16))
+        session.sent(seq: 1, mid: 1, now: now)
+        session.sent(seq: 2, mid: 2, now: now)
+        _ = session.failed("connection lost", now: now + Self.second / 10)
+        now += 100 * Self.second
+        // Suspected: alone from now on; a drop long after the send (a keepalive) does not count.
+        session.reconnectNow()
+        session.connecting(now: now)
+        _ = session.accepted(now: now, pending: 2)
+        #expect(session.sendWindow! == (0, 1))
+        session.sent(seq: 1, mid: 1, now: now)
+        _ = session.failed("connection lost", now: now + 90 * Self.second)
+        now += 100 * Self.second
+        attempt(sending: [1])
+        attempt(sending: [1])
+        #expect(session.takeRefused().isEmpty)
+        attempt(sending: [1])
+        let refused = session.takeRefused()
+        #expect(refused.map(\.seq) == [1])
+        #expect(refused.first?.reason.hasPrefix("the broker closed the connection each time it was sent (3 times, alone)") == true)
+        session.reconnectNow()
+        session.connecting(now: now)
+        _ = session.accepted(now: now, pending: 1)
+        #expect(session.sendWindow! == (0, 16))
+    }
+
+    /// A suspect the broker acknowledges was not the cause: the window opens again.
+    @Test func anAcknowledgedSuspectIsCleared() {
+        var session = MQTTSession(settings: .init())
+        session.connecting(now: 0)
+        _ = session.accepted(now: 0, pending: 2)
+        session.sent(seq: 1, mid: 1, now: 0)
+        session.sent(seq: 2, mid: 2, now: 0)
+        _ = session.failed("connection lost", now: 1000)
+        session.reconnectNow()
+        session.connecting(now: 10 * Self.second)
+        _ = session.accepted(now: 10 * Self.second, pending: 2)
+        #expect(session.sendWindow! == (0, 1))
+        session.sent(seq: 1, mid: 1, now: 10 * Self.second)
+        session.acknowledged(mid: 1)
+        #expect(session.sendWindow! == (1, 16))
+        #expect(session.takeRefused().isEmpty)
     }
 }
