@@ -82,8 +82,10 @@ public struct MQTTSession: Sendable {
     private var lastSentAt: Int64 = 0
     /// Connections dropped soon after a lone suspect was sent that refuse it.
     public static let dropsThatRefuse = 3
-    /// How soon after the send a drop counts: a broker refusing a message closes at once.
-    public static let dropWithin: Duration = .seconds(10)
+    /// How soon after the send a drop counts: a broker refusing a message closes as it reads
+    /// it, within a round trip; a lone message on a connection that lasts longer is
+    /// acknowledged first (another client taking the session over, say, drops it later).
+    public static let dropWithin: Duration = .seconds(2)
 
     public init(settings: Settings) {
         self.settings = settings
