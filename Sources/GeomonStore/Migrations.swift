@@ -237,6 +237,7 @@ enum Migrations {
         // 14: the outbox's `clear` messages (empty retained ones that delete what a topic the
         // profile left kept retained): the table again with the kind allowed, rows, indexes
         // and the AUTOINCREMENT counter as they were; an index by topic (`unretiredTopics`).
+        // The watch on assumptions: whether GNSS has shown the motion sensor's still wrong.
         """
         CREATE TABLE publications_new (
             seq INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -259,6 +260,7 @@ enum Migrations {
         CREATE INDEX publications_pending ON publications(seq) WHERE published_at_ms IS NULL;
         CREATE INDEX publications_time ON publications(time_ms);
         CREATE INDEX publications_topic ON publications(topic, kind);
+        ALTER TABLE engine_state ADD COLUMN still_distrusted INTEGER NOT NULL DEFAULT 0;
         """,
     ]
 

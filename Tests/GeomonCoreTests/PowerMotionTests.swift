@@ -412,6 +412,18 @@ import Testing
         _ = reloaded.motionReported(.moving, now: Self.at(2_000))
         _ = reloaded.motionReported(.still, now: Self.at(3_000))
         #expect(reloaded.motion == .still)
+        // Another sensor starts believed, whatever the store said of the old one.
+        var replaced = PowerPolicy(configuration: PowerPolicyTests.config(), assumptions: p.assumptions)
+        #expect(replaced.stillDistrusted)
+        replaced.keepLearned(from: p, sameReceiver: false, sameSensor: false)
+        #expect(!replaced.stillDistrusted)
+        // A restart: the verdict is part of the watch's state, stored with the next commit.
+        var stored = p
+        #expect(stored.takeAssumptions()?.stillDistrusted == true)
+        var restarted = PowerPolicyTests.started(PowerPolicyTests.config(), assumptions: p.assumptions)
+        _ = restarted.screen(Self.fix(0))
+        _ = restarted.fixReceived(Self.fix(0), context: Self.near, now: Self.at(0))
+        #expect(restarted.motionReported(.still, now: Self.at(1_000)) == [] && restarted.motion == nil && restarted.isGNSSOn)
         // Its next "still" is not believed until it has said "moving" again.
         #expect(p.motionReported(.still, now: Self.at(2_000)) == [])
         #expect(p.isGNSSOn)

@@ -29,8 +29,8 @@ import Testing
         return c
     }
 
-    static func started(_ c: PowerConfiguration) -> PowerPolicy {
-        var p = PowerPolicy(configuration: c)
+    static func started(_ c: PowerConfiguration, assumptions: AssumptionState = AssumptionState()) -> PowerPolicy {
+        var p = PowerPolicy(configuration: c, assumptions: assumptions)
         _ = p.start(now: t0)
         return p
     }

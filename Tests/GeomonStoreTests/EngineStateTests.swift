@@ -51,7 +51,8 @@ struct EngineStateTests {
         let dir = try TemporaryDirectory()
         defer { dir.remove() }
         let path = dir.path("w.db")
-        let widened = AssumptionState(widened: MotionBounds(maxSpeedMetersPerSecond: 45, maxAccelerationMetersPerSecondSquared: 1), violations: 2)
+        let widened = AssumptionState(widened: MotionBounds(maxSpeedMetersPerSecond: 45, maxAccelerationMetersPerSecondSquared: 1), violations: 2,
+                                      stillDistrusted: true)
         do {
             let store = try EventStore(path: path)
             var batch = CommitBatch(profileName: "p", committedAt: Self.t0)
@@ -64,7 +65,7 @@ struct EngineStateTests {
             next.lastFixTime = Self.t0
             try store.commit(next)
             #expect(try store.loadSnapshot().assumptions == widened)
-            // The trip's end: the planned bounds again, the count kept.
+            // The trip's end: the planned bounds again, the count kept; the sensor said moving.
             var reset = CommitBatch(profileName: "p", committedAt: Self.t0 + .seconds(2))
             reset.assumptions = AssumptionState(widened: nil, violations: 2)
             try store.commit(reset)

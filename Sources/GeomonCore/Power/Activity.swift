@@ -101,13 +101,17 @@ public struct AssumptionViolation: Hashable, Sendable {
 }
 
 /// What the watch on assumptions keeps across fixes and restarts: the bounds widened for the
-/// rest of the trip (nil: the planned activity's) and the violations seen.
+/// rest of the trip (nil: the planned activity's), the violations seen, and whether GNSS has
+/// shown the motion sensor's `still` wrong (it is not believed until the sensor has said
+/// moving again).
 public struct AssumptionState: Hashable, Sendable {
     public var widened: MotionBounds?
     public var violations: Int
+    public var stillDistrusted: Bool
 
-    public init(widened: MotionBounds? = nil, violations: Int = 0) {
+    public init(widened: MotionBounds? = nil, violations: Int = 0, stillDistrusted: Bool = false) {
         self.widened = widened
         self.violations = violations
+        self.stillDistrusted = stillDistrusted
     }
 }

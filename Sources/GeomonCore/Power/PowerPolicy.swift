@@ -74,9 +74,6 @@ public struct PowerPolicy: Sendable {
         /// stopped (`still_after` before the word), else the first usable fix after the word
         /// (`standsFrom`).
         var stillAnchor: Coordinate?
-        /// GNSS showed the device moving while the sensor said still: its `still` is not
-        /// believed until it has said `moving` again.
-        var motionDistrusted = false
         /// The last GNSS fix left nothing to confirm (no transition pending).
         var settled = false
         /// The last usable GNSS fix's time, and its clearance: the best known distance to a
@@ -301,7 +298,9 @@ public struct PowerPolicy: Sendable {
     /// hot starts (and the `ttff_hot` learnt from them), and the same sensor's still GNSS
     /// showed wrong (not believed until it has said moving).
     public mutating func keepLearned(from previous: PowerPolicy, sameReceiver: Bool, sameSensor: Bool) {
-        if sameSensor, previous.memory.motionDistrusted { memory.motionDistrusted = true }
+        // The store's (this machine's start) may be older than the one it replaces; another
+        // sensor starts believed.
+        distrustStill(sameSensor && previous.memory.assumptions.stillDistrusted)
         guard sameReceiver else { return }
         memory.ttffSamples = previous.memory.ttffSamples
         guard let learned = learnedTTFF() else { return }
@@ -614,10 +613,10 @@ public struct PowerPolicy: Sendable {
     private mutating func keep(_ motion: Motion?, now: UTCTime) -> Bool {
         switch motion {
         case .still:
-            guard !memory.motionDistrusted else { return false }
+            guard !memory.assumptions.stillDistrusted else { return false }
             if memory.motion != .still { standsFrom(now) }
         case .moving, nil:
-            memory.motionDistrusted = false
+            distrustStill(false)
             memory.stillCheckSince = nil
         }
         memory.motion = motion
@@ -684,7 +683,7 @@ public struct PowerPolicy: Sendable {
         let moved = Geodesy.haversineMeters(anchor, fix.coordinate)
         if moved > configuration.stationaryRadiusMeters + fix.horizontalAccuracyMeters {
             memory.motion = .moving
-            memory.motionDistrusted = true
+            distrustStill(true)
         }
     }
 
@@ -880,11 +879,19 @@ public struct PowerPolicy: Sendable {
     }
 
     /// What the motion sensor says, as the policy believes it (nil: no sensor, or silent).
-    public var motion: Motion? { memory.motionDistrusted ? nil : memory.motion }
+    public var motion: Motion? { memory.assumptions.stillDistrusted ? nil : memory.motion }
 
     /// GNSS has shown the sensor's still wrong: its still is not believed until it has said
     /// moving again.
-    public var stillDistrusted: Bool { memory.motionDistrusted }
+    public var stillDistrusted: Bool { memory.assumptions.stillDistrusted }
+
+    /// GNSS has shown the sensor's `still` wrong (true), or the sensor said moving (false):
+    /// part of the watch's state, stored with the next commit and kept across restarts.
+    private mutating func distrustStill(_ distrusted: Bool) {
+        guard memory.assumptions.stillDistrusted != distrusted else { return }
+        memory.assumptions.stillDistrusted = distrusted
+        memory.assumptionsChanged = true
+    }
 
     /// Whether any fix has passed the screen yet.
     public var hasTakenFix: Bool { memory.lastAccepted != nil }
