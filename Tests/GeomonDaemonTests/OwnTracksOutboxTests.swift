@@ -44,6 +44,35 @@ struct OwnTracksOutboxTests {
         #expect(enter.first?.contains(#""wtst":1700000000"#) == true, "\(enter)")
     }
 
+    /// The same across a restart: the enter's `wtst` is read back from the outbox.
+    @Test func aLeaveAfterARestartOnAReplacedWaypointCarriesItsEntersTime() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let store = try EventStore(path: dir.path("van.db"))
+        func commit(_ outbox: OwnTracksOutbox, _ event: GeoEvent, inside: [String]) throws -> [String] {
+            var commit = Monitor.Commit()
+            commit.events = [event]
+            commit.inside = inside
+            var batch = CommitBatch(profileName: "van", committedAt: event.time)
+            outbox.add(commit, to: &batch, events: 0..<1)
+            try store.outbox.enqueue(batch.publications, at: event.time)
+            return batch.publications.filter { $0.kind == .transition }.map(\.payload)
+        }
+        _ = try commit(OwnTracksOutbox(profile: Self.profile(waypointTime: 1_600_000_000), store: store), Self.event(.enter, at: 1000), inside: ["depot"])
+        // Restarted after the server replaced the waypoint.
+        let restarted = OwnTracksOutbox(profile: Self.profile(waypointTime: 1_700_000_000), store: store)
+        try restarted.resumeStays(store: store)
+        let leave = try commit(restarted, Self.event(.exit, at: 2000), inside: [])
+        #expect(leave.first?.contains(#""wtst":1600000000"#) == true, "\(leave)")
+        let enter = try commit(restarted, Self.event(.enter, at: 3000), inside: ["depot"])
+        #expect(enter.first?.contains(#""wtst":1700000000"#) == true, "\(enter)")
+        // And again, with the stay closed: nothing to resume.
+        let again = OwnTracksOutbox(profile: Self.profile(waypointTime: 1_800_000_000), store: store)
+        try again.resumeStays(store: store)
+        let next = try commit(again, Self.event(.exit, at: 4000), inside: [])
+        #expect(next.first?.contains(#""wtst":1700000000"#) == true, "\(next)")
+    }
+
     /// A topic last published on another broker is only marked retired (geomon cannot reach
     /// that broker and sends nothing in its name to this one); nothing is sent onto a topic the
     /// profile publishes on now, and the topic is still marked retired.

@@ -88,6 +88,11 @@ public final class MQTTService: EventSource, EffectSink, ClockHolding, Publishes
     }
 
     public func start(_ driver: DriverContext) throws {
+        do {
+            try outbox.resumeStays(store: store)
+        } catch {
+            log.error("MQTT outbox failed: a stay entered under a waypoint since replaced leaves with the new one's wtst", ["error": "\(error)"])
+        }
         try open(driver, queueWaypoints: waypointsAtStart)
     }
 

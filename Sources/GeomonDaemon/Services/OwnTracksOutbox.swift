@@ -71,6 +71,17 @@ public final class OwnTracksOutbox: OutboxContributor {
         queued.append(message)
     }
 
+    /// After a restart: a stay its consumers were told of whose fence's waypoint changed since
+    /// its enter (a server's `setWaypoints`) leaves with the `wtst` the enter carried, as it does
+    /// while the daemon runs (`reload`): read from the transitions the outbox holds.
+    public func resumeStays(store: EventStore) throws {
+        guard let ownTracks else { return }
+        let told = OwnTracksTold(history: try store.outbox.messagesSinceCleared(topic: ownTracks.settings.topic, transitionsOnly: true))
+        for region in told.inside where ownTracks.stayTimes[region.id] == nil {
+            if let wtst = region.wtst, wtst != ownTracks.waypointTime(of: region.id) { self.ownTracks?.stayTimes[region.id] = wtst }
+        }
+    }
+
     /// A topic the profile left (`queueRetirements`).
     public struct Retirement {
         public var topic: String

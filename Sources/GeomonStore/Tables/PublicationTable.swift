@@ -173,21 +173,26 @@ public final class PublicationTable: PublicationOutbox {
             }
             if let base, base != current { bases.insert(base) }
         }
+        return try bases.sorted().compactMap { base in
+            let messages = try messagesSinceCleared(topic: base)
+            return messages.isEmpty ? nil : (base, messages)
+        }
+    }
+
+    /// The messages of OwnTracks base topic `topic` (locations on it, transitions on
+    /// `TOPIC/event`, waypoints on `TOPIC/waypoints`) since its last `clear`, oldest first;
+    /// `transitionsOnly`: the transitions alone.
+    public func messagesSinceCleared(topic: String, transitionsOnly: Bool = false) throws -> [Publication] {
         let family = try db.statement("""
             SELECT seq, kind, topic, payload, retain, time_ms, event_id, created_at_ms, published_at_ms, refused FROM publications
             WHERE seq > coalesce((SELECT max(seq) FROM publications WHERE kind = 'clear' AND topic = ?1), 0)
-              AND ((kind = 'location' AND topic = ?1) OR (kind = 'transition' AND topic = ?1 || '/event')
-                   OR (kind = 'waypoints' AND topic = ?1 || '/waypoints'))
+              AND ((kind = 'location' AND topic = ?1 AND NOT ?2) OR (kind = 'transition' AND topic = ?1 || '/event')
+                   OR (kind = 'waypoints' AND topic = ?1 || '/waypoints' AND NOT ?2))
             ORDER BY seq
             """)
-        var result: [(topic: String, messages: [Publication])] = []
-        for base in bases.sorted() {
-            family.reset()
-            family.bind(1, base)
-            let messages = try readPublications(family).map(\.publication)
-            if !messages.isEmpty { result.append((base, messages)) }
-        }
-        return result
+        family.bind(1, topic)
+        family.bind(2, transitionsOnly ? 1 : 0)
+        return try readPublications(family).map(\.publication)
     }
 
     /// Marks `topic` retired without sending anything: a `clear` stored as if published (its
