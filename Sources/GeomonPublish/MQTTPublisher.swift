@@ -119,7 +119,8 @@ public final class MQTTPublisher {
         self.settings = settings
         self.outbox = outbox
         session = MQTTSession(settings: .init(window: settings.window, keepaliveSeconds: settings.keepaliveSeconds, qos: settings.qos,
-                                              minBackoff: settings.minBackoff, maxBackoff: settings.maxBackoff))
+                                              minBackoff: settings.minBackoff, maxBackoff: settings.maxBackoff,
+                                              refusesByDropping: settings.protocolVersion == .v311))
         _ = Self.libraryReady
     }
 
@@ -177,7 +178,13 @@ public final class MQTTPublisher {
             if connectedFlag, session.state != .connected {
                 onReport?(session.accepted(now: mono, pending: pendingCount, sessionPresent: sessionPresent))
                 if let topic = settings.statusTopic {
-                    _ = publishRaw(handle, topic: topic, payload: OwnTracks.online(at: now.wall, trackerID: settings.trackerID), retain: true)
+                    var mid: Int32 = 0
+                    if publishRaw(handle, topic: topic, payload: OwnTracks.online(at: now.wall, trackerID: settings.trackerID), retain: true, mid: &mid)
+                        == MOSQ_ERR_SUCCESS.rawValue
+                    {
+                        statusMid = mid
+                        session.awaitingSetup()
+                    }
                 }
             }
             markAcknowledged(at: now.wall)
@@ -273,7 +280,11 @@ public final class MQTTPublisher {
                 me.subscribed = false
                 if let topic = me.settings.commandTopic, let m = me.handle {
                     let rc = mosquitto_subscribe(m, nil, topic, 1)
-                    if rc != MOSQ_ERR_SUCCESS.rawValue { me.lastLibraryError = "cannot subscribe to \(topic): \(me.describe(rc))" }
+                    if rc != MOSQ_ERR_SUCCESS.rawValue {
+                        me.lastLibraryError = "cannot subscribe to \(topic): \(me.describe(rc))"
+                    } else {
+                        me.session.awaitingSetup()
+                    }
                 }
             } else {
                 // MQTT 3.1.1 CONNACK codes 1–5; MQTT 5 reason codes from 0x80.
@@ -292,6 +303,7 @@ public final class MQTTPublisher {
             guard let obj else { return }
             let me = Unmanaged<MQTTPublisher>.fromOpaque(obj).takeUnretainedValue()
             // A SUBACK whose return code is 0x80 or more refused the subscription (an ACL).
+            me.session.setupAnswered()
             let code = count > 0 ? granted?[0] ?? 0 : 0
             if code >= 0x80 {
                 me.subscriptionRefused = "\(String(cString: mosquitto_reason_string(code))) (0x\(String(code, radix: 16)))"
@@ -316,6 +328,11 @@ public final class MQTTPublisher {
         mosquitto_publish_v5_callback_set(m) { _, obj, mid, reason, _ in
             guard let obj else { return }
             let me = Unmanaged<MQTTPublisher>.fromOpaque(obj).takeUnretainedValue()
+            if mid == me.statusMid {
+                me.statusMid = nil
+                me.session.setupAnswered()
+                return
+            }
             let refusal = reason >= 0x80 ? "\(String(cString: mosquitto_reason_string(reason))) (0x\(String(reason, radix: 16)))" : nil
             me.session.acknowledged(mid: mid, reason: Int(reason), refusal: refusal)
         }
@@ -424,10 +441,18 @@ public final class MQTTPublisher {
     }
 
     private func publishRaw(_ handle: OpaquePointer, topic: String, payload: String, retain: Bool) -> Int32 {
+        var mid: Int32 = 0
+        return publishRaw(handle, topic: topic, payload: payload, retain: retain, mid: &mid)
+    }
+
+    private func publishRaw(_ handle: OpaquePointer, topic: String, payload: String, retain: Bool, mid: inout Int32) -> Int32 {
         payload.withCString { bytes in
-            mosquitto_publish(handle, nil, topic, Int32(strlen(bytes)), bytes, 1, retain)
+            mosquitto_publish(handle, &mid, topic, Int32(strlen(bytes)), bytes, 1, retain)
         }
     }
+
+    /// The online status's message id on this connection, until its PUBACK.
+    private var statusMid: Int32?
 
     fileprivate func describe(_ rc: Int32) -> String {
         switch rc {

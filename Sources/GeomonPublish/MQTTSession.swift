@@ -39,7 +39,12 @@ public struct MQTTSession: Sendable {
         /// Reconnect backoff: doubling from `minBackoff` to `maxBackoff`.
         public var minBackoff: Duration
         public var maxBackoff: Duration
-        public init(window: Int = 16, keepaliveSeconds: Int = 60, qos: Int = 1, minBackoff: Duration = .seconds(1), maxBackoff: Duration = .seconds(60)) {
+        /// The broker refuses a message by closing the connection (MQTT 3.1.1, which has no
+        /// reason codes; an MQTT 5 broker says why, and states its maximum packet size).
+        public var refusesByDropping: Bool
+        public init(window: Int = 16, keepaliveSeconds: Int = 60, qos: Int = 1, minBackoff: Duration = .seconds(1), maxBackoff: Duration = .seconds(60),
+                    refusesByDropping: Bool = false) {
+            self.refusesByDropping = refusesByDropping
             self.window = window
             self.keepaliveSeconds = keepaliveSeconds
             self.qos = qos
@@ -80,6 +85,10 @@ public struct MQTTSession: Sendable {
     /// Whether this connection had a message acknowledged, and when it last sent one.
     private var acknowledgedHere = false
     private var lastSentAt: Int64 = 0
+    /// What the connection sends before the outbox (the online status, the command
+    /// subscription) and has had no answer to: a suspect waits for them, so that a broker
+    /// dropping the connection for one of them is not taken to refuse it.
+    private var setupPending = 0
     /// Connections dropped soon after a lone suspect was sent that refuse it.
     public static let dropsThatRefuse = 3
     /// How soon after the send a drop counts: a broker refusing a message closes as it reads
@@ -111,6 +120,17 @@ public struct MQTTSession: Sendable {
         lastSentSeq = 0
         drained = false
         acknowledgedHere = false
+        setupPending = 0
+    }
+
+    /// The connection sent what comes before the outbox (a status, a subscription).
+    public mutating func awaitingSetup() {
+        setupPending += 1
+    }
+
+    /// The broker answered one of those (PUBACK, SUBACK).
+    public mutating func setupAnswered() {
+        setupPending = max(0, setupPending - 1)
     }
 
     /// The broker accepted the connection. The backoff and the outage end only once the
@@ -147,8 +167,13 @@ public struct MQTTSession: Sendable {
     /// The attempt or the connection failed: back off. The handle is to be destroyed.
     public mutating func failed(_ reason: String, now: Int64) -> Report {
         let wasConnected = state == .connected
-        if wasConnected, !acknowledgedHere, let oldest = inFlight.values.min() {
-            suspectDropped(oldest, alone: inFlight.count == 1 && now - lastSentAt <= Self.dropWithin.microseconds, reason: reason)
+        if wasConnected, settings.refusesByDropping, !acknowledgedHere {
+            if let oldest = inFlight.values.min() {
+                suspectDropped(oldest, alone: inFlight.count == 1 && now - lastSentAt <= Self.dropWithin.microseconds, reason: reason)
+            } else if suspect != nil {
+                // Dropped with no message of the outbox in flight: not for the suspect.
+                suspect?.drops = 0
+            }
         }
         state = .disconnected
         inFlight = [:]
@@ -209,6 +234,8 @@ public struct MQTTSession: Sendable {
     /// What to send now: the rows after `after`, at most `limit`; nil when nothing.
     public var sendWindow: (after: Int64, limit: Int)? {
         guard state == .connected, !drained || !inFlight.isEmpty else { return nil }
+        // A suspect goes out alone, once what came before it on the connection was answered.
+        if suspect != nil, setupPending > 0 { return nil }
         let room = (suspect == nil ? settings.window : 1) - inFlight.count
         return room > 0 ? (lastSentSeq, room) : nil
     }

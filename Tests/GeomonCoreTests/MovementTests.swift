@@ -442,8 +442,11 @@ import Testing
         while let due = m.nextDeadline, due <= MonitorTests.at(1_100) { events += MonitorTests.events(m.deadlineReached(now: due)) }
         #expect(!events.contains { $0.kind == .tripEnd })
         #expect(m.movement.state.trip != nil)
-        // The sensor's next still, after it said moving, is believed again.
-        events += MonitorTests.events(m.motionReported(.moving, now: MonitorTests.at(1_110)))
+        // The sensor's next still, after it said moving, is believed again: the verdict lifted
+        // is stored with the word's own commit (a restart right after believes the sensor).
+        let word = m.motionReported(.moving, now: MonitorTests.at(1_110))
+        events += MonitorTests.events(word)
+        #expect(word.contains { if case let .commit(c) = $0 { c.assumptions?.stillDistrusted == false } else { false } })
         events += MonitorTests.events(m.motionReported(.still, now: MonitorTests.at(1_120)))
         while let due = m.nextDeadline, due <= MonitorTests.at(1_500) { events += MonitorTests.events(m.deadlineReached(now: due)) }
         #expect(events.filter { $0.kind == .tripEnd }.map(\.time) == [MonitorTests.at(1_120)])

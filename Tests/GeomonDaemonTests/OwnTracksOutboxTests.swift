@@ -62,6 +62,8 @@ struct OwnTracksOutboxTests {
         // Restarted after the server replaced the waypoint.
         let restarted = OwnTracksOutbox(profile: Self.profile(waypointTime: 1_700_000_000), store: store)
         try restarted.resumeStays(store: store)
+        // A reload before any commit keeps what was resumed.
+        restarted.reload(Self.profile(waypointTime: 1_700_000_000), store: store)
         let leave = try commit(restarted, Self.event(.exit, at: 2000), inside: [])
         #expect(leave.first?.contains(#""wtst":1600000000"#) == true, "\(leave)")
         let enter = try commit(restarted, Self.event(.enter, at: 3000), inside: ["depot"])

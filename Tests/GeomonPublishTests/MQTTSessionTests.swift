@@ -122,12 +122,21 @@ struct MQTTSessionTests {
         #expect(session.wantsConnect(now: 0))
         session.connecting(now: 0)
         _ = session.accepted(now: 0, pending: 1)
-        // From the oldest message not acknowledged: the outbox after seq 0; alone until it is
-        // acknowledged (the connection acknowledged nothing before it dropped).
-        #expect(session.sendWindow! == (0, 1))
-        session.sent(seq: 7, mid: 1)
-        session.acknowledged(mid: 1)
-        #expect(session.sendWindow! == (7, 16))
+        // From the oldest message not acknowledged: the outbox after seq 0.
+        #expect(session.sendWindow! == (0, 16))
+        // With MQTT 3.1.1 (a refusal closes the connection): alone until it is acknowledged.
+        var v311 = MQTTSession(settings: .init(refusesByDropping: true))
+        v311.connecting(now: 0)
+        _ = v311.accepted(now: 0, pending: 1)
+        v311.sent(seq: 7, mid: 1)
+        _ = v311.failed("lost", now: 0)
+        v311.reconnectNow()
+        v311.connecting(now: 0)
+        _ = v311.accepted(now: 0, pending: 1)
+        #expect(v311.sendWindow! == (0, 1))
+        v311.sent(seq: 7, mid: 1)
+        v311.acknowledged(mid: 1)
+        #expect(v311.sendWindow! == (7, 16))
     }
 
     @Test func aBrokerThatNeverAnswersTimesOutAfterTheKeepalive() {
@@ -150,7 +159,7 @@ struct MQTTSessionTests {
     /// acknowledged nothing dropped is suspected and sent alone; three connections dropped
     /// soon after it went out alone refuse it, and the window opens again for the rest.
     @Test func aMessageTheBrokerDropsTheConnectionForIsRefusedAfterThreeLoneDrops() {
-        var session = MQTTSession(settings: .init())
+        var session = MQTTSession(settings: .init(refusesByDropping: true))
         var now: Int64 = 0
         func attempt(sending seqs: [Int64], dropAfter: Int64 = Self.second / 10) {
             session.reconnectNow()
@@ -190,7 +199,7 @@ struct MQTTSessionTests {
 
     /// A suspect the broker acknowledges was not the cause: the window opens again.
     @Test func anAcknowledgedSuspectIsCleared() {
-        var session = MQTTSession(settings: .init())
+        var session = MQTTSession(settings: .init(refusesByDropping: true))
         session.connecting(now: 0)
         _ = session.accepted(now: 0, pending: 2)
         session.sent(seq: 1, mid: 1, now: 0)
@@ -204,5 +213,53 @@ struct MQTTSessionTests {
         session.acknowledged(mid: 1)
         #expect(session.sendWindow! == (1, 16))
         #expect(session.takeRefused().isEmpty)
+    }
+
+    /// A broker that drops the connection for what comes before the outbox (the online status,
+    /// the command subscription: an ACL, retained messages not allowed) does not get the
+    /// suspect refused: it waits for their answers, and a drop with nothing of the outbox in
+    /// flight starts its count again. MQTT 5 brokers say why they refuse: no suspect at all.
+    @Test func aDropForTheSetupIsNotCountedAgainstTheSuspect() {
+        var session = MQTTSession(settings: .init(refusesByDropping: true))
+        var now: Int64 = 0
+        func connect() {
+            session.reconnectNow()
+            session.connecting(now: now)
+            _ = session.accepted(now: now, pending: 1)
+            session.awaitingSetup()
+        }
+        connect()
+        session.setupAnswered()
+        session.sent(seq: 1, mid: 2, now: now)
+        session.sent(seq: 2, mid: 3, now: now)
+        _ = session.failed("lost", now: now + 1000)
+        now += 100 * Self.second
+        for _ in 0..<2 {
+            connect()
+            session.setupAnswered()
+            #expect(session.sendWindow! == (0, 1))
+            session.sent(seq: 1, mid: 2, now: now)
+            _ = session.failed("lost", now: now + 1000)
+            now += 100 * Self.second
+        }
+        // The third: dropped before the status was answered; the suspect was not sent.
+        connect()
+        #expect(session.sendWindow == nil)
+        _ = session.failed("lost", now: now + 1000)
+        now += 100 * Self.second
+        connect()
+        session.setupAnswered()
+        session.sent(seq: 1, mid: 2, now: now)
+        _ = session.failed("lost", now: now + 1000)
+        #expect(session.takeRefused().isEmpty)
+        var v5 = MQTTSession(settings: .init())
+        for k in 0..<5 {
+            v5.reconnectNow()
+            v5.connecting(now: Int64(k) * 100 * Self.second)
+            _ = v5.accepted(now: Int64(k) * 100 * Self.second, pending: 1)
+            v5.sent(seq: 1, mid: 1, now: Int64(k) * 100 * Self.second)
+            _ = v5.failed("lost", now: Int64(k) * 100 * Self.second + 1000)
+        }
+        #expect(v5.takeRefused().isEmpty)
     }
 }

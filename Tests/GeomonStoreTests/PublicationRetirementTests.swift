@@ -87,4 +87,25 @@ struct PublicationRetirementTests {
         #expect(kept.map(\.publication.kind) == [.clear, .location])
         #expect(try store.outbox.unretiredTopics(except: "new").isEmpty)
     }
+
+    /// Back on a topic before its retirement went out: what is still pending of it is taken
+    /// back (its empty messages and its leaves, transitions without an event); events and
+    /// what was sent stay.
+    @Test func aPendingRetirementIsWithdrawn() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let store = try EventStore(path: dir.path("d.db"))
+        let a = "owntracks/u/a"
+        let now = UTCTime(millisecondsSince1970: 0)
+        var event = Self.message(.transition, a + "/event", at: 1)
+        event.eventID = "e1"
+        try store.outbox.enqueue([event, Self.message(.clear, a + "/status", "", at: 1)], at: now)
+        try store.outbox.markPublished(try store.outbox.pendingPublications(after: 0, limit: 10).map(\.seq), at: now)
+        try store.outbox.enqueue([Self.message(.transition, a + "/event", at: 2), Self.message(.clear, a + "/status", "", at: 2),
+                                  Self.message(.clear, a + "/waypoints", "", at: 2), Self.message(.clear, a, "", at: 2),
+                                  Self.message(.clear, "owntracks/u/b", "", at: 2)], at: now)
+        #expect(try store.outbox.withdrawRetirement(of: a) == 4)
+        #expect(try store.outbox.publications(includingPublished: true, limit: 10).map(\.publication.topic)
+                == [a + "/event", a + "/status", "owntracks/u/b"])
+    }
 }

@@ -394,8 +394,10 @@ public struct Monitor: Sendable {
         var commit = Commit()
         // A still GNSS has shown wrong is not believed until the sensor has said moving again.
         commit.events = movement.motionReported(motion == .still && policy.stillDistrusted ? nil : motion, now: now)
+        // Before the commit: what the word changes of the watch (a verdict lifted) goes with it.
+        let actions = policy.motionReported(motion, now: now)
         finish(&commit, into: &effects)
-        effects += policy.motionReported(motion, now: now).map { .power($0) }
+        effects += actions.map { .power($0) }
         if modes.readsMoving { effects += movingMayHaveChanged(now: now) }
         return effects
     }

@@ -162,9 +162,12 @@ public final class MQTTService: EventSource, EffectSink, ClockHolding, Publishes
                                ["mqtt.topic": retired.topic, "mqtt.broker": broker])
                 }
             }
-            // Back on a topic it left: its last location (and waypoints) are its consumers' again.
+            // Back on a topic it left: a retirement still pending is taken back, and once sent,
+            // its last location (and waypoints) are its consumers' again.
             let own = OwnTracks(settings: mqtt, profile: driver.profile)
-            if try store.outbox.requeueRetained(at: driver.wall, topics: [mqtt.topic, own.waypointsTopic], onlyCleared: true) > 0 {
+            try store.outbox.withdrawRetirement(of: mqtt.topic)
+            let retained = [mqtt.topic] + (mqtt.waypoints ? [own.waypointsTopic] : [])
+            if try store.outbox.requeueRetained(at: driver.wall, topics: retained, onlyCleared: true) > 0 {
                 log.info("MQTT topic published on again: its last retained messages are published again", ["mqtt.topic": mqtt.topic])
             }
         } catch {

@@ -39,7 +39,9 @@ public final class OwnTracksOutbox: OutboxContributor {
         var next = OwnTracks(settings: mqtt, profile: profile)
         // A stay under way keeps the waypoint time its enter carried, for its leave.
         if let previous {
-            for id in lastInside {
+            // The stays under way: those the last commit had, and those resumed after a
+            // restart (`resumeStays`) before any commit.
+            for id in lastInside.union(previous.stayTimes.keys) {
                 let time = previous.stayTimes[id] ?? previous.waypointTime(of: id)
                 if time != next.waypointTime(of: id) { next.stayTimes[id] = time }
             }
@@ -51,7 +53,8 @@ public final class OwnTracksOutbox: OutboxContributor {
     public func add(_ commit: Monitor.Commit, to batch: inout CommitBatch, events: Range<Int>) {
         guard let ownTracks else { return }
         batch.publications += ownTracks.messages(for: commit, inside: Set(commit.inside), battery: battery, lastFix: lastPublishableFix)
-        for event in commit.events where event.kind == .exit && !event.suppressed {
+        // A stay's time is its enter's: closed by its exit, and never one an earlier stay left.
+        for event in commit.events where (event.kind == .exit || event.kind == .enter) && !event.suppressed {
             if let id = event.fenceID { self.ownTracks?.stayTimes[id] = nil }
         }
         lastInside = Set(commit.inside)
@@ -99,6 +102,8 @@ public final class OwnTracksOutbox: OutboxContributor {
     public func queueRetirements(store: EventStore, broker: String) throws -> [Retirement] {
         guard let ownTracks else { return [] }
         let current: Set = [ownTracks.settings.topic, ownTracks.eventTopic, ownTracks.waypointsTopic, ownTracks.statusTopic]
+        // Back on a topic whose retirement is queued and not committed yet: taken back.
+        queued.removeAll { current.contains($0.topic) && ($0.kind == .clear || ($0.kind == .transition && $0.eventID == nil)) }
         let sameBroker = try store.outbox.lastBroker().map { $0 == broker } ?? true
         var retired: [Retirement] = []
         for old in try store.outbox.unretiredTopics(except: ownTracks.settings.topic) {

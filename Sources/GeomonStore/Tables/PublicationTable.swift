@@ -195,6 +195,21 @@ public final class PublicationTable: PublicationOutbox {
         return try readPublications(family).map(\.publication)
     }
 
+    /// Takes back what retiring OwnTracks base topic `topic` queued and has not sent (the
+    /// profile is back on it): its empty messages and its leaves (transitions that carry no
+    /// event). Returns how many.
+    @discardableResult
+    public func withdrawRetirement(of topic: String) throws -> Int {
+        let delete = try db.statement("""
+            DELETE FROM publications WHERE published_at_ms IS NULL
+              AND ((kind = 'clear' AND topic IN (?1, ?1 || '/status', ?1 || '/waypoints'))
+                   OR (kind = 'transition' AND event_id IS NULL AND topic = ?1 || '/event'))
+            """)
+        delete.bind(1, topic)
+        try delete.run()
+        return db.changes
+    }
+
     /// Marks `topic` retired without sending anything: a `clear` stored as if published (its
     /// broker is not the one geomon publishes to now, or the message would clear a topic the
     /// profile publishes on).
