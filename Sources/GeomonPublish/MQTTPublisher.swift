@@ -261,6 +261,7 @@ public final class MQTTPublisher {
         }
         handle = m
         connectedFlag = false
+        statusMid = nil
         sessionPresent = false
         topics = [:]
         refusedReason = nil

@@ -159,9 +159,10 @@ public struct MQTTSession: Sendable {
     /// Called as time passes: a connection up for a keepalive period serves, even with nothing
     /// to send (a PING went both ways).
     public mutating func serving(now: Int64) {
-        if state == .connected, failures > 0 || outageStart != nil, now - connectedAt >= Int64(settings.keepaliveSeconds) * 1_000_000 {
-            progressed()
-        }
+        guard state == .connected, now - connectedAt >= Int64(settings.keepaliveSeconds) * 1_000_000 else { return }
+        if failures > 0 || outageStart != nil { progressed() }
+        // A broker that has not answered the setup within a keepalive never will.
+        setupPending = 0
     }
 
     /// The attempt or the connection failed: back off. The handle is to be destroyed.

@@ -59,10 +59,10 @@ struct OwnTracksOutboxTests {
             return batch.publications.filter { $0.kind == .transition }.map(\.payload)
         }
         _ = try commit(OwnTracksOutbox(profile: Self.profile(waypointTime: 1_600_000_000), store: store), Self.event(.enter, at: 1000), inside: ["depot"])
-        // Restarted after the server replaced the waypoint.
-        let restarted = OwnTracksOutbox(profile: Self.profile(waypointTime: 1_700_000_000), store: store)
+        // Restarted on the same waypoint, which the server replaces before the first commit
+        // (a `setWaypoints` the broker kept for the session: a reload).
+        let restarted = OwnTracksOutbox(profile: Self.profile(waypointTime: 1_600_000_000), store: store)
         try restarted.resumeStays(store: store)
-        // A reload before any commit keeps what was resumed.
         restarted.reload(Self.profile(waypointTime: 1_700_000_000), store: store)
         let leave = try commit(restarted, Self.event(.exit, at: 2000), inside: [])
         #expect(leave.first?.contains(#""wtst":1600000000"#) == true, "\(leave)")
@@ -95,6 +95,9 @@ struct OwnTracksOutboxTests {
         }
         let old = "owntracks/geomon/van"
         try publish(on: old)
+        try store.outbox.markPublished(try store.outbox.pendingPublications(after: 0, limit: 10).map(\.seq), at: UTCTime(millisecondsSince1970: 1000))
+        // One still pending for the old broker: done with, refused, never sent to the new one.
+        try publish(on: old)
         // Moved to another topic and another broker.
         profile.publish.mqtt = MQTTSettings(host: "other", topic: "owntracks/geomon/lorry")
         try store.outbox.recordBroker("broker:1883")
@@ -104,6 +107,13 @@ struct OwnTracksOutboxTests {
         #expect(queued(outbox).isEmpty)
         #expect(try store.outbox.unretiredTopics(except: "owntracks/geomon/lorry").isEmpty)
         #expect(try store.outbox.lastBroker() == "other:1883")
+        #expect(try store.outbox.pendingPublicationCount() == 0)
+        #expect(try store.outbox.publications(includingPublished: true, limit: 10).compactMap(\.refused)
+                == ["published on another broker before (other:1883 now): not sent to this one"])
+        // The marker is not a message: `geomon publish retry --since` does not send it.
+        #expect(try store.outbox.requeuePublications(since: UTCTime(millisecondsSince1970: 0)) == 2)
+        #expect(try store.outbox.pendingPublications(after: 0, limit: 10).allSatisfy { $0.publication.kind == .location })
+        try store.outbox.markPublished(try store.outbox.pendingPublications(after: 0, limit: 10).map(\.seq), at: UTCTime(millisecondsSince1970: 1000))
         // Same broker; the new topic is the old one's `/waypoints`: its leave goes, its clear
         // of `/waypoints` (now the profile's location topic) does not.
         try publish(on: "owntracks/geomon/lorry")

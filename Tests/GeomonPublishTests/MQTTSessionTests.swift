@@ -245,6 +245,10 @@ struct MQTTSessionTests {
         // The third: dropped before the status was answered; the suspect was not sent.
         connect()
         #expect(session.sendWindow == nil)
+        // (A broker that does not answer within a keepalive never will: it goes then.)
+        var patient = session
+        patient.serving(now: now + 60 * Self.second)
+        #expect(patient.sendWindow! == (0, 1))
         _ = session.failed("lost", now: now + 1000)
         now += 100 * Self.second
         connect()

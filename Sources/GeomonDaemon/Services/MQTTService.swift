@@ -165,9 +165,11 @@ public final class MQTTService: EventSource, EffectSink, ClockHolding, Publishes
             // Back on a topic it left: a retirement still pending is taken back, and once sent,
             // its last location (and waypoints) are its consumers' again.
             let own = OwnTracks(settings: mqtt, profile: driver.profile)
-            try store.outbox.withdrawRetirement(of: mqtt.topic)
+            // A retirement taken back may have reached the broker in part (a message in flight
+            // when the connection closed looks pending): the last retained messages go again.
+            let withdrawn = try store.outbox.withdrawRetirement(of: mqtt.topic)
             let retained = [mqtt.topic] + (mqtt.waypoints ? [own.waypointsTopic] : [])
-            if try store.outbox.requeueRetained(at: driver.wall, topics: retained, onlyCleared: true) > 0 {
+            if try store.outbox.requeueRetained(at: driver.wall, topics: retained, onlyCleared: withdrawn == 0) > 0 {
                 log.info("MQTT topic published on again: its last retained messages are published again", ["mqtt.topic": mqtt.topic])
             }
         } catch {

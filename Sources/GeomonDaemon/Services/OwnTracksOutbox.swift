@@ -80,8 +80,10 @@ public final class OwnTracksOutbox: OutboxContributor {
     public func resumeStays(store: EventStore) throws {
         guard let ownTracks else { return }
         let told = OwnTracksTold(history: try store.outbox.messagesSinceCleared(topic: ownTracks.settings.topic, transitionsOnly: true))
+        // Every one, also where it equals the waypoint's now: a reload before the first commit
+        // (a `setWaypoints` the broker kept for the session) replaces the waypoint.
         for region in told.inside where ownTracks.stayTimes[region.id] == nil {
-            if let wtst = region.wtst, wtst != ownTracks.waypointTime(of: region.id) { self.ownTracks?.stayTimes[region.id] = wtst }
+            if let wtst = region.wtst { self.ownTracks?.stayTimes[region.id] = wtst }
         }
     }
 
@@ -111,7 +113,10 @@ public final class OwnTracksOutbox: OutboxContributor {
             let sendable = sameBroker ? messages.filter { !current.contains($0.topic) } : []
             queued += sendable
             // The clear on the old base topic marks it retired; stored as sent when it is not.
-            if sendable.last?.topic != old.topic, let last = messages.last { try store.outbox.markRetired(old.topic, at: last.time) }
+            if sendable.last?.topic != old.topic, let last = messages.last {
+                try store.outbox.markRetired(old.topic, at: last.time,
+                                             unsent: sameBroker ? nil : "published on another broker before (\(broker) now): not sent to this one")
+            }
             retired.append(Retirement(topic: old.topic, regions: sendable.count { $0.kind == .transition }, sent: sameBroker))
         }
         try store.outbox.recordBroker(broker)

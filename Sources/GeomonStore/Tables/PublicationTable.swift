@@ -210,17 +210,32 @@ public final class PublicationTable: PublicationOutbox {
         return db.changes
     }
 
-    /// Marks `topic` retired without sending anything: a `clear` stored as if published (its
-    /// broker is not the one geomon publishes to now, or the message would clear a topic the
-    /// profile publishes on).
-    public func markRetired(_ topic: String, at time: UTCTime) throws {
-        let insert = try db.statement("""
-            INSERT INTO publications (kind, topic, payload, retain, time_ms, event_id, created_at_ms, published_at_ms)
-            VALUES ('clear', ?1, '', 1, ?2, NULL, ?2, ?2)
-            """)
-        insert.bind(1, topic)
-        insert.bind(2, time.millisecondsSince1970)
-        try insert.run()
+    /// Marks `topic` retired without sending anything: a `clear` stored as if published, and
+    /// not retained (a marker only, which `geomon publish retry` never sends): its broker is
+    /// not the one geomon publishes to now, or the message would clear a topic the profile
+    /// publishes on. `unsent`: the topic's messages still pending are done with too, refused
+    /// with that reason (they were for consumers on another broker).
+    public func markRetired(_ topic: String, at time: UTCTime, unsent: String? = nil) throws {
+        try db.transaction {
+            if let unsent {
+                let refuse = try db.statement("""
+                    UPDATE publications SET published_at_ms = ?2, refused = ?3 WHERE published_at_ms IS NULL
+                      AND ((kind IN ('location', 'clear') AND topic = ?1) OR (kind = 'transition' AND topic = ?1 || '/event')
+                           OR (kind = 'waypoints' AND topic = ?1 || '/waypoints'))
+                    """)
+                refuse.bind(1, topic)
+                refuse.bind(2, time.millisecondsSince1970)
+                refuse.bind(3, unsent)
+                try refuse.run()
+            }
+            let insert = try db.statement("""
+                INSERT INTO publications (kind, topic, payload, retain, time_ms, event_id, created_at_ms, published_at_ms)
+                VALUES ('clear', ?1, '', 0, ?2, NULL, ?2, ?2)
+                """)
+            insert.bind(1, topic)
+            insert.bind(2, time.millisecondsSince1970)
+            try insert.run()
+        }
     }
 
     /// The broker (`host:port`) the outbox's messages went to last (`recordBroker`); nil
@@ -239,7 +254,11 @@ public final class PublicationTable: PublicationOutbox {
     /// `geomon publish retry --since`: published (or refused) messages whose time is at or
     /// after `since` become pending again (published again, in their order). Returns how many.
     public func requeuePublications(since: UTCTime) throws -> Int {
-        let update = try db.statement("UPDATE publications SET published_at_ms = NULL, refused = NULL WHERE published_at_ms IS NOT NULL AND time_ms >= ?")
+        // Not a marker that only says a topic is retired (`markRetired`: a `clear` never sent).
+        let update = try db.statement("""
+            UPDATE publications SET published_at_ms = NULL, refused = NULL
+            WHERE published_at_ms IS NOT NULL AND time_ms >= ? AND NOT (kind = 'clear' AND retain = 0)
+            """)
         update.bind(1, since.millisecondsSince1970)
         try update.run()
         return db.changes
