@@ -70,9 +70,9 @@ struct MQTTSessionTests {
         #expect(session.failed("lost", now: now) == .unreachable(reason: "lost", retryIn: .seconds(1)))
     }
 
-    /// A broker that accepts and then drops the connection as a message arrives (an MQTT
-    /// 3.1.1 broker refusing it) is one outage retried ever more slowly, not a reconnect a
-    /// second; the first acknowledgement ends it.
+    /// A broker that accepts and then drops the connection as a message arrives (another
+    /// client taking the session over; with MQTT 3.1.1 also a refusal, below) is one outage
+    /// retried ever more slowly, not a reconnect a second; the first acknowledgement ends it.
     @Test func aConnectionLostBeforeItsFirstAcknowledgementKeepsBackingOff() {
         var session = MQTTSession(settings: .init(minBackoff: .seconds(1), maxBackoff: .seconds(60)))
         var now: Int64 = 0

@@ -110,7 +110,8 @@ public struct Publication: Hashable, Sendable {
         case location, transition, waypoints
         /// An empty retained message: deletes what a topic the profile no longer publishes on
         /// kept retained (the last location, the waypoints), after its consumers were told the
-        /// device left (`OwnTracksRetirement`).
+        /// device left (`OwnTracksRetirement`). Not retained, and stored as sent, it is only a
+        /// marker that the topic is retired (`markRetired`), never sent.
         case clear
     }
 
