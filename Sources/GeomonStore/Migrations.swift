@@ -238,6 +238,7 @@ enum Migrations {
         // profile left kept retained): the table again with the kind allowed, rows, indexes
         // and the AUTOINCREMENT counter as they were; an index by topic (`unretiredTopics`).
         // The watch on assumptions: whether GNSS has shown the motion sensor's still wrong.
+        // The run's status: its profile's own fence ids.
         """
         CREATE TABLE publications_new (
             seq INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -261,6 +262,7 @@ enum Migrations {
         CREATE INDEX publications_time ON publications(time_ms);
         CREATE INDEX publications_topic ON publications(topic, kind);
         ALTER TABLE engine_state ADD COLUMN still_distrusted INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE runtime_status ADD COLUMN profile_fences TEXT;
         """,
     ]
 

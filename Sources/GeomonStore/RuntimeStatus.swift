@@ -110,6 +110,10 @@ public struct RuntimeStatus: Equatable, Sendable {
     public var lastFix: Fix?
     /// Fences the device is inside, in profile order.
     public var inside: [String] = []
+    /// The ids of the profile's own fences, as loaded at start or the last reload (not those
+    /// pushed or placed): `geomon fences here` refuses them, as a profile fence would hide
+    /// the placed one.
+    public var profileFences: [String] = []
     public var mqtt: MQTT?
     public var uptimeSeconds = 0
     public var loopWakeups = 0

@@ -219,6 +219,8 @@ struct RunCommandTests {
               gnss: {plugin: gpsd}
             hooks:
               exit: [{exec: [\(hook)]}]
+            fences:
+              - {id: harbour, circle: {lat: 0, lon: 0, radius: 100m}}
             """)
         let gpsd = try GPSFakeHarness(log: Self.shortSwiss, cycleSeconds: 0.1, lingerSeconds: 2)
         defer { gpsd.stop() }
@@ -226,6 +228,9 @@ struct RunCommandTests {
         let daemon = try Daemon(["--profile", profile, "--db", db, "--gpsd", "127.0.0.1:\(gpsd.port)", "--print-events", "--always-on"], in: dir)
         // Once a fix is stored, while the car still stands.
         #expect(waitUntil(within: .seconds(30)) { (try? runGeomon(["status", "--db", db, "--format", "json"]).stdout.contains("\"last_fix\":{")) == true })
+        // The id of a profile fence would hide the placed one: refused.
+        let taken = try runGeomon(["fences", "here", "harbour", "--db", db])
+        #expect(taken.exitCode == 65 && taken.stderr.contains("'harbour' is the id of a fence of the profile the run watches"), "\(taken.stderr)")
         let placed = try runGeomon(["fences", "here", "anchor", "--radius", "40m", "--db", db])
         #expect(placed.exitCode == 0, "\(placed.stderr)")
         #expect(placed.stdout.contains("placed anchor: a 40 m circle at 46.3156"), "\(placed.stdout)")

@@ -24,7 +24,7 @@ struct FencesHereCommand: GeomonCommand {
         every later run, with or without MQTT. A boat's anchor alarm: place `anchor` where the
         anchor dropped, and give `hooks.exit` a program that sounds the alarm. The fence
         reports enter and exit; `geomon fences remove ID` removes it (an exit is reported if the
-        device is inside).
+        device is inside). The id of a fence of the profile the run watches is refused.
         """,
         options: [
             .option("--db", "PATH", "the database of the run to watch with", completion: .file(["db"])),
@@ -57,6 +57,11 @@ struct FencesHereCommand: GeomonCommand {
 
     func run() throws -> Int32 {
         let store = try HooksCommand.openQueue(path: db, writable: true)
+        // A profile fence with this id would hide it: the run would not monitor it.
+        if try store.daemonStatus.read()?.profileFences.contains(id) == true {
+            throw CommandFailure("'\(id)' is the id of a fence of the profile the run watches; a placed fence needs an id of its own "
+                                 + "(it would not be monitored)", exitCode: .dataError)
+        }
         guard let found = try AnchorPosition.find(in: store) else {
             throw CommandFailure("\(db) holds no fix yet: start `geomon run` and wait for a fix, then place the fence", exitCode: .noInput)
         }

@@ -566,6 +566,7 @@ public final class MonitorDriver {
         let previous = machine
         let sameReceiver = Self.sameReceiver(context.profile, next), sameSensor = Self.sameSensor(context.profile, next)
         context.profile = next
+        context.updateStatus(\.profileFences, next.fences.filter { $0.pushed == nil }.map(\.id))
         var configuration = PowerConfiguration(profile: next)
         configuration.alwaysOn = machine.configuration.alwaysOn
         machine = Monitor(profile: next, snapshot: snapshot, configuration: configuration)

@@ -165,6 +165,7 @@ public final class LiveDaemon {
         status.status.running = true
         status.status.pid = Int(getpid())
         status.status.profile = profile.name
+        status.status.profileFences = profile.fences.filter { $0.pushed == nil }.map(\.id)
         status.status.mode = profile.mode.rawValue
     }
 

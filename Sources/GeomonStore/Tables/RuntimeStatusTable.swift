@@ -11,11 +11,11 @@ public struct RuntimeStatusTable {
         mqtt_broker, mqtt_topic, mqtt_state, mqtt_published, uptime_s, loop_wakeups, hooks_running, updated_ms, \
         gnss_power_method, gnss_power_state, gnss_measured_on_s, motion_plugin, motion_state, motion_since_ms, \
         planning_activity, planning_from, planning_bounds, planning_widened, planning_violations, \
-        planning_ttff_hot_s, planning_ttff_measured_s, planning_ttff_samples
+        planning_ttff_hot_s, planning_ttff_measured_s, planning_ttff_samples, profile_fences
         """
 
     func write(_ s: RuntimeStatus) throws {
-        let statement = try db.prepare("INSERT OR REPLACE INTO runtime_status (id, \(Self.columns)) VALUES (1\(String(repeating: ", ?", count: 42)))")
+        let statement = try db.prepare("INSERT OR REPLACE INTO runtime_status (id, \(Self.columns)) VALUES (1\(String(repeating: ", ?", count: 43)))")
         statement.bind(1, s.running ? 1 : 0)
         statement.bind(2, s.pid)
         statement.bind(3, s.profile)
@@ -59,6 +59,7 @@ public struct RuntimeStatusTable {
         statement.bind(40, s.planning?.ttffHotSeconds)
         statement.bind(41, s.planning?.ttffMeasuredSeconds)
         statement.bind(42, s.planning.map { Int64($0.ttffSamples) })
+        statement.bind(43, s.profileFences.joined(separator: "\n"))
         try statement.run()
     }
 
@@ -90,6 +91,8 @@ public struct RuntimeStatusTable {
         }
         let inside = r.text("inside")
         s.inside = inside.isEmpty ? [] : inside.split(separator: "\n").map(String.init)
+        let own = r.optionalText("profile_fences") ?? ""
+        s.profileFences = own.isEmpty ? [] : own.split(separator: "\n").map(String.init)
         if let broker = r.optionalText("mqtt_broker") {
             s.mqtt = .init(broker: broker, topic: r.optionalText("mqtt_topic") ?? "", state: r.optionalText("mqtt_state") ?? "", published: r.optionalInt64("mqtt_published").map(Int.init) ?? 0)
         }
