@@ -73,6 +73,35 @@ import Testing
         #expect(m.lookups.fixes == 5 && m.lookups.probes == 5)
     }
 
+    @Test func aChangeWaitingForOneMoreFixIsSettledByStayingOnThoughAnotherFenceIsInDoubt() {
+        // `home` (30 m) and `shop` (45 m, centred 40 m west) overlap; shop's east edge is 5 m
+        // east of the origin. A slow fix 20 m inside home starts its enter but lies 5 m from
+        // shop's edge, in shop's band: the fix is not certain for every fence. The confirming
+        // fix comes at the tracking rate (1 s) before a wake's first fix could (2 s), so the
+        // receiver stays on for it rather than taking a band sleep that samples past it.
+        var p = Self.profile()
+        p.fences = [
+            Fence(id: "home", shape: .circle(center: Self.east(0), radiusMeters: 30)),
+            Fence(id: "shop", shape: .circle(center: Self.east(-40), radiusMeters: 45)),
+        ]
+        var m = Self.machine(p)
+        _ = m.fixReceived(Self.fix(0, 60), now: Self.at(0))
+        _ = m.fixReceived(Self.fix(1, 59), now: Self.at(1))
+        // 10 m outside home, in its band: uncertain; without a speed nothing may sleep.
+        _ = m.fixReceived(Self.fix(2, 40), now: Self.at(2))
+        #expect(m.isReceiverOn)
+        let slow = Fix(time: Self.at(12), coordinate: Self.east(10), horizontalAccuracyMeters: 5, speedMetersPerSecond: 0.5)
+        let pending = m.fixReceived(slow, now: slow.time)
+        #expect(Self.events(pending).isEmpty)
+        #expect(Self.decision(pending) == .confirming)
+        let stillOn = m.isReceiverOn
+        #expect(stillOn)
+        let next = Fix(time: Self.at(13), coordinate: Self.east(9.5), horizontalAccuracyMeters: 5, speedMetersPerSecond: 0.5)
+        let confirmed = m.fixReceived(next, now: next.time)
+        #expect(Self.events(confirmed).map { "\($0.kind.rawValue) \($0.fenceID ?? "-")" } == ["enter home"])
+        #expect(Self.events(confirmed).first?.time == Self.at(12))
+    }
+
     @Test func theCommitCarriesTheFixesTheEngineTookAndItsScalars() {
         var m = Self.machine(Self.profile()) { $0.shortSleep = .stayOn }
         let effects = m.fixReceived(Self.fix(0, 300), now: Self.at(0))

@@ -317,6 +317,9 @@ public struct TransitionEngine: Sendable {
         pending.min { ($0.1.firstTime, $0.0) < ($1.1.firstTime, $1.0) }?.1
     }
 
+    /// True when fence `i` waits for fixes to confirm a change.
+    public func isPending(fence i: Int) -> Bool { records[i]?.pending != nil }
+
     /// The unconfirmed change that started first among fences active at `time` (all fences
     /// without `active:` windows): what the power policy waits for.
     public func earliestPending(activeAt time: UTCTime) -> PendingTransition? {

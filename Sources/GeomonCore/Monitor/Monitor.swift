@@ -547,12 +547,16 @@ public struct Monitor: Sendable {
     private mutating func makeContext(for fix: Fix, probe: FenceProbe?, accepted: Bool, speedWatch: Bool) -> FixContext {
         let earliestPending = engine.earliestPending(activeAt: fix.time)
         let pending = earliestPending != nil
-        // Certain on every side from where the fix is, whatever the engine has confirmed.
+        // Certain on every side from where the fix is, whatever the engine has confirmed; and
+        // certain for every fence whose change waits, so the fix counted towards each.
         var placed = accepted && engine.isUsable(fix)
+        var counted = placed
         if placed, let probe {
             let band = engine.bandMeters(for: fix)
             // A fence outside its `active:` windows leaves no side in doubt that matters.
-            if probe.band.contains(where: { abs($0.signedDistanceMeters) < band && engine.isActive(fence: $0.fence, at: fix.time) }) { placed = false }
+            let doubted = probe.band.filter { abs($0.signedDistanceMeters) < band && engine.isActive(fence: $0.fence, at: fix.time) }
+            placed = doubted.isEmpty
+            counted = !doubted.contains { engine.isPending(fence: $0.fence) }
         }
         let startingUp = engine.implicitState == .unknown
         let certain = placed && !startingUp && !engine.anyRecordUnknown
@@ -565,7 +569,8 @@ public struct Monitor: Sendable {
             context.pendingCount = first.count
         }
         // A change waits only for confirming fixes: how many (the earliest change's count).
-        if placed, pending, !startingUp, !engine.anyRecordUnknown, let first = earliestPending {
+        // Another fence in doubt does not stop them coming at the tracking rate.
+        if counted, pending, !startingUp, !engine.anyRecordUnknown, let first = earliestPending {
             context.fixesToSettle = max(1, engine.confirmFixes - first.count)
         }
         let radius = configuration.searchRadiusMeters

@@ -17,9 +17,10 @@ public struct FixContext: Hashable, Sendable {
     public var pendingSince: UTCTime?
     /// How many consecutive certain fixes that change has had so far.
     public var pendingCount: Int = 0
-    /// When the fix is certain for every fence and a change waits only for confirming fixes:
-    /// how many more certain fixes confirm it. nil when nothing is pending, during the
-    /// start-up, or when the fix itself leaves a side in doubt.
+    /// When a change waits only for confirming fixes and the fix is certain for every fence
+    /// whose change waits (other fences may be in doubt): how many more certain fixes confirm
+    /// the earliest. nil when nothing is pending, during the start-up, or when the fix leaves
+    /// a waiting change in doubt.
     public var fixesToSettle: Int?
     /// Boundary clearance sampled ahead along the fix's course, for the heading bound.
     public var courseClearance: CourseClearance?
