@@ -75,6 +75,51 @@ struct OwnTracksOutboxTests {
         #expect(next.first?.contains(#""wtst":1700000000"#) == true, "\(next)")
     }
 
+    /// With `locations: none` a region's enter is all that says the device is in it. Entered
+    /// longer ago than the outbox's bound keeps messages, and the profile then moved to another
+    /// topic: the old topic's consumers still get its leave (the newest transition of each
+    /// region outlives the bound).
+    @Test func aRegionEnteredBeforeTheBoundIsLeftWhenTheTopicChanges() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let store = try EventStore(path: dir.path("van.db"))
+        var profile = Self.profile(waypointTime: 1_600_000_000)
+        profile.publish.mqtt?.maxPending = 4
+        profile.publish.mqtt?.maxAge = .seconds(60)
+        profile.fences.append(Fence(id: "yard", shape: .circle(center: Coordinate(latitude: 47.01, longitude: 8), radiusMeters: 100)))
+        profile.publish.mqtt?.locations = .none
+        let outbox = OwnTracksOutbox(profile: profile, store: store)
+        func commit(_ kind: EventKind, _ fence: String, at seconds: Int64, inside: [String]) throws {
+            var commit = Monitor.Commit()
+            var event = Self.event(kind, at: seconds)
+            event.fenceID = fence
+            event.id = "\(fence)-\(kind.rawValue)\(seconds)"
+            commit.events = [event]
+            commit.inside = inside
+            var batch = CommitBatch(profileName: "van", committedAt: event.time)
+            outbox.add(commit, to: &batch, events: 0..<1)
+            try store.outbox.enqueue(batch.publications, at: event.time)
+            try store.outbox.markPublished(try store.outbox.pendingPublications(after: 0, limit: 10).map(\.seq), at: event.time)
+        }
+        try commit(.enter, "depot", at: 1000, inside: ["depot"])
+        // Hours of visits to the yard, all published: the depot's enter is far beyond the bound.
+        for k in 1...6 {
+            try commit(.enter, "yard", at: 1000 + Int64(k) * 3600, inside: ["depot", "yard"])
+            try commit(.exit, "yard", at: 1000 + Int64(k) * 3600 + 600, inside: ["depot"])
+        }
+        // The bound dropped the earlier visits; the depot's enter is kept.
+        let kept = try store.outbox.publications(includingPublished: true, limit: 100)
+        #expect(kept.count < 13 && kept.first?.publication.eventID == "depot-enter1000", "\(kept.map(\.publication.eventID))")
+        profile.publish.mqtt?.topic = "owntracks/geomon/lorry"
+        outbox.reload(profile, store: store)
+        let moved = try outbox.queueRetirements(store: store, broker: "broker:1883")
+        #expect(moved.map(\.regions) == [1])
+        var batch = CommitBatch(profileName: "van", committedAt: UTCTime(millisecondsSince1970: 30_000_000))
+        outbox.drainQueued(into: &batch)
+        let leaves = batch.publications.filter { $0.kind == .transition }.map(\.payload)
+        #expect(leaves.count == 1 && leaves.first?.contains(#""event":"leave""#) == true && leaves.first?.contains(#""rid":"depot""#) == true, "\(leaves)")
+    }
+
     /// A topic last published on another broker is only marked retired (geomon cannot reach
     /// that broker and sends nothing in its name to this one); nothing is sent onto a topic the
     /// profile publishes on now, and the topic is still marked retired.

@@ -88,6 +88,66 @@ struct PublicationRetirementTests {
         #expect(try store.outbox.unretiredTopics(except: "new").isEmpty)
     }
 
+    /// The bound drops published transitions too, but never the newest of a region on a topic:
+    /// with `locations: none` it is all that says what the topic's consumers were last told of
+    /// the region (the leave a retirement owes them, the `wtst` a leave after a restart carries).
+    @Test func theBoundKeepsTheNewestTransitionOfEachRegion() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let store = try EventStore(path: dir.path("d.db"))
+        store.publicationLimits = PublicationLimits(maxRows: 3, maxAge: .seconds(60))
+        let a = "owntracks/u/a"
+        let now = UTCTime(millisecondsSince1970: 0)
+        func transition(_ event: String, _ rid: String, at seconds: Int64, id: String?) -> Publication {
+            var m = Self.message(.transition, a + "/event", #"{"_type":"transition","event":"\#(event)","rid":"\#(rid)"}"#, at: seconds)
+            m.eventID = id
+            return m
+        }
+        try store.outbox.enqueue([transition("enter", "home", at: 1, id: "e1"), transition("enter", "shop", at: 2, id: "e2"),
+                                  transition("leave", "shop", at: 3, id: "e3"),
+                                  // A retirement's leave (no event) is not what the region's consumers were told.
+                                  transition("leave", "home", at: 4, id: nil)], at: now)
+        try store.outbox.markPublished(try store.outbox.pendingPublications(after: 0, limit: 10).map(\.seq), at: now)
+        for k in 2...6 {
+            try store.outbox.enqueue([Self.message(.location, "other", at: Int64(k) * 100)], at: now)
+            try store.outbox.markPublished(try store.outbox.pendingPublications(after: 0, limit: 10).map(\.seq), at: now)
+        }
+        let kept = try store.outbox.messagesSinceCleared(topic: a, transitionsOnly: true)
+        #expect(kept.map(\.eventID) == ["e1", "e3"])
+        #expect(try store.outbox.publications(includingPublished: true, limit: 10).count == 3)
+    }
+
+    /// A database of schema 14: its transitions name the newest of each region, so the bound
+    /// keeps them from the first message after the migration.
+    @Test func theMigrationFindsTheNewestTransitionOfEachRegion() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let path = dir.path("old.db")
+        do {
+            let db = try Connection(path: path)
+            for step in Migrations.all.prefix(14) {
+                try db.execute(step.sql)
+                try step.code?(db)
+            }
+            try db.execute("PRAGMA user_version = 14")
+            try db.execute("""
+                INSERT INTO publications (kind, topic, payload, retain, time_ms, event_id, created_at_ms, published_at_ms)
+                VALUES ('transition', 'a/event', '{"event":"enter","rid":"home"}', 0, 1000, 'e1', 5, 6),
+                       ('transition', 'a/event', '{"event":"leave","rid":"home"}', 0, 2000, 'e2', 5, 6),
+                       ('transition', 'a/event', '{"event":"enter","rid":"work"}', 0, 3000, 'e3', 5, 6),
+                       ('transition', 'a/event', '{"event":"leave","rid":"work"}', 0, 4000, NULL, 5, 6),
+                       ('transition', 'a/event', 'not json', 0, 5000, 'e4', 5, 6),
+                       ('location', 'a', '{"_type":"location"}', 1, 6000, NULL, 5, 6);
+                """)
+        }
+        let store = try EventStore(path: path)
+        #expect(try store.userVersion() == EventStore.schemaVersion)
+        store.publicationLimits = PublicationLimits(maxRows: 2, maxAge: .seconds(60))
+        try store.outbox.enqueue([Self.message(.location, "a", at: 600)], at: UTCTime(millisecondsSince1970: 7))
+        let kept = try store.outbox.publications(includingPublished: true, limit: 10)
+        #expect(kept.map(\.seq) == [2, 3, 7])
+    }
+
     /// Back on a topic before its retirement went out: what is still pending of it is taken
     /// back (its empty messages and its leaves, transitions without an event); events and
     /// what was sent stay.

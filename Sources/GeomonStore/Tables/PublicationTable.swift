@@ -5,7 +5,9 @@ public import GeomonCore
 /// locations, oldest first. Pending messages that carry an event are never dropped, nor is a
 /// pending `waypoints` message (only a newer one replaces it: its time may be the system
 /// clock's, years from the receiver's that dates the fixes), nor any `clear` (one per topic
-/// left: it marks the topic retired, `unretiredTopics`).
+/// left: it marks the topic retired, `unretiredTopics`), nor the newest transition of each
+/// region on each topic (`publication_regions`: what its consumers were last told of it, for
+/// the leave a retirement owes them and the `wtst` a leave after a restart carries).
 public struct PublicationLimits: Sendable, Hashable {
     public var maxRows: Int
     public var maxAge: Duration
@@ -33,6 +35,10 @@ public final class PublicationTable: PublicationOutbox {
         let insert = try db.statement("""
             INSERT INTO publications (kind, topic, payload, retain, time_ms, event_id, created_at_ms) VALUES (?,?,?,?,?,?,?)
             """)
+        // The newest transition of each region on each topic (`PublicationLimits`).
+        let note = try db.statement("""
+            INSERT OR REPLACE INTO publication_regions (topic, rid, seq) SELECT ?1, rid, ?3 FROM (SELECT \(Self.regionID("?2")) AS rid) WHERE rid IS NOT NULL
+            """)
         for publication in publications {
             if publication.kind == .waypoints {
                 try db.execute("DELETE FROM publications WHERE kind = 'waypoints' AND published_at_ms IS NULL")
@@ -46,6 +52,13 @@ public final class PublicationTable: PublicationOutbox {
             insert.bind(6, publication.eventID)
             insert.bind(7, time.millisecondsSince1970)
             try insert.run()
+            if publication.kind == .transition, publication.eventID != nil {
+                note.reset()
+                note.bind(1, publication.topic)
+                note.bind(2, publication.payload)
+                note.bind(3, db.lastInsertRowID)
+                try note.run()
+            }
         }
         guard let limits else { return }
         // Ages count in the receiver's time: a waypoints message is dated with the system clock,
@@ -54,20 +67,30 @@ public final class PublicationTable: PublicationOutbox {
             let cutoff = (newest - limits.maxAge).millisecondsSince1970
             let old = try db.statement("""
                 DELETE FROM publications WHERE time_ms < ? AND kind != 'clear' AND (published_at_ms IS NOT NULL OR (event_id IS NULL AND kind = 'location'))
+                  AND seq NOT IN (SELECT seq FROM publication_regions)
                 """)
             old.bind(1, cutoff)
             try old.run()
         }
-        let count = try Int(db.scalarInt("SELECT count(*) FROM publications") ?? 0)
+        // The newest transitions of the regions are bounded by the regions, not the outbox's
+        // rows (each names a row the bound never drops; two counts SQLite keeps cheap).
+        let count = try Int(db.scalarInt("SELECT (SELECT count(*) FROM publications) - (SELECT count(*) FROM publication_regions)") ?? 0)
         if count > limits.maxRows {
             let excess = try db.statement("""
                 DELETE FROM publications WHERE seq IN (
                   SELECT seq FROM publications WHERE kind != 'clear' AND (published_at_ms IS NOT NULL OR (event_id IS NULL AND kind = 'location'))
+                    AND seq NOT IN (SELECT seq FROM publication_regions)
                   ORDER BY published_at_ms IS NULL, seq LIMIT ?)
                 """)
             excess.bind(1, count - limits.maxRows)
             try excess.run()
         }
+    }
+
+    /// The region of an OwnTracks transition's payload (its `rid`, text), in SQL: what
+    /// `publication_regions` is keyed by.
+    static func regionID(_ payload: String) -> String {
+        "CASE WHEN json_valid(\(payload)) AND json_type(\(payload), '$.rid') = 'text' THEN json_extract(\(payload), '$.rid') END"
     }
 
     /// Pending messages after `seq`, oldest first, at most `limit`.
