@@ -236,7 +236,8 @@ public final class MQTTPublisher {
         guard let handle else { return }
         if session.state == .connected {
             if let topic = settings.statusTopic {
-                _ = publishRaw(handle, topic: topic, payload: OwnTracks.lastWill(connectedAt: now.wall), retain: true)
+                var mid: Int32 = 0
+                _ = publishRaw(handle, topic: topic, payload: OwnTracks.lastWill(connectedAt: now.wall), retain: true, mid: &mid)
             }
             mosquitto_disconnect(handle)
             let end = now.monotonicMicroseconds + Int64(timeout.components.seconds) * 1_000_000 + timeout.components.attoseconds / 1_000_000_000_000
@@ -439,11 +440,6 @@ public final class MQTTPublisher {
             if settings.qos > 0 { topics[row.seq] = p.topic }
         }
         markAcknowledged(at: now.wall)
-    }
-
-    private func publishRaw(_ handle: OpaquePointer, topic: String, payload: String, retain: Bool) -> Int32 {
-        var mid: Int32 = 0
-        return publishRaw(handle, topic: topic, payload: payload, retain: retain, mid: &mid)
     }
 
     private func publishRaw(_ handle: OpaquePointer, topic: String, payload: String, retain: Bool, mid: inout Int32) -> Int32 {

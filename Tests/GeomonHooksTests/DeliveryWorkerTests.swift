@@ -141,7 +141,7 @@ struct DeliveryWorkerTests {
         defer { dir.remove() }
         let pidFile = dir.path("pid")
         let slow = dir.path("slow")
-        FileManager.default.createFile(atPath: slow, contents: Data())
+        #expect(FileManager.default.createFile(atPath: slow, contents: Data()))
         let hook = HookSpec(exec: ["/bin/sh", "-c", #"echo $$ > "$0"; if [ -e "$1" ]; then exec sleep 60; fi"#, pidFile, slow])
         let queue = QueueFactory.make()
         let id = queue.enqueue(Hooks.event(id: "ev-stop"), hooks: [hook])[0]

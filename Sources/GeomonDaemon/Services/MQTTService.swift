@@ -2,8 +2,8 @@
 import Glibc
 #endif
 public import GeomonCore
-public import GeomonPublish
-public import GeomonSources
+import GeomonPublish
+import GeomonSources
 import GeomonFormat
 import GeomonConfig
 import GeomonSystem
@@ -151,6 +151,10 @@ public final class MQTTService: EventSource, EffectSink, ClockHolding, Publishes
         // Before anything on the new topic: consumers of one the profile left see the device
         // leave its regions, and the broker forgets what it kept there.
         let broker = "\(mqtt.host):\(mqtt.effectivePort)"
+        let own = OwnTracks(settings: mqtt, profile: driver.profile)
+        // The retained topics these settings publish: what going back to a topic and a lost
+        // session publish again.
+        let retainedTopics = [mqtt.topic] + (mqtt.waypoints ? [own.waypointsTopic] : [])
         do {
             for retired in try outbox.queueRetirements(store: store, broker: broker) {
                 if retired.sent {
@@ -163,13 +167,11 @@ public final class MQTTService: EventSource, EffectSink, ClockHolding, Publishes
                 }
             }
             // Back on a topic it left: a retirement still pending is taken back, and once sent,
-            // its last location (and waypoints) are its consumers' again.
-            let own = OwnTracks(settings: mqtt, profile: driver.profile)
-            // A retirement taken back may have reached the broker in part (a message in flight
-            // when the connection closed looks pending): the last retained messages go again.
+            // its last location (and waypoints) are its consumers' again. A retirement taken
+            // back may have reached the broker in part (a message in flight when the connection
+            // closed looks pending): the last retained messages go again.
             let withdrawn = try store.outbox.withdrawRetirement(of: mqtt.topic)
-            let retained = [mqtt.topic] + (mqtt.waypoints ? [own.waypointsTopic] : [])
-            if try store.outbox.requeueRetained(at: driver.wall, topics: retained, onlyCleared: withdrawn == 0) > 0 {
+            if try store.outbox.requeueRetained(at: driver.wall, topics: retainedTopics, onlyCleared: withdrawn == 0) > 0 {
                 log.info("MQTT topic published on again: its last retained messages are published again", ["mqtt.topic": mqtt.topic])
             }
         } catch {
@@ -180,7 +182,6 @@ public final class MQTTService: EventSource, EffectSink, ClockHolding, Publishes
             driver.emit(.commitSoon)
         }
         if publisher == nil {
-            let own = OwnTracks(settings: mqtt, profile: driver.profile)
             var publisherSettings = MQTTPublisher.Settings(settings: mqtt, profile: profileName, statusTopic: own.statusTopic)
             if !acceptsCommands {
                 // A replay reads no commands and must not take the daemon's session (the
@@ -190,9 +191,6 @@ public final class MQTTService: EventSource, EffectSink, ClockHolding, Publishes
                 publisherSettings.clientID += Self.replayClientSuffix
             }
             let publisher = MQTTPublisher(settings: publisherSettings, outbox: store.outbox)
-            // What a lost session requeues: the retained topics these settings publish.
-            let retainedTopics = [mqtt.topic] + (mqtt.waypoints ? [own.waypointsTopic] : [])
-            let broker = "\(mqtt.host):\(mqtt.effectivePort)"
             publisher.onReport = { [log, store, weak publisher] report in
                 // A broker without geomon's session may have lost its retained messages too
                 // (restarted without persistence): the last waypoints and location go again.
