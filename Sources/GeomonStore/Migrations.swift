@@ -265,9 +265,9 @@ enum Migrations {
         ALTER TABLE engine_state ADD COLUMN still_distrusted INTEGER NOT NULL DEFAULT 0;
         ALTER TABLE runtime_status ADD COLUMN profile_fences TEXT;
         """,
-        // 15: the newest transition that carried an event, per topic and region (`rid`): what
-        // the topic's consumers were last told of the region, which the outbox's bound never
-        // drops (`PublicationTable.insert`); filled from the transitions held.
+        // 15: the newest transition per topic and region (`rid`) since the topic's last
+        // retirement: what its consumers were last told of the region, which the outbox's bound
+        // never drops (`PublicationTable.insert`); filled from the transitions held.
         Step("""
         CREATE TABLE publication_regions (
             topic TEXT NOT NULL,
@@ -275,11 +275,7 @@ enum Migrations {
             seq INTEGER NOT NULL,
             PRIMARY KEY (topic, rid)
         ) WITHOUT ROWID;
-        INSERT INTO publication_regions (topic, rid, seq)
-            SELECT topic, rid, max(seq) FROM (
-                SELECT topic, seq, \(PublicationTable.regionID("payload")) AS rid FROM publications
-                WHERE kind = 'transition' AND event_id IS NOT NULL)
-            WHERE rid IS NOT NULL GROUP BY topic, rid;
+        \(PublicationTable.refillRegions(topic: false));
         """),
     ]
 

@@ -29,13 +29,13 @@ struct EngineStateTests {
             batch.location = LocationReference(time: Self.t0, coordinate: Coordinate(latitude: 47.123456789, longitude: 8.000000001))
             batch.implicitState = .outside
             batch.changes.approaches = records
-            try store.commit(batch)
+            _ = try store.commit(batch)
             // A later commit without a location or implicit state keeps the stored ones.
             var next = CommitBatch(profileName: "p", committedAt: Self.t0 + .seconds(1))
             next.fixes = [Fix(time: Self.t0 + .seconds(1), coordinate: Coordinate(latitude: 47, longitude: 8), horizontalAccuracyMeters: 4)]
             next.lastFixTime = Self.t0 + .seconds(1)
             next.usableFixCount = 8
-            try store.commit(next)
+            _ = try store.commit(next)
         }
         let reopened = try EventStore(path: path, readOnly: true)
         let state = try #require(try reopened.engineState())
@@ -58,17 +58,17 @@ struct EngineStateTests {
             var batch = CommitBatch(profileName: "p", committedAt: Self.t0)
             batch.assumptions = widened
             #expect(!batch.isEmpty)
-            try store.commit(batch)
+            _ = try store.commit(batch)
             // A commit that does not carry them keeps them.
             var next = CommitBatch(profileName: "p", committedAt: Self.t0 + .seconds(1))
             next.fixes = [Fix(time: Self.t0, coordinate: Coordinate(latitude: 47, longitude: 8), horizontalAccuracyMeters: 4)]
             next.lastFixTime = Self.t0
-            try store.commit(next)
+            _ = try store.commit(next)
             #expect(try store.loadSnapshot().assumptions == widened)
             // The trip's end: the planned bounds again, the count kept; the sensor said moving.
             var reset = CommitBatch(profileName: "p", committedAt: Self.t0 + .seconds(2))
             reset.assumptions = AssumptionState(widened: nil, violations: 2)
-            try store.commit(reset)
+            _ = try store.commit(reset)
         }
         let snapshot = try EventStore(path: path, readOnly: true).loadSnapshot()
         #expect(snapshot.assumptions == AssumptionState(widened: nil, violations: 2))
@@ -129,7 +129,7 @@ struct EngineStateTests {
             let store = try EventStore(path: path)
             var batch = CommitBatch(profileName: "p", committedAt: Self.t0)
             batch.movement = m
-            try store.commit(batch)
+            _ = try store.commit(batch)
         }
         #expect(try EventStore(path: path, readOnly: true).loadSnapshot().movement == m)
     }
@@ -143,7 +143,7 @@ struct EngineStateTests {
         event.approach = Self.approach
         var batch = CommitBatch(profileName: "p", committedAt: Self.t0)
         batch.events = [(event, [])]
-        try store.commit(batch)
+        _ = try store.commit(batch)
         #expect(try store.eventLog.events().map(\.event.approach) == [Self.approach])
     }
 

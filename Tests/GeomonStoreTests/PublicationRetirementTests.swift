@@ -88,9 +88,10 @@ struct PublicationRetirementTests {
         #expect(try store.outbox.unretiredTopics(except: "new").isEmpty)
     }
 
-    /// The bound drops published transitions too, but never the newest of a region on a topic:
-    /// with `locations: none` it is all that says what the topic's consumers were last told of
-    /// the region (the leave a retirement owes them, the `wtst` a leave after a restart carries).
+    /// The bound drops published transitions too, but never the newest of a region on a topic
+    /// until the topic is retired: with `locations: none` it is all that says what the topic's
+    /// consumers were last told of the region (the leave a retirement owes them, the `wtst` a
+    /// leave after a restart carries).
     @Test func theBoundKeepsTheNewestTransitionOfEachRegion() throws {
         let dir = try TemporaryDirectory()
         defer { dir.remove() }
@@ -103,22 +104,55 @@ struct PublicationRetirementTests {
             m.eventID = id
             return m
         }
-        try store.outbox.enqueue([transition("enter", "home", at: 1, id: "e1"), transition("enter", "shop", at: 2, id: "e2"),
-                                  transition("leave", "shop", at: 3, id: "e3"),
-                                  // A retirement's leave (no event) is not what the region's consumers were told.
-                                  transition("leave", "home", at: 4, id: nil)], at: now)
-        try store.outbox.markPublished(try store.outbox.pendingPublications(after: 0, limit: 10).map(\.seq), at: now)
-        for k in 2...6 {
-            try store.outbox.enqueue([Self.message(.location, "other", at: Int64(k) * 100)], at: now)
+        func publishAll() throws {
             try store.outbox.markPublished(try store.outbox.pendingPublications(after: 0, limit: 10).map(\.seq), at: now)
         }
-        let kept = try store.outbox.messagesSinceCleared(topic: a, transitionsOnly: true)
-        #expect(kept.map(\.eventID) == ["e1", "e3"])
+        func others(from k: Int64) throws {
+            for j in k...(k + 4) {
+                try store.outbox.enqueue([Self.message(.location, "other", at: j * 100)], at: now)
+                try publishAll()
+            }
+        }
+        try store.outbox.enqueue([transition("enter", "home", at: 1, id: "e1"), transition("enter", "shop", at: 2, id: "e2"),
+                                  transition("leave", "shop", at: 3, id: "e3")], at: now)
+        try publishAll()
+        try others(from: 2)
+        #expect(try store.outbox.messagesSinceCleared(topic: a, transitionsOnly: true).map(\.eventID) == ["e1", "e3"])
         #expect(try store.outbox.publications(includingPublished: true, limit: 10).count == 3)
+        // Retired: its leave for home, then its clears. The topic's consumers were told
+        // everything is left: nothing of it is kept beyond the bound but the marker.
+        try store.outbox.enqueue([transition("leave", "home", at: 700, id: nil), Self.message(.clear, a + "/status", "", at: 700),
+                                  Self.message(.clear, a, "", at: 700)], at: now)
+        try publishAll()
+        try others(from: 8)
+        #expect(try store.outbox.publications(includingPublished: true, limit: 10).map(\.publication.topic) == [a + "/status", a, "other"])
     }
 
-    /// A database of schema 14: its transitions name the newest of each region, so the bound
-    /// keeps them from the first message after the migration.
+    /// Back on a topic before its retirement went out: the transitions since its previous
+    /// retirement say again what its consumers were told, and the bound keeps them.
+    @Test func aWithdrawnRetirementKeepsTheRegionsAgain() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let store = try EventStore(path: dir.path("d.db"))
+        store.publicationLimits = PublicationLimits(maxRows: 2, maxAge: .seconds(60))
+        let a = "owntracks/u/a"
+        let now = UTCTime(millisecondsSince1970: 0)
+        var enter = Self.message(.transition, a + "/event", #"{"_type":"transition","event":"enter","rid":"home"}"#, at: 1)
+        enter.eventID = "e1"
+        try store.outbox.enqueue([enter], at: now)
+        try store.outbox.markPublished(try store.outbox.pendingPublications(after: 0, limit: 10).map(\.seq), at: now)
+        try store.outbox.enqueue([Self.message(.transition, a + "/event", #"{"_type":"transition","event":"leave","rid":"home"}"#, at: 2),
+                                  Self.message(.clear, a, "", at: 2)], at: now)
+        #expect(try store.outbox.withdrawRetirement(of: a) == 2)
+        for k in 1...3 {
+            try store.outbox.enqueue([Self.message(.location, a, at: Int64(k) * 100)], at: now)
+            try store.outbox.markPublished(try store.outbox.pendingPublications(after: 0, limit: 10).map(\.seq), at: now)
+        }
+        #expect(try store.outbox.messagesSinceCleared(topic: a, transitionsOnly: true).map(\.eventID) == ["e1"])
+    }
+
+    /// A database of schema 14: its transitions name the newest of each region on each topic
+    /// not retired since, so the bound keeps them from the first message after the migration.
     @Test func theMigrationFindsTheNewestTransitionOfEachRegion() throws {
         let dir = try TemporaryDirectory()
         defer { dir.remove() }
@@ -137,15 +171,18 @@ struct PublicationRetirementTests {
                        ('transition', 'a/event', '{"event":"enter","rid":"work"}', 0, 3000, 'e3', 5, 6),
                        ('transition', 'a/event', '{"event":"leave","rid":"work"}', 0, 4000, NULL, 5, 6),
                        ('transition', 'a/event', 'not json', 0, 5000, 'e4', 5, 6),
-                       ('location', 'a', '{"_type":"location"}', 1, 6000, NULL, 5, 6);
+                       ('location', 'a', '{"_type":"location"}', 1, 6000, NULL, 5, 6),
+                       ('transition', 'b/event', '{"event":"enter","rid":"x"}', 0, 7000, 'e5', 5, 6),
+                       ('clear', 'b', '', 1, 8000, NULL, 5, 6);
                 """)
         }
         let store = try EventStore(path: path)
         #expect(try store.userVersion() == EventStore.schemaVersion)
         store.publicationLimits = PublicationLimits(maxRows: 2, maxAge: .seconds(60))
         try store.outbox.enqueue([Self.message(.location, "a", at: 600)], at: UTCTime(millisecondsSince1970: 7))
+        // Home's leave and work's (a retirement's, without an event) are kept; b was retired.
         let kept = try store.outbox.publications(includingPublished: true, limit: 10)
-        #expect(kept.map(\.seq) == [2, 3, 7])
+        #expect(kept.map(\.seq) == [2, 4, 8, 9])
     }
 
     /// Back on a topic before its retirement went out: what is still pending of it is taken

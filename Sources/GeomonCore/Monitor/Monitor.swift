@@ -568,10 +568,14 @@ public struct Monitor: Sendable {
             context.pendingSince = first.firstTime
             context.pendingCount = first.count
         }
-        // A change waits only for confirming fixes: how many (the earliest change's count).
-        // Another fence in doubt does not stop them coming at the tracking rate.
+        // A change waits only for confirming fixes (`transitions.confirm.time` has passed by
+        // the last of them): how many (the earliest change's count). Another fence in doubt
+        // does not stop them coming at the tracking rate.
         if counted, pending, !startingUp, !engine.anyRecordUnknown, let first = earliestPending {
-            context.fixesToSettle = max(1, engine.confirmFixes - first.count)
+            let left = max(1, engine.confirmFixes - first.count)
+            if fix.time + configuration.trackingFixInterval * left - first.firstTime >= configuration.confirmTime {
+                context.fixesToSettle = left
+            }
         }
         let radius = configuration.searchRadiusMeters
         let regionsGNSS = !configuration.alwaysOn && configuration.mode == .regions && fix.source == .gnss
