@@ -236,6 +236,7 @@ public final class EventStore {
     /// status. Events whose id is already stored are skipped (with their deliveries and
     /// messages), so an event can never be stored twice. Returns the events that were newly
     /// stored, with their sequence numbers.
+    @discardableResult
     public func commit(_ batch: CommitBatch) throws -> [StoredEvent] {
         let synced = syncEventCommits && !batch.events.isEmpty
         if synced { try db.execute("PRAGMA synchronous=FULL") }

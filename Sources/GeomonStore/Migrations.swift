@@ -265,9 +265,10 @@ enum Migrations {
         ALTER TABLE engine_state ADD COLUMN still_distrusted INTEGER NOT NULL DEFAULT 0;
         ALTER TABLE runtime_status ADD COLUMN profile_fences TEXT;
         """,
-        // 15: the newest transition per topic and region (`rid`) since the topic's last
-        // retirement: what its consumers were last told of the region, which the outbox's bound
-        // never drops (`PublicationTable.insert`); filled from the transitions held.
+        // 15: the newest transition with an event per topic and region (`rid`) since the
+        // topic's last retirement that went out: what its consumers were last told of the
+        // region, which the outbox's bound never drops (`PublicationTable.insert`); filled from
+        // the transitions held.
         Step("""
         CREATE TABLE publication_regions (
             topic TEXT NOT NULL,
@@ -275,7 +276,7 @@ enum Migrations {
             seq INTEGER NOT NULL,
             PRIMARY KEY (topic, rid)
         ) WITHOUT ROWID;
-        \(PublicationTable.refillRegions(topic: false));
+        \(PublicationTable.fillRegions);
         """),
     ]
 

@@ -5,10 +5,10 @@ public import GeomonCore
 /// locations, oldest first. Pending messages that carry an event are never dropped, nor is a
 /// pending `waypoints` message (only a newer one replaces it: its time may be the system
 /// clock's, years from the receiver's that dates the fixes), nor any `clear` (one per topic
-/// left: it marks the topic retired, `unretiredTopics`), nor the newest transition of each
-/// region on each topic not retired since (`publication_regions`: what its consumers were last
-/// told of it, for the leave a retirement owes them and the `wtst` a leave after a restart
-/// carries).
+/// left: it marks the topic retired, `unretiredTopics`), nor the newest transition with an
+/// event of each region on each topic whose retirement has not gone out since
+/// (`publication_regions`: what its consumers were last told of it, for the leave a retirement
+/// owes them and the `wtst` a leave after a restart carries).
 public struct PublicationLimits: Sendable, Hashable {
     public var maxRows: Int
     public var maxAge: Duration
@@ -36,12 +36,11 @@ public final class PublicationTable: PublicationOutbox {
         let insert = try db.statement("""
             INSERT INTO publications (kind, topic, payload, retain, time_ms, event_id, created_at_ms) VALUES (?,?,?,?,?,?,?)
             """)
-        // The newest transition of each region on each topic (`PublicationLimits`); a topic's
-        // retirement (the `clear` of its base topic, after its leaves) leaves it none.
+        // The newest transition of each region on each topic (`PublicationLimits`): what an
+        // event told the topic's consumers (a retirement's leaves carry none).
         let note = try db.statement("""
             INSERT OR REPLACE INTO publication_regions (topic, rid, seq) SELECT ?1, rid, ?3 FROM (SELECT \(Self.regionID("?2")) AS rid) WHERE rid IS NOT NULL
             """)
-        let retired = try db.statement("DELETE FROM publication_regions WHERE topic = ?1 || '/event'")
         for publication in publications {
             if publication.kind == .waypoints {
                 try db.execute("DELETE FROM publications WHERE kind = 'waypoints' AND published_at_ms IS NULL")
@@ -55,19 +54,12 @@ public final class PublicationTable: PublicationOutbox {
             insert.bind(6, publication.eventID)
             insert.bind(7, time.millisecondsSince1970)
             try insert.run()
-            switch publication.kind {
-            case .transition:
+            if publication.kind == .transition, publication.eventID != nil {
                 note.reset()
                 note.bind(1, publication.topic)
                 note.bind(2, publication.payload)
                 note.bind(3, db.lastInsertRowID)
                 try note.run()
-            case .clear:
-                retired.reset()
-                retired.bind(1, publication.topic)
-                try retired.run()
-            case .location, .waypoints:
-                break
             }
         }
         guard let limits else { return }
@@ -103,19 +95,17 @@ public final class PublicationTable: PublicationOutbox {
         "CASE WHEN json_valid(\(payload)) AND json_type(\(payload), '$.rid') = 'text' THEN json_extract(\(payload), '$.rid') END"
     }
 
-    /// `publication_regions` from the transitions the outbox holds on each event topic since
-    /// its base topic's last `clear` (a retirement): every topic, or with `topic`, `?1`'s.
-    static func refillRegions(topic: Bool) -> String {
-        """
-        INSERT OR REPLACE INTO publication_regions (topic, rid, seq)
+    /// Migration 15: `publication_regions` from the transitions with an event the outbox holds
+    /// on each event topic since its base topic's last retirement that went out.
+    static let fillRegions = """
+        INSERT INTO publication_regions (topic, rid, seq)
         SELECT topic, rid, max(seq) FROM (
             SELECT p.topic, p.seq, \(regionID("p.payload")) AS rid FROM publications p
-            WHERE p.kind = 'transition'\(topic ? " AND p.topic = ?1 || '/event'" : "")
-              AND p.seq > coalesce((SELECT max(c.seq) FROM publications c
-                                    WHERE c.kind = 'clear' AND c.topic = substr(p.topic, 1, length(p.topic) - 6)), 0))
+            WHERE p.kind = 'transition' AND p.event_id IS NOT NULL
+              AND p.seq > coalesce((SELECT max(c.seq) FROM publications c WHERE c.kind = 'clear' AND c.published_at_ms IS NOT NULL
+                                      AND c.topic = substr(p.topic, 1, length(p.topic) - 6)), 0))
         WHERE rid IS NOT NULL GROUP BY topic, rid
         """
-    }
 
     /// Pending messages after `seq`, oldest first, at most `limit`.
     public func pendingPublications(after seq: Int64, limit: Int) throws -> [StoredPublication] {
@@ -165,7 +155,18 @@ public final class PublicationTable: PublicationOutbox {
                 update.bind(3, row.seq)
                 try update.run()
             }
+            try forgetRetiredRegions()
         }
+    }
+
+    /// A topic whose retirement went out (the `clear` of its base topic, after its leaves, done
+    /// with) keeps no regions from before it: its consumers were told the device left them.
+    private func forgetRetiredRegions() throws {
+        try db.execute("""
+            DELETE FROM publication_regions WHERE seq < (SELECT max(c.seq) FROM publications c
+              WHERE c.kind = 'clear' AND c.published_at_ms IS NOT NULL
+                AND c.topic = substr(publication_regions.topic, 1, length(publication_regions.topic) - 6))
+            """)
     }
 
     /// Messages the broker refused and that were not requeued since.
@@ -254,15 +255,7 @@ public final class PublicationTable: PublicationOutbox {
             """)
         delete.bind(1, topic)
         try delete.run()
-        let withdrawn = db.changes
-        // The topic's regions are what its transitions since its last retirement said.
-        let forget = try db.statement("DELETE FROM publication_regions WHERE topic = ?1 || '/event'")
-        forget.bind(1, topic)
-        try forget.run()
-        let refill = try db.statement(Self.refillRegions(topic: true))
-        refill.bind(1, topic)
-        try refill.run()
-        return withdrawn
+        return db.changes
     }
 
     /// Marks `topic` retired without sending anything: a `clear` stored as if published, and
@@ -290,9 +283,7 @@ public final class PublicationTable: PublicationOutbox {
             insert.bind(1, topic)
             insert.bind(2, time.millisecondsSince1970)
             try insert.run()
-            let forget = try db.statement("DELETE FROM publication_regions WHERE topic = ?1 || '/event'")
-            forget.bind(1, topic)
-            try forget.run()
+            try forgetRetiredRegions()
         }
     }
 
