@@ -94,13 +94,17 @@ public struct OwnTracks: Sendable {
             fix.courseDegrees = motion?.courseDegrees
             return fix
         }
+        // A stay's time is its enter's: an exit in this commit after an enter of its fence
+        // carries the new stay's, not one kept from before (`stayTimes`).
+        var stays = self
         // An event a cooldown held back is not published (its stay is not in `inside` either).
         for event in commit.events where !event.suppressed {
             switch event.kind {
             case .enter, .exit:
                 transitioned = true
                 transitionTime = max(transitionTime ?? event.time, event.time)
-                result.append(transition(event, confirmedBy: usable.last ?? lastFix, battery: battery))
+                result.append(stays.transition(event, confirmedBy: usable.last ?? lastFix, battery: battery))
+                if let id = event.fenceID { stays.stayTimes[id] = nil }
             case .dwell:
                 let fix = located(event)
                 var extra = JSONObject()
