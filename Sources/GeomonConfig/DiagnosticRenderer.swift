@@ -1,4 +1,4 @@
-public import GeomonCore
+import GeomonCore
 import GeomonFormat
 
 /// Renders diagnostics for people (clang style, with the source line and a caret) or for

@@ -1,5 +1,5 @@
 public import GeomonCore
-public import GeomonStore
+import GeomonStore
 import GeomonHooks
 import FoundationEssentials
 

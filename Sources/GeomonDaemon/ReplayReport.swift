@@ -1,4 +1,4 @@
-public import GeomonCore
+import GeomonCore
 import GeomonEvaluation
 import GeomonFormat
 

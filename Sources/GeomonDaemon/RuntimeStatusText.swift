@@ -1,5 +1,5 @@
 public import GeomonStore
-public import GeomonCore
+import GeomonCore
 import GeomonFormat
 
 /// The run's status as one JSON object: `geomon status --format json` (its `daemon`), and the

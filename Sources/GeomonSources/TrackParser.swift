@@ -1,4 +1,4 @@
-public import GeomonCore
+import GeomonCore
 
 /// One track format's parser behind one interface, fed chunks of any size: what
 /// `TrackReader.read(bytes:name:)` runs over a buffer and `TrackStream` over a file. The line

@@ -54,7 +54,7 @@ struct TrackStreamTests {
         let dir = try TemporaryDirectory()
         defer { dir.remove() }
         let empty = dir.url.appendingPathComponent("empty.nmea").path
-        FileManager.default.createFile(atPath: empty, contents: Data())
+        #expect(FileManager.default.createFile(atPath: empty, contents: Data()))
         let prose = dir.url.appendingPathComponent("prose.txt").path
         try "just some words\n".write(toFile: prose, atomically: true, encoding: .utf8)
         let cases: [(String, String, Bool)] = [

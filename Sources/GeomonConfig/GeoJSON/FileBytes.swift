@@ -1,6 +1,6 @@
 import CGeomonShims
 import GeomonFormat
-public import GeomonCore
+import GeomonCore
 #if canImport(Glibc)
 import Glibc
 #endif

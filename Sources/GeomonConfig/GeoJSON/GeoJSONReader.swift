@@ -1,5 +1,5 @@
 import GeomonFormat
-public import GeomonCore
+import GeomonCore
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,4 +1,4 @@
-public import GeomonCore
+import GeomonCore
 
 /// Byte offsets of a text file turned into `file:line:column` (1-based; columns count Unicode
 /// scalars; a leading byte order mark does not count).

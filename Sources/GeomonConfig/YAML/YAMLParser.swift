@@ -1,4 +1,4 @@
-public import GeomonCore
+import GeomonCore
 import CYAML
 
 /// Parses YAML text with libyaml's event API into a `YAMLNode` tree.

@@ -1,5 +1,5 @@
 import Glibc
-public import GeomonSources
+import GeomonSources
 
 /// What `geomon run` was asked to do.
 public struct RunOptions: Sendable {

@@ -1,4 +1,4 @@
-public import GeomonCore
+import GeomonCore
 
 /// The `fence_state` table: one row per fence with a state the engine recorded.
 struct FenceStateTable {

@@ -1,4 +1,4 @@
-public import GeomonCore
+import GeomonCore
 
 // The movement rules' state and the events' figures as the store keeps them: one line per
 // value, `name field…`, numbers in Swift's shortest round-trip form (a state read back is the

@@ -1,4 +1,4 @@
-public import GeomonCore
+import GeomonCore
 
 /// The `runtime_status` table: the one row of the daemon's `RuntimeStatus`.
 public struct RuntimeStatusTable {
