@@ -265,10 +265,10 @@ enum Migrations {
         ALTER TABLE engine_state ADD COLUMN still_distrusted INTEGER NOT NULL DEFAULT 0;
         ALTER TABLE runtime_status ADD COLUMN profile_fences TEXT;
         """,
-        // 15: the newest transition with an event per topic and region (`rid`) since the
-        // topic's last retirement that went out: what its consumers were last told of the
-        // region, which the outbox's bound never drops (`PublicationTable.insert`); filled from
-        // the transitions held.
+        // 15: per topic, the enter (with an event) of each region its consumers were told the
+        // device is in — since the topic's last retirement that went out, and not left since —
+        // which the outbox's bound never drops (`PublicationTable.insert`); filled from the
+        // transitions held.
         Step("""
         CREATE TABLE publication_regions (
             topic TEXT NOT NULL,

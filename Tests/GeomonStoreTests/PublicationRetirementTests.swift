@@ -88,11 +88,11 @@ struct PublicationRetirementTests {
         #expect(try store.outbox.unretiredTopics(except: "new").isEmpty)
     }
 
-    /// The bound drops published transitions too, but never the newest of a region on a topic
-    /// until the topic is retired: with `locations: none` it is all that says what the topic's
-    /// consumers were last told of the region (the leave a retirement owes them, the `wtst` a
+    /// The bound drops published transitions too, but never the enter of a region the topic's
+    /// consumers were told the device is in, until a leave or the topic's retirement: with
+    /// `locations: none` it is all that says so (the leave a retirement owes them, the `wtst` a
     /// leave after a restart carries).
-    @Test func theBoundKeepsTheNewestTransitionOfEachRegion() throws {
+    @Test func theBoundKeepsTheEnterOfEachRegionTheDeviceIsIn() throws {
         let dir = try TemporaryDirectory()
         defer { dir.remove() }
         let store = try EventStore(path: dir.path("d.db"))
@@ -117,8 +117,9 @@ struct PublicationRetirementTests {
                                   transition("leave", "shop", at: 3, id: "e3")], at: now)
         try publishAll()
         try others(from: 2)
-        #expect(try store.outbox.messagesSinceCleared(topic: a, transitionsOnly: true).map(\.eventID) == ["e1", "e3"])
-        #expect(try store.outbox.publications(includingPublished: true, limit: 10).count == 3)
+        // Home's enter is kept; shop, entered and left, keeps nothing.
+        #expect(try store.outbox.messagesSinceCleared(topic: a, transitionsOnly: true).map(\.eventID) == ["e1"])
+        #expect(try store.outbox.publications(includingPublished: true, limit: 10).count == 2)
         // Retired: its leave for home, then its clears. The topic's consumers were told
         // everything is left: nothing of it is kept beyond the bound but the marker.
         try store.outbox.enqueue([transition("leave", "home", at: 700, id: nil), Self.message(.clear, a + "/status", "", at: 700),
@@ -151,8 +152,9 @@ struct PublicationRetirementTests {
         #expect(try store.outbox.messagesSinceCleared(topic: a, transitionsOnly: true).map(\.eventID) == ["e1"])
     }
 
-    /// A database of schema 14: its transitions name the newest of each region on each topic
-    /// not retired since, so the bound keeps them from the first message after the migration.
+    /// A database of schema 14: its transitions name the regions each topic's consumers were
+    /// told the device is in, so the bound keeps their enters from the first message after the
+    /// migration.
     @Test func theMigrationFindsTheNewestTransitionOfEachRegion() throws {
         let dir = try TemporaryDirectory()
         defer { dir.remove() }
@@ -180,10 +182,10 @@ struct PublicationRetirementTests {
         #expect(try store.userVersion() == EventStore.schemaVersion)
         store.publicationLimits = PublicationLimits(maxRows: 2, maxAge: .seconds(60))
         try store.outbox.enqueue([Self.message(.location, "a", at: 600)], at: UTCTime(millisecondsSince1970: 7))
-        // Home's leave and work's enter (the leave after it carries no event: a retirement's)
-        // are kept; b's enter is not: b's retirement went out after it.
+        // Work's enter is kept (the leave after it carries no event: a retirement's); home was
+        // left, and b's enter is not kept either: b's retirement went out after it.
         let kept = try store.outbox.publications(includingPublished: true, limit: 10)
-        #expect(kept.map(\.seq) == [2, 3, 8, 9])
+        #expect(kept.map(\.seq) == [3, 8, 9])
     }
 
     /// Back on a topic before its retirement went out: what is still pending of it is taken

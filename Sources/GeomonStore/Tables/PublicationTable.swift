@@ -5,10 +5,10 @@ public import GeomonCore
 /// locations, oldest first. Pending messages that carry an event are never dropped, nor is a
 /// pending `waypoints` message (only a newer one replaces it: its time may be the system
 /// clock's, years from the receiver's that dates the fixes), nor any `clear` (one per topic
-/// left: it marks the topic retired, `unretiredTopics`), nor the newest transition with an
-/// event of each region on each topic whose retirement has not gone out since
-/// (`publication_regions`: what its consumers were last told of it, for the leave a retirement
-/// owes them and the `wtst` a leave after a restart carries).
+/// left: it marks the topic retired, `unretiredTopics`), nor the enter of a region a topic's
+/// consumers were told the device is in, until an event's leave or the topic's retirement
+/// that went out ends it (`publication_regions`: for the leave a retirement owes them and the
+/// `wtst` a leave after a restart carries).
 public struct PublicationLimits: Sendable, Hashable {
     public var maxRows: Int
     public var maxAge: Duration
@@ -36,10 +36,13 @@ public final class PublicationTable: PublicationOutbox {
         let insert = try db.statement("""
             INSERT INTO publications (kind, topic, payload, retain, time_ms, event_id, created_at_ms) VALUES (?,?,?,?,?,?,?)
             """)
-        // The newest transition of each region on each topic (`PublicationLimits`): what an
-        // event told the topic's consumers (a retirement's leaves carry none).
+        // The regions each topic's consumers were told the device entered and not left
+        // (`PublicationLimits`): an event's enter is kept, its leave ends that (a retirement's
+        // leaves carry no event). An enter is older than its leave, so the bound drops it first.
+        let forget = try db.statement("DELETE FROM publication_regions WHERE topic = ?1 AND rid = \(Self.field("rid", of: "?2"))")
         let note = try db.statement("""
-            INSERT OR REPLACE INTO publication_regions (topic, rid, seq) SELECT ?1, rid, ?3 FROM (SELECT \(Self.regionID("?2")) AS rid) WHERE rid IS NOT NULL
+            INSERT OR REPLACE INTO publication_regions (topic, rid, seq) SELECT ?1, rid, ?3 FROM (SELECT \(Self.field("rid", of: "?2")) AS rid)
+            WHERE rid IS NOT NULL AND \(Self.field("event", of: "?2")) = 'enter'
             """)
         for publication in publications {
             if publication.kind == .waypoints {
@@ -55,6 +58,10 @@ public final class PublicationTable: PublicationOutbox {
             insert.bind(7, time.millisecondsSince1970)
             try insert.run()
             if publication.kind == .transition, publication.eventID != nil {
+                forget.reset()
+                forget.bind(1, publication.topic)
+                forget.bind(2, publication.payload)
+                try forget.run()
                 note.reset()
                 note.bind(1, publication.topic)
                 note.bind(2, publication.payload)
@@ -89,22 +96,25 @@ public final class PublicationTable: PublicationOutbox {
         }
     }
 
-    /// The region of an OwnTracks transition's payload (its `rid`, text), in SQL: what
-    /// `publication_regions` is keyed by.
-    static func regionID(_ payload: String) -> String {
-        "CASE WHEN json_valid(\(payload)) AND json_type(\(payload), '$.rid') = 'text' THEN json_extract(\(payload), '$.rid') END"
+    /// A text member of an OwnTracks transition's payload (`rid`, `event`) in SQL, NULL where
+    /// there is none (SQLite's JSON functions, built in since 3.38).
+    static func field(_ name: String, of payload: String) -> String {
+        "CASE WHEN json_valid(\(payload)) AND json_type(\(payload), '$.\(name)') = 'text' THEN json_extract(\(payload), '$.\(name)') END"
     }
 
     /// Migration 15: `publication_regions` from the transitions with an event the outbox holds
-    /// on each event topic since its base topic's last retirement that went out.
+    /// on each event topic since its base topic's last retirement that went out: each region
+    /// whose newest is an enter (SQLite takes `event` from the row `max(seq)` picks).
     static let fillRegions = """
         INSERT INTO publication_regions (topic, rid, seq)
-        SELECT topic, rid, max(seq) FROM (
-            SELECT p.topic, p.seq, \(regionID("p.payload")) AS rid FROM publications p
-            WHERE p.kind = 'transition' AND p.event_id IS NOT NULL
-              AND p.seq > coalesce((SELECT max(c.seq) FROM publications c WHERE c.kind = 'clear' AND c.published_at_ms IS NOT NULL
-                                      AND c.topic = substr(p.topic, 1, length(p.topic) - 6)), 0))
-        WHERE rid IS NOT NULL GROUP BY topic, rid
+        SELECT topic, rid, seq FROM (
+            SELECT topic, rid, max(seq) AS seq, event FROM (
+                SELECT p.topic, p.seq, \(field("rid", of: "p.payload")) AS rid, \(field("event", of: "p.payload")) AS event FROM publications p
+                WHERE p.kind = 'transition' AND p.event_id IS NOT NULL
+                  AND p.seq > coalesce((SELECT max(c.seq) FROM publications c WHERE c.kind = 'clear' AND c.published_at_ms IS NOT NULL
+                                          AND c.topic = substr(p.topic, 1, length(p.topic) - 6)), 0))
+            WHERE rid IS NOT NULL GROUP BY topic, rid)
+        WHERE event = 'enter'
         """
 
     /// Pending messages after `seq`, oldest first, at most `limit`.
