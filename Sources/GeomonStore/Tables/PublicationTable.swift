@@ -81,8 +81,8 @@ public final class PublicationTable: PublicationOutbox {
             old.bind(1, cutoff)
             try old.run()
         }
-        // The newest transitions of the regions are bounded by the regions, not the outbox's
-        // rows (each names a row the bound never drops; two counts SQLite keeps cheap).
+        // The kept enters are bounded by the regions the device is in, not the outbox's rows
+        // (each names a row the bound never drops; two counts SQLite keeps cheap).
         let count = try Int(db.scalarInt("SELECT (SELECT count(*) FROM publications) - (SELECT count(*) FROM publication_regions)") ?? 0)
         if count > limits.maxRows {
             let excess = try db.statement("""
