@@ -97,6 +97,44 @@ struct OwnTracksOutboxTests {
         #expect(next.first?.contains(#""wtst":1700000000"#) == true, "\(next)")
     }
 
+    /// Restarted back on a topic whose retirement was queued and has not gone out (the broker
+    /// was away): the retirement is taken back, so its stays go on, and a leave under a waypoint
+    /// replaced since carries its enter's `wtst`. The pending leaves and clear of that
+    /// retirement end no stay, whether the start reads the stays before the withdrawal or after.
+    @Test func aRestartBackOnATopicWhoseRetirementIsPendingResumesItsStays() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let store = try EventStore(path: dir.path("van.db"))
+        func commit(_ outbox: OwnTracksOutbox, _ event: GeoEvent, inside: [String]) throws -> [String] {
+            var commit = Monitor.Commit()
+            commit.events = [event]
+            commit.inside = inside
+            var batch = CommitBatch(profileName: "van", committedAt: event.time)
+            outbox.add(commit, to: &batch, events: 0..<1)
+            try store.outbox.enqueue(batch.publications, at: event.time)
+            return batch.publications.filter { $0.kind == .transition }.map(\.payload)
+        }
+        let van = Self.profile(waypointTime: 1_600_000_000)
+        _ = try commit(OwnTracksOutbox(profile: van, store: store), Self.event(.enter, at: 1000), inside: ["depot"])
+        try store.outbox.markPublished(try store.outbox.pendingPublications(after: 0, limit: 10).map(\.seq), at: UTCTime(millisecondsSince1970: 1_000_000))
+        // Restarted on another topic: the old one's retirement is queued; the broker is away.
+        var lorry = van
+        lorry.publish.mqtt?.topic = "owntracks/geomon/lorry"
+        let moved = OwnTracksOutbox(profile: lorry, store: store)
+        #expect(try moved.queueRetirements(store: store, broker: "broker:1883").map(\.regions) == [1])
+        var batch = CommitBatch(profileName: "van", committedAt: UTCTime(millisecondsSince1970: 1_500_000))
+        moved.drainQueued(into: &batch)
+        try store.outbox.enqueue(batch.publications, at: batch.committedAt)
+        #expect(try store.outbox.pendingPublications(after: 0, limit: 10).contains { $0.publication.kind == .clear })
+        // Back on the old topic, whose server replaced the waypoint before the first commit.
+        let back = OwnTracksOutbox(profile: van, store: store)
+        try back.resumeStays(store: store)
+        try store.outbox.withdrawRetirement(of: van.publish.mqtt!.topic)
+        back.reload(Self.profile(waypointTime: 1_700_000_000), store: store)
+        let leave = try commit(back, Self.event(.exit, at: 2000), inside: [])
+        #expect(leave.first?.contains(#""wtst":1600000000"#) == true, "\(leave)")
+    }
+
     /// With `locations: none` a region's enter is all that says the device is in it. Entered
     /// longer ago than the outbox's bound keeps messages, and the profile then moved to another
     /// topic: the old topic's consumers still get its leave (the newest transition of each

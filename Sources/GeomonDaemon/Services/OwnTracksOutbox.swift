@@ -79,7 +79,10 @@ public final class OwnTracksOutbox: OutboxContributor {
     /// while the daemon runs (`reload`): read from the transitions the outbox holds.
     public func resumeStays(store: EventStore) throws {
         guard let ownTracks else { return }
-        let told = OwnTracksTold(history: try store.outbox.messagesSinceCleared(topic: ownTracks.settings.topic, transitionsOnly: true))
+        // The profile publishes on this topic: a retirement of it still pending is taken back
+        // (`MQTTService.open`), and ends no stay.
+        let told = OwnTracksTold(history: try store.outbox.messagesSinceCleared(topic: ownTracks.settings.topic, transitionsOnly: true,
+                                                                                withoutPendingRetirement: true))
         // Every one, also where it equals the waypoint's now: a reload before the first commit
         // (a `setWaypoints` the broker kept for the session) replaces the waypoint.
         for region in told.inside where ownTracks.stayTimes[region.id] == nil {

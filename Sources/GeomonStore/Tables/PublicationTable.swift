@@ -239,17 +239,22 @@ public final class PublicationTable: PublicationOutbox {
 
     /// The messages of OwnTracks base topic `topic` (locations on it, transitions on
     /// `TOPIC/event`, waypoints on `TOPIC/waypoints`) since its last `clear`, oldest first;
-    /// `transitionsOnly`: the transitions alone.
-    public func messagesSinceCleared(topic: String, transitionsOnly: Bool = false) throws -> [Publication] {
+    /// `transitionsOnly`: the transitions alone. `withoutPendingRetirement`: as if a retirement
+    /// of the topic queued and not sent were taken back (`withdrawRetirement`), as it is once
+    /// the profile publishes on the topic again.
+    public func messagesSinceCleared(topic: String, transitionsOnly: Bool = false, withoutPendingRetirement: Bool = false) throws -> [Publication] {
         let family = try db.statement("""
             SELECT seq, kind, topic, payload, retain, time_ms, event_id, created_at_ms, published_at_ms, refused FROM publications
-            WHERE seq > coalesce((SELECT max(seq) FROM publications WHERE kind = 'clear' AND topic = ?1), 0)
-              AND ((kind = 'location' AND topic = ?1 AND NOT ?2) OR (kind = 'transition' AND topic = ?1 || '/event')
+            WHERE seq > coalesce((SELECT max(seq) FROM publications
+                                  WHERE kind = 'clear' AND topic = ?1 AND (published_at_ms IS NOT NULL OR NOT ?3)), 0)
+              AND ((kind = 'location' AND topic = ?1 AND NOT ?2)
+                   OR (kind = 'transition' AND topic = ?1 || '/event' AND (event_id IS NOT NULL OR published_at_ms IS NOT NULL OR NOT ?3))
                    OR (kind = 'waypoints' AND topic = ?1 || '/waypoints' AND NOT ?2))
             ORDER BY seq
             """)
         family.bind(1, topic)
         family.bind(2, transitionsOnly ? 1 : 0)
+        family.bind(3, withoutPendingRetirement ? 1 : 0)
         return try readPublications(family).map(\.publication)
     }
 
