@@ -22,6 +22,17 @@ struct OwnTracksOutboxTests {
                  coordinate: Coordinate(latitude: 47, longitude: 8), accuracyMeters: 5, rule: .recorded("t"))
     }
 
+    /// `event` committed through `outbox` into `store`'s outbox: the transitions it queued.
+    static func commit(_ store: EventStore, _ outbox: OwnTracksOutbox, _ event: GeoEvent, inside: [String]) throws -> [String] {
+        var commit = Monitor.Commit()
+        commit.events = [event]
+        commit.inside = inside
+        var batch = CommitBatch(profileName: "van", committedAt: event.time)
+        outbox.add(commit, to: &batch, events: 0..<1)
+        try store.outbox.enqueue(batch.publications, at: event.time)
+        return batch.publications.filter { $0.kind == .transition }.map(\.payload)
+    }
+
     @Test func aLeaveAfterTheWaypointWasReplacedCarriesItsEntersTime() throws {
         let dir = try TemporaryDirectory()
         defer { dir.remove() }
@@ -71,29 +82,20 @@ struct OwnTracksOutboxTests {
         let dir = try TemporaryDirectory()
         defer { dir.remove() }
         let store = try EventStore(path: dir.path("van.db"))
-        func commit(_ outbox: OwnTracksOutbox, _ event: GeoEvent, inside: [String]) throws -> [String] {
-            var commit = Monitor.Commit()
-            commit.events = [event]
-            commit.inside = inside
-            var batch = CommitBatch(profileName: "van", committedAt: event.time)
-            outbox.add(commit, to: &batch, events: 0..<1)
-            try store.outbox.enqueue(batch.publications, at: event.time)
-            return batch.publications.filter { $0.kind == .transition }.map(\.payload)
-        }
-        _ = try commit(OwnTracksOutbox(profile: Self.profile(waypointTime: 1_600_000_000), store: store), Self.event(.enter, at: 1000), inside: ["depot"])
+        _ = try Self.commit(store, OwnTracksOutbox(profile: Self.profile(waypointTime: 1_600_000_000), store: store), Self.event(.enter, at: 1000), inside: ["depot"])
         // Restarted on the same waypoint, which the server replaces before the first commit
         // (a `setWaypoints` the broker kept for the session: a reload).
         let restarted = OwnTracksOutbox(profile: Self.profile(waypointTime: 1_600_000_000), store: store)
         try restarted.resumeStays(store: store)
         restarted.reload(Self.profile(waypointTime: 1_700_000_000), store: store)
-        let leave = try commit(restarted, Self.event(.exit, at: 2000), inside: [])
+        let leave = try Self.commit(store, restarted, Self.event(.exit, at: 2000), inside: [])
         #expect(leave.first?.contains(#""wtst":1600000000"#) == true, "\(leave)")
-        let enter = try commit(restarted, Self.event(.enter, at: 3000), inside: ["depot"])
+        let enter = try Self.commit(store, restarted, Self.event(.enter, at: 3000), inside: ["depot"])
         #expect(enter.first?.contains(#""wtst":1700000000"#) == true, "\(enter)")
         // And again, with the stay closed: nothing to resume.
         let again = OwnTracksOutbox(profile: Self.profile(waypointTime: 1_800_000_000), store: store)
         try again.resumeStays(store: store)
-        let next = try commit(again, Self.event(.exit, at: 4000), inside: [])
+        let next = try Self.commit(store, again, Self.event(.exit, at: 4000), inside: [])
         #expect(next.first?.contains(#""wtst":1700000000"#) == true, "\(next)")
     }
 
@@ -105,17 +107,8 @@ struct OwnTracksOutboxTests {
         let dir = try TemporaryDirectory()
         defer { dir.remove() }
         let store = try EventStore(path: dir.path("van.db"))
-        func commit(_ outbox: OwnTracksOutbox, _ event: GeoEvent, inside: [String]) throws -> [String] {
-            var commit = Monitor.Commit()
-            commit.events = [event]
-            commit.inside = inside
-            var batch = CommitBatch(profileName: "van", committedAt: event.time)
-            outbox.add(commit, to: &batch, events: 0..<1)
-            try store.outbox.enqueue(batch.publications, at: event.time)
-            return batch.publications.filter { $0.kind == .transition }.map(\.payload)
-        }
         let van = Self.profile(waypointTime: 1_600_000_000)
-        _ = try commit(OwnTracksOutbox(profile: van, store: store), Self.event(.enter, at: 1000), inside: ["depot"])
+        _ = try Self.commit(store, OwnTracksOutbox(profile: van, store: store), Self.event(.enter, at: 1000), inside: ["depot"])
         try store.outbox.markPublished(try store.outbox.pendingPublications(after: 0, limit: 10).map(\.seq), at: UTCTime(millisecondsSince1970: 1_000_000))
         // Restarted on another topic: the old one's retirement is queued; the broker is away.
         var lorry = van
@@ -131,7 +124,7 @@ struct OwnTracksOutboxTests {
         try back.resumeStays(store: store)
         try store.outbox.withdrawRetirement(of: van.publish.mqtt!.topic)
         back.reload(Self.profile(waypointTime: 1_700_000_000), store: store)
-        let leave = try commit(back, Self.event(.exit, at: 2000), inside: [])
+        let leave = try Self.commit(store, back, Self.event(.exit, at: 2000), inside: [])
         #expect(leave.first?.contains(#""wtst":1600000000"#) == true, "\(leave)")
     }
 
