@@ -335,7 +335,8 @@ import Testing
     /// A check-back in a car park: its fixes are worse than `min_accuracy` (50 m). They do not
     /// prolong the listen nor end the check-back at once: at the listen's timeout from the
     /// switch-on it is a check-back without a fix (the next as long again after the last
-    /// usable fix), not a new check-back `min_sleep` later over and over.
+    /// usable fix), not a new check-back `min_sleep` later over and over. Its first fix alone
+    /// times the hot start (`measuredTTFF`): the ones after it are no starts.
     @Test func aCheckBackWithFixesTooPoorToTellEndsAtItsTimeout() {
         let (parked, checkAt, timeout) = Self.checkingBack()
         var p = parked
@@ -346,6 +347,7 @@ import Testing
             #expect(p.fixReceived(poor, context: Self.far, now: poor.time).isEmpty)
             #expect(p.isGNSSOn && p.nextDeadline == timeout)
         }
+        #expect(p.ttffSampleCount == 1 && p.measuredTTFF == .seconds(1))
         let off = p.deadlineReached(now: timeout)
         #expect(off.first == .gnssOff(PowerReason(.motionStill, sleep: timeout - Self.at(0))))
     }
@@ -424,9 +426,13 @@ import Testing
         _ = restarted.screen(Self.fix(0))
         _ = restarted.fixReceived(Self.fix(0), context: Self.near, now: Self.at(0))
         #expect(restarted.motionReported(.still, now: Self.at(1_000)) == [] && restarted.motion == nil && restarted.isGNSSOn)
-        // Its next "still" is not believed until it has said "moving" again.
+        // Its next "still" is not believed until it has said "moving" again: silence (the
+        // sensor stale, a restart's command not heard from) is not that word.
         #expect(p.motionReported(.still, now: Self.at(2_000)) == [])
         #expect(p.isGNSSOn)
+        _ = p.motionReported(nil, now: Self.at(2_200))
+        #expect(p.motionReported(.still, now: Self.at(2_400)) == [] && p.stillDistrusted)
+        #expect(p.isGNSSOn && p.motion == nil)
         _ = p.motionReported(.moving, now: Self.at(3_000))
         _ = p.motionReported(.still, now: Self.at(4_000))
         #expect(p.motion == .still)

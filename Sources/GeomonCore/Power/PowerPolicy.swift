@@ -486,10 +486,11 @@ public struct PowerPolicy: Sendable {
     public mutating func fixReceived(_ fix: Fix, context: FixContext, now: UTCTime) -> [PowerAction] {
         let usable = fix.source == .gnss && fix.horizontalAccuracyMeters <= configuration.minAccuracyMeters
         if fix.source == .gnss, case let .on(since, timeoutBase) = state {
-            // The first fix since a hot wake (no timeout since the switch-on, and none before
-            // it: a retry's first fix times the sky's return, not the receiver), after an off
-            // time the receiver did not track through: its TTFF.
-            if timeoutBase == since, memory.timeoutRetry == nil, let last = memory.lastGnssFixAt, since - last < configuration.hotWindow,
+            // The first fix since a hot wake (no fix and no timeout since the switch-on, and
+            // none before it: a retry's first fix times the sky's return, not the receiver),
+            // after an off time the receiver did not track through: its TTFF. (A still
+            // check-back's poor fixes leave `timeoutBase` at the switch-on.)
+            if timeoutBase == since, memory.timeoutRetry == nil, let last = memory.lastGnssFixAt, last < since, since - last < configuration.hotWindow,
                fix.time >= since, memory.lastGnssOffAt.map({ since - $0 >= configuration.tracksOnAfterOff }) ?? false {
                 learnTTFF(fix.time - since)
             }
@@ -615,8 +616,11 @@ public struct PowerPolicy: Sendable {
         case .still:
             guard !memory.assumptions.stillDistrusted else { return false }
             if memory.motion != .still { standsFrom(now) }
-        case .moving, nil:
+        case .moving:
             distrustStill(false)
+            memory.stillCheckSince = nil
+        case nil:
+            // Silence is no word of moving: a still GNSS showed wrong stays unbelieved.
             memory.stillCheckSince = nil
         }
         memory.motion = motion
