@@ -400,7 +400,8 @@ struct ReplayCommandTests {
 
     /// An output that names a track (by any path: a hard link too), the profile, the database
     /// or another output is refused before anything is written; devices are no files to
-    /// protect; `-` is standard output for `--report` only.
+    /// protect; `-` is standard output for `--report` only. One that cannot be written (no such
+    /// directory, a directory) is refused before the replay runs, not after it.
     @Test func outputsThatWouldOverwriteAnInputOrEachOtherAreRefused() throws {
         let dir = try TemporaryDirectory()
         defer { dir.remove() }
@@ -417,9 +418,12 @@ struct ReplayCommandTests {
             (["--policy-log", profile], "option '--policy-log' names '\(profile)', the file --profile names, which it would overwrite"),
             (["--svg", dir.path("a"), "--report", dir.path("a")], "options '--report' and '--svg' name the same file"),
             (["--policy-log", "-"], "option '--policy-log' takes a file name, not '-'"),
+            (["--svg", dir.path("missing/x.svg")], "cannot write \(dir.path("missing/x.svg")) (--svg): No such file or directory"),
+            (["--report", dir.path("")], "(--report): it is a directory"),
         ] {
             let result = try replay(extra)
             #expect(result.exitCode == 64 && result.stderr.contains(message), "\(extra): \(result.stderr)")
+            #expect(result.stdout.isEmpty && !result.stderr.contains("replay: energy"), "\(extra): \(result.stdout.prefix(200))")
         }
         #expect(try Data(contentsOf: URL(fileURLWithPath: track)) == before)
         #expect(!FileManager.default.fileExists(atPath: dir.path("a")))

@@ -8,6 +8,8 @@ import Glibc
 /// it (a slip of the shell's history), and two outputs on one file would clobber each other.
 /// `-` is standard output only where an option says so; elsewhere it is refused rather than
 /// written as a file named `-`. Devices (`/dev/null`, a terminal) are no files to protect.
+/// An output that cannot be written (no such directory, no permission) fails here too, not
+/// after a long replay.
 enum OutputPaths {
     /// `outputs` and `inputs`: (option, path or nil).
     static func check(outputs: [(String, String?)], inputs: [(String, String?)]) throws {
@@ -28,7 +30,21 @@ enum OutputPaths {
                 throw UsageError("options '\(other)' and '\(option)' name the same file '\(path)'")
             }
             written[identity] = option
+            if let reason = unwritable(path) { throw CommandFailure("cannot write \(path) (\(option)): \(reason)") }
         }
+    }
+
+    /// Why `path` cannot be written, nil when it can: an existing file writable, or a directory
+    /// to create it in.
+    static func unwritable(_ path: String) -> String? {
+        var info = stat()
+        if stat(path, &info) == 0 {
+            if info.st_mode & S_IFMT == S_IFDIR { return "it is a directory" }
+            return access(path, W_OK) == 0 ? nil : String(cString: strerror(errno))
+        }
+        guard errno == ENOENT else { return String(cString: strerror(errno)) }
+        let directory = URL(fileURLWithPath: path).deletingLastPathComponent().path
+        return access(directory, W_OK | X_OK) == 0 ? nil : String(cString: strerror(errno))
     }
 
     /// What names one file: an existing one by its device and inode (hard links and symbolic

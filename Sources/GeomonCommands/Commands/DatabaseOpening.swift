@@ -24,10 +24,12 @@ let profileDatabaseOption = OptionSpec.option("--profile", "PROFILE",
 struct DatabaseChoice {
     var db: String?
     var profile: String?
+    var insecurePermissions: Bool
 
     init(_ arguments: ParsedArguments) throws(UsageError) {
         db = arguments.value("--db")
         profile = arguments.value("--profile")
+        insecurePermissions = arguments.flag("--insecure-permissions")
         if db == nil, profile == nil { throw UsageError("one of --db or --profile is required") }
     }
 
@@ -35,7 +37,7 @@ struct DatabaseChoice {
     /// (an invalid profile exits 65, as everywhere).
     func path() throws -> String {
         if let db { return db }
-        let loaded = try loadProfileOrExit(profile ?? "", lint: .quiet)
+        let loaded = try loadProfileOrExit(profile ?? "", insecurePermissions: insecurePermissions, lint: .quiet)
         return loaded.storage.path ?? "/var/lib/geomon/\(loaded.name).db"
     }
 }

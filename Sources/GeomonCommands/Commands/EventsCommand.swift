@@ -31,6 +31,7 @@ struct EventsCommand: GeomonCommand {
             .option("--svg", "FILE", "draw the stored fixes and events instead", completion: .file(["svg"])),
             .option("--profile", "PROFILE", "with --svg: the profile whose fences to draw", completion: .file(["yaml", "yml"])),
             .flag("--commands", "list the commands received over MQTT instead (who changed the pushed fences, when)"),
+            insecureProfileOption,
         ],
         required: ["--db"]
     )
@@ -43,6 +44,7 @@ struct EventsCommand: GeomonCommand {
     var svg: String?
     var profile: String?
     var commands: Bool
+    var insecurePermissions: Bool
 
     init(_ arguments: ParsedArguments) throws {
         commands = arguments.flag("--commands")
@@ -53,6 +55,7 @@ struct EventsCommand: GeomonCommand {
         limit = try arguments.int("--limit", in: 1...Int(Int32.max))
         svg = arguments.value("--svg")
         profile = arguments.value("--profile")
+        insecurePermissions = arguments.flag("--insecure-permissions")
     }
 
     func validate() throws {
@@ -68,7 +71,7 @@ struct EventsCommand: GeomonCommand {
     func run() throws -> Int32 {
         let store = try openReadOnlyStore(db)
         if let svg {
-            let profile = try profile.map { try loadProfileOrExit($0) }
+            let profile = try profile.map { try loadProfileOrExit($0, insecurePermissions: insecurePermissions) }
             let picture = try ReplayPicture.svg(store: store, profile: profile, title: "geomon events · \(store.path)")
             try writeFile(picture, to: svg)
             return 0

@@ -25,8 +25,8 @@ enum FenceLoading {
 
     /// Fences of a profile, loaded and validated like `geomon validate` (diagnostics printed,
     /// exit 65 when invalid, 66 when missing).
-    static func profileFences(path: String) throws -> Loaded {
-        let profile = try loadProfileOrExit(path)
+    static func profileFences(path: String, insecurePermissions: Bool) throws -> Loaded {
+        let profile = try loadProfileOrExit(path, insecurePermissions: insecurePermissions)
         return Loaded(fences: profile.fences, index: profile.makeIndex(), fileBytes: 0)
     }
 

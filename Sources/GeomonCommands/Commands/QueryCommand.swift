@@ -27,6 +27,7 @@ struct QueryCommand: GeomonCommand {
             .option("--profile", "PROFILE", "the profile whose fences to use", completion: .file(["yaml", "yml"])),
             .option("--fences", "FILE", "a GeoJSON FeatureCollection of fences instead", completion: .file(["geojson", "json"])),
             .option("--id-property", "NAME", "with --fences: take fence ids from this feature property"),
+            insecureProfileOption,
         ],
         arguments: [ArgumentSpec("LAT", "latitude of one point", arity: .optional), ArgumentSpec("LON", "its longitude", arity: .optional)]
     )
@@ -35,11 +36,13 @@ struct QueryCommand: GeomonCommand {
     var fencesPath: String?
     var idProperty: String?
     var single: Coordinate?
+    var insecurePermissions: Bool
 
     init(_ arguments: ParsedArguments) throws {
         profile = arguments.value("--profile")
         fencesPath = arguments.value("--fences")
         idProperty = arguments.value("--id-property")
+        insecurePermissions = arguments.flag("--insecure-permissions")
         let rest = arguments.positionals
         switch rest.count {
         case 0: break
@@ -63,7 +66,7 @@ struct QueryCommand: GeomonCommand {
     func run() throws -> Int32 {
         let loaded: FenceLoading.Loaded
         do {
-            if let profile { loaded = try FenceLoading.profileFences(path: profile) }
+            if let profile { loaded = try FenceLoading.profileFences(path: profile, insecurePermissions: insecurePermissions) }
             else { loaded = try FenceLoading.geoJSONFences(path: fencesPath ?? "", idProperty: idProperty) }
         } catch let error as FenceLoading.Failure {
             for message in error.messages {

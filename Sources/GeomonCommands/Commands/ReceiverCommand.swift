@@ -36,6 +36,7 @@ struct ReceiverTestCommand: GeomonCommand {
             .option("--gpsd", "HOST:PORT", "gpsd to use instead of the profile's host and port"),
             .option("--off-for", "SECONDS", "how long to keep the receiver off and watch (default 10, at least 5)"),
             .option("--fix-timeout", "SECONDS", "how long to wait for a fix, before and after (default 60)"),
+            insecureProfileOption,
         ],
         required: ["--profile"]
     )
@@ -44,6 +45,7 @@ struct ReceiverTestCommand: GeomonCommand {
     var gpsd: (host: String, port: Int)?
     var offFor: Double
     var fixTimeout: Double
+    var insecurePermissions: Bool
 
     init(_ arguments: ParsedArguments) throws {
         profilePath = try arguments.required("--profile")
@@ -53,10 +55,11 @@ struct ReceiverTestCommand: GeomonCommand {
         }
         offFor = try arguments.double("--off-for", in: 5...3600) ?? 10
         fixTimeout = try arguments.double("--fix-timeout", in: 1...3600) ?? 60
+        insecurePermissions = arguments.flag("--insecure-permissions")
     }
 
     func run() throws -> Int32 {
-        let profile = try loadProfileOrExit(profilePath)
+        let profile = try loadProfileOrExit(profilePath, insecurePermissions: insecurePermissions)
         guard let gnss = profile.sources.gnss else {
             throw CommandFailure("the profile '\(profile.name)' has no sources.gnss: nothing to test", exitCode: .dataError)
         }

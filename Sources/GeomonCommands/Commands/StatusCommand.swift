@@ -15,7 +15,7 @@ struct StatusCommand: GeomonCommand {
         running, the receiver state and why, gpsd's state, the fences inside. Small and cheap
         enough for a status bar to poll.
         """,
-        options: [readDatabaseOption, profileDatabaseOption, .choice("--format", ["text", "json"], "text (default) or json")]
+        options: [readDatabaseOption, profileDatabaseOption, insecureProfileOption, .choice("--format", ["text", "json"], "text (default) or json")]
     )
 
     var database: DatabaseChoice
@@ -40,7 +40,9 @@ struct StatusCommand: GeomonCommand {
         let profile = state?.profile
         // Fences without a row are in the engine's implicit state (outside once confirmed).
         let implicit = state?.implicitState?.rawValue ?? "unknown"
-        let running = InstanceLock.isHeld(databasePath: store.path)
+        // Running: a `geomon run` holds the database (a replay holding it writes no status).
+        let holder = InstanceLock.holderAndRole(databasePath: store.path)
+        let running = holder?.role == "run"
         if json {
             var o = JSONObject()
             o.add("profile", profile)
@@ -87,6 +89,7 @@ struct StatusCommand: GeomonCommand {
             print(o.text)
         } else {
             var daemonLine = running ? "running" : "not running"
+            if let holder, !running { daemonLine += " (a geomon \(holder.role), pid \(holder.pid), holds the database)" }
             if let daemon {
                 // A daemon that stopped left its last record: said as such, not as the present.
                 let receiver = "receiver \(daemon.receiverOn ? "on" : "off") (\(daemon.receiverReason))"
