@@ -127,6 +127,15 @@ public final class EventStore {
         try checkHeader(path: path, readOnly: true)
     }
 
+    /// Throws when something is at `path` that is no database to open or create (a
+    /// directory, another file); nothing there, or an empty file, passes. Touches nothing: for
+    /// a command that would create the database, before it makes a lock file beside it.
+    public static func checkIsNoOtherFile(path: String) throws {
+        var info = stat()
+        guard path != ":memory:", stat(path, &info) == 0 else { return }
+        try checkHeader(path: path, readOnly: true)
+    }
+
     /// Refuses files that are not SQLite databases before SQLite touches them, and creates a
     /// new database file with mode 0600.
     private static func checkHeader(path: String, readOnly: Bool) throws {

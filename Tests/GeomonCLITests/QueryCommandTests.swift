@@ -117,7 +117,7 @@ struct QueryCommandTests {
         #expect(badPoint.exitCode == 64)
         let missing = try runGeomon(["query", "--fences", "/nonexistent/fences.geojson", "1", "2"])
         #expect(missing.exitCode == 66)
-        #expect(missing.stderr.contains("geomon: error: cannot read GeoJSON file '/nonexistent/fences.geojson'"))
+        #expect(missing.stderr.contains("geomon: error: cannot read GeoJSON file '/nonexistent/fences.geojson': No such file or directory"), "\(missing.stderr)")
         let polar = try TemporaryDirectory()
         defer { polar.remove() }
         let path = try polar.write("polar.geojson", "{\"type\":\"FeatureCollection\",\"features\":[{\"type\":\"Feature\",\"id\":\"pole\",\"geometry\":{\"type\":\"Polygon\",\"coordinates\":[[[0,86],[10,86],[10,88],[0,86]]]}}]}")

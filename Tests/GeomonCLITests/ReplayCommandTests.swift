@@ -376,13 +376,19 @@ struct ReplayCommandTests {
             #expect(missing.exitCode == 66)
             #expect(missing.stderr.hasPrefix("geomon: error: "))
         }
-        let foreign = try dir.write("notes.db", "my precious notes\n")
+        let foreign = try dir.write("notes.db", "my precious notes\n", mode: 0o644)
         let result = try runGeomon(["events", "--db", foreign])
         #expect(result.exitCode == 65)
         #expect(result.stderr.contains("not a geomon database"))
+        // The writing commands too, before a warning about the file's mode as a database's or a
+        // lock file beside it.
         let replay = try runGeomon(["replay", "--profile", Self.fixture("telit-parked.profile.yaml"), Self.fixture("telit-static.jsonl"), "--db", foreign])
-        #expect(replay.exitCode == 65)
+        #expect(replay.exitCode == 65 && replay.stderr.hasSuffix("geomon: error: \(foreign): not a geomon database (not an SQLite file); the file was left untouched\n")
+                && !replay.stderr.contains("readable by other users"), "\(replay.stderr)")
+        let run = try runGeomon(["run", "--profile", Self.fixture("telit-parked.profile.yaml"), "--db", foreign, "--exit-after", "1"])
+        #expect(run.exitCode == 1 && run.stderr.contains("not a geomon database") && !run.stderr.contains("readable by other users"), "\(run.stderr)")
         #expect(try String(contentsOfFile: foreign, encoding: .utf8) == "my precious notes\n")
+        #expect(!FileManager.default.fileExists(atPath: foreign + ".lock"))
         #expect(try runGeomon(["events"]).exitCode == 64)
     }
 

@@ -35,7 +35,7 @@ enum FenceLoading {
     /// the load.
     static func geoJSONFences(path: String, idProperty: String?) throws(Failure) -> Loaded {
         guard access(path, R_OK) == 0 else {
-            throw Failure(messages: ["cannot read GeoJSON file '\(path)'"], exitCode: ExitCode.noInput.code)
+            throw Failure(messages: ["cannot read GeoJSON file '\(path)': \(String(cString: strerror(errno)))"], exitCode: ExitCode.noInput.code)
         }
         let mapped: MappedFile
         switch MappedFile.open(path) {

@@ -276,6 +276,11 @@ struct ReplayCommand: GeomonCommand {
             temporaryDirectory = dir
             dbPath = dir + "/replay.db"
         }
+        do {
+            try EventStore.checkIsNoOtherFile(path: dbPath)
+        } catch let error as StoreError {
+            throw CommandFailure("\(error)", exitCode: error.kind == .missing ? .noInput : .dataError)
+        }
         if let problem = DatabaseTrust.problem(path: dbPath, insecurePermissions: insecurePermissions) {
             throw CommandFailure(problem)
         }

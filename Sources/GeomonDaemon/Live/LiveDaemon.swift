@@ -59,6 +59,13 @@ public final class LiveDaemon {
         } catch {
             throw LiveDaemonError(message: "cannot create the database directory \(directory): \(error.reason)", exitCode: Exit.failure)
         }
+        // No other file taken for the database: refused before a warning about its mode or a
+        // lock file beside it.
+        do {
+            try EventStore.checkIsNoOtherFile(path: databasePath)
+        } catch {
+            throw LiveDaemonError(message: "\(error)", exitCode: Exit.failure)
+        }
         if let problem = DatabaseTrust.problem(path: databasePath, insecurePermissions: options.insecurePermissions) {
             throw LiveDaemonError(message: problem, exitCode: Exit.failure)
         }
