@@ -278,6 +278,11 @@ enum Migrations {
         ) WITHOUT ROWID;
         \(PublicationTable.fillRegions);
         """),
+        // 16: the motion sensor whose still GNSS showed wrong (its identity): a restart on
+        // another sensor believes that one.
+        """
+        ALTER TABLE engine_state ADD COLUMN still_distrusted_sensor TEXT;
+        """,
     ]
 
     static var latestVersion: Int { all.count }

@@ -422,6 +422,20 @@ import Testing
         // A restart: the verdict is part of the watch's state, stored with the next commit.
         var stored = p
         #expect(stored.takeAssumptions()?.stillDistrusted == true)
+        // It names the sensor it is on: a restart on another one (an edited profile) believes
+        // that one; a verdict stored without it (an older database) holds for any.
+        let sensor = { (name: String) in PowerPolicyTests.config { $0.motionSensor = "command\t\t\(name)" } }
+        var shown = PowerPolicyTests.started(sensor("a"))
+        _ = shown.screen(Self.fix(0))
+        _ = shown.fixReceived(Self.fix(0), context: pending, now: Self.at(0))
+        _ = shown.motionReported(.still, now: Self.at(100))
+        _ = shown.screen(Self.fix(1_000, east: 70))
+        _ = shown.fixReceived(Self.fix(1_000, east: 70), context: Self.near, now: Self.at(1_000))
+        #expect(shown.assumptions.stillDistrusted && shown.assumptions.stillDistrustedSensor == "command\t\ta")
+        #expect(PowerPolicy(configuration: sensor("a"), assumptions: shown.assumptions).stillDistrusted)
+        var other = PowerPolicy(configuration: sensor("b"), assumptions: shown.assumptions)
+        #expect(!other.stillDistrusted && other.takeAssumptions()?.stillDistrustedSensor == nil)
+        #expect(PowerPolicy(configuration: sensor("b"), assumptions: AssumptionState(stillDistrusted: true)).stillDistrusted)
         var restarted = PowerPolicyTests.started(PowerPolicyTests.config(), assumptions: p.assumptions)
         _ = restarted.screen(Self.fix(0))
         _ = restarted.fixReceived(Self.fix(0), context: Self.near, now: Self.at(0))

@@ -52,7 +52,7 @@ struct EngineStateTests {
         defer { dir.remove() }
         let path = dir.path("w.db")
         let widened = AssumptionState(widened: MotionBounds(maxSpeedMetersPerSecond: 45, maxAccelerationMetersPerSecondSquared: 1), violations: 2,
-                                      stillDistrusted: true)
+                                      stillDistrusted: true, stillDistrustedSensor: "iio\t/sys/bus/iio/devices/iio:device0")
         do {
             let store = try EventStore(path: path)
             var batch = CommitBatch(profileName: "p", committedAt: Self.t0)

@@ -103,15 +103,19 @@ public struct AssumptionViolation: Hashable, Sendable {
 /// What the watch on assumptions keeps across fixes and restarts: the bounds widened for the
 /// rest of the trip (nil: the planned activity's), the violations seen, and whether GNSS has
 /// shown the motion sensor's `still` wrong (it is not believed until the sensor has said
-/// moving again).
+/// moving again), with the sensor it concerns.
 public struct AssumptionState: Hashable, Sendable {
     public var widened: MotionBounds?
     public var violations: Int
     public var stillDistrusted: Bool
+    /// The sensor whose still GNSS showed wrong (`MotionSourceSettings.identity`); nil: not
+    /// known (stored before it was kept), which keeps the verdict for any sensor.
+    public var stillDistrustedSensor: String?
 
-    public init(widened: MotionBounds? = nil, violations: Int = 0, stillDistrusted: Bool = false) {
+    public init(widened: MotionBounds? = nil, violations: Int = 0, stillDistrusted: Bool = false, stillDistrustedSensor: String? = nil) {
         self.widened = widened
         self.violations = violations
         self.stillDistrusted = stillDistrusted
+        self.stillDistrustedSensor = stillDistrustedSensor
     }
 }

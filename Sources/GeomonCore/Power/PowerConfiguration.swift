@@ -23,6 +23,8 @@ public struct PowerConfiguration: Hashable, Sendable {
     public var stillCreepMetersPerSecond: Double = MotionSourceSettings.defaultCreepSpeedMetersPerSecond
     /// How long the motion source feels no movement before it says still (`sources.motion.still_after`).
     public var stillAfter: Duration = MotionSourceSettings().stillAfter
+    /// The motion sensor's identity (`MotionSourceSettings.identity`; nil: none).
+    public var motionSensor: String?
     public var minSleep: Duration
     public var maxSleep: Duration
     public var fixTimeout: Duration
@@ -118,6 +120,7 @@ public struct PowerConfiguration: Hashable, Sendable {
         activityLatency = profile.sources.motion?.activityLatency ?? activityLatency
         stillCreepMetersPerSecond = profile.sources.motion?.creepSpeedMetersPerSecond ?? stillCreepMetersPerSecond
         stillAfter = profile.sources.motion?.stillAfter ?? stillAfter
+        motionSensor = profile.sources.motion?.identity
         maxSpeedMetersPerSecond = plannedBounds.maxSpeedMetersPerSecond
         wakeMarginMeters = p.wakeMarginMeters
         minSleep = p.minSleep

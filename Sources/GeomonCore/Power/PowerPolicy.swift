@@ -138,6 +138,11 @@ public struct PowerPolicy: Sendable {
         self.state = .idle
         self.memory = Memory()
         memory.assumptions = assumptions
+        // GNSS's verdict is on the sensor that said still: another one (a restart on an edited
+        // profile) starts believed.
+        if assumptions.stillDistrusted, let sensor = assumptions.stillDistrustedSensor, sensor != configuration.motionSensor {
+            distrustStill(false)
+        }
         applyBounds()
     }
 
@@ -894,6 +899,7 @@ public struct PowerPolicy: Sendable {
     private mutating func distrustStill(_ distrusted: Bool) {
         guard memory.assumptions.stillDistrusted != distrusted else { return }
         memory.assumptions.stillDistrusted = distrusted
+        memory.assumptions.stillDistrustedSensor = distrusted ? configuration.motionSensor : nil
         memory.assumptionsChanged = true
     }
 

@@ -281,6 +281,10 @@ public struct MotionSourceSettings: Sendable {
     /// `latency`, or its default: the accelerometer's classifier decides over one `window`;
     /// a command is given 10 s.
     public var activityLatency: Duration { latency ?? (plugin == .iio ? window : .seconds(10)) }
+
+    /// Which sensor this is: its plugin, device and program (what GNSS's verdict on its still
+    /// concerns, `AssumptionState.stillDistrustedSensor`).
+    public var identity: String { ([plugin.rawValue, device ?? ""] + exec).joined(separator: "\t") }
 }
 
 public struct CoarseSourceSettings: Sendable {

@@ -589,7 +589,7 @@ public final class MonitorDriver {
     /// device and program.
     static func sameSensor(_ a: Profile, _ b: Profile) -> Bool {
         guard let x = a.sources.motion, let y = b.sources.motion else { return false }
-        return x.plugin == y.plugin && x.device == y.device && x.exec == y.exec
+        return x.identity == y.identity
     }
 
     // MARK: - Polling

@@ -41,7 +41,7 @@ struct EngineStateTable {
     let db: Connection
 
     func read() throws -> EngineState? {
-        let r = try db.statement("SELECT profile, usable_fix_count, last_fix_ms, location_ms, location_lat, location_lon, implicit_state, widened_speed, widened_acceleration, violations, still_distrusted, movement, cooldowns, speeding, mode FROM engine_state WHERE id = 1")
+        let r = try db.statement("SELECT profile, usable_fix_count, last_fix_ms, location_ms, location_lat, location_lon, implicit_state, widened_speed, widened_acceleration, violations, still_distrusted, still_distrusted_sensor, movement, cooldowns, speeding, mode FROM engine_state WHERE id = 1")
         defer { r.reset() }
         guard try r.step() else { return nil }
         var state = EngineState(profile: r.text("profile"), usableFixCount: r.int("usable_fix_count"))
@@ -50,7 +50,8 @@ struct EngineStateTable {
             state.location = LocationReference(time: UTCTime(millisecondsSince1970: ms), coordinate: Coordinate(latitude: lat, longitude: lon))
         }
         state.implicitState = r.optionalText("implicit_state").flatMap(FenceState.init(rawValue:))
-        var assumptions = AssumptionState(violations: r.int("violations"), stillDistrusted: r.int("still_distrusted") != 0)
+        var assumptions = AssumptionState(violations: r.int("violations"), stillDistrusted: r.int("still_distrusted") != 0,
+                                          stillDistrustedSensor: r.optionalText("still_distrusted_sensor"))
         if let speed = r.optionalDouble("widened_speed"), let acceleration = r.optionalDouble("widened_acceleration") {
             assumptions.widened = MotionBounds(maxSpeedMetersPerSecond: speed, maxAccelerationMetersPerSecondSquared: acceleration)
         }
@@ -66,8 +67,9 @@ struct EngineStateTable {
     func write(_ state: EngineState) throws {
         let s = try db.statement("""
             INSERT INTO engine_state (id, profile, usable_fix_count, last_fix_ms, location_ms, location_lat, location_lon, implicit_state,
-                                      widened_speed, widened_acceleration, violations, movement, cooldowns, speeding, mode, still_distrusted)
-            VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, ?, COALESCE(?, 0), ?12, ?13, ?14, ?15, COALESCE(?16, 0))
+                                      widened_speed, widened_acceleration, violations, movement, cooldowns, speeding, mode, still_distrusted,
+                                      still_distrusted_sensor)
+            VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, ?, COALESCE(?, 0), ?12, ?13, ?14, ?15, COALESCE(?16, 0), ?17)
             ON CONFLICT(id) DO UPDATE SET profile = excluded.profile, usable_fix_count = excluded.usable_fix_count,
                 last_fix_ms = COALESCE(excluded.last_fix_ms, last_fix_ms),
                 location_ms = COALESCE(excluded.location_ms, location_ms),
@@ -78,6 +80,7 @@ struct EngineStateTable {
                 widened_acceleration = CASE WHEN ?11 THEN excluded.widened_acceleration ELSE widened_acceleration END,
                 violations = CASE WHEN ?11 THEN excluded.violations ELSE violations END,
                 still_distrusted = CASE WHEN ?11 THEN excluded.still_distrusted ELSE still_distrusted END,
+                still_distrusted_sensor = CASE WHEN ?11 THEN excluded.still_distrusted_sensor ELSE still_distrusted_sensor END,
                 movement = COALESCE(excluded.movement, movement),
                 cooldowns = COALESCE(excluded.cooldowns, cooldowns),
                 speeding = COALESCE(excluded.speeding, speeding),
@@ -93,6 +96,7 @@ struct EngineStateTable {
         s.bind(14, state.speeding.map(SpeedingRecord.storedText))
         s.bind(15, state.mode?.storedText)
         s.bind(16, state.assumptions.map { $0.stillDistrusted ? Int64(1) : 0 })
+        s.bind(17, state.assumptions?.stillDistrustedSensor)
         try s.run()
     }
 }
