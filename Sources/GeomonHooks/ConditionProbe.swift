@@ -9,7 +9,7 @@ import Glibc
 public struct ConditionProbe: Sendable {
     /// Normally `/proc`; read: `net/route`, `net/ipv6_route`.
     public var procRoot: String
-    /// Normally `/sys`; read: `class/power_supply/*/{type,online}`.
+    /// Normally `/sys`; read: `class/power_supply/*/{type,online,scope}`.
     public var sysRoot: String
 
     public init(procRoot: String = "/proc", sysRoot: String = "/sys") {
@@ -31,14 +31,16 @@ public struct ConditionProbe: Sendable {
         return false
     }
 
-    /// A mains or USB supply is online — or the machine reports no power supply at all (a
-    /// desktop, server or Raspberry Pi without a battery gauge is on external power).
+    /// A mains or USB supply is online — or the machine reports no power supply of its own (a
+    /// desktop, server or Raspberry Pi without a battery gauge is on external power; a wireless
+    /// mouse's battery, `scope` `Device`, is no supply of the machine's).
     public func externalPowerOnline() -> Bool {
         let dir = sysRoot + "/class/power_supply"
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: dir) else { return true }
         var supplies: [(type: String, online: String?)] = []
         for name in names.sorted() {
             guard let type = readSmallFile("\(dir)/\(name)/type") else { continue }
+            if readSmallFile("\(dir)/\(name)/scope").map({ String($0.trimmingWhitespace()) }) == "Device" { continue }
             supplies.append((type, readSmallFile("\(dir)/\(name)/online")))
         }
         return ConditionProbe.externalPowerOnline(supplies: supplies)

@@ -70,28 +70,38 @@ extension PowerSupply {
         public var isExternal: Bool { PowerSupplyReading.isExternal(type: type) }
 
         /// The capacity of the device's battery: a `Battery` that is not a peripheral's
-        /// (`scope` `Device`) with a whole-number `capacity`; nil for any other supply.
+        /// (`scope` `Device`) with a whole-number `capacity` of at least 0; nil for any other
+        /// supply.
         public var batteryCapacity: Int? {
-            guard type == "Battery", scope != "Device" else { return nil }
-            return capacity.flatMap { Int($0) }
+            guard isSystemBattery else { return nil }
+            return capacity.flatMap { Int($0) }.flatMap { $0 >= 0 ? $0 : nil }
         }
+
+        /// A `Battery` of the machine's own (not a peripheral's, `scope` `Device`).
+        public var isSystemBattery: Bool { type == "Battery" && scope != "Device" }
     }
 
     /// What the power-supply class says now: the battery's capacity (the battery `battery(in:)`
     /// chooses) and whether external power is online. A directory without supplies (or none at
     /// all) is a machine without a gauge, on external power: online, no capacity.
-    public static func reading(in directory: String = defaultDirectory) -> PowerSupplyReading {
-        reading(of: supplies(in: directory) ?? [])
+    public static func reading(in directory: String = defaultDirectory, lastCapacity: Int? = nil) -> PowerSupplyReading {
+        reading(of: supplies(in: directory) ?? [], lastCapacity: lastCapacity)
     }
 
     /// The reading from the supplies' attributes (pure): external power by the one rule
     /// (`PowerSupplyReading.externalPowerOnline`, which hooks' `when: {external_power}` uses
-    /// too); the capacity of the first battery by name that is the device's
+    /// too) over the machine's own supplies (a peripheral's, `scope` `Device`, says nothing of
+    /// them); the capacity of the first battery by name that is the device's
     /// (`Attributes.batteryCapacity`), clamped to 0–100.
-    public static func reading(of supplies: [Attributes]) -> PowerSupplyReading {
+    /// A gauge's failed read — a battery of the machine's there, none with a capacity to read
+    /// (an I²C gauge's EIO, `Unknown`, a negative figure) — is no change: `lastCapacity`, the
+    /// last one read, stands (a battery taken out leaves no entry).
+    public static func reading(of supplies: [Attributes], lastCapacity: Int? = nil) -> PowerSupplyReading {
         let sorted = supplies.sorted { $0.name < $1.name }
-        let capacity = sorted.lazy.compactMap(\.batteryCapacity).first
-        let online = PowerSupplyReading.externalPowerOnline(supplies: sorted.map { ($0.type, $0.online) })
+        let read = sorted.lazy.compactMap(\.batteryCapacity).first
+        let capacity = read ?? (sorted.contains(where: \.isSystemBattery) ? lastCapacity : nil)
+        let own = sorted.filter { $0.scope != "Device" }
+        let online = PowerSupplyReading.externalPowerOnline(supplies: own.map { ($0.type, $0.online) })
         return PowerSupplyReading(capacity: capacity.map { min(max($0, 0), 100) }, online: online)
     }
 

@@ -93,6 +93,23 @@ import Testing
         #expect(m.mode?.name == "parked")
     }
 
+    /// A threshold within two points of 0 or 100 % is released there: charging until full
+    /// (`battery_below: 100%`) ends at 100 %, a flat battery's `battery_above: 1%` at 0 %.
+    @Test func aThresholdNearFullOrEmptyIsReleasedAtFullOrEmpty() {
+        var profile = Self.van()
+        profile.modes = [ModeRule(name: "charging", when: ModeCondition(externalPower: true, batteryBelow: 100), mode: .continuous),
+                         ModeRule(name: "alive", when: ModeCondition(batteryAbove: 1), mode: .regions)]
+        var (m, _) = Self.machine(profile)
+        _ = m.supplyReported(Self.supply(99, true), now: Self.at(1))
+        #expect(m.mode?.name == "charging")
+        _ = m.supplyReported(Self.supply(100, true), now: Self.at(2))
+        #expect(m.mode?.name == "alive")
+        _ = m.supplyReported(Self.supply(2, false), now: Self.at(3))
+        #expect(m.mode?.name == "alive")
+        _ = m.supplyReported(Self.supply(0, false), now: Self.at(4))
+        #expect(m.mode == nil || m.mode?.name == "default", "\(String(describing: m.mode))")
+    }
+
     @Test func aSwitchMovesTheReceiverAndTheCoarseSourceAsTheNewModeNeeds() {
         var (m, start) = Self.machine()
         // Regions starts the receiver and the coarse source.

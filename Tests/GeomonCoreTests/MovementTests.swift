@@ -380,6 +380,21 @@ import Testing
         #expect(second.durationSeconds == 200)
     }
 
+    /// A receiver that reports a speed it cannot know (NaN, negative) reports none: the trip's
+    /// fastest is its segments' own, as without a speed.
+    @Test(arguments: [-1.0, .nan])
+    func aSpeedThatIsNoSpeedLeavesTheSegmentsOwn(_ reported: Double) throws {
+        var tracker = MovementTracker(settings: Self.settings(), profileName: "p")
+        let fixes = Self.drive().map { fix in
+            var f = fix
+            if let speed = f.speedMetersPerSecond, speed > 0 { f.speedMetersPerSecond = reported }
+            return f
+        }
+        let end = try #require(Self.run(&tracker, fixes).last { $0.kind == .tripEnd }?.figures)
+        // 120 m in 10 s between fixes on the move: 12 m/s.
+        #expect(abs(try #require(end.maxSpeedMetersPerSecond) - 12) < 1e-9, "\(String(describing: end.maxSpeedMetersPerSecond))")
+    }
+
     @Test func theSourcesWordDropsGNSSEvidenceGatheredBeforeIt() {
         // Still; one fix at 2 m/s (a candidate for moving); the source says still, and an
         // hour later falls silent. One more fix at 1.2 m/s is a new candidate, not a change
@@ -392,12 +407,19 @@ import Testing
         _ = tracker.motionReported(nil, now: Self.at(3_655))
         #expect(tracker.fixTaken(Self.fix(3_660, 40, speed: 1.2)).isEmpty)
         #expect(tracker.state.candidateSince?.time == Self.at(3_660))
-        // The word itself is not carried into a new process.
+        // The word itself is not carried into a new process, nor left in the store for a
+        // machine a reload builds on it before the source speaks again.
         var state = tracker.state
         state.sensor = .still
         state.sensorSince = Self.at(3_700)
-        state.forgetSensor()
-        #expect(state.sensor == nil && state.sensorSince == nil)
+        var profile = MonitorTests.profile(.continuous)
+        profile.movement = Self.settings(trips: false)
+        var snapshot = EngineSnapshot()
+        snapshot.movement = state
+        var restarted = Monitor(profile: profile, snapshot: snapshot)
+        restarted.forgetMotionSourceWord()
+        let stored = restarted.start(now: Self.at(4_000)).compactMap { if case let .commit(c) = $0 { c.movement } else { nil } }
+        #expect(stored.count == 1 && stored.first?.sensor == nil && stored.first?.sensorSince == nil, "\(stored)")
     }
 
     @Test func anArrivalWithItsDepartureOnOneFixIsNamedAfterTheFenceTheDeviceWasIn() throws {

@@ -45,4 +45,17 @@ struct ConditionProbeTests {
         _ = try root.write("proc/net/ipv6_route", "\(zero) 00 \(zero) 00 fe800000000000000000000000000001 00000400 00000001 00000000 00000003     eth0\n")
         #expect(probe.satisfied(HookConditions(network: true)))
     }
+
+    /// A desktop whose only supply is a wireless mouse's battery (`scope` `Device`) has no
+    /// supply of its own: on external power, as without any.
+    @Test func aPeripheralsBatteryIsNoSupplyOfTheMachines() throws {
+        let root = try TemporaryDirectory()
+        defer { root.remove() }
+        let probe = ConditionProbe(procRoot: root.path("proc"), sysRoot: root.path("sys"))
+        _ = try root.write("sys/class/power_supply/hidpp_battery_0/type", "Battery\n")
+        _ = try root.write("sys/class/power_supply/hidpp_battery_0/scope", "Device\n")
+        #expect(probe.satisfied(HookConditions(externalPower: true)))
+        _ = try root.write("sys/class/power_supply/BAT0/type", "Battery\n")
+        #expect(!probe.satisfied(HookConditions(externalPower: true)))
+    }
 }

@@ -77,10 +77,13 @@ struct PowerSupplyTests {
         try Self.supply(dir, "hid-mouse-battery", ["type": "Battery", "scope": "Device", "capacity": "12", "status": "Discharging"])
         try Self.supply(dir, "max17040", ["type": "Battery", "capacity": "57", "status": "Discharging"])
         #expect(PowerSupply.reading(in: dir.path("")).capacity == 57)
+        // Beside a wireless charger that is not online: no capacity, not on external power.
         try Self.supply(dir, "max17040", ["type": "Wireless"])
-        // The mouse's battery alone: no capacity; a supply but no mains or USB one online, so
-        // not on external power (the rule hooks' `when: {external_power}` decides by).
         #expect(PowerSupply.reading(in: dir.path("")) == PowerSupplyReading(capacity: nil, online: false))
+        // The mouse's battery alone: no capacity, and no supply of the machine's own: a desktop
+        // on external power (the rule hooks' `when: {external_power}` decides by).
+        try FileManager.default.removeItem(atPath: dir.path("max17040"))
+        #expect(PowerSupply.reading(in: dir.path("")) == PowerSupplyReading(capacity: nil, online: true))
     }
 
     @Test func theReadingRuleOnAttributes() {
@@ -91,6 +94,14 @@ struct PowerSupplyTests {
         #expect(PowerSupply.reading(of: [A(name: "BAT0", type: "Battery", capacity: "n/a"), A(name: "BAT1", type: "Battery", capacity: "40")]).capacity == 40)
         #expect(PowerSupply.reading(of: [A(name: "AC", type: "Mains"), A(name: "USB", type: "USB", online: "1")]).online == true)
         #expect(PowerSupply.reading(of: [A(name: "AC", type: "Mains", online: "0")]).online == false)
+        // A gauge's failed read (the battery there, no capacity to read) keeps the last one;
+        // a battery taken out reads none.
+        #expect(PowerSupply.reading(of: [A(name: "BAT0", type: "Battery", capacity: "Unknown")], lastCapacity: 21).capacity == 21)
+        #expect(PowerSupply.reading(of: [A(name: "BAT0", type: "Battery")], lastCapacity: 21).capacity == 21)
+        #expect(PowerSupply.reading(of: [A(name: "BAT0", type: "Battery", capacity: "-1")], lastCapacity: 21).capacity == 21)
+        #expect(PowerSupply.reading(of: [A(name: "BAT0", type: "Battery", capacity: "-1")]).capacity == nil)
+        #expect(PowerSupply.reading(of: [A(name: "AC", type: "Mains", online: "1")], lastCapacity: 21).capacity == nil)
+        #expect(PowerSupply.reading(of: [A(name: "mouse", type: "Battery", scope: "Device", capacity: "x")], lastCapacity: 21).capacity == nil)
         // A programmable USB supply (USB-PD) says 2 while it supplies.
         #expect(PowerSupply.reading(of: [A(name: "ucsi-source-psy-USBC000:001", type: "USB", online: "2")]).online == true)
     }

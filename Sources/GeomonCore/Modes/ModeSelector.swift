@@ -106,15 +106,17 @@ public struct ModeSelector: Sendable {
         return change
     }
 
-    /// The entry's battery thresholds, with the hysteresis of the last evaluation.
+    /// The entry's battery thresholds, with the hysteresis of the last evaluation; a threshold
+    /// within the hysteresis of 0 or 100 % is released there (a full or flat battery reads no
+    /// further).
     private func batteryHolds(_ rule: ModeRule) -> Bool {
         let when = rule.when
         guard when.hasBattery else { return true }
         guard let capacity = state.supply?.capacity else { return false }
         let before = state.batteryHeld.contains(rule.name)
         let h = before ? Self.batteryHysteresis : 0
-        if let below = when.batteryBelow, capacity >= below + h { return false }
-        if let above = when.batteryAbove, capacity <= above - h { return false }
+        if let below = when.batteryBelow, capacity >= min(below + h, 100) { return false }
+        if let above = when.batteryAbove, capacity <= max(above - h, 0) { return false }
         return true
     }
 

@@ -242,6 +242,13 @@ public struct Monitor: Sendable {
         return effects + policy.start(now: now).map { .power($0) }
     }
 
+    /// Before `start` in a new process: the motion source's word the store holds was heard by
+    /// the process that stored it; this one waits for the source to speak again (GNSS decides
+    /// motion until it does), and the store forgets it with the start's commit.
+    public mutating func forgetMotionSourceWord() {
+        movement.forgetSensor()
+    }
+
     /// Before `start`, what the machine a reload replaces learnt of the receiver and the motion
     /// sensor that stay (`PowerPolicy.keepLearned`; a still GNSS showed wrong is then believed
     /// neither by the policy nor by the movement rules).

@@ -220,6 +220,15 @@ public struct MovementTracker: Sendable {
     }
 
     /// The motion source's word at `now`; nil: it went silent (GNSS evidence decides again).
+    /// Drops the motion source's word stored by an earlier process (`MovementState.forgetSensor`),
+    /// stored so with the next commit: a machine built on the store again later (a reload
+    /// before the source speaks) does not find the old word.
+    public mutating func forgetSensor() {
+        guard state.sensor != nil || state.sensorSince != nil else { return }
+        state.forgetSensor()
+        changed = true
+    }
+
     public mutating func motionReported(_ motion: Motion?, now: UTCTime) -> [GeoEvent] {
         guard settings.isEnabled, motion != state.sensor else { return [] }
         changed = true
@@ -325,7 +334,9 @@ public struct MovementTracker: Sendable {
     private mutating func count(_ fix: Fix, point: TrackPoint, evidence: Motion?) -> TripTotals {
         var segment = TripTotals()
         if evidence == .moving, let last = state.last { segment.movingSeconds = (point.time - last.time).secondsValue }
-        if let speed = fix.speedMetersPerSecond, speed.isFinite { segment.maxSpeedMetersPerSecond = speed }
+        // A speed as `evidence` reads one: finite and not negative, else none reported.
+        let reported = fix.speedMetersPerSecond.flatMap { $0.isFinite && $0 >= 0 ? $0 : nil }
+        if let reported { segment.maxSpeedMetersPerSecond = reported }
         if let anchor = state.odometerAnchor {
             let d = Geodesy.distanceMeters(from: anchor.coordinate, to: point.coordinate)
             if d > anchor.accuracyMeters + point.accuracyMeters {
@@ -334,7 +345,7 @@ public struct MovementTracker: Sendable {
                 segment.distanceMeters = d
                 // Without a reported speed, the segment's own (a lower bound of the fastest).
                 let dt = (point.time - anchor.time).secondsValue
-                if fix.speedMetersPerSecond == nil, dt > 0 { segment.maxSpeedMetersPerSecond = d / dt }
+                if reported == nil, dt > 0 { segment.maxSpeedMetersPerSecond = d / dt }
             }
         } else {
             state.odometerAnchor = point

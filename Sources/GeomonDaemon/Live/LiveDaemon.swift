@@ -131,11 +131,8 @@ public final class LiveDaemon {
             services.append(SystemdService(environment: options.environment))
             var configuration = PowerConfiguration(profile: profile)
             configuration.alwaysOn = options.alwaysOn
-            // The motion source's word was heard by the process that stored it: this one
-            // waits for the source to speak again (GNSS decides motion until it does).
-            var snapshot = journal.snapshot
-            snapshot.movement.forgetSensor()
-            let machine = Monitor(profile: profile, snapshot: snapshot, configuration: configuration)
+            var machine = Monitor(profile: profile, snapshot: journal.snapshot, configuration: configuration)
+            machine.forgetMotionSourceWord()
             driver = MonitorDriver(machine: machine, journal: journal, clock: LiveClock(host: host), services: services, log: log)
         } catch {
             throw LiveDaemonError(message: "\(error)", exitCode: Exit.failure)

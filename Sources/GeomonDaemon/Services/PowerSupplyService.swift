@@ -114,7 +114,7 @@ public final class PowerSupplyService: EventSource, EffectSink {
     /// Reads the class; hands the reading over when it differs from the last one handed over.
     private func refresh(_ driver: DriverContext, trigger: String) {
         readAt = driver.monotonic
-        let reading = PowerSupply.reading(in: directory)
+        let reading = PowerSupply.reading(in: directory, lastCapacity: lastEmitted?.capacity)
         guard reading != lastEmitted else { return }
         lastEmitted = reading
         // The driver logs the reading it decides on ("power supply", at info).
