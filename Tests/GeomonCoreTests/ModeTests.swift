@@ -185,6 +185,13 @@ import Testing
         // The hysteresis' memory came back too: 21 % keeps it low.
         var r = resumed
         #expect(Self.modeEvents(r.supplyReported(Self.supply(21, false), now: Self.at(2))).isEmpty)
+        // Restarted on a profile without `modes:`: the stored mode and its inputs are forgotten
+        // (stored so), not shown as in effect nor chosen on if modes come back.
+        var plain = Monitor(profile: MonitorTests.profile(), snapshot: snapshot)
+        let forgotten = plain.start(now: Self.at(3)).compactMap { if case let .commit(c) = $0 { c.mode } else { nil } }
+        #expect(forgotten == [ModeState()] && plain.mode == nil)
+        var again = Monitor(profile: MonitorTests.profile(), snapshot: EngineSnapshot())
+        #expect(again.start(now: Self.at(3)).allSatisfy { if case let .commit(c) = $0 { c.mode == nil } else { true } })
     }
 
     @Test func aProfileWhoseStoredModeIsGoneChangesAtStart() throws {

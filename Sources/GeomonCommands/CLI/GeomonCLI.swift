@@ -200,6 +200,10 @@ public enum GeomonCLI {
                 writeStderr("geomon: error: \(failure.error.message)\n\n" + topLevelHelp)
             }
             return ExitCode.usage.code
+        } catch let failure as CommandFailure {
+            // A check before anything runs that is no misuse (an output that cannot be written).
+            writeStderr("geomon: error: \(failure.message)")
+            return failure.exitCode.code
         } catch {
             writeStderr("geomon: error: \(error)")
             return ExitCode.usage.code

@@ -75,7 +75,8 @@ struct StatusCommand: GeomonCommand {
             }
             o.add("fences", raw: JSON.array(raw: fences))
             o.add("movement", raw: Self.movementJSON(snapshot.movement))
-            o.add("mode", raw: snapshot.mode.map(Self.modeJSON) ?? "null")
+            // A stored mode of nothing: a profile without `modes:` forgot one.
+            o.add("mode", raw: snapshot.mode.flatMap { $0 == ModeState() ? nil : Self.modeJSON($0) } ?? "null")
             o.add("events", eventCount)
             o.add("pending_deliveries", pending)
             o.add("dead_deliveries", dead)
@@ -101,7 +102,7 @@ struct StatusCommand: GeomonCommand {
                 "\($0.time.rfc3339)  \(NumberText.short($0.coordinate.latitude, 7)),\(NumberText.short($0.coordinate.longitude, 7))  ±\(NumberText.short($0.horizontalAccuracyMeters, 1)) m"
             } ?? "none"))
             if let line = Self.movementText(snapshot.movement) { print("movement:           " + line) }
-            if let mode = snapshot.mode { print("mode:               " + Self.modeText(mode)) }
+            if let mode = snapshot.mode, mode != ModeState() { print("mode:               " + Self.modeText(mode)) }
             if let power = daemon?.gnss?.power {
                 print("receiver switch:    power: \(power.method), \(power.state); measured on \(NumberText.short(power.measuredOnSeconds, 0)) s since start"
                       + (running ? "" : " (when it last ran)"))

@@ -37,6 +37,15 @@ public struct ModeSelector: Sendable {
     /// Whether an entry reads whether the device moves (the machine then tells it after fixes).
     public let readsMoving: Bool
 
+    /// A profile without `modes:` forgets the mode a profile with them stored (and the inputs
+    /// it was chosen on): none is in effect, and modes added back later choose on the inputs
+    /// as they speak again, not on ones stored long before.
+    public mutating func forgetWhenDisabled() {
+        guard !isEnabled, state != ModeState() else { return }
+        state = ModeState()
+        changed = true
+    }
+
     /// The state to store, when it changed since the last call.
     public mutating func takeState() -> ModeState? {
         guard changed else { return nil }

@@ -234,6 +234,8 @@ public struct Monitor: Sendable {
         // The mode the stored inputs choose, before the policy starts in it (an idle policy
         // only takes the settings: no actions).
         if modes.isEnabled, let change = modes.start(now: now) { _ = switchMode(change, now: now, at: now, into: &commit.events) }
+        modes.forgetWhenDisabled()
+        if !modes.isEnabled { commit.mode = modes.takeState() }
         if cooldown.isEnabled {
             cooldown.filter(&commit.events)
             cooldown.dropRemoved()
