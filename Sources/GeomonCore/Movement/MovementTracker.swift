@@ -219,7 +219,6 @@ public struct MovementTracker: Sendable {
         return events
     }
 
-    /// The motion source's word at `now`; nil: it went silent (GNSS evidence decides again).
     /// Drops the motion source's word stored by an earlier process (`MovementState.forgetSensor`),
     /// stored so with the next commit: a machine built on the store again later (a reload
     /// before the source speaks) does not find the old word.
@@ -229,6 +228,7 @@ public struct MovementTracker: Sendable {
         changed = true
     }
 
+    /// The motion source's word at `now`; nil: it went silent (GNSS evidence decides again).
     public mutating func motionReported(_ motion: Motion?, now: UTCTime) -> [GeoEvent] {
         guard settings.isEnabled, motion != state.sensor else { return [] }
         changed = true
