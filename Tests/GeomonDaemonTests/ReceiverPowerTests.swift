@@ -166,6 +166,30 @@ struct ReceiverPowerTests {
         }
     }
 
+    /// The link to gpsd drops while the policy has the receiver stopped, and the wake comes
+    /// while it is down (gpsd runs on, as a remote one does behind a network that went away):
+    /// the switch on that could not be sent goes once the link is back (the receiver would stay
+    /// stopped for good, and a continuous profile, waiting through an outage, blind).
+    @Test func aSwitchOnWhileGpsdIsAwayIsSentOnceItIsBack() throws {
+        try Self.scenario(obey: "ubx", power: { _ in "ubx" }) { profile, receiver, dir in
+            let port = try GPSFakeHarness.freePort()
+            let link = try SpawnedProcess(["/usr/bin/python3", TestSupport.packageRoot.appendingPathComponent("scripts/tcp-blip.py").path,
+                                           String(port), String(receiver.port)])
+            defer { link.stop(signal: SIGTERM, grace: .seconds(3)) }
+            #expect(waitUntil(within: .seconds(10)) { GPSFakeHarness.accepts(port: port) })
+            let daemon = try Daemon(["--profile", profile, "--db", dir.path("run.db"), "--gpsd", "127.0.0.1:\(port)", "--log-level", "info"], in: dir)
+            #expect(daemon.waitForLog("gpsd connected"))
+            receiver.play()
+            #expect(waitUntil(within: .seconds(40)) { receiver.states().contains { !$0.on && $0.why == "ubx cfg-rst gnss stop" } }, "\(receiver.states())")
+            kill(link.pid, SIGUSR1)
+            #expect(daemon.waitForLog("cannot switch the receiver on", timeout: 40), "\(daemon.stderr.suffix(2000))")
+            kill(link.pid, SIGUSR2)
+            #expect(waitUntil(within: .seconds(15)) { receiver.states().last.map { $0.on && $0.why == "ubx gnss start" } == true },
+                    "\(receiver.states())\n\(daemon.stderr.suffix(2000))")
+            #expect(daemon.stop() == 0)
+        }
+    }
+
     @Test func mtkPutsTheReceiverInStandbyAndAnyByteWakesIt() throws {
         try Self.scenario(obey: "mtk", power: { _ in "mtk" }) { profile, receiver, dir in
             let (daemon, switches, _) = try Self.run(profile: profile, receiver: receiver, dir: dir)

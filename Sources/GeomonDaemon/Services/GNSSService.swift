@@ -37,8 +37,10 @@ public final class GNSSService: EventSource, EffectSink {
     private var epochAt: Int64?
     /// When the watch's state is next sent again while it is off (`unwatchedKeepalive`).
     private var keepaliveAt: Int64?
-    /// A switch on found no device to write to (gpsd had named none yet): sent once it does.
-    private var unnamedOnSwitch = false
+    /// A switch on that did not reach the receiver — gpsd had named no device yet, or was not
+    /// there (restarting) — sent again once gpsd names one (after a reconnection, the one it
+    /// named before): a receiver a stop command left stopped would never report otherwise.
+    private var pendingOnSwitch = false
     /// gpsd drops a client that neither watches nor has sent a command for 15 minutes
     /// (`COMMAND_TIMEOUT` in gpsd.c, logged "timed out on command wait"). While the watch is off
     /// (the `watch` method's receiver off, for sleeps of up to `max_sleep`: 30 min by default)
@@ -210,18 +212,22 @@ public final class GNSSService: EventSource, EffectSink {
             return false
         }
         let outcome = powerSwitch.set(on: on, feed: feed)
-        // ubx/mtk before gpsd named any device: the switch on follows once it does (its DEVICES
-        // answer to the watch), for a receiver left stopped that would never report.
-        unnamedOnSwitch = on && outcome == .nothing && power.switchesReceiver && powerSwitch.devicePath(feed) == nil
+        // ubx/mtk before gpsd named any device, or while gpsd is away: the switch on follows
+        // once it names one (its DEVICES answer to the watch), for a receiver left stopped that
+        // would never report.
+        var missed = false
+        if case .failed = outcome { missed = true }
+        pendingOnSwitch = on && power.switchesReceiver && (missed || (outcome == .nothing && powerSwitch.devicePath(feed) == nil))
         report(outcome, on: on)
         if case .failed = outcome { return false }
         return true
     }
 
-    /// The switch on that waited for gpsd to name the device, once it did.
+    /// The switch on that waited for gpsd to name the device (or to be there again), once it
+    /// does: tried once more.
     private func switchOnOnceNamed() {
-        guard unnamedOnSwitch, !switchedOff, powerSwitch.devicePath(feed) != nil else { return }
-        unnamedOnSwitch = false
+        guard pendingOnSwitch, !switchedOff, feed.state == .connected, powerSwitch.devicePath(feed) != nil else { return }
+        pendingOnSwitch = false
         report(powerSwitch.set(on: true, feed: feed), on: true)
     }
 
