@@ -7,7 +7,15 @@ func openReadOnlyStore(_ path: String) throws -> EventStore {
     do {
         return try EventStore(path: path, readOnly: true)
     } catch let error as StoreError {
-        throw CommandFailure("\(error)", exitCode: error.kind == .missing ? .noInput : .dataError)
+        throw CommandFailure(error)
+    }
+}
+
+extension CommandFailure {
+    /// A store's refusal with its exit code: a missing file (or a directory) 66, not a geomon
+    /// database 65.
+    init(_ error: StoreError) {
+        self.init("\(error)", exitCode: error.kind == .missing ? .noInput : .dataError)
     }
 }
 

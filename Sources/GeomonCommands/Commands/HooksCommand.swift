@@ -26,7 +26,7 @@ enum HooksCommand {
         do {
             return try EventStore(path: path, readOnly: !writable, create: false)
         } catch let error as StoreError {
-            throw CommandFailure("\(error)", exitCode: error.kind == .missing ? .noInput : .dataError)
+            throw CommandFailure(error)
         }
     }
 
@@ -42,7 +42,7 @@ enum HooksCommand {
         do {
             try EventStore.checkIsDatabaseFile(path: path)
         } catch let error as StoreError {
-            throw CommandFailure("\(error)", exitCode: error.kind == .missing ? .noInput : .dataError)
+            throw CommandFailure(error)
         }
         let lock: InstanceLock
         do {

@@ -279,7 +279,7 @@ struct ReplayCommand: GeomonCommand {
         do {
             try EventStore.checkIsNoOtherFile(path: dbPath)
         } catch let error as StoreError {
-            throw CommandFailure("\(error)", exitCode: error.kind == .missing ? .noInput : .dataError)
+            throw CommandFailure(error)
         }
         if let problem = DatabaseTrust.problem(path: dbPath, insecurePermissions: insecurePermissions) {
             throw CommandFailure(problem)
@@ -304,7 +304,7 @@ struct ReplayCommand: GeomonCommand {
             if publish { outboxes.append(OwnTracksOutbox(profile: profile, store: store)) }
             journal = try Journal(profile: profile, store: store, outboxes: outboxes)
         } catch let error as StoreError {
-            throw CommandFailure("\(error)", exitCode: error.kind == .missing ? .noInput : .dataError)
+            throw CommandFailure(error)
         } catch let error as JournalError {
             throw CommandFailure("\(error)", exitCode: .dataError)
         } catch let error as SQLiteError {

@@ -235,7 +235,6 @@ public struct Monitor: Sendable {
         // only takes the settings: no actions).
         if modes.isEnabled, let change = modes.start(now: now) { _ = switchMode(change, now: now, at: now, into: &commit.events) }
         modes.forgetWhenDisabled()
-        if !modes.isEnabled { commit.mode = modes.takeState() }
         if cooldown.isEnabled {
             cooldown.filter(&commit.events)
             cooldown.dropRemoved()
@@ -481,7 +480,8 @@ public struct Monitor: Sendable {
             commit.cooldowns = cooldown.takeRecords()
         }
         if speedWatch.isEnabled { commit.speeding = speedWatch.takeRecords() }
-        if modes.isEnabled { commit.mode = modes.takeState() }
+        // Changed only while enabled, or when a profile without modes forgot the stored one.
+        commit.mode = modes.takeState()
         guard !commit.isEmpty else { return }
         commit.usableFixCount = engine.usableFixCount
         commit.lastFixTime = engine.lastFixTime

@@ -215,12 +215,9 @@ public final class GNSSService: EventSource, EffectSink {
         // ubx/mtk before gpsd named any device, or while gpsd is away: the switch on follows
         // once it names one (its DEVICES answer to the watch), for a receiver left stopped that
         // would never report.
-        var missed = false
-        if case .failed = outcome { missed = true }
-        pendingOnSwitch = on && power.switchesReceiver && (missed || (outcome == .nothing && powerSwitch.devicePath(feed) == nil))
+        pendingOnSwitch = on && power.switchesReceiver && (outcome.isFailed || (outcome == .nothing && powerSwitch.devicePath(feed) == nil))
         report(outcome, on: on)
-        if case .failed = outcome { return false }
-        return true
+        return !outcome.isFailed
     }
 
     /// The switch on that waited for gpsd to name the device (or to be there again), once it
@@ -248,10 +245,8 @@ public final class GNSSService: EventSource, EffectSink {
     private func switchFinished(on: Bool, _ outcome: ReceiverPowerSwitch.Outcome, idle: Bool, _ driver: DriverContext) {
         report(outcome, on: on)
         lastSwitchWasOff = !on
-        var failed = false
-        if case .failed = outcome { failed = true }
         // A failed off leaves the receiver on: no grace, and its fixes count as on.
-        if idle, lastSwitchWasOff, switchedOff, offSince == nil, !failed {
+        if idle, lastSwitchWasOff, switchedOff, offSince == nil, !outcome.isFailed {
             offSince = driver.monotonic
             switchedOffDone(at: driver.monotonic)
         }

@@ -14,6 +14,11 @@ public struct ReceiverPowerSwitch: Sendable {
         case nothing
         /// It could not be done, and why.
         case failed(String)
+
+        public var isFailed: Bool {
+            if case .failed = self { return true }
+            return false
+        }
     }
 
     public let method: GNSSPowerMethod
