@@ -380,6 +380,54 @@ import Testing
         #expect(second.durationSeconds == 200)
     }
 
+    /// A reload that drops `trips:` or `visits:` while one is under way ends it at the reload,
+    /// where the rules last saw the device; the rule added back later starts afresh.
+    @Test func aReloadThatRemovesTheRuleEndsTheTripOrVisitUnderWay() throws {
+        // The drive until 450 s (2760 m, the trip announced at 130 s), reloaded without trips at
+        // 455 s: trip_end there, 2760 m − 120 m in straight segments. Trips back from 460 s:
+        // the car stands nowhere yet, so the 460 s fix is where it stood and the trip departed
+        // (moving), the 470 s fix is beyond 100 m of it and the 480 s one leaves the stop
+        // window (trip_start dated 460 s); parked from 610 s, it ends 300 s into the stay.
+        let drive = Self.drive()
+        var before = MovementTracker(settings: Self.settings(motion: false), profileName: "p")
+        _ = Self.run(&before, drive.filter { $0.time <= Self.at(450) })
+        var without = MovementTracker(settings: Self.settings(motion: false, trips: false), profileName: "p", state: before.state)
+        let ended = without.start(at: Self.at(455))
+        #expect(Self.summary(ended) == ["trip_end@455"])
+        let end = try #require(ended.first)
+        #expect(end.coordinate == Self.north(2760))
+        #expect(abs(try #require(end.figures?.distanceMeters) - 2640) < 0.01)
+        #expect(end.figures?.since == Self.at(130))
+        #expect(without.takeState()?.trip == nil)
+        var back = MovementTracker(settings: Self.settings(motion: false), profileName: "p", state: without.state)
+        #expect(back.start(at: Self.at(460)).isEmpty)
+        let later = Self.run(&back, drive.filter { $0.time >= Self.at(460) })
+        #expect(Self.summary(later) == ["trip_start@460", "trip_end@600"])
+
+        // The café visit (arrived at 200 s), reloaded without visits at 605 s: departure there,
+        // named after the café, 405 s long. Visits back from 610 s: a new stay there, arriving
+        // 300 s later, departing at the first fix beyond 100 m (1050 s).
+        let cafe = Self.cafe()
+        var visiting = MovementTracker(settings: Self.settings(motion: false, trips: false, visits: true), profileName: "p")
+        #expect(Self.summary(cafe.filter { $0.time <= Self.at(600) }.flatMap { Self.atCafe(&visiting, $0) }) == ["arrival@200"])
+        var gone = MovementTracker(settings: Self.settings(motion: false, trips: false), profileName: "p", state: visiting.state)
+        let departed = gone.start(at: Self.at(605))
+        #expect(Self.summary(departed) == ["departure@605"])
+        #expect(departed.first?.fenceID == "cafe" && departed.first?.fenceName == "Café")
+        #expect(departed.first?.figures?.durationSeconds == 405 && departed.first?.figures?.since == Self.at(200))
+        var again = MovementTracker(settings: Self.settings(motion: false, trips: false, visits: true), profileName: "p", state: gone.state)
+        #expect(again.start(at: Self.at(610)).isEmpty)
+        #expect(Self.summary(cafe.filter { $0.time >= Self.at(610) }.flatMap { Self.atCafe(&again, $0) }) == ["arrival@610", "departure@1050"])
+
+        // The machine's start ends it in its first commit, as a removed fence's stay is closed.
+        var profile = MonitorTests.profile(.continuous)
+        profile.movement = Self.settings(motion: false, trips: false)
+        var snapshot = EngineSnapshot()
+        snapshot.movement = before.state
+        var machine = Monitor(profile: profile, snapshot: snapshot)
+        #expect(MonitorTests.events(machine.start(now: Self.at(455))).map(\.kind) == [.tripEnd])
+    }
+
     /// A receiver that reports a speed it cannot know (NaN, negative) reports none: the trip's
     /// fastest is its segments' own, as without a speed.
     @Test(arguments: [-1.0, .nan])

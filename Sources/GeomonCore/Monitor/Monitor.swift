@@ -231,6 +231,7 @@ public struct Monitor: Sendable {
         var commit = Commit()
         commit.events = engine.start(at: now)
         if speedWatch.isEnabled { commit.events += speedWatch.start(at: now, profileName: profile.name) }
+        commit.events += movement.start(at: now)
         // The mode the stored inputs choose, before the policy starts in it (an idle policy
         // only takes the settings: no actions).
         if modes.isEnabled, let change = modes.start(now: now) { _ = switchMode(change, now: now, at: now, into: &commit.events) }

@@ -181,6 +181,49 @@ public struct MovementTracker: Sendable {
 
     // MARK: - Inputs
 
+    /// The machine starts (or a reload took effect) at `now`: a trip or a visit under way whose
+    /// rule the profile no longer has ends, with `trip_end` or `departure` at `now` where the
+    /// rules last saw the device (consumers told it began are told it ended, as a removed
+    /// fence's stay is closed), and what the rule kept is dropped: a rule added back later
+    /// starts afresh.
+    public mutating func start(at now: UTCTime) -> [GeoEvent] {
+        var events: [GeoEvent] = []
+        if settings.trips == nil, state.trip != nil || state.stood != nil || state.stop != nil || state.departure != nil {
+            if let trip = state.trip {
+                let last = state.last ?? trip.start
+                endTrip(trip, at: TrackPoint(time: max(now, trip.start.time), coordinate: last.coordinate, accuracyMeters: last.accuracyMeters),
+                        totals: trip.totals, into: &events)
+            }
+            state.trip = nil
+            state.departure = nil
+            state.sinceDeparture = TripTotals()
+            state.stood = nil
+            state.lastNear = nil
+            state.sinceNear = TripTotals()
+            state.beyond = 0
+            state.firstBeyond = nil
+            state.stop = nil
+            changed = true
+        }
+        if settings.visits == nil, let visit = state.visit {
+            if visit.confirmed {
+                let last = state.last ?? visit.first
+                var figures = EventFigures()
+                figures.since = visit.first.time
+                figures.durationSeconds = max(0, (now - visit.first.time).secondsValue)
+                figures.center = visit.center
+                var departure = event(.departure, at: TrackPoint(time: max(now, visit.first.time), coordinate: last.coordinate, accuracyMeters: last.accuracyMeters),
+                                      figures: figures, fenceID: visit.fenceID)
+                departure.fenceName = visit.fenceName
+                events.append(departure)
+            }
+            state.visit = nil
+            state.visitSeen = nil
+            changed = true
+        }
+        return events
+    }
+
     /// A fix the engine took and can use. An `arrival` comes without a fence: the caller names
     /// it (`nameVisit`) after a fence the device is inside.
     public mutating func fixTaken(_ fix: Fix) -> [GeoEvent] {
