@@ -61,8 +61,9 @@ public struct DeliveryMachine: Sendable {
 
     /// Attempt `attempt` of `delivery`, cut short by geomon stopping (`HookResult.interrupted`):
     /// no longer running here, and due again in the store with the attempt not counted, so the
-    /// next start runs it again under the same number (a crash, which records nothing, counts
-    /// it: `DeliveryQueue.recoverInterrupted`).
+    /// next start runs it again under the same number; the same attempt cut short again counts
+    /// (`markInterrupted`: a hook that outlasts every stop is not run without end). A crash,
+    /// which records nothing, counts it (`DeliveryQueue.recoverInterrupted`).
     public mutating func interrupted(_ delivery: Delivery, attempt: Int) -> Action {
         running.remove(delivery.serialKey)
         return .markInterrupted(id: delivery.id, attempt: attempt, attempts: settings.retry.attempts,
