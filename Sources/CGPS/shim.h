@@ -53,6 +53,15 @@ static inline int geomon_gps_read(struct gps_data_t *data) {
 
 static inline int geomon_gps_fd(const struct gps_data_t *data) { return (int)data->gps_fd; }
 
+/* The message of an ERROR answer in the last message read, once (NULL: none): gpsd refusing a
+   command, e.g. "Type of /dev/ttyACM0 is unknown." for a ?DEVICE write to a device it has not
+   identified. The flag is cleared here, so one answer is reported once. */
+static inline const char *geomon_gps_take_error(struct gps_data_t *data) {
+    if ((data->set & ERROR_SET) == 0) return NULL;
+    data->set &= ~ERROR_SET;
+    return data->error;
+}
+
 /* Sends one command line to gpsd (e.g. ?DEVICE={...}); 0 on success, -1 with errno. */
 static inline int geomon_gps_send(struct gps_data_t *data, const char *command) {
     return gps_send(data, "%s", command);

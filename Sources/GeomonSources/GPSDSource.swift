@@ -37,6 +37,9 @@ public final class GPSDSource {
         case fix(Fix)
         /// The connection state changed.
         case stateChanged(State)
+        /// gpsd answered a command with an error (its message): a `?DEVICE` write to a device
+        /// whose type it does not know is refused, for one.
+        case refused(String)
     }
 
     /// The connection state; changes are reported once each, as events.
@@ -168,6 +171,10 @@ public final class GPSDSource {
             messagesSinceConnect += 1
             if messagesSinceConnect > 1 { backoff.succeeded() }
             handled += 1
+            if let message = geomon_gps_take_error(data) {
+                events.append(.refused(String(cString: message)))
+                continue
+            }
             guard let (fix, accuracyKnown) = currentFix() else { continue }
             events += epochs.reported(fix, accuracyKnown: accuracyKnown).map { .fix($0) }
         }

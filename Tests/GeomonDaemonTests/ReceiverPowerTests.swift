@@ -166,6 +166,49 @@ struct ReceiverPowerTests {
         }
     }
 
+    /// gpsd writes to a receiver only once it has identified it from its reports: to one silent
+    /// since gpsd started it answers a `?DEVICE` write with an error. The source reports it
+    /// (once), and the daemon says the switch did not reach the receiver, with gpsd's words; once
+    /// the receiver has reported, the same write is taken.
+    @Test func aSwitchGpsdRefusesIsSaidWithItsReason() throws {
+        try Self.scenario(obey: "ubx", power: { _ in "ubx" }) { profile, receiver, dir in
+            let on = try #require(ReceiverCommands.on(.ubx))
+            let source = GPSDSource(port: String(receiver.port))
+            // The source's events until `done` or `timeout`, waiting on its socket as the daemon does.
+            func pump(timeout: Duration, until done: ([GPSDSource.Event]) -> Bool) -> [GPSDSource.Event] {
+                var events: [GPSDSource.Event] = []
+                let deadline = ContinuousClock.now + timeout
+                while ContinuousClock.now < deadline, !done(events), let fd = source.fileDescriptor {
+                    var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+                    _ = poll(&descriptor, 1, 100)
+                    events += source.readAvailable()
+                }
+                return events
+            }
+            defer { source.disconnect() }
+            _ = try source.connect()
+            try source.watch(enabled: true)
+            _ = pump(timeout: .seconds(10)) { _ in source.listedDevice != nil }
+            let device = try #require(source.listedDevice)
+            func refusals(within timeout: Duration, stopAtFirst: Bool) throws -> [String] {
+                try source.sendToDevice(on, device: device)
+                let events = pump(timeout: timeout) { events in stopAtFirst && events.contains { if case .refused = $0 { true } else { false } } }
+                return events.compactMap { if case let .refused(message) = $0 { message } else { nil } }
+            }
+            let refused = try refusals(within: .seconds(10), stopAtFirst: true)
+            #expect(refused.count == 1 && refused.first?.contains("is unknown") == true, "\(refused)")
+
+            let daemon = try Daemon(["--profile", profile, "--db", dir.path("run.db"), "--gpsd", "127.0.0.1:\(receiver.port)", "--log-level", "info"], in: dir)
+            #expect(daemon.waitForLog("gpsd refused the receiver switch on", timeout: 20), "\(daemon.stderr.suffix(2000))")
+            #expect(daemon.stderr.contains("is unknown"), "\(daemon.stderr.suffix(2000))")
+            #expect(daemon.stop() == 0)
+
+            receiver.play()
+            #expect(waitUntil(within: .seconds(10)) { (try? receiver.sendThroughGpsd(hex: "").contains("\"driver\"")) == true })
+            #expect(try refusals(within: .seconds(2), stopAtFirst: false).isEmpty)
+        }
+    }
+
     /// The link to gpsd drops while the policy has the receiver stopped, and the wake comes
     /// while it is down (gpsd runs on, as a remote one does behind a network that went away):
     /// the switch on that could not be sent goes once the link is back (the receiver would stay

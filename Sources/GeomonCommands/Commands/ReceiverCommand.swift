@@ -161,6 +161,9 @@ struct ReceiverTestCommand: GeomonCommand {
                 switch event {
                 case let .fix(fix): return (fix, clock.now)
                 case let .stateChanged(.disconnected(reason)): throw CommandFailure("gpsd: \(reason)", exitCode: .unavailable)
+                case let .refused(message):
+                    throw CommandFailure("gpsd refused the switch: \(message) (gpsd writes only to a receiver it has identified from its reports: docs/sources.md)",
+                                         exitCode: .unavailable)
                 case .stateChanged: break
                 }
             }
