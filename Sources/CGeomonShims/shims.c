@@ -10,7 +10,11 @@
 #include <spawn.h>
 #include <stdlib.h>
 #include <string.h>
+#include <netdb.h>
+#include <poll.h>
 #include <sys/epoll.h>
+#include <sys/socket.h>
+#include <time.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
@@ -228,4 +232,40 @@ int geomon_mapping_unguard(int slot) {
     atomic_store(&guard_slots[slot].size, 0);
     atomic_store(&guard_slots[slot].base, 0);
     return faulted;
+}
+
+static long long geomon_monotonic_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int geomon_tcp_answers(const char *host, const char *port, int timeout_ms) {
+    struct addrinfo hints, *list = NULL;
+    memset(&hints, 0, sizeof hints);
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    if (getaddrinfo(host, port, &hints, &list) != 0) return 0;
+    long long deadline = geomon_monotonic_ms() + timeout_ms;
+    int result = 0;
+    for (struct addrinfo *a = list; a != NULL; a = a->ai_next) {
+        int fd = socket(a->ai_family, a->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, a->ai_protocol);
+        if (fd < 0) continue;
+        int rc = connect(fd, a->ai_addr, a->ai_addrlen);
+        if (rc == 0) { close(fd); result = 0; break; }
+        if (errno != EINPROGRESS) { close(fd); result = 0; continue; }
+        struct pollfd p = { .fd = fd, .events = POLLOUT, .revents = 0 };
+        long long left = deadline - geomon_monotonic_ms();
+        int ready = left > 0 ? poll(&p, 1, (int)left) : 0;
+        while (ready < 0 && errno == EINTR) {
+            left = deadline - geomon_monotonic_ms();
+            ready = left > 0 ? poll(&p, 1, (int)left) : 0;
+        }
+        close(fd);
+        if (ready > 0) { result = 0; break; }   /* connected, or refused: either way an answer */
+        result = ETIMEDOUT;
+        if (geomon_monotonic_ms() >= deadline) break;
+    }
+    freeaddrinfo(list);
+    return result;
 }

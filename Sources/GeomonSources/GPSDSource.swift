@@ -1,4 +1,5 @@
 import CGPS
+import CGeomonShims
 public import GeomonCore
 #if canImport(Glibc)
 import Glibc
@@ -92,14 +93,25 @@ public final class GPSDSource {
         open ? Int32(geomon_gps_fd(data)) : nil
     }
 
+    /// How long `connect()` waits for gpsd's host to accept the connection.
+    public static let connectTimeoutMilliseconds: Int32 = 3000
+
     /// Connects (no-op when connected). On success the state becomes `.connected` and the
     /// watch's state (on or off) is sent; the backoff resets only when the connection delivers
     /// more than gpsd's greeting (`readAvailable()`), so a server that accepts and closes at
-    /// once, with or without its VERSION banner, is retried ever more slowly. On failure the
-    /// state is `.disconnected` with the reason, and the error is thrown.
+    /// once, with or without its VERSION banner, is retried ever more slowly. A host that does
+    /// not answer within `connectTimeoutMilliseconds` fails then. On failure the state is
+    /// `.disconnected` with the reason, and the error is thrown.
     @discardableResult
     public func connect() throws(GPSDError) -> [Event] {
         guard !open else { return [] }
+        // libgps connects blocking: to a host whose packets are dropped it would hold the
+        // daemon's loop (signals, hooks, MQTT) for the two minutes of the kernel's SYN retries.
+        guard geomon_tcp_answers(host, port, Self.connectTimeoutMilliseconds) == 0 else {
+            let message = "no answer from gpsd within \(Self.connectTimeoutMilliseconds / 1000) s"
+            _ = setState(.disconnected(reason: message))
+            throw GPSDError(code: .connectFailed, endpoint: endpoint, message: message)
+        }
         errno = 0
         let rc = geomon_gps_open(data, host, port)
         guard rc == 0 else {

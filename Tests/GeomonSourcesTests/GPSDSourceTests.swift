@@ -57,6 +57,38 @@ struct GPSDSourceTests {
         #expect(times == times.sorted() && Set(times).count == times.count, "one fix per epoch, in order")
     }
 
+    /// A host that takes the connection's packets and never answers (here a listener whose
+    /// backlog is full: the kernel drops the SYNs) fails the connect after its timeout, with a
+    /// reason; libgps's blocking connect alone held the caller (the daemon's loop) for the two
+    /// minutes of SYN retries.
+    @Test func aHostThatNeverAnswersFailsTheConnectInSeconds() throws {
+        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        #expect(listener >= 0)
+        defer { close(listener) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        try withUnsafeMutablePointer(to: &address) { pointer in
+            try pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { raw in
+                try #require(bind(listener, raw, length) == 0 && listen(listener, 0) == 0 && getsockname(listener, raw, &length) == 0)
+            }
+        }
+        let port = String(UInt16(bigEndian: address.sin_port))
+        // The one connection the backlog holds; the next SYNs are dropped.
+        let filler = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(filler) }
+        _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(filler, $0, length) } }
+        let source = GPSDSource(port: port)
+        let started = ContinuousClock.now
+        #expect { try source.connect() } throws: { error in
+            (error as? GPSDError).map { $0.code == .connectFailed && $0.message.contains("no answer") } ?? false
+        }
+        // Well short of the SYN retries; the timeout itself is 3 s.
+        #expect(ContinuousClock.now - started < .seconds(30))
+        guard case .disconnected = source.state else { Issue.record("state \(source.state)"); return }
+    }
+
     @Test func gpsdNotRunningIsAClearErrorAndReconnectWorksWhenItComesUp() throws {
         let port = try GPSFakeHarness.freePort()
         let source = GPSDSource(port: String(port))
@@ -183,12 +215,16 @@ private struct AcceptingSocket {
         port = UInt16(bigEndian: address.sin_port)
     }
 
-    /// Takes the connection waiting in the backlog, sends it `text` and closes it.
+    /// Takes every connection waiting in the backlog (the source's check that the host answers
+    /// is one, its connection another), sends each `text` and closes it.
     func acceptAndClose(sending text: String = "") {
-        let client = accept(fd, nil, nil)
-        guard client >= 0 else { return }
-        if !text.isEmpty { _ = Array(text.utf8).withUnsafeBytes { send(client, $0.baseAddress, $0.count, 0) } }
-        close(client)
+        var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        while poll(&descriptor, 1, 200) > 0 {
+            let client = accept(fd, nil, nil)
+            guard client >= 0 else { return }
+            if !text.isEmpty { _ = Array(text.utf8).withUnsafeBytes { send(client, $0.baseAddress, $0.count, 0) } }
+            close(client)
+        }
     }
 }
 

@@ -30,6 +30,12 @@ int geomon_pidfd_open(pid_t pid);
 int geomon_epoll_watching(const int *fds, int n);
 
 /* fcntl helpers (variadic fcntl does not import into Swift). */
+/* Whether a TCP connection to host:port is accepted within timeout_ms (connected, then closed
+   at once): ETIMEDOUT when nothing answered in time (a host whose packets are dropped, where a
+   blocking connect retries its SYN for about two minutes), else 0, also when the name does not
+   resolve or the connection is refused at once (the real connect then says why). */
+int geomon_tcp_answers(const char *host, const char *port, int timeout_ms);
+
 int geomon_set_nonblocking(int fd);
 int geomon_set_cloexec(int fd);
 
