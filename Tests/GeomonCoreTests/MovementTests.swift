@@ -380,6 +380,18 @@ import Testing
         #expect(second.durationSeconds == 200)
     }
 
+    /// The source's word before any fix has no position to be reported at: the first fix
+    /// reports it, dated when it was said and placed there; only once.
+    @Test func aWordBeforeTheFirstFixIsReportedWithIt() throws {
+        var tracker = MovementTracker(settings: Self.settings(trips: false), profileName: "p")
+        #expect(tracker.motionReported(.moving, now: Self.at(0)).isEmpty)
+        let first = tracker.fixTaken(Self.fix(8, 50, speed: 3))
+        #expect(Self.summary(first) == ["moving@0"])
+        #expect(first.first?.coordinate == Self.north(50) && first.first?.figures?.source == "motion")
+        #expect(Self.run(&tracker, [Self.fix(9, 53, speed: 3), Self.fix(10, 56, speed: 3)]).isEmpty)
+        #expect(Self.summary(tracker.motionReported(.still, now: Self.at(11))) == ["still@11"])
+    }
+
     /// A reload that drops `trips:` or `visits:` while one is under way ends it at the reload,
     /// where the rules last saw the device; the rule added back later starts afresh.
     @Test func aReloadThatRemovesTheRuleEndsTheTripOrVisitUnderWay() throws {

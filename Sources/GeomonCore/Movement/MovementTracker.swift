@@ -232,6 +232,15 @@ public struct MovementTracker: Sendable {
         changed = true
         var events: [GeoEvent] = []
         let point = TrackPoint(fix)
+        // A motion state the source gave before any fix had no position to report it at: the
+        // first fix gives it one (dated when the source said it).
+        if state.last == nil, let motion = state.motion, settings.motionEvents {
+            var figures = EventFigures()
+            figures.source = "motion"
+            events.append(event(motion == .moving ? .moving : .still,
+                                at: TrackPoint(time: min(state.motionSince ?? point.time, point.time), coordinate: point.coordinate, accuracyMeters: point.accuracyMeters),
+                                figures: figures))
+        }
         let evidence = self.evidence(fix)
         let segment = count(fix, point: point, evidence: evidence)
         switch evidence {
@@ -291,6 +300,7 @@ public struct MovementTracker: Sendable {
             confirm(motion, since: TrackPoint(time: now, coordinate: last.coordinate, accuracyMeters: last.accuracyMeters),
                     source: "motion", into: &events)
         } else {
+            // No position yet: reported with the first fix (`fixTaken`).
             state.motion = motion
             state.motionSince = now
         }
