@@ -124,6 +124,37 @@ import Testing
         #expect(read.diagnostics.contains { $0.severity == .warning && $0.message.contains("'work_office_2'") })
     }
 
+    /// A numbered id another place already holds is skipped, so no place is dropped as a
+    /// duplicate: a third `Work` beside a `Work 2` is `work_3`, as Home Assistant numbers its
+    /// entity ids; a GPX `A (2)` beside two `A`s keeps every one.
+    @Test func aNumberedIdAnotherPlaceHoldsIsSkipped() {
+        let zones = """
+        zone:
+          - name: Work
+            latitude: 45.48
+            longitude: 9.21
+          - name: Work 2
+            latitude: 45.49
+            longitude: 9.22
+          - name: Work
+            latitude: 45.5
+            longitude: 9.23
+        """
+        let ha = PlaceFiles.read(Array(zones.utf8), file: "configuration.yaml", format: .homeassistant) { _ in nil }
+        #expect(ha.places.map(\.id) == ["work", "work_2", "work_3"])
+        #expect(ha.diagnostics.contains { $0.severity == .warning && $0.message.contains("'work_3'") })
+        let gpx = """
+        <gpx version="1.1" xmlns="http://www.topografix.com/GPX/1/1">
+        <wpt lat="1" lon="2"><name>A</name></wpt>
+        <wpt lat="1" lon="2.01"><name>A</name></wpt>
+        <wpt lat="1" lon="2.02"><name>A (2)</name></wpt>
+        </gpx>
+        """
+        let read = PlaceFiles.read(Array(gpx.utf8), file: "places.gpx", format: .gpx) { _ in nil }
+        #expect(read.places.map(\.id) == ["A", "A (2)", "A (2) (2)"])
+        #expect(Set(read.places.map(\.id)).count == 3)
+    }
+
     /// Zones made in Home Assistant's UI live in `.storage/zone` (JSON): read as the same
     /// format, found from the content (the file has no extension), ids as Home Assistant's.
     @Test func homeAssistantsZoneStorageIsReadToo() throws {

@@ -34,6 +34,9 @@ struct GeometryLimitsTests {
         #expect(Self.problems(.circle(center: Coordinate(latitude: .nan, longitude: 0), radiusMeters: 10)) == ["circle has a non-finite centre or radius"])
         let wide = Self.ring([(-100, 0), (0, 0), (100, 0), (100, 1), (-100, 1)])
         #expect(Self.problems(.polygons([PolygonRings(shell: wide)])).contains { $0.contains("over the supported 180°") })
+        // A corridor over 200° of longitude, also when it passes back through its first point.
+        let out = Self.ring([(0, 0), (100, 0), (0, 0), (-100, 0)])
+        #expect(Self.problems(.corridor(lines: [out], widthMeters: 1000)).contains { $0.contains("over the supported 180°") })
         let bad = [Coordinate(latitude: 0, longitude: 0), Coordinate(latitude: .infinity, longitude: 1), Coordinate(latitude: 1, longitude: 1)]
         #expect(Self.problems(.polygons([PolygonRings(shell: Self.ring([(0, 0), (1, 0), (1, 1)]), holes: [bad])])) == ["polygon 1 hole 1 has a non-finite coordinate"])
         // A ring with a non-finite position counts only as that: the span is measured from the

@@ -68,6 +68,11 @@ import Testing
         #expect(receiver.effectiveMinOff == .milliseconds(667))
         receiver.powerAcquireMilliwatts = 60
         #expect(receiver.effectiveMinOff == .zero)
+        // A tracking power near zero: switching off never pays, held at the longest duration
+        // a profile takes (the product overflowed a duration and trapped `run`).
+        receiver.powerAcquireMilliwatts = 100_000
+        receiver.powerTrackMilliwatts = 1e-15
+        #expect(receiver.effectiveMinOff == .seconds(3650 * 86_400))
         receiver.minOff = .seconds(20)
         #expect(receiver.effectiveMinOff == .seconds(20))
         var profile = Profile(name: "t", mode: .regions)

@@ -160,6 +160,8 @@ private struct Reader {
     let positions: TextPositions
     var result = PlaceFileRead()
     private var idCounts: [String: Int] = [:]
+    /// The fence ids given so far (numbered ones included).
+    private var usedIDs: Set<String> = []
     /// Where the Home Assistant core home zone is in `result.places`, until a zone named
     /// Home replaces it.
     private var coreHome: Int?
@@ -197,11 +199,18 @@ private struct Reader {
         }
         let seen = idCounts[id, default: 0]
         idCounts[id] = seen + 1
-        if seen > 0 {
-            let unique = style == .homeAssistant ? "\(id)_\(seen + 1)" : "\(id) (\(seen + 1))"
-            warning("a second place named '\(id)': its fence id is '\(unique)'", location)
+        if seen > 0 || usedIDs.contains(id) {
+            // The next number no place of the file holds (a third `Work` beside a `Work 2`
+            // is `work_3`, as Home Assistant numbers its entity ids).
+            func numbered(_ n: Int) -> String { style == .homeAssistant ? "\(id)_\(n)" : "\(id) (\(n))" }
+            var n = max(seen + 1, 2)
+            while usedIDs.contains(numbered(n)) { n += 1 }
+            let unique = numbered(n)
+            warning(seen > 0 ? "a second place named '\(id)': its fence id is '\(unique)'"
+                             : "a place named '\(id)' after another's fence id: its fence id is '\(unique)'", location)
             id = unique
         }
+        usedIDs.insert(id)
         result.places.append(PlaceRecord(id: id, name: name, shape: shape, location: location))
     }
 

@@ -68,8 +68,9 @@ public func geometryLimitProblems(_ shape: FenceShape) -> [GeometryLimitProblem]
             var lon = first.longitude
             if let reference { lon += 360 * ((reference - lon + 180) / 360).rounded(.down) } else { reference = lon }
             var previous = first
-            for point in line {
-                if point != first { lon += Geodesy.longitudeDelta(previous.longitude, point.longitude) }
+            for (k, point) in line.enumerated() {
+                // Every point after the first, one equal to it (a corridor back through its start) too.
+                if k > 0 { lon += Geodesy.longitudeDelta(previous.longitude, point.longitude) }
                 previous = point
                 minLon = min(minLon, lon); maxLon = max(maxLon, lon)
                 let reach = abs(point.latitude) + max(0, width / 2) / Geodesy.metersPerDegree(atLatitude: point.latitude).latitude

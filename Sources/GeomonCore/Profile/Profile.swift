@@ -385,10 +385,14 @@ public struct ReceiverSettings: Sendable {
     /// `T` then a hot start saves `T × power_track` and costs `ttff_hot × (power_acquire −
     /// power_track)`, so `T = ttff_hot × (power_acquire / power_track − 1)` (0.67 s with the
     /// defaults; 0 when acquiring costs no more than tracking).
+    static let longestMinOffSeconds = 3650.0 * 86_400
+
     public var effectiveMinOff: Duration {
         if let minOff { return minOff }
         guard powerTrackMilliwatts > 0, powerAcquireMilliwatts > powerTrackMilliwatts else { return .zero }
-        let seconds = ttffHot.secondsValue * (powerAcquireMilliwatts / powerTrackMilliwatts - 1)
+        // Held within the longest duration a profile takes (3650 d): a tracking power near
+        // zero makes switching off never pay, not a number past what a duration holds.
+        let seconds = min(ttffHot.secondsValue * (powerAcquireMilliwatts / powerTrackMilliwatts - 1), Self.longestMinOffSeconds)
         return .milliseconds(Int64((seconds * 1000).rounded(.up)))
     }
 }
