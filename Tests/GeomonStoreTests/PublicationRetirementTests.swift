@@ -32,6 +32,24 @@ struct PublicationRetirementTests {
         #expect(try store.outbox.unretiredTopics(except: b).map { $0.messages.map(\.time) } == [[UTCTime(millisecondsSince1970: 9000)]])
     }
 
+    /// Reading the broker leaves no statement open: an open one keeps the connection's read
+    /// transaction, so after another connection's write (`geomon fences here` beside the
+    /// daemon) every commit failed on a stale snapshot, and the WAL was never checkpointed.
+    @Test func readingTheBrokerLeavesNoReadTransactionOpen() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let daemon = try EventStore(path: dir.path("d.db"))
+        try daemon.outbox.recordBroker("broker:1883")
+        #expect(try daemon.outbox.lastBroker() == "broker:1883")
+        let other = try EventStore(path: dir.path("d.db"))
+        try other.outbox.recordBroker("other:1883")
+        var batch = CommitBatch(profileName: "p", committedAt: UTCTime(millisecondsSince1970: 1000))
+        batch.publications = [Self.message(.location, "owntracks/u/a", at: 1)]
+        _ = try daemon.commit(batch)
+        #expect(try daemon.outbox.lastBroker() == "other:1883")
+        #expect(try daemon.outbox.pendingPublicationCount() == 1)
+    }
+
     /// A database of schema 13 (before `clear`): its messages, their numbers and the
     /// AUTOINCREMENT counter (past a deleted newest row) survive; a `clear` is then accepted.
     @Test func theMigrationKeepsTheOutboxAndItsCounter() throws {

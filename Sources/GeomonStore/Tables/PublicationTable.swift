@@ -306,6 +306,8 @@ public final class PublicationTable: PublicationOutbox {
     /// before the first start that recorded one.
     public func lastBroker() throws -> String? {
         let statement = try db.statement("SELECT value FROM kv WHERE key = 'mqtt.broker'")
+        // Reset at once: a statement left on its row keeps the connection's read transaction.
+        defer { statement.reset() }
         return try statement.step() ? statement.text(0) : nil
     }
 
