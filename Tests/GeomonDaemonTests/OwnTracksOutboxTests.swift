@@ -33,6 +33,28 @@ struct OwnTracksOutboxTests {
         return batch.publications.filter { $0.kind == .transition }.map(\.payload)
     }
 
+    /// `reportLocation` is answered with a fix the engine uses, never one worse than
+    /// `min_accuracy` (publish.md: no such fix is published, whatever the setting).
+    @Test func aFixTooPoorToUseAnswersNoReportLocation() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let store = try EventStore(path: dir.path("van.db"))
+        var profile = Self.profile(waypointTime: 1_600_000_000)
+        var gnss = GNSSSourceSettings()
+        gnss.minAccuracyMeters = 50
+        profile.sources.gnss = gnss
+        let outbox = OwnTracksOutbox(profile: profile, store: store)
+        var fix = Fix(time: UTCTime(millisecondsSince1970: 5000), coordinate: Coordinate(latitude: 47, longitude: 8), horizontalAccuracyMeters: 150)
+        #expect(!outbox.queueLocationReport(fix))
+        var batch = CommitBatch(profileName: "van", committedAt: fix.time)
+        outbox.drainQueued(into: &batch)
+        #expect(batch.publications.isEmpty)
+        fix.horizontalAccuracyMeters = 20
+        #expect(outbox.queueLocationReport(fix))
+        outbox.drainQueued(into: &batch)
+        #expect(batch.publications.map(\.kind) == [.location] && batch.publications.first?.payload.contains(#""t":"r""#) == true)
+    }
+
     @Test func aLeaveAfterTheWaypointWasReplacedCarriesItsEntersTime() throws {
         let dir = try TemporaryDirectory()
         defer { dir.remove() }

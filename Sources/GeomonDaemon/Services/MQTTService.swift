@@ -103,9 +103,9 @@ public final class MQTTService: EventSource, EffectSink, ClockHolding, Publishes
     public func perform(_ effect: Monitor.Effect, _ driver: DriverContext) throws {
         guard publisher != nil, case let .took(fix, _) = effect else { return }
         readBattery(driver)
-        if reportNextFix {
+        // The next fix the engine can use answers it (a poorer one is never published).
+        if reportNextFix, outbox.queueLocationReport(fix) {
             reportNextFix = false
-            outbox.queueLocationReport(fix)
             driver.emit(.commitSoon)
             log.info("reportLocation answered", ["fix.time": fix.time.rfc3339])
         }
@@ -447,11 +447,10 @@ public final class MQTTService: EventSource, EffectSink, ClockHolding, Publishes
             return
         }
         lastReport = now
-        if let fix = driver.status.lastFix, driver.now - fix.time <= Self.freshFix {
+        if let fix = driver.status.lastFix, driver.now - fix.time <= Self.freshFix, outbox.queueLocationReport(fix) {
             try store.commandLog.record(StoredCommand(received: driver.wall, topic: message.topic, action: name, accepted: true,
                                                   summary: "answered with the fix of \(fix.time.rfc3339)"))
             log.notice("MQTT command accepted", ["action": name, "fix.time": fix.time.rfc3339])
-            outbox.queueLocationReport(fix)
             driver.emit(.commitSoon)
         } else {
             try store.commandLog.record(StoredCommand(received: driver.wall, topic: message.topic, action: name, accepted: true,

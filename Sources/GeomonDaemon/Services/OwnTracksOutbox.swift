@@ -128,8 +128,12 @@ public final class OwnTracksOutbox: OutboxContributor {
 
     /// A `location` message for `fix` in answer to a `reportLocation` command (trigger `r`),
     /// committed with the next flush; the fences the last commit had the device inside.
-    public func queueLocationReport(_ fix: Fix) {
-        guard let ownTracks else { return }
+    /// A fix the engine would not use (worse than `sources.gnss.min_accuracy`) is no answer:
+    /// false, nothing queued (the caller waits for the next fix), as no such fix is published.
+    @discardableResult
+    public func queueLocationReport(_ fix: Fix) -> Bool {
+        guard let ownTracks, ownTracks.isPublishable(fix) else { return false }
         queued.append(ownTracks.location(fix, trigger: "r", inside: lastInside, battery: battery))
+        return true
     }
 }
