@@ -97,6 +97,10 @@ public struct OwnTracks: Sendable {
         // A stay's time is its enter's: an exit in this commit after an enter of its fence
         // carries the new stay's, not one kept from before (`stayTimes`).
         var stays = self
+        // Without a location stream (`locations: none`) an event's location is not retained:
+        // no transition is followed by a location then, so a retained one would go on listing
+        // a region the device left, for every consumer that subscribes later.
+        let retainsEvents = (commit.locations ?? settings.locations) != .none
         // An event a cooldown held back is not published (its stay is not in `inside` either).
         for event in commit.events where !event.suppressed {
             switch event.kind {
@@ -111,7 +115,7 @@ public struct OwnTracks: Sendable {
                 extra.add("event", "dwell")
                 extra.add("rid", event.fenceID)
                 extra.add("desc", event.fenceID.map(name))
-                result.append(location(fix, trigger: "c", inside: inside, battery: battery, extension: extra, eventID: event.id))
+                result.append(location(fix, trigger: "c", inside: inside, battery: battery, extension: extra, eventID: event.id, retain: retainsEvents))
             case .approach:
                 let fix = located(event)
                 var extra = JSONObject()
@@ -119,7 +123,7 @@ public struct OwnTracks: Sendable {
                 extra.add("rid", event.fenceID)
                 extra.add("desc", event.fenceID.map(name))
                 if let approach = event.approach { extra.append(EventRule.approachObject(approach)) }
-                result.append(location(fix, trigger: "c", inside: inside, battery: battery, extension: extra, eventID: event.id))
+                result.append(location(fix, trigger: "c", inside: inside, battery: battery, extension: extra, eventID: event.id, retain: retainsEvents))
             case .location:
                 significant = true
             case .moving, .still, .tripStart, .tripEnd, .arrival, .departure, .overspeed, .overspeedEnd, .mode:
@@ -133,7 +137,7 @@ public struct OwnTracks: Sendable {
                     extra.add("desc", event.fenceName ?? name(id))
                 }
                 event.figures?.add(to: &extra)
-                result.append(location(fix, trigger: "c", inside: inside, battery: battery, extension: extra, eventID: event.id))
+                result.append(location(fix, trigger: "c", inside: inside, battery: battery, extension: extra, eventID: event.id, retain: retainsEvents))
             }
         }
         guard let last = usable.last else {
@@ -167,7 +171,7 @@ public struct OwnTracks: Sendable {
     /// `eventID`: the event it carries (a dwell, approach, movement or mode event), whose
     /// message the outbox's bounds never drop while pending.
     public func location(_ fix: Fix, trigger: String, inside: Set<String>, battery: BatteryStatus? = nil, extension extra: JSONObject? = nil,
-                         eventID: String? = nil) -> Publication {
+                         eventID: String? = nil, retain: Bool = true) -> Publication {
         var o = JSONObject()
         o.add("_type", "location")
         o.add("acc", Self.accuracy(fix.horizontalAccuracyMeters))
@@ -185,7 +189,7 @@ public struct OwnTracks: Sendable {
         o.add("tid", trackerID)
         o.add("tst", Self.seconds(fix.time))
         if let speed = Self.velocity(fix) { o.add("vel", speed) }
-        return Publication(kind: .location, topic: settings.topic, payload: o.text, retain: true, time: fix.time, eventID: eventID)
+        return Publication(kind: .location, topic: settings.topic, payload: o.text, retain: retain, time: fix.time, eventID: eventID)
     }
 
     /// A `transition` message for an enter or exit event; `fix` (the one that confirmed it)

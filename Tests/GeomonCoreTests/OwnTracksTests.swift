@@ -211,6 +211,12 @@ struct OwnTracksTests {
         deadline.events = [Self.event(.dwell, fence: "home", ms: 1_700_000_060_000)]
         let late = own.messages(for: deadline, inside: ["home"], lastFix: Self.fix(1_700_000_000_000, speed: 0, course: 180))
         #expect(late.count == 1 && late[0].payload.contains(#""cog":180"#) && late[0].payload.contains(#""vel":0"#), "\(late.map(\.payload))")
+        // Without a location stream they are not retained: no location follows the leave
+        // then, so a retained one would list `home` for every later subscriber.
+        #expect(messages.allSatisfy { !$0.retain } && !late[0].retain)
+        let (streaming, streamingMQTT) = Self.profile(.significant)
+        let streamed = OwnTracks(settings: streamingMQTT, profile: streaming).messages(for: commit, inside: ["home"]).filter { $0.kind == .location }
+        #expect(!streamed.isEmpty && streamed.allSatisfy { $0.retain })
     }
 
     /// Fixes the engine does not use (worse than `min_accuracy`) are not published: Home

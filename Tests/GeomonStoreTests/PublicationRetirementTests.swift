@@ -32,6 +32,28 @@ struct PublicationRetirementTests {
         #expect(try store.outbox.unretiredTopics(except: b).map { $0.messages.map(\.time) } == [[UTCTime(millisecondsSince1970: 9000)]])
     }
 
+    /// A broker that lost the session gets the last retained location again, not when a
+    /// transition came after it: its `inregions` is stale, and Home Assistant, told of the
+    /// leave, would take its position and put the device back in the zone it left.
+    @Test func aLocationATransitionCameAfterIsNotPublishedAgain() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let store = try EventStore(path: dir.path("d.db"))
+        let topic = "owntracks/u/a"
+        let now = UTCTime(millisecondsSince1970: 2_000_000)
+        try store.outbox.enqueue([Self.message(.waypoints, topic + "/waypoints", at: 1), Self.message(.location, topic, #"{"inregions":["Home"]}"#, at: 2)], at: now)
+        try store.outbox.markPublished(try store.outbox.pendingPublications(after: 0, limit: 10).map(\.seq), at: now)
+        // The leave, not yet sent when the connection comes back without the session.
+        try store.outbox.enqueue([Self.message(.transition, topic + "/event", #"{"event":"leave"}"#, at: 3)], at: now)
+        #expect(try store.outbox.requeueRetained(at: now, topics: [topic, topic + "/waypoints"]) == 1)
+        #expect(try store.outbox.pendingPublications(after: 0, limit: 10).map(\.publication.kind) == [.transition, .waypoints])
+        // A location after the transition is the current one: published again.
+        try store.outbox.enqueue([Self.message(.location, topic, at: 4)], at: now)
+        try store.outbox.markPublished(try store.outbox.pendingPublications(after: 0, limit: 10).map(\.seq), at: now)
+        #expect(try store.outbox.requeueRetained(at: now, topics: [topic]) == 1)
+        #expect(try store.outbox.pendingPublications(after: 0, limit: 10).map(\.publication.time) == [UTCTime(millisecondsSince1970: 4000)])
+    }
+
     /// Reading the broker leaves no statement open: an open one keeps the connection's read
     /// transaction, so after another connection's write (`geomon fences here` beside the
     /// daemon) every commit failed on a stale snapshot, and the WAL was never checkpointed.
