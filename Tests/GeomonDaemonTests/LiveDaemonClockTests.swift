@@ -637,6 +637,63 @@ struct LiveDaemonClockTests {
         for pid in pids { #expect(kill(pid, 0) != 0, "the beat \(pid) outlived the daemon") }
     }
 
+    /// A reload that changes the motion sensor or the coarse command stops the one running and
+    /// starts the new one; one that removes the sensor stops it: the policy never acts on a
+    /// source the profile no longer names (the old ones ran on, and the new machine, which
+    /// starts with the coarse source off, never switched them off).
+    @Test func aReloadReplacesTheSourcesTheProfileChanged() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        for name in ["motion-a", "motion-b", "coarse-a", "coarse-b"] {
+            let word = name.hasPrefix("motion-a") ? "echo '{\"moving\": true}'\n" : ""
+            _ = try dir.write("\(name).sh", "#!/bin/sh\necho $$ > \"\(dir.path(name + ".pid"))\"\n\(word)exec sleep 60\n", mode: 0o755)
+        }
+        func profile(motion: String?, coarse: String) -> String {
+            """
+            version: 1
+            name: sources
+            mode: significant-change
+            sources:
+              gnss: {plugin: gpsd}
+              coarse: {exec: ["./\(coarse).sh"], interval: 60s, accuracy: 500m}
+            \(motion.map { "  motion: {plugin: command, exec: [\"./\($0).sh\"]}" } ?? "")
+            fences:
+              - {id: home, circle: {lat: 0, lon: 0, radius: 100m}}
+            """
+        }
+        func pid(_ name: String) -> Int32? {
+            (try? String(contentsOfFile: dir.path(name + ".pid"), encoding: .utf8)).flatMap { Int32($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+        }
+        func alive(_ name: String) -> Bool { pid(name).map { kill($0, 0) == 0 } ?? false }
+        let (daemon, lines, clock, feed) = try Self.walking(dir, profileYAML: profile(motion: "motion-a", coarse: "coarse-a"))
+        #expect(waitUntil(within: .seconds(10)) {
+            (try? Self.drive(daemon, feed, clock, seconds: 0.5)) != nil && alive("motion-a") && alive("coarse-a") && daemon.machine.motion == .moving
+        }, "\(lines.all.suffix(20))")
+
+        _ = try dir.write("p.yaml", profile(motion: "motion-b", coarse: "coarse-b"))
+        daemon.requestReload()
+        try daemon.runUntilIdle()
+        #expect(lines.count("profile reloaded") == 1)
+        #expect(waitUntil(within: .seconds(10)) { (try? Self.drive(daemon, feed, clock, seconds: 0.5)) != nil && alive("motion-b") && alive("coarse-b") },
+                "\(lines.all.suffix(20))")
+        #expect(!alive("motion-a") && !alive("coarse-a"))
+        // The new sensor has said nothing yet: the old one's word is gone with it.
+        #expect(daemon.machine.motion == nil)
+
+        // The coarse command the profile keeps is started again by the new machine.
+        let before = pid("coarse-b")
+        _ = try dir.write("p.yaml", profile(motion: nil, coarse: "coarse-b"))
+        daemon.requestReload()
+        try Self.drive(daemon, feed, clock, seconds: 1)
+        #expect(lines.count("profile reloaded") == 2)
+        #expect(!alive("motion-b"))
+        #expect(waitUntil(within: .seconds(10)) { (try? Self.drive(daemon, feed, clock, seconds: 0.5)) != nil && pid("coarse-b") != before && alive("coarse-b") },
+                "\(lines.all.suffix(20))")
+        #expect(before.map { kill($0, 0) != 0 } == true)
+        _ = daemon.finish(code: 0)
+        #expect(!alive("coarse-b"))
+    }
+
     @Test func aReloadTakesTheNewProfileAndKeepsTheFenceStates() throws {
         let dir = try TemporaryDirectory()
         defer { dir.remove() }

@@ -107,21 +107,36 @@ public final class LiveDaemon {
             let supply = PowerSupplyService(directory: options.powerSupplyDirectory, log: log)
             services.append(supply)
             services.append(supply.files)
-            if let settings = profile.sources.motion, let sensor = Self.motionService(settings, home: options.environment["HOME"], log: log) {
-                services.append(sensor)
+            // The sources the profile decides, rebuilt when a reload changes their settings.
+            let home = options.environment["HOME"]
+            services.append(SourceSlot(name: "motion", profile: profile, identity: { $0.sources.motion.map { "\($0)" } },
+                                       build: { $0.sources.motion.flatMap { Self.motionService($0, home: home, log: log) } },
+                                       replaced: { driver, sensor in
+                                           // Another sensor, or none: the new machine forgets the old one's word.
+                                           driver.emit(.motion(nil))
+                                           driver.emit(.activity(nil))
+                                           if sensor == nil { driver.updateStatus(\.motion, nil) }
+                                       }))
+            let coarseGone: (DriverContext, (any EventSource & EffectSink)?) -> Void = { driver, source in
+                if source == nil { driver.updateStatus(\.coarse, nil) }
             }
-            if let settings = profile.sources.coarse, !settings.exec.isEmpty {
-                services.append(CoarseCommandService(command: CommandSource(arguments: settings.exec, restartInterval: settings.interval, home: options.environment["HOME"]), log: log))
-            }
-            if let settings = profile.sources.coarse?.geoclue {
-                var g = GeoClueSource.Settings()
-                g.level = settings.accuracy
-                g.desktopID = settings.desktopID
-                g.distanceThresholdMeters = UInt32(clamping: Int(settings.distanceThresholdMeters.rounded()))
-                g.timeThresholdSeconds = UInt32(clamping: settings.timeThreshold.components.seconds)
-                g.agent = settings.agent
-                services.append(GeoClueService(source: GeoClueSource(settings: g), log: log))
-            }
+            services.append(SourceSlot(name: "coarse-command", profile: profile,
+                                       identity: { p in p.sources.coarse.flatMap { $0.exec.isEmpty ? nil : "\($0.exec)\t\($0.interval)" } },
+                                       build: { p in p.sources.coarse.map { settings in
+                                           CoarseCommandService(command: CommandSource(arguments: settings.exec, restartInterval: settings.interval, home: home), log: log)
+                                       } },
+                                       replaced: coarseGone))
+            services.append(SourceSlot(name: "geoclue", profile: profile, identity: { $0.sources.coarse?.geoclue.map { "\($0)" } },
+                                       build: { p in p.sources.coarse?.geoclue.map { settings in
+                                           var g = GeoClueSource.Settings()
+                                           g.level = settings.accuracy
+                                           g.desktopID = settings.desktopID
+                                           g.distanceThresholdMeters = UInt32(clamping: Int(settings.distanceThresholdMeters.rounded()))
+                                           g.timeThresholdSeconds = UInt32(clamping: settings.timeThreshold.components.seconds)
+                                           g.agent = settings.agent
+                                           return GeoClueService(source: GeoClueSource(settings: g), log: log)
+                                       } },
+                                       replaced: coarseGone))
             services.append(EventReporter(output: options.printEvents ? .json : .none, log: log))
             services.append(hooks)
             if let heartbeat { services.append(heartbeat) }

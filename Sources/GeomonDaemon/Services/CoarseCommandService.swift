@@ -78,9 +78,21 @@ public final class CoarseCommandService: EventSource, EffectSink {
         command.stop()
     }
 
+    /// The new machine starts with the coarse source off and switches it on if it wants it:
+    /// stopped here, so it is not left running while the machine thinks it off.
+    public func reloaded(_ profile: Profile, _ driver: DriverContext) throws {
+        wanted = false
+        restartAt = nil
+        if command.isRunning {
+            command.stop()
+            updateStatus(driver)
+        }
+    }
+
     private func launch(_ driver: DriverContext) {
         do {
             try command.start()
+            restartAt = nil
             log.info("coarse source started", ["coarse.cmd": command.arguments.joined(separator: " ")])
         } catch {
             log.warning("coarse source failed to start", ["error": error.description])

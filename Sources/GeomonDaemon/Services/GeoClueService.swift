@@ -57,6 +57,14 @@ public final class GeoClueService: EventSource, EffectSink {
         source.stop()
     }
 
+    /// The new machine starts with the coarse source off and asks for it if it wants it:
+    /// the client is stopped here, not left running while the machine thinks it off.
+    public func reloaded(_ profile: Profile, _ driver: DriverContext) throws {
+        guard source.isWanted else { return }
+        source.stop()
+        run(driver)
+    }
+
     private func run(_ driver: DriverContext) {
         for event in source.process() {
             switch event {
