@@ -33,6 +33,26 @@ struct OwnTracksOutboxTests {
         return batch.publications.filter { $0.kind == .transition }.map(\.payload)
     }
 
+    /// A leave without a fix of its own right after a restart (a stay the edited profile no
+    /// longer has, closed at the start) is followed by the newest fix the run before took, as
+    /// within a run: the retained location no longer lists the region.
+    @Test func aLeaveWithoutAFixAfterARestartIsFollowedByTheStoredFix() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let store = try EventStore(path: dir.path("van.db"))
+        var batch = CommitBatch(profileName: "van", committedAt: UTCTime(millisecondsSince1970: 1000))
+        batch.fixes = [Fix(time: UTCTime(millisecondsSince1970: 1000), coordinate: Coordinate(latitude: 47.001, longitude: 8), horizontalAccuracyMeters: 5)]
+        _ = try store.commit(batch)
+        let outbox = OwnTracksOutbox(profile: Self.profile(waypointTime: 1_600_000_000), store: store)
+        var commit = Monitor.Commit()
+        commit.events = [Self.event(.exit, at: 2000)]
+        var closing = CommitBatch(profileName: "van", committedAt: UTCTime(millisecondsSince1970: 2_000_000))
+        outbox.add(commit, to: &closing, events: 0..<1)
+        #expect(closing.publications.map(\.kind) == [.transition, .location])
+        let location = try #require(closing.publications.last)
+        #expect(!location.payload.contains("inregions") && location.payload.contains(#""lat":47.001"#), "\(location.payload)")
+    }
+
     /// `reportLocation` is answered with a fix the engine uses, never one worse than
     /// `min_accuracy` (publish.md: no such fix is published, whatever the setting).
     @Test func aFixTooPoorToUseAnswersNoReportLocation() throws {

@@ -23,6 +23,9 @@ public final class OwnTracksOutbox: OutboxContributor {
     public init(profile: Profile, store: EventStore) {
         fences = profile.fences
         reload(profile, store: store)
+        // The newest fix a run before this one took: what a leave without a fix of its own
+        // (a stay a restart on an edited profile closes) is followed by, as within a run.
+        if let ownTracks, let fix = try? store.fixLog.last(), ownTracks.isPublishable(fix) { lastPublishableFix = fix }
     }
 
     /// Whether the profile publishes.
