@@ -123,7 +123,8 @@ public enum GPXParser {
 
         /// `YYYY-MM-DDTHH:MM:SS[.fff]` without a zone, as UTC.
         static func utcWithoutZone(_ text: String) -> UTCTime? {
-            guard text.count >= 19, text.count <= 26, !text.hasSuffix("Z"), !text.dropFirst(19).contains(where: { $0 == "+" || $0 == "-" }) else { return nil }
+            // Any number of fraction digits (.NET's round-trip format writes seven).
+            guard text.count >= 19, text.count <= 40, !text.hasSuffix("Z"), !text.dropFirst(19).contains(where: { $0 == "+" || $0 == "-" }) else { return nil }
             return UTCTime(rfc3339: text + "Z")
         }
 

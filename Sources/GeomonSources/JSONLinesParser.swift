@@ -39,9 +39,13 @@ public struct JSONLinesParser: Sendable {
     }
 
     private static func decode(_ reader: inout JSONLineReader, _ object: FlatJSONObject, source: FixSource) -> Fix? {
-        // `geomon export --format jsonl` writes its fixes, then its events (with a "type"):
-        // the events are not positions the receiver reported.
-        if object["type"] != nil { reader.reject("an event line (\"type\"), not a fix", reason: "event line"); return nil }
+        // `geomon export --format jsonl` writes its fixes, then its events (a "type" naming
+        // an event kind): the events are not positions the receiver reported. Any other
+        // "type" (a coarse plugin's `"type": "wifi"`) is a member like any other: ignored.
+        if let type = object["type"]?.string, EventKind(rawValue: type) != nil {
+            reader.reject("an event line (\"type\": \"\(type)\"), not a fix", reason: "event line")
+            return nil
+        }
         guard let timeText = object["time"]?.string else { reader.reject("missing \"time\"", reason: "no time"); return nil }
         guard let time = UTCTime(rfc3339: timeText) else { reader.reject("bad time \"\(timeText)\"", reason: "bad time"); return nil }
         guard let lat = object["lat"]?.double, let lon = object["lon"]?.double else {

@@ -81,12 +81,14 @@ struct FuzzRegressionTests {
             <trkpt lat="1" lon="2"><time> 2024-05-01T12:00:03.500 </time></trkpt>
             <trkpt lat="1" lon="2"><time>2024-05-01T12:00:04+02:00</time></trkpt>
             <trkpt lat="1" lon="2"><time>2024-05-01 noon</time></trkpt>
+            <trkpt lat="1" lon="2"><time>2024-05-01T12:00:05.2500000</time></trkpt>
             </trkseg></trk></gpx>
             """.utf8)
         let (fixes, skipped) = GPXParser.parse(gpx)
-        // In file order (a reader keeps it; the +02:00 one is 10:00:04 UTC).
+        // In file order (a reader keeps it; the +02:00 one is 10:00:04 UTC; seven fraction
+        // digits, .NET's round-trip format, without a zone).
         #expect(fixes.map(\.time.rfc3339) == ["2024-05-01T12:00:00Z", "2024-05-01T12:00:01Z", "2024-05-01T12:00:02Z", "2024-05-01T12:00:03.500Z",
-                                              "2024-05-01T10:00:04Z"])
+                                              "2024-05-01T10:00:04Z", "2024-05-01T12:00:05.250Z"])
         #expect(skipped == ["bad time": 1])
     }
 

@@ -516,6 +516,9 @@ struct TrackReaderTests {
         let track = try readText(text)
         #expect(track.fixes.count == 2)
         #expect(track.skipped == ["event line": 1])
+        // Another "type" (a coarse plugin's, say) is a member like any other: the fix is read.
+        let plugin = try readText(#"{"type":"wifi","time":"2024-05-01T12:00:00Z","lat":46.9,"lon":7.4,"accuracy_m":800}"#)
+        #expect(plugin.fixes.count == 1 && plugin.skipped.isEmpty)
     }
 
     @Test func gpsdJSONDeduplicatesByTimeAndTakesEph() throws {
