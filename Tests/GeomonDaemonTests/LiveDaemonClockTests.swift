@@ -694,6 +694,30 @@ struct LiveDaemonClockTests {
         #expect(!alive("coarse-b"))
     }
 
+    /// A coarse command that prints lines geomon cannot read, over many reads: counted in the
+    /// status, warned once for the program's run (one warning per read flooded the log).
+    @Test func aCoarseCommandsBadLinesAreWarnedOnce() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        _ = try dir.write("chatty.sh", "#!/bin/sh\nfor i in 1 2 3 4 5 6 7 8 9 10; do echo \"debug $i\"; sleep 0.05; done\nexec sleep 60\n", mode: 0o755)
+        let yaml = """
+            version: 1
+            name: chatty
+            mode: significant-change
+            sources:
+              gnss: {plugin: gpsd}
+              coarse: {exec: ["./chatty.sh"], interval: 60s, accuracy: 500m}
+            fences:
+              - {id: home, circle: {lat: 0, lon: 0, radius: 100m}}
+            """
+        let (daemon, lines, clock, feed) = try Self.walking(dir, profileYAML: yaml)
+        #expect(waitUntil(within: .seconds(10)) {
+            (try? Self.drive(daemon, feed, clock, seconds: 0.1)) != nil && (daemon.runtimeStatus.coarse?.malformedLines ?? 0) >= 10
+        }, "\(lines.all.suffix(10))")
+        #expect(lines.count("coarse source printed malformed lines") == 1)
+        _ = daemon.finish(code: 0)
+    }
+
     @Test func aReloadTakesTheNewProfileAndKeepsTheFenceStates() throws {
         let dir = try TemporaryDirectory()
         defer { dir.remove() }

@@ -225,6 +225,8 @@ public final class LiveDaemon {
     public var eventStore: EventStore { store }
     /// The decision machine as it stands (tests).
     public var machine: Monitor { driver.machine }
+    /// What `geomon status` shows of the daemon (as last updated).
+    public var runtimeStatus: RuntimeStatus { driver.context.status }
     public var profile: Profile { driver.profile }
     public var now: UTCTime { driver.clock.now }
 

@@ -15,6 +15,8 @@ public final class CoarseCommandService: EventSource, EffectSink {
     private let log: Log
     private var wanted = false
     private var restartAt: Int64?
+    /// The program running now printed malformed lines (warned once).
+    private var malformedWarned = false
 
     public init(command: CommandSource, log: Log) {
         self.command = command
@@ -51,7 +53,12 @@ public final class CoarseCommandService: EventSource, EffectSink {
             }
         }
         if command.malformedLines > before {
-            log.warning("coarse source printed malformed lines", ["count": "\(command.malformedLines - before)", "error": command.lastError ?? "-"])
+            // Once per start of the program (the lines are counted in `geomon status`), not on
+            // every read: a plugin printing a debug line before each fix would flood the log.
+            if !malformedWarned {
+                malformedWarned = true
+                log.warning("coarse source printed malformed lines", ["count": "\(command.malformedLines - before)", "error": command.lastError ?? "-"])
+            }
             updateStatus(driver)
         }
     }
@@ -93,6 +100,7 @@ public final class CoarseCommandService: EventSource, EffectSink {
         do {
             try command.start()
             restartAt = nil
+            malformedWarned = false
             log.info("coarse source started", ["coarse.cmd": command.arguments.joined(separator: " ")])
         } catch {
             log.warning("coarse source failed to start", ["error": error.description])
