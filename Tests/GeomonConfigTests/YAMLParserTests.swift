@@ -116,6 +116,28 @@ struct YAMLParserTests {
         #expect(parse("a: \"x\ty\"\n").diagnostics.isEmpty)
     }
 
+    /// Lines end in LF, CR LF or CR: a file of an old Mac's CR-only lines is read like any
+    /// other, with its problems at their lines (a comment first made it one long comment).
+    @Test func crOnlyLinesAreLines() throws {
+        let root = try #require(parse("# my profile\rversion: 1\rname: t\r").root)
+        guard case .mapping(let pairs) = root.kind else { Issue.record("not a mapping"); return }
+        #expect(pairs.map { $0.key.scalar } == ["version", "name"])
+        #expect(pairs[1].key.line == 3)
+        #expect(parse("a: 1\rb: 2\rc: \u{1}\r").diagnostics.first?.location.map { ($0.line, $0.column) } ?? (0, 0) == (3, 4))
+        #expect(parse("a:\r\tb: 1\r").diagnostics.first?.message.contains("tab character in indentation") == true)
+    }
+
+    /// NEL, LS and PS end a line for libyaml and not for an editor: refused at their place,
+    /// not reported as a syntax error a line off.
+    @Test func lineSeparatorsNoEditorShowsAreRefusedWhereTheyAre() {
+        for (scalar, what) in [("\u{2028}", "line separator"), ("\u{2029}", "paragraph separator"), ("\u{85}", "next line")] {
+            let result = parse("version: 1\ndescription: \"Home\(scalar) office\"\nname: t\n")
+            #expect(result.root == nil)
+            #expect(result.diagnostics.map(\.description).first?.hasPrefix("t.yaml:2:19: error: U+") == true, "\(result.diagnostics)")
+            #expect(result.diagnostics.first?.message.contains(what) == true)
+        }
+    }
+
     @Test func byteOrderMarkIsIgnoredWithAWarning() throws {
         let result = YAMLParser().parse([0xEF, 0xBB, 0xBF] + Array("a: 1\n".utf8), file: "t.yaml")
         #expect(result.root != nil)

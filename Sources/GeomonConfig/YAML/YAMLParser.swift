@@ -20,6 +20,9 @@ public struct YAMLParser: Sendable {
         if bytes.count > maxBytes {
             return (nil, [.error("file is too large for a profile (\(bytes.count) bytes; the limit is \(maxBytes / (1024 * 1024)) MB)", at: SourceLocation(file: file, line: 1, column: 1))])
         }
+        // Lines end in LF, CR LF or CR (an old Mac's files): one form from here on, so every
+        // position below counts lines as libyaml does.
+        let bytes = TextScan.lineFeedsOnly(bytes)
         if let problem = TextScan.firstProblem(bytes, file: file) {
             return (nil, [problem])
         }
@@ -211,6 +214,24 @@ private final class ParserSession {
 
 /// Byte-level checks done before libyaml sees the text, with exact positions.
 enum TextScan {
+    /// `bytes` with every CR LF and lone CR turned into LF (the same bytes when there is no CR).
+    static func lineFeedsOnly(_ bytes: [UInt8]) -> [UInt8] {
+        guard bytes.contains(0x0D) else { return bytes }
+        var result: [UInt8] = []
+        result.reserveCapacity(bytes.count)
+        var i = 0
+        while i < bytes.count {
+            if bytes[i] == 0x0D {
+                result.append(0x0A)
+                if i + 1 < bytes.count, bytes[i + 1] == 0x0A { i += 1 }
+            } else {
+                result.append(bytes[i])
+            }
+            i += 1
+        }
+        return result
+    }
+
     /// The first invalid UTF-8 sequence or disallowed control character, as a diagnostic.
     static func firstProblem(_ array: [UInt8], file: String) -> Diagnostic? {
         array.withUnsafeBufferPointer { firstProblem(in: $0, file: file) }
@@ -259,6 +280,14 @@ enum TextScan {
             if (0x80...0x9F).contains(scalar) && scalar != 0x85 || scalar == 0xFFFE || scalar == 0xFFFF {
                 return .error("control character U+\(hex(scalar, width: 4)) is not allowed in a profile", at: SourceLocation(file: file, line: line, column: column))
             }
+            // YAML 1.1 (libyaml) ends a line at NEL, LS and PS, which no editor shows as an end
+            // of line: every position after one would be a line off (a "…" saved as cp1252 and
+            // read as Latin-1 is a NEL, ending a comment in the middle).
+            if scalar == 0x85 || scalar == 0x2028 || scalar == 0x2029 {
+                let what = scalar == 0x85 ? "next line" : scalar == 0x2028 ? "line separator" : "paragraph separator"
+                return .error("U+\(hex(scalar, width: 4)) (\(what)) is not allowed in a profile: YAML ends a line there, editors do not",
+                              at: SourceLocation(file: file, line: line, column: column))
+            }
             i += length
             column += 1
         }
@@ -275,7 +304,7 @@ enum TextScan {
         var atLineStart = true
         var inComment = false
         for b in bytes {
-            if b == 0x0A { atLineStart = true; inComment = false; continue }
+            if b == 0x0A || b == 0x0D { atLineStart = true; inComment = false; continue }
             if inComment { continue }
             if b == 0x20 || b == 0x09 || b == 0x0D || b == 0xEF || b == 0xBB || b == 0xBF { continue }
             if b == UInt8(ascii: "#") && atLineStart { inComment = true; continue }
