@@ -215,6 +215,38 @@ struct OwnTracksOutboxTests {
         #expect(leaves.count == 1 && leaves.first?.contains(#""event":"leave""#) == true && leaves.first?.contains(#""rid":"depot""#) == true, "\(leaves)")
     }
 
+    /// A retirement queued for the old broker and not sent (it was away), then a move to
+    /// another broker: the retirement, and any backlog of the old topic, goes to nobody — not
+    /// to the new broker, whose consumers never heard of the old topic.
+    @Test func aRetirementPendingForTheOldBrokerIsNotSentToTheNewOne() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let store = try EventStore(path: dir.path("van.db"))
+        var profile = Self.profile(waypointTime: 1_600_000_000)
+        let old = "owntracks/geomon/van"
+        let outbox = OwnTracksOutbox(profile: profile, store: store)
+        _ = try Self.commit(store, outbox, Self.event(.enter, at: 1000), inside: ["depot"])
+        try store.outbox.markPublished(try store.outbox.pendingPublications(after: 0, limit: 10).map(\.seq), at: UTCTime(millisecondsSince1970: 1000))
+        try store.outbox.recordBroker("broker:1883")
+        // Another topic on the same broker, which is away: the leave and the clear wait.
+        profile.publish.mqtt = MQTTSettings(host: "broker", topic: "owntracks/geomon/lorry")
+        outbox.reload(profile, store: store)
+        #expect(try outbox.queueRetirements(store: store, broker: "broker:1883").map(\.sent) == [true])
+        var batch = CommitBatch(profileName: "van", committedAt: UTCTime(millisecondsSince1970: 2000))
+        outbox.drainQueued(into: &batch)
+        try store.outbox.enqueue(batch.publications, at: UTCTime(millisecondsSince1970: 2000))
+        let pending = try store.outbox.pendingPublications(after: 0, limit: 10).map(\.publication)
+        #expect(pending.map(\.topic).allSatisfy { $0.hasPrefix(old) } && pending.contains { $0.kind == .clear } && pending.contains { $0.kind == .transition },
+                "\(pending.map { "\($0.kind) \($0.topic)" })")
+        // Then another broker too.
+        profile.publish.mqtt = MQTTSettings(host: "other", topic: "owntracks/geomon/lorry")
+        outbox.reload(profile, store: store)
+        _ = try outbox.queueRetirements(store: store, broker: "other:1883")
+        #expect(try store.outbox.pendingPublicationCount() == 0)
+        #expect(try store.outbox.unretiredTopics(except: "owntracks/geomon/lorry").isEmpty)
+        #expect(try store.outbox.publications(includingPublished: true, limit: 20).compactMap(\.refused).count == pending.count)
+    }
+
     /// A topic last published on another broker is only marked retired (geomon cannot reach
     /// that broker and sends nothing in its name to this one); nothing is sent onto a topic the
     /// profile publishes on now, and the topic is still marked retired.

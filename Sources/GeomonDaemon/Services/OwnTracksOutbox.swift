@@ -113,6 +113,10 @@ public final class OwnTracksOutbox: OutboxContributor {
         // Back on a topic whose retirement is queued and not committed yet: taken back.
         queued.removeAll { current.contains($0.topic) && ($0.kind == .clear || ($0.kind == .transition && $0.eventID == nil)) }
         let sameBroker = try store.outbox.lastBroker().map { $0 == broker } ?? true
+        let refusal = "published on another broker before (\(broker) now): not sent to this one"
+        // Another broker: what is still pending for an old topic (its backlog, a retirement
+        // queued and not sent, which makes it count as retired below) goes to nobody.
+        if !sameBroker { try store.outbox.refusePending(except: current, reason: refusal) }
         var retired: [Retirement] = []
         for old in try store.outbox.unretiredTopics(except: ownTracks.settings.topic) {
             let messages = OwnTracksRetirement.messages(retiring: old.topic, history: old.messages)
@@ -120,8 +124,7 @@ public final class OwnTracksOutbox: OutboxContributor {
             queued += sendable
             // The clear on the old base topic marks it retired; stored as sent when it is not.
             if sendable.last?.topic != old.topic, let last = messages.last {
-                try store.outbox.markRetired(old.topic, at: last.time,
-                                             unsent: sameBroker ? nil : "published on another broker before (\(broker) now): not sent to this one")
+                try store.outbox.markRetired(old.topic, at: last.time, unsent: sameBroker ? nil : refusal)
             }
             retired.append(Retirement(topic: old.topic, regions: sendable.count { $0.kind == .transition }, sent: sameBroker))
         }

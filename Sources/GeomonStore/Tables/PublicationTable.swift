@@ -282,6 +282,21 @@ public final class PublicationTable: PublicationOutbox {
     /// not the one geomon publishes to now, or the message would clear a topic the profile
     /// publishes on. `unsent`: the topic's messages still pending are done with too, refused
     /// with that reason (they were for consumers on another broker).
+    /// Every message still pending on a topic other than `keep`, refused with `reason` (at its
+    /// own time): the broker changed, and what was meant for the old one's consumers (an old
+    /// topic's backlog, a retirement queued and not sent) goes to nobody. Returns how many.
+    @discardableResult
+    public func refusePending(except keep: Set<String>, reason: String) throws -> Int {
+        let list = keep.sorted().indices.map { "?\($0 + 2)" }.joined(separator: ", ")
+        let refuse = try db.statement(
+            "UPDATE publications SET published_at_ms = time_ms, refused = ?1 WHERE published_at_ms IS NULL"
+                + (keep.isEmpty ? "" : " AND topic NOT IN (\(list))"))
+        refuse.bind(1, reason)
+        for (index, topic) in keep.sorted().enumerated() { refuse.bind(Int32(index + 2), topic) }
+        try refuse.run()
+        return db.changes
+    }
+
     public func markRetired(_ topic: String, at time: UTCTime, unsent: String? = nil) throws {
         try db.transaction {
             if let unsent {
