@@ -109,10 +109,13 @@ public final class GeoClueSource {
         bus = b
         var slot: OpaquePointer?
         let rule = "type='signal',sender='org.freedesktop.DBus',path='/org/freedesktop/DBus',interface='org.freedesktop.DBus',member='NameOwnerChanged',arg0='\(Self.service)'"
-        let m = sd_bus_add_match(b, &slot, rule, { message, userdata, _ in
+        // Asynchronous, as every call here: the synchronous form waits for the bus to
+        // confirm (authentication, Hello and AddMatch: up to sd-bus's 25 s), holding the loop.
+        // A match the bus refuses closes the connection (sd-bus's default), which is retried.
+        let m = sd_bus_add_match_async(b, &slot, rule, { message, userdata, _ in
             GeoClueSource.from(userdata).nameOwnerChanged(message)
             return 0
-        }, Unmanaged.passUnretained(self).toOpaque())
+        }, nil, Unmanaged.passUnretained(self).toOpaque())
         if m >= 0 { slots.append(slot) }
         if settings.agent { registerAgent() } else { requestClient() }
     }
@@ -246,10 +249,11 @@ public final class GeoClueSource {
     private func subscribeAndStart(_ path: String, generation: Int) {
         guard let bus else { return }
         var slot: OpaquePointer?
-        let r = sd_bus_match_signal(bus, &slot, Self.service, path, Self.clientInterface, "LocationUpdated", { message, userdata, _ in
+        // Installed before Start is handled: the bus takes the connection's messages in order.
+        let r = sd_bus_match_signal_async(bus, &slot, Self.service, path, Self.clientInterface, "LocationUpdated", { message, userdata, _ in
             GeoClueSource.from(userdata).locationUpdated(message)
             return 0
-        }, Unmanaged.passUnretained(self).toOpaque())
+        }, nil, Unmanaged.passUnretained(self).toOpaque())
         guard r >= 0 else {
             fail("cannot subscribe to GeoClue's LocationUpdated: \(Self.errno(r))")
             return
