@@ -33,6 +33,24 @@ struct PolygonValidityTests {
         #expect(PolygonValidity.problems(ofRing: bowtie) == [.selfIntersection(edge(0, 1), edge(2, 3))])
     }
 
+    /// Across the antimeridian the rings are judged as the index reads them (unwrapped the
+    /// short way): a ring that crosses itself once unwrapped is found, and one that is simple
+    /// once unwrapped is not refused for crossing its wrapped image.
+    @Test func ringsAcrossTheAntimeridianAreJudgedUnwrapped() {
+        let crossing = PolygonRings(shell: Self.ring([(-179.727, 0.66), (179.885, 0.86), (179.844, 0.56), (-179.715, 0.48), (-179.829, 0.2)]))
+        #expect(PolygonValidity.problems(of: crossing).isEmpty, "as given, on the plane: no crossing")
+        #expect(PolygonValidity.problems(of: PolygonValidity.unwrapped(crossing)).contains { if case .shell(.selfIntersection) = $0 { true } else { false } })
+        let simple = PolygonRings(shell: Self.ring([(179.9, 0), (-179.9, 0), (-179.95, 1), (179.95, 0.5), (179.85, 1)]))
+        #expect(!PolygonValidity.problems(of: simple).isEmpty, "as given, on the plane: edges cross")
+        #expect(PolygonValidity.problems(of: PolygonValidity.unwrapped(simple)).isEmpty)
+        // A hole keeps its place in the shell's frame; a polygon that crosses nothing is as given.
+        let box = PolygonRings(shell: Self.ring([(179.5, -1), (-179.5, -1), (-179.5, 1), (179.5, 1)]),
+                               holes: [Self.ring([(179.9, -0.1), (-179.9, -0.1), (-179.9, 0.1), (179.9, 0.1)])])
+        #expect(PolygonValidity.problems(of: PolygonValidity.unwrapped(box)).isEmpty)
+        let plain = PolygonRings(shell: square)
+        #expect(PolygonValidity.unwrapped(plain) == plain)
+    }
+
     @Test func touchingVertexAndSpikeAreIntersections() {
         // Figure eight through a shared vertex (2, 1).
         let eight = Self.ring([(0, 0), (2, 1), (4, 0), (4, 2), (2, 1), (0, 2)])

@@ -591,8 +591,10 @@ final class GeoJSONReader {
         if checkPolygons {
             // A ring without area is unusable; crossings and misplaced holes are defects the
             // even-odd rule reads through (errors only in strict mode).
-            let surveys = rings.map(PolygonValidity.survey(ofRing:))
-            for problem in PolygonValidity.problems(of: polygon, surveys: surveys) {
+            // Judged as the index reads it: across the antimeridian, unwrapped.
+            let checked = PolygonValidity.unwrapped(polygon)
+            let surveys = ([checked.shell] + checked.holes).map(PolygonValidity.survey(ofRing:))
+            for problem in PolygonValidity.problems(of: checked, surveys: surveys) {
                 switch problem {
                 case .shell(let ringProblem):
                     if !reportRing(ringProblem, ringOffset: ringOffsets[0], what: "polygon") { bad = true }

@@ -224,7 +224,7 @@ private struct Reader {
             if !(radius > 0) { return "the radius must be more than 0 m (got \(radius))" }
         case let .polygons(members):
             for member in members {
-                if let problem = PolygonValidity.problems(of: member).first { return Self.describe(problem) }
+                if let problem = PolygonValidity.problems(of: PolygonValidity.unwrapped(member)).first { return Self.describe(problem) }
             }
         case let .corridor(lines, width):
             if !(width > 0) { return "the width must be more than 0 m (got \(width))" }

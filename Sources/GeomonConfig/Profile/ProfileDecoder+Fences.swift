@@ -345,7 +345,7 @@ extension ProfileDecoder {
         }
         guard let shell, holesOK else { return nil }
         let polygon = PolygonRings(shell: shell.points, holes: holes.map(\.points))
-        let problems = PolygonValidity.problems(of: polygon)
+        let problems = PolygonValidity.problems(of: PolygonValidity.unwrapped(polygon))
         for problem in problems {
             switch problem {
             case .shell(let ring):

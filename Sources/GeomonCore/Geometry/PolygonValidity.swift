@@ -49,6 +49,42 @@ public enum PolygonValidity {
         public var twiceSignedArea: Double
     }
 
+    /// `polygon` as the fence index sees it when an edge crosses the antimeridian (its
+    /// longitude changes by more than 180°: the short way, docs/geometry.md): every ring
+    /// unwrapped to run on continuously from the shell's first position, the whole moved so its
+    /// longitudes centre on 0 (a translation, which keeps every crossing and containment).
+    /// Otherwise, or with a position that is not valid, `polygon` itself. The rules on planar
+    /// coordinates then judge the rings the daemon monitors, not the ones they wrap into.
+    public static func unwrapped(_ polygon: PolygonRings) -> PolygonRings {
+        let rings = [polygon.shell] + polygon.holes
+        guard rings.allSatisfy({ $0.allSatisfy(\.isValid) }), let origin = polygon.shell.first?.longitude else { return polygon }
+        let crosses = rings.contains { ring in
+            zip(ring, ring.dropFirst() + ring.prefix(1)).contains { abs($0.longitude - $1.longitude) > 180 }
+        }
+        guard crosses else { return polygon }
+        var unwrapped: [[Coordinate]] = []
+        var low = Double.infinity, high = -Double.infinity
+        for ring in rings {
+            guard let first = ring.first else { unwrapped.append(ring); continue }
+            var lon = origin + Geodesy.longitudeDelta(origin, first.longitude)
+            var previous = first.longitude
+            var out: [Coordinate] = []
+            out.reserveCapacity(ring.count)
+            for (k, point) in ring.enumerated() {
+                if k > 0 { lon += Geodesy.longitudeDelta(previous, point.longitude) }
+                previous = point.longitude
+                low = min(low, lon); high = max(high, lon)
+                out.append(Coordinate(latitude: point.latitude, longitude: lon))
+            }
+            unwrapped.append(out)
+        }
+        // Wider than a hemisphere: the limits refuse it anyway; judged as given.
+        guard high - low < 180 else { return polygon }
+        let centre = (low + high) / 2
+        let moved = unwrapped.map { $0.map { Coordinate(latitude: $0.latitude, longitude: $0.longitude - centre) } }
+        return PolygonRings(shell: moved[0], holes: Array(moved.dropFirst()))
+    }
+
     /// All problems of a polygon with holes; empty when it is valid.
     public static func problems(of polygon: PolygonRings) -> [PolygonProblem] {
         problems(of: polygon, surveys: [survey(ofRing: polygon.shell)] + polygon.holes.map(survey(ofRing:)))
