@@ -43,8 +43,16 @@ struct PublicationRetirementTests {
         let now = UTCTime(millisecondsSince1970: 2_000_000)
         try store.outbox.enqueue([Self.message(.waypoints, topic + "/waypoints", at: 1), Self.message(.location, topic, #"{"inregions":["Home"]}"#, at: 2)], at: now)
         try store.outbox.markPublished(try store.outbox.pendingPublications(after: 0, limit: 10).map(\.seq), at: now)
-        // The leave, not yet sent when the connection comes back without the session.
+        // A retirement's leave (no event: the profile left the topic) says nothing of where the
+        // device is: the location goes again when the profile is back on the topic.
         try store.outbox.enqueue([Self.message(.transition, topic + "/event", #"{"event":"leave"}"#, at: 3)], at: now)
+        try store.outbox.markPublished(try store.outbox.pendingPublications(after: 0, limit: 10).map(\.seq), at: now)
+        #expect(try store.outbox.requeueRetained(at: now, topics: [topic]) == 1)
+        try store.outbox.markPublished(try store.outbox.pendingPublications(after: 0, limit: 10).map(\.seq), at: now)
+        // An event's leave, not yet sent when the connection comes back without the session.
+        var leave = Self.message(.transition, topic + "/event", #"{"event":"leave"}"#, at: 3)
+        leave.eventID = "exit3"
+        try store.outbox.enqueue([leave], at: now)
         #expect(try store.outbox.requeueRetained(at: now, topics: [topic, topic + "/waypoints"]) == 1)
         #expect(try store.outbox.pendingPublications(after: 0, limit: 10).map(\.publication.kind) == [.transition, .waypoints])
         // A location after the transition is the current one: published again.

@@ -187,9 +187,11 @@ public final class PublicationTable: PublicationOutbox {
     /// The broker lost geomon's session (and maybe its retained messages: a broker restarted
     /// without persistence): the newest published retained message of each of `topics` (the
     /// retained topics the current settings publish: never one a changed profile left) is
-    /// queued again, unless one for that topic is pending; a location not when a transition
-    /// came after it (its `inregions` is stale: Home Assistant, told of the leave, would take
-    /// its position and put the device back in the zone it left). A `clear` is never requeued: the
+    /// queued again, unless one for that topic is pending; a location not when an event's
+    /// transition came after it (its `inregions` is stale: Home Assistant, told of the leave,
+    /// would take its position and put the device back in the zone it left; a retirement's
+    /// leaves, for a topic the profile left and came back to, say nothing of where the device
+    /// is). A `clear` is never requeued: the
     /// topics are published on now, so the message before it is (a profile back on a topic it
     /// left). `onlyCleared`: only the topics whose newest retained message is a `clear`, at
     /// start and reload, whatever the broker kept. Returns how many.
@@ -208,7 +210,8 @@ public final class PublicationTable: PublicationOutbox {
                            WHERE q.topic = p.topic AND q.retain = 1 AND q.kind != 'clear' AND q.published_at_ms IS NOT NULL AND q.refused IS NULL)
               AND NOT EXISTS (SELECT 1 FROM publications r WHERE r.topic = p.topic AND r.published_at_ms IS NULL)
               AND NOT (p.kind = 'location' AND EXISTS (SELECT 1 FROM publications t
-                       WHERE t.kind = 'transition' AND t.topic = p.topic || '/event' AND t.seq > p.seq AND t.refused IS NULL))
+                       WHERE t.kind = 'transition' AND t.topic = p.topic || '/event' AND t.seq > p.seq AND t.refused IS NULL
+                         AND t.event_id IS NOT NULL))
               AND (NOT ?2 OR (SELECT c.kind FROM publications c WHERE c.topic = p.topic AND c.retain = 1 ORDER BY c.seq DESC LIMIT 1) = 'clear')
             ORDER BY p.seq
             """)
