@@ -291,6 +291,25 @@ import Testing
         #expect(Self.modeEvents(resumed.motionReported(.still, now: Self.at(70))).map { $0.figures?.mode } == ["default"])
     }
 
+    /// One input, one commit: the motion word that the movement rules report and that switches
+    /// the mode is stored in one transaction with the mode's event and state (two commits let a
+    /// kill between them keep the word and lose the mode, which a resumed replay never decided
+    /// again). A fix that does both is one commit too.
+    @Test func anInputThatSwitchesTheModeIsOneCommit() {
+        var p = Self.van()
+        p.movement.motionEvents = true
+        p.modes = [ModeRule(name: "driving", when: ModeCondition(moving: true), mode: .continuous)]
+        var (m, _) = Self.machine(p)
+        _ = m.fixReceived(Self.fix(1, 500), now: Self.at(1))
+        func commits(_ effects: [Monitor.Effect]) -> [Monitor.Commit] {
+            effects.compactMap { if case let .commit(c) = $0 { c } else { nil } }
+        }
+        let word = commits(m.motionReported(.moving, now: Self.at(2)))
+        #expect(word.count == 1)
+        #expect(word.first?.events.map(\.kind) == [.moving, .mode])
+        #expect(word.first?.mode?.name == "driving")
+    }
+
     @Test func aProfileWithoutModesDecidesAsBefore() {
         var (m, _) = Self.machine(MonitorTests.profile())
         #expect(m.supplyReported(Self.supply(5, false), now: Self.at(1)).isEmpty)

@@ -285,12 +285,15 @@ public struct Monitor: Sendable {
     }
 
     /// After an input that may change whether the device moves (with `moving:` conditions).
-    private mutating func movingMayHaveChanged(now: UTCTime) -> [Effect] {
+    /// The mode `moving:` conditions choose now, when it changed: switched to, its event added
+    /// to `events` (the input's own commit: one input, one transaction, so a kill between two
+    /// cannot keep the first and lose the mode), the policy's switches returned.
+    private mutating func movingMayHaveChanged(now: UTCTime, into events: inout [GeoEvent]) -> [PowerAction] {
         // Until the motion source speaks in this process (or the movement rules decide), the
         // stored word stands: a restart's first fix is no word of the sensor.
         let moving = movingNow
-        guard moving != nil || motionHeard else { return [] }
-        return modeChanged(modes.movingChanged(moving, now: now), now: now)
+        guard moving != nil || motionHeard, let change = modes.movingChanged(moving, now: now) else { return [] }
+        return switchMode(change, now: now, at: now, into: &events)
     }
 
     /// A change of mode: its event and state committed, then the policy's switches.
@@ -388,11 +391,12 @@ public struct Monitor: Sendable {
         if believedStill, policy.stillDistrusted, movement.isEnabled { commit.events += movement.motionReported(nil, now: now) }
         effects += policy.takeViolations().map { .violated($0) }
         if let change = policy.takeTTFFChange() { effects.append(.ttffLearned(change)) }
+        let took = Effect.took(last, decision: decides(last) ? policy.lastDecision : nil)
+        let modeActions = modes.readsMoving ? movingMayHaveChanged(now: now, into: &commit.events) : []
         finish(&commit, into: &effects)
         effects += actions.map { .power($0) }
-        effects.append(.took(last, decision: decides(last) ? policy.lastDecision : nil))
-        if modes.readsMoving { effects += movingMayHaveChanged(now: now) }
-        return effects
+        effects.append(took)
+        return effects + modeActions.map { .power($0) }
     }
 
     /// The motion sensor's word (`PowerPolicy.motionReported`); nil: it went silent.
@@ -405,10 +409,10 @@ public struct Monitor: Sendable {
         commit.events = movement.motionReported(motion == .still && policy.stillDistrusted ? nil : motion, now: now)
         // Before the commit: what the word changes of the watch (a verdict lifted) goes with it.
         let actions = policy.motionReported(motion, now: now)
+        let modeActions = modes.readsMoving ? movingMayHaveChanged(now: now, into: &commit.events) : []
         finish(&commit, into: &effects)
         effects += actions.map { .power($0) }
-        if modes.readsMoving { effects += movingMayHaveChanged(now: now) }
-        return effects
+        return effects + modeActions.map { .power($0) }
     }
 
     /// The motion source's activity (`PowerPolicy.activitySensed`); nil: none, or it went silent.
