@@ -120,6 +120,18 @@ public struct MovementState: Hashable, Sendable {
 
     public init() {}
 
+    /// Drops where the device stood and the departure from it: a trip started, or the trips'
+    /// rule is gone.
+    mutating func forgetStand() {
+        departure = nil
+        sinceDeparture = TripTotals()
+        stood = nil
+        lastNear = nil
+        sinceNear = TripTotals()
+        beyond = 0
+        firstBeyond = nil
+    }
+
     /// Drops the motion source's word (a new process has not heard it yet).
     public mutating func forgetSensor() {
         sensor = nil
@@ -195,13 +207,7 @@ public struct MovementTracker: Sendable {
                         totals: trip.totals, into: &events)
             }
             state.trip = nil
-            state.departure = nil
-            state.sinceDeparture = TripTotals()
-            state.stood = nil
-            state.lastNear = nil
-            state.sinceNear = TripTotals()
-            state.beyond = 0
-            state.firstBeyond = nil
+            state.forgetStand()
             state.stop = nil
             changed = true
         }
@@ -525,13 +531,7 @@ public struct MovementTracker: Sendable {
             if state.lastNear != nil { trip.totals = state.sinceNear }
         }
         state.trip = trip
-        state.departure = nil
-        state.sinceDeparture = TripTotals()
-        state.stood = nil
-        state.lastNear = nil
-        state.sinceNear = TripTotals()
-        state.beyond = 0
-        state.firstBeyond = nil
+        state.forgetStand()
         // The stop window restarts here: `trip_start` is reported once the device leaves it.
         state.stop = Stay(first: point, tripAtFirst: trip.totals)
     }
