@@ -261,8 +261,16 @@ int geomon_tcp_answers(const char *host, const char *port, int timeout_ms) {
             left = deadline - geomon_monotonic_ms();
             ready = left > 0 ? poll(&p, 1, (int)left) : 0;
         }
+        if (ready > 0) {
+            int err = 0;
+            socklen_t len = sizeof err;
+            if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0) err = errno;
+            close(fd);
+            result = 0;
+            if (err == 0) break;   /* connected */
+            continue;              /* refused: the next address, as the real connect tries them */
+        }
         close(fd);
-        if (ready > 0) { result = 0; break; }   /* connected, or refused: either way an answer */
         result = ETIMEDOUT;
         if (geomon_monotonic_ms() >= deadline) break;
     }

@@ -298,7 +298,9 @@ import Testing
     @Test func anInputThatSwitchesTheModeIsOneCommit() {
         var p = Self.van()
         p.movement.motionEvents = true
-        p.modes = [ModeRule(name: "driving", when: ModeCondition(moving: true), mode: .continuous)]
+        var driving = ModeRule(name: "driving", when: ModeCondition(moving: true), mode: .continuous)
+        driving.mqttLocations = MQTTSettings.Locations.none
+        p.modes = [driving]
         var (m, _) = Self.machine(p)
         _ = m.fixReceived(Self.fix(1, 500), now: Self.at(1))
         func commits(_ effects: [Monitor.Effect]) -> [Monitor.Commit] {
@@ -308,6 +310,9 @@ import Testing
         #expect(word.count == 1)
         #expect(word.first?.events.map(\.kind) == [.moving, .mode])
         #expect(word.first?.mode?.name == "driving")
+        // Its own messages follow the mode it came in (the profile's), not the one it chose.
+        #expect(word.first?.locations == nil)
+        #expect(commits(m.motionReported(.still, now: Self.at(90))).first?.locations == MQTTSettings.Locations.none)
     }
 
     @Test func aProfileWithoutModesDecidesAsBefore() {

@@ -390,6 +390,13 @@ import Testing
         #expect(first.first?.coordinate == Self.north(50) && first.first?.figures?.source == "motion")
         #expect(Self.run(&tracker, [Self.fix(9, 53, speed: 3), Self.fix(10, 56, speed: 3)]).isEmpty)
         #expect(Self.summary(tracker.motionReported(.still, now: Self.at(11))) == ["still@11"])
+        // A word an earlier process heard (forgotten with the sensor at the start) is not
+        // reported by this process's first fix.
+        var earlier = MovementTracker(settings: Self.settings(trips: false), profileName: "p")
+        _ = earlier.motionReported(.moving, now: Self.at(0))
+        var restarted = MovementTracker(settings: Self.settings(trips: false), profileName: "p", state: earlier.state)
+        restarted.forgetSensor()
+        #expect(restarted.fixTaken(Self.fix(8, 50, speed: 3)).isEmpty)
     }
 
     /// A reload that drops `trips:` or `visits:` while one is under way ends it at the reload,

@@ -73,6 +73,12 @@ import Testing
         receiver.powerAcquireMilliwatts = 100_000
         receiver.powerTrackMilliwatts = 1e-15
         #expect(receiver.effectiveMinOff == .seconds(3650 * 86_400))
+        // No time to acquire costs nothing, even against a tracking power that makes the ratio
+        // infinite (0 × ∞ is no number, and trapped too).
+        receiver.ttffHot = .zero
+        receiver.powerAcquireMilliwatts = 1e10
+        receiver.powerTrackMilliwatts = 1e-300
+        #expect(receiver.effectiveMinOff == .zero)
         receiver.minOff = .seconds(20)
         #expect(receiver.effectiveMinOff == .seconds(20))
         var profile = Profile(name: "t", mode: .regions)

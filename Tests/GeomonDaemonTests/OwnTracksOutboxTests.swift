@@ -73,6 +73,14 @@ struct OwnTracksOutboxTests {
         #expect(outbox.queueLocationReport(fix))
         outbox.drainQueued(into: &batch)
         #expect(batch.publications.map(\.kind) == [.location] && batch.publications.first?.payload.contains(#""t":"r""#) == true)
+        #expect(batch.publications.first?.retain == true)
+        // Without a location stream the answer is not retained, as an event's location is not.
+        profile.publish.mqtt?.locations = .none
+        let quiet = OwnTracksOutbox(profile: profile, store: store)
+        #expect(quiet.queueLocationReport(fix))
+        var answer = CommitBatch(profileName: "van", committedAt: fix.time)
+        quiet.drainQueued(into: &answer)
+        #expect(answer.publications.map(\.retain) == [false])
     }
 
     @Test func aLeaveAfterTheWaypointWasReplacedCarriesItsEntersTime() throws {

@@ -392,8 +392,9 @@ public struct Monitor: Sendable {
         effects += policy.takeViolations().map { .violated($0) }
         if let change = policy.takeTTFFChange() { effects.append(.ttffLearned(change)) }
         let took = Effect.took(last, decision: decides(last) ? policy.lastDecision : nil)
+        let modeBefore = modes.current
         let modeActions = modes.readsMoving ? movingMayHaveChanged(now: now, into: &commit.events) : []
-        finish(&commit, into: &effects)
+        finish(&commit, into: &effects, locationsFrom: modeBefore)
         effects += actions.map { .power($0) }
         effects.append(took)
         return effects + modeActions.map { .power($0) }
@@ -409,8 +410,9 @@ public struct Monitor: Sendable {
         commit.events = movement.motionReported(motion == .still && policy.stillDistrusted ? nil : motion, now: now)
         // Before the commit: what the word changes of the watch (a verdict lifted) goes with it.
         let actions = policy.motionReported(motion, now: now)
+        let modeBefore = modes.current
         let modeActions = modes.readsMoving ? movingMayHaveChanged(now: now, into: &commit.events) : []
-        finish(&commit, into: &effects)
+        finish(&commit, into: &effects, locationsFrom: modeBefore)
         effects += actions.map { .power($0) }
         return effects + modeActions.map { .power($0) }
     }
@@ -476,6 +478,16 @@ public struct Monitor: Sendable {
     }
 
     /// `filtered`: the cooldown rule has already seen `commit.events`.
+    /// `finish` for an input that may have switched the mode: its own messages (a leave and the
+    /// location after it) follow the `locations:` of `mode`, the one in effect when it came.
+    private mutating func finish(_ commit: inout Commit, into effects: inout [Effect], locationsFrom mode: ModeRule?) {
+        let count = effects.count
+        finish(&commit, into: &effects)
+        guard modes.isEnabled, effects.count > count, case var .commit(committed) = effects[0] else { return }
+        committed.locations = mode?.mqttLocations
+        effects[0] = .commit(committed)
+    }
+
     private mutating func finish(_ commit: inout Commit, into effects: inout [Effect], filtered: Bool = false) {
         commit.changes = engine.takeChanges()
         commit.assumptions = policy.takeAssumptions()

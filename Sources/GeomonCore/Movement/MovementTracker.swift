@@ -240,7 +240,9 @@ public struct MovementTracker: Sendable {
         let point = TrackPoint(fix)
         // A motion state the source gave before any fix had no position to report it at: the
         // first fix gives it one (dated when the source said it).
-        if state.last == nil, let motion = state.motion, settings.motionEvents {
+        // Only the word of the source that speaks now (an earlier process's, or a replaced
+        // sensor's, was forgotten with the source: `sensor` is nil then).
+        if state.last == nil, state.sensor != nil, let motion = state.motion, settings.motionEvents {
             var figures = EventFigures()
             figures.source = "motion"
             events.append(event(motion == .moving ? .moving : .still,

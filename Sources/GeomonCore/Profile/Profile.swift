@@ -392,7 +392,10 @@ public struct ReceiverSettings: Sendable {
         guard powerTrackMilliwatts > 0, powerAcquireMilliwatts > powerTrackMilliwatts else { return .zero }
         // Held within the longest duration a profile takes (3650 d): a tracking power near
         // zero makes switching off never pay, not a number past what a duration holds.
-        let seconds = min(ttffHot.secondsValue * (powerAcquireMilliwatts / powerTrackMilliwatts - 1), Self.longestMinOffSeconds)
+        let product = ttffHot.secondsValue * (powerAcquireMilliwatts / powerTrackMilliwatts - 1)
+        // No time to acquire costs nothing, however the powers compare (0 × ∞ is no number).
+        guard !product.isNaN else { return .zero }
+        let seconds = min(product, Self.longestMinOffSeconds)
         return .milliseconds(Int64((seconds * 1000).rounded(.up)))
     }
 }

@@ -111,14 +111,16 @@ public final class LiveDaemon {
             let home = options.environment["HOME"]
             services.append(SourceSlot(name: "motion", profile: profile, identity: { $0.sources.motion.map { "\($0)" } },
                                        build: { $0.sources.motion.flatMap { Self.motionService($0, home: home, log: log) } },
-                                       replaced: { driver, sensor in
+                                       replaced: { driver, _, sensor in
                                            // Another sensor, or none: the new machine forgets the old one's word.
                                            driver.emit(.motion(nil))
                                            driver.emit(.activity(nil))
                                            if sensor == nil { driver.updateStatus(\.motion, nil) }
                                        }))
-            let coarseGone: (DriverContext, (any EventSource & EffectSink)?) -> Void = { driver, source in
-                if source == nil { driver.updateStatus(\.coarse, nil) }
+            // The status' coarse entry is cleared only when the profile has no coarse source at
+            // all (a move from GeoClue to a command leaves it to the command's service).
+            let coarseGone: (DriverContext, Profile, (any EventSource & EffectSink)?) -> Void = { driver, profile, _ in
+                if profile.sources.coarse.map({ $0.exec.isEmpty && $0.geoclue == nil }) ?? true { driver.updateStatus(\.coarse, nil) }
             }
             services.append(SourceSlot(name: "coarse-command", profile: profile,
                                        identity: { p in p.sources.coarse.flatMap { $0.exec.isEmpty ? nil : "\($0.exec)\t\($0.interval)" } },

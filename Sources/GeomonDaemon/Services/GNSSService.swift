@@ -41,9 +41,11 @@ public final class GNSSService: EventSource, EffectSink {
     /// there (restarting) — sent again once gpsd names one (after a reconnection, the one it
     /// named before): a receiver a stop command left stopped would never report otherwise.
     private var pendingOnSwitch = false
-    /// The switch last written through gpsd (`?DEVICE`), until gpsd's answer to it: an error
-    /// there means it did not reach the receiver.
-    private var switchSentThroughGpsd: Bool?
+    /// The switch last written through gpsd (`?DEVICE`) and when (monotonic µs): gpsd answers
+    /// at once, so an error within `switchAnswerWindow` of it means it did not reach the
+    /// receiver; a later one is about something else.
+    private var switchSentThroughGpsd: (on: Bool, at: Int64)?
+    private static let switchAnswerWindow: Int64 = 5_000_000
     /// gpsd drops a client that neither watches nor has sent a command for 15 minutes
     /// (`COMMAND_TIMEOUT` in gpsd.c, logged "timed out on command wait"). While the watch is off
     /// (the `watch` method's receiver off, for sleeps of up to `max_sleep`: 30 min by default)
@@ -237,7 +239,7 @@ public final class GNSSService: EventSource, EffectSink {
         case .nothing:
             break
         case .switched:
-            if switcher == nil, power.switchesReceiver { switchSentThroughGpsd = on }
+            if switcher == nil, power.switchesReceiver { switchSentThroughGpsd = (on, SystemHostClock.monotonicMicroseconds()) }
             log.info("receiver switched \(what)", ["power.method": power.name])
         case let .failed(reason):
             log.warning("cannot switch the receiver \(what)", ["power.method": power.name, "error": reason])
@@ -333,8 +335,8 @@ public final class GNSSService: EventSource, EffectSink {
             case let .refused(message):
                 // gpsd answers a `?DEVICE` write it cannot do with an error, then the device's
                 // settings: the switch sent last did not reach the receiver.
-                if let on = switchSentThroughGpsd {
-                    log.warning("gpsd refused the receiver switch \(on ? "on" : "off"); the receiver was not switched (gpsd writes only to a receiver it has identified from its reports: docs/sources.md)",
+                if let sent = switchSentThroughGpsd, SystemHostClock.monotonicMicroseconds() - sent.at <= Self.switchAnswerWindow {
+                    log.warning("gpsd refused the receiver switch \(sent.on ? "on" : "off"); the receiver was not switched (gpsd writes only to a receiver it has identified from its reports: docs/sources.md)",
                                 ["power.method": power.name, "error": message])
                 } else {
                     log.warning("gpsd refused a command", ["gpsd.endpoint": feed.endpoint, "error": message])

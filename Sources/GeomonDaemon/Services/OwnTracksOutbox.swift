@@ -15,6 +15,8 @@ public final class OwnTracksOutbox: OutboxContributor {
     private var lastInside: Set<String> = []
     /// The newest fix published so far: the speed and course of messages without a fix of their own.
     private var lastPublishableFix: Fix?
+    /// The `locations:` of the mode in effect at the last commit (nil: the profile's).
+    private var lastLocations: MQTTSettings.Locations?
 
     /// The device's battery for the messages of the next commits (`geomon run` reads it; a
     /// replay has none).
@@ -61,6 +63,7 @@ public final class OwnTracksOutbox: OutboxContributor {
             if let id = event.fenceID { self.ownTracks?.stayTimes[id] = nil }
         }
         lastInside = Set(commit.inside)
+        lastLocations = commit.locations
         if let fix = commit.fixes.last(where: ownTracks.isPublishable) { lastPublishableFix = fix }
     }
 
@@ -139,7 +142,9 @@ public final class OwnTracksOutbox: OutboxContributor {
     @discardableResult
     public func queueLocationReport(_ fix: Fix) -> Bool {
         guard let ownTracks, ownTracks.isPublishable(fix) else { return false }
-        queued.append(ownTracks.location(fix, trigger: "r", inside: lastInside, battery: battery))
+        // Without a location stream not retained, as an event's location is not (`OwnTracks`).
+        let retain = (lastLocations ?? ownTracks.settings.locations) != .none
+        queued.append(ownTracks.location(fix, trigger: "r", inside: lastInside, battery: battery, retain: retain))
         return true
     }
 }

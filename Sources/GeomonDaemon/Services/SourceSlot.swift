@@ -11,7 +11,7 @@ public final class SourceSlot: EventSource, EffectSink {
     public let name: String
     private let identity: (Profile) -> String?
     private let build: (Profile) -> (any EventSource & EffectSink)?
-    private let replaced: ((DriverContext, (any EventSource & EffectSink)?) -> Void)?
+    private let replaced: ((DriverContext, Profile, (any EventSource & EffectSink)?) -> Void)?
     private var current: String?
     /// The source in effect (nil: the profile has none, or it could not be built).
     public private(set) var source: (any EventSource & EffectSink)?
@@ -19,10 +19,10 @@ public final class SourceSlot: EventSource, EffectSink {
     /// - Parameters:
     ///   - identity: what builds the source from a profile (its settings as text); nil: none.
     ///   - build: the source for a profile whose identity is not nil.
-    ///   - replaced: after a reload replaced the source (with the new one, nil for none).
+    ///   - replaced: after a reload replaced the source: the new profile and source (nil: none).
     public init(name: String, profile: Profile, identity: @escaping (Profile) -> String?,
                 build: @escaping (Profile) -> (any EventSource & EffectSink)?,
-                replaced: ((DriverContext, (any EventSource & EffectSink)?) -> Void)? = nil) {
+                replaced: ((DriverContext, Profile, (any EventSource & EffectSink)?) -> Void)? = nil) {
         self.name = name
         self.identity = identity
         self.build = build
@@ -60,6 +60,6 @@ public final class SourceSlot: EventSource, EffectSink {
         current = next
         source = next == nil ? nil : build(profile)
         try source?.start(driver)
-        replaced?(driver, source)
+        replaced?(driver, profile, source)
     }
 }

@@ -280,11 +280,6 @@ public final class PublicationTable: PublicationOutbox {
         return db.changes
     }
 
-    /// Marks `topic` retired without sending anything: a `clear` stored as if published, and
-    /// not retained (a marker only, which `geomon publish retry` never sends): its broker is
-    /// not the one geomon publishes to now, or the message would clear a topic the profile
-    /// publishes on. `unsent`: the topic's messages still pending are done with too, refused
-    /// with that reason (they were for consumers on another broker).
     /// Every message still pending on a topic other than `keep`, refused with `reason` (at its
     /// own time): the broker changed, and what was meant for the old one's consumers (an old
     /// topic's backlog, a retirement queued and not sent) goes to nobody. Returns how many.
@@ -300,6 +295,11 @@ public final class PublicationTable: PublicationOutbox {
         return db.changes
     }
 
+    /// Marks `topic` retired without sending anything: a `clear` stored as if published, and
+    /// not retained (a marker only, which `geomon publish retry` never sends): its broker is
+    /// not the one geomon publishes to now, or the message would clear a topic the profile
+    /// publishes on. `unsent`: the topic's messages still pending are done with too, refused
+    /// with that reason (they were for consumers on another broker).
     public func markRetired(_ topic: String, at time: UTCTime, unsent: String? = nil) throws {
         try db.transaction {
             if let unsent {
