@@ -144,6 +144,7 @@ public final class CommandSource {
         guard readFD >= 0 else { return [] }
         var events: [Event] = []
         var buffer = [UInt8](repeating: 0, count: 65_536)
+        var reaped = false
         for _ in 0..<16 {
             let n = buffer.withUnsafeMutableBytes { read(readFD, $0.baseAddress, $0.count) }
             if n > 0 {
@@ -156,10 +157,13 @@ public final class CommandSource {
                 // its stdout open (`sleep 1000 &`). Ended, it is reaped and the rest of its
                 // group killed; what it printed was read above, and its end is reported as if
                 // its stdout had closed (a process that left its group may hold the pipe).
-                guard process?.reapIfExited() == true else { return events }
-                // It may have printed its last line and ended between the read above and the
-                // reap: read the pipe once more before the end.
-                events += drainAfterExit(&buffer)
+                if !reaped {
+                    guard process?.reapIfExited() == true else { return events }
+                    // It may have printed its last line and ended between the read above and
+                    // the reap: the pipe is read once more before the end.
+                    reaped = true
+                    continue
+                }
                 events += absorb(nil)
                 events.append(.exited(status: reap(grace: .zero)))
                 return events
@@ -168,22 +172,6 @@ public final class CommandSource {
             events += absorb(nil)
             events.append(.exited(status: reap(grace: .milliseconds(500))))
             return events
-        }
-        return events
-    }
-
-    /// What the pipe still holds once the program was reaped (at most a pipe's worth more).
-    private func drainAfterExit(_ buffer: inout [UInt8]) -> [Event] {
-        var events: [Event] = []
-        for _ in 0..<16 {
-            let n = buffer.withUnsafeMutableBytes { read(readFD, $0.baseAddress, $0.count) }
-            if n > 0 {
-                events += absorb(Array(buffer[0..<n]))
-            } else if n < 0, errno == EINTR {
-                continue
-            } else {
-                break
-            }
         }
         return events
     }

@@ -214,14 +214,8 @@ public struct MovementTracker: Sendable {
         if settings.visits == nil, let visit = state.visit {
             if visit.confirmed {
                 let last = state.last ?? visit.first
-                var figures = EventFigures()
-                figures.since = visit.first.time
-                figures.durationSeconds = max(0, (now - visit.first.time).secondsValue)
-                figures.center = visit.center
-                var departure = event(.departure, at: TrackPoint(time: max(now, visit.first.time), coordinate: last.coordinate, accuracyMeters: last.accuracyMeters),
-                                      figures: figures, fenceID: visit.fenceID)
-                departure.fenceName = visit.fenceName
-                events.append(departure)
+                events.append(departure(visit, at: TrackPoint(time: max(now, visit.first.time), coordinate: last.coordinate, accuracyMeters: last.accuracyMeters),
+                                        radiusMeters: nil))
             }
             state.visit = nil
             state.visitSeen = nil
@@ -578,18 +572,24 @@ public struct MovementTracker: Sendable {
             arrive(&visit, visits, into: &events)
         }
         if visit.confirmed {
-            var figures = EventFigures()
-            figures.since = visit.first.time
-            // To this fix, where the device was first seen beyond: across a gap, the longest
-            // it can have stayed.
-            figures.durationSeconds = (point.time - visit.first.time).secondsValue
-            figures.center = visit.center
-            figures.radiusMeters = visits.radiusMeters
-            var departure = event(.departure, at: point, figures: figures, fenceID: visit.fenceID)
-            departure.fenceName = visit.fenceName
-            events.append(departure)
+            // Dated at this fix, where the device was first seen beyond: across a gap, the
+            // longest it can have stayed.
+            events.append(departure(visit, at: point, radiusMeters: visits.radiusMeters))
         }
         state.visit = Stay(first: point)
+    }
+
+    /// `departure` from `visit` at `point`, with the stay's figures up to it and the name of
+    /// the fence its arrival was reported in.
+    private func departure(_ visit: Stay, at point: TrackPoint, radiusMeters: Double?) -> GeoEvent {
+        var figures = EventFigures()
+        figures.since = visit.first.time
+        figures.durationSeconds = max(0, (point.time - visit.first.time).secondsValue)
+        figures.center = visit.center
+        figures.radiusMeters = radiusMeters
+        var departure = event(.departure, at: point, figures: figures, fenceID: visit.fenceID)
+        departure.fenceName = visit.fenceName
+        return departure
     }
 
     private func arrive(_ visit: inout Stay, _ visits: VisitSettings, into events: inout [GeoEvent]) {
