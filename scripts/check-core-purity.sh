@@ -9,3 +9,12 @@ if [ -n "$hits" ]; then
     exit 1
 fi
 echo "check-core-purity: GeomonCore is pure" >&2
+# The shipped binary links FoundationEssentials, not Foundation (and so not ICU,
+# docs/running.md): only the tests' support may import Foundation.
+full=$(grep -rnE '^\s*(@_exported |internal |public )?import Foundation\b' Sources --include=*.swift | grep -v '^Sources/GeomonTestSupport/' || true)
+if [ -n "$full" ]; then
+    echo "check-core-purity: the product imports Foundation (FoundationEssentials is the one it links):" >&2
+    echo "$full" >&2
+    exit 1
+fi
+echo "check-core-purity: the product imports no Foundation beyond FoundationEssentials" >&2

@@ -199,6 +199,23 @@ public enum ReplayReport {
             + "(they came while the modelled receiver was off or acquiring its first fix); --always-on uses every fix"
     }
 
+    /// A line for stderr when no recorded GNSS fix is within `sources.gnss.min_accuracy` (nil
+    /// otherwise): the run decided nothing, and the recording's accuracy is why (a GPX without
+    /// `hdop` is read at 30 m).
+    public static func accuracyNote(_ run: ReplayRun) -> String? {
+        guard let gnss = run.profile.sources.gnss else { return nil }
+        var count = 0
+        var best = Double.infinity
+        for fix in run.recording.fixes() where fix.source == .gnss {
+            count += 1
+            best = min(best, fix.horizontalAccuracyMeters)
+            if best <= gnss.minAccuracyMeters { return nil }
+        }
+        guard count > 0 else { return nil }
+        return "replay: note: none of the \(count) recorded fixes is within sources.gnss.min_accuracy (\(NumberText.shortest(gnss.minAccuracyMeters)) m; "
+            + "the best is \(NumberText.shortest(best)) m), so no fence could be decided; a recording without accuracy is read at 30 m (docs/sources.md)"
+    }
+
     /// One line for stderr at the end of a replay.
     public static func summaryLine(_ run: ReplayRun) -> String {
         guard let r = run.report else { return "replay: no fixes" }

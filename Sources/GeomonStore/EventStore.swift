@@ -141,6 +141,12 @@ public final class EventStore {
     private static func checkHeader(path: String, readOnly: Bool) throws {
         var info = stat()
         if stat(path, &info) != 0 {
+            // Not there is one thing; a directory this user may not search (/var/lib/geomon
+            // is the geomon user's alone) is another.
+            if errno != ENOENT, errno != ENOTDIR {
+                throw StoreError(.missing, path: path, message: "cannot read database: \(String(cString: strerror(errno)))"
+                    + (errno == EACCES ? " (a daemon's database is its user's: run this as that user, or as root)" : ""))
+            }
             guard !readOnly else {
                 throw StoreError(.missing, path: path, message: "no such database")
             }
@@ -215,7 +221,8 @@ public final class EventStore {
         var snapshot = EngineSnapshot()
         snapshot.records = try fenceStateTable.all()
         if let state = try engineStateTable.read() {
-            snapshot.usableFixCount = state.usableFixCount
+            // A database written before the count went to its cap with `outside`.
+            snapshot.usableFixCount = state.implicitState == .outside ? EngineSnapshot.implicitOutsideCount : state.usableFixCount
             snapshot.lastFixTime = state.lastFixTime
             snapshot.location = state.location
             snapshot.assumptions = state.assumptions ?? AssumptionState()

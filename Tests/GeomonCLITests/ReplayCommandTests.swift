@@ -17,6 +17,29 @@ struct ReplayCommandTests {
 
     static func fixture(_ name: String) -> String { TestSupport.fixture("replay/\(name)").path }
 
+    /// The shipped fitness profile decides the hike it was written for (its GPX records no
+    /// accuracy: read at 30 m, within the profile's `min_accuracy`); a `min_accuracy` tighter
+    /// than every recorded fix decides nothing, and the replay says why.
+    @Test func theFitnessProfileDecidesItsHikeAndAnUnusableRecordingIsSaid() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let hike = TestSupport.fixture("tracks/georust_garmin_with_extensions.gpx").path
+        let shipped = TestSupport.packageRoot.appendingPathComponent("profiles/fitness.yaml").path
+        let run = try runGeomon(["replay", "--profile", shipped, "--no-hooks", "--format", "json", hike])
+        #expect(run.exitCode == 0, "\(run.stderr)")
+        let kinds = try Self.objects(run.stdout).map { "\($0["type"] ?? "") \($0["fence"] ?? "")" }
+        #expect(kinds.contains("exit trailhead") && kinds.contains("enter summit"), "\(kinds)")
+        #expect(!run.stderr.contains("min_accuracy"), "\(run.stderr)")
+        // Without its hooks (their programs are beside the shipped profile, not here).
+        var tight = try String(contentsOfFile: shipped, encoding: .utf8).replacingOccurrences(of: "min_accuracy: 30m", with: "min_accuracy: 25m")
+        let hooks = try #require(tight.range(of: "\nhooks:")), storage = try #require(tight.range(of: "\nstorage:"))
+        tight.removeSubrange(hooks.lowerBound..<storage.lowerBound)
+        let profile = try dir.write("fitness.yaml", tight)
+        let none = try runGeomon(["replay", "--profile", profile, "--no-hooks", hike])
+        #expect(none.exitCode == 0 && none.stdout.isEmpty, "\(none.stdout)")
+        #expect(none.stderr.contains("replay: note: none of the 3540 recorded fixes is within sources.gnss.min_accuracy (25 m; the best is 30 m)"), "\(none.stderr)")
+    }
+
     /// The lines of the recorded Swiss drive (JSON lines).
     static func driveLines() throws -> [Substring] {
         try String(contentsOfFile: fixture("swiss-drive.jsonl"), encoding: .utf8).split(separator: "\n")

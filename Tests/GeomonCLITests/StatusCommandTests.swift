@@ -6,6 +6,31 @@ import Testing
 /// without running anything of it: each takes `--insecure-permissions`, which the refusal of
 /// a group-writable profile names.
 struct StatusCommandTests {
+    /// A database in a directory the user may not search (/var/lib/geomon is the daemon
+    /// user's alone) is said to be unreadable, with the reason, not to be missing.
+    @Test func aDatabaseThisUserMayNotReachIsNotCalledMissing() throws {
+        let dir = try TemporaryDirectory()
+        let db = try dir.write("private/geomon.db", "")
+        let home = dir.path("private")
+        defer {
+            chmod(home, 0o700)
+            dir.remove()
+        }
+        let result: ProcessResult
+        if getuid() == 0 {
+            // Root searches every directory: the command runs as nobody.
+            chmod(dir.url.path, 0o755)
+            chmod(home, 0o700)
+            result = try runProcess(URL(fileURLWithPath: "/usr/bin/setpriv"),
+                                    ["--reuid=65534", "--regid=65534", "--clear-groups", TestSupport.geomonBinary.path, "status", "--db", db])
+        } else {
+            chmod(home, 0)
+            result = try runGeomon(["status", "--db", db])
+        }
+        #expect(result.exitCode == 66)
+        #expect(result.stderr.hasPrefix("geomon: error: \(db): cannot read database: Permission denied"), "\(result.stderr)")
+    }
+
     static func fixture(_ name: String) -> String { TestSupport.fixture("replay/\(name)").path }
 
     /// A replay holding the database is no daemon: status says what holds it, not "running".

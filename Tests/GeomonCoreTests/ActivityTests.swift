@@ -446,6 +446,28 @@ import Testing
         #expect(abs(warm.switchReserveMeters(sensed: Activity.foot.bounds!) - 840) < 1e-9)
     }
 
+    /// The latency budget's sleeps on a sensed activity's bounds keep the switch reserve too:
+    /// a walker (sensed foot, reserve 84 m) at 1.4 m/s, 300 m from a boundary. Without it the
+    /// budget would wait for a 325 m excursion at foot's bounds (81.57 s), which a walker who
+    /// boarded a bus unnoticed can complete sooner; with it, for 325 − 84 = 241 m: from 2.4 m/s
+    /// to 4 m/s in 1.6 s (5.12 m), then 235.88 m at 4 m/s: 60.57 s, the wake 2 s before. On an
+    /// uncertain side the 20 m an excursion needs is within the reserve: no band sleep.
+    @Test func theBudgetsSleepsOnASensedActivityKeepTheSwitchReserve() {
+        var p = Self.started(Self.profile(.vehicle) { $0.policy.maxLatency = .seconds(30) })
+        #expect(p.activitySensed(.foot, now: PowerPolicyTests.t0) == [])
+        let f = PowerPolicyTests.fix(0, speed: 1.4)
+        let actions = p.fixReceived(f, context: FixContext(nearestBoundaryMeters: 300, searchRadiusMeters: 30_000), now: f.time)
+        let wake = try! #require(PowerPolicyTests.wake(actions))
+        #expect(wake <= PowerPolicyTests.at(58_570))
+        // Longer than the rules without a budget: (300 − 5 − 104) m take 48.07 s.
+        #expect(wake > PowerPolicyTests.at(46_100))
+        var q = Self.started(Self.profile(.vehicle) { $0.policy.maxLatency = .seconds(30) })
+        _ = q.activitySensed(.foot, now: PowerPolicyTests.t0)
+        let uncertain = PowerPolicyTests.fix(0, speed: 1)
+        #expect(q.fixReceived(uncertain, context: FixContext(nearestBoundaryMeters: 3, searchRadiusMeters: 30_000, allCertain: false), now: uncertain.time) == [])
+        #expect(q.isGNSSOn)
+    }
+
     @Test func aSensedActivityWinsAndAFasterOneWakesTheReceiver() {
         // Declared vehicle; the source senses foot: foot's bounds, the wake margin plus 84 m.
         var p = Self.started(Self.profile(.vehicle))

@@ -120,6 +120,25 @@ import Testing
         #expect(off)
     }
 
+    /// A reload that raises `transitions.confirm` keeps what the fixes before it established:
+    /// the device known outside every fence stays so, and entering one is reported (under
+    /// `initial: silent`, confirming `inside` from `unknown` would not be).
+    @Test func aReloadThatRaisesConfirmKeepsTheDeviceKnownOutside() {
+        var once = Self.profile(.continuous)
+        once.transitions.confirm = 1
+        var m = Self.machine(once)
+        _ = m.fixReceived(Self.fix(0, 300), now: Self.at(0))
+        #expect(m.engine.implicitState == .outside)
+        var thrice = Self.profile(.continuous)
+        thrice.transitions.confirm = 3
+        var reloaded = Monitor(profile: thrice, snapshot: m.engine.snapshot)
+        _ = reloaded.start(now: Self.at(1))
+        #expect(reloaded.engine.implicitState == .outside)
+        var events: [GeoEvent] = []
+        for t in [10.0, 20, 30] { events += Self.events(reloaded.fixReceived(Self.fix(t, 0), now: Self.at(t))) }
+        #expect(events.map { "\($0.kind.rawValue)@\(Int(($0.time - Self.t0).secondsValue))" } == ["enter@10"])
+    }
+
     @Test func theCommitCarriesTheFixesTheEngineTookAndItsScalars() {
         var m = Self.machine(Self.profile()) { $0.shortSleep = .stayOn }
         let effects = m.fixReceived(Self.fix(0, 300), now: Self.at(0))

@@ -684,6 +684,35 @@ import Testing
         return m
     }
 
+    /// A fix taken before the deadlines that passed meanwhile (queued while the host was
+    /// suspended across the cooldown's end at 640 s) is decided after them, as replay decides
+    /// it: the stay is delivered at 640 s, and the exit the fix confirms at 700 s is its exit.
+    @Test func aFixAfterAnOverdueCooldownsEndIsDecidedAfterIt() {
+        var m = Self.stayHeldBack(M.profile(.continuous))
+        var events: [GeoEvent] = []
+        for t in [700.0, 710] { events += M.events(m.fixReceived(M.fix(t, 250), now: M.at(t))) }
+        #expect(events.map { "\($0.kind.rawValue)@\(Int(($0.time - M.t0).secondsValue))\($0.suppressed ? " suppressed" : "")" } == ["enter@640", "exit@700"])
+        #expect(m.cooldown.suppressedFences.isEmpty)
+    }
+
+    /// Speed in the zone during a held-back stay is held back with it: consumers never told of
+    /// the enter are not told of an overspeed there.
+    @Test func speedInAHeldBackStayIsHeldBackWithIt() {
+        var profile = M.profile(.continuous)
+        profile.fences[0].speedLimit = SpeedLimit(limitMetersPerSecond: 5, duration: .zero)
+        profile.fences[0].cooldown = .seconds(600)
+        var m = M.machine(profile)
+        var events: [GeoEvent] = []
+        // In at 20 s, out at 40 s, in again from 60 s (held back), 9 m/s from 80 s to 100 s.
+        for t in stride(from: 0.0, through: 130, by: 10) {
+            var fix = M.fix(t, (20..<40).contains(t) || t >= 60 ? 0 : 250)
+            fix.speedMetersPerSecond = (80..<110).contains(t) ? 9 : 1
+            events += M.events(m.fixReceived(fix, now: M.at(t)))
+        }
+        #expect(events.map { "\($0.kind.rawValue)@\(Int(($0.time - M.t0).secondsValue))\($0.suppressed ? " suppressed" : "")" }
+            == ["enter@20", "exit@40", "enter@60 suppressed", "overspeed@80 suppressed", "overspeed_end@110 suppressed"])
+    }
+
     /// A late tick (the first after a restart, a suspend) that covers the cooldown's end and a
     /// dwell after it delivers them in time order: the stay at the cooldown's end, then its dwell.
     @Test func aLateTickDeliversTheStayThenItsDwellInTimeOrder() {

@@ -50,6 +50,23 @@ import Testing
         #expect(q.isGNSSOn)
     }
 
+    /// A budget wake is hot only within `hot_window` of the fix it follows, however late the
+    /// fix was decided. 27,070 m from a boundary at 44 m/s (45 with the speed error), decided
+    /// 1 s after the fix, `hot_window` 600 s: the rules without a budget sleep 601 − 2 = 599 s
+    /// (hot); the budget's 602.1 s excursion would wake at 600 s, when the fix is 600 s old and
+    /// the start warm (its first fix 30 s later, far past the budget): the 599 s sleep stands.
+    @Test func aBudgetWakeIsHotOnlyWithinTheHotWindowOfTheFix() {
+        var p = PowerPolicyTests.started(Self.config {
+            $0.hotWindow = .seconds(600)
+            $0.ttffWarm = .seconds(30)
+        })
+        let f = Self.fix(0, speed: 44)
+        #expect(p.screen(f) == .pass([f]))
+        let actions = p.fixReceived(f, context: FixContext(nearestBoundaryMeters: 27_070, searchRadiusMeters: 30_000), now: f.time + .seconds(1))
+        #expect(PowerPolicyTests.wake(actions) == Self.at(599_000))
+        #expect(Self.sleepReason(actions)?.ttff == .seconds(2))
+    }
+
     @Test func aBudgetSleepShorterThanTheBreakEvenIsNotTaken() {
         // The walker's 2.632 s band sleep (above): with `min_off` 3 s it costs more than it
         // saves, so the receiver stays on; with 2.5 s it is taken.

@@ -614,6 +614,24 @@ import Testing
         #expect(p.fixReceived(whileOn, context: FixContext(nearestBoundaryMeters: 20_000, searchRadiusMeters: 30000), now: whileOn.time) == [])
     }
 
+    /// Coarse fixes far from every fence keep GNSS off past `hot_window`: the wake they plan
+    /// then allows a warm start, so its first fix still comes before a boundary can be reached.
+    @Test func aCoarseFarWakePastTheHotWindowAllowsAWarmStart() {
+        var p = Self.started(Self.config {
+            $0.coarseConfigured = true
+            $0.hotWindow = .seconds(300)
+            $0.ttffWarm = .seconds(30)
+        })
+        let gnss = Self.fix(0)
+        _ = p.fixReceived(gnss, context: FixContext(nearestBoundaryMeters: 20_000, searchRadiusMeters: 30000), now: gnss.time)
+        // A boundary is reachable from anywhere in the circle (20000 − 500 − 20) / 45 =
+        // 432.888 s after the coarse fix, when the GNSS fix is 532.888 s old: a warm start.
+        let far = Self.fix(100_000, acc: 500, source: .coarse)
+        let wake = Self.wake(p.fixReceived(far, context: FixContext(nearestBoundaryMeters: 20_000, searchRadiusMeters: 30000), now: far.time))
+        #expect(wake == Self.at(100_000 + 432_888 - 30_000))
+        #expect(p.expectedTTFF(at: try! #require(wake)) == .seconds(30))
+    }
+
     @Test func aCoarseFixNeverShortensOrExtendsPastMaxSleep() {
         var p = Self.started(Self.config { $0.coarseConfigured = true })
         let gnss = Self.fix(0)

@@ -148,6 +148,14 @@ struct RunCommandTests {
         #expect(daemonStatus?["running"] as? Bool == false)
         #expect(object?["last_fix"] is [String: Any])
         #expect(object?["events"] as? Int == live.count)
+        // The text says the same: gpsd's state, the fences inside, uptime and wake-ups, as of
+        // when the daemon last ran.
+        let text = try runGeomon(["status", "--db", db]).stdout.split(separator: "\n").map(String.init)
+        let gpsdStatus = try #require(daemonStatus?["gpsd"] as? [String: Any])
+        #expect(text.contains("gnss:               gpsd \(gpsdStatus["endpoint"] as? String ?? "?"), \(gpsdStatus["state"] as? String ?? "?") (when it last ran)"), "\(text)")
+        let inside = daemonStatus?["inside"] as? [String] ?? []
+        #expect(text.contains("inside:             \(inside.isEmpty ? "no fence" : inside.joined(separator: ", ")) (when it last ran)"), "\(text)")
+        #expect(text.contains("uptime:             \(daemonStatus?["uptime_s"] as? Int ?? -1) s, \(daemonStatus?["loop_wakeups"] as? Int ?? -1) loop wake-ups (when it last ran)"), "\(text)")
     }
 
     /// The movement rules, a speed limit and a cooldown decide in `run` on a real gpsd what

@@ -44,7 +44,8 @@ struct EngineStateTests {
                                      implicitState: .outside, assumptions: AssumptionState()))
         let snapshot = try reopened.loadSnapshot()
         #expect(snapshot.approaches == records)
-        #expect(snapshot.usableFixCount == 8 && snapshot.location == state.location)
+        // Stored before the count went to its cap with `outside`: restored as known outside.
+        #expect(snapshot.usableFixCount == EngineSnapshot.implicitOutsideCount && snapshot.location == state.location)
     }
 
     @Test func theWatchOnAssumptionsIsKeptUntilItChanges() throws {

@@ -242,6 +242,7 @@ struct ReplayCommand: GeomonCommand {
         if let policyLogPath { try writeFile(ReplayReport.policyLog(run), to: policyLogPath) }
         writeStderr(ReplayReport.summaryLine(run))
         if let note = ReplayReport.withheldNote(run, notNewer: notNewer) { writeStderr(note) }
+        if let note = ReplayReport.accuracyNote(run) { writeStderr(note) }
     }
 
     /// `--stats`: what was read, what was processed, how fast, the index's work.

@@ -98,6 +98,15 @@ struct StatusCommand: GeomonCommand {
             }
             print("profile:            \(profile ?? "-")")
             print("daemon:             \(daemonLine)")
+            if let daemon {
+                let then = running ? "" : " (when it last ran)"
+                for (label, source) in [("gnss:               ", daemon.gnss), ("coarse:             ", daemon.coarse)] {
+                    guard let source else { continue }
+                    print(label + source.plugin + (source.endpoint.map { " \($0)" } ?? "") + ", \(source.state)" + then)
+                }
+                print("inside:             " + (daemon.inside.isEmpty ? "no fence" : daemon.inside.joined(separator: ", ")) + then)
+                print("uptime:             \(daemon.uptimeSeconds) s, \(daemon.loopWakeups) loop wake-ups" + then)
+            }
             print("last fix:           " + (lastFix.map {
                 "\($0.time.rfc3339)  \(NumberText.short($0.coordinate.latitude, 7)),\(NumberText.short($0.coordinate.longitude, 7))  ±\(NumberText.short($0.horizontalAccuracyMeters, 1)) m"
             } ?? "none"))

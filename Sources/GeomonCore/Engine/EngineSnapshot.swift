@@ -6,8 +6,12 @@
 public struct EngineSnapshot: Hashable, Sendable {
     /// Records of fences that are inside, unknown-but-touched, or have a pending change.
     public var records: [FenceStateRecord]
-    /// Usable fixes processed (capped at a large value; only `>= confirm` matters).
+    /// Usable fixes processed while fewer than `confirm`; `implicitOutsideCount` from the
+    /// `confirm`-th on (only `>= confirm` matters, and a larger `confirm` after a reload does
+    /// not make the device's known side unknown again).
     public var usableFixCount: Int
+    /// The count once the implicit state is `outside`, for good.
+    public static let implicitOutsideCount = 1 << 40
     /// Time of the last processed fix; older or equal fixes are ignored.
     public var lastFixTime: UTCTime?
     /// Latest virtual or real time the engine has seen (fixes and deadlines).

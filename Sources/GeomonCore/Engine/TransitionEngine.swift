@@ -294,7 +294,10 @@ public struct TransitionEngine: Sendable {
 
         if usable {
             evaluateFences(fix, geometry: geometry, into: &events)
-            usableFixCount = min(usableFixCount + 1, 1 << 40)
+            // Once `confirm` fixes made the implicit state `outside`, it stays so: the count
+            // goes to its cap, so a reload that raises `confirm` does not take it back to
+            // `unknown` (where confirming `inside` would be silent).
+            usableFixCount = usableFixCount + 1 >= confirm ? EngineSnapshot.implicitOutsideCount : usableFixCount + 1
             if config.approachReachMeters > 0 { evaluateApproach(fix, into: &events) }
             if locationEnabled { evaluateLocation(fix, into: &events) }
         }

@@ -33,6 +33,17 @@ public enum Inradius {
     /// Cells searched at most per polygon (a pathological ring still returns, with its best).
     static let maxCells = 20_000
 
+    /// Cells along the first grid's longer side at most. The search starts from square cells
+    /// as wide as the polygon's bounding box is thin, so a sliver (1,000 km long and 0.1 mm
+    /// wide) would start from ten billion cells; larger cells cover the box as well, and the
+    /// search divides the ones that may hold a larger circle.
+    static let maxGridSide = 100.0
+
+    /// The side of the first grid's cells for a bounding box `width` × `height` (metres).
+    public static func gridCellSize(width: Double, height: Double) -> Double {
+        max(min(width, height), max(width, height) / maxGridSide)
+    }
+
     private struct Cell {
         var x: Double, y: Double, half: Double, distance: Double
         /// The largest distance any point of the cell can have.
@@ -42,7 +53,7 @@ public enum Inradius {
     private static func polygon(_ rings: PolygonRings, upTo limit: Double, precision: Double) -> Double {
         let plane = Plane(rings)
         guard plane.width > 0, plane.height > 0 else { return 0 }
-        let size = min(plane.width, plane.height)
+        let size = gridCellSize(width: plane.width, height: plane.height)
         var heap = MaxHeap()
         var best = plane.cell(x: plane.centroid.x, y: plane.centroid.y, half: 0)
         let middle = plane.cell(x: plane.width / 2, y: plane.height / 2, half: 0)

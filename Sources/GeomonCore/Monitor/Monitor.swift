@@ -353,6 +353,15 @@ public struct Monitor: Sendable {
             finish(&commit, into: &effects)
             return effects + [.held(fix)]
         }
+        // A cooldown that ended before this fix delivers its held-back stay first, as replay,
+        // which reaches every deadline before the fix after it, does (a fix queued while the
+        // host was suspended is taken before the deadlines that passed meanwhile); the fix's
+        // own events would otherwise end the stay unseen. The engine decides its own overdue
+        // dwells and window edges within the fix.
+        var overdue: [Effect] = []
+        if let due = cooldown.nextDeadline, let first = passed.first, due <= first.time {
+            overdue = eventDeadlinesReached(now: due)
+        }
         var effects: [Effect] = []
         var commit = Commit()
         var accepted = false
@@ -397,7 +406,7 @@ public struct Monitor: Sendable {
         finish(&commit, into: &effects, locationsFrom: modeBefore)
         effects += actions.map { .power($0) }
         effects.append(took)
-        return effects + modeActions.map { .power($0) }
+        return overdue + effects + modeActions.map { .power($0) }
     }
 
     /// The motion sensor's word (`PowerPolicy.motionReported`); nil: it went silent.
@@ -437,6 +446,21 @@ public struct Monitor: Sendable {
     /// The clock reached `now`: due dwells, scheduled wakes, fix timeouts.
     public mutating func deadlineReached(now: UTCTime) -> [Effect] {
         defer { inputDone() }
+        var effects = eventDeadlinesReached(now: now)
+        if let due = policy.nextDeadline, due <= now {
+            effects += policy.deadlineReached(now: now).map { .power($0) }
+        }
+        // A window's edge is decided at the edge, however late the tick (one edge per call:
+        // the next is due at once when it has passed too).
+        if modes.isEnabled, let due = modes.nextDeadline, due <= now {
+            effects += modeChanged(modes.deadlineReached(now: due), now: now, at: due)
+        }
+        return effects
+    }
+
+    /// The deadlines of events due by `now` (the engine's dwells and window edges, movement's,
+    /// the cooldown's ends), committed together.
+    private mutating func eventDeadlinesReached(now: UTCTime) -> [Effect] {
         var effects: [Effect] = []
         var commit = Commit()
         if let due = engine.nextDeadline, due <= now {
@@ -466,14 +490,6 @@ public struct Monitor: Sendable {
             commit.events = ordered + pending
         }
         finish(&commit, into: &effects, filtered: true)
-        if let due = policy.nextDeadline, due <= now {
-            effects += policy.deadlineReached(now: now).map { .power($0) }
-        }
-        // A window's edge is decided at the edge, however late the tick (one edge per call:
-        // the next is due at once when it has passed too).
-        if modes.isEnabled, let due = modes.nextDeadline, due <= now {
-            effects += modeChanged(modes.deadlineReached(now: due), now: now, at: due)
-        }
         return effects
     }
 

@@ -202,7 +202,7 @@ public enum ShortSleepRule: String, Hashable, Sendable, CaseIterable {
     case clampToMinSleep = "clamp"
     /// Never sleep beyond the safe horizon: the receiver stays on instead.
     case stayOn = "stay-on"
-    /// Sleep exactly the safe horizon (ignoring `min_sleep`) when it is at least the hot TTFF;
-    /// otherwise stay on. Never beyond the bound, and cheaper than staying on.
+    /// Sleep exactly to the safe horizon (ignoring `min_sleep`) when that sleep is at least the
+    /// hot TTFF; otherwise stay on. Never beyond the bound, and cheaper than staying on.
     case exact
 }

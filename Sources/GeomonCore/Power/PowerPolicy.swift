@@ -21,6 +21,9 @@ public struct PowerPolicy: Sendable {
     public private(set) var configuration: PowerConfiguration
     /// `wake_margin` as the profile sets it (a sensed activity adds its switch reserve).
     private var baseWakeMarginMeters: Double
+    /// The switch reserve in effect (0 without a sensed activity): added to the wake margin,
+    /// and taken off the distances the latency budget's sleeps rest on.
+    private var switchReserveMeters = 0.0
     /// `ttff_hot` as the profile (or the power method) sets it; the measured one may replace it.
     private var baseTTFFHot: Duration
     private var state: State
@@ -185,7 +188,8 @@ public struct PowerPolicy: Sendable {
         }
         configuration.maxSpeedMetersPerSecond = b.maxSpeedMetersPerSecond
         configuration.maxAccelerationMetersPerSecondSquared = b.maxAccelerationMetersPerSecondSquared
-        configuration.wakeMarginMeters = baseWakeMarginMeters + (sensed.map { configuration.switchReserveMeters(sensed: $0) } ?? 0)
+        switchReserveMeters = sensed.map { configuration.switchReserveMeters(sensed: $0) } ?? 0
+        configuration.wakeMarginMeters = baseWakeMarginMeters + switchReserveMeters
     }
 
     /// A bound the plan relied on broke: counted, reported once, and the bounds widen for the
@@ -500,15 +504,18 @@ public struct PowerPolicy: Sendable {
                 learnTTFF(fix.time - since)
             }
             // A still check-back listens for a usable fix within its own timeout: fixes too poor
-            // to tell (a car park's sky) do not keep it on.
-            state = .on(since: since, timeoutBase: memory.stillCheckSince == since && !usable ? timeoutBase : now)
+            // to tell (a car park's sky) neither keep it on nor lengthen its listen.
+            let checkingBackPoorly = memory.stillCheckSince == since && !usable
+            state = .on(since: since, timeoutBase: checkingBackPoorly ? timeoutBase : now)
             memory.lastGnssFixAt = max(memory.lastGnssFixAt ?? fix.time, fix.time)
             memory.timeoutRetry = nil
             memory.failedRetries = 0
             memory.lastLongListenAt = nil
             // Continuous tracking waits the full `fix_timeout` between fixes (a gap under trees
             // is no reason to give up); its checks and retries after an outage listen briefly.
-            memory.shortListen = configuration.mode != .continuous && !context.transitionPending && context.allCertain
+            if !checkingBackPoorly {
+                memory.shortListen = configuration.mode != .continuous && !context.transitionPending && context.allCertain
+            }
         }
         updateStationary(with: fix)
         watchAssumptions(fix)
@@ -953,7 +960,8 @@ public struct PowerPolicy: Sendable {
         let next = min(budget, configuration.maxSleep + configuration.ttffHot)
         var ttff = configuration.ttffHot
         var wake = fix.time + next - ttff
-        if wake - now >= configuration.hotWindow {
+        // Hot within `hot_window` of this fix, the last GNSS fix when the receiver wakes.
+        if wake - fix.time >= configuration.hotWindow {
             ttff = configuration.ttffWarm
             wake = fix.time + next - ttff
         }
@@ -1082,18 +1090,22 @@ public struct PowerPolicy: Sendable {
         let d = context.boundaryDistanceMeters
         let v = fix.speedMetersPerSecond
         let limit = (configuration.maxSleep + max(configuration.ttffHot, configuration.ttffWarm)).secondsValue
+        // With a sensed activity, a switch to a faster one unnoticed until the wake covers up
+        // to the switch reserve more than the sensed bounds allow: every path below is that
+        // much shorter.
+        let r = switchReserveMeters
         let excursion: Double
         let changeStarts: Double
         if context.allCertain, !context.transitionPending {
-            let path = reach.horizon(distanceMeters: d + 3 * h, reserveMeters: a, speedMetersPerSecond: v,
+            let path = reach.horizon(distanceMeters: d + 3 * h, reserveMeters: a + r, speedMetersPerSecond: v,
                                      courseDegrees: nil, courseClearance: nil, limitSeconds: limit).seconds
-            let crossing = reach.horizon(distanceMeters: d, reserveMeters: a, speedMetersPerSecond: v,
+            let crossing = reach.horizon(distanceMeters: d, reserveMeters: a + r, speedMetersPerSecond: v,
                                          courseDegrees: fix.courseDegrees, courseClearance: context.courseClearance,
                                          limitSeconds: limit).seconds
             excursion = max(path, crossing + remainingPathSeconds(3 * h, after: crossing, speed: v))
             changeStarts = crossing
         } else {
-            excursion = reach.horizon(distanceMeters: 2 * h, reserveMeters: 0, speedMetersPerSecond: v,
+            excursion = reach.horizon(distanceMeters: 2 * h, reserveMeters: r, speedMetersPerSecond: v,
                                       courseDegrees: nil, courseClearance: nil, limitSeconds: limit).seconds
             changeStarts = 0
         }
@@ -1122,8 +1134,8 @@ public struct PowerPolicy: Sendable {
         guard let v = speed, v.isFinite, v >= 0 else { return atMaxSpeed }
         let accel = configuration.maxAccelerationMetersPerSecondSquared
         let b = v + configuration.speedErrorMetersPerSecond + accel * start
-        // x·(b + A·x) = meters
-        let kinematic = accel > 0 ? (-b + (b * b + 4 * accel * meters).squareRoot()) / (2 * accel) : (b > 0 ? meters / b : .infinity)
+        // b·x + A·x²/2 = meters
+        let kinematic = accel > 0 ? (-b + (b * b + 2 * accel * meters).squareRoot()) / accel : (b > 0 ? meters / b : .infinity)
         return max(atMaxSpeed, kinematic)
     }
 
@@ -1266,7 +1278,11 @@ public struct PowerPolicy: Sendable {
         // radius (a finite but absurd accuracy) reaches everything at once.
         let seconds = min(max(clearance / configuration.maxSpeedMetersPerSecond, 0), 1e9)
         let travel = Duration.milliseconds(Int64((seconds * 1000).rounded(.down)))
-        let until = min(fix.time + travel - configuration.ttffHot, now + configuration.maxSleep)
+        // The wake's first fix is due when a boundary can first be reached: a time to first
+        // fix before it, warm when the last GNSS fix will then be `hot_window` old (coarse
+        // fixes may put GNSS off for hours).
+        let reachable = fix.time + travel
+        let until = min(reachable - expectedTTFF(at: reachable - configuration.ttffHot), now + configuration.maxSleep)
         guard until > wakeAt else { return [] }
         state = .off(wakeAt: until, wakeReason: wakeReason)
         return [.wakeAt(until, PowerReason(.coarseFar, distanceMeters: nearest, accuracyMeters: fix.horizontalAccuracyMeters, sleep: until - now))]
