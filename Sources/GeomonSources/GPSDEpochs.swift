@@ -1,12 +1,19 @@
 public import GeomonCore
 
-/// gpsd's epochs as fixes, a pure state machine: gpsd reports an epoch several times, often
-/// first without its accuracy (the TPV before the GST/SKY that carries `eph`). A report with
-/// the accuracy is a fix at once; one without is held, and given as it is when the next epoch
+/// gpsd's epochs as fixes, a pure state machine. gpsd reports an epoch several times as the
+/// receiver's sentences come in: often first without its accuracy (the TPV before the GST/SKY
+/// that carries `eph`), or with a speed gpsd computed from the positions and no course (before
+/// the RMC that carries the receiver's own). An epoch's reports are merged: the last position,
+/// the first accuracy given (the one the NMEA reader assigns the epoch, as gpsd does), the last
+/// speed and course given. A report with an accuracy and the receiver's velocity (a course, or
+/// a speed of zero: at rest a receiver leaves its course empty) completes the epoch and is a
+/// fix at once; until then the merged report is held, and given as it is when the next epoch
 /// starts or when the caller's epoch budget passes (`flush`). Each fix time is given once.
 public struct GPSDEpochs: Sendable, Equatable {
-    /// The held fix, waiting for its epoch's accuracy.
+    /// The held epoch, its reports merged so far.
     public private(set) var pending: Fix?
+    /// Whether a report of the held epoch gave its accuracy.
+    private var pendingAccuracyKnown = false
     private var lastTimeMs: Int64?
 
     public init() {}
@@ -30,22 +37,35 @@ public struct GPSDEpochs: Sendable, Equatable {
             out.append(held)
             lastTimeMs = held.time.millisecondsSince1970
             pending = nil
+            pendingAccuracyKnown = false
         }
-        if accuracyKnown {
+        var merged = fix
+        if let held = pending {
+            if pendingAccuracyKnown || !accuracyKnown { merged.horizontalAccuracyMeters = held.horizontalAccuracyMeters }
+            if merged.speedMetersPerSecond == nil { merged.speedMetersPerSecond = held.speedMetersPerSecond }
+            if merged.courseDegrees == nil { merged.courseDegrees = held.courseDegrees }
+        }
+        let known = accuracyKnown || pendingAccuracyKnown
+        // The receiver's velocity: a course, or a speed of zero (a receiver at rest leaves its
+        // course empty).
+        if known, merged.courseDegrees != nil || merged.speedMetersPerSecond == 0 {
             pending = nil
+            pendingAccuracyKnown = false
             lastTimeMs = ms
-            out.append(fix)
-        } else if pending == nil {
-            pending = fix
+            out.append(merged)
+        } else {
+            pending = merged
+            pendingAccuracyKnown = known
         }
         return out
     }
 
-    /// Gives up waiting for the held fix's accuracy (the budget passed, or the connection
-    /// ended): it is handed on as it is.
+    /// Gives up waiting for the rest of the held epoch (the budget passed, or the connection
+    /// ended): it is handed on as merged so far.
     public mutating func flush() -> [Fix] {
         guard let held = pending else { return [] }
         pending = nil
+        pendingAccuracyKnown = false
         lastTimeMs = held.time.millisecondsSince1970
         return [held]
     }
@@ -53,6 +73,7 @@ public struct GPSDEpochs: Sendable, Equatable {
     /// A new connection: nothing is remembered.
     public mutating func reset() {
         pending = nil
+        pendingAccuracyKnown = false
         lastTimeMs = nil
     }
 }

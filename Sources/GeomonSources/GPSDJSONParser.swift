@@ -2,8 +2,8 @@ public import GeomonCore
 
 /// Parses gpsd's JSON (`gpspipe -w` output) into fixes, incrementally: `TPV` objects with
 /// mode ≥ 2, a time and a valid position. gpsd prints several TPV reports per epoch; they go
-/// through the epoch machine `geomon run` uses (`GPSDEpochs`): the first report with its
-/// accuracy is the epoch's fix, one without is held until the next epoch starts. Accuracy as
+/// through the epoch machine `geomon run` uses (`GPSDEpochs`): an epoch's reports are merged,
+/// and it is a fix once a report gives its accuracy and course, else when the next starts. Accuracy as
 /// `GPSDEpochs.accuracy` reads it, else the unknown default. Other classes (SKY, DEVICE, …) are
 /// ignored; lines that are not JSON are counted.
 public struct GPSDJSONParser: Sendable {

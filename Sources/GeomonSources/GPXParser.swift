@@ -138,7 +138,8 @@ public enum GPXParser {
             // GPX times are UTC (the GPX 1.1 schema); some writers leave the zone out.
             guard let time = UTCTime(rfc3339: timeText) ?? Self.utcWithoutZone(timeText) else { count("bad time"); return }
             var accuracy = AccuracyModel.unknownAccuracyMeters
-            if let hdop = p.hdop, hdop.isFinite, hdop > 0 {
+            // 99.9 (and above) is a receiver's "unknown", as in NMEA.
+            if let hdop = p.hdop, hdop.isFinite, hdop > 0, hdop < 99 {
                 accuracy = AccuracyModel.fromHDOP(hdop, differential: p.differential)
             }
             var speed: Double?

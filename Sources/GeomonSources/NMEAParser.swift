@@ -417,6 +417,9 @@ public struct NMEAParser: Sendable {
                 scale /= 10
             }
         }
+        // A leap second (`235960`) is the last millisecond of its minute: counted as the next
+        // minute's first, it would take the instant of the epoch after it.
+        if ss == 60 { return ((hh * 60 + mm) * 60 + 59) * 1000 + 999 }
         return ((hh * 60 + mm) * 60 + ss) * 1000 + ms
     }
 

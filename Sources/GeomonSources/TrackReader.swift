@@ -57,7 +57,7 @@ public enum TrackFormat: String, Sendable, CaseIterable {
     case gpsdJSON = "gpsd-json"
 
     /// Detects the format from the first 64 KiB of content (never from the file name):
-    /// XML with a `<gpx` element → GPX; JSON objects with a `"class"` member → gpsd JSON;
+    /// XML with a `gpx` element (`<gpx`, or prefixed: `<ns0:gpx`) → GPX; JSON objects with a `"class"` member → gpsd JSON;
     /// other JSON objects → JSON lines; `$`/`!` sentences → NMEA. Comment lines (`#`), blank
     /// lines and NUL/garbage bytes before the first sentence are passed over.
     public static func detect(_ bytes: UnsafeBufferPointer<UInt8>) -> TrackFormat? {
@@ -74,7 +74,7 @@ public enum TrackFormat: String, Sendable, CaseIterable {
             if s < e {
                 switch head[s] {
                 case 60: // '<'
-                    if contains(head, s..<e, "<gpx") { return .gpx }
+                    if hasGPXElement(head, s..<e) { return .gpx }
                     sawXML = true
                 case 123: // '{'
                     jsonLines += 1
@@ -88,11 +88,31 @@ public enum TrackFormat: String, Sendable, CaseIterable {
             }
             i = e + 1
         }
-        if sawXML, contains(head, 0..<head.count, "<gpx") { return .gpx }
+        if sawXML, hasGPXElement(head, 0..<head.count) { return .gpx }
         if classLines > 0 { return .gpsdJSON }
         if jsonLines > 0, jsonLines >= nmeaLines { return .jsonl }
         if nmeaLines > 0 { return .nmea }
         return nil
+    }
+
+    /// A `gpx` element: `<gpx`, or with a namespace prefix (`<ns0:gpx`, as Python's
+    /// ElementTree writes it without a default namespace).
+    private static func hasGPXElement(_ b: UnsafeBufferPointer<UInt8>, _ r: Range<Int>) -> Bool {
+        if contains(b, r, "<gpx") { return true }
+        func isNameByte(_ c: UInt8) -> Bool {
+            (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || (c >= 48 && c <= 57) || c == 95 || c == 45 || c == 46
+        }
+        var j = r.lowerBound
+        while j < r.upperBound {
+            if b[j] == 60 {
+                var k = j + 1
+                while k < r.upperBound, isNameByte(b[k]) { k += 1 }
+                if k > j + 1, k + 4 <= r.upperBound, b[k] == 58, b[k + 1] == 103, b[k + 2] == 112, b[k + 3] == 120,
+                   k + 4 == r.upperBound || !isNameByte(b[k + 4]) { return true }
+            }
+            j += 1
+        }
+        return false
     }
 
     private static func contains(_ b: UnsafeBufferPointer<UInt8>, _ r: Range<Int>, _ needle: StaticString) -> Bool {

@@ -221,8 +221,8 @@ public final class EventStore {
         var snapshot = EngineSnapshot()
         snapshot.records = try fenceStateTable.all()
         if let state = try engineStateTable.read() {
-            // A database written before the count went to its cap with `outside`.
-            snapshot.usableFixCount = state.implicitState == .outside ? EngineSnapshot.implicitOutsideCount : state.usableFixCount
+            snapshot.usableFixCount = state.usableFixCount
+            snapshot.implicitOutside = state.implicitState == .outside
             snapshot.lastFixTime = state.lastFixTime
             snapshot.location = state.location
             snapshot.assumptions = state.assumptions ?? AssumptionState()

@@ -451,7 +451,8 @@ import Testing
     /// budget would wait for a 325 m excursion at foot's bounds (81.57 s), which a walker who
     /// boarded a bus unnoticed can complete sooner; with it, for 325 − 84 = 241 m: from 2.4 m/s
     /// to 4 m/s in 1.6 s (5.12 m), then 235.88 m at 4 m/s: 60.57 s, the wake 2 s before. On an
-    /// uncertain side the 20 m an excursion needs is within the reserve: no band sleep.
+    /// uncertain side the 20 m an excursion needs is within the reserve: no band sleep on foot's
+    /// bounds (declared air, whose own bounds allow none there either).
     @Test func theBudgetsSleepsOnASensedActivityKeepTheSwitchReserve() {
         var p = Self.started(Self.profile(.vehicle) { $0.policy.maxLatency = .seconds(30) })
         #expect(p.activitySensed(.foot, now: PowerPolicyTests.t0) == [])
@@ -461,11 +462,31 @@ import Testing
         #expect(wake <= PowerPolicyTests.at(58_570))
         // Longer than the rules without a budget: (300 − 5 − 104) m take 48.07 s.
         #expect(wake > PowerPolicyTests.at(46_100))
-        var q = Self.started(Self.profile(.vehicle) { $0.policy.maxLatency = .seconds(30) })
+        var q = Self.started(Self.profile(.air) { $0.policy.maxLatency = .seconds(30) })
         _ = q.activitySensed(.foot, now: PowerPolicyTests.t0)
         let uncertain = PowerPolicyTests.fix(0, speed: 1)
         #expect(q.fixReceived(uncertain, context: FixContext(nearestBoundaryMeters: 3, searchRadiusMeters: 30_000, allCertain: false), now: uncertain.time) == [])
         #expect(q.isGNSSOn)
+    }
+
+    /// The declared bounds hold whatever a sensed slower activity switches to, without a
+    /// reserve: a sensed walker is never planned a shorter sleep than the declared vehicle.
+    /// At rest 150 m from a boundary, without a budget: on foot with the 104 m margin, 41 m take
+    /// 3 s to 4 m/s (7.5 m) and 8.4 s more, a safe sleep under `min_sleep`; as the declared
+    /// vehicle, 125 m from 1 m/s at 1 m/s² take −1 + √251 = 14.843 s: a 12.84 s sleep. With the
+    /// budget on an uncertain side at 1 m/s, the vehicle's band sleep (2.632 s, as
+    /// `PowerLatencyBudgetTests.anUncertainSideLetsAWalkerSleepUntilAnExcursionCouldBeComplete`).
+    @Test func aSensedWalkerSleepsAtLeastAsLongAsTheDeclaredVehicle() {
+        var p = Self.started(Self.profile(.vehicle))
+        _ = p.activitySensed(.foot, now: PowerPolicyTests.t0)
+        let f = PowerPolicyTests.fix(0, speed: 0)
+        let wake = try! #require(PowerPolicyTests.wake(p.fixReceived(f, context: FixContext(nearestBoundaryMeters: 150, searchRadiusMeters: 30_000), now: f.time)))
+        #expect(wake >= PowerPolicyTests.at(12_800) && wake <= PowerPolicyTests.at(12_843), "\(wake)")
+        var q = Self.started(Self.profile(.vehicle) { $0.policy.maxLatency = .seconds(30) })
+        _ = q.activitySensed(.foot, now: PowerPolicyTests.t0)
+        let uncertain = PowerPolicyTests.fix(0, speed: 1)
+        let band = q.fixReceived(uncertain, context: FixContext(nearestBoundaryMeters: 3, searchRadiusMeters: 30_000, allCertain: false), now: uncertain.time)
+        #expect(PowerPolicyTests.wake(band) == PowerPolicyTests.at(2_632))
     }
 
     @Test func aSensedActivityWinsAndAFasterOneWakesTheReceiver() {

@@ -22,9 +22,10 @@ struct InradiusTests {
         }
     }
 
-    /// Larger first cells still find the circle: a 1,112 m × 11 m strip's is its half width.
+    /// First cells ten times wider than the strip still find its circle: an 11,120 m × 11 m
+    /// strip's is its half width.
     @Test func aLongStripsCircleIsItsHalfWidth() {
-        let strip = Self.rectangle(degreesEast: 0.01, degreesNorth: 0.0001)
+        let strip = Self.rectangle(degreesEast: 0.1, degreesNorth: 0.0001)
         let radius = Inradius.meters(of: strip, upTo: 100)
         #expect(abs(radius - 5.56) <= 1, "\(radius)")
     }

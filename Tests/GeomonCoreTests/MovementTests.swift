@@ -695,22 +695,24 @@ import Testing
         #expect(m.cooldown.suppressedFences.isEmpty)
     }
 
-    /// Speed in the zone during a held-back stay is held back with it: consumers never told of
-    /// the enter are not told of an overspeed there.
-    @Test func speedInAHeldBackStayIsHeldBackWithIt() {
+    /// Speed in the zone is no wobble of the boundary: in a held-back stay it is told as in
+    /// any other, `overspeed` and its `overspeed_end` as a pair, also when the device leaves
+    /// the fence speeding (the speeding ends with the fix that confirms the exit).
+    @Test func speedInAHeldBackStayIsToldAsAPair() {
         var profile = M.profile(.continuous)
         profile.fences[0].speedLimit = SpeedLimit(limitMetersPerSecond: 5, duration: .zero)
         profile.fences[0].cooldown = .seconds(600)
         var m = M.machine(profile)
         var events: [GeoEvent] = []
-        // In at 20 s, out at 40 s, in again from 60 s (held back), 9 m/s from 80 s to 100 s.
-        for t in stride(from: 0.0, through: 130, by: 10) {
-            var fix = M.fix(t, (20..<40).contains(t) || t >= 60 ? 0 : 250)
-            fix.speedMetersPerSecond = (80..<110).contains(t) ? 9 : 1
+        // In at 20 s, out at 40 s, in again from 60 s (held back), 9 m/s from 80 s to 100 s;
+        // again at 9 m/s from 130 s, out of the fence at 150 s still speeding.
+        for t in stride(from: 0.0, through: 170, by: 10) {
+            var fix = M.fix(t, (20..<40).contains(t) || (60..<150).contains(t) ? 0 : 250)
+            fix.speedMetersPerSecond = (80..<110).contains(t) || t >= 130 ? 9 : 1
             events += M.events(m.fixReceived(fix, now: M.at(t)))
         }
         #expect(events.map { "\($0.kind.rawValue)@\(Int(($0.time - M.t0).secondsValue))\($0.suppressed ? " suppressed" : "")" }
-            == ["enter@20", "exit@40", "enter@60 suppressed", "overspeed@80 suppressed", "overspeed_end@110 suppressed"])
+            == ["enter@20", "exit@40", "enter@60 suppressed", "overspeed@80", "overspeed_end@110", "overspeed@130", "exit@150 suppressed", "overspeed_end@160"])
     }
 
     /// A late tick (the first after a restart, a suspend) that covers the cooldown's end and a

@@ -41,9 +41,17 @@ struct UTCTimeTests {
                        "2024-01-01T00:00:00+2", "2024-01-01T00:00:00+020", "2024-01-01T00:00:00+0260", "2024-01-01T00:00:00+25:00",
                        "2024-01-01T00:00:00+02:00junk", "2023-02-29T00:00:00Z", "2023-02-31T12:00:00Z", "2024-04-31T00:00:00Z",
                        "2100-02-29T00:00:00Z",
-                       // Past the years 0000–9999 only by a leap second or an offset.
-                       "9999-12-31T23:59:60Z", "9999-12-31T23:59:59-01:00", "0000-01-01T00:00:00+01:00"])
+                       // Past the years 0000–9999 only by an offset.
+                       "9999-12-31T23:59:59-01:00", "0000-01-01T00:00:00+01:00"])
     func rejectsMalformed(text: String) {
         #expect(UTCTime(rfc3339: text) == nil)
+    }
+
+    /// A leap second is the last millisecond of its minute, not the next minute's first (the
+    /// instant of the report after it).
+    @Test func aLeapSecondIsTheLastMillisecondOfItsMinute() {
+        #expect(UTCTime(rfc3339: "2016-12-31T23:59:60Z")?.rfc3339 == "2016-12-31T23:59:59.999Z")
+        #expect(UTCTime(rfc3339: "2016-12-31T23:59:60.5Z")?.rfc3339 == "2016-12-31T23:59:59.999Z")
+        #expect(UTCTime(rfc3339: "9999-12-31T23:59:60Z")?.rfc3339 == "9999-12-31T23:59:59.999Z")
     }
 }

@@ -2,10 +2,13 @@ import GeomonCore
 import GeomonSources
 import Testing
 
-/// gpsd's epochs, synchronously: when a report's accuracy is known.
+/// gpsd's epochs, synchronously: when a report completes its epoch (its accuracy and a
+/// course known), and what the held reports merge to.
 struct GPSDEpochsTests {
-    static func fix(_ second: Int64, accuracy: Double = 5) -> Fix {
-        Fix(time: UTCTime(millisecondsSince1970: second * 1000), coordinate: Coordinate(latitude: 46, longitude: 7), horizontalAccuracyMeters: accuracy)
+    /// A report at `second`, with the receiver's course unless `course` is nil.
+    static func fix(_ second: Int64, accuracy: Double = 5, course: Double? = 90) -> Fix {
+        Fix(time: UTCTime(millisecondsSince1970: second * 1000), coordinate: Coordinate(latitude: 46, longitude: 7), horizontalAccuracyMeters: accuracy,
+            speedMetersPerSecond: course == nil ? nil : 1, courseDegrees: course)
     }
 
     @Test func aReportWithItsAccuracyIsAFixAtOnceAndOnlyOnce() {
@@ -34,5 +37,21 @@ struct GPSDEpochsTests {
         #expect(epochs.flush().isEmpty)
         // Released is given: a late report of that epoch adds nothing.
         #expect(epochs.reported(Self.fix(3), accuracyKnown: true).isEmpty)
+    }
+
+    /// A report with its accuracy but no course (gpsd's own speed from the positions, before
+    /// the receiver's RMC) waits for the epoch's course; the epoch's accuracy stays when the
+    /// later report has none, and an epoch that never gets a course goes as merged.
+    @Test func anAccurateReportWithoutACourseWaitsForTheReceiversVelocity() {
+        var epochs = GPSDEpochs()
+        var computed = Self.fix(1, accuracy: 4, course: nil)
+        computed.speedMetersPerSecond = 14.7
+        #expect(epochs.reported(computed, accuracyKnown: true).isEmpty)
+        var own = Self.fix(1, accuracy: 50)
+        own.speedMetersPerSecond = 0.5
+        let merged = epochs.reported(own, accuracyKnown: false)
+        #expect(merged.map(\.horizontalAccuracyMeters) == [4] && merged.map(\.speedMetersPerSecond) == [0.5] && merged.map(\.courseDegrees) == [90])
+        _ = epochs.reported(Self.fix(2, course: nil), accuracyKnown: true)
+        #expect(epochs.reported(Self.fix(3, course: nil), accuracyKnown: true) == [Self.fix(2, course: nil)])
     }
 }

@@ -157,31 +157,60 @@ struct GPSDLogTests {
 
 /// Replay of a gpsd log reads its epochs as `geomon run` reads them from gpsd (`GPSDEpochs`).
 struct GPSDLogEpochTests {
-    /// An epoch reported first without its accuracy, then with it, then again with a moved
-    /// position: the fix is the first report with the accuracy, as the live source hands on;
-    /// an epoch that never gets one is given as it is when the next starts.
-    @Test func anEpochIsTheFirstReportWithItsAccuracyAsInRun() {
+    /// An epoch's reports are merged, as the live source merges them: the last position, the
+    /// first accuracy given, the last speed and course given; a report with an accuracy and a course completes
+    /// it at once. gpsd's first report of an epoch often carries a speed it computed from the
+    /// positions and no course (the quectel log: 2.547 m/s where the receiver's RMC says
+    /// 0.514 m/s, course 300.5); an epoch that never gets a course is given as merged when the
+    /// next starts.
+    @Test func anEpochIsItsReportsMergedAsInRun() {
         let lines = """
             {"class":"TPV","mode":3,"time":"2024-05-01T10:00:00.000Z","lat":46.1,"lon":6.1,"speed":1.0}
             {"class":"TPV","mode":3,"time":"2024-05-01T10:00:00.000Z","lat":46.1001,"lon":6.1001,"eph":4.5,"speed":1.0}
             {"class":"TPV","mode":3,"time":"2024-05-01T10:00:00.000Z","lat":46.2,"lon":6.2,"eph":9.0}
             {"class":"TPV","mode":3,"time":"2024-05-01T10:00:01.000Z","lat":46.3,"lon":6.3,"epx":0,"epy":0}
             {"class":"TPV","mode":3,"time":"2024-05-01T10:00:02.000Z","lat":46.4,"lon":6.4,"epx":3,"epy":5}
+            {"class":"TPV","mode":3,"time":"2024-05-01T10:00:03.000Z","lat":46.5,"lon":6.5,"eph":20.9,"speed":2.547}
+            {"class":"TPV","mode":3,"time":"2024-05-01T10:00:03.000Z","lat":46.5,"lon":6.5,"eph":20.9,"speed":0.514,"track":300.5}
+            {"class":"TPV","mode":3,"time":"2024-05-01T10:00:03.000Z","lat":46.6,"lon":6.6,"eph":1.0,"speed":9,"track":9}
 
             """
         var parser = GPSDJSONParser()
         let fixes = parser.feed(Array(lines.utf8)) + parser.finish()
         var epochs = GPSDEpochs()
         var live: [Fix] = []
-        for (lat, time, accuracy) in [(46.1, 0, nil), (46.1001, 0, 4.5), (46.2, 0, 9.0), (46.3, 1, nil), (46.4, 2, 5.0)] as [(Double, Int64, Double?)] {
+        let reports: [(Double, Int64, Double?, Double?, Double?)] = [
+            (46.1, 0, nil, 1.0, nil), (46.1001, 0, 4.5, 1.0, nil), (46.2, 0, 9.0, nil, nil), (46.3, 1, nil, nil, nil), (46.4, 2, 5.0, nil, nil),
+            (46.5, 3, 20.9, 2.547, nil), (46.5, 3, 20.9, 0.514, 300.5), (46.6, 3, 1.0, 9, 9),
+        ]
+        for (lat, time, accuracy, speed, course) in reports {
             let fix = Fix(time: UTCTime(millisecondsSince1970: 1_714_557_600_000 + time * 1000), coordinate: Coordinate(latitude: lat, longitude: lat - 40),
-                          horizontalAccuracyMeters: accuracy ?? AccuracyModel.unknownAccuracyMeters)
+                          horizontalAccuracyMeters: accuracy ?? AccuracyModel.unknownAccuracyMeters, speedMetersPerSecond: speed, courseDegrees: course)
             live += epochs.reported(fix, accuracyKnown: accuracy != nil)
         }
         live += epochs.flush()
-        #expect(fixes.map(\.coordinate.latitude) == [46.1001, 46.3, 46.4])
-        #expect(fixes.map(\.horizontalAccuracyMeters) == [4.5, AccuracyModel.unknownAccuracyMeters, 5.0])
-        #expect(fixes.map(\.coordinate.latitude) == live.map(\.coordinate.latitude))
-        #expect(fixes.map(\.time) == live.map(\.time))
+        #expect(fixes.map(\.coordinate.latitude) == [46.2, 46.3, 46.4, 46.5])
+        #expect(fixes.map(\.horizontalAccuracyMeters) == [4.5, AccuracyModel.unknownAccuracyMeters, 5.0, 20.9])
+        #expect(fixes.map(\.speedMetersPerSecond) == [1.0, nil, nil, 0.514])
+        #expect(fixes.map(\.courseDegrees) == [nil, nil, nil, 300.5])
+        #expect(fixes.map(\.coordinate.latitude) == live.map(\.coordinate.latitude) && fixes.map(\.time) == live.map(\.time))
+        #expect(fixes.map(\.speedMetersPerSecond) == live.map(\.speedMetersPerSecond) && fixes.map(\.courseDegrees) == live.map(\.courseDegrees))
+        #expect(fixes.map(\.horizontalAccuracyMeters) == live.map(\.horizontalAccuracyMeters))
+    }
+
+    /// The bundled quectel log served by gpsd: every epoch's speed and course are the
+    /// receiver's own, as the NMEA log itself reads them.
+    @Test func aGpsdLogGivesTheReceiversSpeedAndCourseAsItsNMEADoes() throws {
+        let served = try TrackReader.read(path: TestSupport.fixture("tracks/quectel-eg25-g.log.chk-gpsd3.22-LOCAL").path).fixes
+        let nmea = try TrackReader.read(path: TestSupport.fixture("tracks/quectel-eg25-g.log").path).fixes
+        let byTime = Dictionary(nmea.map { ($0.time.millisecondsSince1970, $0) }, uniquingKeysWith: { a, _ in a })
+        var compared = 0
+        for fix in served {
+            guard let own = byTime[fix.time.millisecondsSince1970], own.courseDegrees != nil else { continue }
+            compared += 1
+            #expect(fix.speedMetersPerSecond.map { abs($0 - (own.speedMetersPerSecond ?? -1)) < 0.01 } == true, "\(fix.time.rfc3339)")
+            #expect(fix.courseDegrees.map { abs($0 - own.courseDegrees!) < 0.01 } == true, "\(fix.time.rfc3339)")
+        }
+        #expect(compared >= 15, "\(compared) epochs compared")
     }
 }

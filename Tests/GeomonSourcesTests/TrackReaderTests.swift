@@ -178,6 +178,34 @@ struct TrackReaderTests {
         #expect(times == ["2020-12-31T23:59:59Z", "2021-01-01T00:00:00Z", "2021-01-01T00:00:01Z"])
     }
 
+    /// GPX whose elements carry a namespace prefix (Python's ElementTree without a default
+    /// namespace writes `<ns0:gpx>`) is GPX.
+    @Test func aPrefixedGPXIsGPX() throws {
+        let text = """
+            <?xml version='1.0' encoding='us-ascii'?>
+            <ns0:gpx xmlns:ns0="http://www.topografix.com/GPX/1/1" version="1.1" creator="x"><ns0:trk><ns0:trkseg>
+            <ns0:trkpt lat="46.3" lon="6.9"><ns0:time>2024-05-01T12:00:00Z</ns0:time></ns0:trkpt>
+            <ns0:trkpt lat="46.31" lon="6.9"><ns0:time>2024-05-01T12:00:10Z</ns0:time></ns0:trkpt>
+            </ns0:trkseg></ns0:trk></ns0:gpx>
+            """
+        let track = try readText(text)
+        #expect(track.format == "gpx")
+        #expect(track.fixes.map(\.coordinate.latitude) == [46.3, 46.31])
+    }
+
+    /// A leap second (23:59:60, as at the end of 2016) is the last millisecond of its day: the
+    /// epoch after it, at midnight, is a fix of its own.
+    @Test func aLeapSecondStaysInItsDay() throws {
+        let text = [
+            nmea("GPRMC,235959.00,A,4700.0000,N,00800.0000,E,0.0,,311216,,,A"),
+            nmea("GPGGA,235960.00,4700.0010,N,00800.0000,E,1,08,1.0,500.0,M,48.0,M,,"),
+            nmea("GPRMC,000000.00,A,4700.0020,N,00800.0000,E,0.0,,010117,,,A"),
+        ].joined(separator: "\n")
+        let fixes = try readText(text).fixes
+        #expect(fixes.map(\.time.rfc3339) == ["2016-12-31T23:59:59Z", "2016-12-31T23:59:59.999Z", "2017-01-01T00:00:00Z"])
+        #expect(fixes.last.map { abs($0.coordinate.latitude - (47 + 0.002 / 60)) < 1e-9 } == true)
+    }
+
     /// GGA-only epochs before the first date are held and backfilled from it (across midnight).
     @Test func epochsBeforeTheFirstDateAreBackfilled() throws {
         let text = [

@@ -44,8 +44,7 @@ struct EngineStateTests {
                                      implicitState: .outside, assumptions: AssumptionState()))
         let snapshot = try reopened.loadSnapshot()
         #expect(snapshot.approaches == records)
-        // Stored before the count went to its cap with `outside`: restored as known outside.
-        #expect(snapshot.usableFixCount == EngineSnapshot.implicitOutsideCount && snapshot.location == state.location)
+        #expect(snapshot.usableFixCount == 8 && snapshot.implicitOutside && snapshot.location == state.location)
     }
 
     @Test func theWatchOnAssumptionsIsKeptUntilItChanges() throws {

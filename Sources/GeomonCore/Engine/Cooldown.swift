@@ -19,8 +19,7 @@ public struct CooldownRecord: Hashable, Sendable {
 
 /// The cooldown rule (`cooldown:` on a fence; docs/engine.md, "Cooldown"): an enter within
 /// `cooldown` of the last delivered enter or exit of its fence is stored but not delivered
-/// (`GeoEvent.suppressed`), and so is everything of that stay (dwells, speed in the zone, its
-/// exit), so a consumer
+/// (`GeoEvent.suppressed`), and so is everything of that stay (dwells, its exit), so a consumer
 /// sees pairs or nothing: never an enter without its exit. When the cooldown ends with the
 /// device still inside, the stay is delivered then: an `enter` at that instant; a stay that
 /// ended meanwhile without an exit to say so (a fence without `exit` in its events) is dropped.
@@ -81,7 +80,7 @@ public struct Cooldown: Sendable {
                 case .exit:
                     events[k].suppressed = true
                     records[id] = nil
-                case .dwell, .overspeed, .overspeedEnd: events[k].suppressed = true
+                case .dwell: events[k].suppressed = true
                 default: continue
                 }
                 changed = true
@@ -108,10 +107,8 @@ public struct Cooldown: Sendable {
                 } else {
                     record = CooldownRecord(fenceID: id, lastDelivered: event.time)
                 }
-            case .dwell, .overspeed, .overspeedEnd:
-                // The stay's own events (a dwell, speed in the zone) go with its enter.
+            case .dwell:
                 if record?.suppressedSince != nil { events[k].suppressed = true }
-                continue
             default:
                 continue
             }

@@ -6,12 +6,11 @@
 public struct EngineSnapshot: Hashable, Sendable {
     /// Records of fences that are inside, unknown-but-touched, or have a pending change.
     public var records: [FenceStateRecord]
-    /// Usable fixes processed while fewer than `confirm`; `implicitOutsideCount` from the
-    /// `confirm`-th on (only `>= confirm` matters, and a larger `confirm` after a reload does
-    /// not make the device's known side unknown again).
+    /// Usable fixes processed (capped at a large value; only `>= confirm` matters).
     public var usableFixCount: Int
-    /// The count once the implicit state is `outside`, for good.
-    public static let implicitOutsideCount = 1 << 40
+    /// The implicit state was `outside` (`confirm` usable fixes were processed under the
+    /// profile of the time): it stays so after a reload that raises `confirm`.
+    public var implicitOutside: Bool
     /// Time of the last processed fix; older or equal fixes are ignored.
     public var lastFixTime: UTCTime?
     /// Latest virtual or real time the engine has seen (fixes and deadlines).
@@ -34,6 +33,7 @@ public struct EngineSnapshot: Hashable, Sendable {
     public init(
         records: [FenceStateRecord] = [],
         usableFixCount: Int = 0,
+        implicitOutside: Bool = false,
         lastFixTime: UTCTime? = nil,
         lastInputTime: UTCTime? = nil,
         location: LocationReference? = nil,
@@ -42,6 +42,7 @@ public struct EngineSnapshot: Hashable, Sendable {
         self.approaches = approaches
         self.records = records
         self.usableFixCount = usableFixCount
+        self.implicitOutside = implicitOutside
         self.lastFixTime = lastFixTime
         self.lastInputTime = lastInputTime
         self.location = location

@@ -98,6 +98,9 @@ public struct TransitionEngine: Sendable {
     private var closures: [(record: FenceStateRecord, reason: EventRule.ClosureReason)] = []
     /// Usable fixes processed (capped at a large value; only `>= confirm` matters).
     public private(set) var usableFixCount = 0
+    /// The implicit state has been `outside` (`confirm` usable fixes were processed): it stays
+    /// so, also when a reload raises `confirm`.
+    private var knownOutside = false
     public private(set) var lastFixTime: UTCTime?
     public private(set) var location: LocationReference?
 
@@ -128,6 +131,7 @@ public struct TransitionEngine: Sendable {
             if let i = config.indexByID[record.fenceID], config.profile.fences[i].approach != nil { approaches[i] = record }
         }
         usableFixCount = snapshot.usableFixCount
+        knownOutside = snapshot.implicitOutside
         lastFixTime = snapshot.lastFixTime
         // An activation fired before a restart is fired again from here: its id is the same,
         // and the store keeps one.
@@ -185,6 +189,7 @@ public struct TransitionEngine: Sendable {
         EngineSnapshot(
             records: records.keys.sorted().compactMap { records[$0] },
             usableFixCount: usableFixCount,
+            implicitOutside: implicitOutside,
             lastFixTime: lastFixTime,
             lastInputTime: lastInputTime,
             location: location,
@@ -213,7 +218,12 @@ public struct TransitionEngine: Sendable {
     public var confirmFixes: Int { confirm }
 
     /// The state of fences that have no record.
-    public var implicitState: FenceState { usableFixCount >= confirm ? .outside : .unknown }
+    public var implicitState: FenceState { implicitOutside ? .outside : .unknown }
+
+    /// Whether fences without a record are known outside: `confirm` usable fixes processed,
+    /// now or before a reload that raised `confirm` (where confirming `inside` from `unknown`
+    /// would be silent under `initial: silent`, and an enter lost).
+    private var implicitOutside: Bool { knownOutside || usableFixCount >= confirm }
 
     /// Records changed since the last call, for the store; clears the change set.
     public mutating func takeChanges() -> EngineChanges {
@@ -294,10 +304,8 @@ public struct TransitionEngine: Sendable {
 
         if usable {
             evaluateFences(fix, geometry: geometry, into: &events)
-            // Once `confirm` fixes made the implicit state `outside`, it stays so: the count
-            // goes to its cap, so a reload that raises `confirm` does not take it back to
-            // `unknown` (where confirming `inside` would be silent).
-            usableFixCount = usableFixCount + 1 >= confirm ? EngineSnapshot.implicitOutsideCount : usableFixCount + 1
+            usableFixCount = min(usableFixCount + 1, 1 << 40)
+            if usableFixCount >= confirm { knownOutside = true }
             if config.approachReachMeters > 0 { evaluateApproach(fix, into: &events) }
             if locationEnabled { evaluateLocation(fix, into: &events) }
         }
@@ -460,7 +468,7 @@ public struct TransitionEngine: Sendable {
         // (an uncertain fix does not count towards confirming `outside`). Every other fence is
         // certainly outside and already in (or counted towards) the implicit state.
         var work: [(fence: Int, s: Double)] = []
-        if usableFixCount < confirm {
+        if !implicitOutside {
             for near in geometry.band where abs(near.signedDistanceMeters) <= margin {
                 work.append((near.fence, near.signedDistanceMeters))
             }
@@ -498,7 +506,7 @@ public struct TransitionEngine: Sendable {
                 // was holding the dwell.
                 checkDwell(&record, fence: fence, index: i, at: fix.time, fix: fix, into: &events)
             }
-            let implicit = record.state == .outside && record.pending == nil && usableFixCount + 1 >= confirm
+            let implicit = record.state == .outside && record.pending == nil && (implicitOutside || usableFixCount + 1 >= confirm)
             if implicit {
                 if before != nil {
                     records[i] = nil
@@ -514,7 +522,7 @@ public struct TransitionEngine: Sendable {
     /// The record a fence without one is implicitly in, before `fix` is applied.
     private func implicitRecord(fence i: Int, fix: Fix) -> FenceStateRecord {
         let id = config.profile.fences[i].id
-        if usableFixCount >= confirm { return FenceStateRecord(fenceID: id, state: .outside) }
+        if implicitOutside { return FenceStateRecord(fenceID: id, state: .outside) }
         var record = FenceStateRecord(fenceID: id, state: .unknown)
         if usableFixCount > 0 {
             // Every earlier usable fix was certainly outside this fence (it was not touched).

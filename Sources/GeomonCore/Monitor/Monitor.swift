@@ -356,10 +356,11 @@ public struct Monitor: Sendable {
         // A cooldown that ended before this fix delivers its held-back stay first, as replay,
         // which reaches every deadline before the fix after it, does (a fix queued while the
         // host was suspended is taken before the deadlines that passed meanwhile); the fix's
-        // own events would otherwise end the stay unseen. The engine decides its own overdue
+        // own events would otherwise end the stay unseen. A fix at the deadline's very instant
+        // goes first, as the driver and replay take it. The engine decides its own overdue
         // dwells and window edges within the fix.
         var overdue: [Effect] = []
-        if let due = cooldown.nextDeadline, let first = passed.first, due <= first.time {
+        if let due = cooldown.nextDeadline, let first = passed.first, due < first.time {
             overdue = eventDeadlinesReached(now: due)
         }
         var effects: [Effect] = []

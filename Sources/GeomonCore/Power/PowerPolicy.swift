@@ -1012,7 +1012,7 @@ public struct PowerPolicy: Sendable {
         // either plan for the warm TTFF or wake just before the hot window closes.
         let hot = configuration.ttffHot, warm = configuration.ttffWarm
         let limit = (configuration.maxSleep + max(hot, warm)).secondsValue
-        let horizon = reach.horizon(
+        var horizon = reach.horizon(
             distanceMeters: distance,
             reserveMeters: accuracy + configuration.wakeMarginMeters,
             speedMetersPerSecond: fix.speedMetersPerSecond,
@@ -1020,6 +1020,12 @@ public struct PowerPolicy: Sendable {
             courseClearance: context.courseClearance,
             limitSeconds: limit
         )
+        if let declared = declaredReachability(for: fix) {
+            let other = declared.horizon(distanceMeters: distance, reserveMeters: accuracy + baseWakeMarginMeters,
+                                         speedMetersPerSecond: fix.speedMetersPerSecond, courseDegrees: fix.courseDegrees,
+                                         courseClearance: context.courseClearance, limitSeconds: limit)
+            if other.seconds > horizon.seconds { horizon = other }
+        }
         let horizonDuration = Duration.milliseconds(Int64((horizon.seconds * 1000).rounded(.down)))
         var bound = horizon.bound
         var ttff = hot
@@ -1085,15 +1091,22 @@ public struct PowerPolicy: Sendable {
     /// nil with `max_latency: 0`.
     private func latencyHorizon(_ fix: Fix, context: FixContext, reach: ReachabilityBound) -> ReachabilityBound.Horizon? {
         guard configuration.maxLatency > .zero else { return nil }
+        // With a sensed activity, a switch to a faster one unnoticed until the wake covers up
+        // to the switch reserve more than the sensed bounds allow: every path is that much
+        // shorter. The declared bounds hold as well, without it: the longer of the two.
+        let sensed = latencyHorizon(fix, context: context, reach: reach, reserve: switchReserveMeters)
+        guard let declared = declaredReachability(for: fix) else { return sensed }
+        let other = latencyHorizon(fix, context: context, reach: declared, reserve: 0)
+        return other.seconds > sensed.seconds ? other : sensed
+    }
+
+    /// `latencyHorizon` for one bound, every path shortened by `r`.
+    private func latencyHorizon(_ fix: Fix, context: FixContext, reach: ReachabilityBound, reserve r: Double) -> ReachabilityBound.Horizon {
         let h = configuration.hysteresisMeters
         let a = fix.horizontalAccuracyMeters
         let d = context.boundaryDistanceMeters
         let v = fix.speedMetersPerSecond
         let limit = (configuration.maxSleep + max(configuration.ttffHot, configuration.ttffWarm)).secondsValue
-        // With a sensed activity, a switch to a faster one unnoticed until the wake covers up
-        // to the switch reserve more than the sensed bounds allow: every path below is that
-        // much shorter.
-        let r = switchReserveMeters
         let excursion: Double
         let changeStarts: Double
         if context.allCertain, !context.transitionPending {
@@ -1102,7 +1115,7 @@ public struct PowerPolicy: Sendable {
             let crossing = reach.horizon(distanceMeters: d, reserveMeters: a + r, speedMetersPerSecond: v,
                                          courseDegrees: fix.courseDegrees, courseClearance: context.courseClearance,
                                          limitSeconds: limit).seconds
-            excursion = max(path, crossing + remainingPathSeconds(3 * h, after: crossing, speed: v))
+            excursion = max(path, crossing + remainingPathSeconds(3 * h, after: crossing, speed: v, reach: reach))
             changeStarts = crossing
         } else {
             excursion = reach.horizon(distanceMeters: 2 * h, reserveMeters: r, speedMetersPerSecond: v,
@@ -1126,14 +1139,14 @@ public struct PowerPolicy: Sendable {
     /// The least time to cover `meters` more after `start` seconds, at the speed the bounds
     /// allow by then: at most `max_speed`, and with a reported speed `v` at most
     /// `v + speed_error + A·t` at time `t`.
-    private func remainingPathSeconds(_ meters: Double, after start: Double, speed: Double?) -> Double {
+    private func remainingPathSeconds(_ meters: Double, after start: Double, speed: Double?, reach: ReachabilityBound) -> Double {
         // As `ReachabilityBound.horizon`: never below what the fix reports.
-        let vmax = max(configuration.maxSpeedMetersPerSecond, speed.map { $0 + configuration.speedErrorMetersPerSecond } ?? 0)
+        let vmax = max(reach.maxSpeedMetersPerSecond, speed.map { $0 + reach.speedErrorMetersPerSecond } ?? 0)
         guard vmax > 0 else { return .infinity }
         let atMaxSpeed = meters / vmax
         guard let v = speed, v.isFinite, v >= 0 else { return atMaxSpeed }
-        let accel = configuration.maxAccelerationMetersPerSecondSquared
-        let b = v + configuration.speedErrorMetersPerSecond + accel * start
+        let accel = reach.maxAccelerationMetersPerSecondSquared
+        let b = v + reach.speedErrorMetersPerSecond + accel * start
         // b·x + A·x²/2 = meters
         let kinematic = accel > 0 ? (-b + (b * b + 2 * accel * meters).squareRoot()) / accel : (b > 0 ? meters / b : .infinity)
         return max(atMaxSpeed, kinematic)
@@ -1178,6 +1191,28 @@ public struct PowerPolicy: Sendable {
     private func reachability(for fix: Fix) -> ReachabilityBound {
         var bound = configuration.reachability
         if courseTrusted(fix) { bound.courseErrorDegrees = min(bound.courseErrorDegrees, configuration.trustedCourseErrorDegrees) }
+        return bound
+    }
+
+    /// With a sensed activity slower than the declared one, the reachability bound of the
+    /// declared bounds (widened as the sensed ones are), without the switch reserve: it holds
+    /// whatever the device switches to, so a sleep it allows is safe too, and a sensed walker
+    /// near a boundary is never planned shorter than the declared vehicle would be (the
+    /// reserve assumes a switch at the walker's top speed; the declared bounds start from the
+    /// reported one). nil without a sensed activity, or with one the declared bounds do not
+    /// hold (faster).
+    private func declaredReachability(for fix: Fix) -> ReachabilityBound? {
+        guard let sensed = memory.sensed.map({ configuration.bounds(for: $0) }) else { return nil }
+        var declared = configuration.plannedBounds
+        guard sensed.maxSpeedMetersPerSecond <= declared.maxSpeedMetersPerSecond,
+              sensed.maxAccelerationMetersPerSecondSquared <= declared.maxAccelerationMetersPerSecondSquared else { return nil }
+        if let w = memory.assumptions.widened {
+            declared = MotionBounds(maxSpeedMetersPerSecond: max(declared.maxSpeedMetersPerSecond, w.maxSpeedMetersPerSecond),
+                                    maxAccelerationMetersPerSecondSquared: max(declared.maxAccelerationMetersPerSecondSquared, w.maxAccelerationMetersPerSecondSquared))
+        }
+        var bound = reachability(for: fix)
+        bound.maxSpeedMetersPerSecond = declared.maxSpeedMetersPerSecond
+        bound.maxAccelerationMetersPerSecondSquared = declared.maxAccelerationMetersPerSecondSquared
         return bound
     }
 
@@ -1257,7 +1292,8 @@ public struct PowerPolicy: Sendable {
     /// mode"): when its accuracy circle (plus `wake_margin`) reaches a boundary, or a fence is
     /// uncertain from it, GNSS is woken now (unless a wake is due within a time to first fix);
     /// when the circle is far from every boundary, the wake moves to when a boundary could
-    /// first be reached from anywhere in the circle at `max_speed` (less `ttff_hot`), if that
+    /// first be reached from anywhere in the circle at `max_speed` (less the time to first
+    /// fix then: warm once the last GNSS fix is `hot_window` old), if that
     /// is later than the wake planned, capped at `max_sleep` from now. While GNSS is on, GNSS
     /// decides and coarse fixes change nothing.
     private mutating func coarseInRegions(_ fix: Fix, context: FixContext, now: UTCTime) -> [PowerAction] {

@@ -128,8 +128,11 @@ public struct UTCTime: Hashable, Comparable, Sendable, CustomStringConvertible {
             return nil
         }
         guard i == b.count else { return nil }
+        // A leap second (`:60`) is the last millisecond of its minute: counted as the next
+        // minute's first, it would take the instant of the fix after it.
+        if second == 60 { millis = 999 }
         let days = UTCTime.daysFromCivil(year: year, month: month, day: day)
-        let seconds = days * 86400 + hour * 3600 + minute * 60 + second - offsetMinutes * 60
+        let seconds = days * 86400 + hour * 3600 + minute * 60 + min(second, 59) - offsetMinutes * 60
         // A leap second or an offset must not carry the instant out of the years 0000–9999,
         // which `rfc3339` could not write back (`9999-12-31T23:59:60Z`).
         let first = UTCTime.daysFromCivil(year: 0, month: 1, day: 1) * 86400
