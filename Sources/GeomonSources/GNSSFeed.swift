@@ -1,3 +1,5 @@
+public import GeomonCore
+
 /// What `geomon run` needs from its GNSS source: gpsd's shape. `GPSDSource` is the one
 /// production feed; a test can hand the daemon a receiver model of the same shape.
 ///
@@ -21,9 +23,11 @@ public protocol GNSSFeed: AnyObject {
     func readAvailable() -> [GPSDSource.Event]
     @discardableResult
     func disconnect(reason: String) -> [GPSDSource.Event]
-    /// True while a fix waits for its epoch's accuracy (the daemon then calls
-    /// `flushPendingFix` after `GPSDSource.epochBudget`).
+    /// True while an epoch waits for the rest of its reports (the daemon then calls
+    /// `flushPendingFix` `GPSDSource.epochBudget` after it was first held).
     var hasPendingFix: Bool { get }
+    /// The time of the epoch held, if any.
+    var pendingFixTime: UTCTime? { get }
     func flushPendingFix() -> [GPSDSource.Event]
     /// The device the last report came from, if gpsd named it.
     var reportingDevice: String? { get }

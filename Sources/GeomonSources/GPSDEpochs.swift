@@ -14,6 +14,9 @@ public struct GPSDEpochs: Sendable, Equatable {
     public private(set) var pending: Fix?
     /// Whether a report of the held epoch gave its accuracy.
     private var pendingAccuracyKnown = false
+    /// The device the held epoch's reports came from (gpsd's TPV `device`), if named: another
+    /// receiver's report of the same instant is not merged into it.
+    private var pendingDevice: String?
     private var lastTimeMs: Int64?
 
     public init() {}
@@ -27,9 +30,9 @@ public struct GPSDEpochs: Sendable, Equatable {
         return nil
     }
 
-    /// A report of `fix`; `accuracyKnown` when gpsd gave its accuracy. Returns the fixes to
-    /// hand on, in order.
-    public mutating func reported(_ fix: Fix, accuracyKnown: Bool) -> [Fix] {
+    /// A report of `fix` from `device` (gpsd's TPV `device`, if named); `accuracyKnown` when
+    /// gpsd gave its accuracy. Returns the fixes to hand on, in order.
+    public mutating func reported(_ fix: Fix, accuracyKnown: Bool, device: String? = nil) -> [Fix] {
         let ms = fix.time.millisecondsSince1970
         guard ms != lastTimeMs else { return [] }
         var out: [Fix] = []
@@ -39,6 +42,8 @@ public struct GPSDEpochs: Sendable, Equatable {
             pending = nil
             pendingAccuracyKnown = false
         }
+        // Two receivers on one gpsd report the same GPS second: the first to report keeps it.
+        if pending != nil, let device, let held = pendingDevice, device != held { return out }
         var merged = fix
         if let held = pending {
             if pendingAccuracyKnown || !accuracyKnown { merged.horizontalAccuracyMeters = held.horizontalAccuracyMeters }
@@ -51,11 +56,13 @@ public struct GPSDEpochs: Sendable, Equatable {
         if known, merged.courseDegrees != nil || merged.speedMetersPerSecond == 0 {
             pending = nil
             pendingAccuracyKnown = false
+            pendingDevice = nil
             lastTimeMs = ms
             out.append(merged)
         } else {
             pending = merged
             pendingAccuracyKnown = known
+            pendingDevice = pendingDevice ?? device
         }
         return out
     }
@@ -66,6 +73,7 @@ public struct GPSDEpochs: Sendable, Equatable {
         guard let held = pending else { return [] }
         pending = nil
         pendingAccuracyKnown = false
+        pendingDevice = nil
         lastTimeMs = held.time.millisecondsSince1970
         return [held]
     }
@@ -74,6 +82,7 @@ public struct GPSDEpochs: Sendable, Equatable {
     public mutating func reset() {
         pending = nil
         pendingAccuracyKnown = false
+        pendingDevice = nil
         lastTimeMs = nil
     }
 }

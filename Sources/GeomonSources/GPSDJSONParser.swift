@@ -3,7 +3,8 @@ public import GeomonCore
 /// Parses gpsd's JSON (`gpspipe -w` output) into fixes, incrementally: `TPV` objects with
 /// mode ≥ 2, a time and a valid position. gpsd prints several TPV reports per epoch; they go
 /// through the epoch machine `geomon run` uses (`GPSDEpochs`): an epoch's reports are merged,
-/// and it is a fix once a report gives its accuracy and course, else when the next starts. Accuracy as
+/// and it is a fix once a report gives its accuracy and the receiver's velocity (a course, or a
+/// speed of zero), else when the next starts. Accuracy as
 /// `GPSDEpochs.accuracy` reads it, else the unknown default. Other classes (SKY, DEVICE, …) are
 /// ignored; lines that are not JSON are counted.
 public struct GPSDJSONParser: Sendable {
@@ -76,6 +77,6 @@ public struct GPSDJSONParser: Sendable {
             speedMetersPerSecond: speed,
             courseDegrees: course
         )
-        fixes += epochs.reported(fix, accuracyKnown: accuracy != nil)
+        fixes += epochs.reported(fix, accuracyKnown: accuracy != nil, device: object["device"]?.string)
     }
 }

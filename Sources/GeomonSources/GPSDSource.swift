@@ -188,7 +188,7 @@ public final class GPSDSource {
                 continue
             }
             guard let (fix, accuracyKnown) = currentFix() else { continue }
-            events += epochs.reported(fix, accuracyKnown: accuracyKnown).map { .fix($0) }
+            events += epochs.reported(fix, accuracyKnown: accuracyKnown, device: reportingDevice).map { .fix($0) }
         }
         return events
     }
@@ -233,10 +233,15 @@ public final class GPSDSource {
         }
     }
 
-    /// True while a fix waits for its epoch's accuracy.
+    /// True while an epoch waits for the rest of its reports (its accuracy, the receiver's
+    /// velocity: `GPSDEpochs`).
     public var hasPendingFix: Bool { epochs.pending != nil }
 
-    /// Gives up waiting for the pending fix's accuracy: returns it as it is (accuracy unknown).
+    /// The time of the epoch held, if any: the daemon's budget runs from when each is first held.
+    public var pendingFixTime: UTCTime? { epochs.pending?.time }
+
+    /// Gives up waiting for the rest of the held epoch: returns it as merged so far (the
+    /// unknown-accuracy default where gpsd gave none).
     public func flushPendingFix() -> [Event] {
         epochs.flush().map { .fix($0) }
     }

@@ -487,6 +487,14 @@ import Testing
         let uncertain = PowerPolicyTests.fix(0, speed: 1)
         let band = q.fixReceived(uncertain, context: FixContext(nearestBoundaryMeters: 3, searchRadiusMeters: 30_000, allCertain: false), now: uncertain.time)
         #expect(PowerPolicyTests.wake(band) == PowerPolicyTests.at(2_632))
+        // Declared foot covers no bus: the reserve alone decides. At rest 110 m away, foot's
+        // bounds leave 110 − 5 − 104 = 1 m, a safe sleep under `min_sleep` (clamped to it);
+        // foot without the reserve would have slept 20.4 s.
+        var r = Self.started(Self.profile(.foot))
+        _ = r.activitySensed(.foot, now: PowerPolicyTests.t0)
+        let resting = PowerPolicyTests.fix(0, speed: 0)
+        #expect(PowerPolicyTests.wake(r.fixReceived(resting, context: FixContext(nearestBoundaryMeters: 110, searchRadiusMeters: 30_000), now: resting.time))
+            == PowerPolicyTests.at(10_000))
     }
 
     @Test func aSensedActivityWinsAndAFasterOneWakesTheReceiver() {

@@ -96,6 +96,7 @@ final class ModelFeed: GNSSFeed {
     }
 
     var hasPendingFix: Bool { false }
+    var pendingFixTime: UTCTime? { nil }
     func flushPendingFix() -> [GPSDSource.Event] { [] }
 }
 

@@ -53,5 +53,23 @@ struct GPSDEpochsTests {
         #expect(merged.map(\.horizontalAccuracyMeters) == [4] && merged.map(\.speedMetersPerSecond) == [0.5] && merged.map(\.courseDegrees) == [90])
         _ = epochs.reported(Self.fix(2, course: nil), accuracyKnown: true)
         #expect(epochs.reported(Self.fix(3, course: nil), accuracyKnown: true) == [Self.fix(2, course: nil)])
+        // At rest a receiver leaves its course empty: a speed of zero completes the epoch.
+        var resting = Self.fix(4, course: nil)
+        resting.speedMetersPerSecond = 0
+        #expect(epochs.reported(resting, accuracyKnown: true) == [Self.fix(3, course: nil), resting])
+        #expect(epochs.pending == nil)
+    }
+
+    /// Two receivers on one gpsd report the same GPS second: the first to report keeps the
+    /// epoch; the other's report is not merged into it.
+    @Test func anotherDevicesReportOfTheSameInstantIsNotMerged() {
+        var epochs = GPSDEpochs()
+        var first = Self.fix(1, accuracy: 4, course: nil)
+        first.speedMetersPerSecond = 2
+        #expect(epochs.reported(first, accuracyKnown: true, device: "/dev/ttyACM0").isEmpty)
+        var other = Self.fix(1, accuracy: 50)
+        other.coordinate = Coordinate(latitude: 47, longitude: 8)
+        #expect(epochs.reported(other, accuracyKnown: true, device: "/dev/ttyUSB0").isEmpty)
+        #expect(epochs.flush() == [first])
     }
 }

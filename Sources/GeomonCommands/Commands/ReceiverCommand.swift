@@ -148,7 +148,8 @@ struct ReceiverTestCommand: GeomonCommand {
     }
 
     /// The next fix gpsd reports before `deadline`, with when it came; nil at the deadline.
-    /// An epoch whose accuracy gpsd has not sent is taken after `GPSDSource.epochBudget`.
+    /// An epoch still waiting for its accuracy or the receiver's velocity is taken after
+    /// `GPSDSource.epochBudget`.
     static func nextFix(_ feed: GPSDSource, clock: ContinuousClock, until deadline: ContinuousClock.Instant) throws -> (fix: Fix, at: ContinuousClock.Instant)? {
         while clock.now < deadline {
             guard let fd = feed.fileDescriptor else { throw CommandFailure("gpsd closed the connection", exitCode: .unavailable) }

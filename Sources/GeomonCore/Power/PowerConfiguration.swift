@@ -166,13 +166,20 @@ public struct PowerConfiguration: Hashable, Sendable {
     /// sleep ends within `hot_window` of the fix before it (`max_sleep ≤ hot_window`, the
     /// defaults); else it may be warm.
     public func switchReserveMeters(sensed bounds: MotionBounds) -> Double {
-        let vehicle = Activity.vehicle.bounds!
-        let speed = max(vehicle.maxSpeedMetersPerSecond, anyBounds.maxSpeedMetersPerSecond)
-        let acceleration = max(vehicle.maxAccelerationMetersPerSecondSquared, anyBounds.maxAccelerationMetersPerSecondSquared)
+        let speed = switchTarget.maxSpeedMetersPerSecond
+        let acceleration = switchTarget.maxAccelerationMetersPerSecondSquared
         let t = (activityLatency + (maxSleep <= hotWindow ? ttffHot : max(ttffHot, ttffWarm))).secondsValue
         let v = bounds.maxSpeedMetersPerSecond + speedErrorMetersPerSecond
         let reach = min(speed * t, v * t + acceleration * t * t / 2)
         return max(0, reach - bounds.maxSpeedMetersPerSecond * t)
+    }
+
+    /// What the switch reserve assumes a device can switch to unnoticed: a vehicle, or `any`'s
+    /// bounds where those are wider.
+    public var switchTarget: MotionBounds {
+        let vehicle = Activity.vehicle.bounds!
+        return MotionBounds(maxSpeedMetersPerSecond: max(vehicle.maxSpeedMetersPerSecond, anyBounds.maxSpeedMetersPerSecond),
+                            maxAccelerationMetersPerSecondSquared: max(vehicle.maxAccelerationMetersPerSecondSquared, anyBounds.maxAccelerationMetersPerSecondSquared))
     }
 
     /// The reachability bound these settings define.

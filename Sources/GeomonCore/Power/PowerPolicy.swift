@@ -1194,22 +1194,25 @@ public struct PowerPolicy: Sendable {
         return bound
     }
 
-    /// With a sensed activity slower than the declared one, the reachability bound of the
-    /// declared bounds (widened as the sensed ones are), without the switch reserve: it holds
-    /// whatever the device switches to, so a sleep it allows is safe too, and a sensed walker
+    /// With a sensed activity, the reachability bound of the declared bounds (widened as the
+    /// sensed ones are), without the switch reserve, when they cover what the reserve assumes
+    /// a device can switch to (`PowerConfiguration.switchTarget`: a vehicle): they hold then
+    /// whatever the device switches to, so a sleep they allow is safe too, and a sensed walker
     /// near a boundary is never planned shorter than the declared vehicle would be (the
     /// reserve assumes a switch at the walker's top speed; the declared bounds start from the
-    /// reported one). nil without a sensed activity, or with one the declared bounds do not
-    /// hold (faster).
+    /// reported one). nil without a sensed activity, or with declared bounds narrower than
+    /// the switch target (declared foot: a bus boarded is no foot) or than the sensed ones.
     private func declaredReachability(for fix: Fix) -> ReachabilityBound? {
         guard let sensed = memory.sensed.map({ configuration.bounds(for: $0) }) else { return nil }
         var declared = configuration.plannedBounds
-        guard sensed.maxSpeedMetersPerSecond <= declared.maxSpeedMetersPerSecond,
-              sensed.maxAccelerationMetersPerSecondSquared <= declared.maxAccelerationMetersPerSecondSquared else { return nil }
         if let w = memory.assumptions.widened {
             declared = MotionBounds(maxSpeedMetersPerSecond: max(declared.maxSpeedMetersPerSecond, w.maxSpeedMetersPerSecond),
                                     maxAccelerationMetersPerSecondSquared: max(declared.maxAccelerationMetersPerSecondSquared, w.maxAccelerationMetersPerSecondSquared))
         }
+        let target = configuration.switchTarget
+        guard declared.maxSpeedMetersPerSecond >= max(sensed.maxSpeedMetersPerSecond, target.maxSpeedMetersPerSecond),
+              declared.maxAccelerationMetersPerSecondSquared >= max(sensed.maxAccelerationMetersPerSecondSquared, target.maxAccelerationMetersPerSecondSquared)
+        else { return nil }
         var bound = reachability(for: fix)
         bound.maxSpeedMetersPerSecond = declared.maxSpeedMetersPerSecond
         bound.maxAccelerationMetersPerSecondSquared = declared.maxAccelerationMetersPerSecondSquared

@@ -35,6 +35,8 @@ public final class GNSSService: EventSource, EffectSink {
     /// proxy) so logs one warning, not a pair of lines every backoff.
     private var announced = false
     private var epochAt: Int64?
+    /// The epoch `epochAt` waits for (a newer one held starts the budget again).
+    private var epochHeld: UTCTime?
     /// When the watch's state is next sent again while it is off (`unwatchedKeepalive`).
     private var keepaliveAt: Int64?
     /// A switch on that did not reach the receiver — gpsd had named no device yet, or was not
@@ -133,6 +135,7 @@ public final class GNSSService: EventSource, EffectSink {
         }
         if let at = epochAt, at <= now {
             epochAt = nil
+            epochHeld = nil
             handle(feed.flushPendingFix(), driver)
         }
         if let at = keepaliveAt, at <= now {
@@ -150,10 +153,15 @@ public final class GNSSService: EventSource, EffectSink {
         if revents != 0 {
             handle(feed.readAvailable(), driver)
             switchOnOnceNamed()
-            // An epoch whose accuracy gpsd has not sent yet: taken as it is after the budget.
-            if feed.hasPendingFix {
-                if epochAt == nil { epochAt = driver.monotonic(after: GPSDSource.epochBudget) }
+            // An epoch still waiting for its accuracy or the receiver's velocity: taken as merged
+            // so far after the budget, which runs from when that epoch was first held.
+            if let held = feed.pendingFixTime {
+                if held != epochHeld {
+                    epochHeld = held
+                    epochAt = driver.monotonic(after: GPSDSource.epochBudget)
+                }
             } else {
+                epochHeld = nil
                 epochAt = nil
             }
         }
@@ -350,6 +358,7 @@ public final class GNSSService: EventSource, EffectSink {
                 }
                 announced = false
                 epochAt = nil
+                epochHeld = nil
                 keepaliveAt = nil
                 reconnectAt = driver.monotonic(after: feed.backoff.failed())
                 updateStatus(driver)
