@@ -4,8 +4,8 @@ public import GeomonCore
 /// receiver's sentences come in: often first without its accuracy (the TPV before the GST/SKY
 /// that carries `eph`), or with a speed gpsd computed from the positions and no course (before
 /// the RMC that carries the receiver's own). An epoch's reports are merged: the last position,
-/// the first accuracy given (the one the NMEA reader assigns the epoch, as gpsd does), the last
-/// speed and course given. A report with an accuracy and the receiver's velocity (a course, or
+/// the first accuracy given (the one that completed an epoch before its reports were merged;
+/// replay of the same log as NMEA agrees), the last speed and course given. A report with an accuracy and the receiver's velocity (a course, or
 /// a speed of zero: at rest a receiver leaves its course empty) completes the epoch and is a
 /// fix at once; until then the merged report is held, and given as it is when the next epoch
 /// starts or when the caller's epoch budget passes (`flush`). Each fix time is given once.
@@ -41,6 +41,7 @@ public struct GPSDEpochs: Sendable, Equatable {
             lastTimeMs = held.time.millisecondsSince1970
             pending = nil
             pendingAccuracyKnown = false
+            pendingDevice = nil
         }
         // Two receivers on one gpsd report the same GPS second: the first to report keeps it.
         if pending != nil, let device, let held = pendingDevice, device != held { return out }

@@ -71,5 +71,14 @@ struct GPSDEpochsTests {
         other.coordinate = Coordinate(latitude: 47, longitude: 8)
         #expect(epochs.reported(other, accuracyKnown: true, device: "/dev/ttyUSB0").isEmpty)
         #expect(epochs.flush() == [first])
+        // An epoch released by the next one's report: the next is that device's to keep.
+        var held = Self.fix(3, accuracy: 4, course: nil)
+        held.speedMetersPerSecond = 3
+        #expect(epochs.reported(held, accuracyKnown: true, device: "/dev/ttyACM0").isEmpty)
+        var next = Self.fix(4, accuracy: 4, course: nil)
+        next.speedMetersPerSecond = 3
+        #expect(epochs.reported(next, accuracyKnown: true, device: "/dev/ttyUSB0") == [held])
+        let completing = Self.fix(4, accuracy: 50)
+        #expect(epochs.reported(completing, accuracyKnown: false, device: "/dev/ttyUSB0").map(\.courseDegrees) == [90])
     }
 }
