@@ -67,6 +67,19 @@ import Testing
         #expect(Self.sleepReason(actions)?.ttff == .seconds(2))
     }
 
+    /// A side the engine has not established (its start-up, a fence whose record is `unknown`)
+    /// gets no budget sleep: a crossing from it is confirmed silently under `initial: silent`,
+    /// where always-on, establishing the side first, reports an enter (the demo's Aigle
+    /// junction, entered 40 m from the first fix). The walker of
+    /// `anUncertainSideLetsAWalkerSleepUntilAnExcursionCouldBeComplete` stays on.
+    @Test func aSideNotYetEstablishedGetsNoBudgetSleep() {
+        var context = FixContext(nearestBoundaryMeters: 3, searchRadiusMeters: 30_000, allCertain: false)
+        context.sideUnknown = true
+        let (p, actions) = Self.decide(Self.fix(0, speed: 1), context)
+        #expect(actions == [])
+        #expect(p.isGNSSOn)
+    }
+
     @Test func aBudgetSleepShorterThanTheBreakEvenIsNotTaken() {
         // The walker's 2.632 s band sleep (above): with `min_off` 3 s it costs more than it
         // saves, so the receiver stays on; with 2.5 s it is taken.

@@ -607,6 +607,7 @@ public struct Monitor: Sendable {
         var context = FixContext(fix: fix, probe: probe, configuration: configuration, allCertain: allCertain,
                                  transitionPending: pending, earliestDwellDeadline: engine.nextDeadline)
         context.speedWatch = speedWatch
+        context.sideUnknown = startingUp || engine.anyRecordUnknown
         if let first = earliestPending {
             context.pendingSince = first.firstTime
             context.pendingCount = first.count

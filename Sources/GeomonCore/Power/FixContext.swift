@@ -22,6 +22,10 @@ public struct FixContext: Hashable, Sendable {
     /// the earliest. nil when nothing is pending, during the start-up, or when the fix leaves
     /// a waiting change in doubt.
     public var fixesToSettle: Int?
+    /// The engine has not established every side yet (its start-up, or a fence whose record is
+    /// `unknown`): a crossing from there is confirmed silently under `initial: silent`, so no
+    /// latency budget sleeps on it.
+    public var sideUnknown = false
     /// Boundary clearance sampled ahead along the fix's course, for the heading bound.
     public var courseClearance: CourseClearance?
     /// When no boundary is within the search radius: the distance to the nearest one anywhere

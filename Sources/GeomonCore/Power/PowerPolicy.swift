@@ -945,7 +945,10 @@ public struct PowerPolicy: Sendable {
         // Fixes that settle the engine come sooner by staying on than a wake's first fix.
         if case .stayOn = base, let left = context.fixesToSettle,
            configuration.trackingFixInterval * left <= configuration.ttffHot { return base }
-        guard fix.horizontalAccuracyMeters <= configuration.minAccuracyMeters,
+        // A side the engine has not established yet: a crossing from it would be confirmed
+        // silently (under `initial: silent`), an event always-on, having established the side
+        // first, reports. The budget sleeps only where the engine knows where the device is.
+        guard fix.horizontalAccuracyMeters <= configuration.minAccuracyMeters, !context.sideUnknown,
               let horizon = latencyHorizon(fix, context: context, reach: reach) else { return base }
         let budget = Duration.milliseconds(Int64((horizon.seconds * 1000).rounded(.down)))
         var planned: UTCTime?
