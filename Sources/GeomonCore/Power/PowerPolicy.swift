@@ -506,7 +506,11 @@ public struct PowerPolicy: Sendable {
             // A still check-back listens for a usable fix within its own timeout: fixes too poor
             // to tell (a car park's sky) neither keep it on nor lengthen its listen.
             let checkingBackPoorly = memory.stillCheckSince == since && !usable
-            state = .on(since: since, timeoutBase: checkingBackPoorly ? timeoutBase : now)
+            // The first GNSS fix makes the clock a GNSS clock: a switch-on timed on the system
+            // clock before it (set wrong, years ahead) would leave every later fix "measured
+            // before the switch-on" and dropped as stale while the receiver stays on.
+            let on = memory.lastGnssFixAt == nil ? min(since, fix.time) : since
+            state = .on(since: on, timeoutBase: checkingBackPoorly ? timeoutBase : now)
             memory.lastGnssFixAt = max(memory.lastGnssFixAt ?? fix.time, fix.time)
             memory.timeoutRetry = nil
             memory.failedRetries = 0
