@@ -181,15 +181,18 @@ public struct PowerPolicy: Sendable {
     /// (`PowerConfiguration.switchReserveMeters`).
     private mutating func applyBounds() {
         let sensed = memory.sensed.map { configuration.bounds(for: $0) }
-        var b = sensed ?? configuration.plannedBounds
-        if let w = memory.assumptions.widened {
-            b = MotionBounds(maxSpeedMetersPerSecond: max(b.maxSpeedMetersPerSecond, w.maxSpeedMetersPerSecond),
-                             maxAccelerationMetersPerSecondSquared: max(b.maxAccelerationMetersPerSecondSquared, w.maxAccelerationMetersPerSecondSquared))
-        }
+        let b = widened(sensed ?? configuration.plannedBounds)
         configuration.maxSpeedMetersPerSecond = b.maxSpeedMetersPerSecond
         configuration.maxAccelerationMetersPerSecondSquared = b.maxAccelerationMetersPerSecondSquared
         switchReserveMeters = sensed.map { configuration.switchReserveMeters(sensed: $0) } ?? 0
         configuration.wakeMarginMeters = baseWakeMarginMeters + switchReserveMeters
+    }
+
+    /// `bounds`, at least the ones widened for this trip.
+    private func widened(_ bounds: MotionBounds) -> MotionBounds {
+        guard let w = memory.assumptions.widened else { return bounds }
+        return MotionBounds(maxSpeedMetersPerSecond: max(bounds.maxSpeedMetersPerSecond, w.maxSpeedMetersPerSecond),
+                            maxAccelerationMetersPerSecondSquared: max(bounds.maxAccelerationMetersPerSecondSquared, w.maxAccelerationMetersPerSecondSquared))
     }
 
     /// A bound the plan relied on broke: counted, reported once, and the bounds widen for the
@@ -945,7 +948,8 @@ public struct PowerPolicy: Sendable {
                                        accuracyMeters: fix.horizontalAccuracyMeters, speedMetersPerSecond: fix.speedMetersPerSecond))
         }
         let reach = reachability(for: fix)
-        let base = boundedRegionsDecision(fix, context: context, reach: reach, now: now)
+        let declared = declaredReachability(for: fix)
+        let base = boundedRegionsDecision(fix, context: context, reach: reach, declared: declared, now: now)
         // Fixes that settle the engine come sooner by staying on than a wake's first fix.
         if case .stayOn = base, let left = context.fixesToSettle,
            configuration.trackingFixInterval * left <= configuration.ttffHot { return base }
@@ -953,7 +957,7 @@ public struct PowerPolicy: Sendable {
         // silently (under `initial: silent`), an event always-on, having established the side
         // first, reports. The budget sleeps only where the engine knows where the device is.
         guard fix.horizontalAccuracyMeters <= configuration.minAccuracyMeters, !context.sideUnknown,
-              let horizon = latencyHorizon(fix, context: context, reach: reach) else { return base }
+              let horizon = latencyHorizon(fix, context: context, reach: reach, declared: declared) else { return base }
         let budget = Duration.milliseconds(Int64((horizon.seconds * 1000).rounded(.down)))
         var planned: UTCTime?
         switch base {
@@ -1003,7 +1007,9 @@ public struct PowerPolicy: Sendable {
         return near
     }
 
-    private func boundedRegionsDecision(_ fix: Fix, context: FixContext, reach: ReachabilityBound, now: UTCTime) -> Decision {
+    /// `declared`: `declaredReachability(for: fix)`, whose sleep is taken where longer.
+    private func boundedRegionsDecision(_ fix: Fix, context: FixContext, reach: ReachabilityBound, declared: ReachabilityBound?,
+                                        now: UTCTime) -> Decision {
         let distance = context.boundaryDistanceMeters
         let accuracy = fix.horizontalAccuracyMeters
         if accuracy > configuration.minAccuracyMeters {
@@ -1027,7 +1033,7 @@ public struct PowerPolicy: Sendable {
             courseClearance: context.courseClearance,
             limitSeconds: limit
         )
-        if let declared = declaredReachability(for: fix) {
+        if let declared {
             let other = declared.horizon(distanceMeters: distance, reserveMeters: accuracy + baseWakeMarginMeters,
                                          speedMetersPerSecond: fix.speedMetersPerSecond, courseDegrees: fix.courseDegrees,
                                          courseClearance: context.courseClearance, limitSeconds: limit)
@@ -1095,14 +1101,15 @@ public struct PowerPolicy: Sendable {
     ///   `confirm − 1` after it (`trackingFixInterval` apart), held for `confirm.time`
     ///   (`PowerConfiguration.confirmSpan`), come in time.
     ///
-    /// nil with `max_latency: 0`.
-    private func latencyHorizon(_ fix: Fix, context: FixContext, reach: ReachabilityBound) -> ReachabilityBound.Horizon? {
+    /// `declared`: `declaredReachability(for: fix)`, whose horizon is taken where longer. nil
+    /// with `max_latency: 0`.
+    private func latencyHorizon(_ fix: Fix, context: FixContext, reach: ReachabilityBound, declared: ReachabilityBound?) -> ReachabilityBound.Horizon? {
         guard configuration.maxLatency > .zero else { return nil }
         // With a sensed activity, a switch to a faster one unnoticed until the wake covers up
         // to the switch reserve more than the sensed bounds allow: every path is that much
         // shorter. The declared bounds hold as well, without it: the longer of the two.
         let sensed = latencyHorizon(fix, context: context, reach: reach, reserve: switchReserveMeters)
-        guard let declared = declaredReachability(for: fix) else { return sensed }
+        guard let declared else { return sensed }
         let other = latencyHorizon(fix, context: context, reach: declared, reserve: 0)
         return other.seconds > sensed.seconds ? other : sensed
     }
@@ -1211,11 +1218,7 @@ public struct PowerPolicy: Sendable {
     /// the switch target (declared foot: a bus boarded is no foot) or than the sensed ones.
     private func declaredReachability(for fix: Fix) -> ReachabilityBound? {
         guard let sensed = memory.sensed.map({ configuration.bounds(for: $0) }) else { return nil }
-        var declared = configuration.plannedBounds
-        if let w = memory.assumptions.widened {
-            declared = MotionBounds(maxSpeedMetersPerSecond: max(declared.maxSpeedMetersPerSecond, w.maxSpeedMetersPerSecond),
-                                    maxAccelerationMetersPerSecondSquared: max(declared.maxAccelerationMetersPerSecondSquared, w.maxAccelerationMetersPerSecondSquared))
-        }
+        let declared = widened(configuration.plannedBounds)
         let target = configuration.switchTarget
         guard declared.maxSpeedMetersPerSecond >= max(sensed.maxSpeedMetersPerSecond, target.maxSpeedMetersPerSecond),
               declared.maxAccelerationMetersPerSecondSquared >= max(sensed.maxAccelerationMetersPerSecondSquared, target.maxAccelerationMetersPerSecondSquared)
