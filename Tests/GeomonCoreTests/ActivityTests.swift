@@ -347,16 +347,68 @@ import Testing
     /// A policy at rest 5 km from every boundary after 12 fixes, each wake's first fix `ttff`
     /// after its switch-on (11 hot wakes measured).
     static func measured(_ ttff: Duration) -> PowerPolicy {
-        var p = Self.started(Self.profile(.vehicle))
+        measured(Array(repeating: ttff, count: 11))
+    }
+
+    /// As `measured(_:)`, the hot wakes' first fixes `ttffs` after their switch-ons; the
+    /// receiver is on after the last wake, its fix not yet come.
+    static func measured(_ ttffs: [Duration], _ edit: (inout Profile) -> Void = { _ in }) -> PowerPolicy {
+        var p = Self.started(Self.profile(.vehicle, edit))
         let far = FixContext(nearestBoundaryMeters: 5_000, searchRadiusMeters: 30_000)
         var now = PowerPolicyTests.t0
-        for k in 0..<12 {
-            let f = Fix(time: now + (k == 0 ? .zero : ttff), coordinate: PowerPolicyTests.point(0), horizontalAccuracyMeters: 5, speedMetersPerSecond: 0)
+        for k in 0...ttffs.count {
+            let f = Fix(time: now + (k == 0 ? .zero : ttffs[k - 1]), coordinate: PowerPolicyTests.point(0), horizontalAccuracyMeters: 5, speedMetersPerSecond: 0)
             guard let wake = PowerPolicyTests.wake(p.fixReceived(f, context: far, now: f.time)) else { Issue.record("no sleep after fix \(k)"); return p }
             _ = p.deadlineReached(now: wake)
             now = wake
         }
         return p
+    }
+
+    /// Probes in an outage listen one tracking interval past the slowest measured hot start
+    /// (docs/power.md, "Fix timeout and listens"), not `2 × ttff_hot + 1 s`, and the receiver
+    /// wakes as much sooner after each: a receiver that met its planned 2 s in 11 wakes probes
+    /// 3 s and sleeps 26 s (on 3 s in every 29 s, against 5 s in every 33 s); one slow start of
+    /// 3.5 s among them makes it 4.5 s and 27.5 s; before 10 are measured, 5 s and 28 s.
+    @Test func outageProbesListenAsLongAsTheMeasuredHotStartsNeed() throws {
+        /// The listens and the sleeps after them, in ms.
+        func schedule(_ ttffs: [Duration], retryListen: Duration? = nil) throws -> (listens: [Int64], sleeps: [Int64]) {
+            // The wake after the last measured one gets nothing: a short listen (17 s), a
+            // retry's short listen, then probes.
+            var p = Self.measured(ttffs) {
+                $0.policy.maxLatency = .seconds(30)
+                $0.policy.retryFixTimeout = retryListen
+            }
+            let on = try #require(p.onSince)
+            var now = try #require(p.nextDeadline)
+            var listens = [(now - on).wholeMilliseconds], sleeps: [Int64] = []
+            for _ in 0..<4 {
+                let wake = try #require(PowerPolicyTests.wake(p.deadlineReached(now: now)))
+                sleeps.append((wake - now).wholeMilliseconds)
+                _ = p.deadlineReached(now: wake)
+                now = try #require(p.nextDeadline)
+                listens.append((now - wake).wholeMilliseconds)
+            }
+            return (listens, sleeps)
+        }
+        let two = Array(repeating: Duration.seconds(2), count: 11)
+        let measured = try schedule(two)
+        #expect(measured.listens == [17_000, 17_000, 3_000, 3_000, 3_000])
+        #expect(measured.sleeps == [10_000, 20_000, 26_000, 26_000])
+        var slow = two
+        slow[4] = .milliseconds(3_500)
+        let withSlow = try schedule(slow)
+        #expect(withSlow.listens == [17_000, 17_000, 4_500, 4_500, 4_500])
+        #expect(withSlow.sleeps == [10_000, 20_000, 27_500, 27_500])
+        let unmeasured = try schedule(Array(two.prefix(9)))
+        #expect(unmeasured.listens == [17_000, 17_000, 5_000, 5_000, 5_000])
+        #expect(unmeasured.sleeps == [10_000, 20_000, 28_000, 28_000])
+        #expect(try schedule(Array(repeating: .seconds(3), count: 11)).listens.suffix(3) == [4_000, 4_000, 4_000])
+        // A short listen of 4 s bounds the full probe too: the measured one saves 1 s, and
+        // the sleep after it is 1 s shorter, not 2.
+        let bounded = try schedule(two, retryListen: .seconds(4))
+        #expect(bounded.listens == [4_000, 4_000, 3_000, 3_000, 3_000])
+        #expect(bounded.sleeps == [10_000, 20_000, 27_000, 27_000])
     }
 
     /// A median within the step (1.9 s against the 2 s planned) changes nothing, a mode switch

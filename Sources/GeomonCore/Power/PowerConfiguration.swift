@@ -84,7 +84,8 @@ public struct PowerConfiguration: Hashable, Sendable {
     /// With `max_latency`, how long each retry listens once a retry's short listen has also got
     /// no fix: the receiver is in an outage, and the retries only probe whether the sky is
     /// back; a hot start then gives a fix within `ttff_hot`. `2 × ttff_hot` and one tracking
-    /// interval (at most the short listen).
+    /// interval (at most the short listen) until the policy has measured the receiver's hot
+    /// starts, then at most this (`PowerPolicy.probeListen`).
     public var probeListen: Duration {
         ttffHot * 2 + trackingFixInterval
     }

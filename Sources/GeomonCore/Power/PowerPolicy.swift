@@ -820,8 +820,20 @@ public struct PowerPolicy: Sendable {
             state = .on(since: since, timeoutBase: now)    // keep waiting
             return []
         }
-        let cap = max(configuration.minSleep, min(configuration.maxSleep, configuration.maxFixTimeoutRetry))
-        if !probing { memory.lastLongListenAt = since }
+        var cap = max(configuration.minSleep, min(configuration.maxSleep, configuration.maxFixTimeoutRetry))
+        // Whether the listen that just ended was a probe: before the two updates below, which
+        // would make it one.
+        let probed = probing
+        // A probe shortened by the measured hot starts wakes the receiver as much sooner as it
+        // listened less: a burst of sky of at least 13.5 s is caught at least as often as with
+        // a full probe, and the sky's return is seen sooner (docs/power.md, "Fix timeout and
+        // listens").
+        if probed, let retryListen = configuration.retryFixTimeout {
+            let full = min(retryListen, configuration.fixTimeout, configuration.probeListen)
+            let listened = min(retryListen, configuration.fixTimeout, probeListen)
+            cap = max(configuration.minSleep, cap - (full - listened))
+        }
+        if !probed { memory.lastLongListenAt = since }
         if memory.timeoutRetry != nil { memory.failedRetries += 1 }
         var retry = memory.timeoutRetry.map { $0 * 2 } ?? configuration.minSleep
         retry = waits || slack > cap ? min(retry, configuration.maxSleep, slack) : min(retry, cap)
@@ -857,12 +869,26 @@ public struct PowerPolicy: Sendable {
     /// `ttff_hot`.
     private var currentFixTimeout: Duration {
         guard let retry = configuration.retryFixTimeout else { return configuration.fixTimeout }
-        if probing { return min(retry, configuration.fixTimeout, configuration.probeListen) }
+        if probing { return min(retry, configuration.fixTimeout, probeListen) }
         guard memory.timeoutRetry != nil || memory.shortListen else { return configuration.fixTimeout }
         if case let .on(since, _) = state, acquiringWarm(since: since) {
             return min(configuration.fixTimeout, configuration.ttffWarm + max(.zero, retry - configuration.ttffHot))
         }
         return min(retry, configuration.fixTimeout)
+    }
+
+    /// How long a probe listens: one tracking interval past the slowest of the hot starts
+    /// measured (`learnTTFF`'s last 20, once 10 are known; never less than `ttff_hot` in
+    /// effect), at most `PowerConfiguration.probeListen` (`2 × ttff_hot + 1 s`), which it
+    /// listens before. A next hot start of the same receiver is slower than the slowest of 20
+    /// with probability 1/21 (1/11 with 10), and then still gets its extra second: a
+    /// probe is as long as this receiver's hot starts under the recent sky need, not twice the
+    /// planned one. A probe too short finds the sky one retry later. The sleep after a probe is
+    /// shortened by as much as the probe (`fixTimedOut`).
+    var probeListen: Duration {
+        let cap = configuration.probeListen
+        guard memory.ttffSamples.count >= Self.ttffMinimumSamples, let slowest = memory.ttffSamples.max() else { return cap }
+        return min(cap, max(slowest, configuration.ttffHot) + configuration.trackingFixInterval)
     }
 
     /// Whether the current listen only probes for the sky (`probeListen`, sized for a hot
