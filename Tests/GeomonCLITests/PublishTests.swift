@@ -185,12 +185,14 @@ struct PublishTests {
         #expect(recordedSpan > 5)
         // Arrival follows the recording's pace: spread over the replay, not at its end.
         #expect(last.receivedAt - first.receivedAt > 0.8 * recordedSpan, "\(last.receivedAt - first.receivedAt) s for \(recordedSpan) s")
-        // Each within 3 s of its pace: a debug build sharing two cores with the parallel suite
-        // falls up to about 2 s behind 1000× by the end of the run; a batched send would be off
-        // by up to the whole span (over 5 s).
-        for (message, time) in zip(events, tst) {
-            let due = first.receivedAt + Double(time - tst[0]) / speed
-            #expect(abs(message.receivedAt - due) < 3, "\(message.payload) arrived \(message.receivedAt - due) s off its pace")
+        // Each within 3 s of its pace after the one before: a batched send holds every message
+        // of a batch back until its last, by up to the whole span (over 5 s). Measured against
+        // the message before, not the first: a debug build sharing two cores with the parallel
+        // suite falls behind 1000× steadily, by more than 3 s by the end of the run on a loaded
+        // machine, which is the host's speed, not a batch.
+        let offsets = zip(events, tst).map { message, time in message.receivedAt - Double(time - tst[0]) / speed }
+        for (k, (before, after)) in zip(offsets, offsets.dropFirst()).enumerated() {
+            #expect(abs(after - before) < 3, "\(events[k + 1].payload) arrived \(after - before) s off its pace after the one before")
         }
         // One connection: online once at the start, the will (offline) only after the end.
         let statuses = messages.filter { $0.topic == Self.topic + "/status" }.compactMap { Self.json($0.payload)?["_type"] as? String }
@@ -215,11 +217,18 @@ struct PublishTests {
         #expect(replay.exitCode == 0, "\(replay.stderr)")
         let locations = recorder.wait { $0.count >= 200 }.filter { Self.json($0.payload)?["_type"] as? String == "location" }
         #expect(locations.count >= 200)
-        // Each arrival against the recording's pace: the earliest is the reference, and none is
-        // later than it by more than 1 s (64 fixes at 1 Hz are 2.1 s at this speed).
+        // Each arrival against the recording's pace, within every run of 64 consecutive
+        // locations (the batch a burst would send at once, 2.1 s of the recording at this
+        // speed): none is later than the earliest of its run by more than 1 s. A batch of 64
+        // holds its first location back 2.1 s; the replay falling behind steadily on a loaded
+        // machine (1.5 s over the whole run) is the host's speed, not a burst.
         let offsets = locations.compactMap { m in (Self.json(m.payload)?["tst"] as? Int).map { m.receivedAt - Double($0) / speed } }
-        let lateness = (offsets.max() ?? 0) - (offsets.min() ?? 0)
-        #expect(lateness < 1.0, "a location arrived \(lateness) s behind the recording's pace")
+        let window = 64
+        let lateness = (0...max(0, offsets.count - window)).map { start in
+            let run = offsets[start..<min(offsets.count, start + window)]
+            return (run.max() ?? 0) - (run.min() ?? 0)
+        }.max() ?? 0
+        #expect(lateness < 1.0, "a location arrived \(lateness) s behind the recording's pace within 64 locations")
     }
 
     /// A broker whose ACL denies geomon the location topic: with MQTT 5 (the default) the
