@@ -59,6 +59,16 @@ public struct PowerConfiguration: Hashable, Sendable {
     /// compared with a receiver left on. Profile default `max_latency − ttff_hot`
     /// (docs/power.md, "Fix timeout and listens").
     public var maxFixTimeoutRetry: Duration = .seconds(10)
+    /// Whether `maxFixTimeoutRetry` is the profile's default, `max_latency − ttff_hot`: it then
+    /// follows the `ttff_hot` the policy learns (`setTTFFHot`), so that the sky's return is
+    /// still seen within `max_latency` with a receiver slower than planned.
+    public var retryCapFollowsTTFF = false
+
+    /// Puts `ttff` in effect as the hot start, and the default retry cap that follows from it.
+    public mutating func setTTFFHot(_ ttff: Duration) {
+        ttffHot = ttff
+        if retryCapFollowsTTFF { maxFixTimeoutRetry = max(minSleep, maxLatency - ttff) }
+    }
     /// How late a state change may be seen (`policy.max_latency`): the policy may then sleep
     /// where a boundary is within reach, as long as no full excursion fits in the sleep and a
     /// change starting now is still confirmed within it (docs/power.md, "Sleeping within a
@@ -138,6 +148,7 @@ public struct PowerConfiguration: Hashable, Sendable {
         maxAccelerationMetersPerSecondSquared = plannedBounds.maxAccelerationMetersPerSecondSquared
         retryFixTimeout = p.effectiveRetryFixTimeout
         maxFixTimeoutRetry = p.effectiveRetryMaxInterval
+        retryCapFollowsTTFF = p.retryMaxInterval == nil && p.maxLatency > .zero
         hysteresisMeters = max(0, profile.transitions.hysteresisMeters)
         confirmFixes = max(1, profile.transitions.confirm)
         confirmTime = max(.zero, profile.transitions.confirmTime)

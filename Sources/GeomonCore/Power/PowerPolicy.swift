@@ -291,7 +291,7 @@ public struct PowerPolicy: Sendable {
         if memory.ttffSamples.count > Self.ttffSampleCount { memory.ttffSamples.removeFirst() }
         guard let learned = learnedTTFF(), let median = measuredTTFF else { return }
         memory.ttffChange = TTFFChange(from: configuration.ttffHot, to: learned, measured: median, samples: memory.ttffSamples.count)
-        configuration.ttffHot = learned
+        configuration.setTTFFHot(learned)
         // The switch reserve covers the source's latency plus a hot start.
         applyBounds()
     }
@@ -316,7 +316,7 @@ public struct PowerPolicy: Sendable {
         guard sameReceiver else { return }
         memory.ttffSamples = previous.memory.ttffSamples
         guard let learned = learnedTTFF() else { return }
-        configuration.ttffHot = learned
+        configuration.setTTFFHot(learned)
         applyBounds()
     }
 
@@ -375,7 +375,7 @@ public struct PowerPolicy: Sendable {
         self.configuration = configuration
         baseWakeMarginMeters = configuration.wakeMarginMeters
         baseTTFFHot = configuration.ttffHot
-        if let learned = learnedTTFF() { self.configuration.ttffHot = learned }
+        if let learned = learnedTTFF() { self.configuration.setTTFFHot(learned) }
         applyBounds()
         guard state != .idle else { return [] }
         memory.checkInterval = nil

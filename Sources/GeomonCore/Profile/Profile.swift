@@ -467,7 +467,8 @@ public struct PolicySettings: Sendable {
     }
 
     /// `retry_max_interval`, or its default: `max_latency − ttff_hot` (the signal's return is
-    /// then seen within `max_latency`), at least `min_sleep`; 10 s with `max_latency: 0`.
+    /// then seen within `max_latency`), at least `min_sleep`; 10 s with `max_latency: 0`. The
+    /// policy moves the default with the hot start it learns (`PowerConfiguration.setTTFFHot`).
     public var effectiveRetryMaxInterval: Duration {
         if let retryMaxInterval { return retryMaxInterval }
         guard maxLatency > .zero else { return .seconds(10) }
