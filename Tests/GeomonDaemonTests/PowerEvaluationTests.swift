@@ -135,7 +135,8 @@ import Testing
     /// extra events, and less on-time than without one. What either may miss is at a lone
     /// recorded report between two outages (03:07, after 99 minutes without a report and
     /// before 51 more; 13:41, between gaps of almost four hours): always-on, on through both,
-    /// sees it; a policy probing the outages 5 s in every 33 s sees it only by phase
+    /// sees it; a policy probing the outages (3 s in every 29 s once it has measured its
+    /// receiver's hot starts) sees it only by phase
     /// (docs/power.md, "Misses where a recording resumes").
     @Test func aShipSwingingAtAnchorIsCheckedOnWhileTheSensorSaysStill() throws {
         let track = try PowerTracks.load("movingpandas_suez_ship_underway_131")

@@ -67,7 +67,9 @@ public struct PowerConfiguration: Hashable, Sendable {
     /// Puts `ttff` in effect as the hot start, and the default retry cap that follows from it.
     public mutating func setTTFFHot(_ ttff: Duration) {
         ttffHot = ttff
-        if retryCapFollowsTTFF { maxFixTimeoutRetry = max(minSleep, maxLatency - ttff) }
+        if retryCapFollowsTTFF {
+            maxFixTimeoutRetry = PolicySettings.defaultRetryMaxInterval(maxLatency: maxLatency, ttffHot: ttff, minSleep: minSleep)
+        }
     }
     /// How late a state change may be seen (`policy.max_latency`): the policy may then sleep
     /// where a boundary is within reach, as long as no full excursion fits in the sleep and a

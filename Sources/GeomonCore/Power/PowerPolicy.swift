@@ -829,9 +829,8 @@ public struct PowerPolicy: Sendable {
         // a full probe, and the sky's return is seen sooner (docs/power.md, "Fix timeout and
         // listens").
         if probed, let retryListen = configuration.retryFixTimeout {
-            let full = min(retryListen, configuration.fixTimeout, configuration.probeListen)
-            let listened = min(retryListen, configuration.fixTimeout, probeListen)
-            cap = max(configuration.minSleep, cap - (full - listened))
+            let saved = listen(probe: configuration.probeListen, retry: retryListen) - listen(probe: probeListen, retry: retryListen)
+            cap = max(configuration.minSleep, cap - saved)
         }
         if !probed { memory.lastLongListenAt = since }
         if memory.timeoutRetry != nil { memory.failedRetries += 1 }
@@ -869,7 +868,7 @@ public struct PowerPolicy: Sendable {
     /// `ttff_hot`.
     private var currentFixTimeout: Duration {
         guard let retry = configuration.retryFixTimeout else { return configuration.fixTimeout }
-        if probing { return min(retry, configuration.fixTimeout, probeListen) }
+        if probing { return listen(probe: probeListen, retry: retry) }
         guard memory.timeoutRetry != nil || memory.shortListen else { return configuration.fixTimeout }
         if case let .on(since, _) = state, acquiringWarm(since: since) {
             return min(configuration.fixTimeout, configuration.ttffWarm + max(.zero, retry - configuration.ttffHot))
@@ -885,10 +884,16 @@ public struct PowerPolicy: Sendable {
     /// probe is as long as this receiver's hot starts under the recent sky need, not twice the
     /// planned one. A probe too short finds the sky one retry later. The sleep after a probe is
     /// shortened by as much as the probe (`fixTimedOut`).
-    var probeListen: Duration {
+    private var probeListen: Duration {
         let cap = configuration.probeListen
         guard memory.ttffSamples.count >= Self.ttffMinimumSamples, let slowest = memory.ttffSamples.max() else { return cap }
         return min(cap, max(slowest, configuration.ttffHot) + configuration.trackingFixInterval)
+    }
+
+    /// How long a probe of `probe` listens: no longer than a short listen (`retry`) or
+    /// `fix_timeout`.
+    private func listen(probe: Duration, retry: Duration) -> Duration {
+        min(retry, configuration.fixTimeout, probe)
     }
 
     /// Whether the current listen only probes for the sky (`probeListen`, sized for a hot

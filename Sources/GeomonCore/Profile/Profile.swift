@@ -472,7 +472,13 @@ public struct PolicySettings: Sendable {
     public var effectiveRetryMaxInterval: Duration {
         if let retryMaxInterval { return retryMaxInterval }
         guard maxLatency > .zero else { return .seconds(10) }
-        return max(minSleep, maxLatency - receiver.ttffHot)
+        return Self.defaultRetryMaxInterval(maxLatency: maxLatency, ttffHot: receiver.ttffHot, minSleep: minSleep)
+    }
+
+    /// The default `retry_max_interval` with a latency budget: `max_latency − ttff_hot`, at
+    /// least `min_sleep`.
+    public static func defaultRetryMaxInterval(maxLatency: Duration, ttffHot: Duration, minSleep: Duration) -> Duration {
+        max(minSleep, maxLatency - ttffHot)
     }
 
     /// `retry_fix_timeout`, or its default `ttff_hot + 15 s`; never longer than `fix_timeout`.
