@@ -38,6 +38,24 @@ struct ProfilePathsTests {
         #expect(try ProfileLoader.load(path: inline).diagnostics.map(\.message) == ["'id_prefix' can only be used with a file of fences ('file' or 'geojson')"])
     }
 
+    /// A prefix holds only what an id may hold, and a file's id behind it must still be a
+    /// fence id: the file's reader checked the id alone.
+    @Test func anIDPrefixKeepsTheFenceIDRule() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let long = String(repeating: "i", count: 100)
+        _ = try dir.write("ams.geojson", Self.collection(["1", long]))
+        let head = "version: 1\nname: parks\nmode: regions\nsources: {gnss: {}}\nfences:\n"
+        let control = try dir.write("control.yaml", head + "  - {geojson: ams.geojson, id_prefix: \"a\\x7Fb\"}\n")
+        #expect(try ProfileLoader.load(path: control).diagnostics.map(\.message) == ["'id_prefix' must not contain control characters (got \"a\\u{7F}b\")"])
+
+        let prefix = String(repeating: "p", count: 64)
+        let tooLong = try dir.write("long.yaml", head + "  - {geojson: ams.geojson, id_prefix: \(prefix)}\n")
+        let loaded = try ProfileLoader.load(path: tooLong)
+        #expect(loaded.diagnostics.map(\.message) == ["this place cannot be a fence: its id with the entry's 'id_prefix' '\(prefix)' must be at most 128 characters (got 164)"])
+        #expect(loaded.diagnostics.first?.location?.file.hasSuffix("ams.geojson") == true)
+    }
+
     @Test func aProfileReachedThroughASymlinkResolvesAgainstTheRealFilesDirectory() throws {
         let dir = try TemporaryDirectory()
         defer { dir.remove() }

@@ -369,7 +369,8 @@ import Testing
     /// (docs/power.md, "Fix timeout and listens"), not `2 × ttff_hot + 1 s`, and the receiver
     /// wakes as much sooner after each: a receiver that met its planned 2 s in 11 wakes probes
     /// 3 s and sleeps 26 s (on 3 s in every 29 s, against 5 s in every 33 s); one slow start of
-    /// 3.5 s among them makes it 4.5 s and 27.5 s; before 10 are measured, 5 s and 28 s.
+    /// 3.5 s among them makes it 4.5 s and 27.5 s; before 10 are measured, 5 s and 28 s. The
+    /// short listens before the probes wait 15 s beyond the hot start learnt.
     @Test func outageProbesListenAsLongAsTheMeasuredHotStartsNeed() throws {
         /// The listens and the sleeps after them, in ms.
         func schedule(_ ttffs: [Duration], retryListen: Duration? = nil) throws -> (listens: [Int64], sleeps: [Int64]) {
@@ -406,9 +407,15 @@ import Testing
         // A receiver learnt at 3 s: its probes listen 4 s (of the 7 s it would listen before
         // measuring), and the retry cap follows the learnt hot start, 30 − 3 = 27 s, so that
         // the sky's return is still seen within max_latency: 27 − 3 = 24 s after each probe.
+        // Its short listens wait 15 s beyond the learnt hot start (18 s), as a 1 s receiver's
+        // do (16 s); one the profile sets keeps its length.
         let slower = try schedule(Array(repeating: .seconds(3), count: 11))
-        #expect(slower.listens.suffix(3) == [4_000, 4_000, 4_000])
+        #expect(slower.listens == [18_000, 18_000, 4_000, 4_000, 4_000])
         #expect(slower.sleeps.suffix(2) == [24_000, 24_000])
+        let faster = try schedule(Array(repeating: .seconds(1), count: 11))
+        #expect(faster.listens == [16_000, 16_000, 2_000, 2_000, 2_000])
+        let set = try schedule(Array(repeating: .seconds(3), count: 11), retryListen: .seconds(17))
+        #expect(set.listens.prefix(2) == [17_000, 17_000])
         // A short listen of 4 s bounds the full probe too: the measured one saves 1 s, and
         // the sleep after it is 1 s shorter, not 2.
         let bounded = try schedule(two, retryListen: .seconds(4))

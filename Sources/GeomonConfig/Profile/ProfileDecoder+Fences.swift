@@ -457,7 +457,8 @@ extension ProfileDecoder {
         guard var overrides = decodeOverrides(f, base: rules) else { return }
         for place in read.places {
             let id = idPrefix + place.id
-            guard registerFenceID(id, at: place.location, geojsonFile: shown, entry: location(n)) else { continue }
+            guard prefixedIDIsValid(id, prefix: idPrefix, at: place.location),
+                  registerFenceID(id, at: place.location, geojsonFile: shown, entry: location(n)) else { continue }
             var fence = Fence(id: id, name: place.name, shape: place.shape)
             let own = overrides.take(id) ?? rules
             own.apply(to: &fence)
@@ -539,15 +540,29 @@ extension ProfileDecoder {
         return walk(trimmed) ? Array(result.prefix(10_000)) : nil
     }
 
-    /// `id_prefix`: "" when absent, nil (with an error) when invalid.
+    /// `id_prefix`: "" when absent, nil (with an error) when invalid: 1 to 64 characters
+    /// without spaces, and nothing a fence id may not hold (`FenceIDRule`).
     private func decodeIDPrefix(_ f: Fields) -> String? {
         guard let p = f["id_prefix"] else { return "" }
         guard let text = string(p, "id_prefix") else { return nil }
-        if text.isEmpty || text.count > 64 || text.unicodeScalars.contains(where: { $0.properties.isWhitespace || $0.value < 0x20 }) {
+        if text.isEmpty || text.count > 64 || text.unicodeScalars.contains(where: { $0.properties.isWhitespace }) {
             error("'id_prefix' must be 1 to 64 characters without spaces (got '\(text.clipped)')", p)
             return nil
         }
+        if let problem = FenceIDRule.problem(text) {
+            error("'id_prefix' \(problem)", p)
+            return nil
+        }
         return text
+    }
+
+    /// Whether `id`, a file's id behind the entry's `prefix`, is still a fence id: the file's
+    /// reader checked the id alone, and the two together may be longer than one may be.
+    /// Reports it at `location` (the place in the file) when it is not.
+    private func prefixedIDIsValid(_ id: String, prefix: String, at location: SourceLocation) -> Bool {
+        guard !prefix.isEmpty, let problem = FenceIDRule.problem(id) else { return true }
+        diagnostics.append(.error("this place cannot be a fence: its id with the entry's 'id_prefix' '\(prefix)' \(problem)", at: location))
+        return false
     }
 
     private func decodeGeoJSONEntry(_ f: Fields, pathNode n: YAMLNode, rules: FenceRules, into records: inout [FenceRecord]) {
@@ -627,7 +642,8 @@ extension ProfileDecoder {
             }
             var fence = fence
             fence.id = idPrefix + fence.id
-            guard self.registerFenceID(fence.id, at: fence.location ?? entry, geojsonFile: shown, entry: entry) else { return }
+            guard self.prefixedIDIsValid(fence.id, prefix: idPrefix, at: fence.location ?? entry),
+                  self.registerFenceID(fence.id, at: fence.location ?? entry, geojsonFile: shown, entry: entry) else { return }
             let own = overrides.isEmpty ? rules : overrides.take(fence.id) ?? rules
             own.apply(to: &fence)
             if fence.location == nil { fence.location = self.location(n) }

@@ -30,7 +30,9 @@ public struct PowerConfiguration: Hashable, Sendable {
     public var fixTimeout: Duration
     public var stationaryRadiusMeters: Double
     public var stationaryTimeout: Duration
-    public var ttffHot: Duration
+    /// The hot start in effect: the profile's, or the one the policy has learnt (`setTTFFHot`,
+    /// which moves the defaults that follow from it).
+    public private(set) var ttffHot: Duration
     public var ttffWarm: Duration
     public var hotWindow: Duration
     /// The break-even off time: a budget sleep (`band-sleep`) that would switch the receiver
@@ -64,11 +66,21 @@ public struct PowerConfiguration: Hashable, Sendable {
     /// still seen within `max_latency` with a receiver slower than planned.
     public var retryCapFollowsTTFF = false
 
-    /// Puts `ttff` in effect as the hot start, and the default retry cap that follows from it.
+    /// Whether `retryFixTimeout` is the profile's default, `ttff_hot + 15 s`: it then follows the
+    /// `ttff_hot` the policy learns (`setTTFFHot`), so that a short listen waits 15 s beyond the
+    /// hot start this receiver has shown, not beyond the one planned.
+    public var retryListenFollowsTTFF = false
+
+    /// Puts `ttff` in effect as the hot start, with the defaults that follow from it: the retry
+    /// cap (`max_latency − ttff`) and the short listen (`ttff + 15 s`, at most `fix_timeout`),
+    /// each where the profile does not set it.
     public mutating func setTTFFHot(_ ttff: Duration) {
         ttffHot = ttff
         if retryCapFollowsTTFF {
             maxFixTimeoutRetry = PolicySettings.defaultRetryMaxInterval(maxLatency: maxLatency, ttffHot: ttff, minSleep: minSleep)
+        }
+        if retryListenFollowsTTFF, retryFixTimeout != nil {
+            retryFixTimeout = min(fixTimeout, PolicySettings.defaultRetryFixTimeout(ttffHot: ttff))
         }
     }
     /// How late a state change may be seen (`policy.max_latency`): the policy may then sleep
@@ -151,6 +163,7 @@ public struct PowerConfiguration: Hashable, Sendable {
         retryFixTimeout = p.effectiveRetryFixTimeout
         maxFixTimeoutRetry = p.effectiveRetryMaxInterval
         retryCapFollowsTTFF = p.retryMaxInterval == nil && p.maxLatency > .zero
+        retryListenFollowsTTFF = p.retryFixTimeout == nil
         hysteresisMeters = max(0, profile.transitions.hysteresisMeters)
         confirmFixes = max(1, profile.transitions.confirm)
         confirmTime = max(.zero, profile.transitions.confirmTime)

@@ -482,8 +482,16 @@ public struct PolicySettings: Sendable {
     }
 
     /// `retry_fix_timeout`, or its default `ttff_hot + 15 s`; never longer than `fix_timeout`.
+    /// The policy moves the default with the hot start it learns (`PowerConfiguration.setTTFFHot`).
     public var effectiveRetryFixTimeout: Duration {
-        min(fixTimeout, retryFixTimeout ?? receiver.ttffHot + .seconds(15))
+        min(fixTimeout, retryFixTimeout ?? Self.defaultRetryFixTimeout(ttffHot: receiver.ttffHot))
+    }
+
+    /// The default `retry_fix_timeout` before the `fix_timeout` cap: 15 s beyond a hot start.
+    /// A receiver that had a fix minutes ago reacquires within `ttff_hot` under open sky; one
+    /// that gets nothing for 15 s more is in a tunnel, a garage or a building.
+    public static func defaultRetryFixTimeout(ttffHot: Duration) -> Duration {
+        ttffHot + .seconds(15)
     }
 }
 
