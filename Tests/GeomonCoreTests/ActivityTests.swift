@@ -423,6 +423,20 @@ import Testing
         #expect(bounded.sleeps == [10_000, 20_000, 27_000, 27_000])
     }
 
+    /// The defaults follow a learnt hot start; a value set on the configuration is its own.
+    @Test func aRetryListenOrCapSetDirectlyDoesNotFollowTheLearntHotStart() {
+        let profile = Self.profile(.vehicle) { $0.policy.maxLatency = .seconds(30) }
+        var following = PowerConfiguration(profile: profile)
+        following.setTTFFHot(.seconds(3))
+        #expect(following.retryFixTimeout == .seconds(18) && following.maxFixTimeoutRetry == .seconds(27))
+        var set = PowerConfiguration(profile: profile)
+        set.retryFixTimeout = .seconds(5)
+        set.maxFixTimeoutRetry = .seconds(12)
+        set.setTTFFHot(.seconds(3))
+        #expect(set.ttffHot == .seconds(3))
+        #expect(set.retryFixTimeout == .seconds(5) && set.maxFixTimeoutRetry == .seconds(12))
+    }
+
     /// A median within the step (1.9 s against the 2 s planned) changes nothing, a mode switch
     /// included; a reload of the same receiver keeps the measurements and what they taught.
     @Test func aHotStartWithinTheStepIsKeptAndAReloadKeepsTheMeasurements() {

@@ -60,16 +60,21 @@ public struct PowerConfiguration: Hashable, Sendable {
     /// `policy.retry_max_interval`): bounds how late the return of the signal is seen,
     /// compared with a receiver left on. Profile default `max_latency − ttff_hot`
     /// (docs/power.md, "Fix timeout and listens").
-    public var maxFixTimeoutRetry: Duration = .seconds(10)
+    /// A value set here is the caller's own: it no longer follows the learnt hot start.
+    public var maxFixTimeoutRetry: Duration {
+        get { retryCap }
+        set { retryCap = newValue; retryCapFollowsTTFF = false }
+    }
+    private var retryCap: Duration = .seconds(10)
     /// Whether `maxFixTimeoutRetry` is the profile's default, `max_latency − ttff_hot`: it then
     /// follows the `ttff_hot` the policy learns (`setTTFFHot`), so that the sky's return is
     /// still seen within `max_latency` with a receiver slower than planned.
-    public var retryCapFollowsTTFF = false
+    public private(set) var retryCapFollowsTTFF = false
 
     /// Whether `retryFixTimeout` is the profile's default, `ttff_hot + 15 s`: it then follows the
     /// `ttff_hot` the policy learns (`setTTFFHot`), so that a short listen waits 15 s beyond the
     /// hot start this receiver has shown, not beyond the one planned.
-    public var retryListenFollowsTTFF = false
+    public private(set) var retryListenFollowsTTFF = false
 
     /// Puts `ttff` in effect as the hot start, with the defaults that follow from it: the retry
     /// cap (`max_latency − ttff`) and the short listen (`ttff + 15 s`, at most `fix_timeout`),
@@ -77,10 +82,10 @@ public struct PowerConfiguration: Hashable, Sendable {
     public mutating func setTTFFHot(_ ttff: Duration) {
         ttffHot = ttff
         if retryCapFollowsTTFF {
-            maxFixTimeoutRetry = PolicySettings.defaultRetryMaxInterval(maxLatency: maxLatency, ttffHot: ttff, minSleep: minSleep)
+            retryCap = PolicySettings.defaultRetryMaxInterval(maxLatency: maxLatency, ttffHot: ttff, minSleep: minSleep)
         }
-        if retryListenFollowsTTFF, retryFixTimeout != nil {
-            retryFixTimeout = min(fixTimeout, PolicySettings.defaultRetryFixTimeout(ttffHot: ttff))
+        if retryListenFollowsTTFF, shortListen != nil {
+            shortListen = min(fixTimeout, PolicySettings.defaultRetryFixTimeout(ttffHot: ttff))
         }
     }
     /// How late a state change may be seen (`policy.max_latency`): the policy may then sleep
@@ -103,8 +108,13 @@ public struct PowerConfiguration: Hashable, Sendable {
     /// the wait for the next fix while nothing is undecided. A receiver that had a fix minutes
     /// ago and gets none within this is in a tunnel or indoors; re-checking in short listens
     /// costs less than full `fix_timeout` waits and sees the signal's return about as soon.
-    /// nil: always `fix_timeout` (the behaviour before short listens).
-    public var retryFixTimeout: Duration? = nil
+    /// nil: always `fix_timeout` (the behaviour before short listens). A value set here is the
+    /// caller's own: it no longer follows the learnt hot start.
+    public var retryFixTimeout: Duration? {
+        get { shortListen }
+        set { shortListen = newValue; retryListenFollowsTTFF = false }
+    }
+    private var shortListen: Duration? = nil
     /// With `max_latency`, how long each retry listens once a retry's short listen has also got
     /// no fix: the receiver is in an outage, and the retries only probe whether the sky is
     /// back; a hot start then gives a fix within `ttff_hot`. `2 × ttff_hot` and one tracking
@@ -160,8 +170,8 @@ public struct PowerConfiguration: Hashable, Sendable {
         if profile.powerMethod == .watch { tracksOnAfterOff = .seconds(60) }
         minAccuracyMeters = profile.sources.gnss?.minAccuracyMeters ?? GNSSSourceSettings().minAccuracyMeters
         maxAccelerationMetersPerSecondSquared = plannedBounds.maxAccelerationMetersPerSecondSquared
-        retryFixTimeout = p.effectiveRetryFixTimeout
-        maxFixTimeoutRetry = p.effectiveRetryMaxInterval
+        shortListen = p.effectiveRetryFixTimeout
+        retryCap = p.effectiveRetryMaxInterval
         retryCapFollowsTTFF = p.retryMaxInterval == nil && p.maxLatency > .zero
         retryListenFollowsTTFF = p.retryFixTimeout == nil
         hysteresisMeters = max(0, profile.transitions.hysteresisMeters)
