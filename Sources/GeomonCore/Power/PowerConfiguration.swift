@@ -84,7 +84,7 @@ public struct PowerConfiguration: Hashable, Sendable {
         if retryCapFollowsTTFF {
             retryCap = PolicySettings.defaultRetryMaxInterval(maxLatency: maxLatency, ttffHot: ttff, minSleep: minSleep)
         }
-        if retryListenFollowsTTFF, shortListen != nil {
+        if retryListenFollowsTTFF {
             shortListen = min(fixTimeout, PolicySettings.defaultRetryFixTimeout(ttffHot: ttff))
         }
     }
