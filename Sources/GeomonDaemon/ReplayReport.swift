@@ -46,6 +46,9 @@ public enum ReplayReport {
             item.add("observed_mps", v.observedMetersPerSecond, decimals: 2)
             item.add("planned_max_speed_mps", v.planned.maxSpeedMetersPerSecond, decimals: 2)
             item.add("widened_max_speed_mps", v.widened.maxSpeedMetersPerSecond, decimals: 2)
+            if let a = v.observedAcceleration { item.add("observed_mps2", a, decimals: 2) }
+            item.add("planned_max_acceleration_mps2", v.planned.maxAccelerationMetersPerSecondSquared, decimals: 2)
+            item.add("widened_max_acceleration_mps2", v.widened.maxAccelerationMetersPerSecondSquared, decimals: 2)
             return item.text
         }))
         if let report = run.report, let baseline = run.baselineReport, let match = run.match, let oracle = run.oracle {
@@ -143,7 +146,10 @@ public enum ReplayReport {
         rows.append(("activity", activityText(run), ""))
         rows.append(("planned bounds", run.configuration.plannedBounds.text, ""))
         let violations = run.source?.receiver.violations ?? []
-        rows.append(("bound violations", violations.first.map { "\(violations.count), first at \($0.time.rfc3339) (\(f($0.observedMetersPerSecond, 1)) m/s)" } ?? "0", ""))
+        rows.append(("bound violations", violations.first.map { v in
+            let observed = v.observedAcceleration.map { "\(f($0, 2)) m/s²" } ?? "\(f(v.observedMetersPerSecond, 1)) m/s"
+            return "\(violations.count), first at \(v.time.rfc3339) (\(v.kind.rawValue): \(observed))"
+        } ?? "0", ""))
         if let b, let match = run.match, let oracle = run.oracle {
             rows.append(("on-time % of always-on", f(share(r, b) * 100, 1), ""))
             rows.append(("recall", f(match.recall, 3), ""))

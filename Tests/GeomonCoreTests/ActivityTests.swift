@@ -208,6 +208,143 @@ import Testing
         #expect(p.bounds.maxSpeedMetersPerSecond == 4)
     }
 
+    /// At rest 2 km from a boundary, the policy sleeps as the kinematic bound allows (speed error
+    /// 1 m/s, the 1975 m to cover: 2000 m less the accuracy and the 20 m margin), and wakes
+    /// `wake` ms later; `east` is where the wake's first fix lies, 2 s after the wake.
+    private static func acrossASleep(_ activity: Activity, wake: Int64, east: Double) -> (PowerPolicy, Fix, PowerPolicy.Screening) {
+        var p = Self.started(Self.profile(activity))
+        let far = FixContext(nearestBoundaryMeters: 2_000, searchRadiusMeters: 30_000)
+        let f0 = PowerPolicyTests.fix(0, acc: 5, speed: 0)
+        _ = p.screen(f0)
+        #expect(PowerPolicyTests.wake(p.fixReceived(f0, context: far, now: f0.time)) == PowerPolicyTests.at(wake))
+        _ = p.deadlineReached(now: PowerPolicyTests.at(wake))
+        let f1 = PowerPolicyTests.fix(wake + 2_000, east: east, acc: 5, speed: 13)
+        let screened = p.screen(f1)
+        return (p, f1, screened)
+    }
+
+    /// A boat (13 m/s, 0.5 m/s²) reaches 168 m in the 24 s it takes from 1 m/s to 13 m/s,
+    /// then 13 m/s: 1975 m take 163 s, the wake 2 s before.
+    private static func boatAcrossASleep(east: Double) -> (PowerPolicy, Fix, PowerPolicy.Screening) {
+        acrossASleep(.boat, wake: 161_000, east: east)
+    }
+
+    @Test func aDisplacementBeyondTheKinematicBoundAcrossASleepIsAnAccelerationViolation() {
+        // 2070 m east after 163 s: 2060 m less both accuracies, 12.64 m/s on average (within
+        // the 13 m/s bound) but 85 m beyond the 1975 m the kinematic bound reached, more than
+        // the 20 m margin: held until a second fix bears it out, 13 m on.
+        var (p, f1, screened) = Self.boatAcrossASleep(east: 2070)
+        #expect(screened == .held)
+        #expect(p.takeViolations().isEmpty)
+        let f2 = PowerPolicyTests.fix(164_000, east: 2083, acc: 5, speed: 13)
+        #expect(p.screen(f2) == .pass([f1, f2]))
+        let v = p.takeViolations()
+        #expect(v.count == 1)
+        #expect(v.first?.kind == .acceleration)
+        #expect(v.first.map { abs($0.observedMetersPerSecond - 2060.0 / 163) < 1e-6 } == true)
+        #expect(v.first?.distanceMeters.map { abs($0 - 2060) < 0.5 } == true)
+        // The least acceleration that covers 2060 m in 163 s from 1 m/s under the 13 m/s cap:
+        // (13 − 1)² / (2 · (13 · 163 − 2060)) = 144 / 118 = 1.2203 m/s²; widened to 1.5 × that.
+        #expect(v.first?.observedAcceleration.map { abs($0 - 144.0 / 118) < 0.01 } == true)
+        #expect(abs(p.bounds.maxAccelerationMetersPerSecondSquared - 1.5 * 144.0 / 118) < 0.02)
+        #expect(p.bounds.maxSpeedMetersPerSecond == 13)
+        #expect(p.assumptions.violations == 1)
+    }
+
+    @Test func aFixWithinTheKinematicBoundAndTheMarginPassesAndAGlitchBeyondItIsDropped() {
+        // 2004 m east: 1994 m less both accuracies, within 1975 m and the 20 m margin.
+        var (p, f1, screened) = Self.boatAcrossASleep(east: 2004)
+        #expect(screened == .pass([f1]))
+        #expect(p.takeViolations().isEmpty)
+        // 2070 m east, then back at 1960 m a second later: the second fix lies within the
+        // bound from the fix before the sleep, so the first was a position glitch: dropped.
+        var (q, _, held) = Self.boatAcrossASleep(east: 2070)
+        #expect(held == .held)
+        let back = PowerPolicyTests.fix(164_000, east: 1960, acc: 5, speed: 12)
+        #expect(q.screen(back) == .pass([back]))
+        #expect(q.takeViolations().isEmpty)
+        #expect(q.bounds.maxAccelerationMetersPerSecondSquared == 0.5)
+        // A vehicle (45 m/s, 1 m/s²) reaches 1012 m in the 44 s to 45 m/s: 1975 m take 65.4 s.
+        // 2050 m east is 65 m beyond them: held. A second later 2000 m east, 50 m back (40 m/s
+        // less both accuracies, within 45 m/s of the held fix) but within what was reachable
+        // from the fix before the sleep by the held fix's time (1990 m against 1975 m and the
+        // 20 m margin): not borne out, a glitch.
+        var (r, _, jumped) = Self.acrossASleep(.vehicle, wake: 63_400, east: 2050)
+        #expect(jumped == .held)
+        let near = PowerPolicyTests.fix(66_400, east: 2000, acc: 5, speed: 13)
+        #expect(r.screen(near) == .pass([near]))
+        #expect(r.takeViolations().isEmpty)
+        #expect(r.bounds.maxAccelerationMetersPerSecondSquared == 1)
+    }
+
+    @Test func anOverrunIsBorneOutByTheNextFixAgainstTheReachAtTheHeldFixsTime() {
+        // The vehicle's wake fix 2030 m east (2020 m less both accuracies, 25 m beyond the
+        // 1975 m reach and the 20 m margin) is held. The next, a second later 15 m on (2035 m),
+        // lies within the reach at its own time (2020 m and the margin: at the cap the reach
+        // grows 45 m a second, the car 15) but beyond the reach at the held fix's time: it
+        // bears the overrun out.
+        var (p, f1, held) = Self.acrossASleep(.vehicle, wake: 63_400, east: 2030)
+        #expect(held == .held)
+        let on = PowerPolicyTests.fix(66_400, east: 2045, acc: 5, speed: 15)
+        #expect(p.screen(on) == .pass([f1, on]))
+        #expect(p.takeViolations().first?.kind == .acceleration)
+    }
+
+    @Test func aCoarseFixWhileAFixIsHeldForTheKinematicBoundLetsItPass() {
+        var (p, f1, held) = Self.boatAcrossASleep(east: 2070)
+        #expect(held == .held)
+        let coarse = PowerPolicyTests.fix(163_500, east: 2000, acc: 500, source: .coarse)
+        #expect(p.screen(coarse) == .pass([f1, coarse]))
+        #expect(p.takeViolations().isEmpty)
+    }
+
+    @Test func aReportThePlanDroppedIsNotWhatTheWatchJudgesBy() {
+        // A vehicle at 30 m/s, on near a boundary; a second later its fix reports 5 m/s, which
+        // 1 g of braking cannot reach from 30 m/s (30 − 1 − 9.81 = 19.19 m/s at least): the plan
+        // drops the report and sleeps on `max_speed` alone, 1975 m at 45 m/s. From 5 m/s the
+        // kinematic bound would have reached 1214 m by the wake's fix (6 m/s, 1 m/s², 43.9 s);
+        // the fix 1600 m on is beyond that but within what the plan relied on: no violation.
+        var p = Self.started(Self.profile(.vehicle))
+        let f0 = PowerPolicyTests.fix(0, acc: 5, speed: 30)
+        _ = p.screen(f0)
+        _ = p.fixReceived(f0, context: FixContext(nearestBoundaryMeters: 20, searchRadiusMeters: 30_000), now: f0.time)
+        let f1 = PowerPolicyTests.fix(1_000, east: 30, acc: 5, speed: 5)
+        #expect(p.screen(f1) == .pass([f1]))
+        let wake = PowerPolicyTests.wake(p.fixReceived(f1, context: FixContext(nearestBoundaryMeters: 2_000, searchRadiusMeters: 30_000), now: f1.time))
+        // (2000 − 5 − 20) / 45 = 43.89 s, the wake 2 s before.
+        #expect(wake.map { abs(($0 - PowerPolicyTests.at(42_889)).secondsValue) < 0.01 } == true)
+        _ = p.deadlineReached(now: PowerPolicyTests.at(42_889))
+        let f2 = PowerPolicyTests.fix(44_889, east: 1_630, acc: 5, speed: 40)
+        #expect(p.screen(f2) == .pass([f2]))
+        #expect(p.takeViolations().isEmpty)
+        #expect(p.bounds.maxAccelerationMetersPerSecondSquared == 1)
+    }
+
+    @Test(arguments: [0.0, 1, 4, 12.5, 30])
+    func theLeastAccelerationIsTheInverseOfTheKinematicReach(_ speed: Double) {
+        for acceleration in [0.05, 0.5, 1, 3, 10] {
+            let bound = ReachabilityBound(maxSpeedMetersPerSecond: 45, maxAccelerationMetersPerSecondSquared: acceleration,
+                                          speedErrorMetersPerSecond: 1, courseErrorDegrees: 20)
+            for t in [0.5, 3, 20, 100] {
+                let reach = bound.reachMeters(seconds: t, speedMetersPerSecond: speed)
+                // Where the acceleration decides the reach (more than the speed alone and less
+                // than the cap all along), it is found again from the reach.
+                guard reach > (speed + 1) * t + 1e-6, reach < 45 * t - 1e-6 else { continue }
+                let least = bound.leastAcceleration(covering: reach, seconds: t, speedMetersPerSecond: speed)
+                #expect(least.map { abs($0 - acceleration) < 1e-6 * max(1, acceleration) } == true, "v \(speed), A \(acceleration), t \(t)")
+            }
+            #expect(bound.leastAcceleration(covering: 10, seconds: 20, speedMetersPerSecond: speed) == 0)
+            #expect(bound.leastAcceleration(covering: 45 * 20 + 1, seconds: 20, speedMetersPerSecond: speed) == nil)
+        }
+    }
+
+    @Test func anAccelerationViolationWidensTheAccelerationToHalfAgainWhatWasNeeded() {
+        let foot = Activity.foot.bounds!
+        #expect(foot.widened(observedAcceleration: 2) == MotionBounds(maxSpeedMetersPerSecond: 4, maxAccelerationMetersPerSecondSquared: 3))
+        // Never narrower than before.
+        #expect(foot.widened(observedAcceleration: 0.4) == foot)
+    }
+
     @Test func aJumpAcrossASleepBeyondTheBoundIsAReachViolationAndTheTripEndResetsIt() {
         // Foot, 2 km from a boundary at rest: the policy sleeps. The next fixes, 100 s later, are
         // 1500 m away (15 m/s less accuracies): held, then confirmed by a second one.

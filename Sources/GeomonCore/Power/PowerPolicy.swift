@@ -105,6 +105,14 @@ public struct PowerPolicy: Sendable {
         /// The speed bound in effect when the receiver last went off: what the off time relied
         /// on (the bounds may narrow meanwhile: a slower activity sensed).
         var offMaxSpeed: Double?
+        /// The reachability bound and the wake margin in effect when the receiver last went off
+        /// (`watchAcrossSleep`).
+        var offReach: ReachabilityBound?
+        var offWakeMarginMeters: Double?
+        /// The speed the last decision in regions planned with (`withoutContradictedSpeed`: nil
+        /// where the fix before contradicted the report), and that fix's time.
+        var decidedAt: UTCTime?
+        var decidedSpeed: Double?
         /// When the bounds last widened (this run; a restart counts the stop from its anchor).
         var widenedAt: UTCTime?
         /// `assumptions` changed since the shell last took them (`takeAssumptions`).
@@ -198,15 +206,16 @@ public struct PowerPolicy: Sendable {
     /// A bound the plan relied on broke: counted, reported once, and the bounds widen for the
     /// rest of the trip (`MotionBounds.widened`).
     private mutating func violated(_ kind: AssumptionViolation.Kind, at time: UTCTime, observed: Double,
-                                   distance: Double? = nil, seconds: Double? = nil) {
+                                   distance: Double? = nil, seconds: Double? = nil, acceleration: Double? = nil) {
         let planned = bounds
-        let widened = planned.widened(observedMetersPerSecond: observed)
+        let widened = acceleration.map { planned.widened(observedAcceleration: $0) } ?? planned.widened(observedMetersPerSecond: observed)
         memory.assumptions.widened = widened
         memory.widenedAt = time
         memory.assumptions.violations += 1
         memory.assumptionsChanged = true
         memory.violations.append(AssumptionViolation(kind: kind, time: time, observedMetersPerSecond: observed,
-                                                     distanceMeters: distance, seconds: seconds, planned: planned, widened: widened))
+                                                     distanceMeters: distance, seconds: seconds, observedAcceleration: acceleration,
+                                                     planned: planned, widened: widened))
         applyBounds()
     }
 
@@ -441,33 +450,39 @@ public struct PowerPolicy: Sendable {
     }
 
     /// Screens a fix before the engine sees it: a jump faster than `max_speed` (after allowing
-    /// for both accuracies) is held; the next fix either confirms it (plausible from the held
-    /// fix: both pass) or shows it was an outlier (plausible from the last accepted fix: the
-    /// held one is dropped).
+    /// for both accuracies), or across an off time farther than the kinematic bound reaches
+    /// from the fix before it (`kinematicExcess`), is held; the next fix either confirms it
+    /// (plausible from the held fix: both pass, and the bound it broke is watched,
+    /// `watchAcrossSleep`) or shows it was an outlier (plausible from the last accepted fix:
+    /// the held one is dropped).
     public mutating func screen(_ fix: Fix) -> Screening {
         guard let last = memory.lastAccepted else {
             memory.lastAccepted = fix
             return .pass([fix])
         }
         if let held = memory.heldJump {
-            if plausible(from: held, to: fix) {
+            let heldForSpeed = !plausible(from: last, to: held)
+            // Only a GNSS fix bears out or refutes one held for the kinematic bound: a coarse
+            // fix in between lets it pass unjudged rather than lose it.
+            if !heldForSpeed, fix.source != .gnss {
                 memory.heldJump = nil
                 memory.lastAccepted = fix
-                // A jump a second fix confirmed, across a sleep: the device covered more than
-                // the bound the sleep relied on allows (`plausible` held it at that bound, or
-                // at a wider one in effect now). (Between fixes a tracking receiver delivers,
-                // position and timing noise decide the implied speed, not motion.)
-                if held.source == .gnss, last.source == .gnss, !configuration.alwaysOn,
-                   let off = memory.lastGnssOffAt, last.time <= off, off < held.time {
-                    let dt = (held.time - last.time).secondsValue
-                    let d = Geodesy.haversineMeters(last.coordinate, held.coordinate) - last.horizontalAccuracyMeters - held.horizontalAccuracyMeters
-                    if dt > 0, d > 0, d / dt > memory.offMaxSpeed ?? configuration.maxSpeedMetersPerSecond {
-                        violated(.reach, at: held.time, observed: d / dt, distance: d, seconds: dt)
-                    }
-                }
                 return .pass([held, fix])
             }
-            if plausible(from: last, to: fix) {
+            // A fix held only for the kinematic bound is borne out by one that lies beyond what
+            // was reachable from `last` by the held fix's time too: a position glitch within
+            // `max_speed` of both is not.
+            if plausible(from: held, to: fix),
+               heldForSpeed || !plausible(from: last, to: fix) || kinematicExcess(from: last, to: fix, reachAt: held.time) != nil {
+                memory.heldJump = nil
+                memory.lastAccepted = fix
+                // A jump a second fix confirmed, across a sleep: the device may have covered
+                // more than the bound the sleep relied on allows (`plausible` held it at that
+                // bound, or at a wider one in effect now).
+                watchAcrossSleep(from: last, to: held)
+                return .pass([held, fix])
+            }
+            if !beyondBounds(from: last, to: fix) {
                 memory.heldJump = nil
                 memory.lastAccepted = fix
                 return .pass([fix])
@@ -486,12 +501,64 @@ public struct PowerPolicy: Sendable {
             memory.heldJump = fix
             return .held
         }
-        if plausible(from: last, to: fix) {
+        if !beyondBounds(from: last, to: fix) {
             memory.lastAccepted = fix
             return .pass([fix])
         }
         memory.heldJump = fix
         return .held
+    }
+
+    /// Whether the screen holds `fix` coming after `last`: a jump faster than the speed bound,
+    /// or across an off time beyond the kinematic bound.
+    private func beyondBounds(from last: Fix, to fix: Fix) -> Bool {
+        !plausible(from: last, to: fix) || kinematicExcess(from: last, to: fix) != nil
+    }
+
+    /// A jump a second fix confirmed, across an off time, checks the bounds the off time relied
+    /// on, from the fix before it (`last`): a displacement (less both accuracies) faster than
+    /// `max_speed` is a `reach` violation; one within it but beyond the kinematic bound by more
+    /// than the wake margin (`kinematicExcess`) an `acceleration` violation. A reported speed
+    /// alone may be a glitch, and so may one position; one the next position bears out is not.
+    private mutating func watchAcrossSleep(from last: Fix, to fix: Fix) {
+        guard fix.source == .gnss, last.source == .gnss, !configuration.alwaysOn,
+              let off = memory.lastGnssOffAt, last.time <= off, off < fix.time else { return }
+        let dt = (fix.time - last.time).secondsValue
+        let d = Geodesy.haversineMeters(last.coordinate, fix.coordinate) - last.horizontalAccuracyMeters - fix.horizontalAccuracyMeters
+        if dt > 0, d > 0, d / dt > memory.offMaxSpeed ?? configuration.maxSpeedMetersPerSecond {
+            violated(.reach, at: fix.time, observed: d / dt, distance: d, seconds: dt)
+        } else if let needed = kinematicExcess(from: last, to: fix) {
+            violated(.acceleration, at: fix.time, observed: d / dt, distance: d, seconds: dt, acceleration: needed)
+        }
+    }
+
+    /// Across an off time, whether `fix` lies farther from `last` (less both accuracies) than
+    /// the kinematic bound reaches in the time between them (until `reachAt`, when given) from
+    /// the speed the plan took from `last` (its report, unless the fix before contradicted it:
+    /// then the plan rested on `max_speed` alone, and so does this check), by more than the
+    /// wake margin, yet within `max_speed` (beyond it, the speed bound decides): the least
+    /// acceleration bound that would have covered it, or nil. The bounds and the margin are the wider of those in
+    /// effect when the receiver went off (what the off time relied on: a slower activity
+    /// sensed during it narrows the bounds for the next plan, not for the time already slept)
+    /// and those now (a faster one sensed wakes the receiver, and the switch reserve covered
+    /// it until then).
+    /// Between fixes a tracking receiver delivers, position and timing noise decide the implied
+    /// speed, not motion: not checked.
+    private func kinematicExcess(from last: Fix, to fix: Fix, reachAt: UTCTime? = nil) -> Double? {
+        guard fix.source == .gnss, last.source == .gnss, !configuration.alwaysOn,
+              let off = memory.lastGnssOffAt, last.time <= off, off < fix.time,
+              let v = memory.decidedAt == last.time ? memory.decidedSpeed : last.speedMetersPerSecond, v.isFinite, v >= 0,
+              last.horizontalAccuracyMeters <= configuration.minAccuracyMeters,
+              fix.horizontalAccuracyMeters <= configuration.minAccuracyMeters,
+              var reach = memory.offReach else { return nil }
+        // The wider of the bounds at switch-off and now, as the jump screen (`plausible`).
+        reach.maxSpeedMetersPerSecond = max(reach.maxSpeedMetersPerSecond, configuration.maxSpeedMetersPerSecond)
+        reach.maxAccelerationMetersPerSecondSquared = max(reach.maxAccelerationMetersPerSecondSquared, configuration.maxAccelerationMetersPerSecondSquared)
+        let margin = max(memory.offWakeMarginMeters ?? 0, configuration.wakeMarginMeters)
+        let dt = ((reachAt ?? fix.time) - last.time).secondsValue
+        let d = Geodesy.haversineMeters(last.coordinate, fix.coordinate) - last.horizontalAccuracyMeters - fix.horizontalAccuracyMeters
+        guard dt > 0, d > reach.reachMeters(seconds: dt, speedMetersPerSecond: v) + margin else { return nil }
+        return reach.leastAcceleration(covering: d, seconds: dt, speedMetersPerSecond: v)
     }
 
     /// A fix the engine has processed, with what the engine and index know about it.
@@ -539,6 +606,8 @@ public struct PowerPolicy: Sendable {
         case .regions:
             guard fix.source == .gnss else { return coarseInRegions(fix, context: context, now: now) }
             let planned = withoutContradictedSpeed(fix)
+            memory.decidedAt = fix.time
+            memory.decidedSpeed = planned.speedMetersPerSecond
             let decision = regionsDecision(planned, context: context, now: now)
             if fix.horizontalAccuracyMeters <= configuration.minAccuracyMeters { memory.previousDecided = fix }
             // A fix that keeps the receiver on leaves a boundary reachable at once.
@@ -1458,5 +1527,7 @@ public struct PowerPolicy: Sendable {
     private mutating func switchedOff(at now: UTCTime) {
         memory.lastGnssOffAt = now
         memory.offMaxSpeed = configuration.maxSpeedMetersPerSecond
+        memory.offReach = configuration.reachability
+        memory.offWakeMarginMeters = configuration.wakeMarginMeters
     }
 }

@@ -111,6 +111,23 @@ public struct ReachabilityBound: Hashable, Sendable {
         return min(vmax * t, kinematic)
     }
 
+    /// The least acceleration bound under which the kinematic bound from a fix reporting `v`
+    /// reaches `meters` within `t` (this bound's `max_speed` and speed error): 0 when the
+    /// reported speed plus its error covers it alone, nil when no acceleration does (beyond
+    /// `max_speed · t`: the speed bound broke). The inverse of `reachMeters` in its acceleration.
+    public func leastAcceleration(covering meters: Double, seconds t: Double, speedMetersPerSecond v: Double) -> Double? {
+        guard t > 0, v.isFinite, v >= 0 else { return nil }
+        let vmax = max(maxSpeedMetersPerSecond, v + speedErrorMetersPerSecond)
+        let b = min(v + speedErrorMetersPerSecond, vmax)
+        if meters <= b * t { return 0 }
+        guard meters < vmax * t else { return nil }
+        // Reaching `vmax` exactly at `t` covers `(b + vmax)·t/2`: below it the speed is still
+        // rising at `t` (`b·t + A·t²/2`), above it the cap is reached at `t₁ = (vmax − b)/A`
+        // (`vmax·t − (vmax − b)²/(2A)`).
+        if meters <= (b + vmax) * t / 2 { return 2 * (meters - b * t) / (t * t) }
+        return (vmax - b) * (vmax - b) / (2 * (vmax * t - meters))
+    }
+
     /// The least time to cover `budget` starting at most at `speed` (the reported speed plus
     /// its error), speeding up by at most `acceleration` per second, never above `maxSpeed`:
     /// `b·t + A·t²/2` until the speed reaches `maxSpeed` at `t₁ = (maxSpeed − b)/A`, then

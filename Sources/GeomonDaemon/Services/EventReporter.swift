@@ -39,6 +39,7 @@ public final class EventReporter: EffectSink {
                 "violation": v.kind.rawValue, "observed_mps": NumberText.short(v.observedMetersPerSecond, 1),
                 "distance_m": v.distanceMeters.map { NumberText.short($0, 0) } ?? "-",
                 "seconds": v.seconds.map { NumberText.short($0, 1) } ?? "-",
+                "observed_mps2": v.observedAcceleration.map { NumberText.short($0, 2) } ?? "-",
                 "planned": v.planned.text, "widened": v.widened.text, "at": v.time.rfc3339,
             ])
         case let .ttffLearned(change):
