@@ -106,7 +106,7 @@ public struct PowerPolicy: Sendable {
         /// on (the bounds may narrow meanwhile: a slower activity sensed).
         var offMaxSpeed: Double?
         /// The reachability bound and the wake margin in effect when the receiver last went off
-        /// (`watchAcrossSleep`).
+        /// (`kinematicExcess`).
         var offReach: ReachabilityBound?
         var offWakeMarginMeters: Double?
         /// The speed the last decision in regions planned with (`withoutContradictedSpeed`: nil
@@ -537,13 +537,12 @@ public struct PowerPolicy: Sendable {
     /// the speed the plan took from `last` (its report, unless the fix before contradicted it:
     /// then the plan rested on `max_speed` alone, and so does this check), by more than the
     /// wake margin, yet within `max_speed` (beyond it, the speed bound decides): the least
-    /// acceleration bound that would have covered it, or nil. The bounds and the margin are the wider of those in
-    /// effect when the receiver went off (what the off time relied on: a slower activity
-    /// sensed during it narrows the bounds for the next plan, not for the time already slept)
-    /// and those now (a faster one sensed wakes the receiver, and the switch reserve covered
-    /// it until then).
-    /// Between fixes a tracking receiver delivers, position and timing noise decide the implied
-    /// speed, not motion: not checked.
+    /// acceleration bound that would have covered it, or nil. The bounds and the margin are the
+    /// wider of those in effect when the receiver went off (what the off time relied on: a
+    /// slower activity sensed during it narrows the bounds for the next plan, not for the time
+    /// already slept) and those now (a faster one sensed wakes the receiver, and the switch
+    /// reserve covered it until then). Between fixes a tracking receiver delivers, position and
+    /// timing noise decide the implied speed, not motion: not checked.
     private func kinematicExcess(from last: Fix, to fix: Fix, reachAt: UTCTime? = nil) -> Double? {
         guard fix.source == .gnss, last.source == .gnss, !configuration.alwaysOn,
               let off = memory.lastGnssOffAt, last.time <= off, off < fix.time,
