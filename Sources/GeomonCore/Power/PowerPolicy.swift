@@ -102,13 +102,12 @@ public struct PowerPolicy: Sendable {
         var sensed: Activity?
         /// Bounds widened for the rest of the trip, and the violations seen.
         var assumptions = AssumptionState()
-        /// The speed bound in effect when the receiver last went off: what the off time relied
-        /// on (the bounds may narrow meanwhile: a slower activity sensed).
-        var offMaxSpeed: Double?
-        /// The reachability bound and the wake margin in effect when the receiver last went off
-        /// (`kinematicExcess`).
+        /// The reachability bound and the wake margin in effect when the receiver last went off:
+        /// what the off time relied on (the bounds may narrow meanwhile: a slower activity sensed).
         var offReach: ReachabilityBound?
         var offWakeMarginMeters: Double?
+        /// The speed bound the off time relied on.
+        var offMaxSpeed: Double? { offReach?.maxSpeedMetersPerSecond }
         /// The speed the last decision in regions planned with (`withoutContradictedSpeed`: nil
         /// where the fix before contradicted the report), and that fix's time.
         var decidedAt: UTCTime?
@@ -229,7 +228,7 @@ public struct PowerPolicy: Sendable {
         let limit = configuration.maxSpeedMetersPerSecond + configuration.speedErrorMetersPerSecond
         let dt = (b.time - a.time).secondsValue
         guard u > limit, v > limit, dt > 0 else { return false }
-        let moved = Geodesy.haversineMeters(a.coordinate, b.coordinate) - a.horizontalAccuracyMeters - b.horizontalAccuracyMeters
+        let moved = Self.separationMeters(a, b)
         return moved > configuration.maxSpeedMetersPerSecond * dt
     }
 
@@ -524,7 +523,7 @@ public struct PowerPolicy: Sendable {
         guard fix.source == .gnss, last.source == .gnss, !configuration.alwaysOn,
               let off = memory.lastGnssOffAt, last.time <= off, off < fix.time else { return }
         let dt = (fix.time - last.time).secondsValue
-        let d = Geodesy.haversineMeters(last.coordinate, fix.coordinate) - last.horizontalAccuracyMeters - fix.horizontalAccuracyMeters
+        let d = Self.separationMeters(last, fix)
         if dt > 0, d > 0, d / dt > memory.offMaxSpeed ?? configuration.maxSpeedMetersPerSecond {
             violated(.reach, at: fix.time, observed: d / dt, distance: d, seconds: dt)
         } else if let needed = kinematicExcess(from: last, to: fix) {
@@ -555,7 +554,7 @@ public struct PowerPolicy: Sendable {
         reach.maxAccelerationMetersPerSecondSquared = max(reach.maxAccelerationMetersPerSecondSquared, configuration.maxAccelerationMetersPerSecondSquared)
         let margin = max(memory.offWakeMarginMeters ?? 0, configuration.wakeMarginMeters)
         let dt = ((reachAt ?? fix.time) - last.time).secondsValue
-        let d = Geodesy.haversineMeters(last.coordinate, fix.coordinate) - last.horizontalAccuracyMeters - fix.horizontalAccuracyMeters
+        let d = Self.separationMeters(last, fix)
         guard dt > 0, d > reach.reachMeters(seconds: dt, speedMetersPerSecond: v) + margin else { return nil }
         return reach.leastAcceleration(covering: d, seconds: dt, speedMetersPerSecond: v)
     }
@@ -1282,9 +1281,7 @@ public struct PowerPolicy: Sendable {
         let dt = (fix.time - previous.time).secondsValue
         guard dt > 0 else { return fix }
         let braking = configuration.maxDecelerationMetersPerSecondSquared * dt
-        let distance = Geodesy.haversineMeters(previous.coordinate, fix.coordinate)
-            - previous.horizontalAccuracyMeters - fix.horizontalAccuracyMeters
-        var known = distance / dt - braking / 2
+        var known = Self.separationMeters(previous, fix) / dt - braking / 2
         let error = configuration.speedErrorMetersPerSecond
         if let vp = previous.speedMetersPerSecond, vp.isFinite { known = max(known, vp - error - braking) }
         guard known.isFinite, known > reported + error else { return fix }
@@ -1510,11 +1507,16 @@ public struct PowerPolicy: Sendable {
         memory.checkInterval = nil
     }
 
+    /// How far apart `a` and `b` certainly are: their distance less both accuracies.
+    private static func separationMeters(_ a: Fix, _ b: Fix) -> Double {
+        Geodesy.haversineMeters(a.coordinate, b.coordinate) - a.horizontalAccuracyMeters - b.horizontalAccuracyMeters
+    }
+
     /// Whether `b` is plausible from `a` at the speed bound: the one in effect, or across an
     /// off time the one it relied on where that was larger.
     private func plausible(from a: Fix, to b: Fix) -> Bool {
         let dt = (b.time - a.time).secondsValue
-        let d = Geodesy.haversineMeters(a.coordinate, b.coordinate) - a.horizontalAccuracyMeters - b.horizontalAccuracyMeters
+        let d = Self.separationMeters(a, b)
         if d <= 0 { return true }
         guard dt > 0 else { return false }
         var limit = configuration.maxSpeedMetersPerSecond
@@ -1525,7 +1527,6 @@ public struct PowerPolicy: Sendable {
     /// The receiver goes off at `now`, on the bounds in effect.
     private mutating func switchedOff(at now: UTCTime) {
         memory.lastGnssOffAt = now
-        memory.offMaxSpeed = configuration.maxSpeedMetersPerSecond
         memory.offReach = configuration.reachability
         memory.offWakeMarginMeters = configuration.wakeMarginMeters
     }
