@@ -520,8 +520,7 @@ public struct PowerPolicy: Sendable {
     /// than the wake margin (`kinematicExcess`) an `acceleration` violation. A reported speed
     /// alone may be a glitch, and so may one position; one the next position bears out is not.
     private mutating func watchAcrossSleep(from last: Fix, to fix: Fix) {
-        guard fix.source == .gnss, last.source == .gnss, !configuration.alwaysOn,
-              let off = memory.lastGnssOffAt, last.time <= off, off < fix.time else { return }
+        guard gnssAcrossOffTime(from: last, to: fix) else { return }
         let dt = (fix.time - last.time).secondsValue
         let d = Self.separationMeters(last, fix)
         if dt > 0, d > 0, d / dt > memory.offMaxSpeed ?? configuration.maxSpeedMetersPerSecond {
@@ -543,8 +542,7 @@ public struct PowerPolicy: Sendable {
     /// reserve covered it until then). Between fixes a tracking receiver delivers, position and
     /// timing noise decide the implied speed, not motion: not checked.
     private func kinematicExcess(from last: Fix, to fix: Fix, reachAt: UTCTime? = nil) -> Double? {
-        guard fix.source == .gnss, last.source == .gnss, !configuration.alwaysOn,
-              let off = memory.lastGnssOffAt, last.time <= off, off < fix.time,
+        guard gnssAcrossOffTime(from: last, to: fix),
               let v = memory.decidedAt == last.time ? memory.decidedSpeed : last.speedMetersPerSecond, v.isFinite, v >= 0,
               last.horizontalAccuracyMeters <= configuration.minAccuracyMeters,
               fix.horizontalAccuracyMeters <= configuration.minAccuracyMeters,
@@ -1507,6 +1505,19 @@ public struct PowerPolicy: Sendable {
         memory.checkInterval = nil
     }
 
+    /// Whether the receiver last went off between `a` (at or before) and `b` (after).
+    private func spansOffTime(from a: Fix, to b: Fix) -> Bool {
+        guard let off = memory.lastGnssOffAt else { return false }
+        return a.time <= off && off < b.time
+    }
+
+    /// Two GNSS fixes outside always-on with the last off time between them: what the watch
+    /// across a sleep judges (between fixes a tracking receiver delivers, position and timing
+    /// noise decide the implied speed, not motion).
+    private func gnssAcrossOffTime(from a: Fix, to b: Fix) -> Bool {
+        a.source == .gnss && b.source == .gnss && !configuration.alwaysOn && spansOffTime(from: a, to: b)
+    }
+
     /// How far apart `a` and `b` certainly are: their distance less both accuracies.
     private static func separationMeters(_ a: Fix, _ b: Fix) -> Double {
         Geodesy.haversineMeters(a.coordinate, b.coordinate) - a.horizontalAccuracyMeters - b.horizontalAccuracyMeters
@@ -1520,7 +1531,7 @@ public struct PowerPolicy: Sendable {
         if d <= 0 { return true }
         guard dt > 0 else { return false }
         var limit = configuration.maxSpeedMetersPerSecond
-        if let off = memory.lastGnssOffAt, a.time <= off, off < b.time, let relied = memory.offMaxSpeed { limit = max(limit, relied) }
+        if spansOffTime(from: a, to: b), let relied = memory.offMaxSpeed { limit = max(limit, relied) }
         return d / dt <= limit
     }
 
