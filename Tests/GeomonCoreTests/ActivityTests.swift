@@ -298,6 +298,35 @@ import Testing
         #expect(p.takeViolations().isEmpty)
     }
 
+    @Test func aCoarseFixDuringASleepLeavesTheNextGNSSFixJudgedAgainstTheGNSSFixBeforeIt() {
+        // The boat's sleep from rest 2 km from a boundary (wake at 161 s). At 100 s a coarse fix
+        // ±500 m, 1000 m east and 1000 m from the nearest boundary: its circle and the margin
+        // reach no boundary sooner than the wake planned, so the plan stands. The wake's first
+        // fix, 2070 m east, lies 85 m beyond what the boat reached from the GNSS fix before the
+        // sleep; judged against the coarse fix it would look plausible (565 m less both
+        // accuracies in 63 s) and the sleep's bounds would go unchecked.
+        var p = Self.started(Self.profile(.boat))
+        let far = FixContext(nearestBoundaryMeters: 2_000, searchRadiusMeters: 30_000)
+        let f0 = PowerPolicyTests.fix(0, acc: 5, speed: 0)
+        _ = p.screen(f0)
+        #expect(PowerPolicyTests.wake(p.fixReceived(f0, context: far, now: f0.time)) == PowerPolicyTests.at(161_000))
+        let coarse = PowerPolicyTests.fix(100_000, east: 1_000, acc: 500, source: .coarse)
+        #expect(p.screen(coarse) == .pass([coarse]))
+        #expect(p.fixReceived(coarse, context: FixContext(nearestBoundaryMeters: 1_000, searchRadiusMeters: 30_000), now: coarse.time).isEmpty)
+        _ = p.deadlineReached(now: PowerPolicyTests.at(161_000))
+        let f1 = PowerPolicyTests.fix(163_000, east: 2070, acc: 5, speed: 13)
+        #expect(p.screen(f1) == .held)
+        let f2 = PowerPolicyTests.fix(164_000, east: 2083, acc: 5, speed: 13)
+        #expect(p.screen(f2) == .pass([f1, f2]))
+        let v = p.takeViolations()
+        #expect(v.count == 1)
+        #expect(v.first?.kind == .acceleration)
+        #expect(v.first?.distanceMeters.map { abs($0 - 2060) < 0.5 } == true)
+        // A coarse fix that follows is judged against the last fix of any source, as before.
+        let next = PowerPolicyTests.fix(170_000, east: 2150, acc: 500, source: .coarse)
+        #expect(p.screen(next) == .pass([next]))
+    }
+
     @Test func aReportThePlanDroppedIsNotWhatTheWatchJudgesBy() {
         // A vehicle at 30 m/s, on near a boundary; a second later its fix reports 5 m/s, which
         // 1 g of braking cannot reach from 30 m/s (30 − 1 − 9.81 = 19.19 m/s at least): the plan

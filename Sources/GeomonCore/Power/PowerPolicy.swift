@@ -49,6 +49,9 @@ public struct PowerPolicy: Sendable {
         /// The last GNSS fix: the receiver's ephemerides are as fresh as it (`expectedTTFF`).
         var lastGnssFixAt: UTCTime?
         var lastAccepted: Fix?
+        /// The last GNSS fix the screen accepted: what a GNSS fix is judged against when coarse
+        /// fixes came since (`screen`).
+        var lastAcceptedGNSS: Fix?
         /// The previous usable GNSS fix a regions decision was made on (course trust).
         var previousDecided: Fix?
         var heldJump: Fix?
@@ -455,57 +458,51 @@ public struct PowerPolicy: Sendable {
     /// `watchAcrossSleep`) or shows it was an outlier (plausible from the last accepted fix:
     /// the held one is dropped).
     public mutating func screen(_ fix: Fix) -> Screening {
-        guard let last = memory.lastAccepted else {
-            memory.lastAccepted = fix
-            return .pass([fix])
-        }
+        guard let latest = memory.lastAccepted else { return accept([fix]) }
+        // A GNSS fix is judged against the last GNSS fix, as one held is: a coarse fix since
+        // (one during a sleep) is too imprecise to bear out or refute the bounds the sleep
+        // relied on, and judged against it a GNSS fix would never be checked across the sleep.
+        let judged = memory.heldJump ?? fix
+        let last = judged.source == .gnss ? memory.lastAcceptedGNSS ?? latest : latest
         if let held = memory.heldJump {
             let heldForSpeed = !plausible(from: last, to: held)
             // Only a GNSS fix bears out or refutes one held for the kinematic bound: a coarse
             // fix in between lets it pass unjudged rather than lose it.
-            if !heldForSpeed, fix.source != .gnss {
-                memory.heldJump = nil
-                memory.lastAccepted = fix
-                return .pass([held, fix])
-            }
+            if !heldForSpeed, fix.source != .gnss { return accept([held, fix]) }
             // A fix held only for the kinematic bound is borne out by one that lies beyond what
             // was reachable from `last` by the held fix's time too: a position glitch within
             // `max_speed` of both is not.
             if plausible(from: held, to: fix),
                heldForSpeed || !plausible(from: last, to: fix) || kinematicExcess(from: last, to: fix, reachAt: held.time) != nil {
-                memory.heldJump = nil
-                memory.lastAccepted = fix
                 // A jump a second fix confirmed, across a sleep: the device may have covered
                 // more than the bound the sleep relied on allows (`plausible` held it at that
                 // bound, or at a wider one in effect now).
                 watchAcrossSleep(from: last, to: held)
-                return .pass([held, fix])
+                return accept([held, fix])
             }
-            if !beyondBounds(from: last, to: fix) {
-                memory.heldJump = nil
-                memory.lastAccepted = fix
-                return .pass([fix])
-            }
+            if !beyondBounds(from: last, to: fix) { return accept([fix]) }
             // Two jumps in a row that bear each other out: the device moves faster than the
             // bound (a walker boarded a bus). The speed bound is broken and widens; both pass
             // if the widened bound allows them.
             if let observed = fastChain(last, held, fix) {
                 violated(.speed, at: fix.time, observed: observed)
-                if plausible(from: last, to: held), plausible(from: held, to: fix) {
-                    memory.heldJump = nil
-                    memory.lastAccepted = fix
-                    return .pass([held, fix])
-                }
+                if plausible(from: last, to: held), plausible(from: held, to: fix) { return accept([held, fix]) }
             }
             memory.heldJump = fix
             return .held
         }
-        if !beyondBounds(from: last, to: fix) {
-            memory.lastAccepted = fix
-            return .pass([fix])
-        }
+        if !beyondBounds(from: last, to: fix) { return accept([fix]) }
         memory.heldJump = fix
         return .held
+    }
+
+    /// The screen passes `fixes`, in order: nothing is held any more, and the last of them (and
+    /// the last GNSS one) is what the next fix is judged against.
+    private mutating func accept(_ fixes: [Fix]) -> Screening {
+        memory.heldJump = nil
+        memory.lastAccepted = fixes.last
+        if let gnss = fixes.last(where: { $0.source == .gnss }) { memory.lastAcceptedGNSS = gnss }
+        return .pass(fixes)
     }
 
     /// Whether the screen holds `fix` coming after `last`: a jump faster than the speed bound,
