@@ -156,6 +156,31 @@ import Testing
         #expect(try #require(run.match).recall >= 1)
     }
 
+    /// The same drive with a coarse source beside GNSS (fixes every 60 s at ±500 m, derived
+    /// from the track as `scripts/power-eval.sh --coarse 500m` does; fences every ~3 km): a
+    /// coarse fix near a fence wakes GNSS 44 s after a fix that reported the car standing,
+    /// 1,156 m on. The wake's fix is judged against that GNSS fix, not the coarse one in
+    /// between, so the acceleration bound it breaks is seen (docs/power.md, "Coarse fixes in regions mode").
+    @Test func aCoarseFixDuringASleepDoesNotHideAViolationOfItsBounds() throws {
+        let track = try PowerTracks.load("barefoot_x0001-001")
+        var profile = Self.profile(track: track, spacingMeters: 3000)
+        var coarse = CoarseSourceSettings()
+        coarse.exec = ["/bin/true"]
+        coarse.interval = .seconds(60)
+        coarse.expectedAccuracyMeters = 500
+        profile.sources.coarse = coarse
+        profile.sources.gnss?.power = .ubx
+        var options = ReplayRun.Options()
+        options.compareAlwaysOn = true
+        let run = try ReplayRun.evaluate(profile: profile, fixes: track, options: options)
+        let first = try #require(run.source?.receiver.violations.first)
+        #expect(first.kind == .acceleration)
+        let freeze = try #require(UTCTime(rfc3339: "2014-09-10T05:04:07Z")), after = try #require(UTCTime(rfc3339: "2014-09-10T05:05:30Z"))
+        #expect(first.time > freeze && first.time < after, "\(first.time.rfc3339)")
+        #expect(try #require(first.observedAcceleration) > first.planned.maxAccelerationMetersPerSecondSquared)
+        #expect(try #require(run.match).recall >= 1)
+    }
+
     /// A ship that waited days at anchor before its transit (AIS every 12–15 min, bridged up
     /// to three median intervals as `scripts/power-eval.sh` does), with a motion sensor derived
     /// from the recording: it swings round its anchor across a fence's boundary at under
