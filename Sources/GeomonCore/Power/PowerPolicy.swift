@@ -456,7 +456,8 @@ public struct PowerPolicy: Sendable {
     /// from the fix before it (`kinematicExcess`), is held; the next fix either confirms it
     /// (plausible from the held fix: both pass, and the bound it broke is watched,
     /// `watchAcrossSleep`) or shows it was an outlier (plausible from the last accepted fix:
-    /// the held one is dropped).
+    /// the held one is dropped). "The fix before" and "the last accepted fix" of a GNSS fix
+    /// are the last GNSS fix accepted; of a coarse fix, the last of any source.
     public mutating func screen(_ fix: Fix) -> Screening {
         guard let latest = memory.lastAccepted else { return accept([fix]) }
         // A GNSS fix is judged against the last GNSS fix, as one held is: a coarse fix since
