@@ -302,10 +302,10 @@ import Testing
         // The boat's sleep from rest 2 km from a boundary (wake at 161 s). At 100 s a coarse fix
         // ±500 m, 1000 m east and 1000 m from the nearest boundary: its circle and the margin
         // reach no boundary (GNSS is not woken), and a coarse fix never brings a wake forward,
-        // so the plan stands. The wake's first
-        // fix, 2070 m east, lies 85 m beyond what the boat reached from the GNSS fix before the
-        // sleep; judged against the coarse fix it would look plausible (565 m less both
-        // accuracies in 63 s) and the sleep's bounds would go unchecked.
+        // so the plan stands. The wake's first fix, 2070 m east, lies 85 m beyond what the boat
+        // reached from the GNSS fix before the sleep; judged against the coarse fix it would
+        // look plausible (565 m less both accuracies in 63 s) and the sleep's bounds would go
+        // unchecked.
         var p = Self.started(Self.profile(.boat))
         let far = FixContext(nearestBoundaryMeters: 2_000, searchRadiusMeters: 30_000)
         let f0 = PowerPolicyTests.fix(0, acc: 5, speed: 0)
