@@ -44,6 +44,42 @@ struct ActivityCommandTests {
         #expect(bad.exitCode == 66)
     }
 
+    /// One user's drives and walks from US-TransportationMode (a phone carried as its owner
+    /// pleased, Tests/Fixtures/accel/tmd): a phone handled in the car reads as steps, and a
+    /// walker sensed in a car is what plans a sleep short of a boundary. With foot believed
+    /// after a vehicle only on a majority of the windows over 2 minutes, the drives are taken
+    /// for a walk at most a fifth as often as when every window is believed. The price is paid
+    /// on the walks: this user's are short (1–3 minutes), and one that begins with a window
+    /// read as a vehicle stays one; still, at least a third of their seconds read as walks.
+    @Test func aPhoneHandledInACarIsNotTakenForAWalker() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let csv = dir.url.appendingPathComponent("damiano.csv").path
+        let unzip = try runProcess(URL(fileURLWithPath: "/bin/sh"),
+                                   ["-c", "gzip -dc \"$0\" > \"$1\"", TestSupport.fixture("accel/tmd/damiano.csv.gz").path, csv])
+        #expect(unzip.exitCode == 0, "\(unzip.stderr)")
+        func rows(_ extra: [String]) throws -> [String: [String: Any]] {
+            let result = try runGeomon(["bench", "activity", csv] + extra)
+            #expect(result.exitCode == 0, "\(result.stderr)")
+            return Dictionary(uniqueKeysWithValues: try Self.lines(result.stdout).dropLast().compactMap { row in
+                (row["true"] as? String).map { ($0, row) }
+            })
+        }
+        func count(_ row: [String: Any]?, _ said: String) -> Int { row?[said] as? Int ?? -1 }
+        let settled = try rows([]), eager = try rows(["--settle", "0"])
+        let drive = settled["vehicle"], walk = settled["foot"]
+        let driveSeconds = ["still", "foot", "vehicle"].map { count(drive, $0) }.reduce(0, +)
+        #expect(driveSeconds > 2_000)
+        // Every window believed: a fifth of the drives' seconds said foot.
+        #expect(count(eager["vehicle"], "foot") * 5 >= driveSeconds, "\(eager)")
+        // The majority rule: at most a fifth of that, and under 5 % of the drives.
+        #expect(count(drive, "foot") * 5 <= count(eager["vehicle"], "foot"), "\(settled)")
+        #expect(count(drive, "foot") * 20 <= driveSeconds, "\(settled)")
+        // The walks: 438 of 1,006 seconds (649 with every window believed).
+        let walkSeconds = ["still", "foot", "vehicle"].map { count(walk, $0) }.reduce(0, +)
+        #expect(walkSeconds > 900 && count(walk, "foot") * 3 >= walkSeconds, "\(settled)")
+    }
+
     @Test func replayPlansWithTheActivityDeclaredDerivedOrRecorded() throws {
         let dir = try TemporaryDirectory()
         defer { dir.remove() }

@@ -65,6 +65,54 @@ import Testing
         #expect(d.said(moving: true, at: Self.s(200)) == .moving)
     }
 
+    /// Feeds `seconds` of 2 Hz samples swinging by ±`swing` around gravity from `start`; the
+    /// activity after each second.
+    static func feed(_ d: inout MotionDetector, from start: Double, seconds: Int, swing: Double) -> [Activity?] {
+        var out: [Activity?] = []
+        for i in 0..<(seconds * 2) {
+            _ = d.sample(magnitude: 9.81 + (i % 2 == 0 ? swing : -swing), at: s(start + Double(i) / 2))
+            if i % 2 == 1 { out.append(d.activity) }
+        }
+        return out
+    }
+
+    /// A faster activity is believed at once, a slower one once it has been the majority of
+    /// the windows over `settle` (2 min): a phone handled in a car reads as steps for a window
+    /// or two, and sensing a walker in a car is what plans a sleep short of a boundary.
+    @Test func aSlowerActivityIsBelievedOnceItIsTheMajorityOfTheWindowsOverTwoMinutes() {
+        var d = MotionDetector(stillAfter: .seconds(60))
+        // A drive: ±0.6 m/s² (the vehicle band), a vehicle once a window is full.
+        #expect(Self.feed(&d, from: 0, seconds: 60, swing: 0.6).last == .vehicle)
+        // 20 s of ±4 m/s² (the phone picked up): still a vehicle.
+        #expect(Self.feed(&d, from: 60, seconds: 20, swing: 4).allSatisfy { $0 == .vehicle })
+        #expect(Self.feed(&d, from: 80, seconds: 60, swing: 0.6).allSatisfy { $0 == .vehicle })
+        // A walk: foot once its windows are most of the last two minutes, not before.
+        let walk = Self.feed(&d, from: 140, seconds: 180, swing: 4)
+        #expect(walk.prefix(30).allSatisfy { $0 == .vehicle } && walk.prefix(125).contains(.foot), "\(walk)")
+        #expect(walk.last == .foot)
+        // Boarding a bus: a vehicle within one window (10 s), as soon as the walk's swings no
+        // longer dominate it: at once, with no settle.
+        let bus = Self.feed(&d, from: 320, seconds: 15, swing: 0.6)
+        #expect(bus.prefix(5).allSatisfy { $0 == .foot } && bus.dropFirst(9).allSatisfy { $0 == .vehicle }, "\(bus)")
+        // Without the settle every window is believed at once.
+        var eager = MotionDetector(stillAfter: .seconds(60), settle: .zero)
+        _ = Self.feed(&eager, from: 0, seconds: 60, swing: 0.6)
+        #expect(Self.feed(&eager, from: 60, seconds: 20, swing: 4).last == .foot)
+    }
+
+    /// A window that moved only in part (a walk that begins or ends beside stillness) says
+    /// nothing of what carries the device: its diluted steps spread like a vehicle's vibration.
+    @Test func aWindowThatMovedOnlyInPartSaysNothingOfWhatCarriesTheDevice() {
+        var d = MotionDetector(stillAfter: .seconds(60))
+        _ = Self.feed(&d, from: 0, seconds: 30, swing: 0.01)
+        // Setting off on foot: never a vehicle on the way, foot once the window is all walk.
+        let start = Self.feed(&d, from: 30, seconds: 15, swing: 4)
+        #expect(!start.contains(.vehicle) && start.last == .foot, "\(start)")
+        // Stopping: the steps leave the window; foot stays (no vehicle on the way down).
+        let stop = Self.feed(&d, from: 45, seconds: 30, swing: 0.01)
+        #expect(stop.allSatisfy { $0 == .foot }, "\(stop)")
+    }
+
     @Test func aRecordingSaysStillWhereItsSpeedStaysLowAndMovingSoonAfterItRises() {
         // 1 Hz: 100 s at 10 m/s, 300 s parked (0.1 m/s of jitter), 50 s at 10 m/s.
         let t0 = UTCTime(millisecondsSince1970: 1_700_000_000_000)

@@ -13,10 +13,12 @@ struct BenchActivityCommand: GeomonCommand {
         m/s² and the true class (`still`, `foot` or `vehicle`); a `segment` column separates
         recordings (each starts the classifier afresh). Every segment is read at --rate (the
         sample nearest each 1/rate s, as `sources.motion.sample` reads the device) through the
-        classifier `geomon run` uses, with --window and the thresholds of `sources.motion`.
+        classifier `geomon run` uses, with --window, the thresholds of `sources.motion` and
+        --settle.
         Once a window is full, each second's answer is scored: `still` when the spread stays
         under --threshold, else the sensed activity. Prints one JSON line per true class
-        (its row of the confusion matrix, counts of seconds), then one with the accuracy and
+        (its row of the confusion matrix, counts of seconds; the still words said, `still_after`
+        (60 s) without movement, and the seconds scored under one), then one with the accuracy and
         each segment's detection latency: the seconds from its start to the first right answer.
         With --changes the segments play one after another through one classifier (each
         segment's start a change of activity), so the latency is that of noticing a change.
@@ -26,6 +28,7 @@ struct BenchActivityCommand: GeomonCommand {
             .option("--window", "SECONDS", "the classifier's window (default 10)"),
             .option("--threshold", "M/S2", "movement above this standard deviation (default 0.15)"),
             .option("--foot-threshold", "M/S2", "foot above this standard deviation (default 2)"),
+            .option("--settle", "SECONDS", "foot after a vehicle once foot was the majority of the windows over this long (default 120, geomon run's; 0: every window at once)"),
             .flag("--changes", "play the segments back to back through one classifier (see above)"),
         ],
         arguments: [ArgumentSpec("FILE", "a labelled accelerometer recording (CSV)", completion: .file(["csv"]))]
@@ -36,6 +39,7 @@ struct BenchActivityCommand: GeomonCommand {
     var window: Double
     var threshold: Double
     var footThreshold: Double
+    var settle: Double
     var changes: Bool
 
     init(_ arguments: ParsedArguments) throws {
@@ -45,6 +49,7 @@ struct BenchActivityCommand: GeomonCommand {
         window = try arguments.double("--window", in: 0.1...3600) ?? 10
         threshold = try arguments.double("--threshold", in: 0...100) ?? 0.15
         footThreshold = try arguments.double("--foot-threshold", in: 0...100) ?? 2
+        settle = try arguments.double("--settle", in: 0...3600) ?? 120
         changes = arguments.flag("--changes")
     }
 
@@ -52,7 +57,8 @@ struct BenchActivityCommand: GeomonCommand {
 
     private func newDetector() -> MotionDetector {
         MotionDetector(stillAfter: .seconds(60), window: .milliseconds(Int64(window * 1000)),
-                       thresholdMetersPerSecondSquared: threshold, footThresholdMetersPerSecondSquared: footThreshold)
+                       thresholdMetersPerSecondSquared: threshold, footThresholdMetersPerSecondSquared: footThreshold,
+                       settle: .milliseconds(Int64(settle * 1000)))
     }
 
     struct Sample {
@@ -67,6 +73,10 @@ struct BenchActivityCommand: GeomonCommand {
         }
         let segments = try Self.segments(text, path: path)
         var matrix = Array(repeating: Array(repeating: 0, count: Self.classes.count), count: Self.classes.count)
+        // Per true class: still words said (`still_after` without movement: the receiver goes
+        // off), and the seconds scored under one.
+        var stillWords = Array(repeating: 0, count: Self.classes.count)
+        var underStill = Array(repeating: 0, count: Self.classes.count)
         var latencies: [String] = []
         var detector = newDetector()
         // With --changes one clock runs across the segments; else each starts at 0.
@@ -88,12 +98,15 @@ struct BenchActivityCommand: GeomonCommand {
                 while next + 1 < samples.count, abs(samples[next + 1].t - t) <= abs(samples[next].t - t) { next += 1 }
                 let sample = samples[next]
                 let clock = offset + t - start
-                _ = detector.sample(magnitude: sample.magnitude, at: .milliseconds(Int64(clock * 1000)))
+                let word = detector.sample(magnitude: sample.magnitude, at: .milliseconds(Int64(clock * 1000)))
+                let truth = Self.classes.firstIndex(of: sample.label)
+                if word == .still, let truth { stillWords[truth] += 1 }
                 guard clock >= nextScore else { continue }
                 nextScore += 1
                 let answer = detector.isMoving ? (detector.activity?.rawValue ?? "vehicle") : "still"
-                guard let truth = Self.classes.firstIndex(of: sample.label), let said = Self.classes.firstIndex(of: answer) else { continue }
+                guard let truth, let said = Self.classes.firstIndex(of: answer) else { continue }
                 matrix[truth][said] += 1
+                if detector.reported == .still { underStill[truth] += 1 }
                 if truth == said, firstRight == nil { firstRight = clock - offset }
             }
             latencies.append("{\"label\":\"\(samples[0].label)\",\"latency_s\":\(firstRight.map { NumberText.short($0, 1) } ?? "null")}")
@@ -105,11 +118,14 @@ struct BenchActivityCommand: GeomonCommand {
             var o = JSONObject()
             o.add("true", name)
             for (j, said) in Self.classes.enumerated() { o.add(said, matrix[i][j]) }
+            o.add("still_words", stillWords[i])
+            o.add("under_still_word_s", underStill[i])
             print(o.text)
         }
         var summary = JSONObject()
         summary.add("rate_hz", rate, decimals: 3)
         summary.add("window_s", window, decimals: 3)
+        summary.add("settle_s", settle, decimals: 3)
         summary.add("seconds_scored", total)
         summary.add("accuracy", total > 0 ? Double(right) / Double(total) : 0, decimals: 4)
         summary.add("segments", raw: "[" + latencies.joined(separator: ",") + "]")

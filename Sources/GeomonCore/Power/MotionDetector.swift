@@ -15,25 +15,36 @@ public struct MotionDetector: Sendable {
     public let window: Duration
     public let thresholdMetersPerSecondSquared: Double
     /// Above this standard deviation over a full window the movement is a walk or a run
-    /// (`ActivityClassifier`, docs/sources.md, "What the accelerometer senses").
+    /// (docs/sources.md, "What the accelerometer senses").
     public let footThresholdMetersPerSecondSquared: Double
+    /// How long a slower activity than the one sensed must be the majority of the full windows
+    /// that moved before it is believed (a faster one is believed at once): sensing a slower
+    /// activity than the truth is what plans a sleep too short of a boundary, and a phone
+    /// handled in a car reads as steps for a window or two. The same 2 minutes as replay's
+    /// sensor (`ActivitySignal.settle`); zero believes every window.
+    public let settle: Duration
     /// What was reported last (nil before the first report).
     public private(set) var reported: Motion?
-    /// What carries the device, from the last full window that moved: `foot` above
-    /// `footThreshold`, `vehicle` between the two thresholds; nil before such a window. A still
-    /// window leaves it as it was (standing says nothing about what carries the device next).
+    /// What carries the device, from the full windows that moved (each one `foot` above
+    /// `footThreshold`, `vehicle` between the two thresholds): the first one's at once, a
+    /// vehicle at once, and foot after a vehicle once foot was the majority of the windows
+    /// over `settle` (`settled`); nil before such a window. A still window leaves it as it
+    /// was (standing says nothing about what carries the device next).
     public private(set) var activity: Activity?
     /// Since when only stillness was observed (nil: the last observation was movement, or
     /// nothing was observed yet).
     public private(set) var quietSince: Duration?
     private var samples: [(at: Duration, magnitude: Double)] = []
+    /// The full windows that moved within the last `settle`: when, and whether each said foot.
+    private var verdicts: [(at: Duration, foot: Bool)] = []
 
     public init(stillAfter: Duration, window: Duration = .seconds(10), thresholdMetersPerSecondSquared: Double = 0.15,
-                footThresholdMetersPerSecondSquared: Double = 2) {
+                footThresholdMetersPerSecondSquared: Double = 2, settle: Duration = .seconds(120)) {
         self.stillAfter = stillAfter
         self.window = window
         self.thresholdMetersPerSecondSquared = thresholdMetersPerSecondSquared
         self.footThresholdMetersPerSecondSquared = footThresholdMetersPerSecondSquared
+        self.settle = settle
     }
 
     /// One accelerometer sample's magnitude at `at`; the change to report, if any. Once the
@@ -45,10 +56,39 @@ public struct MotionDetector: Sendable {
         let spread = samples.count >= 2 ? Self.standardDeviation(samples.map(\.magnitude)) : 0
         let moving = samples.count >= 2 && spread > thresholdMetersPerSecondSquared
         isMoving = moving
-        if moving, let first = samples.first, (at - first.at) * 10 >= window * 9 {
-            activity = spread > footThresholdMetersPerSecondSquared ? .foot : .vehicle
+        if moving, let first = samples.first, (at - first.at) * 10 >= window * 9, movedThroughout(at: at) {
+            classify(foot: spread > footThresholdMetersPerSecondSquared, at: at)
         }
         return observe(moving: moving, at: at)
+    }
+
+    /// Each half of the window up to `at` moved (its spread above `threshold`). A window that
+    /// moved only in part is a start or a stop, not a way of moving: the steps of a walk that
+    /// begins or ends, diluted by the stillness beside them, spread like a vehicle's vibration.
+    private func movedThroughout(at: Duration) -> Bool {
+        let middle = at - window / 2
+        let early = samples.prefix { $0.at < middle }.map(\.magnitude)
+        let late = samples.dropFirst(early.count).map(\.magnitude)
+        return early.count >= 2 && late.count >= 2
+            && Self.standardDeviation(early) > thresholdMetersPerSecondSquared
+            && Self.standardDeviation(late) > thresholdMetersPerSecondSquared
+    }
+
+    /// One full window's verdict at `at`: foot, else vehicle.
+    private mutating func classify(foot: Bool, at: Duration) {
+        verdicts.append((at, foot))
+        while let first = verdicts.first, at - first.at > settle { verdicts.removeFirst() }
+        guard foot else {
+            activity = .vehicle
+            return
+        }
+        if activity == nil || settled(at: at) { activity = .foot }
+    }
+
+    /// Foot has been the majority of the verdicts over (90 % of) `settle` up to `at`.
+    private func settled(at: Duration) -> Bool {
+        guard let first = verdicts.first, (at - first.at) * 10 >= settle * 9 else { return false }
+        return verdicts.count(where: \.foot) * 2 > verdicts.count
     }
 
     /// The command's word at `at`; the change to report, if any.
@@ -78,6 +118,7 @@ public struct MotionDetector: Sendable {
         quietSince = nil
         activity = nil
         samples.removeAll()
+        verdicts.removeAll()
     }
 
     private mutating func observe(moving: Bool, at: Duration) -> Motion? {

@@ -9,7 +9,7 @@ import GeomonFormat
 /// The motion sensor (`sources.motion`): an IIO accelerometer sampled at `sample`, or a
 /// command printing `{"moving": true|false, "activity": …}` lines, turned into moving / still
 /// by a `MotionDetector` and handed to the driver when that changes, with the activity the
-/// source senses (the accelerometer's `ActivityClassifier`, the command's word). No word for `stale_after`
+/// source senses (the accelerometer's windows, `MotionDetector.activity`; the command's word). No word for `stale_after`
 /// (the accelerometer unreadable, the command silent or gone) and the sensor counts as
 /// absent: `.motion(nil)`, logged once, until it speaks again.
 ///
