@@ -508,17 +508,15 @@ import Testing
 
     /// A sensor that says still on a smooth road: a fix shows the car 144 m on, GNSS wins in
     /// the policy, and the movement rules stop going by the word too. However long no fix
-    /// comes after it, nothing has shown a stop: no trip ends.
+    /// comes after it, nothing has shown a stop: no trip ends. (The receiver reports no speed:
+    /// one that reported 12 m/s refutes the word at once,
+    /// `aStillWordTheLastFixRefutesEndsNoTrip`.)
     @Test func aStillWordThatGNSSOverrulesEndsNoTrip() {
         var profile = MonitorTests.profile(.continuous)
         profile.movement = Self.settings()
         var m = MonitorTests.machine(profile)
         var events: [GeoEvent] = []
-        func moving(_ t: Double) -> Fix {
-            var f = MonitorTests.fix(t, 5_000 + 12 * t)
-            f.speedMetersPerSecond = 12
-            return f
-        }
+        func moving(_ t: Double) -> Fix { MonitorTests.fix(t, 5_000 + 12 * t) }
         for t in stride(from: 0.0, through: 200, by: 10) {
             events += MonitorTests.events(m.fixReceived(moving(t), now: MonitorTests.at(t)))
         }
@@ -539,6 +537,27 @@ import Testing
         events += MonitorTests.events(m.motionReported(.still, now: MonitorTests.at(1_120)))
         while let due = m.nextDeadline, due <= MonitorTests.at(1_500) { events += MonitorTests.events(m.deadlineReached(now: due)) }
         #expect(events.filter { $0.kind == .tripEnd }.map(\.time) == [MonitorTests.at(1_120)])
+    }
+
+    /// The same drive with a receiver that reports 12 m/s: the word 5 s after such a fix is
+    /// refuted at the word (the sensor claims a minute without movement), so the receiver stays
+    /// on and the movement rules do not go by it either: no trip ends.
+    @Test func aStillWordTheLastFixRefutesEndsNoTrip() {
+        var profile = MonitorTests.profile(.continuous)
+        profile.movement = Self.settings()
+        var m = MonitorTests.machine(profile)
+        var events: [GeoEvent] = []
+        for t in stride(from: 0.0, through: 200, by: 10) {
+            var f = MonitorTests.fix(t, 5_000 + 12 * t)
+            f.speedMetersPerSecond = 12
+            events += MonitorTests.events(m.fixReceived(f, now: MonitorTests.at(t)))
+        }
+        #expect(m.movement.state.trip != nil)
+        events += MonitorTests.events(m.motionReported(.still, now: MonitorTests.at(205)))
+        #expect(m.policy.isGNSSOn && m.policy.stillDistrusted && m.policy.motion == nil)
+        while let due = m.nextDeadline, due <= MonitorTests.at(1_100) { events += MonitorTests.events(m.deadlineReached(now: due)) }
+        #expect(!events.contains { $0.kind == .tripEnd })
+        #expect(m.movement.state.trip != nil)
     }
 
     @Test func anExitCarriesTheTimeInsideAndMovementEventsComeInTheMachinesCommits() throws {

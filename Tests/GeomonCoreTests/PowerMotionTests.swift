@@ -155,7 +155,11 @@ import Testing
         // 20 m/s east, the nearest boundary 300 m away and the way ahead ever clearer: the
         // heading bound plans the sleep. A stop undoes the course it assumed (the device may
         // set off any way): on moving the receiver is woken at once, not the sleep resumed.
-        var p = PowerPolicyTests.started(PowerPolicyTests.config())
+        // The sensor says still 3 s into a stop (`still_after: 3s`): a word 5 s after a fix at
+        // speed, with the usual minute, would contradict that fix and not be believed
+        // (`aStillWordWhileTheLastFixReportsSpeedIsNotBelieved`).
+        let quick = PowerPolicyTests.config { $0.stillAfter = .seconds(3) }
+        var p = PowerPolicyTests.started(quick)
         var ahead = FixContext(nearestBoundaryMeters: 300, searchRadiusMeters: 30_000)
         ahead.courseClearance = CourseClearance(stepMeters: 100, clearanceMeters: (0..<20).map { 300 + 100 * Double($0) })
         let f = PowerPolicyTests.fix(0, speed: 20, course: 90)
@@ -169,7 +173,7 @@ import Testing
         _ = p.motionReported(.still, now: Self.at(5_000))
         #expect(p.motionReported(.moving, now: Self.at(60_000)) == [.gnssOn(PowerReason(.motion, ttff: .seconds(2)))])
         // The same sleep on the kinematic bound (no course): resumed, as the test above.
-        var k = PowerPolicyTests.started(PowerPolicyTests.config())
+        var k = PowerPolicyTests.started(quick)
         let g = PowerPolicyTests.fix(0, speed: 5)
         _ = k.screen(g)
         _ = k.fixReceived(g, context: ahead, now: g.time)
@@ -394,6 +398,33 @@ import Testing
         // Without a budget the floor is `min_sleep` from now.
         var q = Self.onNearABoundary()
         #expect(PowerPolicyTests.wake(q.motionReported(.still, now: Self.at(1_000))) == Self.at(11_000))
+    }
+
+    /// An accelerometer feels changes of velocity, not velocity: a train running smoothly says
+    /// still. A still word that comes while the receiver's last usable fix, within `still_after`
+    /// before it, reports more than `creep_speed` plus the speed error is not believed (GNSS
+    /// wins at the word), until the sensor has said moving again.
+    @Test func aStillWordWhileTheLastFixReportsSpeedIsNotBelieved() {
+        var p = PowerPolicyTests.started(PowerPolicyTests.config())
+        // A train at 30 m/s past a boundary 20 m off: the receiver stays on, a fix a second.
+        for s in Int64(0)...60 {
+            let fix = PowerPolicyTests.fix(s * 1_000, east: Double(s) * 30, speed: 30)
+            _ = p.screen(fix)
+            _ = p.fixReceived(fix, context: Self.near, now: Self.at(s * 1_000))
+        }
+        #expect(p.isGNSSOn)
+        // 60 s without a felt change of velocity: the word, a second after a fix at 30 m/s.
+        #expect(p.motionReported(.still, now: Self.at(61_000)) == [])
+        #expect(p.isGNSSOn && p.motion != .still && p.stillDistrusted)
+        // Only a word of moving makes the next still believable; at the next station the
+        // last fix reports 0.3 m/s (under 0.5 + 1 m/s): that still is believed.
+        _ = p.motionReported(.moving, now: Self.at(200_000))
+        #expect(!p.stillDistrusted)
+        let stop = PowerPolicyTests.fix(300_000, east: 9_000, speed: 0.3)
+        _ = p.screen(stop)
+        _ = p.fixReceived(stop, context: Self.far, now: Self.at(300_000))
+        #expect(p.motionReported(.still, now: Self.at(301_000)).contains { $0.reason.kind == .motionStill })
+        #expect(p.motion == .still)
     }
 
     @Test func gnssWinsOverASensorThatSaysStillWhileFixesMove() {

@@ -416,10 +416,12 @@ public struct Monitor: Sendable {
         motionHeard = true
         var effects: [Effect] = []
         var commit = Commit()
-        // A still GNSS has shown wrong is not believed until the sensor has said moving again.
-        commit.events = movement.motionReported(motion == .still && policy.stillDistrusted ? nil : motion, now: now)
-        // Before the commit: what the word changes of the watch (a verdict lifted) goes with it.
+        // Before the commit: what the word changes of the watch (a verdict lifted, or a still
+        // the last fix refutes) goes with it.
         let actions = policy.motionReported(motion, now: now)
+        // A still GNSS has shown wrong, before or at this word, is not believed until the
+        // sensor has said moving again.
+        commit.events = movement.motionReported(motion == .still && policy.stillDistrusted ? nil : motion, now: now)
         let modeBefore = modes.current
         let modeActions = modes.readsMoving ? movingMayHaveChanged(now: now, into: &commit.events) : []
         finish(&commit, into: &effects, locationsFrom: modeBefore)

@@ -697,7 +697,13 @@ public struct PowerPolicy: Sendable {
         switch motion {
         case .still:
             guard !memory.assumptions.stillDistrusted else { return false }
-            if memory.motion != .still { standsFrom(now) }
+            if memory.motion != .still {
+                if movedUnfelt(now: now) {
+                    distrustStill(true)
+                    return false
+                }
+                standsFrom(now)
+            }
         case .moving:
             distrustStill(false)
             memory.stillCheckSince = nil
@@ -729,6 +735,18 @@ public struct PowerPolicy: Sendable {
         memory.shortListen = ttff == configuration.ttffHot
         memory.checkInterval = nil
         return [.gnssOn(PowerReason(kind, ttff: ttff))]
+    }
+
+    /// GNSS wins at the word too: the last usable GNSS fix came within `still_after` before a
+    /// new still word, when the sensor felt no movement, and reported a speed beyond the drift
+    /// it cannot feel and the report's error (`creep_speed + speed_error`). An accelerometer
+    /// feels changes of velocity, not velocity: a train running smoothly, or pulling away from
+    /// a station more gently than its vibration, feels still. The word is then not believed
+    /// until the sensor has said moving again, as when a check-back's fix refutes it.
+    private func movedUnfelt(now: UTCTime) -> Bool {
+        guard let fix = memory.usableFix, now - fix.time < configuration.stillAfter,
+              let speed = fix.speedMetersPerSecond, speed.isFinite else { return false }
+        return speed > max(0, configuration.stillCreepMetersPerSecond) + configuration.speedErrorMetersPerSecond
     }
 
     /// A new still word at `now`: where the device stands, and how far from a boundary. The
