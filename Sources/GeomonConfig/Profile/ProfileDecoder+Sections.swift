@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import GeomonCore
+import GeomonFormat
 
 /// What the cross-fence rules need of a fence beside the fence itself (`decodedFences`, same
 /// order; its shape may live in the index only). Its `location` is where diagnostics point.
@@ -163,6 +164,13 @@ extension ProfileDecoder {
             if let n = m["stale_after"], let v = duration(n, "stale_after") { motion.staleAfter = v }
             if let n = m["latency"], let v = duration(n, "latency", .nonNegative) { motion.latency = v }
             if let n = m["creep_speed"], let v = quantity(n, "creep_speed", .speed, .nonNegative) { motion.creepSpeedMetersPerSecond = v }
+            // The activity needs two samples in each half of a window, movement two in it.
+            let perWindow = motion.window.secondsValue * motion.sampleHertz
+            if perWindow < 4, let n = m["window"] ?? m["sample"] {
+                warning("'window' (\(motion.window.profileText)) holds \(NumberText.short(perWindow, 1)) samples at 'sample' (\(NumberText.short(motion.sampleHertz, 3)) Hz): "
+                        + (perWindow < 2 ? "the accelerometer never says the device moves, nor what carries it" : "the accelerometer never says what carries the device (each half of a window needs 2 samples)")
+                        + "; use a window of at least 4 samples", n)
+            }
         case .command:
             guard let m = fields(node, path: "sources.motion", allowed: common + ["exec", "interval"], required: ["exec"]) else { return }
             if let n = m["exec"], let argv = argv(n, what: "motion program") { motion.exec = argv }
