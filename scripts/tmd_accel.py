@@ -47,11 +47,11 @@ def read(path):
     return samples, answers
 
 
-def write(out, files):
+def write(out, recordings):
+    """The bench's CSV of `recordings`: (path, samples) pairs as `read` gives them."""
     out.write("t_s,ax,ay,az,label,segment\n")
-    for path in files:
+    for path, samples in recordings:
         user, mode, start = parse_name(path)
-        samples, _ = read(path)
         if len(samples) < 2:
             continue
         t0 = samples[0][0]
@@ -72,7 +72,7 @@ def main():
     if not files:
         sys.exit(f"tmd_accel.py: no sensorfile_*.csv to use in {args.raw}")
     if not args.out:
-        write(sys.stdout, files)
+        write(sys.stdout, ((f, read(f)[0]) for f in files))
         return
     os.makedirs(args.out, exist_ok=True)
     by_mode = collections.defaultdict(list)
@@ -83,18 +83,19 @@ def main():
     for mode in ("Still", "Walking", "Car", "Bus", "Train"):
         if mode not in by_mode:
             continue
-        with open(os.path.join(args.out, mode.lower() + ".csv"), "w") as out:
-            write(out, by_mode[mode])
-        said = collections.Counter()
-        seconds, users, used = 0.0, set(), 0
+        recordings, said = [], collections.Counter()
+        seconds, users = 0.0, set()
         for f in by_mode[mode]:
             samples, answers = read(f)
+            recordings.append((f, samples))
             if len(samples) >= 2:
                 seconds += (samples[-1][0] - samples[0][0]) / 1000
                 users.add(parse_name(f)[0])
-                used += 1
             for a in answers:
                 said[AR.get(a, "other")] += 1
+        with open(os.path.join(args.out, mode.lower() + ".csv"), "w") as out:
+            write(out, recordings)
+        used = sum(1 for _, samples in recordings if len(samples) >= 2)
         print(f"| {mode.lower()} | {used} | {len(users)} | {seconds:,.0f} | "
               f"{said['still']} / {said['foot']} / {said['vehicle']} / {said['other']} |")
 

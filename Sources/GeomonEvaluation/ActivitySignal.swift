@@ -30,7 +30,7 @@ public struct ActivitySignal: Sendable {
     }
 
     public var latency: Duration
-    public var settle: Duration = .seconds(120)
+    public var settle: Duration = MotionDetector.defaultSettle
     public var speedErrorMetersPerSecond: Double = 1
 
     /// Across a recording gap longer than this the mean speed counts too.

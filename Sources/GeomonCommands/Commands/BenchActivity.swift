@@ -49,7 +49,7 @@ struct BenchActivityCommand: GeomonCommand {
         window = try arguments.double("--window", in: 0.1...3600) ?? 10
         threshold = try arguments.double("--threshold", in: 0...100) ?? 0.15
         footThreshold = try arguments.double("--foot-threshold", in: 0...100) ?? 2
-        settle = try arguments.double("--settle", in: 0...3600) ?? 120
+        settle = try arguments.double("--settle", in: 0...3600) ?? MotionDetector.defaultSettle.secondsValue
         changes = arguments.flag("--changes")
     }
 

@@ -20,9 +20,11 @@ public struct MotionDetector: Sendable {
     /// How long a slower activity than the one sensed must be the majority of the full windows
     /// that moved before it is believed (a faster one is believed at once): sensing a slower
     /// activity than the truth is what plans a sleep too short of a boundary, and a phone
-    /// handled in a car reads as steps for a window or two. The same 2 minutes as replay's
-    /// sensor (`ActivitySignal.settle`); zero believes every window.
+    /// handled in a car reads as steps for a window or two. Zero believes every window.
     public let settle: Duration
+    /// `settle`'s default, 2 minutes: also how long replay's sensor (`ActivitySignal.settle`)
+    /// waits before it reports a slower activity.
+    public static let defaultSettle: Duration = .seconds(120)
     /// What was reported last (nil before the first report).
     public private(set) var reported: Motion?
     /// What carries the device, from the full windows that moved (each one `foot` above
@@ -39,7 +41,7 @@ public struct MotionDetector: Sendable {
     private var verdicts: [(at: Duration, foot: Bool)] = []
 
     public init(stillAfter: Duration, window: Duration = .seconds(10), thresholdMetersPerSecondSquared: Double = 0.15,
-                footThresholdMetersPerSecondSquared: Double = 2, settle: Duration = .seconds(120)) {
+                footThresholdMetersPerSecondSquared: Double = 2, settle: Duration = defaultSettle) {
         self.stillAfter = stillAfter
         self.window = window
         self.thresholdMetersPerSecondSquared = thresholdMetersPerSecondSquared

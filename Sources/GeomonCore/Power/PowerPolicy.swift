@@ -746,7 +746,7 @@ public struct PowerPolicy: Sendable {
     private func movedUnfelt(now: UTCTime) -> Bool {
         guard let fix = memory.usableFix, now - fix.time < configuration.stillAfter,
               let speed = fix.speedMetersPerSecond, speed.isFinite else { return false }
-        return speed > max(0, configuration.stillCreepMetersPerSecond) + configuration.speedErrorMetersPerSecond
+        return speed > configuration.stillCreepMetersPerSecond + configuration.speedErrorMetersPerSecond
     }
 
     /// A new still word at `now`: where the device stands, and how far from a boundary. The
