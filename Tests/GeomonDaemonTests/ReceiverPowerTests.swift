@@ -30,12 +30,12 @@ struct ReceiverPowerTests {
 
     /// A temporary directory with the profile (`power` from the directory) and a simulated
     /// receiver of kind `obey` read by a real gpsd, for `body`; all removed and stopped after.
-    static func scenario(obey: String, ignore: Bool = false, power: (TemporaryDirectory) throws -> String,
+    static func scenario(obey: String, ignore: Bool = false, ttff: Double = 1, power: (TemporaryDirectory) throws -> String,
                          _ body: (_ profile: String, _ receiver: SimulatedReceiver, _ dir: TemporaryDirectory) throws -> Void) throws {
         let dir = try TemporaryDirectory()
         defer { dir.remove() }
         let profile = try Self.profile(dir, power: power(dir))
-        let receiver = try SimulatedReceiver(log: Self.log, directory: dir.url, obey: obey, ignore: ignore, from: Self.window.from, until: Self.window.until)
+        let receiver = try SimulatedReceiver(log: Self.log, directory: dir.url, obey: obey, ignore: ignore, from: Self.window.from, until: Self.window.until, ttff: ttff)
         defer { receiver.stop() }
         try body(profile, receiver, dir)
     }
@@ -333,9 +333,9 @@ extension ReceiverPowerTests {
     }
 
     /// `geomon receiver test` against the receiver: its output and exit code.
-    static func receiverTest(profile: String, receiver: SimulatedReceiver) throws -> ProcessResult {
+    static func receiverTest(profile: String, receiver: SimulatedReceiver, offFor: Int = 6, _ more: [String] = []) throws -> ProcessResult {
         receiver.play()
-        return try runGeomon(["receiver", "test", "--profile", profile, "--gpsd", "127.0.0.1:\(receiver.port)", "--off-for", "6", "--fix-timeout", "20"])
+        return try runGeomon(["receiver", "test", "--profile", profile, "--gpsd", "127.0.0.1:\(receiver.port)", "--off-for", String(offFor), "--fix-timeout", "20"] + more)
     }
 
     @Test func receiverTestPassesAReceiverThatObeys() throws {
@@ -349,6 +349,30 @@ extension ReceiverPowerTests {
             // The receiver's own account: stopped by the test, started again.
             #expect(receiver.commands().prefix(2) == ["ubx cfg-rst gnss stop", "ubx cfg-rst gnss start"], "\(receiver.commands())")
             #expect(Self.offPeriods(receiver.states()).count == 1)
+        }
+    }
+
+    /// A receiver whose hot start takes 4 s, twice the planned 2 s, switched three times: each
+    /// first fix, their median, the advice, and what the policy plans with once it has measured
+    /// such starts (the rule's cap, twice the profile's).
+    @Test func receiverTestCyclesSayWhatThePolicyPlansWithForASlowerReceiver() throws {
+        try Self.scenario(obey: "ubx", ttff: 4, power: { _ in "ubx" }) { profile, receiver, _ in
+            let result = try Self.receiverTest(profile: profile, receiver: receiver, offFor: 5, ["--cycles", "3"])
+            #expect(result.exitCode == 0, "\(result.stdout)\(result.stderr)")
+            let starts = result.stdout.split(separator: "\n").compactMap { line -> Double? in
+                guard line.contains("on: first fix "), let number = line.split(separator: " ").first(where: { Double($0) != nil }) else { return nil }
+                return Double(number)
+            }
+            #expect(starts.count == 3, "\(result.stdout)")
+            // The receiver sends nothing for 4 s after each start.
+            #expect(starts.allSatisfy { $0 >= 4 }, "\(result.stdout)")
+            for cycle in 1...3 { #expect(result.stdout.contains("  cycle \(cycle): on: first fix "), "\(result.stdout)") }
+            #expect(result.stdout.contains("  first fixes: median "), "\(result.stdout)")
+            #expect(result.stdout.contains("note: a slow hot start"), "\(result.stdout)")
+            #expect(result.stdout.contains("planning: the policy plans with 4.0 s instead of 2.0 s once it has measured 10 hot starts"), "\(result.stdout)")
+            #expect(receiver.commands().prefix(6) == ["ubx cfg-rst gnss stop", "ubx cfg-rst gnss start", "ubx cfg-rst gnss stop", "ubx cfg-rst gnss start",
+                                                      "ubx cfg-rst gnss stop", "ubx cfg-rst gnss start"], "\(receiver.commands())")
+            #expect(Self.offPeriods(receiver.states()).count == 3)
         }
     }
 

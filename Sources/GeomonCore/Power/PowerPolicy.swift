@@ -289,8 +289,8 @@ public struct PowerPolicy: Sendable {
     }
 
     /// How many measured first fixes `learnTTFF` keeps, and how many it needs to decide.
-    static let ttffSampleCount = 20
-    static let ttffMinimumSamples = 10
+    public static let ttffSampleCount = 20
+    public static let ttffMinimumSamples = 10
 
     /// A first fix after a hot wake took `ttff`. Once at least 10 of the last 20 are known,
     /// their median replaces `ttff_hot` when it differs from the one in effect by at least
@@ -312,9 +312,25 @@ public struct PowerPolicy: Sendable {
     /// effect by at least 0.25 s and a tenth of the profile's (nil: keep it).
     private func learnedTTFF() -> Duration? {
         guard memory.ttffSamples.count >= Self.ttffMinimumSamples, let median = measuredTTFF else { return nil }
-        let learned = min(max(median, baseTTFFHot / 2), baseTTFFHot * 2)
-        let step = max(.milliseconds(250), baseTTFFHot / 10)
-        return abs((learned - configuration.ttffHot).secondsValue) >= step.secondsValue ? learned : nil
+        return Self.replacingTTFFHot(median: median, profile: baseTTFFHot, inEffect: configuration.ttffHot)
+    }
+
+    /// The rule of `learnTTFF` for a median of measured hot starts: the median held within half
+    /// and twice the profile's `ttff_hot`, when that differs from the one in effect by at least
+    /// 0.25 s and a tenth of the profile's (nil: keep the one in effect). `geomon receiver test
+    /// --cycles` says with it what the policy will plan once it has measured such starts.
+    public static func replacingTTFFHot(median: Duration, profile: Duration, inEffect: Duration) -> Duration? {
+        let learned = min(max(median, profile / 2), profile * 2)
+        let step = max(.milliseconds(250), profile / 10)
+        return abs((learned - inEffect).secondsValue) >= step.secondsValue ? learned : nil
+    }
+
+    /// The median of `samples` (nil when empty).
+    public static func median(_ samples: [Duration]) -> Duration? {
+        guard !samples.isEmpty else { return nil }
+        let sorted = samples.sorted()
+        let n = sorted.count
+        return n % 2 == 1 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2
     }
 
     /// What the policy a reload replaces learnt of what stays: the same receiver's measured
@@ -332,12 +348,7 @@ public struct PowerPolicy: Sendable {
     }
 
     /// The median of the last measured first fixes after hot wakes (nil before any).
-    public var measuredTTFF: Duration? {
-        guard !memory.ttffSamples.isEmpty else { return nil }
-        let sorted = memory.ttffSamples.sorted()
-        let n = sorted.count
-        return n % 2 == 1 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2
-    }
+    public var measuredTTFF: Duration? { Self.median(memory.ttffSamples) }
 
     /// First fixes measured after hot wakes so far (at most 20 kept).
     public var ttffSampleCount: Int { memory.ttffSamples.count }
