@@ -176,7 +176,9 @@ public final class MQTTPublisher {
                 lostReason = describe(rc)
             }
             if connectedFlag, session.state != .connected {
-                onReport?(session.accepted(now: mono, pending: pendingCount, sessionPresent: sessionPresent))
+                // Not inside `onReport?(…)`: a nil handler would skip the session's transition.
+                let report = session.accepted(now: mono, pending: pendingCount, sessionPresent: sessionPresent)
+                onReport?(report)
                 if let topic = settings.statusTopic {
                     var mid: Int32 = 0
                     if publishRaw(handle, topic: topic, payload: OwnTracks.online(at: now.wall, trackerID: settings.trackerID), retain: true, mid: &mid)
@@ -232,12 +234,16 @@ public final class MQTTPublisher {
     private var topics: [Int64: String] = [:]
 
     /// A clean stop: the offline status (retained), then DISCONNECT, waiting at most `timeout`.
+    /// The status goes at QoS 0: no acknowledgement is awaited before the DISCONNECT anyway, and
+    /// at QoS 1 libmosquitto would hold it back behind a full window of messages in flight, so
+    /// that only the DISCONNECT went out, the broker dropped the will with it, and the retained
+    /// status said online for good.
     public func close(now: Now, timeout: Duration = .seconds(1)) {
         guard let handle else { return }
         if session.state == .connected {
             if let topic = settings.statusTopic {
                 var mid: Int32 = 0
-                _ = publishRaw(handle, topic: topic, payload: OwnTracks.lastWill(connectedAt: now.wall), retain: true, mid: &mid)
+                _ = publishRaw(handle, topic: topic, payload: OwnTracks.lastWill(connectedAt: now.wall), retain: true, qos: 0, mid: &mid)
             }
             mosquitto_disconnect(handle)
             let end = now.monotonicMicroseconds + Int64(timeout.components.seconds) * 1_000_000 + timeout.components.attoseconds / 1_000_000_000_000
@@ -401,7 +407,8 @@ public final class MQTTPublisher {
         if let detail = lastLibraryError, !text.contains(detail), reason.contains("TLS") || reason.contains("lost") {
             text += " (\(detail))"
         }
-        onReport?(session.failed(text, now: now.monotonicMicroseconds))
+        let report = session.failed(text, now: now.monotonicMicroseconds)
+        onReport?(report)
         // A message the drops refused is stored as refused now, not at the next connection.
         markAcknowledged(at: now.wall)
     }
@@ -442,9 +449,9 @@ public final class MQTTPublisher {
         markAcknowledged(at: now.wall)
     }
 
-    private func publishRaw(_ handle: OpaquePointer, topic: String, payload: String, retain: Bool, mid: inout Int32) -> Int32 {
+    private func publishRaw(_ handle: OpaquePointer, topic: String, payload: String, retain: Bool, qos: Int32 = 1, mid: inout Int32) -> Int32 {
         payload.withCString { bytes in
-            mosquitto_publish(handle, &mid, topic, Int32(strlen(bytes)), bytes, 1, retain)
+            mosquitto_publish(handle, &mid, topic, Int32(strlen(bytes)), bytes, qos, retain)
         }
     }
 

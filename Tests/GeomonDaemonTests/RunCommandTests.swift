@@ -572,6 +572,27 @@ struct RunCommandTests {
         #expect(daemon.stop() == 0, "\(daemon.stderr)")
     }
 
+    /// `geomon hooks retry` (SIGUSR1) while another writer holds the database past the busy
+    /// timeout: the requeue is logged and tried again, as every store write of the loop is, and
+    /// stops nothing.
+    @Test func aRetryAskedWhileTheDatabaseIsLockedWaitsForItAndStopsNothing() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let profile = try Self.profileCopy(dir)
+        let port = try GPSFakeHarness.freePort()
+        let db = dir.path("run.db")
+        let daemon = try Daemon(["--profile", profile, "--db", db, "--gpsd", "127.0.0.1:\(port)", "--log-level", "info"], in: dir)
+        #expect(daemon.waitForLog("geomon started"))
+        let blocker = try Connection(path: db, busyTimeoutMilliseconds: 10_000)
+        try blocker.execute("BEGIN IMMEDIATE")
+        daemon.signal(SIGUSR1)
+        #expect(daemon.waitForLog("hook delivery failed to update the store", timeout: 20), "\(daemon.stderr)")
+        #expect(daemon.process.isRunning)
+        try blocker.execute("COMMIT")
+        #expect(daemon.waitForLog("dead deliveries requeued", timeout: 20), "\(daemon.stderr)")
+        #expect(daemon.stop() == 0, "\(daemon.stderr)")
+    }
+
     @Test func aSecondInstanceOnTheSameDatabaseIsRefused() throws {
         let dir = try TemporaryDirectory()
         defer { dir.remove() }

@@ -88,11 +88,16 @@ public final class HookService: EventSource, EffectSink, ClockHolding, DeadLette
         try poll(driver)
     }
 
+    /// `geomon hooks retry` (SIGUSR1). The requeue is one more store write of the poll: a
+    /// store that refuses it (locked by another writer past the busy timeout, a full disk) is
+    /// logged and tried again with the poll's retry, as the other writes are, and stops nothing.
     public func requeueDead(_ driver: DriverContext) throws {
-        let count = try store.deliveryQueue.requeueDead()
-        driver.log.notice("dead deliveries requeued", ["count": "\(count)"])
+        requeueAsked = true
         try poll(driver)
     }
+
+    /// `geomon hooks retry` asked for the dead deliveries again, and they are not yet requeued.
+    private var requeueAsked = false
 
     public func reloaded(_ profile: Profile, _ driver: DriverContext) throws {
         // A command the edit replaced takes its queued deliveries along (its settings, its
@@ -152,6 +157,11 @@ public final class HookService: EventSource, EffectSink, ClockHolding, DeadLette
     /// Records what finished, starts what is due, and schedules the next retry.
     private func poll(_ driver: DriverContext) throws {
         do {
+            if requeueAsked {
+                let count = try store.deliveryQueue.requeueDead()
+                requeueAsked = false
+                driver.log.notice("dead deliveries requeued", ["count": "\(count)"])
+            }
             // A retiring worker records the hooks it started; a retry it schedules is the
             // store's, started by the current worker, which learns it to wake for it.
             if !retiring.isEmpty {
