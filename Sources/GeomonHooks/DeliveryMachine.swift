@@ -63,7 +63,7 @@ public struct DeliveryMachine: Sendable {
     /// no longer running here, and due again in the store with the attempt not counted, so the
     /// next start runs it again under the same number; the same attempt cut short again counts
     /// (`markInterrupted`: a hook that outlasts every stop is not run without end). A crash,
-    /// which records nothing, counts it (`DeliveryQueue.recoverInterrupted`).
+    /// which records nothing, counts it (`DeliveryQueue.recoverInterrupted(attempts:)`).
     public mutating func interrupted(_ delivery: Delivery, attempt: Int) -> Action {
         running.remove(delivery.serialKey)
         return .markInterrupted(id: delivery.id, attempt: attempt, attempts: settings.retry.attempts,

@@ -97,7 +97,7 @@ public final class DeliveryWorker {
     /// At start-up: attempts interrupted by a crash run again (same event id), and known retry
     /// times are remembered for `poll`'s wake time.
     public func recover() throws {
-        try queue.recoverInterrupted()
+        try queue.recoverInterrupted(attempts: settings.retry.attempts)
         try learnRetries()
     }
 

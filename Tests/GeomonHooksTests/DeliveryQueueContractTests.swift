@@ -56,11 +56,28 @@ struct DeliveryQueueContractTests {
         #expect(try q.requeueDead() == 1)
         let requeued = try #require(q.row(ids[0]))
         #expect(requeued.status == .pending && requeued.attempt == 0)
-        try q.recoverInterrupted()
+        try q.recoverInterrupted(attempts: 3)
         let recovered = try #require(q.row(ids[1]))
         #expect(recovered.status == .retrying && recovered.attempt == 2)
         #expect(try q.dueDeliveries(now: t0, limit: 10).map(\.id) == ids)
         #expect(try q.deliveries(status: .running).isEmpty)
+    }
+
+    /// A crash during a row's last attempt dead-letters it, saying so; one during an earlier
+    /// attempt leaves it due again. `requeueDead` starts it over.
+    @Test func recoverInterruptedDeadLettersARowWhoseLastAttemptACrashCut() throws {
+        let q = QueueFactory.make()
+        let ids = q.enqueue(event(1), hooks: [hook, other])
+        try q.markRunning(id: ids[0], attempt: 3)
+        try q.markRunning(id: ids[1], attempt: 2)
+        try q.recoverInterrupted(attempts: 3)
+        let last = try #require(q.row(ids[0]))
+        #expect(last.status == .dead && last.attempt == 3)
+        #expect(last.lastError?.hasPrefix("attempt 3/3: geomon stopped during it without recording its end") == true, "\(last)")
+        let earlier = try #require(q.row(ids[1]))
+        #expect(earlier.status == .retrying && earlier.attempt == 2 && earlier.lastError == nil)
+        #expect(try q.requeueDead() == 1)
+        #expect(try q.dueDeliveries(now: t0, limit: 10).map(\.id) == ids)
     }
 
     /// An attempt a stop cut short is due again and not counted; a row no longer running that

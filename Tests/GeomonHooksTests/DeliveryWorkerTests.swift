@@ -173,6 +173,41 @@ struct DeliveryWorkerTests {
         #expect(attempts == [1])
     }
 
+    /// A hook that takes geomon down during every attempt (a reboot, the OOM killer): geomon
+    /// records nothing, and each start recovers the attempt as counted. After the last of its
+    /// attempts the delivery is dead-lettered, not run after every boot for ever.
+    @Test func aHookThatTakesGeomonDownEveryTimeIsDeadLetteredAfterItsAttempts() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let log = dir.path("attempts")
+        let pidFile = dir.path("pid")
+        let hook = HookSpec(exec: ["/bin/sh", "-c", #"echo "$GEOMON_ATTEMPT" >> "$0"; echo $$ > "$1"; exec sleep 60"#, log, pidFile])
+        let queue = QueueFactory.make()
+        let id = queue.enqueue(Hooks.event(id: "ev-crash"), hooks: [hook])[0]
+        for boot in 1...4 {
+            // Each boot: a new worker recovers what the last one left running and starts what is due.
+            let worker = worker(queue, hooks: [hook], retry: Hooks.fastRetry(attempts: 2))
+            try worker.recover()
+            _ = try worker.poll(now: WallClock.now())
+            guard worker.runningCount == 1 else { break }
+            #expect(waitUntil(within: .seconds(10)) {
+                (try? String(contentsOfFile: log, encoding: .utf8))?.split(separator: "\n").count == boot
+                    && (try? String(contentsOfFile: pidFile, encoding: .utf8))?.hasSuffix("\n") == true
+            })
+            // The machine goes down: the hook dies with it and geomon records nothing.
+            let pid = try #require(Int32(String(contentsOfFile: pidFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)))
+            try FileManager.default.removeItem(atPath: pidFile)
+            kill(pid, SIGKILL)
+        }
+        let last = worker(queue, hooks: [hook], retry: Hooks.fastRetry(attempts: 2))
+        try last.recover()
+        let runs = try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n")
+        #expect(runs == ["1", "2"], "\(runs)")
+        let row = try #require(queue.row(id))
+        #expect(row.status == .dead && row.attempt == 2, "\(row)")
+        #expect(row.lastError?.hasPrefix("attempt 2/2: geomon stopped during it without recording its end") == true, "\(row.lastError ?? "-")")
+    }
+
     @Test func missingAndNonExecutableHooksAreDeadLetteredAfterTheLastAttempt() throws {
         let missing = HookSpec(exec: ["./no-such-hook.sh"])
         let notExecutable = HookSpec(exec: ["./not_executable.sh"])

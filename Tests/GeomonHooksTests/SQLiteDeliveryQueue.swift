@@ -89,10 +89,10 @@ final class SQLiteDeliveryQueue: TestDeliveryQueue, @unchecked Sendable {
         try adapter.deliveryQueue.markInterrupted(id: id, attempt: attempt, attempts: attempts, note: note)
     }
 
-    func recoverInterrupted() throws {
+    func recoverInterrupted(attempts: Int) throws {
         lock.lock()
         defer { lock.unlock() }
-        try adapter.deliveryQueue.recoverInterrupted()
+        try adapter.deliveryQueue.recoverInterrupted(attempts: attempts)
     }
 
     func deliveries(status: DeliveryStatus) throws -> [Delivery] {

@@ -9,8 +9,11 @@
 /// - `markRunning` sets `running` and `attempt`; `markRetry` sets `retrying`, `nextAttemptAt`
 ///   and `lastError`; `markDelivered` / `markDead` are terminal (`dead` keeps `lastError`).
 /// - `requeueDead` turns every `dead` row into `pending` with `attempt` 0, `nextAttemptAt` nil
-///   (keeps `lastError`), returning how many. `recoverInterrupted` turns `running` rows (a crash
-///   during an attempt) into `retrying` due now, keeping their attempt count.
+///   (keeps `lastError`), returning how many. `recoverInterrupted(attempts:)` turns `running`
+///   rows (a crash during an attempt) into `retrying` due now, keeping their attempt count; a
+///   row whose attempt was already the last of `attempts` becomes `dead` with a `lastError`
+///   that says so: a hook that crashes or reboots the machine every time is dead-lettered
+///   after its attempts, not run after every boot for ever.
 /// - `markInterrupted` turns a `running` row whose attempt geomon itself cut short (a stop)
 ///   into `retrying` due now with `note` as `lastError`, its attempt not counted (`attempt`
 ///   one less): the rerun has the same number. The same attempt cut short a second time in a
@@ -25,7 +28,7 @@ public protocol DeliveryQueue {
     func markRetry(id: Int64, nextAttemptAt: UTCTime, error: String) throws
     func markDead(id: Int64, error: String) throws
     func requeueDead() throws -> Int
-    func recoverInterrupted() throws
+    func recoverInterrupted(attempts: Int) throws
     func markInterrupted(id: Int64, attempt: Int, attempts: Int, note: String) throws
     func deliveries(status: DeliveryStatus) throws -> [Delivery]
 }

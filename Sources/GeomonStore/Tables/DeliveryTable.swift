@@ -257,18 +257,24 @@ public struct DeliveryTable: DeliveryQueue {
     }
 
     /// After a crash: deliveries left `running` become `retrying`, due at once (same event id,
-    /// same attempt count, so the next attempt is numbered after it). Returns how many.
-    public func recoverInterrupted() throws {
-        _ = try recoverInterruptedCount()
+    /// same attempt count, so the next attempt is numbered after it); one whose attempt was the
+    /// last of `attempts` becomes `dead` (the crash counted it, and a hook that takes the
+    /// machine down every time would otherwise run after every boot). Returns how many.
+    public func recoverInterrupted(attempts: Int) throws {
+        _ = try recoverInterruptedCount(attempts: attempts)
     }
 
-    /// As `recoverInterrupted`, returning how many rows it recovered.
+    /// As `recoverInterrupted`, returning how many rows it recovered (retrying or dead).
     @discardableResult
-    public func recoverInterruptedCount() throws -> Int {
+    public func recoverInterruptedCount(attempts: Int = .max) throws -> Int {
         try db.transaction {
             let statement = try db.statement(
-                "UPDATE deliveries SET status = 'retrying', next_attempt_at_ms = 0, updated_at_ms = ?1 WHERE status = 'running'")
+                "UPDATE deliveries SET status = CASE WHEN attempt >= ?2 THEN 'dead' ELSE 'retrying' END, "
+                    + "last_error = CASE WHEN attempt >= ?2 THEN 'attempt ' || attempt || '/' || ?2 "
+                    + "|| ': geomon stopped during it without recording its end (a crash, a reboot, or the hook took geomon down)' "
+                    + "ELSE last_error END, next_attempt_at_ms = 0, updated_at_ms = ?1 WHERE status = 'running'")
             statement.bind(1, nowMilliseconds())
+            statement.bind(2, attempts)
             try statement.run()
             return db.changes
         }
