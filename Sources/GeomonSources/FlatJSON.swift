@@ -50,10 +50,13 @@ enum FlatJSON {
         b.count >= 3 && b[0] == 0xEF && b[1] == 0xBB && b[2] == 0xBF
     }
 
-    /// Parses `{ "key": value, … }` (surrounding whitespace allowed). Throws with a short reason.
+    /// Parses `{ "key": value, … }` (surrounding whitespace allowed, and NUL bytes before it: a
+    /// log appended to across a power loss holds a run of them before the next line, as the
+    /// format's detection and the NMEA reader already allow). Throws with a short reason.
     static func parseObject(_ b: UnsafeBufferPointer<UInt8>) throws(Failure) -> FlatJSONObject {
         var p = Cursor(b: b)
         p.skipByteOrderMark()
+        while p.peek == 0 { p.i += 1 }
         p.skipSpace()
         guard p.peek == 123 else { throw .invalid("not a JSON object") }
         p.i += 1

@@ -78,7 +78,7 @@ public enum TrackFormat: String, Sendable, CaseIterable {
                     sawXML = true
                 case 123: // '{'
                     jsonLines += 1
-                    if contains(head, s..<e, "\"class\"") { classLines += 1 }
+                    if hasGPSDClass(head, s..<e) { classLines += 1 }
                 case 36, 33: // '$', '!'
                     nmeaLines += 1
                 default:
@@ -111,6 +111,30 @@ public enum TrackFormat: String, Sendable, CaseIterable {
                    k + 4 == r.upperBound || !isNameByte(b[k + 4]) { return true }
             }
             j += 1
+        }
+        return false
+    }
+
+    /// A gpsd report's class: `"class"`, a colon and an upper-case name (`"class":"TPV"`,
+    /// `"class": "VERSION"`). A JSON-lines track may carry a `class` of its own (`"class":"car"`):
+    /// that is no gpsd report.
+    private static func hasGPSDClass(_ b: UnsafeBufferPointer<UInt8>, _ r: Range<Int>) -> Bool {
+        let key = Array("\"class\"".utf8)
+        var j = r.lowerBound
+        while j + key.count <= r.upperBound {
+            defer { j += 1 }
+            guard b[j] == key[0], (0..<key.count).allSatisfy({ b[j + $0] == key[$0] }) else { continue }
+            var k = j + key.count
+            func skipSpaces() { while k < r.upperBound, b[k] == 32 || b[k] == 9 { k += 1 } }
+            skipSpaces()
+            guard k < r.upperBound, b[k] == 58 else { continue } // ':'
+            k += 1
+            skipSpaces()
+            guard k < r.upperBound, b[k] == 34 else { continue } // '"'
+            k += 1
+            let start = k
+            while k < r.upperBound, b[k] >= 65, b[k] <= 90 { k += 1 }
+            if k - start >= 2, k < r.upperBound, b[k] == 34 { return true }
         }
         return false
     }

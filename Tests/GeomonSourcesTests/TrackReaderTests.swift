@@ -533,6 +533,32 @@ struct TrackReaderTests {
         #expect(track.skipped == ["no position": 1, "invalid coordinate": 1, "invalid accuracy": 1, "malformed": 1, "no time": 1])
     }
 
+    /// A JSON-lines track whose fixes carry a `class` of their own is no gpsd log: its fixes
+    /// are read, not dropped as gpsd reports of another class.
+    @Test func aJSONLinesTrackWithAClassMemberIsJSONLines() throws {
+        let track = try readText("""
+            {"time":"2024-05-01T12:00:00Z","lat":52.5,"lon":13.4,"accuracy_m":5,"class":"car"}
+            {"time":"2024-05-01T12:00:01Z","lat":52.5,"lon":13.4,"accuracy_m":5,"class": "car"}
+            """)
+        #expect(track.format == "jsonl")
+        #expect(track.fixes.count == 2)
+        // gpsd's own classes still say gpsd JSON, with a space after the colon too.
+        let gpsd = try readText(#"{"class": "TPV","mode":3,"time":"2024-05-01T12:00:00.000Z","lat":52.5,"lon":13.4,"eph":5}"#)
+        #expect(gpsd.format == "gpsd-json" && gpsd.fixes.count == 1)
+    }
+
+    /// NUL bytes before a line (a log appended to across a power loss) lose nothing, in gpsd
+    /// JSON and in JSON lines alike.
+    @Test func nulBytesBeforeAJSONLineLoseNothing() throws {
+        let nuls = String(repeating: "\u{0}", count: 3)
+        let gpsd = try readText(nuls + #"{"class":"TPV","mode":3,"time":"2024-05-01T12:00:00.000Z","lat":1,"lon":2,"eph":5,"track":0}"# + "\n")
+        #expect(gpsd.format == "gpsd-json")
+        #expect(gpsd.fixes.count == 1 && gpsd.skipped.isEmpty, "\(gpsd.skipped)")
+        let lines = try readText(#"{"time":"2024-05-01T12:00:00Z","lat":1,"lon":2}"# + "\n" + nuls + #"{"time":"2024-05-01T12:00:01Z","lat":1,"lon":2}"# + "\n")
+        #expect(lines.format == "jsonl")
+        #expect(lines.fixes.count == 2 && lines.skipped.isEmpty, "\(lines.skipped)")
+    }
+
     /// `geomon export --format jsonl` writes the fixes, then the events: replaying the export
     /// reads the fixes and counts the event lines as skipped.
     @Test func exportedEventLinesAreSkippedWithACount() throws {
