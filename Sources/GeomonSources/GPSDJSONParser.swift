@@ -34,7 +34,7 @@ public struct GPSDJSONParser: Sendable {
     /// Ends the input: the last epoch completes.
     public mutating func finish() -> [Fix] {
         var fixes: [Fix] = []
-        if let last = buffer.finish() { last.withUnsafeBufferPointer { parse($0, into: &fixes) } }
+        if let last = buffer.finish(overflowed: { skipped["garbage", default: 0] += 1 }) { last.withUnsafeBufferPointer { parse($0, into: &fixes) } }
         fixes += epochs.flush()
         return fixes
     }

@@ -27,12 +27,21 @@ struct JSONLineReader: Sendable {
         defer { swap(&buffer, &self.buffer) }
         buffer.append(bytes, line: { line in
             if let value = parse(line, decode) { yield(value) }
-        }, overflowed: { reject("line too long", reason: "garbage") })
+        }, overflowed: { overlong() })
+    }
+
+    /// An over-long line, discarded: it counts as a line, so the errors after it name theirs.
+    private mutating func overlong() {
+        lineNumber += 1
+        reject("line too long", reason: "garbage")
     }
 
     /// Ends the input: the decoded value of a trailing line without newline, if any.
     mutating func finish<T>(_ decode: (inout JSONLineReader, FlatJSONObject) -> T?) -> [T] {
-        guard let last = buffer.finish() else { return [] }
+        var buffer = LineBuffer()
+        swap(&buffer, &self.buffer)
+        defer { swap(&buffer, &self.buffer) }
+        guard let last = buffer.finish(overflowed: { overlong() }) else { return [] }
         return parse(last, decode).map { [$0] } ?? []
     }
 

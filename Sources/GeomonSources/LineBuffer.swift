@@ -49,9 +49,11 @@ struct LineBuffer: Sendable {
         }
     }
 
-    /// The trailing line without a terminator, if any.
-    mutating func finish() -> [UInt8]? {
+    /// The trailing line without a terminator, if any; `overflowed` is called when it was too
+    /// long (discarded, as a terminated one is).
+    mutating func finish(overflowed: () -> Void = {}) -> [UInt8]? {
         defer { carry.removeAll(); overflowing = false; lastWasCR = false }
+        if overflowing { overflowed() }
         return carry.isEmpty || overflowing ? nil : carry
     }
 }

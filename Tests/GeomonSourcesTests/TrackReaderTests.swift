@@ -547,6 +547,26 @@ struct TrackReaderTests {
         #expect(gpsd.format == "gpsd-json" && gpsd.fixes.count == 1)
     }
 
+    /// A line over the length limit is counted where it ends the input too, and counts as a
+    /// line: the error of a line after it names that line.
+    @Test func anOverLongLineIsCountedAndNumbered() throws {
+        let long = "{\"x\":\"" + String(repeating: "A", count: 70_000)
+        for format in ["jsonl", "gpsd-json"] {
+            let first = format == "jsonl" ? #"{"time":"2024-05-01T12:00:00Z","lat":1,"lon":2}"#
+                : #"{"class":"TPV","mode":3,"time":"2024-05-01T12:00:00.000Z","lat":1,"lon":2,"eph":5}"#
+            let track = try readText(first + "\n" + long)
+            #expect(track.format == format)
+            #expect(track.fixes.count == 1 && track.skipped == ["garbage": 1], "\(format): \(track.skipped)")
+        }
+        // Read as a command's output is, in chunks: the long line outgrows the carry.
+        var parser = JSONLinesParser()
+        let bytes = Array((#"{"time":"2024-05-01T12:00:00Z","lat":1,"lon":2}"# + "\n" + long + "\n{bad}\n").utf8)
+        for start in stride(from: 0, to: bytes.count, by: 4096) { _ = parser.feed(Array(bytes[start..<min(start + 4096, bytes.count)])) }
+        _ = parser.finish()
+        #expect(parser.skipped == ["garbage": 1, "malformed": 1])
+        #expect(parser.lastError?.hasPrefix("line 3:") == true, "\(parser.lastError ?? "-")")
+    }
+
     /// NUL bytes before a line (a log appended to across a power loss) lose nothing, in gpsd
     /// JSON and in JSON lines alike.
     @Test func nulBytesBeforeAJSONLineLoseNothing() throws {
