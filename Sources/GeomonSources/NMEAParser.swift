@@ -77,11 +77,16 @@ public struct NMEAParser: Sendable {
             i += 1
         }
         if lineStart < n {
-            if carry.count + (n - lineStart) > Self.maxLineLength {
-                count("garbage")
-                carry.removeAll(keepingCapacity: true)
-            } else {
-                carry.append(contentsOf: bytes[lineStart..<n])
+            carry.append(contentsOf: bytes[lineStart..<n])
+            if carry.count > Self.maxLineLength {
+                // Noise before the last sentence start goes, as `line` skips it: what follows
+                // is kept while it fits, whatever the chunks (a burst of binary at a restart).
+                if let last = carry.lastIndex(where: { $0 == 36 || $0 == 33 }), carry.count - last <= Self.maxLineLength {
+                    carry.removeSubrange(0..<last)
+                } else {
+                    count("garbage")
+                    carry.removeAll(keepingCapacity: true)
+                }
             }
         }
     }
@@ -131,7 +136,6 @@ public struct NMEAParser: Sendable {
             count("comment")
             return
         }
-        guard end - start <= Self.maxLineLength else { count("garbage"); return }
         // Sentences start at '$' or '!'; anything before the first is noise from a restart. A
         // line may hold more than one: a sentence cut off by a receiver restart, then a whole
         // one (`$GPRMC,1200$GPRMC,120001.00,…*5D`). Like gpsd, which starts a new sentence at
@@ -139,6 +143,9 @@ public struct NMEAParser: Sendable {
         var dollar = start
         while dollar < end, raw[dollar] != 36, raw[dollar] != 33 { dollar += 1 }
         guard dollar < end else { count("garbage"); return }
+        // The limit is on what follows the noise: a sentence after a long burst of it is read,
+        // as it is where the burst came in an earlier chunk of the stream.
+        guard end - dollar <= Self.maxLineLength else { count("garbage"); return }
         while dollar < end {
             var next = dollar + 1
             while next < end, raw[next] != 36, raw[next] != 33 { next += 1 }

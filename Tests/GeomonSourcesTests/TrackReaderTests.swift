@@ -290,6 +290,23 @@ struct TrackReaderTests {
 
     /// A receiver restart cuts a sentence off and the next one follows on the same line (the
     /// line end was lost): each '$' starts a sentence, as in gpsd.
+    /// A long burst of noise before a sentence on the same line (a receiver restart sending
+    /// binary) loses the sentence neither in one piece nor in chunks of any size.
+    @Test func aSentenceAfterALongBurstOfNoiseIsRead() throws {
+        let text = nmea("GPRMC,120000.00,A,4700.0000,N,00800.0000,E,0.0,0.0,010520,,,A") + "\r\n"
+            + String(repeating: "A", count: 450) + nmea("GPRMC,120001.00,A,4700.0010,N,00800.0000,E,0.0,0.0,010520,,,A") + "\r\n"
+        let track = try readText(text)
+        #expect(track.fixes.count == 2, "\(track.skipped)")
+        for chunk in [1, 100, 4096] {
+            let bytes = Array(text.utf8)
+            var parser = NMEAParser()
+            var fixes: [Fix] = []
+            for start in stride(from: 0, to: bytes.count, by: chunk) { fixes += parser.feed(Array(bytes[start..<min(start + chunk, bytes.count)])) }
+            fixes += parser.finish()
+            #expect(fixes == track.fixes, "chunks of \(chunk)")
+        }
+    }
+
     @Test func aWholeSentenceAfterACutOffOneOnTheSameLineIsRead() throws {
         let text = [
             nmea("GPRMC,120000.00,A,4700.0000,N,00800.0000,E,0.0,0.0,010520,,,A"),
