@@ -296,6 +296,22 @@ struct FenceIndexTests {
         #expect(abs(index.signedDistance(fence: 0, to: far) - (80_000 - 150)) < 0.5)
     }
 
+    /// A polygon with enough vertices for latitude strips, whose top latitude rounds to the
+    /// end of the last strip: a point on its top edge or vertex is on the boundary, so inside,
+    /// as everywhere else; one just above is outside.
+    @Test func aPointOnTheTopEdgeOfAStripIndexedPolygonIsInside() {
+        func c(_ lat: Double, _ lon: Double) -> Coordinate { Coordinate(latitude: lat, longitude: lon) }
+        var ring = [c(10, 0), c(10, 4), c(13, 4), c(13, 0)]
+        for k in 1...23 { ring.append(c(13 - Double(k) / 8, 0)) }
+        let index = FenceIndex(shapes: [.polygons([PolygonRings(shell: ring)])])
+        #expect(index.containing(c(13, 2)) == [0])
+        #expect(index.containing(c(13, 4)) == [0])
+        #expect(index.containing(c(10, 2)) == [0])
+        #expect(index.containing(c(12.999, 2)) == [0])
+        #expect(index.containing(c(13.001, 2)) == [])
+        #expect(index.containing(c(9.999, 2)) == [])
+    }
+
     @Test func holeIsOutsideAndItsEdgeIsABoundary() {
         let shell = [(0.0, 0.0), (0.1, 0.0), (0.1, 0.1), (0.0, 0.1)].map { Coordinate(latitude: $0.1, longitude: $0.0) }
         let hole = [(0.04, 0.04), (0.04, 0.06), (0.06, 0.06), (0.06, 0.04)].map { Coordinate(latitude: $0.1, longitude: $0.0) }

@@ -89,8 +89,10 @@ extension FenceStore {
                 stripEdges.withUnsafeBufferPointer { edges in
                     let strips = Int(record.stripCount)
                     let lat0 = Double(record.stripLat0), perDegree = Double(record.stripsPerDegree)
+                    // The strip holding the point's latitude, clamped: a point on the top edge
+                    // can round to `strips` itself, and one beyond the ring's latitudes meets
+                    // no edge that crosses its own, so the clamped strip answers it too.
                     let fs = (Float(py) - record.stripLat0) * record.stripsPerDegree
-                    let inRange = fs >= 0 && fs < Float(strips)
                     let s0 = fs < 0 ? 0 : (fs >= Float(strips) ? strips - 1 : Int(fs))
                     let base = Int(record.stripStart)
                     func scan(_ s: Int, pip: Bool) {
@@ -98,7 +100,7 @@ extension FenceStore {
                             acc.edge(v, start + Int(edges[e]), pip: pip)
                         }
                     }
-                    scan(s0, pip: pip && inRange)
+                    scan(s0, pip: pip)
                     guard acc.wantDistance else { return }
                     var step = 1
                     while true {
