@@ -138,7 +138,7 @@ public final class GeoClueSource {
         dropClient()
         for slot in slots { sd_bus_slot_unref(slot) }
         slots = []
-        sd_bus_flush_close_unref(bus)
+        BusPolling.close(bus)
         self.bus = nil
         retryAt = nil
         agentRegistered = false
@@ -548,6 +548,15 @@ extension GeoClueSettings.Accuracy {
 /// An sd-bus connection served by the caller's poll loop: its socket, the events to poll for,
 /// and when to process it without input (a call's timeout, CLOCK_MONOTONIC µs).
 enum BusPolling {
+    /// Writes out what is queued (a client's Stop, a modem's switch) when the connection is
+    /// up, and closes it. `sd_bus_flush` first waits for a connection still in its handshake,
+    /// for as long as sd-bus allows one (90 s): a bus that accepted the socket and never
+    /// answered would hold the daemon's loop, and a stop past systemd's timeout.
+    static func close(_ bus: OpaquePointer) {
+        if sd_bus_is_ready(bus) > 0 { _ = sd_bus_flush(bus) }
+        sd_bus_close_unref(bus)
+    }
+
     static func fileDescriptor(_ bus: OpaquePointer?) -> Int32? {
         guard let bus else { return nil }
         let fd = sd_bus_get_fd(bus)

@@ -107,6 +107,15 @@ public final class ModemManagerLocation: @unchecked Sendable {
                 }
                 if r == 0 { break }
             }
+            // A connection the bus ended (dbus restarted: the call under way failed with
+            // "Connection terminated") is replaced before the next switch goes out.
+            if self.bus != nil, sd_bus_is_open(bus) <= 0 { dropConnection() }
+        }
+        // The switch asked for behind the one that finished starts now, after the dispatch: from
+        // the finished one's reply callback it would go out on a connection ending with it.
+        if current == nil, let next = queued {
+            queued = nil
+            begin(next)
         }
         defer { finished = [] }
         return finished
@@ -122,7 +131,7 @@ public final class ModemManagerLocation: @unchecked Sendable {
     private func dropConnection() {
         guard let bus else { return }
         self.bus = nil
-        sd_bus_flush_close_unref(bus)
+        BusPolling.close(bus)
     }
 
     /// Switches and waits for the outcome on a poll of its own (`geomon receiver test`, the
@@ -158,13 +167,10 @@ public final class ModemManagerLocation: @unchecked Sendable {
         if modem == nil { listModems() } else { readEnabled() }
     }
 
+    /// The switch under way ended; the one asked for behind it starts from `process`.
     private func complete(_ on: Bool, _ result: Result<String, GeoClueError>) {
         finished.append(Completion(on: on, result: result))
         current = nil
-        if let next = queued {
-            queued = nil
-            begin(next)
-        }
     }
 
     private func fail(_ message: String) {

@@ -45,16 +45,38 @@ public final class ModemManagerStandIn: @unchecked Sendable {
         let busConfig = try String(contentsOf: fixtures.appendingPathComponent("system-bus.conf.in"), encoding: .utf8)
             .replacingOccurrences(of: "@RUNDIR@", with: run)
         _ = try directory.write("bus.conf", busConfig)
+        self.enabled = enabled
+        self.setupDelay = setupDelay
+        try startBusAndService()
+    }
+
+    private let enabled: UInt32
+    private let setupDelay: Duration
+
+    private func startBusAndService() throws {
+        let fixtures = TestSupport.fixture("modemmanager")
         bus = try SpawnedProcess(["/usr/bin/dbus-daemon", "--config-file=\(directory.path("bus.conf"))", "--nofork", "--print-address=1"],
                                  stdout: directory.path("bus.addr"))
-        try Self.wait("the private system bus") { (try? String(contentsOfFile: directory.path("bus.addr"), encoding: .utf8))?.isEmpty == false }
+        try Self.wait("the private system bus") { (try? String(contentsOfFile: self.directory.path("bus.addr"), encoding: .utf8))?.isEmpty == false }
         var env = ProcessInfo.processInfo.environment
         env["DBUS_SYSTEM_BUS_ADDRESS"] = busAddress
+        unlink(directory.path("standin.log"))
         service = try SpawnedProcess(["/usr/bin/python3", fixtures.appendingPathComponent("mm-standin.py").path, directory.path("setup.jsonl"), "\(enabled)", "\(Double(setupDelay.components.seconds) + Double(setupDelay.components.attoseconds) / 1e18)"],
                                      stdout: directory.path("standin.log"), stderrToStdout: true, environment: env)
         try Self.wait("the ModemManager stand-in") {
-            (try? String(contentsOfFile: directory.path("standin.log"), encoding: .utf8))?.contains("ready") == true
+            (try? String(contentsOfFile: self.directory.path("standin.log"), encoding: .utf8))?.contains("ready") == true
         }
+    }
+
+    /// The system bus restarts (and ModemManager with it, as it does on a real one): every
+    /// connection to it ends.
+    public func restartBus() throws {
+        for process in [service, bus] { process?.stop(signal: SIGKILL) }
+        service = nil
+        bus = nil
+        unlink(directory.path("system_bus_socket"))
+        unlink(directory.path("bus.addr"))
+        try startBusAndService()
     }
 
     deinit {

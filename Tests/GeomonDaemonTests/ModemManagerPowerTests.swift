@@ -136,6 +136,51 @@ struct ModemManagerPowerTests {
         }
     }
 
+    /// The system bus restarts while a switch is under way and another waits behind it: the
+    /// one under way fails with the connection, and the one asked for goes out on a new one.
+    @Test func aSwitchAskedForWhileTheBusRestartsGoesOutOnANewConnection() throws {
+        let mm = try ModemManagerStandIn(enabled: 17, setupDelay: .seconds(3))
+        defer { mm.stop() }
+        let location = ModemManagerLocation(modem: "/org/freedesktop/ModemManager1/Modem/0", busAddress: mm.busAddress)
+        location.request(on: false)
+        #expect(waitUntil(within: .seconds(10)) {
+            _ = location.process()
+            return mm.setupCalls.count == 1
+        })
+        location.request(on: true)
+        try mm.restartBus()
+        let done = location.settle(until: GeoClueSource.monotonic() + 20_000_000)
+        #expect(done.map(\.on) == [false, true], "\(done)")
+        let switchedOn = try? done.last?.result.get()
+        #expect(switchedOn?.hasPrefix("Location.Setup(") == true, "\(done)\n\(mm.log)")
+        #expect(mm.setupCalls.count == 2 && mm.setupCalls.last.map { $0.sources & 16 != 0 } == true, "\(mm.setupCalls)")
+    }
+
+    /// A bus that accepts the connection and never answers its handshake (a hung
+    /// dbus-daemon): the switch waits, without holding anything, and closing the connection
+    /// does not wait for the handshake, which sd-bus would give 90 s of the daemon's loop.
+    @Test func closingAConnectionStillInItsHandshakeDoesNotWaitForIt() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        let path = dir.path("hung-bus")
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: Array(path.utf8)) }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        try #require(fd >= 0 && bound == 0 && listen(fd, 4) == 0)
+        let location = ModemManagerLocation(modem: nil, busAddress: "unix:path=\(path)", callTimeout: .seconds(1))
+        location.request(on: true)
+        let done = location.settle(until: GeoClueSource.monotonic() + 2_000_000)
+        #expect(done.isEmpty && location.isBusy, "\(done)")
+        let start = ContinuousClock.now
+        location.close()
+        #expect(ContinuousClock.now - start < .seconds(5))
+    }
+
     /// The longest time within [from, to] without one of `times`.
     static func longestGap(_ times: [Double], from: Double, to: Double) -> Double {
         let inside = times.filter { $0 > from && $0 < to }.sorted()
