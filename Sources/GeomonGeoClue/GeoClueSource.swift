@@ -33,6 +33,9 @@ public final class GeoClueSource {
         public var callTimeout: Duration = .seconds(10)
         /// Register geomon itself as the GeoClue agent for its user (`agent: true`).
         public var agent = false
+        /// A D-Bus address (`unix:path=…`); nil: the system bus (`DBUS_SYSTEM_BUS_ADDRESS`,
+        /// else /run/dbus/system_bus_socket).
+        public var busAddress: String?
         public init() {}
     }
 
@@ -97,14 +100,25 @@ public final class GeoClueSource {
     /// and asks GeoClue for a client; the answer comes through `process()`.
     public func start() throws(GeoClueError) {
         wanted = true
-        guard bus == nil else { return }
-        var b: OpaquePointer?
-        let r = sd_bus_open_system_with_description(&b, "geomon")
-        guard r >= 0, let b else {
-            // Tried again at the retry's backoff while wanted.
-            fail("cannot connect to the D-Bus system bus: \(Self.errno(r))")
+        do {
+            try connect()
+        } catch {
+            // The caller reports the error it is thrown: not the event as well.
             _ = take()
-            throw GeoClueError("cannot connect to the D-Bus system bus: \(Self.errno(r)) (is dbus running? geomon reads DBUS_SYSTEM_BUS_ADDRESS, else /run/dbus/system_bus_socket)")
+            throw error
+        }
+    }
+
+    /// Connects and asks for a client; a failure is counted once (`fail`: its event and the
+    /// retry's backoff) and thrown.
+    private func connect() throws(GeoClueError) {
+        guard bus == nil else { return }
+        let (opened, r) = BusPolling.open(settings.busAddress)
+        guard let b = opened else {
+            // Tried again at the retry's backoff while wanted.
+            let message = "cannot connect to the D-Bus system bus: \(Self.errno(r)) (is dbus running? geomon reads DBUS_SYSTEM_BUS_ADDRESS, else /run/dbus/system_bus_socket)"
+            fail(message)
+            throw GeoClueError(message)
         }
         bus = b
         var slot: OpaquePointer?
@@ -150,11 +164,8 @@ public final class GeoClueSource {
             // The connection failed: connect again at the retry while the client is wanted.
             if wanted, let retryAt, now >= retryAt {
                 self.retryAt = nil
-                do {
-                    try start()
-                } catch {
-                    fail(error.message)
-                }
+                // A failure is counted, and its event queued, by `connect` itself.
+                try? connect()
             }
             return take()
         }
@@ -548,6 +559,26 @@ extension GeoClueSettings.Accuracy {
 /// An sd-bus connection served by the caller's poll loop: its socket, the events to poll for,
 /// and when to process it without input (a call's timeout, CLOCK_MONOTONIC µs).
 enum BusPolling {
+    /// Opens a connection to the bus at `address` (nil: the system bus), as a client; the
+    /// connection and sd-bus's result (negative: an errno).
+    static func open(_ address: String?) -> (OpaquePointer?, Int32) {
+        var b: OpaquePointer?
+        var r: Int32
+        if let address {
+            r = sd_bus_new(&b)
+            if r >= 0 { r = sd_bus_set_address(b, address) }
+            if r >= 0 { r = sd_bus_set_bus_client(b, 1) }
+            if r >= 0 { r = sd_bus_start(b) }
+            if r < 0 {
+                sd_bus_unref(b)
+                b = nil
+            }
+        } else {
+            r = sd_bus_open_system_with_description(&b, "geomon")
+        }
+        return (r >= 0 ? b : nil, r)
+    }
+
     /// Writes out what is queued (a client's Stop, a modem's switch) when the connection is
     /// up, and closes it. `sd_bus_flush` first waits for a connection still in its handshake,
     /// for as long as sd-bus allows one (90 s): a bus that accepted the socket and never

@@ -246,18 +246,8 @@ public final class ModemManagerLocation: @unchecked Sendable {
 
     private func openIfNeeded() throws(GeoClueError) {
         guard bus == nil else { return }
-        var b: OpaquePointer?
-        var r: Int32
-        if let busAddress {
-            r = sd_bus_new(&b)
-            if r >= 0 { r = sd_bus_set_address(b, busAddress) }
-            if r >= 0 { r = sd_bus_set_bus_client(b, 1) }
-            if r >= 0 { r = sd_bus_start(b) }
-            if r < 0 { sd_bus_unref(b) }
-        } else {
-            r = sd_bus_open_system_with_description(&b, "geomon")
-        }
-        guard r >= 0, let b else {
+        let (opened, r) = BusPolling.open(busAddress)
+        guard let b = opened else {
             throw GeoClueError("cannot connect to the D-Bus system bus: \(GeoClueSource.errno(r)) (is dbus running? geomon reads DBUS_SYSTEM_BUS_ADDRESS, else /run/dbus/system_bus_socket)")
         }
         bus = b

@@ -191,3 +191,28 @@ struct GeoClueTests {
         #expect(GeoClueSource.fix(latitude: 46, longitude: 14.5, accuracy: 5, speed: nil, heading: nil, seconds: nil, micros: 0, level: .city) == nil)
     }
 }
+
+/// GeoClue's client without a bus to reach: no GeoClue needed.
+struct GeoClueReconnectTests {
+    /// A bus that is not there: the first failure is thrown to the caller, and each retry
+    /// after it waits twice as long as the one before (5 s, 10 s, 20 s, 40 s), each failure
+    /// counted once.
+    @Test func retriesWithoutABusBackOffByDoubling() throws {
+        var settings = GeoClueSource.Settings()
+        settings.busAddress = "unix:path=/nonexistent/geomon-test-bus"
+        let source = GeoClueSource(settings: settings)
+        #expect(throws: GeoClueError.self) { try source.start() }
+        var retries: [Duration] = []
+        for _ in 0..<3 {
+            let due = try #require(source.timeoutMicroseconds)
+            for event in source.process(nowMicroseconds: due) {
+                if case let .failed(reason, _, retryIn) = event {
+                    #expect(reason.hasPrefix("cannot connect to the D-Bus system bus"))
+                    retries.append(retryIn)
+                }
+            }
+        }
+        #expect(retries == [.seconds(10), .seconds(20), .seconds(40)])
+        source.stop()
+    }
+}
