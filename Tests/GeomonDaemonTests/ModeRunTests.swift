@@ -105,6 +105,53 @@ extension RunCommandTests {
         #expect(lines == ["parked default external_power", "driving parked external_power", "parked driving external_power"])
     }
 
+    /// A battery mode held at 19 %, then a restart whose first read of the gauge fails
+    /// (`Unknown`, as an I²C gauge may answer): the stored capacity stands, as after every
+    /// failed read, so the mode holds and no switch is reported; a good read switches again.
+    @Test func aGaugeThatFailsItsFirstReadAfterARestartKeepsTheBatteryMode() throws {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        _ = try dir.write("power/BAT0/type", "Battery\n")
+        _ = try dir.write("power/BAT0/capacity", "19\n")
+        _ = try dir.write("power/BAT0/status", "Discharging\n")
+        let profile = try dir.write("van.yaml", """
+            version: 1
+            name: van
+            mode: regions
+            sources:
+              gnss: {plugin: gpsd}
+            modes:
+              - name: low
+                when: {battery_below: 20}
+                mode: regions
+            fences:
+              - id: home
+                circle: {lat: 46.8, lon: 7.4, radius: 200m}
+
+            """)
+        let port = try GPSFakeHarness.freePort() // nothing listens: gpsd is away, geomon retries
+        let arguments = ["--profile", profile, "--db", dir.path("van.db"), "--gpsd", "127.0.0.1:\(port)",
+                         "--power-supply", dir.path("power"), "--print-events", "--log-level", "info"]
+        let first = try Daemon(arguments, in: dir)
+        #expect(waitUntil(within: .seconds(10)) { Self.modeEvents(first.stdout) == ["default->low"] }, "\(first.stdout)\n\(first.stderr)")
+        #expect(first.stop() == 0, "\(first.stderr)")
+        _ = try dir.write("power/BAT0/capacity", "Unknown\n")
+        let second = try Daemon(arguments, in: dir)
+        #expect(second.waitForLog("geomon started"), "\(second.stderr)")
+        #expect(second.waitForLog("power supply"), "\(second.stderr)")
+        _ = try dir.write("power/BAT0/capacity", "50\n")
+        #expect(waitUntil(within: .seconds(10)) { Self.modeEvents(second.stdout) == ["low->default"] }, "\(second.stdout)\n\(second.stderr)")
+        #expect(second.stop() == 0, "\(second.stderr)")
+        let stored = try runGeomon(["events", "--db", dir.path("van.db"), "--format", "json"])
+        #expect(Self.modeEvents(stored.stdout) == ["default->low", "low->default"], "\(stored.stdout)")
+        // The switch back came with the good read, not with the failed one at the restart.
+        let batteries = stored.stdout.split(separator: "\n").compactMap { line -> Int? in
+            guard let o = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], o["type"] as? String == "mode" else { return nil }
+            return o["battery_pct"] as? Int
+        }
+        #expect(batteries == [19, 50], "\(stored.stdout)")
+    }
+
     /// A profile that gains `modes:` on SIGHUP is watched from then on: the supply is read at
     /// once and chooses a mode; unplugging switches again.
     @Test func aReloadThatAddsModesReadsTheSupplyAtOnce() throws {

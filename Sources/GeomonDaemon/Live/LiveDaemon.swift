@@ -104,7 +104,7 @@ public final class LiveDaemon {
             }
             // The supply for `modes:` (idle without them, until a reload brings some): the
             // uevent socket and, listed with it, the directory's inotify watch.
-            let supply = PowerSupplyService(directory: options.powerSupplyDirectory, log: log)
+            let supply = PowerSupplyService(directory: options.powerSupplyDirectory, log: log, storedCapacity: journal.snapshot.mode?.supply?.capacity)
             services.append(supply)
             services.append(supply.files)
             // The sources the profile decides, rebuilt when a reload changes their settings.

@@ -34,9 +34,14 @@ public final class PowerSupplyService: EventSource, EffectSink {
     /// The companion polling the directory's inotify descriptor: list it with this service.
     public private(set) lazy var files = PowerSupplyFilesService(owner: self)
 
-    public init(directory: String = PowerSupply.defaultDirectory, log: Log) {
+    /// The battery's capacity the machine last decided on, from the store (a restart): a
+    /// gauge whose first read fails leaves it standing, as every failed read does.
+    private let storedCapacity: Int?
+
+    public init(directory: String = PowerSupply.defaultDirectory, log: Log, storedCapacity: Int? = nil) {
         self.directory = directory
         self.log = log
+        self.storedCapacity = storedCapacity
     }
 
     public var pollRequest: PollRequest? {
@@ -114,7 +119,7 @@ public final class PowerSupplyService: EventSource, EffectSink {
     /// Reads the class; hands the reading over when it differs from the last one handed over.
     private func refresh(_ driver: DriverContext, trigger: String) {
         readAt = driver.monotonic
-        let reading = PowerSupply.reading(in: directory, lastCapacity: lastEmitted?.capacity)
+        let reading = PowerSupply.reading(in: directory, lastCapacity: lastEmitted.map(\.capacity) ?? storedCapacity)
         guard reading != lastEmitted else { return }
         lastEmitted = reading
         // The driver logs the reading it decides on ("power supply", at info).
