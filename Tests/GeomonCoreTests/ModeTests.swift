@@ -247,6 +247,30 @@ import Testing
         #expect(late.mode?.name == "night" && late.modes.state.since == opens)
     }
 
+    /// A motion word that comes after a window's edge the tick has not reached yet (the word
+    /// was ready before the overdue tick, as after a suspend): the edge's change comes first,
+    /// dated at the edge with the id an on-time tick gives it, as replay decides it; the word
+    /// then decides from the mode the edge chose.
+    @Test func anInputAfterAPassedEdgeComesAfterTheEdgesChange() throws {
+        var p = Self.van()
+        let night = FenceSchedule(windows: [FenceSchedule.Window(days: Set(0...6), start: 23 * 60, end: 6 * 60)])
+        p.modes = [ModeRule(name: "night", when: ModeCondition(active: night), mode: .significantChange),
+                   ModeRule(name: "parked", when: ModeCondition(moving: false), mode: .regions)]
+        let opens = UTCTime(millisecondsSince1970: 1_700_002_800_000)  // 23:00:00Z
+        var onTime = Self.machine(p).0
+        var late = Self.machine(p).0
+        let parkedAt = opens - .seconds(600)
+        #expect(Self.modeEvents(onTime.motionReported(.still, now: parkedAt)).map { $0.figures?.mode } == ["parked"])
+        #expect(Self.modeEvents(late.motionReported(.still, now: parkedAt)).map { $0.figures?.mode } == ["parked"])
+        var expected: [GeoEvent] = []
+        while let due = onTime.nextDeadline, due <= opens { expected += Self.modeEvents(onTime.deadlineReached(now: due)) }
+        expected += Self.modeEvents(onTime.motionReported(.moving, now: opens + .seconds(30)))
+        let events = Self.modeEvents(late.motionReported(.moving, now: opens + .seconds(30)))
+        #expect(events.map(\.id) == expected.map(\.id) && !events.isEmpty)
+        #expect(events.first?.time == opens && events.first?.figures?.mode == "night" && events.first?.figures?.modeCause == .time)
+        #expect(late.mode?.name == "night" && late.modes.state.since == opens)
+    }
+
     @Test func movingAndActivityConditionsFollowTheMotionSource() {
         var p = Self.van()
         p.modes = [ModeRule(name: "hiking", when: ModeCondition(activity: .foot, moving: true), mode: .continuous)]
