@@ -161,6 +161,7 @@ extension RunCommandTests {
         #expect(motion["since"] is String)
         let text = try runGeomon(["status", "--db", dir.path("run.db")])
         #expect(text.stdout.contains("motion:             "), "\(text.stdout)")
+        #expect(text.stdout.split(separator: "\n").contains { $0.hasPrefix("motion:") && $0.hasSuffix(" (when it last ran)") }, "\(text.stdout)")
         // The daemon has stopped: its last record is said as such, not as the present.
         #expect(text.stdout.contains("daemon:             not running; when it last ran: receiver "), "\(text.stdout)")
 

@@ -98,8 +98,9 @@ struct StatusCommand: GeomonCommand {
             }
             print("profile:            \(profile ?? "-")")
             print("daemon:             \(daemonLine)")
+            // What a daemon that stopped left of its run: said as such, not as the present.
+            let then = running ? "" : " (when it last ran)"
             if let daemon {
-                let then = running ? "" : " (when it last ran)"
                 for (label, source) in [("gnss:               ", daemon.gnss), ("coarse:             ", daemon.coarse)] {
                     guard let source else { continue }
                     print(label + source.plugin + (source.endpoint.map { " \($0)" } ?? "") + ", \(source.state)" + then)
@@ -113,20 +114,19 @@ struct StatusCommand: GeomonCommand {
             if let line = Self.movementText(snapshot.movement) { print("movement:           " + line) }
             if let mode = snapshot.mode, mode != ModeState() { print("mode:               " + Self.modeText(mode)) }
             if let power = daemon?.gnss?.power {
-                print("receiver switch:    power: \(power.method), \(power.state); measured on \(NumberText.short(power.measuredOnSeconds, 0)) s since start"
-                      + (running ? "" : " (when it last ran)"))
+                print("receiver switch:    power: \(power.method), \(power.state); measured on \(NumberText.short(power.measuredOnSeconds, 0)) s since start" + then)
             }
             if let planning = daemon?.planning {
                 print("planned for:        \(planning.activity) (\(planning.from)): \(planning.bounds)"
                       + (planning.widened ? ", widened for this trip" : "")
-                      + (planning.violations > 0 ? "; \(planning.violations) violation\(planning.violations == 1 ? "" : "s") of the bounds" : ""))
+                      + (planning.violations > 0 ? "; \(planning.violations) violation\(planning.violations == 1 ? "" : "s") of the bounds" : "") + then)
                 if let planned = planning.ttffHotSeconds {
                     print("time to first fix:  planned \(NumberText.short(planned, 2)) s (hot)"
-                          + (planning.ttffMeasuredSeconds.map { "; measured \(NumberText.short($0, 2)) s, the median of the last \(planning.ttffSamples) after hot wakes" } ?? ""))
+                          + (planning.ttffMeasuredSeconds.map { "; measured \(NumberText.short($0, 2)) s, the median of the last \(planning.ttffSamples) after hot wakes" } ?? "") + then)
                 }
             }
             if let motion = daemon?.motion {
-                print("motion:             \(motion.state)" + (motion.since.map { " since \($0.rfc3339)" } ?? "") + " (\(motion.plugin))")
+                print("motion:             \(motion.state)" + (motion.since.map { " since \($0.rfc3339)" } ?? "") + " (\(motion.plugin))" + then)
             }
             print("events:             \(eventCount)")
             print("pending deliveries: \(pending)")
