@@ -117,6 +117,24 @@ public func runGeomon(_ arguments: [String], stdin: String? = nil, currentDirect
     try runProcess(TestSupport.geomonBinary, arguments, stdin: stdin, currentDirectory: currentDirectory)
 }
 
+/// A unix socket of `type` (`SOCK_STREAM`, `SOCK_DGRAM`) bound to `path`; nil when it cannot
+/// be made. The caller closes it.
+public func boundUnixSocket(_ path: String, type: Int32) -> Int32? {
+    let fd = socket(AF_UNIX, type, 0)
+    guard fd >= 0 else { return nil }
+    var address = sockaddr_un()
+    address.sun_family = sa_family_t(AF_UNIX)
+    withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: Array(path.utf8)) }
+    let bound = withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+    }
+    guard bound == 0 else {
+        close(fd)
+        return nil
+    }
+    return fd
+}
+
 /// Polls `condition` every `interval` until it holds or `limit` has passed; whether it held.
 /// The one way tests wait: what they wait for — a file, a log line, a row, a process's state —
 /// is made by another process, and nothing announces it but its appearing.

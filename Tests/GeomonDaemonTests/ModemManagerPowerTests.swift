@@ -163,15 +163,9 @@ struct ModemManagerPowerTests {
         let dir = try TemporaryDirectory()
         defer { dir.remove() }
         let path = dir.path("hung-bus")
-        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        let fd = try #require(boundUnixSocket(path, type: Int32(SOCK_STREAM.rawValue)))
         defer { close(fd) }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: Array(path.utf8)) }
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
-        try #require(fd >= 0 && bound == 0 && listen(fd, 4) == 0)
+        try #require(listen(fd, 4) == 0)
         let location = ModemManagerLocation(modem: nil, busAddress: "unix:path=\(path)", callTimeout: .seconds(1))
         location.request(on: true)
         let done = location.settle(until: GeoClueSource.monotonic() + 2_000_000)
@@ -197,14 +191,8 @@ final class DatagramRecorder: @unchecked Sendable {
     private var thread: Thread?
 
     init(path: String) throws {
-        fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: Array(path.utf8)) }
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
-        guard fd >= 0, bound == 0 else { throw CocoaError(.fileWriteUnknown) }
+        guard let fd = boundUnixSocket(path, type: Int32(SOCK_DGRAM.rawValue)) else { throw CocoaError(.fileWriteUnknown) }
+        self.fd = fd
         let thread = Thread { [self] in
             var buffer = [UInt8](repeating: 0, count: 4096)
             while true {

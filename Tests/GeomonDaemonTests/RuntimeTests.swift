@@ -67,16 +67,8 @@ struct SystemdNotifierTests {
         let dir = try TemporaryDirectory()
         defer { dir.remove() }
         let path = dir.path("notify.sock")
-        let fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
-        #expect(fd >= 0)
+        let fd = try #require(boundUnixSocket(path, type: Int32(SOCK_DGRAM.rawValue)))
         defer { close(fd) }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: Array(path.utf8)) }
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
-        #expect(bound == 0)
 
         let notifier = SystemdNotifier(environment: ["NOTIFY_SOCKET": path, "WATCHDOG_USEC": "4000000"])
         #expect(notifier.isActive)
