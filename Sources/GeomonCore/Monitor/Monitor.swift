@@ -263,7 +263,7 @@ public struct Monitor: Sendable {
     public mutating func supplyReported(_ supply: PowerSupplyReading, now: UTCTime) -> [Effect] {
         defer { inputDone() }
         guard modes.isEnabled else { return [] }
-        let edges = modeEdgesPassed(before: now)
+        let edges = modeEdgesPassed(before: now, now: now)
         return edges + modeChanged(modes.supplyReported(supply, now: now), now: now)
     }
 
@@ -271,11 +271,11 @@ public struct Monitor: Sendable {
     /// loop late, an input ready before the overdue tick): decided first, each at its edge, as
     /// replay, which reaches every deadline before the input after it, decides them; the input
     /// then changes the mode they chose (`ModeTests.anInputAfterAPassedEdgeComesAfterTheEdgesChange`).
-    private mutating func modeEdgesPassed(before time: UTCTime) -> [Effect] {
+    private mutating func modeEdgesPassed(before time: UTCTime, now: UTCTime) -> [Effect] {
         var effects: [Effect] = []
         var edges = 0
         while modes.isEnabled, let due = modes.nextDeadline, due < time, edges < 8 {
-            effects += modeChanged(modes.deadlineReached(now: due), now: time, at: due)
+            effects += modeChanged(modes.deadlineReached(now: due), now: now, at: due)
             edges += 1
         }
         return effects
@@ -378,7 +378,7 @@ public struct Monitor: Sendable {
         if let due = cooldown.nextDeadline, let first = passed.first, due < first.time {
             overdue = eventDeadlinesReached(now: due)
         }
-        if let first = passed.first { overdue += modeEdgesPassed(before: first.time) }
+        if let first = passed.first { overdue += modeEdgesPassed(before: first.time, now: now) }
         var effects: [Effect] = []
         var commit = Commit()
         var accepted = false
@@ -430,7 +430,7 @@ public struct Monitor: Sendable {
     public mutating func motionReported(_ motion: Motion?, now: UTCTime) -> [Effect] {
         defer { inputDone() }
         motionHeard = true
-        var effects = modeEdgesPassed(before: now)
+        var effects = modeEdgesPassed(before: now, now: now)
         var commit = Commit()
         // Before the commit: what the word changes of the watch (a verdict lifted, or a still
         // the last fix refutes) goes with it.
@@ -448,7 +448,7 @@ public struct Monitor: Sendable {
     /// The motion source's activity (`PowerPolicy.activitySensed`); nil: none, or it went silent.
     public mutating func activitySensed(_ activity: Activity?, now: UTCTime) -> [Effect] {
         defer { inputDone() }
-        let edges = modeEdgesPassed(before: now)
+        let edges = modeEdgesPassed(before: now, now: now)
         let actions: [Effect] = policy.activitySensed(activity, now: now).map { .power($0) }
         guard modes.isEnabled else { return actions }
         return edges + actions + modeChanged(modes.activitySensed(policy.sensedActivity, now: now), now: now)
