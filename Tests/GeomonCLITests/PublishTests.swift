@@ -355,18 +355,18 @@ struct PublishTests {
         let daemonSession = ["-h", "127.0.0.1", "-p", String(broker.port), "-u", "geomon", "-P", "s3cret",
                              "-i", "geomon-swiss-drive", "-c", "-q", "1", "-t", Self.topic + "/cmd"]
         // The daemon's persistent session, subscribed, then away; a command waits in it.
-        let subscribed = try runProcess(URL(fileURLWithPath: "/usr/bin/timeout"), ["-s", "KILL", "5", "/usr/bin/mosquitto_sub"] + daemonSession + ["-E"])
+        let subscribed = try runProcess(URL(fileURLWithPath: "/usr/bin/timeout"), ["-s", "KILL", "30", "/usr/bin/mosquitto_sub"] + daemonSession + ["-E"])
         #expect(subscribed.exitCode == 0, "\(subscribed.stderr)")
         let command = #"{"_type":"cmd","action":"reportLocation"}"#
         let sent = try runProcess(URL(fileURLWithPath: "/usr/bin/timeout"),
-                                  ["-s", "KILL", "5", "/usr/bin/mosquitto_pub", "-h", "127.0.0.1", "-p", String(broker.port), "-u", "recorder", "-P", "r3corder",
+                                  ["-s", "KILL", "30", "/usr/bin/mosquitto_pub", "-h", "127.0.0.1", "-p", String(broker.port), "-u", "recorder", "-P", "r3corder",
                                    "-q", "1", "-t", Self.topic + "/cmd", "-m", command])
         #expect(sent.exitCode == 0, "\(sent.stderr)")
         let replay = try runGeomon(["replay", "--profile", profile, "--publish", "--db", dir.path("r.db"), Self.track])
         #expect(replay.exitCode == 0, "\(replay.stderr)")
         #expect(broker.log.contains("geomon-swiss-drive-replay"), "\(broker.log.suffix(2000))")
         // The daemon comes back to its session: the command is still there.
-        let received = try runProcess(URL(fileURLWithPath: "/usr/bin/timeout"), ["-s", "KILL", "3", "/usr/bin/mosquitto_sub"] + daemonSession + ["-C", "1"])
+        let received = try runProcess(URL(fileURLWithPath: "/usr/bin/timeout"), ["-s", "KILL", "30", "/usr/bin/mosquitto_sub"] + daemonSession + ["-C", "1"])
         #expect(received.stdout.contains("reportLocation"), "\(received.stdout) \(received.stderr)")
     }
 

@@ -16,7 +16,9 @@ struct MQTTCommandsTests {
 
     /// `mosquitto_pub` as the fleet's server (the broker's `recorder` user).
     static func publish(_ broker: MosquittoBroker, _ payload: String, topic: String = topic + "/cmd", retain: Bool = false) throws {
-        var arguments = ["-s", "KILL", "5", "/usr/bin/mosquitto_pub", "-h", "127.0.0.1", "-p", String(broker.port), "-u", "recorder", "-P", "r3corder",
+        // A bound for a publish that hangs, not a speed: a loaded machine (the whole suite on
+        // two cores) has taken more than 5 s to connect and publish.
+        var arguments = ["-s", "KILL", "30", "/usr/bin/mosquitto_pub", "-h", "127.0.0.1", "-p", String(broker.port), "-u", "recorder", "-P", "r3corder",
                          "-q", "1", "-t", topic]
         if retain { arguments.append("-r") }
         arguments += payload.isEmpty ? ["-n"] : ["-s"]
